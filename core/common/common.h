@@ -1,0 +1,48 @@
+/* core/common/common.h: what every corten module shares internally: error reporting, branch
+ * hints and small checks. Not installed; names that cross files are ct__. */
+#ifndef CORTEN_CORE_COMMON_H
+#define CORTEN_CORE_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <corten/status.h>
+#include <corten/types.h>
+
+#define CT__LIKELY(x) __builtin_expect(!!(x), 1)
+#define CT__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define CT__COLD __attribute__((cold, noinline))
+#define CT__PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+
+/* Records status s and the formatted message as this thread's last error; returns s. */
+ct_status ct__error(ct_status s, const char *fmt, ...) CT__COLD CT__PRINTF(2, 3);
+
+/* As ct__error, for NULL-returning functions: records the error and returns NULL. */
+void *ct__error_null(ct_status s, const char *fmt, ...) CT__COLD CT__PRINTF(2, 3);
+
+/* Records "<prefix><name><suffix>" without formatting: the cheap path for a lookup miss, which
+ * may be a hot path (probing for optional variables). */
+void ct__error_name(ct_status s, const char *prefix, const char *name, const char *suffix);
+
+/* Buffers large enough for ct_ddim_str and ct_place_str of any value. */
+#define CT__DDIM_STR_CAP 224
+#define CT__PLACE_STR_CAP 48
+
+/* Whether a place has a valid kind and a device ordinal >= 0. */
+int ct__place_valid(ct_place p);
+
+/* Whether dtype is a defined ct_dtype (not UNDEFINED, not outside the enum). */
+static inline int ct__dtype_valid(ct_dtype t) { return t > CT_DTYPE_UNDEFINED && t <= CT_FLOAT64; }
+
+/* Checks dims for a tensor: rank 0..CT_MAX_RANK, no negative extent, and numel x 8 bytes
+ * representable. Returns CT_OK or records the error (naming what, e.g. "tensor resize") and
+ * returns its status. */
+ct_status ct__check_dims(ct_ddim dims, const char *what);
+
+/* a * b into *out; returns 0 on overflow. */
+static inline int ct__mul_size(size_t a, size_t b, size_t *out) {
+  return !__builtin_mul_overflow(a, b, out);
+}
+
+#endif /* CORTEN_CORE_COMMON_H */

@@ -1,0 +1,85 @@
+/* core/common/status.c: status strings and the thread-local last error. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/common.h"
+
+#define CT__ERROR_CAP 512
+
+typedef struct ct__error_state {
+  ct_status status;
+  char text[CT__ERROR_CAP];
+} ct__error_state;
+
+static _Thread_local ct__error_state tls_error = {CT_OK, "no error"};
+
+const char *ct_status_str(ct_status s) {
+  switch (s) {
+    case CT_OK: return "ok";
+    case CT_ERR_INVALID_ARGUMENT: return "invalid argument";
+    case CT_ERR_OUT_OF_MEMORY: return "out of memory";
+    case CT_ERR_NOT_FOUND: return "not found";
+    case CT_ERR_TYPE_MISMATCH: return "type mismatch";
+    case CT_ERR_UNINITIALIZED: return "uninitialized";
+    case CT_ERR_OUT_OF_RANGE: return "out of range";
+    case CT_ERR_ALREADY_EXISTS: return "already exists";
+    case CT_ERR_EXTERNAL_BUFFER: return "external buffer";
+    case CT_ERR_SHAPE: return "shape error";
+    case CT_ERR_UNSUPPORTED: return "unsupported";
+    case CT_ERR_DEVICE: return "device error";
+    case CT_ERR_IO: return "i/o error";
+    case CT_ERR_FORMAT: return "format error";
+  }
+  return "unknown status";
+}
+
+const char *ct_last_error(void) { return tls_error.text; }
+
+ct_status ct_last_status(void) { return tls_error.status; }
+
+void ct_clear_error(void) {
+  tls_error.status = CT_OK;
+  memcpy(tls_error.text, "no error", sizeof "no error");
+}
+
+static void set_error_v(ct_status s, const char *fmt, va_list ap) {
+  ct__error_state *e = &tls_error;
+  e->status = s;
+  if (vsnprintf(e->text, sizeof e->text, fmt, ap) < 0) {
+    memcpy(e->text, "(unformattable error message)", sizeof "(unformattable error message)");
+  }
+}
+
+ct_status ct__error(ct_status s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  set_error_v(s, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+void *ct__error_null(ct_status s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  set_error_v(s, fmt, ap);
+  va_end(ap);
+  return NULL;
+}
+
+/* Appends src to buf at *pos, keeping room for the terminator; cuts src short when full. */
+static void append(char *buf, size_t *pos, const char *src) {
+  size_t n = strlen(src), room = CT__ERROR_CAP - 1 - *pos;
+  if (n > room) n = room;
+  memcpy(buf + *pos, src, n);
+  *pos += n;
+}
+
+void ct__error_name(ct_status s, const char *prefix, const char *name, const char *suffix) {
+  ct__error_state *e = &tls_error;
+  size_t pos = 0;
+  e->status = s;
+  append(e->text, &pos, prefix);
+  append(e->text, &pos, name);
+  append(e->text, &pos, suffix);
+  e->text[pos] = '\0';
+}

@@ -1,0 +1,74 @@
+/* core/memory/memory_impl.h: blocks of tensor memory and the per-place domains they come from.
+ *
+ * A block is one allocation (or one wrapped external buffer) with a reference count; every
+ * tensor viewing it holds one reference. An owned block remembers the allocator that made it, so
+ * it goes back there even after ct_set_allocator swapped the place's allocator. Stats are kept
+ * per place under a small spinlock: one atomic exchange per allocation and per free. */
+#ifndef CORTEN_CORE_MEMORY_IMPL_H
+#define CORTEN_CORE_MEMORY_IMPL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include <corten/memory.h>
+
+#include "common/common.h"
+
+/* Alignment of every tensor block, and the granule its size is rounded up to. */
+#define CT__BLOCK_ALIGN ((size_t)64)
+
+typedef struct ct__block {
+  _Atomic size_t refs;
+  bool external;
+  ct_place place;
+  void *ptr;
+  size_t nbytes;   /* bytes the first owner asked for: the block's capacity */
+  size_t reserved; /* bytes taken from the allocator (nbytes rounded up to CT__BLOCK_ALIGN) */
+  ct_allocator allocator;         /* owned blocks: where the memory goes back */
+  void (*release)(void *ctx);     /* external blocks: the owner's release, may be NULL */
+  void *release_ctx;
+} ct__block;
+
+/* A new owned block of nbytes at place (refs 1), counted in the place's stats. NULL with the
+ * error recorded (CT_ERR_INVALID_ARGUMENT, CT_ERR_UNSUPPORTED, CT_ERR_OUT_OF_MEMORY); `what`
+ * names the object for the message ("tensor [2,3] float32"). */
+ct__block *ct__block_alloc(ct_place place, size_t nbytes, const char *what);
+
+/* A block over caller memory (refs 1); not counted in stats. NULL with CT_ERR_OUT_OF_MEMORY
+ * when the header cannot be allocated (release is then not called). */
+ct__block *ct__block_wrap(void *ptr, size_t nbytes, ct_place place, void (*release)(void *),
+                          void *ctx);
+
+static inline void ct__block_retain(ct__block *b) {
+  atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+}
+
+/* Frees the block when this was its last reference. */
+void ct__block_free_last(ct__block *b);
+
+/* Drops one reference. The sole holder skips the atomic read-modify-write: no other thread can
+ * hold a reference to add one concurrently. NULL: no-op. */
+static inline void ct__block_release(ct__block *b) {
+  if (b == NULL) return;
+  if (atomic_load_explicit(&b->refs, memory_order_acquire) == 1 ||
+      atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
+    ct__block_free_last(b);
+  }
+}
+
+/* Whether this block has exactly one holder. */
+static inline bool ct__block_unique(const ct__block *b) {
+  return atomic_load_explicit((_Atomic size_t *)&b->refs, memory_order_acquire) == 1;
+}
+
+/* Checks that memory can live at place in this build: CT_OK, or the error recorded
+ * (CT_ERR_INVALID_ARGUMENT for an invalid place, CT_ERR_UNSUPPORTED for one not built in). */
+ct_status ct__place_check(ct_place place, const char *what);
+
+/* Copies n bytes between two places (both supported in this build). */
+ct_status ct__memcpy(void *dst, ct_place dst_place, const void *src, ct_place src_place, size_t n);
+
+/* The default host allocator (jemalloc, or aligned_alloc in a sanitizer build). */
+extern const ct_allocator ct__host_allocator;
+
+#endif /* CORTEN_CORE_MEMORY_IMPL_H */

@@ -1,0 +1,380 @@
+/* core/scope/scope.c: nested scopes of named variables. See corten/scope.h for the contract and
+ * scope/name_table.h for how lookups run without a lock. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <corten/scope.h>
+
+#include "common/common.h"
+#include "scope/name_table.h"
+
+struct ct_scope {
+  ct_scope *parent; /* fixed for the scope's life */
+  pthread_mutex_t lock;
+  ct__name_table names;
+  ct_var *free_vars;       /* erased variables awaiting reuse, with their name blocks */
+  ct__name *retired_names; /* name blocks replaced by a longer name */
+  ct_scope **kids;
+  size_t nkids, kids_cap;
+};
+
+/* ---- Life ----------------------------------------------------------------------------------- */
+
+static ct_scope *scope_alloc(ct_scope *parent) {
+  ct_scope *s = calloc(1, sizeof *s);
+  if (s == NULL) {
+    return ct__error_null(CT_ERR_OUT_OF_MEMORY, "ct_scope_new: out of host memory for a scope");
+  }
+  if (pthread_mutex_init(&s->lock, NULL) != 0) {
+    free(s);
+    return ct__error_null(CT_ERR_OUT_OF_MEMORY, "ct_scope_new: could not create the scope's lock");
+  }
+  s->parent = parent;
+  return s;
+}
+
+ct_scope *ct_scope_new(void) { return scope_alloc(NULL); }
+
+ct_scope *ct_scope_new_kid(ct_scope *parent) {
+  if (parent == NULL) {
+    return ct__error_null(CT_ERR_INVALID_ARGUMENT, "ct_scope_new_kid: the parent scope is NULL");
+  }
+  ct_scope *kid = scope_alloc(parent);
+  if (kid == NULL) return NULL;
+  pthread_mutex_lock(&parent->lock);
+  if (parent->nkids == parent->kids_cap) {
+    size_t cap = parent->kids_cap ? parent->kids_cap * 2 : 4;
+    ct_scope **k = realloc(parent->kids, cap * sizeof *k);
+    if (k == NULL) {
+      pthread_mutex_unlock(&parent->lock);
+      pthread_mutex_destroy(&kid->lock);
+      free(kid);
+      return ct__error_null(CT_ERR_OUT_OF_MEMORY,
+                            "ct_scope_new_kid: out of host memory for the parent's kid list");
+    }
+    parent->kids = k;
+    parent->kids_cap = cap;
+  }
+  parent->kids[parent->nkids++] = kid;
+  pthread_mutex_unlock(&parent->lock);
+  return kid;
+}
+
+static void free_var(ct_var *v, void *arg) {
+  (void)arg;
+  v->owner = NULL;
+  ct_var_clear(v);
+  free(atomic_load_explicit(&v->name, memory_order_relaxed));
+  free(v);
+}
+
+/* Frees s, its kids and its variables; s is already unlinked from its parent (or is a root). */
+static void scope_destroy(ct_scope *s) {
+  for (size_t i = 0; i < s->nkids; i++) scope_destroy(s->kids[i]);
+  free(s->kids);
+  ct__table_each(&s->names, free_var, NULL);
+  ct__table_destroy(&s->names);
+  for (ct_var *v = s->free_vars, *next; v; v = next) {
+    next = v->next_free;
+    free_var(v, NULL);
+  }
+  for (ct__name *n = s->retired_names, *next; n; n = next) {
+    next = n->retired_next;
+    free(n);
+  }
+  pthread_mutex_destroy(&s->lock);
+  free(s);
+}
+
+void ct_scope_free(ct_scope *s) {
+  if (s == NULL) return;
+  ct_scope *p = s->parent;
+  if (p != NULL) {
+    pthread_mutex_lock(&p->lock);
+    for (size_t i = 0; i < p->nkids; i++) {
+      if (p->kids[i] == s) {
+        memmove(&p->kids[i], &p->kids[i + 1], (p->nkids - i - 1) * sizeof *p->kids);
+        p->nkids--;
+        break;
+      }
+    }
+    pthread_mutex_unlock(&p->lock);
+  }
+  scope_destroy(s);
+}
+
+void ct_scope_drop_kids(ct_scope *s) {
+  if (s == NULL) return;
+  pthread_mutex_lock(&s->lock);
+  ct_scope **kids = s->kids;
+  size_t n = s->nkids;
+  s->kids = NULL;
+  s->nkids = s->kids_cap = 0;
+  pthread_mutex_unlock(&s->lock);
+  for (size_t i = 0; i < n; i++) scope_destroy(kids[i]);
+  free(kids);
+}
+
+bool ct_scope_has_kid(const ct_scope *s, const ct_scope *kid) {
+  if (s == NULL || kid == NULL) return false;
+  ct_scope *m = (ct_scope *)s; /* the lock is not part of the scope's logical state */
+  bool found = false;
+  pthread_mutex_lock(&m->lock);
+  for (size_t i = 0; i < m->nkids && !found; i++) found = m->kids[i] == kid;
+  pthread_mutex_unlock(&m->lock);
+  return found;
+}
+
+ct_scope *ct_scope_parent(const ct_scope *s) { return s ? s->parent : NULL; }
+
+/* ---- Lookups (no lock, no allocation) ------------------------------------------------------- */
+
+/* Checks a scope and a name for function fn; returns the name's length, or 0 with the error
+ * recorded. */
+static size_t check_name(const ct_scope *s, const char *name, const char *fn) {
+  if (s == NULL || name == NULL || name[0] == '\0') {
+    ct__error(CT_ERR_INVALID_ARGUMENT, "%s: %s: pass a scope and a non-empty variable name", fn,
+              s == NULL ? "the scope is NULL"
+                        : (name == NULL ? "the name is NULL" : "the name is empty"));
+    return 0;
+  }
+  return strlen(name);
+}
+
+CT__COLD static void not_found(const char *name, int walk) {
+  ct__error_name(CT_ERR_NOT_FOUND, "variable '", name,
+                 walk ? "' not found in the scope or its ancestors: create it with ct_scope_var"
+                      : "' not found in the scope: create it with ct_scope_var");
+}
+
+/* The nearest scope from s upwards holding name, and the variable in *out. */
+static const ct_scope *find_holder(const ct_scope *s, const char *name, size_t len, ct_var **out) {
+  uint64_t h = ct__name_hash(name, len);
+  for (; s != NULL; s = s->parent) {
+    ct_var *v = ct__table_find(&s->names, name, len, h);
+    if (v != NULL) {
+      *out = v;
+      return s;
+    }
+  }
+  return NULL;
+}
+
+ct_var *ct_scope_find_var(const ct_scope *s, const char *name) {
+  size_t len = check_name(s, name, "ct_scope_find_var");
+  ct_var *v = NULL;
+  if (len == 0) return NULL;
+  if (CT__LIKELY(find_holder(s, name, len, &v) != NULL)) return v;
+  not_found(name, 1);
+  return NULL;
+}
+
+ct_var *ct_scope_find_local_var(const ct_scope *s, const char *name) {
+  size_t len = check_name(s, name, "ct_scope_find_local_var");
+  if (len == 0) return NULL;
+  ct_var *v = ct__table_find(&s->names, name, len, ct__name_hash(name, len));
+  if (CT__LIKELY(v != NULL)) return v;
+  not_found(name, 0);
+  return NULL;
+}
+
+const ct_scope *ct_scope_find_scope(const ct_scope *s, const char *name) {
+  size_t len = check_name(s, name, "ct_scope_find_scope");
+  ct_var *v;
+  if (len == 0) return NULL;
+  const ct_scope *holder = find_holder(s, name, len, &v);
+  if (holder == NULL) not_found(name, 1);
+  return holder;
+}
+
+size_t ct_scope_var_count(const ct_scope *s) {
+  return s ? atomic_load_explicit(&s->names.count, memory_order_relaxed) : 0;
+}
+
+/* ---- Changes (under the scope's lock) ------------------------------------------------------- */
+
+/* A name block holding at least len + 1 bytes: v's current one when it fits, else a new one
+ * (NULL when memory runs out). */
+static ct__name *name_block_for(ct_var *v, size_t len) {
+  ct__name *n = atomic_load_explicit(&v->name, memory_order_relaxed);
+  if (n != NULL && len < n->cap) return n;
+  size_t cap = len + 1 < 32 ? 32 : len + 1;
+  if (n != NULL && cap < n->cap * 2) cap = n->cap * 2;
+  n = malloc(sizeof *n + cap);
+  if (n == NULL) return NULL;
+  n->cap = cap;
+  n->retired_next = NULL;
+  return n;
+}
+
+/* Inside a write section: gives v the name (name, len) in block n, retiring v's old block when
+ * n replaces it. Readers may still compare against the old block; it stays allocated. */
+static void set_name(ct_scope *s, ct_var *v, ct__name *n, const char *name, size_t len) {
+  ct__name *old = atomic_load_explicit(&v->name, memory_order_relaxed);
+  memcpy(n->s, name, len + 1);
+  atomic_store_explicit(&v->name, n, memory_order_relaxed);
+  atomic_store_explicit(&v->name_len, len, memory_order_relaxed);
+  if (old != NULL && old != n) {
+    old->retired_next = s->retired_names;
+    s->retired_names = old;
+  }
+}
+
+ct_var *ct_scope_var(ct_scope *s, const char *name) {
+  size_t len = check_name(s, name, "ct_scope_var");
+  if (len == 0) return NULL;
+  uint64_t h = ct__name_hash(name, len);
+  ct_var *v = ct__table_find(&s->names, name, len, h);
+  if (CT__LIKELY(v != NULL)) return v;
+
+  pthread_mutex_lock(&s->lock);
+  v = ct__table_find_locked(&s->names, name, len, h); /* another thread may have made it meanwhile */
+  if (v != NULL) {
+    pthread_mutex_unlock(&s->lock);
+    return v;
+  }
+  int reused = s->free_vars != NULL;
+  v = reused ? s->free_vars : malloc(sizeof *v);
+  if (v == NULL) goto oom;
+  if (!reused) ct__var_init(v);
+  ct__name *n = name_block_for(v, len);
+  if (n == NULL || !ct__table_reserve(&s->names)) {
+    if (n != NULL && n != atomic_load_explicit(&v->name, memory_order_relaxed)) free(n);
+    if (!reused) free(v);
+    goto oom;
+  }
+  if (reused) s->free_vars = v->next_free;
+  v->next_free = NULL;
+  v->owner = s;
+  ct__table_write_begin(&s->names);
+  set_name(s, v, n, name, len);
+  ct__table_insert(&s->names, v, h);
+  ct__table_write_end(&s->names);
+  pthread_mutex_unlock(&s->lock);
+  return v;
+
+oom:
+  pthread_mutex_unlock(&s->lock);
+  return ct__error_null(CT_ERR_OUT_OF_MEMORY,
+                        "ct_scope_var: out of host memory creating variable '%s'", name);
+}
+
+size_t ct_scope_erase_vars(ct_scope *s, const char *const *names, size_t n) {
+  if (s == NULL || (names == NULL && n > 0)) {
+    ct__error(CT_ERR_INVALID_ARGUMENT, "ct_scope_erase_vars: the %s is NULL",
+              s == NULL ? "scope" : "names array");
+    return 0;
+  }
+  ct_var *erased = NULL;
+  size_t count = 0;
+  pthread_mutex_lock(&s->lock);
+  ct__table_write_begin(&s->names);
+  for (size_t i = 0; i < n; i++) {
+    const char *name = names[i];
+    if (name == NULL || name[0] == '\0') continue;
+    size_t len = strlen(name);
+    uint64_t h = ct__name_hash(name, len);
+    ct_var *v = ct__table_find_locked(&s->names, name, len, h);
+    if (v == NULL) continue;
+    ct__table_remove(&s->names, v, h);
+    v->next_free = erased;
+    erased = v;
+    count++;
+  }
+  ct__table_write_end(&s->names);
+  pthread_mutex_unlock(&s->lock);
+
+  /* Destroy the values outside the lock: a value's destroy may call back into this scope. */
+  ct_var *last = NULL;
+  for (ct_var *v = erased; v; v = v->next_free) {
+    ct_var_clear(v);
+    last = v;
+  }
+  if (erased != NULL) {
+    pthread_mutex_lock(&s->lock);
+    last->next_free = s->free_vars;
+    s->free_vars = erased;
+    pthread_mutex_unlock(&s->lock);
+  }
+  return count;
+}
+
+ct_status ct_scope_rename(ct_scope *s, const char *from, const char *to) {
+  size_t flen = check_name(s, from, "ct_scope_rename");
+  if (flen == 0) return ct_last_status();
+  size_t tlen = check_name(s, to, "ct_scope_rename");
+  if (tlen == 0) return ct_last_status();
+  uint64_t fh = ct__name_hash(from, flen), th = ct__name_hash(to, tlen);
+  ct_status st = CT_OK;
+
+  pthread_mutex_lock(&s->lock);
+  ct_var *v = ct__table_find_locked(&s->names, from, flen, fh);
+  if (v == NULL) {
+    st = ct__error(CT_ERR_NOT_FOUND,
+                   "ct_scope_rename: variable '%s' not found in the scope: only local variables "
+                   "can be renamed",
+                   from);
+  } else if (flen == tlen && memcmp(from, to, flen) == 0) {
+    /* renaming onto itself changes nothing */
+  } else if (ct__table_find_locked(&s->names, to, tlen, th) != NULL) {
+    st = ct__error(CT_ERR_ALREADY_EXISTS,
+                   "ct_scope_rename: cannot rename '%s' to '%s': the scope already has a '%s'; "
+                   "erase it first",
+                   from, to, to);
+  } else {
+    ct__name *n = name_block_for(v, tlen);
+    if (n == NULL) {
+      st = ct__error(CT_ERR_OUT_OF_MEMORY,
+                     "ct_scope_rename: out of host memory renaming '%s' to '%s'", from, to);
+    } else {
+      /* The count does not change, so the table needs no room: nothing below can fail. */
+      ct__table_write_begin(&s->names);
+      ct__table_remove(&s->names, v, fh);
+      set_name(s, v, n, to, tlen);
+      ct__table_insert(&s->names, v, th);
+      ct__table_write_end(&s->names);
+    }
+  }
+  pthread_mutex_unlock(&s->lock);
+  return st;
+}
+
+/* ---- Listing -------------------------------------------------------------------------------- */
+
+typedef struct name_list {
+  const char **out;
+  size_t cap, total;
+} name_list;
+
+/* Keeps out[0..min(total, cap)) as the smallest names seen so far, sorted (insertion). */
+static void collect_name(ct_var *v, void *arg) {
+  name_list *l = arg;
+  const char *name = atomic_load_explicit(&v->name, memory_order_relaxed)->s;
+  size_t n = l->total < l->cap ? l->total : l->cap;
+  l->total++;
+  size_t i = n;
+  if (n == l->cap) {
+    if (n == 0 || strcmp(name, l->out[n - 1]) >= 0) return;
+    i = n - 1; /* drop the largest */
+  }
+  while (i > 0 && strcmp(name, l->out[i - 1]) < 0) {
+    l->out[i] = l->out[i - 1];
+    i--;
+  }
+  l->out[i] = name;
+}
+
+size_t ct_scope_local_var_names(const ct_scope *s, const char **out, size_t cap) {
+  if (s == NULL || (out == NULL && cap > 0)) {
+    ct__error(CT_ERR_INVALID_ARGUMENT, "ct_scope_local_var_names: the %s is NULL",
+              s == NULL ? "scope" : "output array");
+    return 0;
+  }
+  ct_scope *m = (ct_scope *)s;
+  name_list l = {out, cap, 0};
+  pthread_mutex_lock(&m->lock);
+  ct__table_each(&m->names, collect_name, &l);
+  pthread_mutex_unlock(&m->lock);
+  return l.total;
+}

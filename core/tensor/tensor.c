@@ -1,0 +1,300 @@
+/* core/tensor/tensor.c: tensor headers, lazy memory and views. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensor/tensor_impl.h"
+
+static const ct_ddim unset_dims = {.rank = -1, .d = {0}};
+
+void ct__tensor_init(ct_tensor *t) {
+  t->dims = unset_dims;
+  t->dtype = CT_DTYPE_UNDEFINED;
+  t->offset = 0;
+  t->block = NULL;
+}
+
+void ct__tensor_reset(ct_tensor *t) {
+  ct__block_release(t->block);
+  ct__tensor_init(t);
+}
+
+const char *ct__tensor_label(const ct_tensor *t, char *buf, size_t cap) {
+  char d[CT__DDIM_STR_CAP];
+  snprintf(buf, cap, "tensor %s %s", ct_ddim_str(t->dims, d, sizeof d), ct_dtype_name(t->dtype));
+  return buf;
+}
+
+int ct__tensor_nbytes(ct_ddim dims, ct_dtype dtype, size_t *out, const char *what) {
+  int64_t n = ct_ddim_numel(dims);
+  if (n < 0 || !ct__mul_size((size_t)n, ct_dtype_size(dtype), out)) {
+    char d[CT__DDIM_STR_CAP];
+    ct__error(CT_ERR_OUT_OF_RANGE, "%s: %s x %s is more bytes than memory can address: use "
+              "smaller dims", what, ct_ddim_str(dims, d, sizeof d), ct_dtype_name(dtype));
+    return 0;
+  }
+  return 1;
+}
+
+ct_tensor *ct_tensor_new(void) {
+  ct_tensor *t = malloc(sizeof *t);
+  if (t == NULL) {
+    return ct__error_null(CT_ERR_OUT_OF_MEMORY, "ct_tensor_new: out of host memory for a tensor");
+  }
+  ct__tensor_init(t);
+  return t;
+}
+
+void ct_tensor_free(ct_tensor *t) {
+  if (t == NULL) return;
+  ct__block_release(t->block);
+  free(t);
+}
+
+ct_status ct_tensor_resize(ct_tensor *t, ct_ddim dims) {
+  if (t == NULL) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_tensor_resize: the tensor is NULL");
+  }
+  ct_status s = ct__check_dims(dims, "ct_tensor_resize");
+  if (s != CT_OK) return s;
+  t->dims = dims;
+  return CT_OK;
+}
+
+/* numel x dtype size for a tensor whose dims are set and were checked (so numel x 8 fits). */
+static inline size_t data_bytes(const ct_tensor *t, ct_dtype dtype) {
+  return (size_t)ct_ddim_numel(t->dims) * ct_dtype_size(dtype);
+}
+
+CT__COLD static void *mutable_data_slow(ct_tensor *t, ct_dtype dtype, ct_place place) {
+  char label[CT__LABEL_CAP], p[CT__PLACE_STR_CAP], q[CT__PLACE_STR_CAP];
+  if (t == NULL) {
+    return ct__error_null(CT_ERR_INVALID_ARGUMENT, "ct_tensor_mutable_data: the tensor is NULL");
+  }
+  if (!ct__dtype_valid(dtype)) {
+    return ct__error_null(CT_ERR_INVALID_ARGUMENT,
+                          "ct_tensor_mutable_data: %s: dtype %d is not a data type: pass one of "
+                          "CT_BOOL .. CT_FLOAT64",
+                          ct__tensor_label(t, label, sizeof label), (int)dtype);
+  }
+  if (t->dims.rank < 0) {
+    return ct__error_null(CT_ERR_SHAPE,
+                          "ct_tensor_mutable_data: tensor dims are unset: call ct_tensor_resize "
+                          "first");
+  }
+  if (ct__place_check(place, "ct_tensor_mutable_data") != CT_OK) return NULL;
+  size_t need = data_bytes(t, dtype);
+  ct__block *b = t->block;
+  if (b != NULL && ct_place_equal(b->place, place) && need <= ct__tensor_capacity(t)) {
+    t->dtype = dtype;
+    return ct__tensor_ptr(t);
+  }
+  if (b != NULL && b->external) {
+    return ct__error_null(CT_ERR_EXTERNAL_BUFFER,
+                          "ct_tensor_mutable_data: %s wraps an external buffer of %zu bytes at %s "
+                          "and needs %zu bytes at %s: the tensor cannot grow or move memory it "
+                          "does not own; wrap a larger buffer, or copy into a normal tensor",
+                          ct__tensor_label(t, label, sizeof label), ct__tensor_capacity(t),
+                          ct_place_str(b->place, p, sizeof p), need,
+                          ct_place_str(place, q, sizeof q));
+  }
+  /* Let go of the old block before taking a new one, so the peak never holds both. */
+  ct__block_release(b);
+  t->block = NULL;
+  t->offset = 0;
+  char what[CT__LABEL_CAP + 32];
+  ct_tensor probe = *t;
+  probe.dtype = dtype;
+  snprintf(what, sizeof what, "ct_tensor_mutable_data: %s",
+           ct__tensor_label(&probe, label, sizeof label));
+  b = ct__block_alloc(place, need, what);
+  if (b == NULL) return NULL;
+  t->block = b;
+  t->dtype = dtype;
+  return b->ptr;
+}
+
+void *ct_tensor_mutable_data(ct_tensor *t, ct_dtype dtype, ct_place place) {
+  if (CT__LIKELY(t != NULL && t->block != NULL && t->dims.rank >= 0 && ct__dtype_valid(dtype) &&
+                 t->block->place.kind == place.kind && t->block->place.device == place.device &&
+                 data_bytes(t, dtype) <= ct__tensor_capacity(t))) {
+    t->dtype = dtype;
+    return ct__tensor_ptr(t);
+  }
+  return mutable_data_slow(t, dtype, place);
+}
+
+ct_status ct__tensor_check_data(const ct_tensor *t, const char *what) {
+  char label[CT__LABEL_CAP];
+  if (t->block == NULL) {
+    return ct__error(CT_ERR_UNINITIALIZED,
+                     "%s: %s holds no memory: call ct_tensor_mutable_data first", what,
+                     ct__tensor_label(t, label, sizeof label));
+  }
+  size_t need = data_bytes(t, t->dtype);
+  if (need > ct__tensor_capacity(t)) {
+    return ct__error(CT_ERR_OUT_OF_RANGE,
+                     "%s: %s needs %zu bytes but holds %zu: its dims grew after the last "
+                     "ct_tensor_mutable_data, call it again",
+                     what, ct__tensor_label(t, label, sizeof label), need, ct__tensor_capacity(t));
+  }
+  return CT_OK;
+}
+
+CT__COLD static const void *data_slow(const ct_tensor *t, ct_dtype dtype) {
+  char label[CT__LABEL_CAP];
+  if (t == NULL) return ct__error_null(CT_ERR_INVALID_ARGUMENT, "ct_tensor_data: the tensor is NULL");
+  if (t->block == NULL) {
+    return ct__error_null(CT_ERR_UNINITIALIZED,
+                          "ct_tensor_data: %s holds no memory: call ct_tensor_mutable_data first",
+                          ct__tensor_label(t, label, sizeof label));
+  }
+  if (t->dtype != dtype) {
+    return ct__error_null(CT_ERR_TYPE_MISMATCH,
+                          "ct_tensor_data: %s holds %s, asked for %s: read it as %s",
+                          ct__tensor_label(t, label, sizeof label), ct_dtype_name(t->dtype),
+                          ct_dtype_name(dtype), ct_dtype_name(t->dtype));
+  }
+  if (ct__tensor_check_data(t, "ct_tensor_data") != CT_OK) return NULL;
+  return ct__tensor_ptr(t);
+}
+
+const void *ct_tensor_data(const ct_tensor *t, ct_dtype dtype) {
+  if (CT__LIKELY(t != NULL && t->block != NULL && t->dtype == dtype &&
+                 data_bytes(t, dtype) <= ct__tensor_capacity(t))) {
+    return ct__tensor_ptr(t);
+  }
+  return data_slow(t, dtype);
+}
+
+ct_ddim ct_tensor_dims(const ct_tensor *t) { return t ? t->dims : unset_dims; }
+ct_dtype ct_tensor_dtype(const ct_tensor *t) { return t ? t->dtype : CT_DTYPE_UNDEFINED; }
+ct_place ct_tensor_place(const ct_tensor *t) {
+  return (t && t->block) ? t->block->place : ct_cpu();
+}
+int64_t ct_tensor_numel(const ct_tensor *t) { return t ? ct_ddim_numel(t->dims) : -1; }
+bool ct_tensor_has_memory(const ct_tensor *t) { return t != NULL && t->block != NULL; }
+bool ct_tensor_is_external(const ct_tensor *t) {
+  return t != NULL && t->block != NULL && t->block->external;
+}
+size_t ct_tensor_capacity(const ct_tensor *t) { return t ? ct__tensor_capacity(t) : 0; }
+bool ct_tensor_shares_memory(const ct_tensor *a, const ct_tensor *b) {
+  return a != NULL && b != NULL && a->block != NULL && a->block == b->block;
+}
+
+/* ---- Views ---------------------------------------------------------------------------------- */
+
+/* Checks the arguments every view shares: non-NULL tensors and a source whose memory covers its
+ * dims. */
+static ct_status check_view(ct_tensor *dst, const ct_tensor *src, const char *what) {
+  if (dst == NULL || src == NULL) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT, "%s: the %s tensor is NULL", what,
+                     dst == NULL ? "destination" : "source");
+  }
+  return ct__tensor_check_data(src, what);
+}
+
+/* Makes dst a view of src's block with the given dims and offset. Safe when dst == src. */
+static void make_view(ct_tensor *dst, const ct_tensor *src, ct_ddim dims, size_t offset) {
+  ct__block *b = src->block;
+  ct_dtype dtype = src->dtype;
+  ct__block_retain(b);
+  ct__block_release(dst->block);
+  dst->block = b;
+  dst->dtype = dtype;
+  dst->dims = dims;
+  dst->offset = offset;
+}
+
+ct_status ct_tensor_share(ct_tensor *dst, const ct_tensor *src) {
+  ct_status s = check_view(dst, src, "ct_tensor_share");
+  if (s != CT_OK) return s;
+  make_view(dst, src, src->dims, src->offset);
+  return CT_OK;
+}
+
+/* Product of dims.d[from..to). Dims were checked, so it cannot overflow. */
+static int64_t extent_product(const ct_ddim *dims, int from, int to) {
+  int64_t n = 1;
+  for (int i = from; i < to; i++) n *= dims->d[i];
+  return n;
+}
+
+ct_status ct_tensor_slice(ct_tensor *dst, const ct_tensor *src, int64_t begin, int64_t end) {
+  char label[CT__LABEL_CAP];
+  ct_status s = check_view(dst, src, "ct_tensor_slice");
+  if (s != CT_OK) return s;
+  if (src->dims.rank < 1) {
+    return ct__error(CT_ERR_OUT_OF_RANGE,
+                     "ct_tensor_slice: %s is a scalar and has no rows to slice: resize it to at "
+                     "least one dim",
+                     ct__tensor_label(src, label, sizeof label));
+  }
+  int64_t rows = src->dims.d[0];
+  if (begin < 0 || end < begin || end > rows) {
+    return ct__error(CT_ERR_OUT_OF_RANGE,
+                     "ct_tensor_slice: rows [%lld, %lld) are outside %s: need 0 <= begin <= end "
+                     "<= %lld",
+                     (long long)begin, (long long)end, ct__tensor_label(src, label, sizeof label),
+                     (long long)rows);
+  }
+  size_t row_bytes =
+      (size_t)extent_product(&src->dims, 1, src->dims.rank) * ct_dtype_size(src->dtype);
+  ct_ddim dims = src->dims;
+  dims.d[0] = end - begin;
+  make_view(dst, src, dims, src->offset + (size_t)begin * row_bytes);
+  return CT_OK;
+}
+
+ct_status ct_tensor_flatten_to_2d(ct_tensor *dst, const ct_tensor *src, int num_col_dims) {
+  char label[CT__LABEL_CAP];
+  ct_status s = check_view(dst, src, "ct_tensor_flatten_to_2d");
+  if (s != CT_OK) return s;
+  if (num_col_dims < 0 || num_col_dims > src->dims.rank) {
+    return ct__error(CT_ERR_OUT_OF_RANGE,
+                     "ct_tensor_flatten_to_2d: num_col_dims %d is outside [0, %d] for %s",
+                     num_col_dims, src->dims.rank, ct__tensor_label(src, label, sizeof label));
+  }
+  ct_ddim dims = CT_DIMS(extent_product(&src->dims, 0, num_col_dims),
+                         extent_product(&src->dims, num_col_dims, src->dims.rank));
+  make_view(dst, src, dims, src->offset);
+  return CT_OK;
+}
+
+ct_status ct_tensor_wrap(ct_tensor *t, void *data, ct_ddim dims, ct_dtype dtype, ct_place place,
+                         void (*release)(void *ctx), void *ctx) {
+  if (t == NULL) return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_tensor_wrap: the tensor is NULL");
+  ct_status s = ct__check_dims(dims, "ct_tensor_wrap");
+  if (s != CT_OK) return s;
+  if (!ct__dtype_valid(dtype)) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT,
+                     "ct_tensor_wrap: dtype %d is not a data type: pass one of CT_BOOL .. "
+                     "CT_FLOAT64",
+                     (int)dtype);
+  }
+  s = ct__place_check(place, "ct_tensor_wrap");
+  if (s != CT_OK) return s;
+  size_t nbytes;
+  if (!ct__tensor_nbytes(dims, dtype, &nbytes, "ct_tensor_wrap")) return ct_last_status();
+  if (data == NULL && nbytes > 0) {
+    char d[CT__DDIM_STR_CAP];
+    return ct__error(CT_ERR_INVALID_ARGUMENT,
+                     "ct_tensor_wrap: data is NULL for %s %s (%zu bytes): pass the buffer",
+                     ct_ddim_str(dims, d, sizeof d), ct_dtype_name(dtype), nbytes);
+  }
+  ct__block *b = ct__block_wrap(data, nbytes, place, release, ctx);
+  if (b == NULL) return ct_last_status();
+  ct__block_release(t->block);
+  t->block = b;
+  t->offset = 0;
+  t->dims = dims;
+  t->dtype = dtype;
+  return CT_OK;
+}
+
+void ct_tensor_move(ct_tensor *dst, ct_tensor *src) {
+  if (dst == NULL || src == NULL || dst == src) return;
+  ct__block_release(dst->block);
+  *dst = *src;
+  ct__tensor_init(src);
+}

@@ -1,0 +1,111 @@
+/* core/tensor/tensor_copy.c: deep copies into tensors (copy, set_value), by the external-buffer
+ * rules: an external destination is written in place or refused; a normal one ends with a
+ * block of its own. */
+#include <stdio.h>
+
+#include "tensor/tensor_impl.h"
+
+/* Where the bytes come from. `block` is the source's block when the source is (or lies inside)
+ * a tensor block, so that it is kept alive while dst lets go of its own. */
+typedef struct source {
+  const void *ptr;
+  ct_place place;
+  const ct__block *block;
+} source;
+
+/* Writes nbytes from src into dst at dst_place, giving dst the dims and dtype. */
+static ct_status assign(ct_tensor *dst, ct_ddim dims, ct_dtype dtype, source src, size_t nbytes,
+                        ct_place dst_place, const char *what) {
+  char label[CT__LABEL_CAP], p[CT__PLACE_STR_CAP], q[CT__PLACE_STR_CAP];
+  ct__block *b = dst->block;
+  if (b != NULL && b->external) {
+    if (!ct_place_equal(b->place, dst_place) || nbytes > ct__tensor_capacity(dst)) {
+      return ct__error(CT_ERR_EXTERNAL_BUFFER,
+                       "%s: the destination %s wraps an external buffer of %zu bytes at %s; the "
+                       "copy needs %zu bytes at %s: wrap a buffer that fits, or copy into a "
+                       "normal tensor",
+                       what, ct__tensor_label(dst, label, sizeof label), ct__tensor_capacity(dst),
+                       ct_place_str(b->place, p, sizeof p), nbytes,
+                       ct_place_str(dst_place, q, sizeof q));
+    }
+  } else if (b == NULL || !ct__block_unique(b) || !ct_place_equal(b->place, dst_place) ||
+             nbytes > ct__tensor_capacity(dst)) {
+    /* A new block of dst's own. The old one goes first (no double peak) unless it is the
+     * source's: then the source must outlive the copy. */
+    int keep_old = b != NULL && b == src.block;
+    if (!keep_old) {
+      ct__block_release(b);
+      dst->block = NULL;
+      dst->offset = 0;
+    }
+    ct_tensor probe = *dst;
+    probe.dims = dims;
+    probe.dtype = dtype;
+    char whatlabel[CT__LABEL_CAP + 48];
+    snprintf(whatlabel, sizeof whatlabel, "%s: %s", what,
+             ct__tensor_label(&probe, label, sizeof label));
+    ct__block *nb = ct__block_alloc(dst_place, nbytes, whatlabel);
+    if (nb == NULL) return ct_last_status();
+    ct_status s = ct__memcpy(nb->ptr, dst_place, src.ptr, src.place, nbytes);
+    if (s != CT_OK) {
+      ct__block_release(nb);
+      return s;
+    }
+    if (keep_old) ct__block_release(b);
+    dst->block = nb;
+    dst->offset = 0;
+    dst->dims = dims;
+    dst->dtype = dtype;
+    return CT_OK;
+  }
+  ct_status s = ct__memcpy(ct__tensor_ptr(dst), dst_place, src.ptr, src.place, nbytes);
+  if (s != CT_OK) return s;
+  dst->dims = dims;
+  dst->dtype = dtype;
+  return CT_OK;
+}
+
+ct_status ct_tensor_copy(ct_tensor *dst, const ct_tensor *src, ct_place dst_place) {
+  if (dst == NULL || src == NULL) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_tensor_copy: the %s tensor is NULL",
+                     dst == NULL ? "destination" : "source");
+  }
+  ct_status s = ct__place_check(dst_place, "ct_tensor_copy");
+  if (s != CT_OK) return s;
+  s = ct__tensor_check_data(src, "ct_tensor_copy: source");
+  if (s != CT_OK) return s;
+  size_t nbytes = (size_t)ct_ddim_numel(src->dims) * ct_dtype_size(src->dtype);
+  source from = {ct__tensor_ptr(src), src->block->place, src->block};
+  return assign(dst, src->dims, src->dtype, from, nbytes, dst_place, "ct_tensor_copy");
+}
+
+ct_status ct_tensor_set_value(ct_tensor *t, const void *src, ct_ddim dims, ct_dtype dtype,
+                              ct_place src_place) {
+  if (t == NULL) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_tensor_set_value: the tensor is NULL");
+  }
+  ct_status s = ct__check_dims(dims, "ct_tensor_set_value");
+  if (s != CT_OK) return s;
+  if (!ct__dtype_valid(dtype)) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT,
+                     "ct_tensor_set_value: dtype %d is not a data type: pass one of CT_BOOL .. "
+                     "CT_FLOAT64",
+                     (int)dtype);
+  }
+  s = ct__place_check(src_place, "ct_tensor_set_value: source");
+  if (s != CT_OK) return s;
+  size_t nbytes;
+  if (!ct__tensor_nbytes(dims, dtype, &nbytes, "ct_tensor_set_value")) return ct_last_status();
+  if (src == NULL && nbytes > 0) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT,
+                     "ct_tensor_set_value: src is NULL for %zu bytes: pass the data to copy",
+                     nbytes);
+  }
+  source from = {src, src_place, NULL};
+  if (t->block != NULL) {
+    const char *lo = t->block->ptr, *hi = lo + t->block->nbytes, *p = src;
+    if (p >= lo && p < hi) from.block = t->block; /* copying from t's own memory */
+  }
+  ct_place dst_place = t->block ? t->block->place : src_place;
+  return assign(t, dims, dtype, from, nbytes, dst_place, "ct_tensor_set_value");
+}

@@ -1,0 +1,40 @@
+/* core/variable/variable_impl.h: the layout of a variable, shared with the scope that owns it.
+ *
+ * A variable is a type pointer, an object pointer and, for small values (a ct_tensor, an int64),
+ * inline storage for the object, so making a variable and its tensor is one allocation. A
+ * variable made by a scope also carries its name, which the scope maintains; the variable module
+ * only reads it for messages. */
+#ifndef CORTEN_CORE_VARIABLE_IMPL_H
+#define CORTEN_CORE_VARIABLE_IMPL_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include <corten/variable.h>
+
+/* A variable name owned by a scope: its capacity never changes, so a lock-free reader that
+ * compares at most cap bytes stays inside the allocation whatever a writer does meanwhile. */
+typedef struct ct__name {
+  size_t cap;                      /* bytes of s, the terminator included */
+  struct ct__name *retired_next;   /* the owner's list of replaced names */
+  char s[];
+} ct__name;
+
+/* Objects up to this size with alignment up to 16 live inside the variable. */
+#define CT__VAR_INLINE 128
+
+struct ct_var {
+  const ct_type *type; /* NULL while empty */
+  void *obj;           /* the value: inline_obj or a heap block */
+  ct__name *_Atomic name; /* NULL for a standalone variable */
+  _Atomic size_t name_len;
+  void *owner;         /* the owning scope, NULL for a standalone variable */
+  ct_var *next_free;   /* the owner's list of erased variables awaiting reuse */
+  alignas(16) unsigned char inline_obj[CT__VAR_INLINE];
+};
+
+/* Makes v a fresh, empty variable with no owner or name. */
+void ct__var_init(ct_var *v);
+
+#endif /* CORTEN_CORE_VARIABLE_IMPL_H */

@@ -1,0 +1,59 @@
+/* corten/memory.h: where tensor memory comes from, and how much of it there is.
+ *
+ * Each place has an allocator. Host memory (CT_DEVICE_CPU) comes from jemalloc, 64-byte
+ * aligned. Every tensor block is requested from the allocator rounded up to a multiple of 64
+ * bytes (so a vector kernel may touch a whole last cache line), and a zero-byte tensor still
+ * gets a 64-byte block so that its data pointer is valid. Places other than the host report
+ * CT_ERR_UNSUPPORTED until the CUDA place is built in.
+ *
+ * The stats of a place count exactly what tensors hold there: a test can assert that nothing
+ * was allocated before the first ct_tensor_mutable_data, and exactly how much after. */
+#ifndef CORTEN_MEMORY_H
+#define CORTEN_MEMORY_H
+
+#include <corten/status.h>
+#include <corten/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ct_memory_stats {
+  size_t allocated;       /* bytes tensors asked for and now hold on this place (before rounding) */
+  size_t peak;            /* high-water mark of allocated since start or the last reset */
+  size_t reserved;        /* bytes held from the system/driver (rounded), cached blocks included */
+  uint64_t allocs, frees; /* counts of blocks handed out and returned */
+} ct_memory_stats;
+
+/* Fills *out with the place's current stats. Thread-safe; the figures are read together under
+ * the place's stats lock, so they are consistent with each other.
+ * Errors: NULL out or an invalid place, CT_ERR_INVALID_ARGUMENT; a place this build cannot
+ * allocate on, CT_ERR_UNSUPPORTED. */
+CT_API ct_status ct_memory_stats_get(ct_place place, ct_memory_stats *out);
+
+/* Sets the place's peak to its current allocated. Does nothing for a place without stats. */
+CT_API void ct_memory_reset_peak(ct_place place);
+
+/* A replaceable allocator: pools, tracing, fault injection.
+ * alloc returns size bytes aligned to align (a power of two, at least 64 for tensors), or NULL
+ * on failure; free gets back the pointer and the same size. Both may be called from any thread.
+ * ctx is passed through untouched. */
+typedef struct ct_allocator {
+  void *(*alloc)(void *ctx, size_t size, size_t align);
+  void (*free)(void *ctx, void *ptr, size_t size);
+  void *ctx;
+} ct_allocator;
+
+/* Replaces the allocator of a place (copied: *a need not outlive the call); NULL restores the
+ * default. Blocks allocated before the call are returned to the allocator that made them, so
+ * replacing an allocator while tensors hold memory is safe. Call it while no other thread is
+ * allocating on that place (at start-up, or around a test); the stats are kept across the swap.
+ * Errors: an invalid place or an allocator with a NULL alloc or free, CT_ERR_INVALID_ARGUMENT;
+ * a place this build cannot allocate on, CT_ERR_UNSUPPORTED. */
+CT_API ct_status ct_set_allocator(ct_place place, const ct_allocator *a);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CORTEN_MEMORY_H */

@@ -1,0 +1,84 @@
+/* corten/variable.h: a variable holds one value of any type, behind a type descriptor.
+ *
+ * A type is a static ct_type; its address is its identity, so asking a variable for a type costs
+ * one pointer compare and no registry exists. A variable starts empty; ct_var_get_mutable
+ * creates the value the first time it is asked for (a tensor created this way holds no memory:
+ * see ct_tensor_mutable_data). The value lives until ct_var_clear, ct_var_free, an erase from its
+ * scope, or its scope's teardown, and its destroy runs exactly once whichever comes first.
+ *
+ * Thread-safety: a variable is not locked. Any number of threads may call ct_var_get on one
+ * variable; a call that may create or destroy its value (get_mutable on an empty variable,
+ * clear, free) must not run alongside any other call on the same variable. */
+#ifndef CORTEN_VARIABLE_H
+#define CORTEN_VARIABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <corten/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ct_tensor ct_tensor;
+
+/* A type a variable can hold; identity is this address, so define each one once, static const.
+ *   name     shown in error messages ("ct_tensor", "my_vocab")
+ *   size     bytes of the object; align its alignment (0 means alignof(max_align_t))
+ *   init     builds the object in zero-filled storage; NULL: zero-filled is the initial value
+ *   destroy  releases what the object owns (not the storage itself); NULL: nothing to release */
+typedef struct ct_type {
+  const char *name;
+  size_t size, align;
+  void (*init)(void *obj);
+  void (*destroy)(void *obj);
+} ct_type;
+
+extern CT_API const ct_type ct_tensor_type; /* holds a ct_tensor */
+extern CT_API const ct_type ct_int64_type;  /* holds an int64_t, starting at 0 */
+
+typedef struct ct_var ct_var;
+
+/* A standalone, empty variable, freed with ct_var_free. Variables made by a scope belong to it.
+ * NULL with CT_ERR_OUT_OF_MEMORY when memory runs out. */
+CT_API ct_var *ct_var_new(void);
+
+/* Destroys the value (if any) and the variable. NULL is a no-op. A variable that belongs to a
+ * scope is left alone (CT_ERR_INVALID_ARGUMENT in the last error): erase it from its scope. */
+CT_API void ct_var_free(ct_var *v);
+
+/* The held value as `type`, creating it when the variable is empty.
+ * Errors (NULL returned): NULL v or type, or a type with size 0 or an align that is not a
+ * power of two, CT_ERR_INVALID_ARGUMENT; the variable holds another type,
+ * CT_ERR_TYPE_MISMATCH, and the value is left alone; no memory for the value,
+ * CT_ERR_OUT_OF_MEMORY, and the variable stays empty. */
+CT_API void *ct_var_get_mutable(ct_var *v, const ct_type *type);
+
+/* The held value as `type`, never creating it. Costs a pointer compare when it succeeds.
+ * Errors (NULL returned): NULL v or type, CT_ERR_INVALID_ARGUMENT; empty variable,
+ * CT_ERR_UNINITIALIZED; another type held, CT_ERR_TYPE_MISMATCH. */
+CT_API const void *ct_var_get(const ct_var *v, const ct_type *type);
+
+/* Whether v holds a value of exactly this type. false for NULL v or an empty variable. */
+CT_API bool ct_var_is(const ct_var *v, const ct_type *type);
+
+/* The held type; NULL when empty (or v is NULL). */
+CT_API const ct_type *ct_var_type(const ct_var *v);
+
+/* Destroys the value; the variable stays, empty. NULL or an empty variable is a no-op. */
+CT_API void ct_var_clear(ct_var *v);
+
+/* The variable's name when it belongs to a scope ("" for a standalone variable or NULL v). The
+ * text stays valid until the variable is renamed or erased. */
+CT_API const char *ct_var_name(const ct_var *v);
+
+/* ct_var_get_mutable(v, &ct_tensor_type) and ct_var_get(v, &ct_tensor_type), typed. */
+CT_API ct_tensor *ct_var_tensor(ct_var *v);
+CT_API const ct_tensor *ct_var_get_tensor(const ct_var *v);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CORTEN_VARIABLE_H */
