@@ -21,9 +21,11 @@ ct_status ct__error(ct_status s, const char *fmt, ...) CT__COLD CT__PRINTF(2, 3)
 /* As ct__error, for NULL-returning functions: records the error and returns NULL. */
 void *ct__error_null(ct_status s, const char *fmt, ...) CT__COLD CT__PRINTF(2, 3);
 
-/* Records "<prefix><name><suffix>" without formatting: the cheap path for a lookup miss, which
- * may be a hot path (probing for optional variables). */
-void ct__error_name(ct_status s, const char *prefix, const char *name, const char *suffix);
+/* Records "<prefix><name><suffix>" (prefix and suffix static strings, name len bytes) without
+ * formatting: only the name is copied now, the text is built when ct_last_error asks. The cheap
+ * path for a lookup miss, which may be a hot path (probing for optional variables). */
+void ct__error_name(ct_status s, const char *prefix, const char *name, size_t len,
+                    const char *suffix);
 
 /* Buffers large enough for ct_ddim_str and ct_place_str of any value. */
 #define CT__DDIM_STR_CAP 224
@@ -36,9 +38,9 @@ int ct__place_valid(ct_place p);
 static inline int ct__dtype_valid(ct_dtype t) { return t > CT_DTYPE_UNDEFINED && t <= CT_FLOAT64; }
 
 /* Checks dims for a tensor: rank 0..CT_MAX_RANK, no negative extent, and numel x 8 bytes
- * representable. Returns CT_OK or records the error (naming what, e.g. "tensor resize") and
- * returns its status. */
-ct_status ct__check_dims(ct_ddim dims, const char *what);
+ * representable. Returns CT_OK with the element count in *numel, or records the error (naming
+ * what, e.g. "ct_tensor_resize") and returns its status. */
+ct_status ct__check_dims(ct_ddim dims, const char *what, int64_t *numel);
 
 /* a * b into *out; returns 0 on overflow. */
 static inline int ct__mul_size(size_t a, size_t b, size_t *out) {

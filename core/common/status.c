@@ -8,10 +8,15 @@
 
 typedef struct ct__error_state {
   ct_status status;
+  const char *prefix, *suffix; /* non-NULL: text is still to be built around name */
+  size_t name_len;
+  char name[CT__ERROR_CAP];
   char text[CT__ERROR_CAP];
 } ct__error_state;
 
-static _Thread_local ct__error_state tls_error = {CT_OK, "no error"};
+static _Thread_local ct__error_state tls_error = {.status = CT_OK, .text = "no error"};
+
+static void append(char *buf, size_t *pos, const char *src, size_t n);
 
 const char *ct_status_str(ct_status s) {
   switch (s) {
@@ -33,18 +38,31 @@ const char *ct_status_str(ct_status s) {
   return "unknown status";
 }
 
-const char *ct_last_error(void) { return tls_error.text; }
+const char *ct_last_error(void) {
+  ct__error_state *e = &tls_error;
+  if (e->prefix != NULL) {
+    size_t pos = 0;
+    append(e->text, &pos, e->prefix, strlen(e->prefix));
+    append(e->text, &pos, e->name, e->name_len);
+    append(e->text, &pos, e->suffix, strlen(e->suffix));
+    e->text[pos] = '\0';
+    e->prefix = e->suffix = NULL;
+  }
+  return e->text;
+}
 
 ct_status ct_last_status(void) { return tls_error.status; }
 
 void ct_clear_error(void) {
   tls_error.status = CT_OK;
+  tls_error.prefix = tls_error.suffix = NULL;
   memcpy(tls_error.text, "no error", sizeof "no error");
 }
 
 static void set_error_v(ct_status s, const char *fmt, va_list ap) {
   ct__error_state *e = &tls_error;
   e->status = s;
+  e->prefix = e->suffix = NULL;
   if (vsnprintf(e->text, sizeof e->text, fmt, ap) < 0) {
     memcpy(e->text, "(unformattable error message)", sizeof "(unformattable error message)");
   }
@@ -66,20 +84,21 @@ void *ct__error_null(ct_status s, const char *fmt, ...) {
   return NULL;
 }
 
-/* Appends src to buf at *pos, keeping room for the terminator; cuts src short when full. */
-static void append(char *buf, size_t *pos, const char *src) {
-  size_t n = strlen(src), room = CT__ERROR_CAP - 1 - *pos;
+/* Appends n bytes of src to buf at *pos, keeping room for the terminator; cuts short when full. */
+static void append(char *buf, size_t *pos, const char *src, size_t n) {
+  size_t room = CT__ERROR_CAP - 1 - *pos;
   if (n > room) n = room;
   memcpy(buf + *pos, src, n);
   *pos += n;
 }
 
-void ct__error_name(ct_status s, const char *prefix, const char *name, const char *suffix) {
+void ct__error_name(ct_status s, const char *prefix, const char *name, size_t len,
+                    const char *suffix) {
   ct__error_state *e = &tls_error;
-  size_t pos = 0;
+  if (len > CT__ERROR_CAP) len = CT__ERROR_CAP;
   e->status = s;
-  append(e->text, &pos, prefix);
-  append(e->text, &pos, name);
-  append(e->text, &pos, suffix);
-  e->text[pos] = '\0';
+  e->prefix = prefix;
+  e->suffix = suffix;
+  e->name_len = len;
+  memcpy(e->name, name, len);
 }

@@ -132,7 +132,7 @@ const char *ct_ddim_str(ct_ddim dims, char *buf, size_t cap) {
   return buf;
 }
 
-ct_status ct__check_dims(ct_ddim dims, const char *what) {
+ct_status ct__check_dims(ct_ddim dims, const char *what, int64_t *numel) {
   char s[CT__DDIM_STR_CAP];
   if (dims.rank < 0) {
     return ct__error(CT_ERR_INVALID_ARGUMENT,
@@ -158,5 +158,6 @@ ct_status ct__check_dims(ct_ddim dims, const char *what) {
                      "%s: dims %s hold more elements than memory can address: use smaller dims",
                      what, ct_ddim_str(dims, s, sizeof s));
   }
+  *numel = n;
   return CT_OK;
 }

@@ -29,10 +29,14 @@ typedef struct ct__block {
   void *release_ctx;
 } ct__block;
 
-/* A new owned block of nbytes at place (refs 1), counted in the place's stats. NULL with the
- * error recorded (CT_ERR_INVALID_ARGUMENT, CT_ERR_UNSUPPORTED, CT_ERR_OUT_OF_MEMORY); `what`
- * names the object for the message ("tensor [2,3] float32"). */
-ct__block *ct__block_alloc(ct_place place, size_t nbytes, const char *what);
+/* A new owned block of nbytes (at most INT64_MAX) at place (refs 1), counted in the place's
+ * stats. The place must have passed ct__place_check. NULL when the allocator (or the header's
+ * malloc) fails: nothing is recorded, the caller reports CT_ERR_OUT_OF_MEMORY naming its object,
+ * so the allocation path formats no text. */
+ct__block *ct__block_alloc(ct_place place, size_t nbytes);
+
+/* Records CT_ERR_OUT_OF_MEMORY for a block of nbytes at place that `what` needed; returns it. */
+ct_status ct__block_oom(const char *what, ct_place place, size_t nbytes);
 
 /* A block over caller memory (refs 1); not counted in stats. NULL with CT_ERR_OUT_OF_MEMORY
  * when the header cannot be allocated (release is then not called). */

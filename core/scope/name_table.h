@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "variable/variable_impl.h"
 
@@ -34,16 +35,116 @@ typedef struct ct__name_table {
   ct__slots *retired;       /* replaced slot arrays, freed with the table */
 } ct__name_table;
 
-/* The hash of len bytes at s (the same for every table, so a walk up the ancestors hashes once). */
-uint64_t ct__name_hash(const char *s, size_t len);
+/* ---- Lookups, inline: they are the hot path of every program that runs ops by name ---------- */
+
+static inline uint64_t ct__load64(const char *p) {
+  uint64_t w;
+  memcpy(&w, p, sizeof w);
+  return w;
+}
+
+static inline uint64_t ct__load32(const char *p) {
+  uint32_t w;
+  memcpy(&w, p, sizeof w);
+  return w;
+}
+
+/* 64x64 -> 128-bit multiply, folded: the mixing step of the hash. */
+static inline uint64_t ct__fold_mul(uint64_t a, uint64_t b) {
+  __uint128_t r = (__uint128_t)a * b;
+  return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+/* The hash of len bytes at s, the same for every table, so a walk up the ancestors hashes once.
+ * One multiply per 16 bytes and one to finish; the last 1..16 bytes are read as two
+ * overlapping words, never past the end. */
+static inline uint64_t ct__name_hash(const char *s, size_t len) {
+  const uint64_t k0 = 0x9e3779b97f4a7c15u, k1 = 0xd6e8feb86659fd93u, k2 = 0xa0761d6478bd642fu;
+  uint64_t h = k0 ^ len, a, b;
+  size_t i = 0;
+  for (; len - i > 16; i += 16) h = ct__fold_mul(ct__load64(s + i) ^ k1, ct__load64(s + i + 8) ^ h);
+  size_t rest = len - i;
+  const char *t = s + i;
+  if (rest >= 8) {
+    a = ct__load64(t);
+    b = ct__load64(t + rest - 8);
+  } else if (rest >= 4) {
+    a = ct__load32(t);
+    b = ct__load32(t + rest - 4);
+  } else {
+    a = rest ? ((uint64_t)(unsigned char)t[0] << 16) |
+                   ((uint64_t)(unsigned char)t[rest / 2] << 8) | (unsigned char)t[rest - 1]
+             : 0;
+    b = 0;
+  }
+  h = ct__fold_mul(a ^ k1, b ^ h ^ k2);
+  return ct__fold_mul(h ^ k0, k1 ^ len);
+}
+
+/* Whether v is called (name, len). Reads at most the name's capacity, whatever a writer is
+ * doing, so a torn read is only ever a wrong answer that the sequence check throws away. */
+static inline int ct__var_named(const ct_var *v, const char *name, size_t len) {
+  size_t vlen = atomic_load_explicit(&v->name_len, memory_order_relaxed);
+  const char *n = atomic_load_explicit(&v->name, memory_order_relaxed);
+  if (vlen != len || n == NULL || len >= ct__var_name_cap(v, n)) return 0;
+  if (len >= 8) {
+    size_t i = 0;
+    for (; i + 8 < len; i += 8) {
+      if (ct__load64(n + i) != ct__load64(name + i)) return 0;
+    }
+    return ct__load64(n + len - 8) == ct__load64(name + len - 8);
+  }
+  return memcmp(n, name, len) == 0;
+}
+
+static inline ct_var *ct__slots_probe(const ct__slots *sl, const char *name, size_t len,
+                                      uint64_t h) {
+  size_t mask = sl->mask;
+  for (size_t i = h & mask, n = 0; n <= mask; i = (i + 1) & mask, n++) {
+    ct_var *v = atomic_load_explicit(&sl->slot[i].var, memory_order_relaxed);
+    if (v == NULL) return NULL;
+    if (atomic_load_explicit(&sl->slot[i].hash, memory_order_relaxed) == h &&
+        ct__var_named(v, name, len)) {
+      return v;
+    }
+  }
+  return NULL;
+}
+
+static inline void ct__cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
 
 /* Lock-free: the variable named (name, len) with hash h, or NULL. */
-ct_var *ct__table_find(const ct__name_table *t, const char *name, size_t len, uint64_t h);
+static inline ct_var *ct__table_find(const ct__name_table *t, const char *name, size_t len,
+                                     uint64_t h) {
+  for (;;) {
+    unsigned s1 = atomic_load_explicit(&t->seq, memory_order_acquire);
+    if (__builtin_expect(s1 & 1u, 0)) {
+      ct__cpu_relax();
+      continue;
+    }
+    const ct__slots *sl = atomic_load_explicit(&t->slots, memory_order_relaxed);
+    ct_var *found = sl ? ct__slots_probe(sl, name, len, h) : NULL;
+    atomic_thread_fence(memory_order_acquire);
+    if (__builtin_expect(atomic_load_explicit(&t->seq, memory_order_relaxed) == s1, 1)) {
+      return found;
+    }
+  }
+}
 
 /* Writer side: the caller holds the scope's mutex. */
 
 /* The lookup of a writer, which may be inside its own write section. */
-ct_var *ct__table_find_locked(const ct__name_table *t, const char *name, size_t len, uint64_t h);
+static inline ct_var *ct__table_find_locked(const ct__name_table *t, const char *name, size_t len,
+                                            uint64_t h) {
+  const ct__slots *sl = atomic_load_explicit(&t->slots, memory_order_relaxed);
+  return sl ? ct__slots_probe(sl, name, len, h) : NULL;
+}
 
 void ct__table_write_begin(ct__name_table *t);
 void ct__table_write_end(ct__name_table *t);

@@ -6,6 +6,7 @@
 
 #include <corten/scope.h>
 
+#include "common/alloc.h"
 #include "common/common.h"
 #include "scope/name_table.h"
 
@@ -65,8 +66,8 @@ static void free_var(ct_var *v, void *arg) {
   (void)arg;
   v->owner = NULL;
   ct_var_clear(v);
-  free(atomic_load_explicit(&v->name, memory_order_relaxed));
-  free(v);
+  free(v->heap_name);
+  ct__free(v, sizeof *v);
 }
 
 /* Frees s, its kids and its variables; s is already unlinked from its parent (or is a root). */
@@ -142,8 +143,8 @@ static size_t check_name(const ct_scope *s, const char *name, const char *fn) {
   return strlen(name);
 }
 
-CT__COLD static void not_found(const char *name, int walk) {
-  ct__error_name(CT_ERR_NOT_FOUND, "variable '", name,
+CT__COLD static void not_found(const char *name, size_t len, int walk) {
+  ct__error_name(CT_ERR_NOT_FOUND, "variable '", name, len,
                  walk ? "' not found in the scope or its ancestors: create it with ct_scope_var"
                       : "' not found in the scope: create it with ct_scope_var");
 }
@@ -166,7 +167,7 @@ ct_var *ct_scope_find_var(const ct_scope *s, const char *name) {
   ct_var *v = NULL;
   if (len == 0) return NULL;
   if (CT__LIKELY(find_holder(s, name, len, &v) != NULL)) return v;
-  not_found(name, 1);
+  not_found(name, len, 1);
   return NULL;
 }
 
@@ -175,7 +176,7 @@ ct_var *ct_scope_find_local_var(const ct_scope *s, const char *name) {
   if (len == 0) return NULL;
   ct_var *v = ct__table_find(&s->names, name, len, ct__name_hash(name, len));
   if (CT__LIKELY(v != NULL)) return v;
-  not_found(name, 0);
+  not_found(name, len, 0);
   return NULL;
 }
 
@@ -184,7 +185,7 @@ const ct_scope *ct_scope_find_scope(const ct_scope *s, const char *name) {
   ct_var *v;
   if (len == 0) return NULL;
   const ct_scope *holder = find_holder(s, name, len, &v);
-  if (holder == NULL) not_found(name, 1);
+  if (holder == NULL) not_found(name, len, 1);
   return holder;
 }
 
@@ -194,31 +195,37 @@ size_t ct_scope_var_count(const ct_scope *s) {
 
 /* ---- Changes (under the scope's lock) ------------------------------------------------------- */
 
-/* A name block holding at least len + 1 bytes: v's current one when it fits, else a new one
- * (NULL when memory runs out). */
-static ct__name *name_block_for(ct_var *v, size_t len) {
-  ct__name *n = atomic_load_explicit(&v->name, memory_order_relaxed);
-  if (n != NULL && len < n->cap) return n;
-  size_t cap = len + 1 < 32 ? 32 : len + 1;
-  if (n != NULL && cap < n->cap * 2) cap = n->cap * 2;
-  n = malloc(sizeof *n + cap);
-  if (n == NULL) return NULL;
+/* Where v can keep a name of len bytes: *block NULL for its inline buffer, else its heap block
+ * when that fits, else a new one (the capacity at least doubling). 0 when memory runs out. */
+static int name_storage_for(const ct_var *v, size_t len, ct__name **block) {
+  *block = NULL;
+  if (len < CT__VAR_INLINE_NAME) return 1;
+  if (v->heap_name != NULL && len < v->heap_name->cap) {
+    *block = v->heap_name;
+    return 1;
+  }
+  size_t cap = len + 1;
+  if (v->heap_name != NULL && cap < v->heap_name->cap * 2) cap = v->heap_name->cap * 2;
+  ct__name *n = malloc(sizeof *n + cap);
+  if (n == NULL) return 0;
   n->cap = cap;
   n->retired_next = NULL;
-  return n;
+  *block = n;
+  return 1;
 }
 
-/* Inside a write section: gives v the name (name, len) in block n, retiring v's old block when
- * n replaces it. Readers may still compare against the old block; it stays allocated. */
-static void set_name(ct_scope *s, ct_var *v, ct__name *n, const char *name, size_t len) {
-  ct__name *old = atomic_load_explicit(&v->name, memory_order_relaxed);
-  memcpy(n->s, name, len + 1);
-  atomic_store_explicit(&v->name, n, memory_order_relaxed);
+/* Inside a write section: gives v the name (name, len), kept in block (NULL: inline). A heap
+ * block it replaces is retired, not freed: a reader may still be comparing against it. */
+static void set_name(ct_scope *s, ct_var *v, ct__name *block, const char *name, size_t len) {
+  char *dst = block ? block->s : v->inline_name;
+  memcpy(dst, name, len + 1);
+  atomic_store_explicit(&v->name, dst, memory_order_relaxed);
   atomic_store_explicit(&v->name_len, len, memory_order_relaxed);
-  if (old != NULL && old != n) {
-    old->retired_next = s->retired_names;
-    s->retired_names = old;
+  if (v->heap_name != NULL && v->heap_name != block) {
+    v->heap_name->retired_next = s->retired_names;
+    s->retired_names = v->heap_name;
   }
+  v->heap_name = block;
 }
 
 ct_var *ct_scope_var(ct_scope *s, const char *name) {
@@ -235,20 +242,24 @@ ct_var *ct_scope_var(ct_scope *s, const char *name) {
     return v;
   }
   int reused = s->free_vars != NULL;
-  v = reused ? s->free_vars : malloc(sizeof *v);
+  v = reused ? s->free_vars : ct__alloc(sizeof *v);
   if (v == NULL) goto oom;
   if (!reused) ct__var_init(v);
-  ct__name *n = name_block_for(v, len);
-  if (n == NULL || !ct__table_reserve(&s->names)) {
-    if (n != NULL && n != atomic_load_explicit(&v->name, memory_order_relaxed)) free(n);
-    if (!reused) free(v);
+  ct__name *block;
+  if (!name_storage_for(v, len, &block)) {
+    if (!reused) ct__free(v, sizeof *v);
+    goto oom;
+  }
+  if (!ct__table_reserve(&s->names)) {
+    if (block != NULL && block != v->heap_name) free(block);
+    if (!reused) ct__free(v, sizeof *v);
     goto oom;
   }
   if (reused) s->free_vars = v->next_free;
   v->next_free = NULL;
   v->owner = s;
   ct__table_write_begin(&s->names);
-  set_name(s, v, n, name, len);
+  set_name(s, v, block, name, len);
   ct__table_insert(&s->names, v, h);
   ct__table_write_end(&s->names);
   pthread_mutex_unlock(&s->lock);
@@ -323,15 +334,15 @@ ct_status ct_scope_rename(ct_scope *s, const char *from, const char *to) {
                    "erase it first",
                    from, to, to);
   } else {
-    ct__name *n = name_block_for(v, tlen);
-    if (n == NULL) {
+    ct__name *block;
+    if (!name_storage_for(v, tlen, &block)) {
       st = ct__error(CT_ERR_OUT_OF_MEMORY,
                      "ct_scope_rename: out of host memory renaming '%s' to '%s'", from, to);
     } else {
       /* The count does not change, so the table needs no room: nothing below can fail. */
       ct__table_write_begin(&s->names);
       ct__table_remove(&s->names, v, fh);
-      set_name(s, v, n, to, tlen);
+      set_name(s, v, block, to, tlen);
       ct__table_insert(&s->names, v, th);
       ct__table_write_end(&s->names);
     }
@@ -350,7 +361,7 @@ typedef struct name_list {
 /* Keeps out[0..min(total, cap)) as the smallest names seen so far, sorted (insertion). */
 static void collect_name(ct_var *v, void *arg) {
   name_list *l = arg;
-  const char *name = atomic_load_explicit(&v->name, memory_order_relaxed)->s;
+  const char *name = atomic_load_explicit(&v->name, memory_order_relaxed);
   size_t n = l->total < l->cap ? l->total : l->cap;
   l->total++;
   size_t i = n;

@@ -3,12 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "tensor/tensor_impl.h"
 
 static const ct_ddim unset_dims = {.rank = -1, .d = {0}};
 
 void ct__tensor_init(ct_tensor *t) {
-  t->dims = unset_dims;
+  ct__tensor_set_dims(t, unset_dims, -1);
   t->dtype = CT_DTYPE_UNDEFINED;
   t->offset = 0;
   t->block = NULL;
@@ -25,19 +26,8 @@ const char *ct__tensor_label(const ct_tensor *t, char *buf, size_t cap) {
   return buf;
 }
 
-int ct__tensor_nbytes(ct_ddim dims, ct_dtype dtype, size_t *out, const char *what) {
-  int64_t n = ct_ddim_numel(dims);
-  if (n < 0 || !ct__mul_size((size_t)n, ct_dtype_size(dtype), out)) {
-    char d[CT__DDIM_STR_CAP];
-    ct__error(CT_ERR_OUT_OF_RANGE, "%s: %s x %s is more bytes than memory can address: use "
-              "smaller dims", what, ct_ddim_str(dims, d, sizeof d), ct_dtype_name(dtype));
-    return 0;
-  }
-  return 1;
-}
-
 ct_tensor *ct_tensor_new(void) {
-  ct_tensor *t = malloc(sizeof *t);
+  ct_tensor *t = ct__alloc(sizeof *t);
   if (t == NULL) {
     return ct__error_null(CT_ERR_OUT_OF_MEMORY, "ct_tensor_new: out of host memory for a tensor");
   }
@@ -48,22 +38,18 @@ ct_tensor *ct_tensor_new(void) {
 void ct_tensor_free(ct_tensor *t) {
   if (t == NULL) return;
   ct__block_release(t->block);
-  free(t);
+  ct__free(t, sizeof *t);
 }
 
 ct_status ct_tensor_resize(ct_tensor *t, ct_ddim dims) {
   if (t == NULL) {
     return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_tensor_resize: the tensor is NULL");
   }
-  ct_status s = ct__check_dims(dims, "ct_tensor_resize");
+  int64_t numel;
+  ct_status s = ct__check_dims(dims, "ct_tensor_resize", &numel);
   if (s != CT_OK) return s;
-  t->dims = dims;
+  ct__tensor_set_dims(t, dims, numel);
   return CT_OK;
-}
-
-/* numel x dtype size for a tensor whose dims are set and were checked (so numel x 8 fits). */
-static inline size_t data_bytes(const ct_tensor *t, ct_dtype dtype) {
-  return (size_t)ct_ddim_numel(t->dims) * ct_dtype_size(dtype);
 }
 
 CT__COLD static void *mutable_data_slow(ct_tensor *t, ct_dtype dtype, ct_place place) {
@@ -83,7 +69,7 @@ CT__COLD static void *mutable_data_slow(ct_tensor *t, ct_dtype dtype, ct_place p
                           "first");
   }
   if (ct__place_check(place, "ct_tensor_mutable_data") != CT_OK) return NULL;
-  size_t need = data_bytes(t, dtype);
+  size_t need = ct__tensor_bytes(t, dtype);
   ct__block *b = t->block;
   if (b != NULL && ct_place_equal(b->place, place) && need <= ct__tensor_capacity(t)) {
     t->dtype = dtype;
@@ -102,13 +88,16 @@ CT__COLD static void *mutable_data_slow(ct_tensor *t, ct_dtype dtype, ct_place p
   ct__block_release(b);
   t->block = NULL;
   t->offset = 0;
-  char what[CT__LABEL_CAP + 32];
-  ct_tensor probe = *t;
-  probe.dtype = dtype;
-  snprintf(what, sizeof what, "ct_tensor_mutable_data: %s",
-           ct__tensor_label(&probe, label, sizeof label));
-  b = ct__block_alloc(place, need, what);
-  if (b == NULL) return NULL;
+  b = ct__block_alloc(place, need);
+  if (b == NULL) {
+    char what[CT__LABEL_CAP + 32];
+    ct_tensor probe = *t;
+    probe.dtype = dtype;
+    snprintf(what, sizeof what, "ct_tensor_mutable_data: %s",
+             ct__tensor_label(&probe, label, sizeof label));
+    ct__block_oom(what, place, need);
+    return NULL;
+  }
   t->block = b;
   t->dtype = dtype;
   return b->ptr;
@@ -117,7 +106,7 @@ CT__COLD static void *mutable_data_slow(ct_tensor *t, ct_dtype dtype, ct_place p
 void *ct_tensor_mutable_data(ct_tensor *t, ct_dtype dtype, ct_place place) {
   if (CT__LIKELY(t != NULL && t->block != NULL && t->dims.rank >= 0 && ct__dtype_valid(dtype) &&
                  t->block->place.kind == place.kind && t->block->place.device == place.device &&
-                 data_bytes(t, dtype) <= ct__tensor_capacity(t))) {
+                 ct__tensor_bytes(t, dtype) <= ct__tensor_capacity(t))) {
     t->dtype = dtype;
     return ct__tensor_ptr(t);
   }
@@ -131,7 +120,7 @@ ct_status ct__tensor_check_data(const ct_tensor *t, const char *what) {
                      "%s: %s holds no memory: call ct_tensor_mutable_data first", what,
                      ct__tensor_label(t, label, sizeof label));
   }
-  size_t need = data_bytes(t, t->dtype);
+  size_t need = ct__tensor_bytes(t, t->dtype);
   if (need > ct__tensor_capacity(t)) {
     return ct__error(CT_ERR_OUT_OF_RANGE,
                      "%s: %s needs %zu bytes but holds %zu: its dims grew after the last "
@@ -161,7 +150,7 @@ CT__COLD static const void *data_slow(const ct_tensor *t, ct_dtype dtype) {
 
 const void *ct_tensor_data(const ct_tensor *t, ct_dtype dtype) {
   if (CT__LIKELY(t != NULL && t->block != NULL && t->dtype == dtype &&
-                 data_bytes(t, dtype) <= ct__tensor_capacity(t))) {
+                 ct__tensor_bytes(t, dtype) <= ct__tensor_capacity(t))) {
     return ct__tensor_ptr(t);
   }
   return data_slow(t, dtype);
@@ -172,7 +161,7 @@ ct_dtype ct_tensor_dtype(const ct_tensor *t) { return t ? t->dtype : CT_DTYPE_UN
 ct_place ct_tensor_place(const ct_tensor *t) {
   return (t && t->block) ? t->block->place : ct_cpu();
 }
-int64_t ct_tensor_numel(const ct_tensor *t) { return t ? ct_ddim_numel(t->dims) : -1; }
+int64_t ct_tensor_numel(const ct_tensor *t) { return t ? t->numel : -1; }
 bool ct_tensor_has_memory(const ct_tensor *t) { return t != NULL && t->block != NULL; }
 bool ct_tensor_is_external(const ct_tensor *t) {
   return t != NULL && t->block != NULL && t->block->external;
@@ -202,7 +191,7 @@ static void make_view(ct_tensor *dst, const ct_tensor *src, ct_ddim dims, size_t
   ct__block_release(dst->block);
   dst->block = b;
   dst->dtype = dtype;
-  dst->dims = dims;
+  ct__tensor_set_dims(dst, dims, ct_ddim_numel(dims));
   dst->offset = offset;
 }
 
@@ -264,7 +253,8 @@ ct_status ct_tensor_flatten_to_2d(ct_tensor *dst, const ct_tensor *src, int num_
 ct_status ct_tensor_wrap(ct_tensor *t, void *data, ct_ddim dims, ct_dtype dtype, ct_place place,
                          void (*release)(void *ctx), void *ctx) {
   if (t == NULL) return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_tensor_wrap: the tensor is NULL");
-  ct_status s = ct__check_dims(dims, "ct_tensor_wrap");
+  int64_t numel;
+  ct_status s = ct__check_dims(dims, "ct_tensor_wrap", &numel);
   if (s != CT_OK) return s;
   if (!ct__dtype_valid(dtype)) {
     return ct__error(CT_ERR_INVALID_ARGUMENT,
@@ -274,8 +264,7 @@ ct_status ct_tensor_wrap(ct_tensor *t, void *data, ct_ddim dims, ct_dtype dtype,
   }
   s = ct__place_check(place, "ct_tensor_wrap");
   if (s != CT_OK) return s;
-  size_t nbytes;
-  if (!ct__tensor_nbytes(dims, dtype, &nbytes, "ct_tensor_wrap")) return ct_last_status();
+  size_t nbytes = (size_t)numel * ct_dtype_size(dtype);
   if (data == NULL && nbytes > 0) {
     char d[CT__DDIM_STR_CAP];
     return ct__error(CT_ERR_INVALID_ARGUMENT,
@@ -287,7 +276,7 @@ ct_status ct_tensor_wrap(ct_tensor *t, void *data, ct_ddim dims, ct_dtype dtype,
   ct__block_release(t->block);
   t->block = b;
   t->offset = 0;
-  t->dims = dims;
+  ct__tensor_set_dims(t, dims, numel);
   t->dtype = dtype;
   return CT_OK;
 }

@@ -14,8 +14,9 @@ typedef struct source {
 } source;
 
 /* Writes nbytes from src into dst at dst_place, giving dst the dims and dtype. */
-static ct_status assign(ct_tensor *dst, ct_ddim dims, ct_dtype dtype, source src, size_t nbytes,
+static ct_status assign(ct_tensor *dst, ct_ddim dims, int64_t numel, ct_dtype dtype, source src,
                         ct_place dst_place, const char *what) {
+  size_t nbytes = (size_t)numel * ct_dtype_size(dtype);
   char label[CT__LABEL_CAP], p[CT__PLACE_STR_CAP], q[CT__PLACE_STR_CAP];
   ct__block *b = dst->block;
   if (b != NULL && b->external) {
@@ -38,14 +39,16 @@ static ct_status assign(ct_tensor *dst, ct_ddim dims, ct_dtype dtype, source src
       dst->block = NULL;
       dst->offset = 0;
     }
-    ct_tensor probe = *dst;
-    probe.dims = dims;
-    probe.dtype = dtype;
-    char whatlabel[CT__LABEL_CAP + 48];
-    snprintf(whatlabel, sizeof whatlabel, "%s: %s", what,
-             ct__tensor_label(&probe, label, sizeof label));
-    ct__block *nb = ct__block_alloc(dst_place, nbytes, whatlabel);
-    if (nb == NULL) return ct_last_status();
+    ct__block *nb = ct__block_alloc(dst_place, nbytes);
+    if (nb == NULL) {
+      ct_tensor probe = *dst;
+      probe.dims = dims;
+      probe.dtype = dtype;
+      char whatlabel[CT__LABEL_CAP + 48];
+      snprintf(whatlabel, sizeof whatlabel, "%s: %s", what,
+               ct__tensor_label(&probe, label, sizeof label));
+      return ct__block_oom(whatlabel, dst_place, nbytes);
+    }
     ct_status s = ct__memcpy(nb->ptr, dst_place, src.ptr, src.place, nbytes);
     if (s != CT_OK) {
       ct__block_release(nb);
@@ -54,13 +57,13 @@ static ct_status assign(ct_tensor *dst, ct_ddim dims, ct_dtype dtype, source src
     if (keep_old) ct__block_release(b);
     dst->block = nb;
     dst->offset = 0;
-    dst->dims = dims;
+    ct__tensor_set_dims(dst, dims, numel);
     dst->dtype = dtype;
     return CT_OK;
   }
   ct_status s = ct__memcpy(ct__tensor_ptr(dst), dst_place, src.ptr, src.place, nbytes);
   if (s != CT_OK) return s;
-  dst->dims = dims;
+  ct__tensor_set_dims(dst, dims, numel);
   dst->dtype = dtype;
   return CT_OK;
 }
@@ -74,9 +77,8 @@ ct_status ct_tensor_copy(ct_tensor *dst, const ct_tensor *src, ct_place dst_plac
   if (s != CT_OK) return s;
   s = ct__tensor_check_data(src, "ct_tensor_copy: source");
   if (s != CT_OK) return s;
-  size_t nbytes = (size_t)ct_ddim_numel(src->dims) * ct_dtype_size(src->dtype);
   source from = {ct__tensor_ptr(src), src->block->place, src->block};
-  return assign(dst, src->dims, src->dtype, from, nbytes, dst_place, "ct_tensor_copy");
+  return assign(dst, src->dims, src->numel, src->dtype, from, dst_place, "ct_tensor_copy");
 }
 
 ct_status ct_tensor_set_value(ct_tensor *t, const void *src, ct_ddim dims, ct_dtype dtype,
@@ -84,7 +86,8 @@ ct_status ct_tensor_set_value(ct_tensor *t, const void *src, ct_ddim dims, ct_dt
   if (t == NULL) {
     return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_tensor_set_value: the tensor is NULL");
   }
-  ct_status s = ct__check_dims(dims, "ct_tensor_set_value");
+  int64_t numel;
+  ct_status s = ct__check_dims(dims, "ct_tensor_set_value", &numel);
   if (s != CT_OK) return s;
   if (!ct__dtype_valid(dtype)) {
     return ct__error(CT_ERR_INVALID_ARGUMENT,
@@ -94,8 +97,7 @@ ct_status ct_tensor_set_value(ct_tensor *t, const void *src, ct_ddim dims, ct_dt
   }
   s = ct__place_check(src_place, "ct_tensor_set_value: source");
   if (s != CT_OK) return s;
-  size_t nbytes;
-  if (!ct__tensor_nbytes(dims, dtype, &nbytes, "ct_tensor_set_value")) return ct_last_status();
+  size_t nbytes = (size_t)numel * ct_dtype_size(dtype);
   if (src == NULL && nbytes > 0) {
     return ct__error(CT_ERR_INVALID_ARGUMENT,
                      "ct_tensor_set_value: src is NULL for %zu bytes: pass the data to copy",
@@ -107,5 +109,5 @@ ct_status ct_tensor_set_value(ct_tensor *t, const void *src, ct_ddim dims, ct_dt
     if (p >= lo && p < hi) from.block = t->block; /* copying from t's own memory */
   }
   ct_place dst_place = t->block ? t->block->place : src_place;
-  return assign(t, dims, dtype, from, nbytes, dst_place, "ct_tensor_set_value");
+  return assign(t, dims, numel, dtype, from, dst_place, "ct_tensor_set_value");
 }

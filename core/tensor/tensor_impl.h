@@ -8,6 +8,7 @@
 
 struct ct_tensor {
   ct_ddim dims;     /* rank -1 while unset */
+  int64_t numel;    /* of dims; -1 while unset */
   ct_dtype dtype;   /* CT_DTYPE_UNDEFINED until data is given a type */
   size_t offset;    /* bytes from block->ptr to this view's first element */
   ct__block *block; /* NULL while the tensor holds no memory */
@@ -22,9 +23,16 @@ void ct__tensor_reset(ct_tensor *t);
 /* "tensor [2,3] float32" (or "tensor unset undefined") into buf, for messages. */
 const char *ct__tensor_label(const ct_tensor *t, char *buf, size_t cap);
 
-/* numel x dtype size of dims, or records CT_ERR_OUT_OF_RANGE naming `what` and returns 0 in
- * *ok. dims must be set and valid. */
-int ct__tensor_nbytes(ct_ddim dims, ct_dtype dtype, size_t *out, const char *what);
+/* Sets t's dims and their element count. */
+static inline void ct__tensor_set_dims(ct_tensor *t, ct_ddim dims, int64_t numel) {
+  t->dims = dims;
+  t->numel = numel;
+}
+
+/* numel x dtype size for a tensor whose dims are set (checked dims keep numel x 8 in range). */
+static inline size_t ct__tensor_bytes(const ct_tensor *t, ct_dtype dtype) {
+  return (size_t)t->numel * ct_dtype_size(dtype);
+}
 
 /* Checks that t's memory covers its dims and dtype (the rule of ct_tensor_data). */
 ct_status ct__tensor_check_data(const ct_tensor *t, const char *what);

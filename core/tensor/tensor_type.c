@@ -17,6 +17,6 @@ const ct_type ct_tensor_type = {
     .destroy = tensor_obj_destroy,
 };
 
-ct_tensor *ct_var_tensor(ct_var *v) { return ct_var_get_mutable(v, &ct_tensor_type); }
+ct_tensor *(ct_var_tensor)(ct_var *v) { return ct_var_get_mutable(v, &ct_tensor_type); }
 
-const ct_tensor *ct_var_get_tensor(const ct_var *v) { return ct_var_get(v, &ct_tensor_type); }
+const ct_tensor *(ct_var_get_tensor)(const ct_var *v) { return ct_var_get(v, &ct_tensor_type); }

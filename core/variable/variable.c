@@ -3,22 +3,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "common/common.h"
 #include "variable/variable_impl.h"
 
 #define DEFAULT_ALIGN (alignof(max_align_t))
 
 void ct__var_init(ct_var *v) {
-  v->type = NULL;
-  v->obj = NULL;
+  v->head.type = NULL;
+  v->head.obj = NULL;
   atomic_init(&v->name, NULL);
   atomic_init(&v->name_len, 0);
+  v->heap_name = NULL;
   v->owner = NULL;
   v->next_free = NULL;
 }
 
 ct_var *ct_var_new(void) {
-  ct_var *v = malloc(sizeof *v);
+  ct_var *v = ct__alloc(sizeof *v);
   if (v == NULL) {
     return ct__error_null(CT_ERR_OUT_OF_MEMORY, "ct_var_new: out of host memory for a variable");
   }
@@ -28,18 +30,18 @@ ct_var *ct_var_new(void) {
 
 /* The name for messages: "variable 'fc1.w'" or "standalone variable". */
 static const char *label_of(const ct_var *v, char *buf, size_t cap) {
-  ct__name *n = atomic_load_explicit((ct__name *_Atomic *)&v->name, memory_order_acquire);
-  if (n == NULL) return "standalone variable";
-  snprintf(buf, cap, "variable '%s'", n->s);
+  const char *n = ct_var_name(v);
+  if (n[0] == '\0') return "standalone variable";
+  snprintf(buf, cap, "variable '%s'", n);
   return buf;
 }
 
 void ct_var_clear(ct_var *v) {
-  if (v == NULL || v->type == NULL) return;
-  const ct_type *t = v->type;
-  void *obj = v->obj;
-  v->type = NULL; /* empty before destroy runs: a destroy that looks at v sees it empty */
-  v->obj = NULL;
+  if (v == NULL || v->head.type == NULL) return;
+  const ct_type *t = v->head.type;
+  void *obj = v->head.obj;
+  v->head.type = NULL; /* empty before destroy runs: a destroy that looks at v sees it empty */
+  v->head.obj = NULL;
   if (t->destroy) t->destroy(obj);
   if (obj != (void *)v->inline_obj) free(obj);
 }
@@ -54,7 +56,7 @@ void ct_var_free(ct_var *v) {
     return;
   }
   ct_var_clear(v);
-  free(v);
+  ct__free(v, sizeof *v);
 }
 
 static int type_valid(const ct_type *type) {
@@ -68,10 +70,10 @@ CT__COLD static void *get_mutable_slow(ct_var *v, const ct_type *type) {
     return ct__error_null(CT_ERR_INVALID_ARGUMENT, "ct_var_get_mutable: %s is NULL",
                           v == NULL ? "the variable" : "the type");
   }
-  if (v->type != NULL) {
+  if (v->head.type != NULL) {
     return ct__error_null(CT_ERR_TYPE_MISMATCH,
                           "%s holds %s, asked for %s: get it as %s, or ct_var_clear it first",
-                          label_of(v, buf, sizeof buf), v->type->name, type->name, v->type->name);
+                          label_of(v, buf, sizeof buf), v->head.type->name, type->name, v->head.type->name);
   }
   if (!type_valid(type)) {
     return ct__error_null(CT_ERR_INVALID_ARGUMENT,
@@ -85,7 +87,9 @@ CT__COLD static void *get_mutable_slow(ct_var *v, const ct_type *type) {
     obj = v->inline_obj;
   } else {
     size_t size = (type->size + align - 1) & ~(align - 1);
-    obj = aligned_alloc(align < sizeof(void *) ? sizeof(void *) : align, size);
+    /* size < type->size: the rounding wrapped, no allocator can provide it */
+    obj = size < type->size ? NULL
+                            : aligned_alloc(align < sizeof(void *) ? sizeof(void *) : align, size);
     if (obj == NULL) {
       return ct__error_null(CT_ERR_OUT_OF_MEMORY, "%s: out of host memory for a %s of %zu bytes",
                             label_of(v, buf, sizeof buf), type->name, type->size);
@@ -93,13 +97,13 @@ CT__COLD static void *get_mutable_slow(ct_var *v, const ct_type *type) {
   }
   memset(obj, 0, type->size);
   if (type->init) type->init(obj);
-  v->obj = obj;
-  v->type = type;
+  v->head.obj = obj;
+  v->head.type = type;
   return obj;
 }
 
-void *ct_var_get_mutable(ct_var *v, const ct_type *type) {
-  if (CT__LIKELY(v != NULL && type != NULL && v->type == type)) return v->obj;
+void *(ct_var_get_mutable)(ct_var *v, const ct_type *type) {
+  if (CT__LIKELY(v != NULL && type != NULL && v->head.type == type)) return v->head.obj;
   return get_mutable_slow(v, type);
 }
 
@@ -109,31 +113,31 @@ CT__COLD static const void *get_slow(const ct_var *v, const ct_type *type) {
     return ct__error_null(CT_ERR_INVALID_ARGUMENT, "ct_var_get: %s is NULL",
                           v == NULL ? "the variable" : "the type");
   }
-  if (v->type == NULL) {
+  if (v->head.type == NULL) {
     return ct__error_null(CT_ERR_UNINITIALIZED,
                           "%s holds nothing, asked for %s: create the value with "
                           "ct_var_get_mutable first",
                           label_of(v, buf, sizeof buf), type->name);
   }
   return ct__error_null(CT_ERR_TYPE_MISMATCH, "%s holds %s, asked for %s: get it as %s",
-                        label_of(v, buf, sizeof buf), v->type->name, type->name, v->type->name);
+                        label_of(v, buf, sizeof buf), v->head.type->name, type->name, v->head.type->name);
 }
 
-const void *ct_var_get(const ct_var *v, const ct_type *type) {
-  if (CT__LIKELY(v != NULL && type != NULL && v->type == type)) return v->obj;
+const void *(ct_var_get)(const ct_var *v, const ct_type *type) {
+  if (CT__LIKELY(v != NULL && type != NULL && v->head.type == type)) return v->head.obj;
   return get_slow(v, type);
 }
 
 bool ct_var_is(const ct_var *v, const ct_type *type) {
-  return v != NULL && type != NULL && v->type == type;
+  return v != NULL && type != NULL && v->head.type == type;
 }
 
-const ct_type *ct_var_type(const ct_var *v) { return v ? v->type : NULL; }
+const ct_type *ct_var_type(const ct_var *v) { return v ? v->head.type : NULL; }
 
 const char *ct_var_name(const ct_var *v) {
   if (v == NULL) return "";
-  ct__name *n = atomic_load_explicit((ct__name *_Atomic *)&v->name, memory_order_acquire);
-  return n ? n->s : "";
+  const char *n = atomic_load_explicit((const char *_Atomic *)&v->name, memory_order_acquire);
+  return n ? n : "";
 }
 
 const ct_type ct_int64_type = {

@@ -13,26 +13,37 @@
 
 #include <corten/variable.h>
 
-/* A variable name owned by a scope: its capacity never changes, so a lock-free reader that
- * compares at most cap bytes stays inside the allocation whatever a writer does meanwhile. */
+/* A variable name too long for the variable's inline buffer, owned by its scope. Its capacity
+ * never changes, so a lock-free reader that compares at most cap bytes stays inside the
+ * allocation whatever a writer does meanwhile. */
 typedef struct ct__name {
-  size_t cap;                      /* bytes of s, the terminator included */
-  struct ct__name *retired_next;   /* the owner's list of replaced names */
+  size_t cap;                    /* bytes of s, the terminator included */
+  struct ct__name *retired_next; /* the owner's list of replaced names */
   char s[];
 } ct__name;
 
 /* Objects up to this size with alignment up to 16 live inside the variable. */
 #define CT__VAR_INLINE 128
+/* Names up to this size (terminator included) live inside the variable, in its first cache
+ * line with the fields a lookup reads. */
+#define CT__VAR_INLINE_NAME 32
 
 struct ct_var {
-  const ct_type *type; /* NULL while empty */
-  void *obj;           /* the value: inline_obj or a heap block */
-  ct__name *_Atomic name; /* NULL for a standalone variable */
-  _Atomic size_t name_len;
-  void *owner;         /* the owning scope, NULL for a standalone variable */
-  ct_var *next_free;   /* the owner's list of erased variables awaiting reuse */
+  ct__var_head head;       /* type (NULL while empty) and the value; see corten/variable.h */
+  _Atomic size_t name_len; /* 0 for a standalone variable */
+  const char *_Atomic name; /* inline_name, heap_name->s, or NULL for a standalone variable */
+  char inline_name[CT__VAR_INLINE_NAME];
+  ct__name *heap_name;     /* the block holding a long name, or NULL */
+  void *owner;             /* the owning scope, NULL for a standalone variable */
+  ct_var *next_free;       /* the owner's list of erased variables awaiting reuse */
   alignas(16) unsigned char inline_obj[CT__VAR_INLINE];
 };
+
+/* Bytes readable at a name pointer of v: a bound that holds whatever a writer does. */
+static inline size_t ct__var_name_cap(const ct_var *v, const char *name) {
+  if (name == v->inline_name) return CT__VAR_INLINE_NAME;
+  return ((const ct__name *)(const void *)(name - offsetof(ct__name, s)))->cap;
+}
 
 /* Makes v a fresh, empty variable with no owner or name. */
 void ct__var_init(ct_var *v);

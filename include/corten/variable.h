@@ -77,6 +77,34 @@ CT_API const char *ct_var_name(const ct_var *v);
 CT_API ct_tensor *ct_var_tensor(ct_var *v);
 CT_API const ct_tensor *ct_var_get_tensor(const ct_var *v);
 
+/* ---- Inline fast paths -------------------------------------------------------------------------
+ * Reading a held value is one pointer compare, so it is done inline: these macros stand in for
+ * the functions above when called directly, and fall back to them for everything else (an empty
+ * variable, another type, NULL), which then reports the error. The functions stay exported for
+ * function pointers and foreign-language bindings; `(ct_var_get)(v, t)` calls one explicitly.
+ * The head of a variable is therefore part of the ABI: a type pointer, then the value pointer. */
+typedef struct ct__var_head {
+  const ct_type *type;
+  void *obj;
+} ct__var_head;
+
+static inline const void *ct__var_get_inline(const ct_var *v, const ct_type *type) {
+  const ct__var_head *h = (const ct__var_head *)(const void *)v;
+  if (__builtin_expect(v != NULL && type != NULL && h->type == type, 1)) return h->obj;
+  return (ct_var_get)(v, type);
+}
+
+static inline void *ct__var_get_mutable_inline(ct_var *v, const ct_type *type) {
+  const ct__var_head *h = (const ct__var_head *)(const void *)v;
+  if (__builtin_expect(v != NULL && type != NULL && h->type == type, 1)) return h->obj;
+  return (ct_var_get_mutable)(v, type);
+}
+
+#define ct_var_get(v, type) ct__var_get_inline((v), (type))
+#define ct_var_get_mutable(v, type) ct__var_get_mutable_inline((v), (type))
+#define ct_var_get_tensor(v) ((const ct_tensor *)ct__var_get_inline((v), &ct_tensor_type))
+#define ct_var_tensor(v) ((ct_tensor *)ct__var_get_mutable_inline((v), &ct_tensor_type))
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what building and testing corten needs on Debian (or Ubuntu): the compilers, CMake,
+# Check, jemalloc, OpenBLAS, DLPack. Packages already present are left alone; apt runs only when
+# something is missing. Uses sudo when not run as root.
+set -euo pipefail
+
+packages=(cmake make gcc g++ clang pkg-config check libjemalloc-dev libopenblas-dev libdlpack-dev)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
