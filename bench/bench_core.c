@@ -1,12 +1,12 @@
-/* bench_core: the speed of corten's core, each figure next to a baseline from the same run.
+/* bench_core.c: the speed of corten's core, each figure next to a baseline from the same run.
  *   var_get       ct_var_get of a held tensor   [std::any_cast on a Paddle-style Variable]
- *   find_var      hit at depth 0 and 3, miss at depth 3, among 1000 names like
+ *   find_var      hit at depth 0 and 3, miss at depth 0 and 3, among 1000 names like
  *                 "layer042.weight.0042"        [Paddle-style unordered_map + shared_mutex scope]
  *   alloc cycle   new variable + tensor + 4 KB mutable_data + free
- *                                               [the same bytes by hand: malloc of a header,
+ *                                               [torch::empty({1024}) from libtorch; and the
+ *                                                same bytes by hand: malloc of a header,
  *                                                mallocx/sdallocx of the data, free]
- * Single thread; medians of repeated batches after a warm-up. `bench_core --quick` runs fewer
- * repetitions. */
+ * Single thread; medians of repeated batches after a warm-up. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +17,7 @@
 #include <jemalloc/jemalloc.h>
 #endif
 
+#include "bench_torch.h"
 #include "bench_util.h"
 
 #define NAMES 1000
@@ -96,14 +97,11 @@ static void alloc_cycle_baseline(void *arg, size_t iters) {
   }
 }
 
-int main(int argc, char **argv) {
-  int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
-  int reps = quick ? 5 : 21;
+void bench_core_rows(const bench_cfg *cfg) {
+  int quick = cfg->quick;
+  int reps = cfg->reps;
   size_t iters = quick ? 200000 : 2000000;
-  double base = -1.0;
-
-  printf("corten bench_core (%s mode): median ns per operation, single thread\n",
-         quick ? "quick" : "full");
+  double base = BENCH_NOT_INSTALLED;
 
   /* var_get */
   ct_var *v = ct_var_new();
@@ -114,7 +112,8 @@ int main(int argc, char **argv) {
   base = bench_median_ns(pd_get_batch, pv, iters * 10, reps);
   pd_get_teardown(pv);
 #endif
-  bench_row("ct_var_get (held tensor)", get_ns, "std::any_cast (Paddle-style Variable)", base);
+  bench_record("typed variable get (ct_var_get)", get_ns, "std::any_cast, Paddle-style Variable",
+               base, "ns/op");
   ct_var_free(v);
 
   /* find_var: 1000 names in the root, 3 kids below it with locals of their own */
@@ -145,26 +144,33 @@ int main(int argc, char **argv) {
     int depth;
     const char *const *k;
   } cases[] = {
-      {"ct_scope_find_var hit, depth 0", "Paddle-style FindVar hit, depth 0", root, 0, keys},
-      {"ct_scope_find_var hit, depth 3", "Paddle-style FindVar hit, depth 3", kid, 3, keys},
-      {"ct_scope_find_var miss, depth 3", "Paddle-style FindVar miss, depth 3", kid, 3, miss},
+      {"find_var hit, depth 0, 1000 names", "Paddle-style Scope::FindVar", root, 0, keys},
+      {"find_var hit, depth 3, 1000 names", "Paddle-style Scope::FindVar", kid, 3, keys},
+      {"find_var miss, depth 0, 1000 names", "Paddle-style Scope::FindVar", root, 0, miss},
+      {"find_var miss, depth 3, 1000 names", "Paddle-style Scope::FindVar", kid, 3, miss},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     find_ctx fc = {cases[c].from, cases[c].k, NAMES};
     double ns = bench_median_ns(find_batch, &fc, iters, reps);
-    base = -1.0;
+    base = BENCH_NOT_INSTALLED;
 #ifdef CORTEN_BENCH_CXX
     void *pb = pd_find_setup(names, NAMES, cases[c].depth, KID_LOCALS, cases[c].k, NAMES);
     base = bench_median_ns(pd_find_batch, pb, iters, reps);
     pd_find_teardown(pb);
 #endif
-    bench_row(cases[c].row, ns, cases[c].brow, base);
+    bench_record(cases[c].row, ns, cases[c].brow, base, "ns/op");
   }
   ct_scope_free(root);
 
   /* alloc cycle */
   double cyc = bench_median_ns(alloc_cycle_batch, NULL, iters / 2, reps);
+  base = BENCH_NOT_INSTALLED;
+#ifdef CORTEN_BENCH_TORCH
+  base = bench_median_ns(tb_empty_batch, NULL, iters / 2, reps);
+#endif
+  bench_record("var + tensor + 4 KB mutable_data + free", cyc, "torch::empty({1024}) + release", base,
+               "ns/op");
   base = bench_median_ns(alloc_cycle_baseline, NULL, iters / 2, reps);
-  bench_row("var + tensor + 4 KB mutable_data + free", cyc, "malloc x2 + mallocx/sdallocx 4 KB", base);
-  return 0;
+  bench_record("var + tensor + 4 KB mutable_data + free", cyc, "malloc x2 + mallocx/sdallocx 4 KB",
+               base, "ns/op");
 }

@@ -1,18 +1,66 @@
-/* bench/bench_util.h: timing for the benchmarks: medians of repeated batches after a warm-up. */
+/* bench/bench_util.h: timing and the result table of the benchmarks.
+ *
+ * Timing: medians of repeated batches after a warm-up run. Results: every row is recorded with
+ * bench_record (corten's figure, the baseline's figure from the same run, the unit), printed as
+ * it comes, and written to a JSON file at the end. A row whose corten figure is missing (NaN) is
+ * a failure of the run; a baseline that is not built into this binary is BENCH_NOT_INSTALLED. */
 #ifndef CORTEN_BENCH_UTIL_H
 #define CORTEN_BENCH_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Keeps the compiler from dropping a value or reordering work across this point. */
 #define BENCH_KEEP(x) __asm__ __volatile__("" : : "g"(x) : "memory")
+
+/* A baseline figure for "this baseline is not built here" (libtorch missing). */
+#define BENCH_NOT_INSTALLED (-1.0)
+
+typedef struct bench_cfg {
+  int quick; /* fewer repetitions and iterations; same sizes */
+  int reps;  /* timed repetitions per figure (the median is taken) */
+} bench_cfg;
 
 /* Runs fn(arg, iters) `reps` times after one warm-up run and returns the median nanoseconds per
  * iteration. */
 double bench_median_ns(void (*fn)(void *arg, size_t iters), void *arg, size_t iters, int reps);
 
-/* Prints one row: name, corten's ns, the baseline's ns and name, and the ratio. */
+/* Times n functions together: one warm-up run of each, then `reps` rounds in which each runs once
+ * in turn, so that all of them see the same state of a shared, noisy machine. fns[i] == NULL
+ * leaves out[i] at BENCH_NOT_INSTALLED. Writes the median nanoseconds per iteration of each to
+ * out[i] (NaN when memory runs out). */
+void bench_median_multi_ns(int n, void (*const *fns)(void *arg, size_t iters), void *const *args,
+                           size_t iters, int reps, double *out);
+
+/* Records and prints one row. corten: corten's figure (NaN when it could not be measured);
+ * baseline_value: the baseline's figure in the same unit, or BENCH_NOT_INSTALLED. The ratio is
+ * corten / baseline: for times, below 1 means corten is faster. */
+void bench_record(const char *name, double corten, const char *baseline, double baseline_value,
+                  const char *unit);
+
+/* bench_record with the unit "ns/op" (the older interface, kept for bench_cuda.c). */
 void bench_row(const char *name, double corten_ns, const char *baseline, double baseline_ns);
+
+/* Records a row that did not run at all, with the reason ("skipped: no CUDA device"). */
+void bench_skip(const char *name, const char *reason);
+
+/* Prints the closing summary, writes the JSON file (json_path may be NULL) and returns the
+ * number of rows without a corten figure (a skipped row does not count). */
+int bench_finish(const char *json_path, const bench_cfg *cfg);
+
+/* The groups of rows, one per source file. */
+void bench_core_rows(const bench_cfg *cfg);
+void bench_ops_rows(const bench_cfg *cfg);
+void bench_params_rows(const bench_cfg *cfg);
+void bench_memory_rows(const bench_cfg *cfg);
+void bench_cuda_rows(const bench_cfg *cfg);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* CORTEN_BENCH_UTIL_H */

@@ -255,6 +255,10 @@ START_TEST(test_place_str_cap_zero_writes_nothing) {
 END_TEST
 
 START_TEST(test_cuda_device_count_is_zero_without_cuda) {
+  if (ct_cuda_is_built()) { /* a CUDA build: as many as the machine has, none here in CI */
+    ck_assert_int_ge(ct_cuda_device_count(), 0);
+    return;
+  }
   ck_assert_int_eq(ct_cuda_device_count(), 0);
 }
 END_TEST

@@ -237,11 +237,19 @@ START_TEST(mutable_data_bad_dtype_or_place_is_invalid_argument) {
 }
 END_TEST
 
+/* What a CUDA place gives where it cannot hold memory: CT_ERR_UNSUPPORTED in a build without
+ * CUDA, CT_ERR_DEVICE in a CUDA build on a machine without a GPU. The tests using it do nothing
+ * where a GPU is present (tests/test_cuda.c covers that). */
+static ct_status no_cuda_status(void) {
+  return ct_cuda_is_built() ? CT_ERR_DEVICE : CT_ERR_UNSUPPORTED;
+}
+
 START_TEST(mutable_data_on_cuda_is_unsupported) {
+  if (ct_cuda_device_count() > 0) return;
   ct_tensor *t = ct_tensor_new();
   ck_assert_int_eq(ct_tensor_resize(t, CT_DIMS(2)), CT_OK);
   ck_assert_ptr_null(ct_tensor_mutable_data(t, CT_FLOAT32, ct_cuda(0)));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_UNSUPPORTED);
+  ck_assert_int_eq(ct_last_status(), no_cuda_status());
   ck_assert(!ct_tensor_has_memory(t));
   ck_assert_int_eq(ct_tensor_dtype(t), CT_DTYPE_UNDEFINED);
   ct_tensor_free(t);
@@ -796,9 +804,11 @@ START_TEST(failed_wrap_does_not_take_buffer) {
   ck_assert_int_eq(ct_tensor_wrap(t, buf, CT_DIMS((int64_t)1 << 61), CT_FLOAT64, ct_cpu(),
                                   count_release, &released),
                    CT_ERR_OUT_OF_RANGE);
-  ck_assert_int_eq(
-      ct_tensor_wrap(t, buf, CT_DIMS(2, 3), CT_FLOAT32, ct_cuda(0), count_release, &released),
-      CT_ERR_UNSUPPORTED);
+  if (ct_cuda_device_count() == 0) {
+    ck_assert_int_eq(
+        ct_tensor_wrap(t, buf, CT_DIMS(2, 3), CT_FLOAT32, ct_cuda(0), count_release, &released),
+        no_cuda_status());
+  }
   ck_assert_int_eq(
       ct_tensor_wrap(NULL, buf, CT_DIMS(2, 3), CT_FLOAT32, ct_cpu(), count_release, &released),
       CT_ERR_INVALID_ARGUMENT);
@@ -1183,10 +1193,11 @@ START_TEST(copy_onto_itself_keeps_values) {
 END_TEST
 
 START_TEST(copy_to_cuda_is_unsupported) {
+  if (ct_cuda_device_count() > 0) return;
   ct_tensor *src = iota_f32(CT_DIMS(4), NULL);
   ct_tensor *dst = ct_tensor_new();
-  ck_assert_int_eq(ct_tensor_copy(dst, src, ct_cuda(0)), CT_ERR_UNSUPPORTED);
-  ck_assert_int_eq(ct_last_status(), CT_ERR_UNSUPPORTED);
+  ck_assert_int_eq(ct_tensor_copy(dst, src, ct_cuda(0)), no_cuda_status());
+  ck_assert_int_eq(ct_last_status(), no_cuda_status());
   ck_assert(!ct_tensor_has_memory(dst));
   ck_assert_uint_eq(cpu_stats().allocs, 1);
   ct_tensor_free(dst);
@@ -1333,8 +1344,10 @@ START_TEST(set_value_errors) {
   ck_assert_int_eq(
       ct_tensor_set_value(t, vals, CT_DIMS((int64_t)1 << 61), CT_FLOAT64, ct_cpu()),
       CT_ERR_OUT_OF_RANGE);
-  ck_assert_int_eq(ct_tensor_set_value(t, vals, CT_DIMS(4), CT_FLOAT32, ct_cuda(0)),
-                   CT_ERR_UNSUPPORTED);
+  if (ct_cuda_device_count() == 0) {
+    ck_assert_int_eq(ct_tensor_set_value(t, vals, CT_DIMS(4), CT_FLOAT32, ct_cuda(0)),
+                     no_cuda_status());
+  }
   /* t is as it was */
   ck_assert_ptr_eq(ct_tensor_data(t, CT_FLOAT32), q);
   ck_assert(ct_ddim_equal(ct_tensor_dims(t), CT_DIMS(2)));

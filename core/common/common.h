@@ -31,7 +31,8 @@ void ct__error_name(ct_status s, const char *prefix, const char *name, size_t le
 #define CT__DDIM_STR_CAP 224
 #define CT__PLACE_STR_CAP 48
 
-/* Whether a place has a valid kind and a device ordinal >= 0. */
+/* Whether a place has a valid kind (and, for CUDA, a device ordinal >= 0; the host places
+ * ignore the ordinal). */
 int ct__place_valid(ct_place p);
 
 /* Whether dtype is a defined ct_dtype (not UNDEFINED, not outside the enum). */
@@ -41,6 +42,15 @@ static inline int ct__dtype_valid(ct_dtype t) { return t > CT_DTYPE_UNDEFINED &&
  * representable. Returns CT_OK with the element count in *numel, or records the error (naming
  * what, e.g. "ct_tensor_resize") and returns its status. */
 ct_status ct__check_dims(ct_ddim dims, const char *what, int64_t *numel);
+
+/* ct_ddim_equal by pointer, inline, for hot paths (dims known to have rank <= CT_MAX_RANK). */
+static inline int ct__ddim_eq(const ct_ddim *a, const ct_ddim *b) {
+  if (a->rank != b->rank) return 0;
+  for (int i = 0; i < a->rank; i++) {
+    if (a->d[i] != b->d[i]) return 0;
+  }
+  return 1;
+}
 
 /* a * b into *out; returns 0 on overflow. */
 static inline int ct__mul_size(size_t a, size_t b, size_t *out) {

@@ -73,7 +73,7 @@ const char *ct_place_str(ct_place p, char *buf, size_t cap) {
   return buf;
 }
 
-int ct_cuda_device_count(void) { return 0; }
+/* ct_cuda_device_count lives with the CUDA place: core/cuda/cuda_device.c (or cuda_stub.c). */
 
 ct_ddim ct_ddim_make(const int64_t *d, int n) {
   ct_ddim r;

@@ -15,6 +15,8 @@ static void *host_alloc(void *ctx, size_t size, size_t align) {
   return mallocx(size, MALLOCX_ALIGN(align));
 }
 
+/* The allocator interface passes no alignment to free; every tensor block is CT__BLOCK_ALIGN
+ * aligned (ct__block_alloc asks for nothing else), which sdallocx needs to find the size class. */
 static void host_free(void *ctx, void *ptr, size_t size) {
   (void)ctx;
   sdallocx(ptr, size, MALLOCX_ALIGN(CT__BLOCK_ALIGN));

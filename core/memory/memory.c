@@ -1,20 +1,33 @@
-/* core/memory/memory.c: per-place allocators and stats, and reference-counted blocks. */
+/* core/memory/memory.c: per-place allocators and stats, and reference-counted blocks.
+ *
+ * Places: the host (ct_cpu) is the hot path, reached through one predictable branch on the
+ * place kind; page-locked host memory (ct_cuda_host) and each CUDA device have domains of their
+ * own and come from core/cuda (cuda_place.h), which in a CPU-only build refuses them. */
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
+#include "cuda/cuda_place.h"
 #include "memory/memory_impl.h"
 
 /* A place's allocator and stats. The lock guards the stats only; the allocator is set while no
- * other thread allocates on the place (ct_set_allocator's documented rule). */
+ * other thread allocates on the place (ct_set_allocator's documented rule). A CUDA device's
+ * default allocator is its caching pool (fallback NULL); its stats' reserved is then the pool's,
+ * added when the stats are read, plus what replaced allocators hold. */
 typedef struct domain {
   _Atomic int lock;
   ct_memory_stats stats;
   ct_allocator allocator;
+  const ct_allocator *fallback; /* the default allocator; NULL: the device's caching pool */
 } domain;
 
-static domain host_domain = {.lock = 0, .allocator = {NULL, NULL, NULL}};
+static domain host_domain = {.lock = 0, .allocator = {NULL, NULL, NULL},
+                             .fallback = &ct__host_allocator};
+static domain pinned_domain = {.lock = 0, .allocator = {NULL, NULL, NULL},
+                               .fallback = &ct__cuda_host_allocator};
+static domain cuda_domains[CT__CUDA_MAX_DEVICES];
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -46,22 +59,25 @@ ct_status ct__place_check(ct_place place, const char *what) {
                      "%s: %s is not a place: use ct_cpu(), ct_cuda(n) or ct_cuda_host()", what,
                      ct_place_str(place, p, sizeof p));
   }
-  if (place.kind != CT_DEVICE_CPU) {
-    return ct__error(CT_ERR_UNSUPPORTED,
-                     "%s: place %s is not available: corten was built without CUDA, use ct_cpu()",
-                     what, ct_place_str(place, p, sizeof p));
-  }
+  if (place.kind != CT_DEVICE_CPU) return ct__cuda_place_check(place, what);
   return CT_OK;
+}
+
+/* The domain of a valid place other than the host (device < CT__CUDA_MAX_DEVICES). */
+static domain *device_domain(ct_place place) {
+  return place.kind == CT_DEVICE_CUDA ? &cuda_domains[place.device] : &pinned_domain;
 }
 
 /* The domain of a supported place; NULL with the error recorded otherwise. */
 static domain *domain_of(ct_place place, const char *what) {
   if (ct__place_check(place, what) != CT_OK) return NULL;
-  return &host_domain;
+  return place.kind == CT_DEVICE_CPU ? &host_domain : device_domain(place);
 }
 
+/* The allocator of a domain: the replacement when one is set, else the default (NULL for a
+ * CUDA device: its caching pool). */
 static const ct_allocator *domain_allocator(const domain *d) {
-  return d->allocator.alloc ? &d->allocator : &ct__host_allocator;
+  return d->allocator.alloc ? &d->allocator : d->fallback;
 }
 
 ct_status ct_memory_stats_get(ct_place place, ct_memory_stats *out) {
@@ -74,14 +90,23 @@ ct_status ct_memory_stats_get(ct_place place, ct_memory_stats *out) {
   domain_lock(d);
   *out = d->stats;
   domain_unlock(d);
+  if (place.kind == CT_DEVICE_CUDA) out->reserved += ct__cuda_reserved(place.device);
   return CT_OK;
 }
 
 void ct_memory_reset_peak(ct_place place) {
-  if (!ct__place_valid(place) || place.kind != CT_DEVICE_CPU) return;
-  domain_lock(&host_domain);
-  host_domain.stats.peak = host_domain.stats.allocated;
-  domain_unlock(&host_domain);
+  domain *d;
+  if (!ct__place_valid(place)) return;
+  if (place.kind == CT_DEVICE_CPU) {
+    d = &host_domain;
+  } else if (place.kind == CT_DEVICE_CUDA && place.device >= CT__CUDA_MAX_DEVICES) {
+    return;
+  } else {
+    d = device_domain(place);
+  }
+  domain_lock(d);
+  d->stats.peak = d->stats.allocated;
+  domain_unlock(d);
 }
 
 ct_status ct_set_allocator(ct_place place, const ct_allocator *a) {
@@ -101,13 +126,13 @@ ct_status ct_set_allocator(ct_place place, const ct_allocator *a) {
   return CT_OK;
 }
 
-ct__block *ct__block_alloc(ct_place place, size_t nbytes) {
-  domain *d = &host_domain; /* the only place ct__place_check lets through in this build */
-  size_t reserved = nbytes == 0 ? CT__BLOCK_ALIGN : (nbytes + CT__BLOCK_ALIGN - 1) & ~(CT__BLOCK_ALIGN - 1);
+/* A block of nbytes from allocator a, counted in d with `reserved` bytes taken. */
+static inline __attribute__((always_inline)) ct__block *block_alloc_from(
+    domain *d, const ct_allocator *a, ct_place place, size_t nbytes, size_t reserved,
+    size_t align) {
   ct__block *b = ct__alloc(sizeof *b);
   if (b == NULL) return NULL;
-  const ct_allocator *a = domain_allocator(d);
-  void *ptr = a->alloc(a->ctx, reserved, CT__BLOCK_ALIGN);
+  void *ptr = a->alloc(a->ctx, reserved, align);
   if (ptr == NULL) {
     ct__free(b, sizeof *b);
     return NULL;
@@ -119,6 +144,7 @@ ct__block *ct__block_alloc(ct_place place, size_t nbytes) {
   b->nbytes = nbytes;
   b->reserved = reserved;
   b->allocator = *a;
+  b->handle = NULL;
   b->release = NULL;
   b->release_ctx = NULL;
 
@@ -131,8 +157,71 @@ ct__block *ct__block_alloc(ct_place place, size_t nbytes) {
   return b;
 }
 
+/* Page-locked host memory, or a CUDA device (the place passed ct__place_check). */
+static CT__COLD ct__block *block_alloc_device(ct_place place, size_t nbytes) {
+  domain *d = device_domain(place);
+  if (place.kind == CT_DEVICE_CUDA_HOST) {
+    size_t reserved = nbytes == 0 ? CT__BLOCK_ALIGN
+                                  : (nbytes + CT__BLOCK_ALIGN - 1) & ~(CT__BLOCK_ALIGN - 1);
+    return block_alloc_from(d, domain_allocator(d), place, nbytes, reserved, CT__BLOCK_ALIGN);
+  }
+  size_t reserved = nbytes == 0 ? CT__CUDA_BLOCK_ROUND
+                                : (nbytes + CT__CUDA_BLOCK_ROUND - 1) & ~(CT__CUDA_BLOCK_ROUND - 1);
+  const ct_allocator *a = domain_allocator(d);
+  if (a != NULL) return block_alloc_from(d, a, place, nbytes, reserved, CT__CUDA_BLOCK_ALIGN);
+
+  /* The device's caching pool: it keeps the reserved count itself. */
+  ct__block *b = ct__alloc(sizeof *b);
+  if (b == NULL) return NULL;
+  void *ptr = ct__cuda_alloc(place.device, reserved, &b->handle);
+  if (ptr == NULL) {
+    ct__free(b, sizeof *b);
+    return NULL;
+  }
+  atomic_init(&b->refs, 1);
+  b->external = false;
+  b->place = place;
+  b->ptr = ptr;
+  b->nbytes = nbytes;
+  b->reserved = reserved;
+  memset(&b->allocator, 0, sizeof b->allocator);
+  b->release = NULL;
+  b->release_ctx = NULL;
+
+  domain_lock(d);
+  d->stats.allocated += nbytes;
+  d->stats.allocs++;
+  if (d->stats.allocated > d->stats.peak) d->stats.peak = d->stats.allocated;
+  domain_unlock(d);
+  return b;
+}
+
+ct__block *ct__block_alloc(ct_place place, size_t nbytes) {
+  if (CT__UNLIKELY(place.kind != CT_DEVICE_CPU)) return block_alloc_device(place, nbytes);
+  size_t reserved = nbytes == 0 ? CT__BLOCK_ALIGN : (nbytes + CT__BLOCK_ALIGN - 1) & ~(CT__BLOCK_ALIGN - 1);
+  const ct_allocator *a =
+      host_domain.allocator.alloc ? &host_domain.allocator : &ct__host_allocator;
+  return block_alloc_from(&host_domain, a, place, nbytes, reserved, CT__BLOCK_ALIGN);
+}
+
 ct_status ct__block_oom(const char *what, ct_place place, size_t nbytes) {
   char p[CT__PLACE_STR_CAP];
+  if (CT__UNLIKELY(place.kind != CT_DEVICE_CPU)) {
+    if (ct__cuda_take_alloc_error() != CT_OK) { /* a CUDA failure, recorded by core/cuda */
+      char cause[512];
+      snprintf(cause, sizeof cause, "%s", ct_last_error());
+      return ct__error(CT_ERR_DEVICE, "%s: %s", what, cause);
+    }
+    if (place.kind == CT_DEVICE_CUDA) {
+      ct_memory_stats s;
+      if (ct_memory_stats_get(place, &s) != CT_OK) memset(&s, 0, sizeof s);
+      return ct__error(CT_ERR_OUT_OF_MEMORY,
+                       "%s: %s is out of memory for %zu more bytes, even after returning the "
+                       "cache to the driver (tensors hold %zu bytes, corten reserves %zu): free "
+                       "some tensors or use smaller dims",
+                       what, ct_place_str(place, p, sizeof p), nbytes, s.allocated, s.reserved);
+    }
+  }
   return ct__error(CT_ERR_OUT_OF_MEMORY,
                    "%s: the %s allocator could not provide %zu bytes: free some tensors or use "
                    "smaller dims",
@@ -153,29 +242,51 @@ ct__block *ct__block_wrap(void *ptr, size_t nbytes, ct_place place, void (*relea
   b->nbytes = nbytes;
   b->reserved = 0;
   memset(&b->allocator, 0, sizeof b->allocator);
+  b->handle = NULL;
   b->release = release;
   b->release_ctx = ctx;
   return b;
 }
 
+/* Returns an allocator-made block's memory and counts it out of d. */
+static inline __attribute__((always_inline)) void block_free_to(domain *d, ct__block *b) {
+  b->allocator.free(b->allocator.ctx, b->ptr, b->reserved);
+  domain_lock(d);
+  d->stats.allocated -= b->nbytes;
+  d->stats.reserved -= b->reserved;
+  d->stats.frees++;
+  domain_unlock(d);
+}
+
+static CT__COLD void block_free_device(ct__block *b) {
+  domain *d = device_domain(b->place);
+  if (b->allocator.free != NULL) {
+    block_free_to(d, b);
+    return;
+  }
+  ct__cuda_release(b->place.device, b->handle); /* the pool counts its reserved bytes */
+  domain_lock(d);
+  d->stats.allocated -= b->nbytes;
+  d->stats.frees++;
+  domain_unlock(d);
+}
+
 void ct__block_free_last(ct__block *b) {
   if (b->external) {
     if (b->release) b->release(b->release_ctx);
+  } else if (CT__LIKELY(b->place.kind == CT_DEVICE_CPU)) {
+    block_free_to(&host_domain, b);
   } else {
-    domain *d = &host_domain; /* the only place blocks are allocated on in this build */
-    b->allocator.free(b->allocator.ctx, b->ptr, b->reserved);
-    domain_lock(d);
-    d->stats.allocated -= b->nbytes;
-    d->stats.reserved -= b->reserved;
-    d->stats.frees++;
-    domain_unlock(d);
+    block_free_device(b);
   }
   ct__free(b, sizeof *b);
 }
 
 ct_status ct__memcpy(void *dst, ct_place dst_place, const void *src, ct_place src_place, size_t n) {
-  (void)dst_place;
-  (void)src_place; /* host to host is the only pair in this build; callers checked the places */
-  if (n > 0) memmove(dst, src, n);
-  return CT_OK;
+  /* Between host places (cpu, cuda_host) a plain move; callers checked the places. */
+  if (CT__LIKELY(dst_place.kind != CT_DEVICE_CUDA && src_place.kind != CT_DEVICE_CUDA)) {
+    if (n > 0) memmove(dst, src, n);
+    return CT_OK;
+  }
+  return ct__cuda_memcpy(dst, dst_place, src, src_place, n);
 }

@@ -24,7 +24,9 @@ typedef struct ct__block {
   void *ptr;
   size_t nbytes;   /* bytes the first owner asked for: the block's capacity */
   size_t reserved; /* bytes taken from the allocator (nbytes rounded up to CT__BLOCK_ALIGN) */
-  ct_allocator allocator;         /* owned blocks: where the memory goes back */
+  ct_allocator allocator;         /* owned blocks: where the memory goes back; all NULL for a
+                                     block of a CUDA device's caching pool */
+  void *handle;                   /* pool blocks: the pool's chunk */
   void (*release)(void *ctx);     /* external blocks: the owner's release, may be NULL */
   void *release_ctx;
 } ct__block;
@@ -32,10 +34,12 @@ typedef struct ct__block {
 /* A new owned block of nbytes (at most INT64_MAX) at place (refs 1), counted in the place's
  * stats. The place must have passed ct__place_check. NULL when the allocator (or the header's
  * malloc) fails: nothing is recorded, the caller reports CT_ERR_OUT_OF_MEMORY naming its object,
- * so the allocation path formats no text. */
+ * so the allocation path formats no text. (On a CUDA place a failure other than a lack of memory
+ * is kept aside, and ct__block_oom reports it as CT_ERR_DEVICE.) */
 ct__block *ct__block_alloc(ct_place place, size_t nbytes);
 
-/* Records CT_ERR_OUT_OF_MEMORY for a block of nbytes at place that `what` needed; returns it. */
+/* Records CT_ERR_OUT_OF_MEMORY for a block of nbytes at place that `what` needed (or the
+ * CT_ERR_DEVICE that made a CUDA-place allocation fail); returns it. */
 ct_status ct__block_oom(const char *what, ct_place place, size_t nbytes);
 
 /* A block over caller memory (refs 1); not counted in stats. NULL with CT_ERR_OUT_OF_MEMORY
@@ -69,7 +73,9 @@ static inline bool ct__block_unique(const ct__block *b) {
  * (CT_ERR_INVALID_ARGUMENT for an invalid place, CT_ERR_UNSUPPORTED for one not built in). */
 ct_status ct__place_check(ct_place place, const char *what);
 
-/* Copies n bytes between two places (both supported in this build). */
+/* Copies n bytes between two places (both supported in this build): memmove between host
+ * places, the CUDA runtime (synchronously, on the current stream) when a device is involved.
+ * CT_OK, or CT_ERR_DEVICE recorded. */
 ct_status ct__memcpy(void *dst, ct_place dst_place, const void *src, ct_place src_place, size_t n);
 
 /* The default host allocator (jemalloc, or aligned_alloc in a sanitizer build). */

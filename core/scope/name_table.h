@@ -81,20 +81,67 @@ static inline uint64_t ct__name_hash(const char *s, size_t len) {
   return ct__fold_mul(h ^ k0, k1 ^ len);
 }
 
+/* A stored name is read and written in aligned 8-byte words through relaxed atomics: a lookup
+ * reads it while a writer (rename, or a create reusing an erased variable) may be rewriting it,
+ * which the sequence check then throws away, and relaxed atomics make that overlap a defined
+ * (and ThreadSanitizer-clean) access instead of a data race. On x86-64 and AArch64 such a load or
+ * store is the same single move as a plain one. Name buffers are 8-byte aligned and their
+ * capacity is a multiple of 8, so a word never crosses the buffer's end. */
+static inline uint64_t ct__name_word(const char *p) {
+  return __atomic_load_n((const uint64_t *)(const void *)p, __ATOMIC_RELAXED);
+}
+
+/* The first k (1..7) bytes of a word, in memory order. */
+static inline uint64_t ct__name_mask(size_t k) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  return ~(uint64_t)0 << (8 * (8 - k));
+#else
+  return ((uint64_t)1 << (8 * k)) - 1;
+#endif
+}
+
+/* Bytes i..len-1 (1 to 7 of them) of the caller's name as the low bytes of a word in memory
+ * order, read without a variable-length copy and never past the name's end. */
+static inline uint64_t ct__name_tail(const char *name, size_t i, size_t len) {
+  size_t k = len - i;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (len >= 8) return ct__load64(name + len - 8) >> (8 * (8 - k));
+  if (k >= 4) return ct__load32(name) | (ct__load32(name + k - 4) << (8 * (k - 4)));
+  return (uint64_t)(unsigned char)name[0] | ((uint64_t)(unsigned char)name[k / 2] << (8 * (k / 2))) |
+         ((uint64_t)(unsigned char)name[k - 1] << (8 * (k - 1)));
+#else
+  uint64_t q = 0;
+  memcpy(&q, name + i, k);
+  return q;
+#endif
+}
+
 /* Whether v is called (name, len). Reads at most the name's capacity, whatever a writer is
  * doing, so a torn read is only ever a wrong answer that the sequence check throws away. */
 static inline int ct__var_named(const ct_var *v, const char *name, size_t len) {
   size_t vlen = atomic_load_explicit(&v->name_len, memory_order_relaxed);
-  const char *n = atomic_load_explicit(&v->name, memory_order_relaxed);
+  const char *n = atomic_load_explicit(&v->name, memory_order_acquire);
   if (vlen != len || n == NULL || len >= ct__var_name_cap(v, n)) return 0;
-  if (len >= 8) {
-    size_t i = 0;
-    for (; i + 8 < len; i += 8) {
-      if (ct__load64(n + i) != ct__load64(name + i)) return 0;
-    }
-    return ct__load64(n + len - 8) == ct__load64(name + len - 8);
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    if (ct__name_word(n + i) != ct__load64(name + i)) return 0;
   }
-  return memcmp(n, name, len) == 0;
+  if (i == len) return 1;
+  return ((ct__name_word(n + i) ^ ct__name_tail(name, i, len)) & ct__name_mask(len - i)) == 0;
+}
+
+/* Writer side of the above: stores the name and its terminator as whole words (zero-padded to
+ * the next multiple of 8, which the buffer's capacity allows). */
+_Static_assert(offsetof(struct ct_var, inline_name) % 8 == 0 && CT__VAR_INLINE_NAME % 8 == 0 &&
+                   offsetof(ct__name, s) % 8 == 0,
+               "name buffers are read and written in aligned 8-byte words");
+
+static inline void ct__name_store(char *dst, const char *name, size_t len) {
+  for (size_t i = 0; i <= len; i += 8) {
+    uint64_t w = 0; /* the terminator and the padding are its zero bytes */
+    memcpy(&w, name + i, len - i < 8 ? len - i : 8);
+    __atomic_store_n((uint64_t *)(void *)(dst + i), w, __ATOMIC_RELAXED);
+  }
 }
 
 static inline ct_var *ct__slots_probe(const ct__slots *sl, const char *name, size_t len,
@@ -128,7 +175,7 @@ static inline ct_var *ct__table_find(const ct__name_table *t, const char *name, 
       ct__cpu_relax();
       continue;
     }
-    const ct__slots *sl = atomic_load_explicit(&t->slots, memory_order_relaxed);
+    const ct__slots *sl = atomic_load_explicit(&t->slots, memory_order_acquire);
     ct_var *found = sl ? ct__slots_probe(sl, name, len, h) : NULL;
     atomic_thread_fence(memory_order_acquire);
     if (__builtin_expect(atomic_load_explicit(&t->seq, memory_order_relaxed) == s1, 1)) {

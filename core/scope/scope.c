@@ -9,6 +9,7 @@
 #include "common/alloc.h"
 #include "common/common.h"
 #include "scope/name_table.h"
+#include "scope/scope_list.h"
 
 struct ct_scope {
   ct_scope *parent; /* fixed for the scope's life */
@@ -18,6 +19,9 @@ struct ct_scope {
   ct__name *retired_names; /* name blocks replaced by a longer name */
   ct_scope **kids;
   size_t nkids, kids_cap;
+  ct_scope_list *list; /* the step-scope list naming this scope, or NULL (scope/scope_list.h) */
+  size_t list_index;
+  bool dying; /* a teardown that frees this scope has begun: a list must leave it alone */
 };
 
 /* ---- Life ----------------------------------------------------------------------------------- */
@@ -72,6 +76,11 @@ static void free_var(ct_var *v, void *arg) {
 
 /* Frees s, its kids and its variables; s is already unlinked from its parent (or is a root). */
 static void scope_destroy(ct_scope *s) {
+  /* Before anything else: the list naming s forgets it, and every kid is marked as being freed
+   * here, so a step-scope list destroyed below (among the variables) leaves them alone. */
+  s->dying = true;
+  if (s->list != NULL) ct__scope_list_forget(s->list, s->list_index);
+  for (size_t i = 0; i < s->nkids; i++) s->kids[i]->dying = true;
   for (size_t i = 0; i < s->nkids; i++) scope_destroy(s->kids[i]);
   free(s->kids);
   ct__table_each(&s->names, free_var, NULL);
@@ -113,6 +122,7 @@ void ct_scope_drop_kids(ct_scope *s) {
   s->kids = NULL;
   s->nkids = s->kids_cap = 0;
   pthread_mutex_unlock(&s->lock);
+  for (size_t i = 0; i < n; i++) kids[i]->dying = true;
   for (size_t i = 0; i < n; i++) scope_destroy(kids[i]);
   free(kids);
 }
@@ -128,6 +138,24 @@ bool ct_scope_has_kid(const ct_scope *s, const ct_scope *kid) {
 }
 
 ct_scope *ct_scope_parent(const ct_scope *s) { return s ? s->parent : NULL; }
+
+size_t ct_scope_kid_count(const ct_scope *s) {
+  if (s == NULL) return 0;
+  ct_scope *m = (ct_scope *)s;
+  pthread_mutex_lock(&m->lock);
+  size_t n = m->nkids;
+  pthread_mutex_unlock(&m->lock);
+  return n;
+}
+
+void ct__scope_set_list(ct_scope *s, ct_scope_list *l, size_t index) {
+  s->list = l;
+  s->list_index = index;
+}
+
+ct_scope_list *ct__scope_get_list(const ct_scope *s) { return s->list; }
+
+bool ct__scope_dying(const ct_scope *s) { return s->dying; }
 
 /* ---- Lookups (no lock, no allocation) ------------------------------------------------------- */
 
@@ -206,6 +234,7 @@ static int name_storage_for(const ct_var *v, size_t len, ct__name **block) {
   }
   size_t cap = len + 1;
   if (v->heap_name != NULL && cap < v->heap_name->cap * 2) cap = v->heap_name->cap * 2;
+  cap = (cap + 7) & ~(size_t)7; /* whole words: lookups read names 8 bytes at a time */
   ct__name *n = malloc(sizeof *n + cap);
   if (n == NULL) return 0;
   n->cap = cap;
@@ -218,8 +247,8 @@ static int name_storage_for(const ct_var *v, size_t len, ct__name **block) {
  * block it replaces is retired, not freed: a reader may still be comparing against it. */
 static void set_name(ct_scope *s, ct_var *v, ct__name *block, const char *name, size_t len) {
   char *dst = block ? block->s : v->inline_name;
-  memcpy(dst, name, len + 1);
-  atomic_store_explicit(&v->name, dst, memory_order_relaxed);
+  ct__name_store(dst, name, len);
+  atomic_store_explicit(&v->name, dst, memory_order_release); /* publishes a new block's cap */
   atomic_store_explicit(&v->name_len, len, memory_order_relaxed);
   if (v->heap_name != NULL && v->heap_name != block) {
     v->heap_name->retired_next = s->retired_names;

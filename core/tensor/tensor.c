@@ -84,10 +84,16 @@ CT__COLD static void *mutable_data_slow(ct_tensor *t, ct_dtype dtype, ct_place p
                           ct_place_str(b->place, p, sizeof p), need,
                           ct_place_str(place, q, sizeof q));
   }
-  /* Let go of the old block before taking a new one, so the peak never holds both. */
-  ct__block_release(b);
-  t->block = NULL;
-  t->offset = 0;
+  /* The sole holder lets go of the old block before taking a new one, so the peak never holds
+   * both. A block other views share would not be freed by letting go early, so this view keeps
+   * it until the new one exists: a failed allocation then leaves the view as it was. */
+  ct__block *old = b;
+  if (old != NULL && ct__block_unique(old)) {
+    ct__block_release(old);
+    old = NULL;
+    t->block = NULL;
+    t->offset = 0;
+  }
   b = ct__block_alloc(place, need);
   if (b == NULL) {
     char what[CT__LABEL_CAP + 32];
@@ -98,7 +104,9 @@ CT__COLD static void *mutable_data_slow(ct_tensor *t, ct_dtype dtype, ct_place p
     ct__block_oom(what, place, need);
     return NULL;
   }
+  ct__block_release(old);
   t->block = b;
+  t->offset = 0;
   t->dtype = dtype;
   return b->ptr;
 }
@@ -271,6 +279,10 @@ ct_status ct_tensor_wrap(ct_tensor *t, void *data, ct_ddim dims, ct_dtype dtype,
                      "ct_tensor_wrap: data is NULL for %s %s (%zu bytes): pass the buffer",
                      ct_ddim_str(dims, d, sizeof d), ct_dtype_name(dtype), nbytes);
   }
+  /* An empty buffer may come as NULL; the tensor points at a placeholder instead, so data()
+   * succeeds with a non-NULL pointer like for any other tensor (and no NULL + 0 is computed). */
+  static char empty_buffer[1];
+  if (data == NULL) data = empty_buffer;
   ct__block *b = ct__block_wrap(data, nbytes, place, release, ctx);
   if (b == NULL) return ct_last_status();
   ct__block_release(t->block);

@@ -31,9 +31,10 @@ static ct_status assign(ct_tensor *dst, ct_ddim dims, int64_t numel, ct_dtype dt
     }
   } else if (b == NULL || !ct__block_unique(b) || !ct_place_equal(b->place, dst_place) ||
              nbytes > ct__tensor_capacity(dst)) {
-    /* A new block of dst's own. The old one goes first (no double peak) unless it is the
-     * source's: then the source must outlive the copy. */
-    int keep_old = b != NULL && b == src.block;
+    /* A new block of dst's own. The old one goes first (no double peak) when dst is its sole
+     * holder and it is not the source's; otherwise it stays until the copy is done, so a
+     * failure leaves dst as it was. */
+    int keep_old = b != NULL && (b == src.block || !ct__block_unique(b));
     if (!keep_old) {
       ct__block_release(b);
       dst->block = NULL;

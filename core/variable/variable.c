@@ -59,6 +59,11 @@ void ct_var_free(ct_var *v) {
   ct__free(v, sizeof *v);
 }
 
+/* A type's name for messages; a type may leave it NULL. */
+static const char *tname(const ct_type *type) {
+  return type->name != NULL ? type->name : "(unnamed type)";
+}
+
 static int type_valid(const ct_type *type) {
   size_t a = type->align ? type->align : DEFAULT_ALIGN;
   return type->size > 0 && (a & (a - 1)) == 0;
@@ -73,26 +78,28 @@ CT__COLD static void *get_mutable_slow(ct_var *v, const ct_type *type) {
   if (v->head.type != NULL) {
     return ct__error_null(CT_ERR_TYPE_MISMATCH,
                           "%s holds %s, asked for %s: get it as %s, or ct_var_clear it first",
-                          label_of(v, buf, sizeof buf), v->head.type->name, type->name, v->head.type->name);
+                          label_of(v, buf, sizeof buf), tname(v->head.type), tname(type),
+                          tname(v->head.type));
   }
   if (!type_valid(type)) {
     return ct__error_null(CT_ERR_INVALID_ARGUMENT,
                           "ct_var_get_mutable: type '%s' has size %zu and align %zu: a type "
                           "needs a size > 0 and a power-of-two align (or 0)",
-                          type->name ? type->name : "(unnamed)", type->size, type->align);
+                          tname(type), type->size, type->align);
   }
   size_t align = type->align ? type->align : DEFAULT_ALIGN;
   void *obj;
   if (type->size <= CT__VAR_INLINE && align <= 16) {
     obj = v->inline_obj;
   } else {
-    size_t size = (type->size + align - 1) & ~(align - 1);
+    /* aligned_alloc wants a size that is a multiple of the alignment it is given. */
+    size_t a = align < sizeof(void *) ? sizeof(void *) : align;
+    size_t size = (type->size + a - 1) & ~(a - 1);
     /* size < type->size: the rounding wrapped, no allocator can provide it */
-    obj = size < type->size ? NULL
-                            : aligned_alloc(align < sizeof(void *) ? sizeof(void *) : align, size);
+    obj = size < type->size ? NULL : aligned_alloc(a, size);
     if (obj == NULL) {
       return ct__error_null(CT_ERR_OUT_OF_MEMORY, "%s: out of host memory for a %s of %zu bytes",
-                            label_of(v, buf, sizeof buf), type->name, type->size);
+                            label_of(v, buf, sizeof buf), tname(type), type->size);
     }
   }
   memset(obj, 0, type->size);
@@ -117,10 +124,11 @@ CT__COLD static const void *get_slow(const ct_var *v, const ct_type *type) {
     return ct__error_null(CT_ERR_UNINITIALIZED,
                           "%s holds nothing, asked for %s: create the value with "
                           "ct_var_get_mutable first",
-                          label_of(v, buf, sizeof buf), type->name);
+                          label_of(v, buf, sizeof buf), tname(type));
   }
   return ct__error_null(CT_ERR_TYPE_MISMATCH, "%s holds %s, asked for %s: get it as %s",
-                        label_of(v, buf, sizeof buf), v->head.type->name, type->name, v->head.type->name);
+                        label_of(v, buf, sizeof buf), tname(v->head.type), tname(type),
+                          tname(v->head.type));
 }
 
 const void *(ct_var_get)(const ct_var *v, const ct_type *type) {

@@ -24,8 +24,8 @@ typedef struct ct__name {
 
 /* Objects up to this size with alignment up to 16 live inside the variable. */
 #define CT__VAR_INLINE 128
-/* Names up to this size (terminator included) live inside the variable, in its first cache
- * line with the fields a lookup reads. */
+/* Names up to this size (terminator included) live inside the variable, next to the fields a
+ * lookup reads (within 64 bytes of the variable's start). */
 #define CT__VAR_INLINE_NAME 32
 
 struct ct_var {

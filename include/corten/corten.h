@@ -6,9 +6,14 @@
 #include <corten/status.h>
 #include <corten/types.h>
 #include <corten/memory.h>
+#include <corten/cuda.h>
 #include <corten/variable.h>
+#include <corten/op.h>
+#include <corten/program.h>
 #include <corten/tensor.h>
 #include <corten/scope.h>
+#include <corten/dlpack.h>
+#include <corten/params.h>
 
 #define CORTEN_VERSION_MAJOR 0
 #define CORTEN_VERSION_MINOR 1

@@ -3,8 +3,13 @@
  * Each place has an allocator. Host memory (CT_DEVICE_CPU) comes from jemalloc, 64-byte
  * aligned. Every tensor block is requested from the allocator rounded up to a multiple of 64
  * bytes (so a vector kernel may touch a whole last cache line), and a zero-byte tensor still
- * gets a 64-byte block so that its data pointer is valid. Places other than the host report
- * CT_ERR_UNSUPPORTED until the CUDA place is built in.
+ * gets a 64-byte block so that its data pointer is valid.
+ *
+ * CUDA places (corten/cuda.h): device memory (ct_cuda(i)) comes from a caching allocator per
+ * device, in multiples of 512 bytes; page-locked host memory (ct_cuda_host()) from cudaHostAlloc,
+ * rounded like host memory. Their stats follow the same rules: allocated counts what tensors asked
+ * for, reserved what is held from the driver, the device cache included. In a build without CUDA
+ * those places report CT_ERR_UNSUPPORTED, on a machine without a GPU CT_ERR_DEVICE.
  *
  * The stats of a place count exactly what tensors hold there: a test can assert that nothing
  * was allocated before the first ct_tensor_mutable_data, and exactly how much after. */
@@ -28,7 +33,7 @@ typedef struct ct_memory_stats {
 /* Fills *out with the place's current stats. Thread-safe; the figures are read together under
  * the place's stats lock, so they are consistent with each other.
  * Errors: NULL out or an invalid place, CT_ERR_INVALID_ARGUMENT; a place this build cannot
- * allocate on, CT_ERR_UNSUPPORTED. */
+ * allocate on, CT_ERR_UNSUPPORTED; a CUDA place without such a device, CT_ERR_DEVICE. */
 CT_API ct_status ct_memory_stats_get(ct_place place, ct_memory_stats *out);
 
 /* Sets the place's peak to its current allocated. Does nothing for a place without stats. */
@@ -45,11 +50,13 @@ typedef struct ct_allocator {
 } ct_allocator;
 
 /* Replaces the allocator of a place (copied: *a need not outlive the call); NULL restores the
- * default. Blocks allocated before the call are returned to the allocator that made them, so
+ * default. On a CUDA device the replacement gets device-memory requests (multiples of 512 bytes,
+ * align 256) in place of the caching allocator, and what it hands out counts as reserved. Blocks allocated before the call are returned to the allocator that made them, so
  * replacing an allocator while tensors hold memory is safe. Call it while no other thread is
  * allocating on that place (at start-up, or around a test); the stats are kept across the swap.
  * Errors: an invalid place or an allocator with a NULL alloc or free, CT_ERR_INVALID_ARGUMENT;
- * a place this build cannot allocate on, CT_ERR_UNSUPPORTED. */
+ * a place this build cannot allocate on, CT_ERR_UNSUPPORTED; a CUDA place without such a device,
+ * CT_ERR_DEVICE. */
 CT_API ct_status ct_set_allocator(ct_place place, const ct_allocator *a);
 
 #ifdef __cplusplus

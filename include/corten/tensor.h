@@ -48,9 +48,10 @@ CT_API ct_status ct_tensor_resize(ct_tensor *t, ct_ddim dims);
  * place, CT_ERR_EXTERNAL_BUFFER; a place this build cannot allocate on, CT_ERR_UNSUPPORTED;
  * the allocator failed, CT_ERR_OUT_OF_MEMORY.
  * On any failure the dims, dtype and place are unchanged and nothing leaks. When the failure is
- * the allocator's, a tensor that held no memory still holds none, and one whose block had
- * already been given up for reallocation (the view was its last) holds none either: the old
- * contents were being discarded anyway. A block other views still share is never lost. */
+ * the allocator's, a tensor that held no memory still holds none, and one that was the sole
+ * holder of its block holds none either: that block had already been given up so the peak never
+ * holds both, and its contents were being discarded anyway. A view whose block other views
+ * share keeps it until the new block exists, so after a failure it is exactly as it was. */
 CT_API void *ct_tensor_mutable_data(ct_tensor *t, ct_dtype dtype, ct_place place);
 
 /* The data, read-only, as `dtype`.
@@ -93,6 +94,8 @@ CT_API ct_status ct_tensor_flatten_to_2d(ct_tensor *dst, const ct_tensor *src, i
 /* Points t at caller memory: numel(dims) x dtype size bytes at data, on place. The tensor never
  * frees or grows it; release(ctx), if release is not NULL, runs once when the last view of the
  * buffer goes. t lets go of what it held first.
+ * data may be NULL when the buffer has no bytes (numel 0); the tensor then points at a non-NULL
+ * placeholder, so ct_tensor_data succeeds on it as on any other tensor.
  * Errors: NULL t, data NULL while numel > 0, unset or invalid dims, CT_DTYPE_UNDEFINED, or an
  * invalid place, CT_ERR_INVALID_ARGUMENT; rank above CT_MAX_RANK or a byte size that overflows,
  * CT_ERR_OUT_OF_RANGE; a place this build does not support, CT_ERR_UNSUPPORTED. On failure t is

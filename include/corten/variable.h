@@ -38,6 +38,10 @@ typedef struct ct_type {
 extern CT_API const ct_type ct_tensor_type; /* holds a ct_tensor */
 extern CT_API const ct_type ct_int64_type;  /* holds an int64_t, starting at 0 */
 
+/* Holds a ct_scope_list, the step scopes of an RNN (see corten/scope.h); starts empty. */
+typedef struct ct_scope_list ct_scope_list;
+extern CT_API const ct_type ct_scope_list_type;
+
 typedef struct ct_var ct_var;
 
 /* A standalone, empty variable, freed with ct_var_free. Variables made by a scope belong to it.

@@ -1,0 +1,168 @@
+/* bench_memory.c: the peak host memory of one run of a 4-layer MLP forward program
+ * (batch 512, widths 1024 -> 1024 -> 1024 -> 1024 -> 256: matmul, elementwise_add of a bias,
+ * relu; no relu after the last layer), measured with ct_memory_stats (peak of what tensors
+ * hold) over a steady-state run (after a first run has sized everything), with and without
+ * ct_executor_options.free_intermediates.
+ *   [the bound the liveness of the program's variables sets: computed here from the program's
+ *    wiring and the variables' sizes: before op k runs, the parameters and the input are live,
+ *    and so is every variable an earlier op wrote that op k or a later op reads, or that no
+ *    later op reads (a result, kept); while op k runs its outputs are live too. The bound is the
+ *    largest such sum over k. A program that frees perfectly reaches it; one that frees nothing
+ *    holds every variable at once.] */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <corten/corten.h>
+
+#include "bench_util.h"
+
+#define LAYERS 4
+#define BATCH 512
+#define MAX_OPS (3 * LAYERS)
+#define MAX_VARS (4 * LAYERS + 2)
+
+/* The program's wiring, kept beside the ct_program built from it. */
+typedef struct wire {
+  const char *type;
+  char in[2][24];
+  int n_in;
+  char out[24];
+} wire;
+
+typedef struct mlp {
+  wire ops[MAX_OPS];
+  int n_ops;
+  char params[2 * LAYERS + 1][24]; /* variables that exist before the executor: x, W, b */
+  int n_params;
+} mlp;
+
+static int add_wire(mlp *m, const char *type, const char *x, const char *y, const char *out) {
+  wire *w = &m->ops[m->n_ops++];
+  w->type = type;
+  snprintf(w->in[0], sizeof w->in[0], "%s", x);
+  w->n_in = 1;
+  if (y != NULL) {
+    snprintf(w->in[1], sizeof w->in[1], "%s", y);
+    w->n_in = 2;
+  }
+  snprintf(w->out, sizeof w->out, "%s", out);
+  return 0;
+}
+
+static int put(ct_scope *s, mlp *m, const char *name, ct_ddim dims) {
+  ct_tensor *t = ct_var_tensor(ct_scope_var(s, name));
+  if (t == NULL || ct_tensor_resize(t, dims) != CT_OK) return -1;
+  float *d = ct_tensor_mutable_data(t, CT_FLOAT32, ct_cpu());
+  if (d == NULL) return -1;
+  for (int64_t i = 0; i < ct_tensor_numel(t); i++) d[i] = (float)(i % 13) * 0.01f - 0.05f;
+  snprintf(m->params[m->n_params++], sizeof m->params[0], "%s", name);
+  return 0;
+}
+
+/* Builds the scope's parameters, the wiring and a ct_program from it. */
+static ct_program *build(ct_scope *s, mlp *m) {
+  static const int64_t widths[LAYERS + 1] = {1024, 1024, 1024, 1024, 256};
+  if (put(s, m, "x", CT_DIMS(BATCH, widths[0])) != 0) return NULL;
+  char h[24] = "x";
+  for (int l = 0; l < LAYERS; l++) {
+    char w[24], b[24], mm[24], z[24], r[24];
+    snprintf(w, sizeof w, "W%d", l);
+    snprintf(b, sizeof b, "b%d", l);
+    snprintf(mm, sizeof mm, "mm%d", l);
+    snprintf(z, sizeof z, "z%d", l);
+    snprintf(r, sizeof r, "h%d", l);
+    if (put(s, m, w, CT_DIMS(widths[l], widths[l + 1])) != 0) return NULL;
+    if (put(s, m, b, CT_DIMS(widths[l + 1])) != 0) return NULL;
+    add_wire(m, "matmul", h, w, mm);
+    add_wire(m, "elementwise_add", mm, b, z);
+    if (l + 1 < LAYERS) {
+      add_wire(m, "relu", z, NULL, r);
+      snprintf(h, sizeof h, "%s", r);
+    }
+  }
+  ct_program *p = ct_program_new();
+  if (p == NULL) return NULL;
+  for (int k = 0; k < m->n_ops; k++) {
+    const wire *w = &m->ops[k];
+    ct_op *op = ct_op_new(w->type);
+    if (op == NULL || ct_op_set_input(op, "X", w->in[0]) != CT_OK ||
+        (w->n_in == 2 && ct_op_set_input(op, "Y", w->in[1]) != CT_OK) ||
+        ct_op_set_output(op, "Out", w->out) != CT_OK) {
+      ct_op_free(op);
+      ct_program_free(p);
+      return NULL;
+    }
+    if (ct_program_append(p, op) != CT_OK) {
+      ct_program_free(p);
+      return NULL;
+    }
+  }
+  return p;
+}
+
+static size_t var_bytes(const ct_scope *s, const char *name) {
+  const ct_tensor *t = ct_var_get_tensor(ct_scope_find_var(s, name));
+  return t == NULL ? 0 : (size_t)ct_tensor_numel(t) * sizeof(float);
+}
+
+/* The liveness bound (see the top of the file). Sizes come from the scope after a run (the
+ * dims stay when memory is freed). */
+static size_t liveness_bound(const mlp *m, const ct_scope *s) {
+  size_t fixed = 0, best = 0;
+  for (int i = 0; i < m->n_params; i++) fixed += var_bytes(s, m->params[i]);
+  int last_use[MAX_OPS];
+  for (int k = 0; k < m->n_ops; k++) {
+    last_use[k] = -1; /* never read again: a result, live to the end */
+    for (int j = k + 1; j < m->n_ops; j++) {
+      for (int i = 0; i < m->ops[j].n_in; i++) {
+        if (strcmp(m->ops[j].in[i], m->ops[k].out) == 0) last_use[k] = j;
+      }
+    }
+  }
+  for (int k = 0; k < m->n_ops; k++) {
+    size_t live = fixed;
+    for (int d = 0; d <= k; d++) { /* d: the op that wrote the variable */
+      if (d == k || last_use[d] < 0 || last_use[d] >= k) live += var_bytes(s, m->ops[d].out);
+    }
+    if (live > best) best = live;
+  }
+  return best;
+}
+
+/* The peak of one steady-state run: after a first run, reset the peak, run, read it. */
+static double run_peak(int free_intermediates, size_t *bound) {
+  ct_scope *s = ct_scope_new();
+  mlp *m = calloc(1, sizeof *m);
+  ct_program *p = s != NULL && m != NULL ? build(s, m) : NULL;
+  ct_executor_options o = {.free_intermediates = free_intermediates};
+  ct_executor *e = p != NULL ? ct_executor_new_with(p, s, ct_cpu(), &o) : NULL;
+  ct_memory_stats st;
+  double peak = NAN;
+  if (e != NULL && ct_executor_run(e) == CT_OK) {
+    ct_memory_reset_peak(ct_cpu());
+    if (ct_executor_run(e) == CT_OK && ct_memory_stats_get(ct_cpu(), &st) == CT_OK) {
+      peak = (double)st.peak;
+      *bound = liveness_bound(m, s);
+    }
+  }
+  if (isnan(peak)) fprintf(stderr, "bench_memory: %s\n", ct_last_error());
+  ct_executor_free(e);
+  ct_program_free(p);
+  ct_scope_free(s);
+  free(m);
+  return peak;
+}
+
+void bench_memory_rows(const bench_cfg *cfg) {
+  (void)cfg;
+  const double mib = 1024.0 * 1024.0;
+  size_t bound_keep = 0, bound_free = 0;
+  double keep = run_peak(0, &bound_keep);
+  double freed = run_peak(1, &bound_free);
+  bench_record("MLP forward peak, intermediates kept", keep / mib, "liveness bound of the program",
+               bound_keep > 0 ? (double)bound_keep / mib : NAN, "MiB");
+  bench_record("MLP forward peak, free_intermediates", freed / mib, "liveness bound of the program",
+               bound_free > 0 ? (double)bound_free / mib : NAN, "MiB");
+}

@@ -1,0 +1,174 @@
+/* bench_params.c: saving and loading a 256 MB parameter dictionary (64 float32 tensors of
+ * 4 MiB) with ct_params_save / ct_params_load, next to write() / read() of the file's exact
+ * bytes in the same run.
+ *   save   ct_params_save of every tensor of a scope
+ *          [open + write() of the same bytes + fsync + rename + fsync of the directory: the
+ *           steps that make corten's save atomic and durable, without the format work]
+ *   load   ct_params_load into a new scope (then freed)
+ *          [open + fstat + malloc + read() of the same bytes + close + free]
+ * The file sits in $TMPDIR (or the C library's P_tmpdir), warm in the page cache on both sides
+ * after the warm-up run. Single thread. */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <corten/corten.h>
+
+#include "bench_util.h"
+
+#define N_TENSORS 64
+#define TENSOR_FLOATS ((int64_t)1 << 20) /* 4 MiB each, 256 MiB in all */
+
+typedef struct io_ctx {
+  char path[512], raw_path[512], raw_tmp[512], dir[512];
+  ct_scope *scope;
+  unsigned char *bytes; /* the saved file's bytes, for the baselines */
+  size_t len;
+  int failed;
+} io_ctx;
+
+static void save_batch(void *arg, size_t iters) {
+  io_ctx *c = arg;
+  for (size_t i = 0; i < iters; i++) {
+    if (ct_params_save(c->path, c->scope, NULL, 0) != CT_OK) c->failed = 1;
+  }
+}
+
+static void load_batch(void *arg, size_t iters) {
+  io_ctx *c = arg;
+  for (size_t i = 0; i < iters; i++) {
+    ct_scope *s = ct_scope_new();
+    if (s == NULL || ct_params_load(c->path, s) != CT_OK) c->failed = 1;
+    ct_scope_free(s);
+  }
+}
+
+static int write_all(int fd, const unsigned char *p, size_t len) {
+  while (len > 0) {
+    ssize_t w = write(fd, p, len);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    p += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
+static void raw_save_batch(void *arg, size_t iters) {
+  io_ctx *c = arg;
+  for (size_t i = 0; i < iters; i++) {
+    int fd = open(c->raw_tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0 || write_all(fd, c->bytes, c->len) != 0 || fsync(fd) != 0) c->failed = 1;
+    if (fd >= 0 && close(fd) != 0) c->failed = 1;
+    if (rename(c->raw_tmp, c->raw_path) != 0) c->failed = 1;
+    int dfd = open(c->dir, O_RDONLY);
+    if (dfd < 0 || fsync(dfd) != 0) c->failed = 1;
+    if (dfd >= 0) close(dfd);
+  }
+}
+
+static void raw_load_batch(void *arg, size_t iters) {
+  io_ctx *c = arg;
+  for (size_t i = 0; i < iters; i++) {
+    int fd = open(c->raw_path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+      c->failed = 1;
+      if (fd >= 0) close(fd);
+      continue;
+    }
+    size_t len = (size_t)st.st_size, got = 0;
+    unsigned char *buf = malloc(len);
+    while (buf != NULL && got < len) {
+      ssize_t r = read(fd, buf + got, len - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      got += (size_t)r;
+    }
+    if (buf == NULL || got != len) c->failed = 1;
+    BENCH_KEEP(buf);
+    free(buf);
+    close(fd);
+  }
+}
+
+/* Reads the whole file at path into *out (malloc'd). */
+static int slurp(const char *path, unsigned char **out, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return -1;
+  if (fseek(f, 0, SEEK_END) != 0) {
+    fclose(f);
+    return -1;
+  }
+  long n = ftell(f);
+  rewind(f);
+  *out = n > 0 ? malloc((size_t)n) : NULL;
+  int ok = *out != NULL && fread(*out, 1, (size_t)n, f) == (size_t)n;
+  fclose(f);
+  if (!ok) return -1;
+  *len = (size_t)n;
+  return 0;
+}
+
+void bench_params_rows(const bench_cfg *cfg) {
+  int reps = cfg->quick ? 3 : 7;
+  const char *save_name = "params save 256 MiB (64 x 4 MiB)";
+  const char *load_name = "params load 256 MiB (64 x 4 MiB)";
+  io_ctx *c = calloc(1, sizeof *c);
+  const char *dir = getenv("TMPDIR");
+  if (dir == NULL || dir[0] == '\0') dir = P_tmpdir;
+  if (c == NULL) goto fail;
+  snprintf(c->dir, sizeof c->dir, "%s", dir);
+  snprintf(c->path, sizeof c->path, "%s/corten-bench-%ld.params", dir, (long)getpid());
+  snprintf(c->raw_path, sizeof c->raw_path, "%s/corten-bench-%ld.raw", dir, (long)getpid());
+  snprintf(c->raw_tmp, sizeof c->raw_tmp, "%s/corten-bench-%ld.raw.tmp", dir, (long)getpid());
+
+  c->scope = ct_scope_new();
+  if (c->scope == NULL) goto fail;
+  for (int i = 0; i < N_TENSORS; i++) {
+    char name[48];
+    snprintf(name, sizeof name, "block%02d.conv.weight", i);
+    ct_tensor *t = ct_var_tensor(ct_scope_var(c->scope, name));
+    if (t == NULL || ct_tensor_resize(t, CT_DIMS(TENSOR_FLOATS / 1024, 1024)) != CT_OK) goto fail;
+    float *d = ct_tensor_mutable_data(t, CT_FLOAT32, ct_cpu());
+    if (d == NULL) goto fail;
+    for (int64_t k = 0; k < TENSOR_FLOATS; k++) d[k] = (float)((k * 31 + i) % 1000) * 0.001f;
+  }
+  if (ct_params_save(c->path, c->scope, NULL, 0) != CT_OK) goto fail;
+  if (slurp(c->path, &c->bytes, &c->len) != 0) goto fail;
+
+  /* Each pair takes turns (bench_median_multi_ns): the disk and the machine's load are shared. */
+  void (*const save_fns[2])(void *, size_t) = {save_batch, raw_save_batch};
+  void (*const load_fns[2])(void *, size_t) = {load_batch, raw_load_batch};
+  void *const args[2] = {c, c};
+  double save_t[2], load_t[2];
+  bench_median_multi_ns(2, save_fns, args, 1, reps, save_t);
+  bench_median_multi_ns(2, load_fns, args, 1, reps, load_t);
+  double save_ns = save_t[0], raw_save_ns = save_t[1];
+  double load_ns = load_t[0], raw_load_ns = load_t[1];
+  if (c->failed) goto fail;
+  bench_record(save_name, save_ns / 1e6, "write() + fsync + rename, same bytes", raw_save_ns / 1e6,
+               "ms");
+  bench_record(load_name, load_ns / 1e6, "read() of the same bytes", raw_load_ns / 1e6, "ms");
+  goto done;
+
+fail:
+  fprintf(stderr, "bench_params: %s (%s)\n", ct_last_error(), strerror(errno));
+  bench_record(save_name, NAN, "write() + fsync + rename, same bytes", NAN, "ms");
+  bench_record(load_name, NAN, "read() of the same bytes", NAN, "ms");
+done:
+  if (c != NULL) {
+    remove(c->path);
+    remove(c->raw_path);
+    remove(c->raw_tmp);
+    ct_scope_free(c->scope);
+    free(c->bytes);
+    free(c);
+  }
+}

@@ -1,0 +1,40 @@
+/* bench/bench_torch.h: the libtorch baselines (bench_torch.cc), built when CMake finds Torch
+ * (CORTEN_BENCH_TORCH is then defined). Each *_setup returns a context for bench_median_ns's
+ * batch function and *_teardown frees it. Tensors over caller memory (from_blob) take no copy. */
+#ifndef CORTEN_BENCH_TORCH_H
+#define CORTEN_BENCH_TORCH_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* at::set_num_threads(n): libtorch's intra-op thread pool. */
+void tb_set_threads(int n);
+/* The libtorch version string ("1.13.1"). */
+const char *tb_version(void);
+
+/* torch::empty({1024}, float32) and its release, per iteration (arg unused). */
+void tb_empty_batch(void *arg, size_t iters);
+
+/* n_ops calls of at::add_out(out_i, a_i, b) on one-element float tensors, per iteration. */
+void *tb_add1_setup(int n_ops);
+void tb_add1_batch(void *arg, size_t iters);
+void tb_add1_teardown(void *arg);
+
+/* at::add_out(o, x, y) over n floats at caller memory. */
+void *tb_add_setup(float *o, const float *x, const float *y, long n);
+void tb_add_batch(void *arg, size_t iters);
+void tb_add_teardown(void *arg);
+
+/* at::mm_out(c, a, b) of n x n row-major floats at caller memory. */
+void *tb_mm_setup(float *c, const float *a, const float *b, long n);
+void tb_mm_batch(void *arg, size_t iters);
+void tb_mm_teardown(void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CORTEN_BENCH_TORCH_H */

@@ -1,0 +1,121 @@
+# The CUDA place: whether to build it, and how it joins the library.
+#
+# CORTEN_CUDA=AUTO builds it when a CUDA toolkit (nvcc and the runtime) is found, ON requires one,
+# OFF never looks. The CPU build never needs nvcc. Sets:
+#   CORTEN_HAVE_CUDA     ON when the CUDA place is built
+#   CORTEN_CUDA_SOURCES  the C sources of core/cuda for this build (the stub without CUDA)
+# and defines corten_cuda_link(objects shared static), which adds the device code and the CUDA
+# runtime to the library targets.
+#
+# The runtime is linked statically (CUDA::cudart_static, CMake's own default for CUDA code): the
+# shared libcorten carries its copy with its symbols hidden, so an installed corten runs wherever
+# an NVIDIA driver is (and reports "no CUDA device" where none is) without libcudart on the
+# library path. The static libcorten.a leaves the runtime to its consumer: the CMake package finds
+# CUDAToolkit and pkg-config --static lists -lcudart_static.
+
+set(CORTEN_CUDA AUTO CACHE STRING "Build the CUDA place: AUTO (when a toolkit is found), ON, OFF")
+set_property(CACHE CORTEN_CUDA PROPERTY STRINGS AUTO ON OFF)
+string(TOUPPER "${CORTEN_CUDA}" _corten_cuda_mode)
+if(NOT _corten_cuda_mode MATCHES "^(AUTO|ON|OFF)$")
+  message(FATAL_ERROR "CORTEN_CUDA is '${CORTEN_CUDA}': use AUTO, ON or OFF")
+endif()
+
+set(CORTEN_HAVE_CUDA OFF)
+if(NOT _corten_cuda_mode STREQUAL "OFF")
+  # nvcc need not be on PATH: look where the toolkit installs by default, and where the usual
+  # variables point, unless the caller chose a compiler already.
+  if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX})
+    find_program(CORTEN_NVCC nvcc
+      HINTS ${CUDAToolkit_ROOT} ENV CUDAToolkit_ROOT ENV CUDA_PATH ENV CUDA_HOME
+      PATH_SUFFIXES bin
+      PATHS /usr/local/cuda /opt/cuda)
+    if(CORTEN_NVCC)
+      # Through the environment, so check_language still tries it before enable_language: a
+      # broken toolkit then means "no CUDA" under AUTO rather than a failed configure.
+      set(ENV{CUDACXX} "${CORTEN_NVCC}")
+    endif()
+  endif()
+  # Ampere (sm_80) and Hopper (sm_90) machine code, plus sm_90 PTX for the GPUs after them.
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES "80-real;90-real;90-virtual")
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    enable_language(CUDA)
+    find_package(CUDAToolkit)
+  endif()
+  if(CMAKE_CUDA_COMPILER AND CUDAToolkit_FOUND AND TARGET CUDA::cudart_static)
+    set(CORTEN_HAVE_CUDA ON)
+    message(STATUS "corten: building the CUDA place (CUDA ${CUDAToolkit_VERSION}, "
+                   "architectures ${CMAKE_CUDA_ARCHITECTURES})")
+  elseif(_corten_cuda_mode STREQUAL "ON")
+    message(FATAL_ERROR "CORTEN_CUDA=ON but no CUDA toolkit was found: install one, point "
+                        "CUDAToolkit_ROOT or CMAKE_CUDA_COMPILER at it, or use CORTEN_CUDA=OFF")
+  else()
+    message(STATUS "corten: no CUDA toolkit found, building for the CPU only")
+  endif()
+endif()
+
+if(CORTEN_HAVE_CUDA)
+  set(CORTEN_CUDA_SOURCES
+    core/cuda/cuda_pool.c
+    core/cuda/cuda_device.c
+    core/cuda/cuda_stream.c
+    core/cuda/cuda_memory.c)
+  # Device code (.cu): operator kernels join this list.
+  set(CORTEN_CUDA_DEVICE_SOURCES
+    core/cuda/kernels/fill.cu)
+  # What the installed package files need to hand the runtime to static consumers.
+  get_filename_component(CORTEN_CUDA_TOOLKIT_ROOT "${CUDAToolkit_BIN_DIR}" DIRECTORY)
+  # The host stubs nvcc generates use the C++ runtime of its host compiler (libstdc++ for g++).
+  set(CORTEN_CUDA_CXX_RUNTIME "")
+  if("stdc++" IN_LIST CMAKE_CUDA_IMPLICIT_LINK_LIBRARIES)
+    set(CORTEN_CUDA_CXX_RUNTIME stdc++)
+  endif()
+  set(CORTEN_PC_CUDA_LIBS " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt")
+  if(CORTEN_CUDA_CXX_RUNTIME)
+    string(APPEND CORTEN_PC_CUDA_LIBS " -l${CORTEN_CUDA_CXX_RUNTIME}")
+  endif()
+else()
+  set(CORTEN_CUDA_SOURCES core/cuda/cuda_stub.c)
+  set(CORTEN_CUDA_DEVICE_SOURCES "")
+  set(CORTEN_CUDA_TOOLKIT_ROOT "")
+  set(CORTEN_PC_CUDA_LIBS "")
+endif()
+
+# Adds the device code and the CUDA runtime to the library: `objects` is the OBJECT library of
+# the C sources, `shared` and `static` the two libraries built from it.
+function(corten_cuda_link objects shared static)
+  if(NOT CORTEN_HAVE_CUDA)
+    return()
+  endif()
+  # The C files of core/cuda call the runtime API: they need its headers, not nvcc. C code
+  # elsewhere that calls into device code tests CORTEN_HAVE_CUDA.
+  target_include_directories(${objects} PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  target_compile_definitions(${objects} PRIVATE CORTEN_HAVE_CUDA)
+  # Device code: its own object library, so nvcc never sees the C warning or sanitizer flags.
+  add_library(corten_cuda_objects OBJECT ${CORTEN_CUDA_DEVICE_SOURCES})
+  set_target_properties(corten_cuda_objects PROPERTIES
+    POSITION_INDEPENDENT_CODE ON
+    CUDA_VISIBILITY_PRESET hidden
+    CUDA_STANDARD 17
+    CUDA_STANDARD_REQUIRED ON)
+  target_include_directories(corten_cuda_objects PRIVATE
+    ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/core)
+  target_compile_definitions(corten_cuda_objects PRIVATE CORTEN_BUILDING)
+  set(_werror "")
+  if(CORTEN_WERROR)
+    set(_werror "--Werror=all-warnings")
+  endif()
+  target_compile_options(corten_cuda_objects PRIVATE
+    ${_werror} "-Xcompiler=-Wall,-Wextra,-fno-exceptions")
+  foreach(lib ${shared} ${static})
+    target_sources(${lib} PRIVATE $<TARGET_OBJECTS:corten_cuda_objects>)
+    target_link_libraries(${lib} PRIVATE CUDA::cudart_static ${CORTEN_CUDA_CXX_RUNTIME})
+    # The C compiler links: nvcc only compiled device code, no device link step is needed.
+    set_target_properties(${lib} PROPERTIES LINKER_LANGUAGE C)
+  endforeach()
+  # Keep the runtime's own symbols out of libcorten.so's exports.
+  target_link_options(${shared} PRIVATE "LINKER:--exclude-libs,libcudart_static.a")
+endfunction()

@@ -1,0 +1,220 @@
+/* core/interop/params_write.c: the writer of parameter files, and the atomic file under it.
+ *
+ * A save never writes the target itself: it writes "<path>.tmp-<pid>-<n>" beside it (same
+ * directory, so the same file system), fsyncs it, renames it over the target (atomic in POSIX)
+ * and fsyncs the directory so the rename is durable. A failure at any step removes the
+ * temporary file; the target is then exactly as before. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/common.h"
+#include "interop/interop_impl.h"
+#include "interop/params_format.h"
+
+const char *ct__errno_str(int e, char *buf, size_t cap) {
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+  return strerror_r(e, buf, cap); /* the GNU variant returns the text */
+#else
+  if (strerror_r(e, buf, cap) != 0) snprintf(buf, cap, "error %d", e);
+  return buf;
+#endif
+}
+
+static _Atomic unsigned tmp_counter;
+
+ct_status ct__params_out_open(ct__params_out *o, const char *path, const char *what) {
+  char err[128];
+  size_t cap = strlen(path) + 64;
+  o->fd = -1;
+  o->path = path;
+  o->written = 0;
+  o->used = 0;
+  o->tmp_path = malloc(cap);
+  if (o->tmp_path == NULL) {
+    return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: no host memory for a temporary file name", what);
+  }
+  for (int tries = 0; tries < 64; tries++) {
+    unsigned n = atomic_fetch_add_explicit(&tmp_counter, 1, memory_order_relaxed);
+    snprintf(o->tmp_path, cap, "%s.tmp-%ld-%u", path, (long)getpid(), n);
+    o->fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (o->fd >= 0 || errno != EEXIST) break;
+  }
+  if (o->fd < 0) {
+    int e = errno;
+    ct_status s = ct__error(CT_ERR_IO,
+                            "%s: cannot create the temporary file '%s' to write '%s': %s", what,
+                            o->tmp_path, path, ct__errno_str(e, err, sizeof err));
+    free(o->tmp_path);
+    o->tmp_path = NULL;
+    return s;
+  }
+  return CT_OK;
+}
+
+/* Writes all n bytes to the temporary file. */
+static ct_status write_all(ct__params_out *o, const unsigned char *p, size_t n, const char *what) {
+  while (n > 0) {
+    ssize_t w = write(o->fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      char err[128];
+      int e = w < 0 ? errno : EIO;
+      return ct__error(CT_ERR_IO, "%s: writing '%s' failed at byte %" PRIu64 ": %s; '%s' is "
+                       "unchanged", what, o->tmp_path, o->written - o->used,
+                       ct__errno_str(e, err, sizeof err), o->path);
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  return CT_OK;
+}
+
+static ct_status flush(ct__params_out *o, const char *what) {
+  ct_status s = write_all(o, o->buf, o->used, what);
+  o->used = 0;
+  return s;
+}
+
+ct_status ct__params_out_write(ct__params_out *o, const void *p, size_t n, const char *what) {
+  const unsigned char *b = p;
+  if (n <= sizeof o->buf - o->used) {
+    if (n > 0) memcpy(o->buf + o->used, b, n);
+    o->used += n;
+    o->written += n;
+    return CT_OK;
+  }
+  ct_status s = flush(o, what);
+  if (s != CT_OK) return s;
+  if (n < sizeof o->buf) {
+    memcpy(o->buf, b, n);
+    o->used = n;
+    o->written += n;
+    return CT_OK;
+  }
+  s = write_all(o, b, n, what);
+  if (s == CT_OK) o->written += n;
+  return s;
+}
+
+static void put64(unsigned char *b, uint64_t v) {
+  for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put32(unsigned char *b, uint32_t v) {
+  for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
+}
+
+ct_status ct__params_out_u64(ct__params_out *o, uint64_t v, const char *what) {
+  unsigned char b[8];
+  put64(b, v);
+  return ct__params_out_write(o, b, sizeof b, what);
+}
+
+ct_status ct__params_out_record(ct__params_out *o, const ct_tensor *t, const char *what) {
+  unsigned char h[CT__PARAMS_RECORD_FIXED + 8 * CT_MAX_RANK];
+  ct_ddim dims = ct_tensor_dims(t);
+  ct_dtype dtype = ct_tensor_dtype(t);
+  size_t size = ct_dtype_size(dtype);
+  uint64_t nbytes = (uint64_t)ct_tensor_numel(t) * size;
+  uint8_t code, bits;
+  size_t n = 0;
+  ct__dtype_to_dl_file(dtype, &code, &bits);
+  put64(h + n, CT__PARAMS_TENSOR_MAGIC), n += 8;
+  put64(h + n, 0), n += 8;                  /* reserved */
+  put32(h + n, 1), n += 4;                  /* device type: kDLCPU */
+  put32(h + n, 0), n += 4;                  /* device id */
+  put32(h + n, (uint32_t)dims.rank), n += 4;
+  h[n++] = code;
+  h[n++] = bits;
+  h[n++] = 1; /* lanes, u16 */
+  h[n++] = 0;
+  for (int i = 0; i < dims.rank; i++) put64(h + n, (uint64_t)dims.d[i]), n += 8;
+  put64(h + n, nbytes), n += 8;
+  ct_status s = ct__params_out_write(o, h, n, what);
+  if (s != CT_OK || nbytes == 0) return s;
+  const unsigned char *data = ct_tensor_data(t, dtype);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  /* Files are little-endian: swap each element through a small buffer. */
+  for (uint64_t at = 0; at < nbytes && s == CT_OK;) {
+    unsigned char chunk[4096];
+    size_t m = nbytes - at < sizeof chunk ? (size_t)(nbytes - at) : sizeof chunk;
+    for (size_t i = 0; i < m; i += size) {
+      for (size_t j = 0; j < size; j++) chunk[i + j] = data[at + i + size - 1 - j];
+    }
+    s = ct__params_out_write(o, chunk, m, what);
+    at += m;
+  }
+  return s;
+#else
+  return ct__params_out_write(o, data, (size_t)nbytes, what);
+#endif
+}
+
+void ct__params_out_abort(ct__params_out *o) {
+  if (o->fd >= 0) close(o->fd);
+  o->fd = -1;
+  if (o->tmp_path != NULL) {
+    unlink(o->tmp_path);
+    free(o->tmp_path);
+    o->tmp_path = NULL;
+  }
+}
+
+/* Best effort: makes the rename durable. Some file systems refuse fsync on a directory; the
+ * rename has happened either way. */
+static void sync_dir_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  char *dir;
+  if (slash == NULL) {
+    dir = strdup(".");
+  } else {
+    size_t len = slash == path ? 1 : (size_t)(slash - path);
+    dir = strndup(path, len);
+  }
+  if (dir == NULL) return;
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    (void)fsync(fd);
+    close(fd);
+  }
+  free(dir);
+}
+
+ct_status ct__params_out_commit(ct__params_out *o, const char *what) {
+  char err[128];
+  ct_status s = flush(o, what);
+  if (s == CT_OK && fsync(o->fd) != 0) {
+    int e = errno;
+    s = ct__error(CT_ERR_IO, "%s: syncing '%s' to disk failed: %s; '%s' is unchanged", what,
+                  o->tmp_path, ct__errno_str(e, err, sizeof err), o->path);
+  }
+  if (s == CT_OK) {
+    int rc = close(o->fd);
+    o->fd = -1;
+    if (rc != 0) {
+      int e = errno;
+      s = ct__error(CT_ERR_IO, "%s: closing '%s' failed: %s; '%s' is unchanged", what,
+                    o->tmp_path, ct__errno_str(e, err, sizeof err), o->path);
+    }
+  }
+  if (s == CT_OK && rename(o->tmp_path, o->path) != 0) {
+    int e = errno;
+    s = ct__error(CT_ERR_IO, "%s: renaming '%s' over '%s' failed: %s; '%s' is unchanged", what,
+                  o->tmp_path, o->path, ct__errno_str(e, err, sizeof err), o->path);
+  }
+  if (s != CT_OK) {
+    ct__params_out_abort(o);
+    return s;
+  }
+  free(o->tmp_path);
+  o->tmp_path = NULL;
+  sync_dir_of(o->path);
+  return CT_OK;
+}

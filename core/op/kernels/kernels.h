@@ -1,0 +1,44 @@
+/* core/op/kernels/kernels.h: what corten's own CPU kernels share: typed access to tensors,
+ * output allocation that names the op, numpy broadcasting, and dtype dispatch. */
+#ifndef CORTEN_CORE_OP_KERNELS_H
+#define CORTEN_CORE_OP_KERNELS_H
+
+#include "op/op_impl.h"
+
+/* The data of a tensor the framework checked (inputs: memory, place and capacity). */
+static inline const void *ct__k_in_data(const ct_tensor *t) { return ct__tensor_ptr(t); }
+
+/* Allocates output (slot, i) as dtype at the op's place; reports the failure naming the op,
+ * slot and variable. */
+void *ct__k_out_data(const ct_kernel_ctx *c, size_t slot, size_t i, ct_dtype dtype);
+
+/* Resizes output (slot, i) to dims, naming the op on failure. */
+ct_status ct__k_resize(const ct_kernel_ctx *c, size_t slot, size_t i, ct_ddim dims);
+
+/* Checks that input (slot, i) has dtype want (the kernel's dtype): CT_ERR_TYPE_MISMATCH naming
+ * the op, slot and variable otherwise. */
+ct_status ct__k_check_dtype(const ct_kernel_ctx *c, size_t slot, size_t i, ct_dtype want);
+
+/* numpy broadcasting of a and b (trailing dims aligned; each pair equal or one of them 1) into
+ * *out; CT_ERR_SHAPE naming the op and both inputs (slots 0 and 1) otherwise. */
+ct_status ct__k_broadcast(const ct_kernel_ctx *c, ct_ddim a, ct_ddim b, ct_ddim *out);
+
+/* A normalised axis in [0, rank), from one that may count from the end (-1 is the last);
+ * CT_ERR_OUT_OF_RANGE naming the op and attribute otherwise. rank 0 accepts 0 and -1 when
+ * allow_scalar is set. */
+ct_status ct__k_axis(const ct_kernel_ctx *c, const char *attr, int64_t axis, int rank,
+                     int *out);
+
+/* The registration helpers of each kernel family (called by ct__register_builtin_ops). */
+void ct__register_elementwise_ops(void);
+void ct__register_matmul_ops(void);
+void ct__register_random_ops(void);
+void ct__register_reduce_ops(void);
+void ct__register_shape_ops(void);
+void ct__register_rnn_ops(void);
+
+/* Registers def and its CPU kernels (fns[dtype] for each dtype with one; fns[0] for any
+ * dtype). A failure here is a bug in corten's own definitions, so it aborts. */
+void ct__register_cpu(const ct_op_def *def, const ct_kernel_fn fns[CT__N_DTYPES]);
+
+#endif /* CORTEN_CORE_OP_KERNELS_H */

@@ -1,0 +1,412 @@
+/* core/op/kernels/recurrent.c: the `recurrent` op, an RNN over step scopes.
+ *
+ * One run over sequences X[T, ...]: the step scopes (a ct_scope_list in the StepScopes variable)
+ * are resized to T kids of the scope the op runs in, then for each step t (T-1 down to 0 with
+ * `reverse`) the step program runs in step scope t, where
+ *   - each step input (attribute step_inputs) is a view of row t of its sequence, dim 0 dropped;
+ *   - each previous state (ex_states) is a shared view of the state (states) of the step before,
+ *     or of the initial state (InitStates) at the first step;
+ *   - every variable the step program writes is local to the step scope (made there before the
+ *     run), while parameters are found through the ancestors.
+ * After the steps, each step output (step_outputs) is stacked along dim 0 into its Out variable
+ * and the last step's states are copied into FinalStates. The step scopes stay for inspection:
+ * scope t holds step t's variables until the next run (which reuses them) or until dropped.
+ *
+ * The step program is bound to each step scope by an executor made and freed within the run:
+ * the executor holds pointers to the variables of the step scope and its ancestors, and any of
+ * them may be erased between runs, so binding per run is what keeps a cached pointer from ever
+ * dangling. Binding costs name lookups (lock-free hash probes), no tensor memory. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "op/kernels/kernels.h"
+#include "scope/scope_list.h"
+#include "variable/variable_impl.h"
+
+enum { IN_X, IN_INIT, IN_PARAMS };
+enum { OUT_OUT, OUT_FINAL, OUT_SCOPES };
+enum { A_PROGRAM, A_STATES, A_EX_STATES, A_STEP_INPUTS, A_STEP_OUTPUTS, A_REVERSE };
+
+/* A comma-separated list of names split in place (spaces around names dropped). */
+typedef struct name_list {
+  char *buf;
+  char **v;
+  size_t n;
+} name_list;
+
+static void names_free(name_list *l) {
+  free(l->buf);
+  free(l->v);
+  memset(l, 0, sizeof *l);
+}
+
+static ct_status names_parse(const ct_kernel_ctx *c, size_t attr, name_list *l) {
+  const char *s = c->attr[attr].u.s ? c->attr[attr].u.s : "";
+  memset(l, 0, sizeof *l);
+  size_t len = strlen(s), commas = 0;
+  for (size_t i = 0; i < len; i++) commas += s[i] == ',';
+  l->buf = malloc(len + 1);
+  l->v = malloc((commas + 1) * sizeof *l->v);
+  if (l->buf == NULL || l->v == NULL) {
+    names_free(l);
+    return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY, "out of host memory");
+  }
+  memcpy(l->buf, s, len + 1);
+  char *p = l->buf;
+  for (;;) {
+    char *end = strchr(p, ',');
+    if (end != NULL) *end = '\0';
+    while (*p == ' ') p++;
+    size_t k = strlen(p);
+    while (k > 0 && p[k - 1] == ' ') p[--k] = '\0';
+    if (k == 0 && (end != NULL || l->n > 0)) {
+      ct_status st = ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                                    "attribute '%s' (\"%s\") has an empty name: list names "
+                                    "separated by commas",
+                                    c->op->def->attr[attr].name, s);
+      names_free(l);
+      return st;
+    }
+    if (k > 0) l->v[l->n++] = p;
+    if (end == NULL) break;
+    p = end + 1;
+  }
+  return CT_OK;
+}
+
+/* The run's state: parsed attributes and the list. */
+typedef struct rnn {
+  const ct_kernel_ctx *c;
+  name_list states, ex, ins, outs;
+  ct_scope_list *list;
+  int64_t T;
+  bool reverse;
+} rnn;
+
+static const char *attr_name(const ct_kernel_ctx *c, size_t a) { return c->op->def->attr[a].name; }
+
+/* Checks the wiring against the attributes (counts, sequence lengths). */
+static ct_status check_wiring(rnn *r) {
+  const ct_kernel_ctx *c = r->c;
+  size_t nx = ct_kernel_in_count(c, IN_X), ninit = ct_kernel_in_count(c, IN_INIT);
+  size_t nout = ct_kernel_out_count(c, OUT_OUT), nfinal = ct_kernel_out_count(c, OUT_FINAL);
+  if (r->states.n != r->ex.n) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                          "attribute 'states' names %zu states but 'ex_states' names %zu "
+                          "previous states: give one previous-state name per state",
+                          r->states.n, r->ex.n);
+  }
+  if (ninit < r->states.n) {
+    return ct_kernel_fail(c, CT_ERR_NOT_FOUND,
+                          "state '%s' (read as '%s' at each step) has no initial state: wire "
+                          "InitStates with one variable per state (%zu wired, %zu states)",
+                          r->states.v[ninit], r->ex.v[ninit], ninit, r->states.n);
+  }
+  if (ninit > r->states.n) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                          "input InitStates variable '%s' has no state: attribute 'states' "
+                          "names %zu states but InitStates wires %zu variables",
+                          ct_kernel_in_name(c, IN_INIT, r->states.n), r->states.n, ninit);
+  }
+  if (nfinal != 0 && nfinal != r->states.n) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                          "output FinalStates wires %zu variables for %zu states: wire one per "
+                          "state, or none",
+                          nfinal, r->states.n);
+  }
+  if (nx != r->ins.n) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                          "input X wires %zu sequences but attribute 'step_inputs' names %zu: "
+                          "give one step input name per sequence",
+                          nx, r->ins.n);
+  }
+  if (nout != r->outs.n) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                          "output Out wires %zu variables but attribute 'step_outputs' names "
+                          "%zu: give one Out variable per step output",
+                          nout, r->outs.n);
+  }
+  r->T = -1;
+  for (size_t i = 0; i < nx; i++) {
+    const ct_tensor *x = ct_kernel_in(c, IN_X, i);
+    char sx[CT__DDIM_STR_CAP];
+    if (x->dims.rank < 1 || x->dims.d[0] < 1) {
+      return ct_kernel_fail(c, CT_ERR_SHAPE,
+                            "input X variable '%s' %s is not a sequence: give it dims [T, ...] "
+                            "with T >= 1",
+                            ct_kernel_in_name(c, IN_X, i), ct_ddim_str(x->dims, sx, sizeof sx));
+    }
+    if (r->T >= 0 && x->dims.d[0] != r->T) {
+      return ct_kernel_fail(c, CT_ERR_SHAPE,
+                            "input X variable '%s' %s has %lld steps but '%s' has %lld: the "
+                            "sequences must have the same length",
+                            ct_kernel_in_name(c, IN_X, i), ct_ddim_str(x->dims, sx, sizeof sx),
+                            (long long)x->dims.d[0], ct_kernel_in_name(c, IN_X, 0),
+                            (long long)r->T);
+    }
+    r->T = x->dims.d[0];
+  }
+  if (r->T < 0) {
+    return ct_kernel_fail(c, CT_ERR_NOT_FOUND, "input X wires no sequence: wire at least one");
+  }
+  return CT_OK;
+}
+
+/* The local tensor called name in step scope s, created when missing. */
+static ct_tensor *local_tensor(rnn *r, ct_scope *s, int64_t t, const char *name) {
+  ct_var *v = ct_scope_var(s, name);
+  ct_tensor *x = v ? ct_var_tensor(v) : NULL;
+  if (x == NULL) {
+    char text[400];
+    snprintf(text, sizeof text, "%s", ct_last_error());
+    ct_kernel_fail(r->c, ct_last_status(), "step %lld: variable '%s': %s", (long long)t, name,
+                   text);
+  }
+  return x;
+}
+
+/* A state or output the step program must have written in step scope s. */
+static const ct_tensor *written(rnn *r, ct_scope *s, int64_t t, const char *name,
+                                const char *what) {
+  const ct_var *v = ct_scope_find_local_var(s, name);
+  const ct_tensor *x = v ? ct_var_get_tensor(v) : NULL;
+  if (x == NULL || !ct_tensor_has_memory(x)) {
+    ct_kernel_fail(r->c, CT_ERR_NOT_FOUND,
+                   "step %lld: the step program wrote no %s '%s': make one of its ops write "
+                   "'%s' in every step",
+                   (long long)t, what, name, name);
+    return NULL;
+  }
+  return x;
+}
+
+/* Makes every variable the step program writes local to s, so that it never writes an
+ * ancestor's variable of the same name. */
+static ct_status localize_outputs(rnn *r, ct_scope *s, int64_t t) {
+  const ct_program *p = r->c->attr[A_PROGRAM].u.program;
+  for (size_t i = 0; i < ct_program_size(p); i++) {
+    const ct_op *op = ct_program_op(p, i);
+    for (size_t slot = 0; slot < op->def->n_out; slot++) {
+      for (size_t k = 0; k < op->out[slot].n; k++) {
+        if (ct_scope_var(s, op->out[slot].names[k]) == NULL) {
+          char text[400];
+          snprintf(text, sizeof text, "%s", ct_last_error());
+          return ct_kernel_fail(r->c, ct_last_status(), "step %lld: %s", (long long)t, text);
+        }
+      }
+    }
+  }
+  return CT_OK;
+}
+
+/* Runs the step program in step scope s. */
+static ct_status run_program(rnn *r, ct_scope *s, int64_t t) {
+  const ct_program *p = r->c->attr[A_PROGRAM].u.program;
+  ct_executor *e = ct_executor_new(p, s, r->c->place);
+  ct_status st = e ? ct_executor_run(e) : ct_last_status();
+  ct_executor_free(e);
+  if (st != CT_OK) {
+    char text[400];
+    snprintf(text, sizeof text, "%s", ct_last_error());
+    return ct_kernel_fail(r->c, st, "step %lld: %s", (long long)t, text);
+  }
+  return CT_OK;
+}
+
+/* Binds step t's inputs and previous states in s; prev is the step scope of the step before
+ * (NULL at the first step). */
+static ct_status bind_step(rnn *r, ct_scope *s, const ct_scope *prev, int64_t t) {
+  const ct_kernel_ctx *c = r->c;
+  for (size_t i = 0; i < r->ins.n; i++) {
+    ct_tensor *x = local_tensor(r, s, t, r->ins.v[i]);
+    if (x == NULL) return ct_last_status();
+    const ct_tensor *seq = ct_kernel_in(c, IN_X, i);
+    if (ct_tensor_slice(x, seq, t, t + 1) != CT_OK) {
+      return ct_kernel_fail(c, ct_last_status(), "step %lld: slicing input X variable '%s'",
+                            (long long)t, ct_kernel_in_name(c, IN_X, i));
+    }
+    ct_ddim row = seq->dims;
+    row.rank--;
+    memmove(row.d, row.d + 1, (size_t)row.rank * sizeof row.d[0]);
+    ct__tensor_set_dims(x, row, ct_ddim_numel(row));
+  }
+  for (size_t j = 0; j < r->states.n; j++) {
+    ct_tensor *ex = local_tensor(r, s, t, r->ex.v[j]);
+    if (ex == NULL) return ct_last_status();
+    const ct_tensor *from = prev ? written(r, (ct_scope *)prev, t, r->states.v[j], "state")
+                                 : ct_kernel_in(c, IN_INIT, j);
+    if (from == NULL) return ct_last_status();
+    if (ct_tensor_share(ex, from) != CT_OK) {
+      return ct_kernel_fail(c, ct_last_status(), "step %lld: sharing state '%s' as '%s'",
+                            (long long)t, r->states.v[j], r->ex.v[j]);
+    }
+  }
+  return CT_OK;
+}
+
+/* Checks the states step t wrote in s against the initial states. */
+static ct_status check_states(rnn *r, ct_scope *s, int64_t t) {
+  const ct_kernel_ctx *c = r->c;
+  for (size_t j = 0; j < r->states.n; j++) {
+    const ct_tensor *h = written(r, s, t, r->states.v[j], "state");
+    if (h == NULL) return ct_last_status();
+    const ct_tensor *h0 = ct_kernel_in(c, IN_INIT, j);
+    if (!ct_ddim_equal(h->dims, h0->dims) || h->dtype != h0->dtype) {
+      char a[CT__DDIM_STR_CAP], b[CT__DDIM_STR_CAP];
+      return ct_kernel_fail(c, CT_ERR_SHAPE,
+                            "step %lld: state '%s' is %s %s but its initial state, input "
+                            "InitStates variable '%s', is %s %s: a state keeps its dims and "
+                            "dtype",
+                            (long long)t, r->states.v[j], ct_ddim_str(h->dims, a, sizeof a),
+                            ct_dtype_name(h->dtype), ct_kernel_in_name(c, IN_INIT, j),
+                            ct_ddim_str(h0->dims, b, sizeof b), ct_dtype_name(h0->dtype));
+    }
+  }
+  return CT_OK;
+}
+
+/* Stacks step output i of every step scope into Out variable i. */
+static ct_status stack_output(rnn *r, size_t i) {
+  const ct_kernel_ctx *c = r->c;
+  const char *name = r->outs.v[i];
+  const ct_tensor *first = written(r, ct_scope_list_get(r->list, 0), 0, name, "step output");
+  if (first == NULL) return ct_last_status();
+  char a[CT__DDIM_STR_CAP], b[CT__DDIM_STR_CAP];
+  if (first->dims.rank + 1 > CT_MAX_RANK) {
+    return ct_kernel_fail(c, CT_ERR_OUT_OF_RANGE,
+                          "step output '%s' %s has rank %d: stacked it would pass CT_MAX_RANK",
+                          name, ct_ddim_str(first->dims, a, sizeof a), first->dims.rank);
+  }
+  ct_ddim dims = first->dims;
+  memmove(dims.d + 1, dims.d, (size_t)dims.rank * sizeof dims.d[0]);
+  dims.d[0] = r->T;
+  dims.rank++;
+  ct_status st = ct__k_resize(c, OUT_OUT, i, dims);
+  if (st != CT_OK) return st;
+  char *out = ct__k_out_data(c, OUT_OUT, i, first->dtype);
+  if (out == NULL) return ct_last_status();
+  size_t row = ct__tensor_bytes(first, first->dtype);
+  for (int64_t t = 0; t < r->T; t++) {
+    const ct_tensor *y = written(r, ct_scope_list_get(r->list, (size_t)t), t, name, "step output");
+    if (y == NULL) return ct_last_status();
+    if (!ct_ddim_equal(y->dims, first->dims) || y->dtype != first->dtype) {
+      return ct_kernel_fail(c, CT_ERR_SHAPE,
+                            "step %lld: step output '%s' is %s %s but at step 0 it was %s %s: "
+                            "step outputs must keep their dims and dtype to be stacked",
+                            (long long)t, name, ct_ddim_str(y->dims, a, sizeof a),
+                            ct_dtype_name(y->dtype), ct_ddim_str(first->dims, b, sizeof b),
+                            ct_dtype_name(first->dtype));
+    }
+    st = ct__memcpy(out + (size_t)t * row, c->place, ct__tensor_ptr(y), y->block->place, row);
+    if (st != CT_OK) return st;
+  }
+  return CT_OK;
+}
+
+/* Refuses a StepScopes variable that lives in one of its own step scopes (or below one). */
+static ct_status check_home(rnn *r) {
+  const ct_kernel_ctx *c = r->c;
+  const ct_var *v = ct_kernel_out_var(c, OUT_SCOPES, 0);
+  for (const ct_scope *s = v->owner; s != NULL; s = ct_scope_parent(s)) {
+    if (ct__scope_get_list(s) == r->list) {
+      return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                            "output StepScopes variable '%s' lives in one of its own step "
+                            "scopes: wire StepScopes to a variable of the scope the op runs in",
+                            ct_kernel_out_name(c, OUT_SCOPES, 0));
+    }
+  }
+  return CT_OK;
+}
+
+static ct_status run_steps(rnn *r) {
+  const ct_kernel_ctx *c = r->c;
+  ct_status st = check_wiring(r);
+  if (st != CT_OK) return st;
+  ct_var *sv = ct_kernel_out_var(c, OUT_SCOPES, 0);
+  r->list = ct_var_get_mutable(sv, &ct_scope_list_type);
+  if (r->list == NULL) {
+    char text[400];
+    snprintf(text, sizeof text, "%s", ct_last_error());
+    return ct_kernel_fail(c, ct_last_status(), "output StepScopes variable '%s': %s",
+                          ct_kernel_out_name(c, OUT_SCOPES, 0), text);
+  }
+  if ((st = check_home(r)) != CT_OK) return st;
+  if (ct_scope_list_resize(r->list, c->scope, (size_t)r->T) != CT_OK) {
+    char text[400];
+    snprintf(text, sizeof text, "%s", ct_last_error());
+    return ct_kernel_fail(c, ct_last_status(), "output StepScopes variable '%s': %s",
+                          ct_kernel_out_name(c, OUT_SCOPES, 0), text);
+  }
+  const ct_scope *prev = NULL;
+  for (int64_t k = 0; k < r->T; k++) {
+    int64_t t = r->reverse ? r->T - 1 - k : k;
+    ct_scope *s = ct_scope_list_get(r->list, (size_t)t);
+    if ((st = bind_step(r, s, prev, t)) != CT_OK) return st;
+    if ((st = localize_outputs(r, s, t)) != CT_OK) return st;
+    if ((st = run_program(r, s, t)) != CT_OK) return st;
+    if ((st = check_states(r, s, t)) != CT_OK) return st;
+    prev = s;
+  }
+  for (size_t i = 0; i < r->outs.n; i++) {
+    if ((st = stack_output(r, i)) != CT_OK) return st;
+  }
+  for (size_t j = 0; j < ct_kernel_out_count(c, OUT_FINAL); j++) {
+    const ct_tensor *h = written(r, (ct_scope *)prev, r->reverse ? 0 : r->T - 1, r->states.v[j],
+                                 "state");
+    if (h == NULL) return ct_last_status();
+    if (ct_tensor_copy(ct_kernel_out(c, OUT_FINAL, j), h, c->place) != CT_OK) {
+      char text[400];
+      snprintf(text, sizeof text, "%s", ct_last_error());
+      return ct_kernel_fail(c, ct_last_status(), "output FinalStates variable '%s': %s",
+                            ct_kernel_out_name(c, OUT_FINAL, j), text);
+    }
+  }
+  return CT_OK;
+}
+
+static ct_status recurrent_any(const ct_kernel_ctx *c) {
+  rnn r = {.c = c, .reverse = c->attr[A_REVERSE].u.b};
+  ct_status st = names_parse(c, A_STATES, &r.states);
+  if (st == CT_OK) st = names_parse(c, A_EX_STATES, &r.ex);
+  if (st == CT_OK) st = names_parse(c, A_STEP_INPUTS, &r.ins);
+  if (st == CT_OK) st = names_parse(c, A_STEP_OUTPUTS, &r.outs);
+  if (st == CT_OK && c->attr[A_PROGRAM].u.program == NULL) {
+    st = ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                        "attribute '%s' holds no program: set it with ct_op_set_attr_program",
+                        attr_name(c, A_PROGRAM));
+  }
+  if (st == CT_OK) st = run_steps(&r);
+  names_free(&r.states);
+  names_free(&r.ex);
+  names_free(&r.ins);
+  names_free(&r.outs);
+  return st;
+}
+
+static const ct_slot_def rnn_in[] = {
+    {"X", CT_SLOT_MANY},
+    {"InitStates", CT_SLOT_MANY | CT_SLOT_OPTIONAL},
+    {"Params", CT_SLOT_MANY | CT_SLOT_OPTIONAL},
+};
+static const ct_slot_def rnn_out[] = {
+    {"Out", CT_SLOT_MANY | CT_SLOT_OPTIONAL},
+    {"FinalStates", CT_SLOT_MANY | CT_SLOT_OPTIONAL},
+    {"StepScopes", CT_SLOT_ANY_TYPE},
+};
+static const ct_attr_def rnn_attrs[] = {
+    {"step_program", {.type = CT_ATTR_PROGRAM}, true},
+    {"states", {.type = CT_ATTR_STRING, .u.s = ""}, false},
+    {"ex_states", {.type = CT_ATTR_STRING, .u.s = ""}, false},
+    {"step_inputs", {.type = CT_ATTR_STRING, .u.s = ""}, false},
+    {"step_outputs", {.type = CT_ATTR_STRING, .u.s = ""}, false},
+    {"reverse", {.type = CT_ATTR_BOOL, .u.b = false}, false},
+};
+
+void ct__register_rnn_ops(void) {
+  ct_op_def def = {.type = "recurrent", .inputs = rnn_in, .n_inputs = 3, .outputs = rnn_out,
+                   .n_outputs = 3, .attrs = rnn_attrs, .n_attrs = 6};
+  ct_kernel_fn any[CT__N_DTYPES] = {0};
+  any[0] = recurrent_any;
+  ct__register_cpu(&def, any);
+}

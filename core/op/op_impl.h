@@ -1,0 +1,87 @@
+/* core/op/op_impl.h: op types in the registry, op instances, and prepared ops (an op bound to
+ * the variables of a scope), shared by the op, program and kernel files. */
+#ifndef CORTEN_CORE_OP_IMPL_H
+#define CORTEN_CORE_OP_IMPL_H
+
+#include <stdatomic.h>
+
+#include <corten/op.h>
+#include <corten/program.h>
+
+#include "common/common.h"
+#include "tensor/tensor_impl.h"
+
+#define CT__N_KINDS 4  /* indexed by ct_device_kind (1..3) */
+#define CT__N_DTYPES 11 /* indexed by ct_dtype (0 is the any-dtype kernel) */
+
+/* A registered op type: the registry's deep copy of a ct_op_def, plus its kernel table. Never
+ * freed once registered, so ops and prepared ops point at it freely. */
+typedef struct ct__opdef {
+  char *type;
+  ct_slot_def *in, *out;
+  ct_attr_def *attr;
+  size_t n_in, n_out, n_attr;
+  ct_infer_shape_fn infer_shape;
+  int dtype_attr; /* index into attr, or -1 */
+  _Atomic(ct_kernel_fn) kernels[CT__N_KINDS][CT__N_DTYPES];
+} ct__opdef;
+
+/* The variable names wired to one slot. */
+typedef struct ct__wiring {
+  char **names;
+  size_t n;
+} ct__wiring;
+
+struct ct_op {
+  const ct__opdef *def;
+  ct__wiring *in, *out;  /* def->n_in and def->n_out entries */
+  ct_attr_value *attr;   /* def->n_attr entries: owned copies of lists and strings */
+  bool *attr_set;
+  long index;            /* position in the program that holds it, -1 when none */
+};
+
+/* The registered type of this name, NULL when none (nothing recorded). Registers the built-in
+ * ops on first use. */
+const ct__opdef *ct__op_lookup(const char *type);
+
+/* ct_op_register and ct_kernel_register without the one-time registration of the built-in ops:
+ * what the built-in registration itself calls. */
+ct_status ct__op_register(const ct_op_def *def);
+ct_status ct__kernel_register(const char *type, ct_device_kind kind, ct_dtype dtype,
+                              ct_kernel_fn fn);
+
+/* Registers corten's own op types and kernels (core/op/kernels); called once. */
+void ct__register_builtin_ops(void);
+
+/* An op bound to the variables of a scope: what one run of it needs, resolved. */
+typedef struct ct__prep {
+  const ct_op *op;
+  ct_kernel_ctx ctx;
+  ct_var **vars;          /* inputs, then outputs */
+  ct_tensor **tensors;    /* their tensors, refreshed each run (NULL for ANY_TYPE slots) */
+  uint32_t *pos;          /* in_pos (n_in + 1 entries), then out_pos (n_out + 1) */
+  uint32_t n_in_vars, n_out_vars;
+  unsigned char *any_type; /* per variable: its slot is CT_SLOT_ANY_TYPE */
+  ct_var **release;       /* variables whose memory goes after this op (executor option) */
+  size_t n_release;
+} ct__prep;
+
+/* Resolves op's wiring over scope: inputs through the ancestors, outputs likewise, created in
+ * scope when missing anywhere (created, when not NULL, is called with each one it creates).
+ * Checks required slots and attributes. CT_OK or the error recorded (p then holds nothing). */
+ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place place,
+                        void (*created)(void *arg, ct_var *v), void *arg);
+
+/* Runs a prepared op: checks the input tensors, picks the kernel, infers dims, runs it. */
+ct_status ct__prep_run(ct__prep *p);
+
+void ct__prep_destroy(ct__prep *p);
+
+/* The op's name for messages: "op 'matmul'" or "op #3 'matmul'" inside a program. */
+const char *ct__op_label(const ct_op *op, char *buf, size_t cap);
+#define CT__OP_LABEL_CAP 96
+
+/* Lets go of t's memory, keeping its dims and dtype (freeing an intermediate). */
+void ct__tensor_drop_memory(ct_tensor *t);
+
+#endif /* CORTEN_CORE_OP_IMPL_H */

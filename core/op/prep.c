@@ -1,0 +1,339 @@
+/* core/op/prep.c: binding an op to the variables of a scope, and running it. Shared by ct_op_run
+ * (bind, run once, unbind) and the executor (bind once, run many times). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "op/op_impl.h"
+
+const char *ct_kernel_in_name(const ct_kernel_ctx *c, size_t slot, size_t i) {
+  const ct__wiring *w = &c->op->in[slot];
+  return i < w->n ? w->names[i] : "";
+}
+
+const char *ct_kernel_out_name(const ct_kernel_ctx *c, size_t slot, size_t i) {
+  const ct__wiring *w = &c->op->out[slot];
+  return i < w->n ? w->names[i] : "";
+}
+
+ct_status ct_kernel_fail(const ct_kernel_ctx *c, ct_status s, const char *fmt, ...) {
+  char label[CT__OP_LABEL_CAP], text[400];
+  va_list ap;
+  va_start(ap, fmt);
+  if (vsnprintf(text, sizeof text, fmt, ap) < 0) text[0] = '\0';
+  va_end(ap);
+  return ct__error(s, "%s: %s", ct__op_label(c->op, label, sizeof label), text);
+}
+
+void ct__tensor_drop_memory(ct_tensor *t) {
+  ct__block_release(t->block);
+  t->block = NULL;
+  t->offset = 0;
+}
+
+void ct__prep_destroy(ct__prep *p) {
+  free(p->vars);
+  free(p->release);
+  memset(p, 0, sizeof *p);
+}
+
+/* The slot and index of variable k among the inputs (or outputs), for messages. */
+static void locate(const ct__prep *p, bool output, uint32_t k, size_t *slot, size_t *i) {
+  const ct__opdef *d = p->op->def;
+  const uint32_t *pos = output ? p->ctx.out_pos : p->ctx.in_pos;
+  size_t n = output ? d->n_out : d->n_in;
+  for (size_t s = 0; s < n; s++) {
+    if (k < pos[s + 1]) {
+      *slot = s;
+      *i = k - pos[s];
+      return;
+    }
+  }
+  *slot = *i = 0;
+}
+
+ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place place,
+                        void (*created)(void *arg, ct_var *v), void *arg) {
+  char label[CT__OP_LABEL_CAP];
+  memset(p, 0, sizeof *p);
+  if (op == NULL || scope == NULL) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_op_run: the op or the scope is NULL");
+  }
+  const ct__opdef *d = op->def;
+  ct__op_label(op, label, sizeof label);
+  if (ct__place_check(place, label) != CT_OK) return ct_last_status();
+  for (size_t a = 0; a < d->n_attr; a++) {
+    if (d->attr[a].required && !op->attr_set[a]) {
+      return ct__error(CT_ERR_INVALID_ARGUMENT,
+                       "%s: attribute '%s' is required: set it with ct_op_set_attr_%s", label,
+                       d->attr[a].name, ct_attr_type_name(d->attr[a].value.type));
+    }
+  }
+  size_t n_in = 0, n_out = 0;
+  for (size_t s = 0; s < d->n_in; s++) {
+    if (op->in[s].n == 0 && !(d->in[s].flags & CT_SLOT_OPTIONAL)) {
+      return ct__error(CT_ERR_NOT_FOUND,
+                       "%s: input slot '%s' is not wired: call ct_op_set_input(op, \"%s\", name)",
+                       label, d->in[s].name, d->in[s].name);
+    }
+    n_in += op->in[s].n;
+  }
+  for (size_t s = 0; s < d->n_out; s++) {
+    if (op->out[s].n == 0 && !(d->out[s].flags & CT_SLOT_OPTIONAL)) {
+      return ct__error(CT_ERR_NOT_FOUND,
+                       "%s: output slot '%s' is not wired: call ct_op_set_output(op, \"%s\", "
+                       "name)",
+                       label, d->out[s].name, d->out[s].name);
+    }
+    n_out += op->out[s].n;
+  }
+  size_t n = n_in + n_out, n_pos = d->n_in + 1 + d->n_out + 1;
+  if (n > UINT32_MAX / 2) {
+    return ct__error(CT_ERR_OUT_OF_RANGE, "%s: %zu variables are too many", label, n);
+  }
+  /* One allocation: variables, tensors, slot positions, any-type flags. */
+  size_t bytes = n * (sizeof(ct_var *) + sizeof(ct_tensor *)) + n_pos * sizeof(uint32_t) + n + 1;
+  char *mem = calloc(1, bytes);
+  if (mem == NULL) {
+    return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: out of host memory binding %zu variables", label,
+                     n);
+  }
+  p->op = op;
+  p->vars = (ct_var **)(void *)mem;
+  p->tensors = (ct_tensor **)(void *)(mem + n * sizeof(ct_var *));
+  p->pos = (uint32_t *)(void *)(mem + n * (sizeof(ct_var *) + sizeof(ct_tensor *)));
+  p->any_type = (unsigned char *)(p->pos + n_pos);
+  p->n_in_vars = (uint32_t)n_in;
+  p->n_out_vars = (uint32_t)n_out;
+  uint32_t *in_pos = p->pos, *out_pos = p->pos + d->n_in + 1;
+  uint32_t k = 0;
+  for (size_t s = 0; s < d->n_in; s++) {
+    in_pos[s] = k;
+    for (size_t i = 0; i < op->in[s].n; i++, k++) {
+      const char *name = op->in[s].names[i];
+      p->any_type[k] = (d->in[s].flags & CT_SLOT_ANY_TYPE) != 0;
+      p->vars[k] = ct_scope_find_var(scope, name);
+      if (p->vars[k] == NULL) {
+        ct__prep_destroy(p);
+        return ct__error(CT_ERR_NOT_FOUND,
+                         "%s: input %s variable '%s' is not in the scope or its ancestors: "
+                         "create it, or wire the op to another variable",
+                         label, d->in[s].name, name);
+      }
+    }
+  }
+  in_pos[d->n_in] = k;
+  for (size_t s = 0; s < d->n_out; s++) {
+    out_pos[s] = k - (uint32_t)n_in;
+    for (size_t i = 0; i < op->out[s].n; i++, k++) {
+      const char *name = op->out[s].names[i];
+      p->any_type[k] = (d->out[s].flags & CT_SLOT_ANY_TYPE) != 0;
+      ct_var *v = ct_scope_find_var(scope, name);
+      if (v == NULL) {
+        v = ct_scope_var(scope, name);
+        if (v == NULL) {
+          char text[512];
+          snprintf(text, sizeof text, "%s", ct_last_error());
+          ct_status st = ct_last_status();
+          ct__prep_destroy(p);
+          return ct__error(st, "%s: output %s variable '%s': %s", label, d->out[s].name, name,
+                           text);
+        }
+        if (created != NULL) created(arg, v);
+      }
+      p->vars[k] = v;
+    }
+  }
+  out_pos[d->n_out] = k - (uint32_t)n_in;
+  p->ctx = (ct_kernel_ctx){
+      .op = op,
+      .scope = scope,
+      .place = place,
+      .dtype = CT_DTYPE_UNDEFINED,
+      .in = p->vars,
+      .in_t = (const ct_tensor *const *)p->tensors,
+      .in_pos = in_pos,
+      .out = p->vars + n_in,
+      .out_t = p->tensors + n_in,
+      .out_pos = out_pos,
+      .attr = op->attr,
+  };
+  return CT_OK;
+}
+
+/* Whether memory at `have` can be read by a kernel running at `run`. */
+static inline bool place_ok(ct_place have, ct_place run) {
+  if (have.kind == run.kind) return have.kind != CT_DEVICE_CUDA || have.device == run.device;
+  /* Page-locked host memory is host memory to a CPU kernel, and the other way round. */
+  return have.kind != CT_DEVICE_CUDA && run.kind != CT_DEVICE_CUDA;
+}
+
+CT__COLD static ct_status input_error(const ct__prep *p, uint32_t k, const ct_tensor *t) {
+  char label[CT__OP_LABEL_CAP], a[CT__PLACE_STR_CAP], b[CT__PLACE_STR_CAP];
+  size_t slot, i;
+  locate(p, false, k, &slot, &i);
+  const char *sname = p->op->def->in[slot].name, *vname = ct_kernel_in_name(&p->ctx, slot, i);
+  ct__op_label(p->op, label, sizeof label);
+  if (t == NULL) {
+    ct_var *v = p->vars[k];
+    if (ct_var_type(v) == NULL) {
+      return ct__error(CT_ERR_UNINITIALIZED,
+                       "%s: input %s variable '%s' holds nothing: write a tensor into it first",
+                       label, sname, vname);
+    }
+    return ct__error(CT_ERR_TYPE_MISMATCH, "%s: input %s variable '%s' holds %s, not a tensor",
+                     label, sname, vname, ct_var_type(v)->name);
+  }
+  if (t->block == NULL) {
+    return ct__error(CT_ERR_UNINITIALIZED,
+                     "%s: input %s variable '%s' holds a tensor without memory: run the op that "
+                     "writes it first, or give it data",
+                     label, sname, vname);
+  }
+  if (!place_ok(t->block->place, p->ctx.place)) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT,
+                     "%s: input %s variable '%s' is on %s but the op runs on %s: copy it there "
+                     "with ct_tensor_copy",
+                     label, sname, vname, ct_place_str(t->block->place, a, sizeof a),
+                     ct_place_str(p->ctx.place, b, sizeof b));
+  }
+  char what[CT__OP_LABEL_CAP + 160];
+  snprintf(what, sizeof what, "%s: input %s variable '%s'", label, sname, vname);
+  return ct__tensor_check_data(t, what);
+}
+
+CT__COLD static ct_status output_error(const ct__prep *p, uint32_t k) {
+  char label[CT__OP_LABEL_CAP];
+  size_t slot, i;
+  locate(p, true, k, &slot, &i);
+  ct_var *v = p->vars[p->n_in_vars + k];
+  const ct_type *held = ct_var_type(v);
+  return ct__error(CT_ERR_TYPE_MISMATCH,
+                   "%s: output %s variable '%s' holds %s, not a tensor: clear it or wire the op "
+                   "to another variable",
+                   ct__op_label(p->op, label, sizeof label), p->op->def->out[slot].name,
+                   ct_kernel_out_name(&p->ctx, slot, i), held ? held->name : "nothing");
+}
+
+CT__COLD static ct_status no_kernel(const ct__prep *p, ct_dtype dtype) {
+  char label[CT__OP_LABEL_CAP], place[CT__PLACE_STR_CAP], have[256];
+  const ct__opdef *d = p->op->def;
+  size_t pos = 0;
+  have[0] = '\0';
+  for (int k = 1; k < CT__N_KINDS; k++) {
+    for (int t = 0; t < CT__N_DTYPES; t++) {
+      if (atomic_load(&((ct__opdef *)d)->kernels[k][t]) == NULL || pos + 1 >= sizeof have) continue;
+      const char *kn = k == CT_DEVICE_CPU ? "cpu" : k == CT_DEVICE_CUDA ? "cuda" : "cuda_host";
+      int w = snprintf(have + pos, sizeof have - pos, "%s%s/%s", pos ? ", " : "",
+                       t ? ct_dtype_name((ct_dtype)t) : "any", kn);
+      if (w > 0) pos += (size_t)w;
+    }
+  }
+  return ct__error(CT_ERR_UNSUPPORTED, "%s has no kernel for %s on %s (kernels: %s)",
+                   ct__op_label(p->op, label, sizeof label), ct_dtype_name(dtype),
+                   ct_place_str(p->ctx.place, place, sizeof place), pos ? have : "none");
+}
+
+static inline ct_kernel_fn find_kernel(const ct__opdef *d, ct_device_kind kind, ct_dtype dt) {
+  ct__opdef *m = (ct__opdef *)d;
+  ct_kernel_fn fn = atomic_load_explicit(&m->kernels[kind][dt], memory_order_acquire);
+  if (fn == NULL) fn = atomic_load_explicit(&m->kernels[kind][0], memory_order_acquire);
+  if (fn == NULL && kind == CT_DEVICE_CUDA_HOST) return find_kernel(d, CT_DEVICE_CPU, dt);
+  return fn;
+}
+
+/* Runs the kernel while an output is also an input: the input is read through a view of its
+ * old memory and the output gets a block of its own, so no kernel ever reads what it is
+ * overwriting. */
+CT__COLD static ct_status run_aliased(ct__prep *p, ct_kernel_fn fn) {
+  const ct__opdef *d = p->op->def;
+  uint32_t n_in = p->n_in_vars;
+  ct_tensor *views = calloc(n_in ? n_in : 1, sizeof *views);
+  if (views == NULL) {
+    char label[CT__OP_LABEL_CAP];
+    return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: out of host memory", ct__op_label(p->op, label, sizeof label));
+  }
+  for (uint32_t k = 0; k < n_in; k++) {
+    ct_tensor *t = p->tensors[k];
+    if (t == NULL) continue;
+    views[k] = *t;
+    ct__block_retain(t->block);
+    p->tensors[k] = &views[k];
+  }
+  for (uint32_t k = n_in; k < n_in + p->n_out_vars; k++) {
+    for (uint32_t j = 0; j < n_in; j++) {
+      if (p->vars[j] == p->vars[k] && p->tensors[k] != NULL) {
+        ct__tensor_drop_memory(p->tensors[k]);
+        break;
+      }
+    }
+  }
+  ct_status s = d->infer_shape ? d->infer_shape(&p->ctx) : CT_OK;
+  if (s == CT_OK) s = fn(&p->ctx);
+  for (uint32_t k = 0; k < n_in; k++) {
+    if (p->tensors[k] == NULL) continue;
+    ct__block_release(views[k].block);
+    p->tensors[k] = (ct_tensor *)ct_var_get_tensor(p->vars[k]);
+  }
+  free(views);
+  return s;
+}
+
+ct_status ct__prep_run(ct__prep *p) {
+  const ct__opdef *d = p->op->def;
+  uint32_t n_in = p->n_in_vars, n = n_in + p->n_out_vars;
+  bool aliased = false;
+  for (uint32_t k = 0; k < n_in; k++) {
+    if (p->any_type[k]) {
+      p->tensors[k] = NULL;
+      continue;
+    }
+    ct_tensor *t = (ct_tensor *)ct_var_get_tensor(p->vars[k]);
+    if (CT__UNLIKELY(t == NULL || t->block == NULL || !place_ok(t->block->place, p->ctx.place) ||
+                     ct__tensor_bytes(t, t->dtype) > ct__tensor_capacity(t))) {
+      return input_error(p, k, t);
+    }
+    p->tensors[k] = t;
+  }
+  for (uint32_t k = n_in; k < n; k++) {
+    if (p->any_type[k]) {
+      p->tensors[k] = NULL;
+      continue;
+    }
+    ct_tensor *t = ct_var_tensor(p->vars[k]);
+    if (CT__UNLIKELY(t == NULL)) return output_error(p, k - n_in);
+    p->tensors[k] = t;
+    for (uint32_t j = 0; j < n_in; j++) aliased |= p->vars[j] == p->vars[k];
+  }
+  ct_dtype dtype = CT_FLOAT32;
+  if (d->dtype_attr >= 0) {
+    int64_t v = p->op->attr[d->dtype_attr].u.i;
+    if (CT__UNLIKELY(!ct__dtype_valid((ct_dtype)v) || v != (int64_t)(ct_dtype)v)) {
+      return ct_kernel_fail(&p->ctx, CT_ERR_INVALID_ARGUMENT,
+                            "attribute '%s' is %lld, not a ct_dtype: use CT_BOOL .. CT_FLOAT64",
+                            d->attr[d->dtype_attr].name, (long long)v);
+    }
+    dtype = (ct_dtype)v;
+  } else if (n_in > 0 && p->tensors[0] != NULL) {
+    dtype = p->tensors[0]->dtype;
+  }
+  ct_kernel_fn fn = find_kernel(d, p->ctx.place.kind, dtype);
+  if (CT__UNLIKELY(fn == NULL)) return no_kernel(p, dtype);
+  p->ctx.dtype = dtype;
+  if (CT__UNLIKELY(aliased)) return run_aliased(p, fn);
+  if (d->infer_shape != NULL) {
+    ct_status s = d->infer_shape(&p->ctx);
+    if (CT__UNLIKELY(s != CT_OK)) return s;
+  }
+  return fn(&p->ctx);
+}
+
+ct_status ct_op_run(const ct_op *op, ct_scope *scope, ct_place place) {
+  ct__prep p;
+  ct_status s = ct__prep_init(&p, op, scope, place, NULL, NULL);
+  if (s != CT_OK) return s;
+  s = ct__prep_run(&p);
+  ct__prep_destroy(&p);
+  return s;
+}

@@ -1,0 +1,197 @@
+/* core/op/program.c: programs (lists of ops) and the executor.
+ *
+ * The executor binds every op once (ct__prep_init), so a run is a loop over prepared ops with no
+ * name look-up. With free_intermediates it also computes, per op, the intermediates whose last
+ * read that op is, and drops their memory right after it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "op/op_impl.h"
+
+struct ct_program {
+  ct_op **ops;
+  size_t n, cap;
+};
+
+struct ct_executor {
+  const ct_program *program;
+  ct__prep *preps;
+  size_t n;
+};
+
+ct_program *ct_program_new(void) {
+  ct_program *p = calloc(1, sizeof *p);
+  if (p == NULL) {
+    return ct__error_null(CT_ERR_OUT_OF_MEMORY, "ct_program_new: out of host memory");
+  }
+  return p;
+}
+
+void ct_program_free(ct_program *p) {
+  if (p == NULL) return;
+  for (size_t i = 0; i < p->n; i++) ct_op_free(p->ops[i]);
+  free(p->ops);
+  free(p);
+}
+
+ct_status ct_program_append(ct_program *p, ct_op *op) {
+  if (p == NULL || op == NULL) {
+    ct_op_free(op);
+    return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_program_append: the program or the op is NULL");
+  }
+  if (op->index >= 0) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT,
+                     "ct_program_append: op '%s' already belongs to a program (as op #%ld): make "
+                     "a new op",
+                     op->def->type, op->index);
+  }
+  if (p->n == p->cap) {
+    size_t cap = p->cap ? p->cap * 2 : 16;
+    ct_op **grown = realloc(p->ops, cap * sizeof *grown);
+    if (grown == NULL) {
+      ct_op_free(op);
+      return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_program_append: out of host memory");
+    }
+    p->ops = grown;
+    p->cap = cap;
+  }
+  op->index = (long)p->n;
+  p->ops[p->n++] = op;
+  return CT_OK;
+}
+
+size_t ct_program_size(const ct_program *p) { return p ? p->n : 0; }
+
+const ct_op *ct_program_op(const ct_program *p, size_t i) {
+  return p != NULL && i < p->n ? p->ops[i] : NULL;
+}
+
+/* ---- Liveness -------------------------------------------------------------------------------- */
+
+/* Variables the executor created, each with its last read and last write op. */
+typedef struct created_set {
+  ct_var **vars;
+  size_t n, cap;
+  bool oom;
+} created_set;
+
+static void note_created(void *arg, ct_var *v) {
+  created_set *c = arg;
+  if (c->n == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 32;
+    ct_var **grown = realloc(c->vars, cap * sizeof *grown);
+    if (grown == NULL) {
+      c->oom = true;
+      return;
+    }
+    c->vars = grown;
+    c->cap = cap;
+  }
+  c->vars[c->n++] = v;
+}
+
+static bool kept(const ct_var *v, const ct_executor_options *o) {
+  const char *name = ct_var_name(v);
+  for (size_t i = 0; i < o->n_keep; i++) {
+    if (o->keep[i] != NULL && strcmp(o->keep[i], name) == 0) return true;
+  }
+  return false;
+}
+
+/* For each created, unkept variable: the last op reading it; it is freed after that op unless
+ * that op or a later one writes it (then what it holds at the end is a result). */
+static ct_status plan_frees(ct_executor *e, const created_set *c, const ct_executor_options *o) {
+  for (size_t j = 0; j < c->n; j++) {
+    ct_var *v = c->vars[j];
+    if (kept(v, o)) continue;
+    long last_read = -1, last_write = -1;
+    for (size_t i = 0; i < e->n; i++) {
+      const ct__prep *p = &e->preps[i];
+      for (uint32_t k = 0; k < p->n_in_vars + p->n_out_vars; k++) {
+        if (p->vars[k] != v || p->any_type[k]) continue;
+        if (k < p->n_in_vars) {
+          last_read = (long)i;
+        } else {
+          last_write = (long)i;
+        }
+      }
+    }
+    /* Never read, or written again at or after its last read (an in-place op's output is a
+     * new value): a result, kept. */
+    if (last_read < 0 || last_write >= last_read) continue;
+    ct__prep *p = &e->preps[last_read];
+    ct_var **grown = realloc(p->release, (p->n_release + 1) * sizeof *grown);
+    if (grown == NULL) {
+      return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_executor_new: out of host memory");
+    }
+    p->release = grown;
+    p->release[p->n_release++] = v;
+  }
+  return CT_OK;
+}
+
+/* ---- The executor ------------------------------------------------------------------------------ */
+
+ct_executor *ct_executor_new(const ct_program *p, ct_scope *scope, ct_place place) {
+  return ct_executor_new_with(p, scope, place, NULL);
+}
+
+ct_executor *ct_executor_new_with(const ct_program *p, ct_scope *scope, ct_place place,
+                                  const ct_executor_options *options) {
+  static const ct_executor_options defaults = {0};
+  if (p == NULL || scope == NULL) {
+    return ct__error_null(CT_ERR_INVALID_ARGUMENT, "ct_executor_new: the program or scope is NULL");
+  }
+  if (options == NULL) options = &defaults;
+  if (options->n_keep > 0 && options->keep == NULL) {
+    return ct__error_null(CT_ERR_INVALID_ARGUMENT,
+                          "ct_executor_new: options name %zu variables to keep but keep is NULL",
+                          options->n_keep);
+  }
+  if (ct__place_check(place, "ct_executor_new") != CT_OK) return NULL;
+  ct_executor *e = calloc(1, sizeof *e);
+  created_set created = {0};
+  if (e == NULL || (p->n > 0 && (e->preps = calloc(p->n, sizeof *e->preps)) == NULL)) {
+    free(e);
+    return ct__error_null(CT_ERR_OUT_OF_MEMORY, "ct_executor_new: out of host memory");
+  }
+  e->program = p;
+  for (size_t i = 0; i < p->n; i++) {
+    if (ct__prep_init(&e->preps[i], p->ops[i], scope, place, note_created, &created) != CT_OK) {
+      goto fail;
+    }
+    e->n = i + 1;
+    if (created.oom) {
+      ct__error(CT_ERR_OUT_OF_MEMORY, "ct_executor_new: out of host memory");
+      goto fail;
+    }
+  }
+  if (options->free_intermediates && plan_frees(e, &created, options) != CT_OK) goto fail;
+  free(created.vars);
+  return e;
+fail:
+  free(created.vars);
+  ct_executor_free(e);
+  return NULL;
+}
+
+ct_status ct_executor_run(ct_executor *e) {
+  if (e == NULL) return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_executor_run: the executor is NULL");
+  for (size_t i = 0; i < e->n; i++) {
+    ct__prep *p = &e->preps[i];
+    ct_status s = ct__prep_run(p);
+    if (CT__UNLIKELY(s != CT_OK)) return s;
+    for (size_t j = 0; j < p->n_release; j++) {
+      ct_tensor *t = (ct_tensor *)ct_var_get_tensor(p->release[j]);
+      if (t != NULL) ct__tensor_drop_memory(t);
+    }
+  }
+  return CT_OK;
+}
+
+void ct_executor_free(ct_executor *e) {
+  if (e == NULL) return;
+  for (size_t i = 0; i < e->n; i++) ct__prep_destroy(&e->preps[i]);
+  free(e->preps);
+  free(e);
+}

@@ -1,0 +1,89 @@
+/* corten/cuda.h: the CUDA places: streams, synchronization and the device memory cache.
+ *
+ * Tensors live on a GPU at ct_cuda(i) and in page-locked host memory at ct_cuda_host(), exactly
+ * as on ct_cpu(): ct_tensor_mutable_data allocates there, ct_tensor_copy and ct_tensor_set_value
+ * copy between any two places, ct_memory_stats_get counts the bytes.
+ *
+ * In a build without CUDA, ct_cuda_device_count() is 0 and every CUDA place gives
+ * CT_ERR_UNSUPPORTED ("built without CUDA"). In a CUDA build on a machine without a usable GPU
+ * (or driver), the places give CT_ERR_DEVICE ("no CUDA device", with CUDA's own reason). Every
+ * CUDA call corten makes is checked: a failure is CT_ERR_DEVICE naming the call and CUDA's
+ * error text.
+ *
+ * Device memory comes from a caching allocator per device (docs/design/cuda-memory.md): sizes
+ * round up to 512 bytes, freed blocks are kept for reuse on the stream they were allocated on,
+ * and the stats of ct_cuda(i) say allocated (what tensors asked for) and reserved (what is held
+ * from the driver, the cache included). Page-locked memory comes from cudaHostAlloc, one call
+ * per block.
+ *
+ * Streams. Each device has a default stream (CUDA's legacy default stream) and each thread a
+ * current stream per device, the default until ct_stream_set_current says otherwise. Device
+ * memory is allocated for, and reused on, the current stream; copies run on it and are
+ * synchronous: when ct_tensor_copy returns, the bytes are in place. Streams made by
+ * ct_stream_new do not synchronize with the default stream (cudaStreamNonBlocking): order work
+ * across streams with ct_stream_synchronize or ct_device_synchronize. */
+#ifndef CORTEN_CUDA_H
+#define CORTEN_CUDA_H
+
+#include <stdbool.h>
+
+#include <corten/status.h>
+#include <corten/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Whether this corten was built with the CUDA place (whatever the machine has). */
+CT_API bool ct_cuda_is_built(void);
+
+typedef struct ct_stream ct_stream;
+
+/* A new stream on a CUDA device (place ct_cuda(i)). NULL on failure: an invalid place or a host
+ * place, CT_ERR_INVALID_ARGUMENT; no such device or a CUDA failure, CT_ERR_DEVICE; a build
+ * without CUDA, CT_ERR_UNSUPPORTED. Free it with ct_stream_free. */
+CT_API ct_stream *ct_stream_new(ct_place place);
+
+/* Waits for the stream's work, then releases it. Device memory cached for the stream becomes
+ * usable on every stream. The default stream is never freed (passing it does nothing), nor is
+ * NULL. Do not free a stream that another thread has as its current stream. */
+CT_API void ct_stream_free(ct_stream *s);
+
+/* The device's default stream, owned by corten (never NULL for a usable CUDA place). NULL with
+ * the errors of ct_stream_new. */
+CT_API ct_stream *ct_stream_default(ct_place place);
+
+/* The calling thread's current stream on the device: the default stream until
+ * ct_stream_set_current. NULL with the errors of ct_stream_new. */
+CT_API ct_stream *ct_stream_current(ct_place place);
+
+/* Makes s the calling thread's current stream on s's device. NULL: CT_ERR_INVALID_ARGUMENT. */
+CT_API ct_status ct_stream_set_current(ct_stream *s);
+
+/* Blocks until the work queued on s has finished. NULL: CT_ERR_INVALID_ARGUMENT; a CUDA
+ * failure (including one of earlier asynchronous work), CT_ERR_DEVICE. */
+CT_API ct_status ct_stream_synchronize(ct_stream *s);
+
+/* The place of the stream's device; ct_cpu() for NULL. */
+CT_API ct_place ct_stream_place(const ct_stream *s);
+
+/* The stream's cudaStream_t, for CUDA code outside corten (NULL is the legacy default stream,
+ * which is also what the default stream gives). */
+CT_API void *ct_stream_handle(const ct_stream *s);
+
+/* Blocks until the place is idle: ct_cuda(i) waits for all work on device i
+ * (cudaDeviceSynchronize); ct_cuda_host() for every device corten has used; ct_cpu() returns
+ * CT_OK at once. Errors: an invalid place, CT_ERR_INVALID_ARGUMENT; a CUDA place without CUDA,
+ * CT_ERR_UNSUPPORTED; no such device or a CUDA failure, CT_ERR_DEVICE. */
+CT_API ct_status ct_device_synchronize(ct_place place);
+
+/* Returns the device memory cached by corten (every segment no tensor uses) to the driver, on
+ * every device: reserved drops to what tensors hold. Waits for each device first. CT_OK when
+ * nothing is cached or without CUDA; CT_ERR_DEVICE when a CUDA call fails. Thread-safe. */
+CT_API ct_status ct_cuda_empty_cache(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CORTEN_CUDA_H */

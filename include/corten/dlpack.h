@@ -1,0 +1,79 @@
+/* corten/dlpack.h: zero-copy exchange of tensors with other frameworks through DLPack.
+ *
+ * DLPack (the system's <dlpack/dlpack.h>; Debian: libdlpack-dev) is the common in-memory tensor
+ * description of NumPy, PyTorch, TVM, CuPy and JAX. Both directions share memory, nothing is
+ * copied:
+ *
+ *   ct_tensor_to_dlpack    hands a consumer a DLManagedTensor over a tensor's memory; the memory
+ *                          stays alive until the consumer calls its deleter, even after every
+ *                          corten view of it is gone.
+ *   ct_tensor_from_dlpack  makes a tensor view a producer's memory; the producer's deleter runs
+ *                          exactly once, when the last corten view of that memory goes.
+ *
+ * What DLPack can say and a corten tensor cannot hold is refused, with no ownership taken:
+ * strides that are not compact row-major, vector lanes other than 1, dtype codes and widths
+ * without a corten dtype, devices other than CPU, CUDA and pinned host memory, and places this
+ * build has not got (CUDA in a CPU-only build).
+ *
+ * dtype mapping (code, bits), lanes always 1:
+ *   int (0)    8 int8, 16 int16, 32 int32, 64 int64
+ *   uint (1)   8 uint8; 1 bool (TVM's convention: one byte per element, 0 or 1)
+ *   float (2)  16 float16, 32 float32, 64 float64
+ *   bfloat (4) 16 bfloat16
+ *   bool (6)   8 bool (kDLBool of DLPack 0.8 and later)
+ * A corten bool tensor is exported as kDLBool when the DLPack header has it (0.8 and later),
+ * and as (uint, 1 bit) with the older header, as TVM writes it.
+ *
+ * Places: kDLCPU is ct_cpu(), kDLCUDA with device_id n is ct_cuda(n), kDLCUDAHost is
+ * ct_cuda_host(), and back. The tensor takes the producer's place as it is: memory is never
+ * moved between devices here (use ct_tensor_copy for that).
+ *
+ * Thread-safety: as for any tensor call. The deleters may run on whichever thread lets go of
+ * the last reference. */
+#ifndef CORTEN_DLPACK_H
+#define CORTEN_DLPACK_H
+
+#include <dlpack/dlpack.h>
+
+#include <corten/status.h>
+#include <corten/tensor.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Exports t's data as a new DLManagedTensor in *out, without copying: dl_tensor.data is the
+ * address of t's first element (byte_offset 0), shape holds t's dims, strides the compact
+ * row-major strides (never NULL), and the device is t's place. The managed tensor holds a
+ * reference to t's memory and owns its shape and strides arrays; the consumer calls
+ * (*out)->deleter(*out) exactly once when done, which lets go of all of them. t may be changed
+ * or freed meanwhile: the memory lives on until the deleter runs. A scalar has ndim 0.
+ * Errors (*out set to NULL when out is not NULL): NULL t or out, CT_ERR_INVALID_ARGUMENT; t
+ * holds no memory, CT_ERR_UNINITIALIZED; t's dims exceed its capacity, CT_ERR_OUT_OF_RANGE;
+ * no memory for the managed tensor, CT_ERR_OUT_OF_MEMORY. */
+CT_API ct_status ct_tensor_to_dlpack(const ct_tensor *t, DLManagedTensor **out);
+
+/* Makes t view the memory m describes, without copying, and takes ownership of m: m->deleter
+ * (when not NULL) runs exactly once, when the last view of that memory goes (t, and every
+ * share, slice or flatten made from it). t becomes external (ct_tensor_is_external): it never
+ * frees, grows or moves that memory; its dims are m's shape, its data starts at
+ * data + byte_offset, its place is m's device. t lets go of what it held first.
+ * Errors, with t unchanged and m still the caller's (the deleter is not called):
+ *   NULL t or m, CT_ERR_INVALID_ARGUMENT;
+ *   a DLTensor that breaks DLPack's own rules (negative ndim, NULL shape with ndim > 0, a
+ *   negative extent, NULL data with elements, a dtype code DLPack does not define, an address
+ *   range that wraps), CT_ERR_FORMAT;
+ *   ndim above CT_MAX_RANK or a size that overflows, CT_ERR_OUT_OF_RANGE;
+ *   valid DLPack that corten cannot hold (non-compact strides, lanes other than 1, a dtype
+ *   without a corten counterpart, data not aligned to its element size, a device type other
+ *   than CPU, CUDA or CUDA host), CT_ERR_UNSUPPORTED;
+ *   a place this build has not got, as the place check says (CT_ERR_UNSUPPORTED without CUDA,
+ *   CT_ERR_DEVICE for a CUDA ordinal with no device);
+ *   no memory for corten's block header, CT_ERR_OUT_OF_MEMORY. */
+CT_API ct_status ct_tensor_from_dlpack(ct_tensor *t, DLManagedTensor *m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CORTEN_DLPACK_H */

@@ -1,0 +1,237 @@
+/* corten/op.h: operators that read and write the variables of a scope by name, and the registry
+ * that defines op types and their kernels.
+ *
+ * An op is an instance of a registered op type: for each of the type's input and output slots
+ * ("X", "Y", "Out" ...) the names of the variables it reads or writes, plus typed attributes.
+ * ct_op_run finds the inputs in a scope (walking up to the ancestors), creates missing outputs
+ * locally, checks the wiring, infers the output dims and calls the kernel registered for the
+ * place's device kind and the data type. Programs and the executor (corten/program.h) run many
+ * ops with the names resolved once.
+ *
+ * Op types and kernels are registered through ct_op_register and ct_kernel_register, by corten
+ * for its built-in ops and by framework authors for their own, from outside the library. A kernel
+ * sees a ct_kernel_ctx: its input and output variables, their tensors, the attributes and the
+ * place, laid out so that reading them costs an array index.
+ *
+ * Thread-safety: registration takes a lock and may run at any time; an op type or kernel stays
+ * registered for the life of the process. Building an op (set_*) must not run alongside other
+ * calls on the same op. Different threads may run ops on different scopes, or the same op
+ * object on different scopes. */
+#ifndef CORTEN_OP_H
+#define CORTEN_OP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <corten/scope.h>
+#include <corten/status.h>
+#include <corten/tensor.h>
+#include <corten/types.h>
+#include <corten/variable.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ct_op ct_op;
+typedef struct ct_program ct_program;
+
+/* ---- Building an op ----------------------------------------------------------------------------
+ * A new op of a registered type. NULL with CT_ERR_NOT_FOUND for an unknown type (the message
+ * names it), CT_ERR_INVALID_ARGUMENT for a NULL or empty type. Attributes start at the type's
+ * defaults; slots start unwired. */
+CT_API ct_op *ct_op_new(const char *type);
+
+/* Frees the op, its names, its attribute values and any program it holds. NULL: no-op. */
+CT_API void ct_op_free(ct_op *op);
+
+/* The op's type name ("matmul"); "" for NULL. */
+CT_API const char *ct_op_type(const ct_op *op);
+
+/* Wires an input or output slot to n variable names (copied), replacing earlier wiring; n == 0
+ * unwires it. Errors: NULL op, NULL or empty names, CT_ERR_INVALID_ARGUMENT; no such slot,
+ * CT_ERR_NOT_FOUND (the message lists the type's slots); n > 1 for a slot that takes one
+ * variable, CT_ERR_INVALID_ARGUMENT. On failure the slot keeps its old wiring. */
+CT_API ct_status ct_op_set_inputs(ct_op *op, const char *slot, const char *const *vars, size_t n);
+CT_API ct_status ct_op_set_outputs(ct_op *op, const char *slot, const char *const *vars,
+                                   size_t n);
+CT_API ct_status ct_op_set_input(ct_op *op, const char *slot, const char *var);
+CT_API ct_status ct_op_set_output(ct_op *op, const char *slot, const char *var);
+
+/* Sets an attribute. Errors: NULL op or name, CT_ERR_INVALID_ARGUMENT; no such attribute,
+ * CT_ERR_NOT_FOUND (the message lists the type's attributes); an attribute of another type,
+ * CT_ERR_TYPE_MISMATCH naming both types. An int is accepted for a float attribute (2 means
+ * 2.0); nothing else converts. Lists and strings are copied. */
+CT_API ct_status ct_op_set_attr_int(ct_op *op, const char *name, int64_t v);
+CT_API ct_status ct_op_set_attr_float(ct_op *op, const char *name, double v);
+CT_API ct_status ct_op_set_attr_bool(ct_op *op, const char *name, bool v);
+CT_API ct_status ct_op_set_attr_string(ct_op *op, const char *name, const char *v);
+CT_API ct_status ct_op_set_attr_ints(ct_op *op, const char *name, const int64_t *v, size_t n);
+CT_API ct_status ct_op_set_attr_floats(ct_op *op, const char *name, const double *v, size_t n);
+/* Takes p, also on failure (it is then freed), so a program is never leaked or held twice. */
+CT_API ct_status ct_op_set_attr_program(ct_op *op, const char *name, ct_program *p);
+
+/* Runs the op once on the variables of scope: inputs are found through the ancestors, missing
+ * outputs are created in scope itself, the output dims are inferred and the kernel for the
+ * place's device kind and the data type runs, allocating outputs through
+ * ct_tensor_mutable_data. Every error names the op type, and the slot and variable involved:
+ * an unwired required slot, a missing input variable or one holding no tensor memory,
+ * CT_ERR_NOT_FOUND / CT_ERR_UNINITIALIZED / CT_ERR_TYPE_MISMATCH; an unset required attribute,
+ * CT_ERR_INVALID_ARGUMENT; an input on another place, CT_ERR_INVALID_ARGUMENT; dims that do not
+ * fit together, CT_ERR_SHAPE; no kernel for the place and dtype, CT_ERR_UNSUPPORTED; plus what
+ * the kernel reports. Outputs the failing op had not written yet are left as they were. */
+CT_API ct_status ct_op_run(const ct_op *op, ct_scope *scope, ct_place place);
+
+/* ---- Defining op types -------------------------------------------------------------------------*/
+typedef enum ct_attr_type {
+  CT_ATTR_INT = 1,
+  CT_ATTR_FLOAT,
+  CT_ATTR_BOOL,
+  CT_ATTR_STRING,
+  CT_ATTR_INTS,
+  CT_ATTR_FLOATS,
+  CT_ATTR_PROGRAM
+} ct_attr_type;
+
+/* The name of an attribute type ("int", "floats" ...); "unknown" outside the enum. */
+CT_API const char *ct_attr_type_name(ct_attr_type t);
+
+/* An attribute value. Lists and strings belong to the op (or, for defaults, are static). */
+typedef struct ct_attr_value {
+  ct_attr_type type;
+  union {
+    int64_t i;
+    double f;
+    bool b;
+    const char *s;
+    struct {
+      const int64_t *v;
+      size_t n;
+    } ints;
+    struct {
+      const double *v;
+      size_t n;
+    } floats;
+    const ct_program *program;
+  } u;
+} ct_attr_value;
+
+/* Slot flags. A slot is required and takes one tensor variable unless flagged. */
+enum {
+  CT_SLOT_OPTIONAL = 1u << 0, /* may be left unwired */
+  CT_SLOT_MANY = 1u << 1,     /* takes any number of variables (at least one when required) */
+  CT_SLOT_ANY_TYPE = 1u << 2, /* variables of any type: the kernel reads them through the
+                                 ct_var; no tensor is looked at (RNN step scopes, ids) */
+};
+
+typedef struct ct_slot_def {
+  const char *name;
+  unsigned flags;
+} ct_slot_def;
+
+/* An attribute of an op type: its name, its type and default (value.type is the attribute's
+ * type), or required, in which case ct_op_run fails until the op sets it. */
+typedef struct ct_attr_def {
+  const char *name;
+  ct_attr_value value;
+  bool required;
+} ct_attr_def;
+
+typedef struct ct_kernel_ctx ct_kernel_ctx;
+
+/* Infers and sets the output dims (ct_tensor_resize) from the inputs and attributes, or reports
+ * CT_ERR_SHAPE through ct_kernel_fail. Runs before the kernel, every run. */
+typedef ct_status (*ct_infer_shape_fn)(const ct_kernel_ctx *ctx);
+
+/* Computes the outputs; allocates them with ct_tensor_mutable_data. */
+typedef ct_status (*ct_kernel_fn)(const ct_kernel_ctx *ctx);
+
+/* An op type. Slots and attributes are addressed by their index in these arrays, in the kernel
+ * context as in the op. The registry copies everything, names included.
+ *   infer_shape  NULL: the kernel sets the output dims itself
+ *   dtype_attr   the int attribute that holds the dtype the kernel is chosen by (fill ops);
+ *                NULL: the dtype of the first variable of the first input slot */
+typedef struct ct_op_def {
+  const char *type;
+  const ct_slot_def *inputs;
+  size_t n_inputs;
+  const ct_slot_def *outputs;
+  size_t n_outputs;
+  const ct_attr_def *attrs;
+  size_t n_attrs;
+  ct_infer_shape_fn infer_shape;
+  const char *dtype_attr;
+} ct_op_def;
+
+/* Registers an op type. Errors: a NULL def, a NULL or empty type, slot or attribute name, a
+ * name used twice among the slots or among the attributes, an attribute default whose type is
+ * outside the enum, or a dtype_attr that names no int attribute, CT_ERR_INVALID_ARGUMENT; the
+ * type already registered, CT_ERR_ALREADY_EXISTS. */
+CT_API ct_status ct_op_register(const ct_op_def *def);
+
+/* Registers the kernel of an op type for a device kind and dtype. CT_DTYPE_UNDEFINED registers
+ * the kernel for every dtype that has no kernel of its own (copies, reshapes). Errors: unknown
+ * type, CT_ERR_NOT_FOUND; bad kind, dtype or NULL fn, CT_ERR_INVALID_ARGUMENT; that key taken,
+ * CT_ERR_ALREADY_EXISTS. */
+CT_API ct_status ct_kernel_register(const char *type, ct_device_kind kind, ct_dtype dtype,
+                                    ct_kernel_fn fn);
+
+/* Whether an op type of this name is registered. */
+CT_API bool ct_op_registered(const char *type);
+
+/* ---- Inside a kernel ---------------------------------------------------------------------------
+ * What a kernel and an infer-shape function see. Slot s of the inputs holds the variables
+ * in[in_pos[s]] .. in[in_pos[s + 1] - 1] (none for an unwired optional slot); their tensors are
+ * in_t (NULL for CT_SLOT_ANY_TYPE slots), checked to hold memory at the op's place before the
+ * call. Outputs likewise, their tensors created when missing. attr[a] is attribute a of the
+ * op's type, set or default. */
+struct ct_kernel_ctx {
+  const ct_op *op;
+  ct_scope *scope; /* the scope the op runs in */
+  ct_place place;
+  ct_dtype dtype; /* the dtype the kernel was chosen by */
+  ct_var *const *in;
+  const ct_tensor *const *in_t;
+  const uint32_t *in_pos;
+  ct_var *const *out;
+  ct_tensor *const *out_t;
+  const uint32_t *out_pos;
+  const ct_attr_value *attr;
+};
+
+static inline size_t ct_kernel_in_count(const ct_kernel_ctx *c, size_t slot) {
+  return c->in_pos[slot + 1] - c->in_pos[slot];
+}
+static inline size_t ct_kernel_out_count(const ct_kernel_ctx *c, size_t slot) {
+  return c->out_pos[slot + 1] - c->out_pos[slot];
+}
+/* The i-th tensor of an input or output slot (i < the slot's count). */
+static inline const ct_tensor *ct_kernel_in(const ct_kernel_ctx *c, size_t slot, size_t i) {
+  return c->in_t[c->in_pos[slot] + i];
+}
+static inline ct_tensor *ct_kernel_out(const ct_kernel_ctx *c, size_t slot, size_t i) {
+  return c->out_t[c->out_pos[slot] + i];
+}
+static inline ct_var *ct_kernel_in_var(const ct_kernel_ctx *c, size_t slot, size_t i) {
+  return c->in[c->in_pos[slot] + i];
+}
+static inline ct_var *ct_kernel_out_var(const ct_kernel_ctx *c, size_t slot, size_t i) {
+  return c->out[c->out_pos[slot] + i];
+}
+
+/* The variable name wired to an input or output slot, for messages. */
+CT_API const char *ct_kernel_in_name(const ct_kernel_ctx *c, size_t slot, size_t i);
+CT_API const char *ct_kernel_out_name(const ct_kernel_ctx *c, size_t slot, size_t i);
+
+/* Records status s with the message "op 'type': <formatted text>" as the thread's last error
+ * and returns s: how kernels and infer-shape functions report. Name the slot and variable in
+ * the text (ct_kernel_in_name). */
+CT_API ct_status ct_kernel_fail(const ct_kernel_ctx *c, ct_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CORTEN_OP_H */

@@ -1,0 +1,772 @@
+/* The op-layer suite: building ops, the registry (a test registers its own op type and kernel),
+ * wiring errors with the names they must carry, ct_op_run over nested scopes, in-place ops,
+ * programs and the executor (no allocation after the first run; freeing intermediates). The
+ * kernels themselves are checked value by value in test_ops.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include <corten/corten.h>
+
+#include "harness.h"
+
+#define HAS(text, part) ck_assert_msg(strstr((text), (part)) != NULL, "'%s' lacks '%s'", (text), (part))
+
+static ct_memory_stats cpu_stats(void) {
+  ct_memory_stats s;
+  ck_assert_int_eq(ct_memory_stats_get(ct_cpu(), &s), CT_OK);
+  return s;
+}
+
+/* A float32 tensor variable `name` in s with dims and values 0, 1, 2 ... times step. */
+static ct_tensor *put(ct_scope *s, const char *name, ct_ddim dims, float step) {
+  ct_tensor *t = ct_var_tensor(ct_scope_var(s, name));
+  ck_assert_ptr_nonnull(t);
+  ck_assert_int_eq(ct_tensor_resize(t, dims), CT_OK);
+  float *d = ct_tensor_mutable_data(t, CT_FLOAT32, ct_cpu());
+  ck_assert_ptr_nonnull(d);
+  for (int64_t i = 0; i < ct_tensor_numel(t); i++) d[i] = (float)i * step;
+  return t;
+}
+
+static const float *get(const ct_scope *s, const char *name) {
+  const ct_tensor *t = ct_var_get_tensor(ct_scope_find_var(s, name));
+  ck_assert_ptr_nonnull(t);
+  const float *d = ct_tensor_data(t, CT_FLOAT32);
+  ck_assert_ptr_nonnull(d);
+  return d;
+}
+
+static ct_op *binary(const char *type, const char *x, const char *y, const char *out) {
+  ct_op *op = ct_op_new(type);
+  ck_assert_ptr_nonnull(op);
+  ck_assert_int_eq(ct_op_set_input(op, "X", x), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Y", y), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Out", out), CT_OK);
+  return op;
+}
+
+static ct_op *unary(const char *type, const char *x, const char *out) {
+  ct_op *op = ct_op_new(type);
+  ck_assert_ptr_nonnull(op);
+  ck_assert_int_eq(ct_op_set_input(op, "X", x), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Out", out), CT_OK);
+  return op;
+}
+
+/* ---- Building ops ------------------------------------------------------------------------------ */
+
+START_TEST(new_of_unknown_type_is_not_found) {
+  ck_assert_ptr_null(ct_op_new("no_such_op"));
+  ck_assert_int_eq(ct_last_status(), CT_ERR_NOT_FOUND);
+  HAS(ct_last_error(), "'no_such_op'");
+  ck_assert_ptr_null(ct_op_new(""));
+  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(ct_op_new(NULL));
+  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
+}
+END_TEST
+
+START_TEST(builtin_types_are_registered) {
+  static const char *const types[] = {
+      "fill_constant", "uniform_random", "gaussian_random", "assign", "cast", "scale",
+      "elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div", "relu",
+      "sigmoid", "tanh", "exp", "log", "matmul", "sum", "mean", "reduce_sum", "softmax",
+      "reshape", "transpose", "concat"};
+  for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
+    ck_assert_msg(ct_op_registered(types[i]), "%s is not registered", types[i]);
+  }
+  ck_assert(!ct_op_registered("no_such_op"));
+  ck_assert(!ct_op_registered(NULL));
+}
+END_TEST
+
+START_TEST(unknown_slot_lists_the_slots) {
+  ct_op *op = ct_op_new("matmul");
+  ck_assert_int_eq(ct_op_set_input(op, "Z", "a"), CT_ERR_NOT_FOUND);
+  HAS(ct_last_error(), "no input slot 'Z'");
+  HAS(ct_last_error(), "X, Y");
+  ck_assert_int_eq(ct_op_set_output(op, "X", "a"), CT_ERR_NOT_FOUND);
+  HAS(ct_last_error(), "Out");
+  ct_op_free(op);
+}
+END_TEST
+
+START_TEST(many_names_on_a_single_slot_are_refused) {
+  ct_op *op = ct_op_new("matmul");
+  const char *names[] = {"a", "b"};
+  ck_assert_int_eq(ct_op_set_inputs(op, "X", names, 2), CT_ERR_INVALID_ARGUMENT);
+  HAS(ct_last_error(), "takes one variable, got 2");
+  ck_assert_int_eq(ct_op_set_input(op, "X", ""), CT_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ct_op_set_input(op, "X", NULL), CT_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ct_op_set_input(NULL, "X", "a"), CT_ERR_INVALID_ARGUMENT);
+  ct_op_free(op);
+}
+END_TEST
+
+START_TEST(attribute_types_are_checked) {
+  ct_op *op = ct_op_new("scale");
+  ck_assert_int_eq(ct_op_set_attr_bool(op, "scale", true), CT_ERR_TYPE_MISMATCH);
+  HAS(ct_last_error(), "attribute 'scale' is of type float, not bool");
+  ck_assert_int_eq(ct_op_set_attr_string(op, "bias", "1"), CT_ERR_TYPE_MISMATCH);
+  ck_assert_int_eq(ct_op_set_attr_int(op, "scale", 3), CT_OK); /* int widens to float */
+  ck_assert_int_eq(ct_op_set_attr_float(op, "bias_after_scale", 1.0), CT_ERR_TYPE_MISMATCH);
+  ck_assert_int_eq(ct_op_set_attr_int(op, "nope", 1), CT_ERR_NOT_FOUND);
+  HAS(ct_last_error(), "scale, bias, bias_after_scale");
+  ct_op_free(op);
+}
+END_TEST
+
+START_TEST(float_attribute_does_not_narrow_to_int) {
+  ct_op *op = ct_op_new("softmax");
+  ck_assert_int_eq(ct_op_set_attr_float(op, "axis", 1.0), CT_ERR_TYPE_MISMATCH);
+  ck_assert_int_eq(ct_op_set_attr_int(op, "axis", 1), CT_OK);
+  ct_op_free(op);
+}
+END_TEST
+
+START_TEST(op_type_names_the_type) {
+  ct_op *op = ct_op_new("relu");
+  ck_assert_str_eq(ct_op_type(op), "relu");
+  ck_assert_str_eq(ct_op_type(NULL), "");
+  ct_op_free(op);
+  ct_op_free(NULL);
+}
+END_TEST
+
+/* ---- Running one op ---------------------------------------------------------------------------- */
+
+START_TEST(run_finds_inputs_in_ancestors_and_creates_outputs_locally) {
+  ct_scope *root = ct_scope_new(), *kid = ct_scope_new_kid(root);
+  put(root, "a", CT_DIMS(2, 2), 1.0f);
+  put(root, "b", CT_DIMS(2, 2), 10.0f);
+  ct_op *op = binary("elementwise_add", "a", "b", "c");
+  ck_assert_int_eq(ct_op_run(op, kid, ct_cpu()), CT_OK);
+  ck_assert_ptr_nonnull(ct_scope_find_local_var(kid, "c"));
+  ck_assert_ptr_null(ct_scope_find_local_var(root, "c"));
+  const float *c = get(kid, "c");
+  ck_assert_float_eq(c[0], 0.0f);
+  ck_assert_float_eq(c[3], 33.0f);
+  ck_assert(ct_ddim_equal(ct_tensor_dims(ct_var_get_tensor(ct_scope_find_var(kid, "c"))),
+                          CT_DIMS(2, 2)));
+  ct_op_free(op);
+  ct_scope_free(root);
+}
+END_TEST
+
+START_TEST(run_writes_an_output_that_an_ancestor_holds) {
+  ct_scope *root = ct_scope_new(), *kid = ct_scope_new_kid(root);
+  put(root, "a", CT_DIMS(3), 1.0f);
+  put(root, "acc", CT_DIMS(3), 0.0f);
+  ct_op *op = unary("relu", "a", "acc");
+  ck_assert_int_eq(ct_op_run(op, kid, ct_cpu()), CT_OK);
+  ck_assert_ptr_null(ct_scope_find_local_var(kid, "acc"));
+  ck_assert_float_eq(get(root, "acc")[2], 2.0f);
+  ct_op_free(op);
+  ct_scope_free(root);
+}
+END_TEST
+
+START_TEST(missing_input_names_op_slot_and_variable) {
+  ct_scope *s = ct_scope_new();
+  put(s, "a", CT_DIMS(2), 1.0f);
+  ct_op *op = binary("elementwise_mul", "a", "ghost", "c");
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_NOT_FOUND);
+  HAS(ct_last_error(), "op 'elementwise_mul'");
+  HAS(ct_last_error(), "input Y variable 'ghost'");
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(unwired_required_slot_is_reported) {
+  ct_scope *s = ct_scope_new();
+  ct_op *op = ct_op_new("matmul");
+  ck_assert_int_eq(ct_op_set_input(op, "X", "a"), CT_OK);
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_NOT_FOUND);
+  HAS(ct_last_error(), "input slot 'Y' is not wired");
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(input_without_memory_is_uninitialized) {
+  ct_scope *s = ct_scope_new();
+  put(s, "a", CT_DIMS(2), 1.0f);
+  ct_tensor_resize(ct_var_tensor(ct_scope_var(s, "b")), CT_DIMS(2));
+  ct_op *op = binary("elementwise_add", "a", "b", "c");
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_UNINITIALIZED);
+  HAS(ct_last_error(), "input Y variable 'b' holds a tensor without memory");
+  ck_assert_ptr_null(ct_var_get_tensor(ct_scope_find_var(s, "c")) == NULL
+                         ? NULL
+                         : ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "c")),
+                                          CT_FLOAT32));
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(input_of_another_type_is_a_mismatch) {
+  ct_scope *s = ct_scope_new();
+  *(int64_t *)ct_var_get_mutable(ct_scope_var(s, "n"), &ct_int64_type) = 7;
+  ct_op *op = unary("relu", "n", "out");
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_TYPE_MISMATCH);
+  HAS(ct_last_error(), "input X variable 'n' holds int64, not a tensor");
+  ct_var_clear(ct_scope_var(s, "n"));
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_UNINITIALIZED);
+  HAS(ct_last_error(), "'n' holds nothing");
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(output_of_another_type_is_a_mismatch) {
+  ct_scope *s = ct_scope_new();
+  put(s, "a", CT_DIMS(2), 1.0f);
+  *(int64_t *)ct_var_get_mutable(ct_scope_var(s, "out"), &ct_int64_type) = 7;
+  ct_op *op = unary("relu", "a", "out");
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_TYPE_MISMATCH);
+  HAS(ct_last_error(), "output Out variable 'out' holds int64");
+  ck_assert_int_eq(*(const int64_t *)ct_var_get(ct_scope_find_var(s, "out"), &ct_int64_type), 7);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(shape_conflict_names_both_inputs) {
+  ct_scope *s = ct_scope_new();
+  put(s, "a", CT_DIMS(2, 3), 1.0f);
+  put(s, "b", CT_DIMS(4, 5), 1.0f);
+  ct_op *op = binary("matmul", "a", "b", "c");
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_SHAPE);
+  HAS(ct_last_error(), "op 'matmul'");
+  HAS(ct_last_error(), "'a' [2,3]");
+  HAS(ct_last_error(), "'b' [4,5]");
+  ct_op_free(op);
+  op = binary("elementwise_add", "a", "b", "c");
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_SHAPE);
+  HAS(ct_last_error(), "do not broadcast");
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(missing_kernel_is_unsupported_and_lists_kernels) {
+  ct_scope *s = ct_scope_new();
+  ct_tensor *t = ct_var_tensor(ct_scope_var(s, "i"));
+  ct_tensor_resize(t, CT_DIMS(2));
+  ck_assert_ptr_nonnull(ct_tensor_mutable_data(t, CT_INT8, ct_cpu()));
+  ct_op *op = unary("sigmoid", "i", "o");
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_UNSUPPORTED);
+  HAS(ct_last_error(), "no kernel for int8 on cpu");
+  HAS(ct_last_error(), "float32/cpu");
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(mixed_dtypes_are_a_mismatch) {
+  ct_scope *s = ct_scope_new();
+  put(s, "a", CT_DIMS(2), 1.0f);
+  ct_tensor *t = ct_var_tensor(ct_scope_var(s, "d"));
+  ct_tensor_resize(t, CT_DIMS(2));
+  ct_tensor_mutable_data(t, CT_FLOAT64, ct_cpu());
+  ct_op *op = binary("elementwise_add", "a", "d", "c");
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_TYPE_MISMATCH);
+  HAS(ct_last_error(), "'d' is float64");
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(required_attribute_must_be_set) {
+  ct_scope *s = ct_scope_new();
+  put(s, "a", CT_DIMS(2, 3), 1.0f);
+  ct_op *op = unary("reshape", "a", "b");
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_INVALID_ARGUMENT);
+  HAS(ct_last_error(), "attribute 'shape' is required");
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(run_with_null_or_bad_arguments) {
+  ct_scope *s = ct_scope_new();
+  ct_op *op = unary("relu", "a", "b");
+  ck_assert_int_eq(ct_op_run(NULL, s, ct_cpu()), CT_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ct_op_run(op, NULL, ct_cpu()), CT_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ct_op_run(op, s, (ct_place){.kind = (ct_device_kind)9, .device = 0}),
+                   CT_ERR_INVALID_ARGUMENT);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(cuda_place_without_a_device_is_refused) {
+  ct_scope *s = ct_scope_new();
+  put(s, "a", CT_DIMS(2), 1.0f);
+  ct_op *op = unary("relu", "a", "b");
+  if (ct_cuda_device_count() == 0) {
+    ct_status st = ct_op_run(op, s, ct_cuda(0));
+    ck_assert_msg(st == CT_ERR_UNSUPPORTED || st == CT_ERR_DEVICE, "status %d", st);
+  }
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(in_place_op_reads_its_old_value) {
+  ct_scope *s = ct_scope_new();
+  put(s, "a", CT_DIMS(2, 2), 1.0f);  /* [[0,1],[2,3]] */
+  put(s, "b", CT_DIMS(2, 2), 1.0f);
+  ct_op *op = binary("matmul", "a", "b", "a");
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_OK);
+  const float *a = get(s, "a");
+  ck_assert_float_eq(a[0], 2.0f);  /* [[0,1],[2,3]]^2 = [[2,3],[6,11]] */
+  ck_assert_float_eq(a[1], 3.0f);
+  ck_assert_float_eq(a[2], 6.0f);
+  ck_assert_float_eq(a[3], 11.0f);
+  ct_op_free(op);
+  op = ct_op_new("scale");
+  ct_op_set_input(op, "X", "b");
+  ct_op_set_output(op, "Out", "b");
+  ct_op_set_attr_float(op, "scale", 2.0);
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_OK);
+  ck_assert_float_eq(get(s, "b")[3], 6.0f);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+/* ---- A user-defined op type -------------------------------------------------------------------- */
+
+enum { AXPY_X, AXPY_Y };
+enum { AXPY_A };
+
+static ct_status axpy_infer(const ct_kernel_ctx *c) {
+  ct_ddim x = ct_tensor_dims(ct_kernel_in(c, AXPY_X, 0));
+  if (!ct_ddim_equal(x, ct_tensor_dims(ct_kernel_in(c, AXPY_Y, 0)))) {
+    return ct_kernel_fail(c, CT_ERR_SHAPE, "X '%s' and Y '%s' differ",
+                          ct_kernel_in_name(c, AXPY_X, 0), ct_kernel_in_name(c, AXPY_Y, 0));
+  }
+  return ct_tensor_resize(ct_kernel_out(c, 0, 0), x);
+}
+
+static ct_status axpy_f32(const ct_kernel_ctx *c) {
+  const float *x = ct_tensor_data(ct_kernel_in(c, AXPY_X, 0), CT_FLOAT32);
+  const float *y = ct_tensor_data(ct_kernel_in(c, AXPY_Y, 0), CT_FLOAT32);
+  float *o = ct_tensor_mutable_data(ct_kernel_out(c, 0, 0), CT_FLOAT32, c->place);
+  if (x == NULL || y == NULL || o == NULL) return ct_last_status();
+  float a = (float)c->attr[AXPY_A].u.f;
+  for (int64_t i = 0; i < ct_tensor_numel(ct_kernel_in(c, AXPY_X, 0)); i++) o[i] = a * x[i] + y[i];
+  return CT_OK;
+}
+
+static const ct_slot_def axpy_in[] = {{"X", 0}, {"Y", 0}};
+static const ct_slot_def axpy_out[] = {{"Out", 0}};
+static const ct_attr_def axpy_attrs[] = {{"alpha", {.type = CT_ATTR_FLOAT, .u.f = 1.0}, false}};
+static const ct_op_def axpy_def = {.type = "test_axpy", .inputs = axpy_in, .n_inputs = 2,
+                                   .outputs = axpy_out, .n_outputs = 1, .attrs = axpy_attrs,
+                                   .n_attrs = 1, .infer_shape = axpy_infer};
+
+START_TEST(user_op_type_registers_and_runs) {
+  ck_assert_int_eq(ct_op_register(&axpy_def), CT_OK);
+  ck_assert_int_eq(ct_kernel_register("test_axpy", CT_DEVICE_CPU, CT_FLOAT32, axpy_f32), CT_OK);
+  ct_scope *s = ct_scope_new();
+  put(s, "x", CT_DIMS(3), 1.0f);
+  put(s, "y", CT_DIMS(3), 10.0f);
+  ct_op *op = binary("test_axpy", "x", "y", "z");
+  ck_assert_int_eq(ct_op_set_attr_float(op, "alpha", 2.0), CT_OK);
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_OK);
+  const float *z = get(s, "z");
+  ck_assert_float_eq(z[0], 0.0f);
+  ck_assert_float_eq(z[1], 12.0f);
+  ck_assert_float_eq(z[2], 24.0f);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(user_kernel_failure_names_the_op) {
+  ck_assert_int_eq(ct_op_register(&axpy_def), CT_OK);
+  ck_assert_int_eq(ct_kernel_register("test_axpy", CT_DEVICE_CPU, CT_FLOAT32, axpy_f32), CT_OK);
+  ct_scope *s = ct_scope_new();
+  put(s, "x", CT_DIMS(3), 1.0f);
+  put(s, "y", CT_DIMS(4), 1.0f);
+  ct_op *op = binary("test_axpy", "x", "y", "z");
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_SHAPE);
+  ck_assert_str_eq(ct_last_error(), "op 'test_axpy': X 'x' and Y 'y' differ");
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(registering_twice_is_already_exists) {
+  ck_assert_int_eq(ct_op_register(&axpy_def), CT_OK);
+  ck_assert_int_eq(ct_op_register(&axpy_def), CT_ERR_ALREADY_EXISTS);
+  HAS(ct_last_error(), "'test_axpy' is already registered");
+  ck_assert_int_eq(ct_kernel_register("test_axpy", CT_DEVICE_CPU, CT_FLOAT32, axpy_f32), CT_OK);
+  ck_assert_int_eq(ct_kernel_register("test_axpy", CT_DEVICE_CPU, CT_FLOAT32, axpy_f32),
+                   CT_ERR_ALREADY_EXISTS);
+  ct_op_def builtin = axpy_def;
+  builtin.type = "matmul";
+  ck_assert_int_eq(ct_op_register(&builtin), CT_ERR_ALREADY_EXISTS);
+}
+END_TEST
+
+START_TEST(bad_definitions_are_refused) {
+  static const ct_slot_def twice[] = {{"X", 0}, {"X", 0}};
+  ct_op_def d = axpy_def;
+  d.type = "test_bad";
+  d.inputs = twice;
+  ck_assert_int_eq(ct_op_register(&d), CT_ERR_INVALID_ARGUMENT);
+  HAS(ct_last_error(), "input slot 'X' is declared twice");
+  d = axpy_def;
+  d.type = "test_bad";
+  d.dtype_attr = "alpha"; /* a float attribute cannot choose the dtype */
+  ck_assert_int_eq(ct_op_register(&d), CT_ERR_INVALID_ARGUMENT);
+  d = axpy_def;
+  d.type = "";
+  ck_assert_int_eq(ct_op_register(&d), CT_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ct_op_register(NULL), CT_ERR_INVALID_ARGUMENT);
+  ck_assert(!ct_op_registered("test_bad"));
+  ck_assert_int_eq(ct_kernel_register("test_bad", CT_DEVICE_CPU, CT_FLOAT32, axpy_f32),
+                   CT_ERR_NOT_FOUND);
+  ck_assert_int_eq(ct_kernel_register("matmul", (ct_device_kind)7, CT_FLOAT32, axpy_f32),
+                   CT_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ct_kernel_register("matmul", CT_DEVICE_CPU, CT_FLOAT32, NULL),
+                   CT_ERR_INVALID_ARGUMENT);
+}
+END_TEST
+
+/* An op whose input slot takes a variable of any type: it counts the int64 it is given. */
+static ct_status count_kernel(const ct_kernel_ctx *c) {
+  const int64_t *n = ct_var_get(ct_kernel_in_var(c, 0, 0), &ct_int64_type);
+  if (n == NULL) return ct_kernel_fail(c, ct_last_status(), "%s", ct_last_error());
+  ct_tensor *o = ct_kernel_out(c, 0, 0);
+  ct_tensor_resize(o, CT_DIMS(*n));
+  float *d = ct_tensor_mutable_data(o, CT_FLOAT32, c->place);
+  if (d == NULL) return ct_last_status();
+  for (int64_t i = 0; i < *n; i++) d[i] = (float)i;
+  return CT_OK;
+}
+
+START_TEST(any_type_slot_passes_the_variable) {
+  static const ct_slot_def in[] = {{"N", CT_SLOT_ANY_TYPE}};
+  static const ct_slot_def out[] = {{"Out", 0}};
+  static const ct_op_def def = {.type = "test_count", .inputs = in, .n_inputs = 1,
+                                .outputs = out, .n_outputs = 1};
+  ck_assert_int_eq(ct_op_register(&def), CT_OK);
+  ck_assert_int_eq(ct_kernel_register("test_count", CT_DEVICE_CPU, CT_DTYPE_UNDEFINED,
+                                      count_kernel),
+                   CT_OK);
+  ct_scope *s = ct_scope_new();
+  *(int64_t *)ct_var_get_mutable(ct_scope_var(s, "n"), &ct_int64_type) = 4;
+  ct_op *op = ct_op_new("test_count");
+  ct_op_set_input(op, "N", "n");
+  ct_op_set_output(op, "Out", "r");
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_OK);
+  ck_assert_int_eq(ct_tensor_numel(ct_var_get_tensor(ct_scope_find_var(s, "r"))), 4);
+  ck_assert_float_eq(get(s, "r")[3], 3.0f);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+/* ---- Programs and the executor ----------------------------------------------------------------- */
+
+/* h = relu(x W + b); y = h * 2: four ops over x, W, b. */
+static ct_program *mlp_program(void) {
+  ct_program *p = ct_program_new();
+  ck_assert_ptr_nonnull(p);
+  ck_assert_int_eq(ct_program_append(p, binary("matmul", "x", "W", "xw")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, binary("elementwise_add", "xw", "b", "pre")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, unary("relu", "pre", "h")), CT_OK);
+  ct_op *sc = unary("scale", "h", "y");
+  ct_op_set_attr_float(sc, "scale", 2.0);
+  ck_assert_int_eq(ct_program_append(p, sc), CT_OK);
+  return p;
+}
+
+static void mlp_inputs(ct_scope *s) {
+  put(s, "x", CT_DIMS(4, 8), 0.25f);
+  put(s, "W", CT_DIMS(8, 16), -0.01f);
+  put(s, "b", CT_DIMS(16), 1.0f);
+}
+
+/* y[i][j] = 2 * relu(sum_k x[i][k] W[k][j] + b[j]) with the values mlp_inputs writes. */
+static float mlp_expected(int i, int j) {
+  float acc = 0;
+  for (int k = 0; k < 8; k++) acc += (float)(i * 8 + k) * 0.25f * ((float)(k * 16 + j) * -0.01f);
+  acc += (float)j;
+  return 2.0f * (acc > 0 ? acc : 0);
+}
+
+START_TEST(program_holds_its_ops_in_order) {
+  ct_program *p = mlp_program();
+  ck_assert_uint_eq(ct_program_size(p), 4);
+  ck_assert_str_eq(ct_op_type(ct_program_op(p, 0)), "matmul");
+  ck_assert_str_eq(ct_op_type(ct_program_op(p, 3)), "scale");
+  ck_assert_ptr_null(ct_program_op(p, 4));
+  ck_assert_int_eq(ct_program_append(p, NULL), CT_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ct_program_append(NULL, ct_op_new("relu")), CT_ERR_INVALID_ARGUMENT);
+  ct_program_free(p);
+  ct_program_free(NULL);
+}
+END_TEST
+
+START_TEST(executor_runs_the_program) {
+  ct_scope *s = ct_scope_new();
+  mlp_inputs(s);
+  ct_program *p = mlp_program();
+  ct_executor *e = ct_executor_new(p, s, ct_cpu());
+  ck_assert_ptr_nonnull(e);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  const float *y = get(s, "y");
+  for (int i = 0; i < 4; i++) {
+    for (int j = 0; j < 16; j++) ck_assert_float_eq_tol(y[i * 16 + j], mlp_expected(i, j), 1e-4);
+  }
+  ct_executor_free(e);
+  ct_program_free(p);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(executor_allocates_nothing_after_the_first_run) {
+  ct_scope *s = ct_scope_new();
+  mlp_inputs(s);
+  ct_program *p = mlp_program();
+  ct_executor *e = ct_executor_new(p, s, ct_cpu());
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  ct_memory_stats before = cpu_stats();
+  for (int r = 0; r < 10; r++) ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  ct_memory_stats after = cpu_stats();
+  ck_assert_uint_eq(after.allocs, before.allocs);
+  ck_assert_uint_eq(after.frees, before.frees);
+  ck_assert_uint_eq(after.allocated, before.allocated);
+  ct_executor_free(e);
+  ct_program_free(p);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(executor_frees_intermediates_after_last_use) {
+  ct_scope *s = ct_scope_new();
+  mlp_inputs(s);
+  ct_program *p = mlp_program();
+  const char *keep[] = {"pre"};
+  ct_executor_options o = {.free_intermediates = true, .keep = keep, .n_keep = 1};
+  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
+  ck_assert_ptr_nonnull(e);
+  ct_memory_stats inputs = cpu_stats();
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  /* xw and h are gone, pre is kept, y is a result; x, W, b existed before. */
+  ck_assert(!ct_tensor_has_memory(ct_var_get_tensor(ct_scope_find_var(s, "xw"))));
+  ck_assert(!ct_tensor_has_memory(ct_var_get_tensor(ct_scope_find_var(s, "h"))));
+  ck_assert(ct_tensor_has_memory(ct_var_get_tensor(ct_scope_find_var(s, "pre"))));
+  ck_assert(ct_tensor_has_memory(ct_var_get_tensor(ct_scope_find_var(s, "x"))));
+  ck_assert(ct_ddim_equal(ct_tensor_dims(ct_var_get_tensor(ct_scope_find_var(s, "h"))),
+                          CT_DIMS(4, 16)));
+  ct_memory_stats st = cpu_stats();
+  ck_assert_uint_eq(st.allocated - inputs.allocated, 2 * 4 * 16 * sizeof(float));
+  ck_assert_float_eq_tol(get(s, "y")[5], mlp_expected(0, 5), 1e-4);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK); /* and again */
+  ck_assert_float_eq_tol(get(s, "y")[63], mlp_expected(3, 15), 1e-4);
+  ct_executor_free(e);
+  ct_program_free(p);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(freeing_intermediates_lowers_the_peak) {
+  ct_memory_stats with, without;
+  for (int pass = 0; pass < 2; pass++) {
+    ct_scope *s = ct_scope_new();
+    mlp_inputs(s);
+    ct_program *p = mlp_program();
+    ct_executor_options o = {.free_intermediates = pass == 1};
+    ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
+    ct_memory_reset_peak(ct_cpu());
+    size_t base = cpu_stats().allocated;
+    ck_assert_int_eq(ct_executor_run(e), CT_OK);
+    ct_memory_stats st = cpu_stats();
+    st.peak -= base;
+    if (pass == 0) without = st; else with = st;
+    ct_executor_free(e);
+    ct_program_free(p);
+    ct_scope_free(s);
+  }
+  /* Without freeing, xw, pre, h and y all live: 4 x 256 bytes. With it, at most two of them. */
+  ck_assert_uint_eq(without.peak, 4 * 256);
+  ck_assert_uint_eq(with.peak, 2 * 256);
+}
+END_TEST
+
+START_TEST(in_place_result_is_not_freed) {
+  ct_scope *s = ct_scope_new();
+  put(s, "x", CT_DIMS(3), 1.0f);
+  ct_program *p = ct_program_new();
+  ct_program_append(p, unary("relu", "x", "a"));
+  ct_op *sc = unary("scale", "a", "a"); /* in place: a's last read is also its last write */
+  ct_op_set_attr_float(sc, "scale", 3.0);
+  ct_program_append(p, sc);
+  ct_executor_options o = {.free_intermediates = true};
+  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  ck_assert_float_eq(get(s, "a")[2], 6.0f);
+  ct_executor_free(e);
+  ct_program_free(p);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(executor_wiring_error_names_the_op_index) {
+  ct_scope *s = ct_scope_new();
+  mlp_inputs(s);
+  ct_program *p = mlp_program();
+  ck_assert_int_eq(ct_program_append(p, binary("elementwise_add", "y", "missing", "z")), CT_OK);
+  ck_assert_ptr_null(ct_executor_new(p, s, ct_cpu()));
+  ck_assert_int_eq(ct_last_status(), CT_ERR_NOT_FOUND);
+  HAS(ct_last_error(), "op #4 'elementwise_add'");
+  HAS(ct_last_error(), "'missing'");
+  ct_program_free(p);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(executor_stops_at_the_failing_op) {
+  ct_scope *s = ct_scope_new();
+  mlp_inputs(s);
+  put(s, "bad", CT_DIMS(3), 1.0f);
+  ct_program *p = mlp_program();
+  ck_assert_int_eq(ct_program_append(p, binary("elementwise_add", "y", "bad", "z")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, unary("relu", "z", "zz")), CT_OK);
+  ct_executor *e = ct_executor_new(p, s, ct_cpu());
+  ck_assert_ptr_nonnull(e);
+  ck_assert_int_eq(ct_executor_run(e), CT_ERR_SHAPE);
+  HAS(ct_last_error(), "op #4 'elementwise_add'");
+  ck_assert(!ct_tensor_has_memory(ct_var_get_tensor(ct_scope_find_var(s, "zz"))));
+  ck_assert(ct_tensor_has_memory(ct_var_get_tensor(ct_scope_find_var(s, "y"))));
+  ck_assert_int_eq(ct_executor_run(NULL), CT_ERR_INVALID_ARGUMENT);
+  ct_executor_free(e);
+  ct_program_free(p);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(executor_argument_errors) {
+  ct_scope *s = ct_scope_new();
+  ct_program *p = ct_program_new();
+  ck_assert_ptr_null(ct_executor_new(NULL, s, ct_cpu()));
+  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(ct_executor_new(p, NULL, ct_cpu()));
+  ct_executor_options o = {.n_keep = 2};
+  ck_assert_ptr_null(ct_executor_new_with(p, s, ct_cpu(), &o));
+  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
+  ct_executor *e = ct_executor_new(p, s, ct_cpu()); /* an empty program runs */
+  ck_assert_ptr_nonnull(e);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  ct_executor_free(e);
+  ct_executor_free(NULL);
+  ct_program_free(p);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(op_belongs_to_one_program) {
+  ct_program *p = ct_program_new(), *q = ct_program_new();
+  ct_op *op = unary("relu", "a", "b");
+  ck_assert_int_eq(ct_program_append(p, op), CT_OK);
+  ck_assert_int_eq(ct_program_append(q, op), CT_ERR_INVALID_ARGUMENT);
+  HAS(ct_last_error(), "already belongs to a program");
+  ck_assert_uint_eq(ct_program_size(q), 0);
+  ct_program_free(q);
+  ct_program_free(p);
+}
+END_TEST
+
+START_TEST(program_attribute_is_owned_by_the_op) {
+  static const ct_attr_def attrs[] = {{"body", {.type = CT_ATTR_PROGRAM}, true}};
+  static const ct_slot_def out[] = {{"Out", CT_SLOT_OPTIONAL}};
+  static const ct_op_def def = {.type = "test_holder", .outputs = out, .n_outputs = 1,
+                                .attrs = attrs, .n_attrs = 1};
+  ck_assert_int_eq(ct_op_register(&def), CT_OK);
+  ct_op *op = ct_op_new("test_holder");
+  ct_program *body = ct_program_new();
+  ct_program_append(body, unary("relu", "a", "b"));
+  ck_assert_int_eq(ct_op_set_attr_program(op, "body", body), CT_OK);
+  /* Replacing frees the first; a wrong name frees the one given: ASan sees no leak. */
+  ck_assert_int_eq(ct_op_set_attr_program(op, "body", ct_program_new()), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_program(op, "nobody", ct_program_new()), CT_ERR_NOT_FOUND);
+  ck_assert_int_eq(ct_op_set_attr_program(op, "body", NULL), CT_ERR_INVALID_ARGUMENT);
+  ct_op_free(op);
+}
+END_TEST
+
+START_TEST(string_and_list_attributes_are_copied) {
+  static const ct_attr_def attrs[] = {
+      {"mode", {.type = CT_ATTR_STRING, .u.s = "fast"}, false},
+      {"sizes", {.type = CT_ATTR_INTS}, false},
+      {"weights", {.type = CT_ATTR_FLOATS}, false},
+  };
+  static const ct_slot_def out[] = {{"Out", 0}};
+  static const ct_op_def def = {.type = "test_attrs", .outputs = out, .n_outputs = 1,
+                                .attrs = attrs, .n_attrs = 3};
+  ck_assert_int_eq(ct_op_register(&def), CT_OK);
+  ct_op *op = ct_op_new("test_attrs");
+  char mode[8] = "slow";
+  int64_t sizes[3] = {1, 2, 3};
+  double w[2] = {0.5, 0.25};
+  ck_assert_int_eq(ct_op_set_attr_string(op, "mode", mode), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "sizes", sizes, 3), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_floats(op, "weights", w, 2), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "sizes", NULL, 2), CT_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ct_op_set_attr_string(op, "mode", NULL), CT_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "sizes", NULL, 0), CT_OK);
+  ct_op_free(op);
+}
+END_TEST
+
+static Suite *op_suite(void) {
+  Suite *s = suite_create("op");
+  CT_ADD_TEST(s, new_of_unknown_type_is_not_found);
+  CT_ADD_TEST(s, builtin_types_are_registered);
+  CT_ADD_TEST(s, unknown_slot_lists_the_slots);
+  CT_ADD_TEST(s, many_names_on_a_single_slot_are_refused);
+  CT_ADD_TEST(s, attribute_types_are_checked);
+  CT_ADD_TEST(s, float_attribute_does_not_narrow_to_int);
+  CT_ADD_TEST(s, op_type_names_the_type);
+  CT_ADD_TEST(s, run_finds_inputs_in_ancestors_and_creates_outputs_locally);
+  CT_ADD_TEST(s, run_writes_an_output_that_an_ancestor_holds);
+  CT_ADD_TEST(s, missing_input_names_op_slot_and_variable);
+  CT_ADD_TEST(s, unwired_required_slot_is_reported);
+  CT_ADD_TEST(s, input_without_memory_is_uninitialized);
+  CT_ADD_TEST(s, input_of_another_type_is_a_mismatch);
+  CT_ADD_TEST(s, output_of_another_type_is_a_mismatch);
+  CT_ADD_TEST(s, shape_conflict_names_both_inputs);
+  CT_ADD_TEST(s, missing_kernel_is_unsupported_and_lists_kernels);
+  CT_ADD_TEST(s, mixed_dtypes_are_a_mismatch);
+  CT_ADD_TEST(s, required_attribute_must_be_set);
+  CT_ADD_TEST(s, run_with_null_or_bad_arguments);
+  CT_ADD_TEST(s, cuda_place_without_a_device_is_refused);
+  CT_ADD_TEST(s, in_place_op_reads_its_old_value);
+  CT_ADD_TEST(s, user_op_type_registers_and_runs);
+  CT_ADD_TEST(s, user_kernel_failure_names_the_op);
+  CT_ADD_TEST(s, registering_twice_is_already_exists);
+  CT_ADD_TEST(s, bad_definitions_are_refused);
+  CT_ADD_TEST(s, any_type_slot_passes_the_variable);
+  CT_ADD_TEST(s, program_holds_its_ops_in_order);
+  CT_ADD_TEST(s, executor_runs_the_program);
+  CT_ADD_TEST(s, executor_allocates_nothing_after_the_first_run);
+  CT_ADD_TEST(s, executor_frees_intermediates_after_last_use);
+  CT_ADD_TEST(s, freeing_intermediates_lowers_the_peak);
+  CT_ADD_TEST(s, in_place_result_is_not_freed);
+  CT_ADD_TEST(s, executor_wiring_error_names_the_op_index);
+  CT_ADD_TEST(s, executor_stops_at_the_failing_op);
+  CT_ADD_TEST(s, executor_argument_errors);
+  CT_ADD_TEST(s, op_belongs_to_one_program);
+  CT_ADD_TEST(s, program_attribute_is_owned_by_the_op);
+  CT_ADD_TEST(s, string_and_list_attributes_are_copied);
+  return s;
+}
+
+CT_TEST_MAIN(op_suite)

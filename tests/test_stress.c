@@ -1,0 +1,227 @@
+/* Concurrency stress: 8 threads on one scope tree, within the contract of corten/scope.h and
+ * corten/tensor.h, checked for consistency here and for data races by the ThreadSanitizer build
+ * (-DCORTEN_TSAN=ON), which must report nothing.
+ *
+ * What runs at the same time:
+ *   - on the shared root: find_var, find_local_var, find_scope, var, erase_vars, rename,
+ *     new_kid, var_count and local_var_names over a small set of names, so that creates, erases
+ *     and renames of the same names collide all the time (only lookups and changes of the
+ *     table: no thread touches the value of a shared variable, which erase destroys);
+ *   - per thread, in its own kid of the root: variables holding tensors, grandkids made with
+ *     new_kid, looked through (find_var walks up to the root) and freed with drop_kids (which
+ *     may not run alongside calls on the scopes it frees, so only their owner thread uses them);
+ *   - tensors whose blocks are shared across threads: each thread publishes views of blocks it
+ *     allocated into a mailbox and frees the views other threads published, so the last
+ *     reference to a block is dropped on a thread other than the one that allocated it.
+ * The iteration count per thread comes from CORTEN_STRESS_ITERS (default 4000). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <corten/corten.h>
+
+#include "harness.h"
+
+#define THREADS 8
+#define NAMES 24
+#define MAILBOX 16
+
+static ct_scope *root;
+static ct_scope *own_kid[THREADS];
+static ct_tensor *_Atomic mailbox[MAILBOX];
+static atomic_long ops_done;
+static atomic_long mismatches;
+static long iters;
+
+static const char *names[NAMES];
+static char name_buf[NAMES][32];
+
+static uint64_t next_rand(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+/* A tensor of 16 int64s all equal to tag, in its own new block. */
+static ct_tensor *tagged(int64_t tag) {
+  ct_tensor *t = ct_tensor_new();
+  if (t == NULL || ct_tensor_resize(t, CT_DIMS(16)) != CT_OK) return t;
+  int64_t *p = ct_tensor_mutable_data(t, CT_INT64, ct_cpu());
+  if (p != NULL) {
+    for (int i = 0; i < 16; i++) p[i] = tag;
+  }
+  return t;
+}
+
+/* Every element of t equals its first, which is a tag some thread wrote. */
+static void check_tagged(const ct_tensor *t) {
+  const int64_t *p = ct_tensor_data(t, CT_INT64);
+  int64_t n = ct_tensor_numel(t);
+  if (p == NULL || n <= 0) {
+    atomic_fetch_add(&mismatches, 1);
+    return;
+  }
+  for (int64_t i = 1; i < n; i++) {
+    if (p[i] != p[0]) atomic_fetch_add(&mismatches, 1);
+  }
+}
+
+static void *worker(void *arg) {
+  int id = (int)(intptr_t)arg;
+  uint64_t rnd = 0x9e3779b97f4a7c15u * (uint64_t)(id + 1);
+  long ops = 0;
+  ct_scope *mine = own_kid[id];
+  char own_name[32];
+  for (long it = 0; it < iters; it++) {
+    const char *a = names[next_rand(&rnd) % NAMES];
+    const char *b = names[next_rand(&rnd) % NAMES];
+    switch (next_rand(&rnd) % 8) {
+      case 0:
+      case 1: {
+        ct_var *v = ct_scope_find_var(root, a);
+        if (v == NULL && ct_last_status() != CT_ERR_NOT_FOUND) atomic_fetch_add(&mismatches, 1);
+        const ct_scope *holder = ct_scope_find_scope(mine, a);
+        if (holder != NULL && holder != root && holder != mine) atomic_fetch_add(&mismatches, 1);
+        (void)ct_scope_find_local_var(root, b);
+        ops += 3;
+        break;
+      }
+      case 2:
+      case 3:
+        if (ct_scope_var(root, a) == NULL) atomic_fetch_add(&mismatches, 1);
+        ops++;
+        break;
+      case 4: {
+        const char *two[2] = {a, b};
+        size_t n = ct_scope_erase_vars(root, two, a == b ? 1 : 2);
+        if (n > 2) atomic_fetch_add(&mismatches, 1);
+        ops++;
+        break;
+      }
+      case 5: {
+        ct_status s = ct_scope_rename(root, a, b);
+        if (s != CT_OK && s != CT_ERR_NOT_FOUND && s != CT_ERR_ALREADY_EXISTS) {
+          atomic_fetch_add(&mismatches, 1);
+        }
+        ops++;
+        break;
+      }
+      case 6: {
+        /* Own subtree: a grandkid with a variable, looked through, then dropped. */
+        ct_scope *g = ct_scope_new_kid(mine);
+        snprintf(own_name, sizeof own_name, "g%d", id);
+        ct_tensor *t = ct_var_tensor(ct_scope_var(g, own_name));
+        int64_t one = id;
+        if (t == NULL || ct_tensor_set_value(t, &one, CT_DIMS(1), CT_INT64, ct_cpu()) != CT_OK) {
+          atomic_fetch_add(&mismatches, 1);
+        }
+        ct_var *fv = ct_scope_find_var(g, own_name);
+        const int64_t *pv = fv ? ct_tensor_data(ct_var_get_tensor(fv), CT_INT64) : NULL;
+        if (pv == NULL || *pv != id) atomic_fetch_add(&mismatches, 1);
+        (void)ct_scope_find_var(g, a); /* walks g, mine, root */
+        if (it % 64 == 0) {
+          if (ct_scope_new_kid(root) == NULL) atomic_fetch_add(&mismatches, 1);
+          ops++;
+        }
+        ct_scope_drop_kids(mine);
+        (void)ct_scope_var_count(root);
+        const char *listed[NAMES];
+        size_t n = ct_scope_local_var_names(root, listed, NAMES);
+        (void)n;
+        ops += 8;
+        break;
+      }
+      default: {
+        /* Tensors across threads: publish a view of a fresh block, free what comes back. */
+        ct_tensor *own = tagged(id * 1000000 + it);
+        ct_tensor *view = ct_tensor_new();
+        if (own == NULL || view == NULL || ct_tensor_slice(view, own, 2, 10) != CT_OK) {
+          atomic_fetch_add(&mismatches, 1);
+        }
+        ct_tensor_free(own); /* the view now holds the block's only reference */
+        ct_tensor *got = atomic_exchange_explicit(&mailbox[next_rand(&rnd) % MAILBOX], view,
+                                                  memory_order_acq_rel);
+        if (got != NULL) {
+          check_tagged(got);
+          ct_tensor *again = ct_tensor_new();
+          if (ct_tensor_share(again, got) != CT_OK) atomic_fetch_add(&mismatches, 1);
+          ct_tensor_free(got);
+          check_tagged(again);
+          ct_tensor_free(again);
+        }
+        ops += 8;
+        break;
+      }
+    }
+  }
+  atomic_fetch_add(&ops_done, ops);
+  return NULL;
+}
+
+START_TEST(eight_threads_share_one_scope_tree) {
+  const char *env = getenv("CORTEN_STRESS_ITERS");
+  iters = env ? atol(env) : 4000;
+  if (iters <= 0) iters = 4000;
+  for (int i = 0; i < NAMES; i++) {
+    /* Short names live inline in the variable, long ones in heap blocks that renames replace. */
+    if (i % 3 == 0) {
+      snprintf(name_buf[i], sizeof name_buf[i], "layer%02d.weight.with.a.long.name", i);
+    } else {
+      snprintf(name_buf[i], sizeof name_buf[i], "v%d", i);
+    }
+    names[i] = name_buf[i];
+  }
+  root = ct_scope_new();
+  ck_assert_ptr_nonnull(root);
+  for (int i = 0; i < THREADS; i++) {
+    own_kid[i] = ct_scope_new_kid(root);
+    ck_assert_ptr_nonnull(own_kid[i]);
+  }
+  pthread_t th[THREADS];
+  for (int i = 0; i < THREADS; i++) {
+    ck_assert_int_eq(pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i), 0);
+  }
+  for (int i = 0; i < THREADS; i++) ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+
+  ck_assert_int_eq(atomic_load(&mismatches), 0);
+  /* The root's table agrees with itself: every listed name is found, under that name, once. */
+  const char *listed[NAMES + 1];
+  size_t n = ct_scope_local_var_names(root, listed, NAMES + 1);
+  ck_assert_uint_le(n, NAMES);
+  ck_assert_uint_eq(n, ct_scope_var_count(root));
+  for (size_t i = 0; i < n; i++) {
+    ct_var *v = ct_scope_find_local_var(root, listed[i]);
+    ck_assert_ptr_nonnull(v);
+    ck_assert_str_eq(ct_var_name(v), listed[i]);
+    if (i > 0) ck_assert_int_lt(strcmp(listed[i - 1], listed[i]), 0);
+  }
+  for (int i = 0; i < MAILBOX; i++) {
+    ct_tensor *t = atomic_exchange(&mailbox[i], NULL);
+    if (t != NULL) check_tagged(t);
+    ct_tensor_free(t);
+  }
+  ck_assert_int_eq(atomic_load(&mismatches), 0);
+  ct_scope_free(root);
+  ct_memory_stats st;
+  ck_assert_int_eq(ct_memory_stats_get(ct_cpu(), &st), CT_OK);
+  ck_assert_uint_eq(st.allocated, 0);
+  ck_assert_uint_eq(st.allocs, st.frees);
+  printf("stress: %d threads, %ld iterations each, %ld scope and tensor operations\n", THREADS,
+         iters, atomic_load(&ops_done));
+}
+END_TEST
+
+static Suite *stress_suite(void) {
+  Suite *s = suite_create("stress");
+  TCase *tc = tcase_create("eight_threads_share_one_scope_tree");
+  tcase_set_timeout(tc, 240);
+  tcase_add_test(tc, eight_threads_share_one_scope_tree);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+CT_TEST_MAIN(stress_suite)
