@@ -97,8 +97,10 @@ static void print_row(const row *r) {
   }
   if (r->base > 0 && isfinite(r->base)) {
     snprintf(b, sizeof b, "%.4g", r->base);
-  } else {
+  } else if (r->base == BENCH_NOT_INSTALLED) {
     snprintf(b, sizeof b, "baseline not installed");
+  } else {
+    snprintf(b, sizeof b, "NO FIGURE");
   }
   if (isfinite(r->corten) && r->base > 0 && isfinite(r->base)) {
     snprintf(q, sizeof q, "%.2f", r->corten / r->base);
@@ -181,8 +183,10 @@ int bench_finish(const char *json_path, const bench_cfg *cfg) {
       fputs(", \"baseline\": ", f);
       if (have_base) {
         json_num(f, r->base);
-      } else {
+      } else if (r->base == BENCH_NOT_INSTALLED) {
         json_str(f, "baseline not installed");
+      } else {
+        fputs("null", f);
       }
       fputs(", \"ratio\": ", f);
       json_num(f, have_base ? r->corten / r->base : NAN);

@@ -62,10 +62,13 @@ if(CORTEN_HAVE_CUDA)
     core/cuda/cuda_pool.c
     core/cuda/cuda_device.c
     core/cuda/cuda_stream.c
-    core/cuda/cuda_memory.c)
+    core/cuda/cuda_memory.c
+    core/cuda/cuda_ops.c)
   # Device code (.cu): operator kernels join this list.
   set(CORTEN_CUDA_DEVICE_SOURCES
-    core/cuda/kernels/fill.cu)
+    core/cuda/kernels/fill.cu
+    core/cuda/kernels/elementwise.cu
+    core/cuda/kernels/random.cu)
   # What the installed package files need to hand the runtime to static consumers.
   get_filename_component(CORTEN_CUDA_TOOLKIT_ROOT "${CUDAToolkit_BIN_DIR}" DIRECTORY)
   # The host stubs nvcc generates use the C++ runtime of its host compiler (libstdc++ for g++).
@@ -94,6 +97,12 @@ function(corten_cuda_link objects shared static)
   # elsewhere that calls into device code tests CORTEN_HAVE_CUDA.
   target_include_directories(${objects} PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
   target_compile_definitions(${objects} PRIVATE CORTEN_HAVE_CUDA)
+  # cuBLAS (the CUDA matmul) is loaded with dlopen on first use, by its soname, then from the
+  # toolkit this was built with: no link-time dependency, like the static runtime
+  # (core/cuda/cuda_ops.c).
+  target_compile_definitions(${objects} PRIVATE
+    "CORTEN_CUBLAS_SONAME=\"libcublas.so.${CUDAToolkit_VERSION_MAJOR}\""
+    "CORTEN_CUBLAS_DIR=\"${CUDAToolkit_LIBRARY_DIR}\"")
   # Device code: its own object library, so nvcc never sees the C warning or sanitizer flags.
   add_library(corten_cuda_objects OBJECT ${CORTEN_CUDA_DEVICE_SOURCES})
   set_target_properties(corten_cuda_objects PROPERTIES
@@ -109,10 +118,14 @@ function(corten_cuda_link objects shared static)
     set(_werror "--Werror=all-warnings")
   endif()
   target_compile_options(corten_cuda_objects PRIVATE
-    ${_werror} "-Xcompiler=-Wall,-Wextra,-fno-exceptions")
+    ${_werror} "-Xcompiler=-Wall,-Wextra,-fno-exceptions"
+    # No fused multiply-add: the kernels round each + and x as the CPU kernels do, so random
+    # tensors and elementwise results are bit-identical on both places.
+    --fmad=false)
   foreach(lib ${shared} ${static})
     target_sources(${lib} PRIVATE $<TARGET_OBJECTS:corten_cuda_objects>)
-    target_link_libraries(${lib} PRIVATE CUDA::cudart_static ${CORTEN_CUDA_CXX_RUNTIME})
+    target_link_libraries(${lib} PRIVATE CUDA::cudart_static ${CORTEN_CUDA_CXX_RUNTIME}
+                          ${CMAKE_DL_LIBS})
     # The C compiler links: nvcc only compiled device code, no device link step is needed.
     set_target_properties(${lib} PROPERTIES LINKER_LANGUAGE C)
   endforeach()

@@ -26,3 +26,19 @@ else()
 endif()
 add_test(NAME cuda COMMAND test_cuda)
 set_tests_properties(cuda PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
+
+# cuda_ops  every CUDA kernel of the built-in ops against its CPU kernel on a GPU; without one
+#           (or without CUDA) it checks which CUDA kernels are registered (none in a CPU-only
+#           build), that cuBLAS loads, and that ops at a CUDA place are refused, then reports
+#           itself skipped (77). Static library: it reads the registry's kernel table.
+add_executable(test_cuda_ops test_cuda_ops.c)
+target_compile_options(test_cuda_ops PRIVATE ${CORTEN_WARNINGS})
+target_include_directories(test_cuda_ops PRIVATE ${PROJECT_SOURCE_DIR}/core)
+target_link_libraries(test_cuda_ops PRIVATE PkgConfig::CHECK Threads::Threads m
+                      corten::corten_static)
+if(CORTEN_HAVE_CUDA)
+  target_compile_definitions(test_cuda_ops PRIVATE CORTEN_TEST_CUDA)
+  target_include_directories(test_cuda_ops PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+endif()
+add_test(NAME cuda_ops COMMAND test_cuda_ops)
+set_tests_properties(cuda_ops PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)

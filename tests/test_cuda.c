@@ -1,34 +1,152 @@
-/* Tests of the CUDA places on a GPU: lazy device memory and exact stats, round trips between
+/* Tests of the CUDA places.
+ *
+ * On a GPU (a CUDA build with a device): lazy device memory and exact stats, round trips between
  * every pair of places in every dtype, the external-buffer rules over device memory, reuse
  * through the caching allocator, page-locked memory, streams and synchronization, device
- * errors. Reported skipped (77) where corten is built without CUDA or no device is present.
+ * errors.
+ *
+ * Without one (a build without CUDA, or no device): the CUDA entry points fail as documented,
+ * CT_ERR_UNSUPPORTED ("built without CUDA") or CT_ERR_DEVICE ("no CUDA device"), and change
+ * nothing. Those checks run, then the suite reports itself skipped (77) for the GPU part.
  *
  * Check forks a process per test, and CUDA cannot be used across fork: the device count is
  * therefore asked in a child process, so the parent never initializes CUDA and every test
  * starts with a fresh context and fresh stats. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#ifndef CORTEN_TEST_CUDA
-
-int main(void) {
-  printf("skipped: corten is built without CUDA (configure with a CUDA toolkit)\n");
-  return 77;
-}
-
-#else
-
-#include <stdint.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cuda_runtime_api.h>
-
 #include <corten/corten.h>
 
-#include "cuda/cuda_impl.h"
 #include "harness.h"
+
+/* ---- Without a device --------------------------------------------------------------------- */
+
+/* The status and the words every refusal of a CUDA place carries in this build. */
+static ct_status absent_status(void) {
+  return ct_cuda_is_built() ? CT_ERR_DEVICE : CT_ERR_UNSUPPORTED;
+}
+
+static void assert_refused(const char *place_text) {
+  ck_assert_int_eq(ct_last_status(), absent_status());
+  ck_assert_ptr_nonnull(strstr(ct_last_error(), place_text));
+  ck_assert_ptr_nonnull(strstr(ct_last_error(), ct_cuda_is_built() ? "no CUDA device"
+                                                                     : "built without CUDA"));
+}
+
+START_TEST(absent_build_flag_matches_the_build) {
+#ifdef CORTEN_TEST_CUDA
+  ck_assert(ct_cuda_is_built());
+#else
+  ck_assert(!ct_cuda_is_built());
+#endif
+  ck_assert_int_eq(ct_cuda_device_count(), 0);
+}
+END_TEST
+
+START_TEST(absent_mutable_data_is_refused_and_changes_nothing) {
+  ct_tensor *t = ct_tensor_new();
+  ck_assert_int_eq(ct_tensor_resize(t, CT_DIMS(2, 3)), CT_OK);
+  ck_assert_ptr_null(ct_tensor_mutable_data(t, CT_FLOAT32, ct_cuda(0)));
+  assert_refused("cuda:0");
+  ck_assert_ptr_nonnull(strstr(ct_last_error(), "ct_tensor_mutable_data"));
+  ck_assert_ptr_null(ct_tensor_mutable_data(t, CT_FLOAT32, ct_cuda_host()));
+  assert_refused("cuda_host");
+  ck_assert(!ct_tensor_has_memory(t));
+  ck_assert_int_eq(ct_tensor_dtype(t), CT_DTYPE_UNDEFINED);
+  /* A CPU block stays where it is when a CUDA place is refused. */
+  void *p = ct_tensor_mutable_data(t, CT_FLOAT32, ct_cpu());
+  ck_assert_ptr_nonnull(p);
+  ck_assert_ptr_null(ct_tensor_mutable_data(t, CT_FLOAT32, ct_cuda(1)));
+  ck_assert_ptr_eq(ct_tensor_data(t, CT_FLOAT32), p);
+  ct_tensor_free(t);
+}
+END_TEST
+
+START_TEST(absent_copies_are_refused_and_change_nothing) {
+  float vals[4] = {1, 2, 3, 4};
+  ct_memory_stats before, s;
+  ct_tensor *src = ct_tensor_new(), *dst = ct_tensor_new();
+  ck_assert_int_eq(ct_tensor_set_value(src, vals, CT_DIMS(4), CT_FLOAT32, ct_cpu()), CT_OK);
+  ck_assert_int_eq(ct_memory_stats_get(ct_cpu(), &before), CT_OK);
+  ck_assert_int_eq(ct_tensor_copy(dst, src, ct_cuda(0)), absent_status());
+  assert_refused("cuda:0");
+  ck_assert_int_eq(ct_tensor_copy(dst, src, ct_cuda_host()), absent_status());
+  ck_assert(!ct_tensor_has_memory(dst));
+  ck_assert_int_eq(ct_tensor_set_value(dst, vals, CT_DIMS(4), CT_FLOAT32, ct_cuda(0)),
+                   absent_status());
+  ck_assert(!ct_tensor_has_memory(dst));
+  ck_assert_int_eq(ct_tensor_wrap(dst, vals, CT_DIMS(4), CT_FLOAT32, ct_cuda(0), NULL, NULL),
+                   absent_status());
+  ck_assert(!ct_tensor_has_memory(dst));
+  ck_assert_int_eq(ct_memory_stats_get(ct_cpu(), &s), CT_OK);
+  ck_assert_uint_eq(s.allocs, before.allocs); /* nothing was allocated on the way */
+  ct_tensor_free(src);
+  ct_tensor_free(dst);
+}
+END_TEST
+
+START_TEST(absent_stats_and_allocators_are_refused) {
+  ct_memory_stats s;
+  ct_allocator a = {NULL, NULL, NULL};
+  ck_assert_int_eq(ct_memory_stats_get(ct_cuda(0), &s), absent_status());
+  assert_refused("cuda:0");
+  ck_assert_int_eq(ct_memory_stats_get(ct_cuda_host(), &s), absent_status());
+  assert_refused("cuda_host");
+  ck_assert_int_eq(ct_set_allocator(ct_cuda(0), NULL), absent_status());
+  ck_assert_int_eq(ct_set_allocator(ct_cuda_host(), &a), absent_status());
+  ct_memory_reset_peak(ct_cuda(0)); /* nothing to reset; no crash */
+  ct_memory_reset_peak(ct_cuda(1000));
+}
+END_TEST
+
+START_TEST(absent_streams_and_synchronization) {
+  ck_assert_ptr_null(ct_stream_new(ct_cuda(0)));
+  assert_refused("cuda:0");
+  ck_assert_ptr_null(ct_stream_default(ct_cuda(0)));
+  ck_assert_int_eq(ct_last_status(), absent_status());
+  ck_assert_ptr_null(ct_stream_current(ct_cuda(0)));
+  ck_assert_int_eq(ct_last_status(), absent_status());
+  ck_assert_ptr_null(ct_stream_new(ct_cpu())); /* a host place: the caller's mistake */
+  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(ct_stream_default(ct_cuda_host()));
+  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(ct_stream_new(ct_cuda(-1)));
+  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ct_stream_set_current(NULL), CT_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ct_stream_synchronize(NULL), CT_ERR_INVALID_ARGUMENT);
+  ck_assert(ct_place_equal(ct_stream_place(NULL), ct_cpu()));
+  ck_assert_ptr_null(ct_stream_handle(NULL));
+  ct_stream_free(NULL);
+  ck_assert_int_eq(ct_device_synchronize(ct_cpu()), CT_OK);
+  ck_assert_int_eq(ct_device_synchronize(ct_cuda(0)), absent_status());
+  assert_refused("cuda:0");
+  ck_assert_int_eq(ct_device_synchronize(ct_cuda_host()), absent_status());
+  ck_assert_int_eq(ct_device_synchronize(ct_cuda(-1)), CT_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ct_device_synchronize((ct_place){(ct_device_kind)99, 0}),
+                   CT_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ct_cuda_empty_cache(), CT_OK); /* nothing cached */
+}
+END_TEST
+
+static Suite *absent_suite(void) {
+  Suite *s = suite_create("cuda (no device)");
+  CT_ADD_TEST(s, absent_build_flag_matches_the_build);
+  CT_ADD_TEST(s, absent_mutable_data_is_refused_and_changes_nothing);
+  CT_ADD_TEST(s, absent_copies_are_refused_and_change_nothing);
+  CT_ADD_TEST(s, absent_stats_and_allocators_are_refused);
+  CT_ADD_TEST(s, absent_streams_and_synchronization);
+  return s;
+}
+
+#ifdef CORTEN_TEST_CUDA
+
+#include <cuda_runtime_api.h>
+
+#include "cuda/cuda_impl.h"
 
 #define KiB ((size_t)1024)
 #define MiB ((size_t)1024 * 1024)
@@ -726,6 +844,8 @@ static Suite *cuda_suite(void) {
   return s;
 }
 
+#endif /* CORTEN_TEST_CUDA */
+
 /* Asks for the device count in a child process, so this one never initializes CUDA (a CUDA
  * context does not survive fork, and Check forks for every test). The child prints why there is
  * no device. */
@@ -738,7 +858,7 @@ static int probe_devices(void) {
     if (n == 0) {
       ct_memory_stats s;
       ct_memory_stats_get(ct_cuda(0), &s);
-      printf("skipped: no CUDA device: %s\n", ct_last_error());
+      printf("no CUDA device: %s\n", ct_last_error());
       fflush(stdout);
     }
     _exit(n > 100 ? 100 : n);
@@ -748,18 +868,28 @@ static int probe_devices(void) {
   return WEXITSTATUS(status);
 }
 
+static int run_suite(Suite *suite) {
+  SRunner *sr = srunner_create(suite);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed;
+}
+
 int main(void) {
   int n = probe_devices();
   if (n < 0) {
     printf("could not probe for CUDA devices in a child process\n");
     return EXIT_FAILURE;
   }
-  if (n == 0) return 77;
-  SRunner *sr = srunner_create(cuda_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  if (n == 0) {
+    if (run_suite(absent_suite()) != 0) return EXIT_FAILURE;
+    printf("skipped: the GPU tests need a CUDA device (the no-device checks passed)\n");
+    return 77;
+  }
+#ifdef CORTEN_TEST_CUDA
+  return run_suite(cuda_suite()) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+#else
+  return EXIT_FAILURE; /* unreachable: without CUDA there are no devices */
+#endif
 }
-
-#endif /* CORTEN_TEST_CUDA */

@@ -152,11 +152,11 @@ static long sweep(const scenario *sc) {
     if (calls < k) {
       /* The run completed without reaching the k-th allocation: the sweep is over. */
       ck_assert_msg(s == CT_OK, "k=%ld: %s", k, ct_last_error());
+      default_alloc(); /* blocks go back to the allocator that made them */
       sc->check(objs);
       sc->teardown(objs);
       ck_assert_int_eq(fa.live, 0);
       ck_assert_uint_eq(fa.live_bytes, 0);
-      default_alloc();
       break;
     }
     ck_assert_int_eq(failures, 1);
@@ -315,12 +315,111 @@ START_TEST(executor_freeing_intermediates_survives_every_allocation_failure) {
 }
 END_TEST
 
+/* ---- Scenario 2b: the recurrent op (an Elman RNN: step scopes, a step program) ---------- */
+
+typedef struct rnn_objs {
+  ct_scope *s;
+  ct_op *op;
+} rnn_objs;
+
+static ct_op *rnn_step(const char *type, const char *x, const char *y, const char *out) {
+  return op2(type, x, y, out);
+}
+
+static ct_op *elman(void) {
+  ct_program *p = ct_program_new();
+  ck_assert_ptr_nonnull(p);
+  ck_assert_int_eq(ct_program_append(p, rnn_step("matmul", "x", "W", "xw")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, rnn_step("matmul", "h_prev", "U", "hu")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, rnn_step("elementwise_add", "xw", "hu", "s")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, rnn_step("elementwise_add", "s", "b", "pre")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, rnn_step("relu", "pre", NULL, "h")), CT_OK);
+  ct_op *op = ct_op_new("recurrent");
+  ck_assert_ptr_nonnull(op);
+  ck_assert_int_eq(ct_op_set_attr_program(op, "step_program", p), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_string(op, "states", "h"), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_string(op, "ex_states", "h_prev"), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_string(op, "step_inputs", "x"), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_string(op, "step_outputs", "h"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "X", "x_seq"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Out", "h_seq"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "StepScopes", "steps"), CT_OK);
+  const char *params[] = {"W", "U", "b"};
+  ck_assert_int_eq(ct_op_set_inputs(op, "Params", params, 3), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "InitStates", "h0"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "FinalStates", "h_last"), CT_OK);
+  return op;
+}
+
+static void rnn_inputs(ct_scope *s) {
+  ck_assert_int_eq(set_input(s, "W", CT_DIMS(3, 4), 0.25f), CT_OK);
+  ck_assert_int_eq(set_input(s, "U", CT_DIMS(4, 4), 0.125f), CT_OK);
+  ck_assert_int_eq(set_input(s, "b", CT_DIMS(4), 0.5f), CT_OK);
+  ck_assert_int_eq(set_input(s, "h0", CT_DIMS(2, 4), 0.5f), CT_OK);
+  ck_assert_int_eq(set_input(s, "x_seq", CT_DIMS(5, 2, 3), 0.5f), CT_OK);
+}
+
+static void *rnn_setup(void) {
+  rnn_objs *o = calloc(1, sizeof *o);
+  ck_assert_ptr_nonnull(o);
+  o->s = ct_scope_new();
+  const char *in[] = {"W", "U", "b", "h0", "x_seq"};
+  for (int i = 0; i < 5; i++) ck_assert_ptr_nonnull(ct_var_tensor(ct_scope_var(o->s, in[i])));
+  rnn_inputs(o->s);
+  o->op = elman();
+  return o;
+}
+
+static ct_status rnn_steps(void *p) {
+  rnn_objs *o = p;
+  STEP(ct_op_run(o->op, o->s, ct_cpu()));
+  STEP(ct_op_run(o->op, o->s, ct_cpu())); /* again, over the step scopes of the first run */
+  return CT_OK;
+}
+
+static void rnn_check(void *p) {
+  rnn_objs *o = p;
+  /* The reference: the same op on a fresh scope, never failed. */
+  ct_scope *ref = ct_scope_new();
+  const char *in[] = {"W", "U", "b", "h0", "x_seq"};
+  for (int i = 0; i < 5; i++) ck_assert_ptr_nonnull(ct_var_tensor(ct_scope_var(ref, in[i])));
+  rnn_inputs(ref);
+  ck_assert_msg(ct_op_run(o->op, ref, ct_cpu()) == CT_OK, "%s", ct_last_error());
+  const char *outs[] = {"h_seq", "h_last"};
+  for (int k = 0; k < 2; k++) {
+    const ct_tensor *a = ct_var_get_tensor(ct_scope_find_var(o->s, outs[k]));
+    const ct_tensor *b = ct_var_get_tensor(ct_scope_find_var(ref, outs[k]));
+    ck_assert(ct_ddim_equal(ct_tensor_dims(a), ct_tensor_dims(b)));
+    const float *x = ct_tensor_data(a, CT_FLOAT32), *y = ct_tensor_data(b, CT_FLOAT32);
+    ck_assert_ptr_nonnull(x);
+    ck_assert_ptr_nonnull(y);
+    for (int64_t i = 0; i < ct_tensor_numel(a); i++) ck_assert_float_eq(x[i], y[i]);
+  }
+  ct_scope_free(ref);
+}
+
+static void rnn_teardown(void *p) {
+  rnn_objs *o = p;
+  ct_op_free(o->op);
+  ct_scope_free(o->s);
+  free(o);
+}
+
+START_TEST(recurrent_op_survives_every_allocation_failure) {
+  if (!ct_op_registered("recurrent")) return;
+  scenario sc = {rnn_setup, rnn_steps, rnn_check, rnn_teardown};
+  long n = sweep(&sc);
+  printf("faults: recurrent op, %ld fault points\n", n);
+  ck_assert_int_ge(n, 10); /* 5 steps x (xw, hu, s, pre, h) at least once */
+}
+END_TEST
+
 /* ---- Scenario 3: params save + load round trip ------------------------------------------ */
 
 static char tmpdir[64];
 
 static void make_tmpdir(void) {
-  strcpy(tmpdir, "/tmp/ct_faults_XXXXXX");
+  strcpy(tmpdir, "faults-test-XXXXXX"); /* under the working directory */
   ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 }
 
@@ -530,6 +629,7 @@ static Suite *faults_suite(void) {
   CT_ADD_TEST(s, lazy_allocation_survives_every_allocation_failure);
   CT_ADD_TEST(s, executor_survives_every_allocation_failure);
   CT_ADD_TEST(s, executor_freeing_intermediates_survives_every_allocation_failure);
+  CT_ADD_TEST(s, recurrent_op_survives_every_allocation_failure);
   CT_ADD_TEST(s, params_round_trip_survives_every_allocation_failure);
   CT_ADD_TEST(s, save_failing_at_every_byte_keeps_the_old_file);
   return s;

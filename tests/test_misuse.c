@@ -133,7 +133,7 @@ START_TEST(every_public_function_refuses_misuse_as_documented) {
   ck_assert_ptr_nonnull(ct_var_get_mutable(V, &ct_int64_type));
   static const ct_type zero_size = {"zero", 0, 0, NULL, NULL};
   static const ct_type bad_align = {"odd", 8, 3, NULL, NULL};
-  strcpy(tmpdir, "/tmp/ct_misuse_XXXXXX");
+  strcpy(tmpdir, "misuse-test-XXXXXX"); /* under the working directory */
   ck_assert_ptr_nonnull(mkdtemp(tmpdir));
   char path[128], nodir[160];
   snprintf(path, sizeof path, "%s/p.params", tmpdir);

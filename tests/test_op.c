@@ -337,6 +337,42 @@ START_TEST(in_place_op_reads_its_old_value) {
 }
 END_TEST
 
+
+START_TEST(output_viewing_an_input_gets_its_own_memory) {
+  ct_scope *s = ct_scope_new();
+  put(s, "X", CT_DIMS(2, 2), 1.0f); /* [[0,1],[2,3]] */
+  ct_op *rs = unary("reshape", "X", "H");
+  int64_t shape[2] = {2, 2}, perm[2] = {1, 0};
+  ct_op_set_attr_ints(rs, "shape", shape, 2);
+  ck_assert_int_eq(ct_op_run(rs, s, ct_cpu()), CT_OK);
+  ct_op *tr = unary("transpose", "H", "X"); /* X = H^T while H views X */
+  ct_op_set_attr_ints(tr, "axis", perm, 2);
+  ck_assert_int_eq(ct_op_run(tr, s, ct_cpu()), CT_OK);
+  const float *x = get(s, "X");
+  ck_assert_float_eq(x[0], 0.0f);
+  ck_assert_float_eq(x[1], 2.0f);
+  ck_assert_float_eq(x[2], 1.0f);
+  ck_assert_float_eq(x[3], 3.0f);
+  ct_op_free(rs);
+  ct_op_free(tr);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(failed_in_place_op_keeps_its_data) {
+  ct_scope *s = ct_scope_new();
+  put(s, "X", CT_DIMS(3), 1.0f);
+  put(s, "Y", CT_DIMS(2), 1.0f);
+  ct_op *op = binary("elementwise_add", "X", "Y", "X");
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_SHAPE);
+  const ct_tensor *t = ct_var_get_tensor(ct_scope_find_var(s, "X"));
+  ck_assert(ct_ddim_equal(ct_tensor_dims(t), CT_DIMS(3)));
+  ck_assert_float_eq(get(s, "X")[2], 2.0f);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
 /* ---- A user-defined op type -------------------------------------------------------------------- */
 
 enum { AXPY_X, AXPY_Y };
@@ -702,6 +738,74 @@ START_TEST(program_attribute_is_owned_by_the_op) {
 }
 END_TEST
 
+static const ct_attr_def holder_attrs[] = {{"body", {.type = CT_ATTR_PROGRAM}, true}};
+static const ct_slot_def holder_out[] = {{"Out", CT_SLOT_OPTIONAL}};
+static const ct_op_def holder_def = {.type = "test_holder2", .outputs = holder_out,
+                                     .n_outputs = 1, .attrs = holder_attrs, .n_attrs = 1};
+
+START_TEST(program_is_held_by_one_attribute_only) {
+  ck_assert_int_eq(ct_op_register(&holder_def), CT_OK);
+  ct_op *a = ct_op_new("test_holder2"), *b = ct_op_new("test_holder2");
+  ct_program *body = ct_program_new();
+  ck_assert_int_eq(ct_op_set_attr_program(a, "body", body), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_program(a, "body", body), CT_OK); /* again: no change */
+  ck_assert_int_eq(ct_op_set_attr_program(b, "body", body), CT_ERR_INVALID_ARGUMENT);
+  HAS(ct_last_error(), "already belongs to an op");
+  ct_program_free(body); /* refused: a holds it */
+  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
+  ct_op_free(b);
+  ct_op_free(a); /* frees body once */
+}
+END_TEST
+
+START_TEST(op_cannot_hold_a_program_containing_itself) {
+  ck_assert_int_eq(ct_op_register(&holder_def), CT_OK);
+  ct_op *a = ct_op_new("test_holder2");
+  ct_program *outer = ct_program_new();
+  ck_assert_int_eq(ct_program_append(outer, a), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_program(a, "body", outer), CT_ERR_INVALID_ARGUMENT);
+  HAS(ct_last_error(), "contains that op itself");
+  ct_program_free(outer);
+}
+END_TEST
+
+/* Runs its body program on the scope it runs in. */
+static ct_status holder_kernel(const ct_kernel_ctx *c) {
+  ct_executor *e = ct_executor_new(c->attr[0].u.program, c->scope, c->place);
+  ct_status st = e ? ct_executor_run(e) : ct_last_status();
+  ct_executor_free(e);
+  return st;
+}
+
+START_TEST(intermediate_read_by_a_nested_program_is_kept_until_then) {
+  ck_assert_int_eq(ct_op_register(&holder_def), CT_OK);
+  ck_assert_int_eq(ct_kernel_register("test_holder2", CT_DEVICE_CPU, CT_DTYPE_UNDEFINED,
+                                      holder_kernel),
+                   CT_OK);
+  ct_scope *s = ct_scope_new();
+  put(s, "W", CT_DIMS(3), 1.0f);
+  ct_program *p = ct_program_new();
+  ct_op *sc = unary("scale", "W", "Wt");
+  ct_op_set_attr_float(sc, "scale", 2.0);
+  ct_program_append(p, sc);
+  ct_program_append(p, unary("relu", "Wt", "Z"));
+  ct_program *body = ct_program_new();
+  ct_program_append(body, unary("relu", "Wt", "Z2"));
+  ct_op *h = ct_op_new("test_holder2");
+  ck_assert_int_eq(ct_op_set_attr_program(h, "body", body), CT_OK);
+  ct_program_append(p, h);
+  ct_executor_options o = {.free_intermediates = true};
+  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
+  ck_assert_ptr_nonnull(e);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  ck_assert_float_eq(get(s, "Z2")[2], 4.0f);
+  ck_assert(!ct_tensor_has_memory(ct_var_get_tensor(ct_scope_find_var(s, "Wt"))));
+  ct_executor_free(e);
+  ct_program_free(p);
+  ct_scope_free(s);
+}
+END_TEST
+
 START_TEST(string_and_list_attributes_are_copied) {
   static const ct_attr_def attrs[] = {
       {"mode", {.type = CT_ATTR_STRING, .u.s = "fast"}, false},
@@ -749,6 +853,8 @@ static Suite *op_suite(void) {
   CT_ADD_TEST(s, run_with_null_or_bad_arguments);
   CT_ADD_TEST(s, cuda_place_without_a_device_is_refused);
   CT_ADD_TEST(s, in_place_op_reads_its_old_value);
+  CT_ADD_TEST(s, output_viewing_an_input_gets_its_own_memory);
+  CT_ADD_TEST(s, failed_in_place_op_keeps_its_data);
   CT_ADD_TEST(s, user_op_type_registers_and_runs);
   CT_ADD_TEST(s, user_kernel_failure_names_the_op);
   CT_ADD_TEST(s, registering_twice_is_already_exists);
@@ -765,6 +871,9 @@ static Suite *op_suite(void) {
   CT_ADD_TEST(s, executor_argument_errors);
   CT_ADD_TEST(s, op_belongs_to_one_program);
   CT_ADD_TEST(s, program_attribute_is_owned_by_the_op);
+  CT_ADD_TEST(s, program_is_held_by_one_attribute_only);
+  CT_ADD_TEST(s, op_cannot_hold_a_program_containing_itself);
+  CT_ADD_TEST(s, intermediate_read_by_a_nested_program_is_kept_until_then);
   CT_ADD_TEST(s, string_and_list_attributes_are_copied);
   return s;
 }

@@ -1703,6 +1703,21 @@ START_TEST(uniform_random_mean_and_variance) {
 }
 END_TEST
 
+START_TEST(random_bounds_must_be_finite) {
+  ct_scope *s = ct_scope_new();
+  ct_op *op = random_op("uniform_random", 4, -INFINITY, INFINITY, 5, CT_FLOAT32);
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "uniform_random", "finite", NULL, NULL);
+  ct_op_free(op);
+  op = random_op("uniform_random", 4, -1.7e308, 1.7e308, 5, CT_FLOAT64); /* max - min overflows */
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "uniform_random", "finite", NULL, NULL);
+  ct_op_free(op);
+  op = random_op("gaussian_random", 4, NAN, 1, 5, CT_FLOAT32);
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "gaussian_random", "mean", NULL, NULL);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
 START_TEST(uniform_random_min_above_max_is_an_error) {
   ct_scope *s = ct_scope_new();
   ct_op *op = random_op("uniform_random", 4, 1, -1, 5, CT_FLOAT32);
@@ -2995,6 +3010,7 @@ static Suite *ops_suite(void) {
   CT_ADD_TEST(s, uniform_random_bfloat16_in_range);
   CT_ADD_TEST(s, uniform_random_min_equal_max_gives_min);
   CT_ADD_TEST(s, uniform_random_mean_and_variance);
+  CT_ADD_TEST(s, random_bounds_must_be_finite);
   CT_ADD_TEST(s, uniform_random_min_above_max_is_an_error);
   CT_ADD_TEST(s, uniform_random_on_int32_is_unsupported);
   CT_ADD_TEST(s, uniform_random_rank0_and_empty);

@@ -762,6 +762,28 @@ START_TEST(save_replaces_an_existing_file) {
 }
 END_TEST
 
+START_TEST(save_keeps_permissions_and_symbolic_links) {
+  bytes b = sample_dict(file_order, 3);
+  ct_scope *s = sample_scope();
+  struct stat st;
+  make_work_dir();
+  write_all(in_dir("real.params"), "old contents", 12);
+  ck_assert_int_eq(chmod(in_dir("real.params"), 0600), 0);
+  ck_assert_int_eq(symlink("real.params", in_dir("link.params")), 0);
+  ck_assert_int_eq(ct_params_save(in_dir("link.params"), s, file_order, 3), CT_OK);
+  /* The link is still a link, the file it names has the new bytes and its old mode. */
+  ck_assert_int_eq(lstat(in_dir("link.params"), &st), 0);
+  ck_assert(S_ISLNK(st.st_mode));
+  assert_file_is(in_dir("real.params"), b.p, b.n);
+  ck_assert_int_eq(stat(in_dir("real.params"), &st), 0);
+  ck_assert_int_eq(st.st_mode & 0777, 0600);
+  ck_assert_int_eq(count_entries(work_dir), 2);
+  remove_work_dir();
+  ct_scope_free(s);
+  free(b.p);
+}
+END_TEST
+
 START_TEST(failed_write_keeps_the_old_file) {
   ct_scope *s = ct_scope_new();
   ct_tensor *big = ct_var_tensor(ct_scope_var(s, "big"));
@@ -866,6 +888,7 @@ static Suite *params_suite(void) {
   CT_ADD_TEST(s, tensor_save_errors);
   CT_ADD_TEST(s, save_argument_errors_write_nothing);
   CT_ADD_TEST(s, save_replaces_an_existing_file);
+  CT_ADD_TEST(s, save_keeps_permissions_and_symbolic_links);
   CT_ADD_TEST(s, failed_write_keeps_the_old_file);
   CT_ADD_TEST(s, failed_rename_keeps_what_was_there);
   CT_ADD_TEST(s, save_into_a_missing_directory_is_io_error);

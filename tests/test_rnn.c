@@ -687,6 +687,29 @@ START_TEST(step_program_writes_no_state) {
 }
 END_TEST
 
+START_TEST(step_program_may_not_write_its_views) {
+  ct_scope *root = ct_scope_new();
+  elman_data(root, 2);
+  float h0_before = get(root, "h0")[0], x_before = get(root, "x_seq")[0];
+  for (int which = 0; which < 2; which++) {
+    ct_program *p = elman_program();
+    append(p, "relu", "h", NULL, which == 0 ? "h_prev" : "x"); /* writes a view */
+    ct_op *op = rnn_op(p, "h", "h_prev", false);
+    const char *params[] = {"W", "U", "b"};
+    ck_assert_int_eq(ct_op_set_inputs(op, "Params", params, 3), CT_OK);
+    ck_assert_int_eq(ct_op_set_input(op, "InitStates", "h0"), CT_OK);
+    ck_assert_int_eq(ct_op_run(op, root, ct_cpu()), CT_ERR_INVALID_ARGUMENT);
+    HAS(ct_last_error(), "recurrent");
+    HAS(ct_last_error(), which == 0 ? "writes 'h_prev'" : "writes 'x'");
+    ct_op_free(op);
+  }
+  /* The caller's initial state and sequence are untouched. */
+  ck_assert_float_eq(get(root, "h0")[0], h0_before);
+  ck_assert_float_eq(get(root, "x_seq")[0], x_before);
+  ct_scope_free(root);
+}
+END_TEST
+
 START_TEST(step_scopes_variable_misuse) {
   ct_scope *root = ct_scope_new();
   elman_data(root, 3);
@@ -736,6 +759,7 @@ static Suite *rnn_suite(void) {
   CT_ADD_TEST(s, missing_initial_state);
   CT_ADD_TEST(s, mismatched_shapes);
   CT_ADD_TEST(s, step_program_writes_no_state);
+  CT_ADD_TEST(s, step_program_may_not_write_its_views);
   CT_ADD_TEST(s, step_scopes_variable_misuse);
   return s;
 }

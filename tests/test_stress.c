@@ -215,12 +215,47 @@ START_TEST(eight_threads_share_one_scope_tree) {
 }
 END_TEST
 
+/* Lookups compare names a word at a time (core/scope/name_table.h): every length from 1 to 80,
+ * names that differ only in their first or last byte, and renames between short (inline) and
+ * long (heap) names. */
+START_TEST(names_of_every_length_are_told_apart) {
+  ct_scope *s = ct_scope_new();
+  char a[96], b[128];
+  for (size_t len = 1; len <= 80; len++) {
+    for (size_t i = 0; i < len; i++) a[i] = (char)('a' + (i * 7 + len) % 26);
+    a[len] = '\0';
+    ct_var *v = ct_scope_var(s, a);
+    ck_assert_ptr_nonnull(v);
+    ck_assert_ptr_eq(ct_scope_find_var(s, a), v);
+    memcpy(b, a, len + 1);
+    b[len - 1] = '#';
+    ck_assert_ptr_null(ct_scope_find_var(s, b));
+    b[len - 1] = a[len - 1];
+    b[0] = '#';
+    ck_assert_ptr_null(ct_scope_find_var(s, b));
+    /* Rename to a name of another length and back: the same ct_var under both. */
+    snprintf(b, sizeof b, "%s%s", a, len % 2 ? "" : "-renamed-to-something-longer");
+    if (strcmp(a, b) != 0) {
+      ck_assert_int_eq(ct_scope_rename(s, a, b), CT_OK);
+      ck_assert_ptr_null(ct_scope_find_var(s, a));
+      ck_assert_ptr_eq(ct_scope_find_var(s, b), v);
+      ck_assert_int_eq(ct_scope_rename(s, b, a), CT_OK);
+    }
+    ck_assert_ptr_eq(ct_scope_find_var(s, a), v);
+    ck_assert_str_eq(ct_var_name(v), a);
+  }
+  ck_assert_uint_eq(ct_scope_var_count(s), 80);
+  ct_scope_free(s);
+}
+END_TEST
+
 static Suite *stress_suite(void) {
   Suite *s = suite_create("stress");
   TCase *tc = tcase_create("eight_threads_share_one_scope_tree");
   tcase_set_timeout(tc, 240);
   tcase_add_test(tc, eight_threads_share_one_scope_tree);
   suite_add_tcase(s, tc);
+  CT_ADD_TEST(s, names_of_every_length_are_told_apart);
   return s;
 }
 

@@ -136,7 +136,9 @@ ct_status ct_tensor_to_dlpack(const ct_tensor *t, DLManagedTensor **out) {
   for (int i = rank - 1; i >= 0; i--) {
     c->shape[i] = t->dims.d[i];
     c->strides[i] = stride;
-    stride *= t->dims.d[i]; /* checked dims: the product of all extents fits */
+    /* Checked dims keep the product of nonzero extents in range; with a zero extent elsewhere
+     * the product may overflow, and then no element is addressed: any stride will do. */
+    if (__builtin_mul_overflow(stride, t->dims.d[i], &stride)) stride = 0;
   }
   ct_place p = t->block->place;
   DLTensor *x = &c->managed.dl_tensor;

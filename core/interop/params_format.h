@@ -69,7 +69,8 @@ const char *ct__errno_str(int e, char *buf, size_t cap);
  * ct__params_out_commit syncs and renames over it. */
 typedef struct ct__params_out {
   int fd;
-  const char *path;   /* the target */
+  const char *path;   /* the target, as the caller named it (for messages) */
+  char *target;       /* where the file goes: path, or the file a symbolic link at path names */
   char *tmp_path;     /* the temporary file, removed on abort */
   uint64_t written;   /* bytes handed over so far */
   size_t used;        /* bytes waiting in buf */

@@ -3,7 +3,8 @@
  * A save never writes the target itself: it writes "<path>.tmp-<pid>-<n>" beside it (same
  * directory, so the same file system), fsyncs it, renames it over the target (atomic in POSIX)
  * and fsyncs the directory so the rename is durable. A failure at any step removes the
- * temporary file; the target is then exactly as before. */
+ * temporary file; the target is then exactly as before. An existing target keeps its permission
+ * bits, and a symbolic link at the path stays a link: the file it names is replaced. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -29,20 +30,37 @@ const char *ct__errno_str(int e, char *buf, size_t cap) {
 
 static _Atomic unsigned tmp_counter;
 
+/* The file a save replaces: path itself, or, when path is a symbolic link, the file it names
+ * (so the link survives and the file it points at gets the new contents). NULL without memory. */
+static char *resolve_target(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+    char *real = realpath(path, NULL);
+    if (real != NULL) return real;
+  }
+  size_t n = strlen(path) + 1;
+  char *c = malloc(n);
+  if (c != NULL) memcpy(c, path, n);
+  return c;
+}
+
 ct_status ct__params_out_open(ct__params_out *o, const char *path, const char *what) {
   char err[128];
-  size_t cap = strlen(path) + 64;
   o->fd = -1;
   o->path = path;
   o->written = 0;
   o->used = 0;
-  o->tmp_path = malloc(cap);
+  o->target = resolve_target(path);
+  size_t cap = o->target ? strlen(o->target) + 64 : 0;
+  o->tmp_path = o->target ? malloc(cap) : NULL;
   if (o->tmp_path == NULL) {
+    free(o->target);
+    o->target = NULL;
     return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: no host memory for a temporary file name", what);
   }
   for (int tries = 0; tries < 64; tries++) {
     unsigned n = atomic_fetch_add_explicit(&tmp_counter, 1, memory_order_relaxed);
-    snprintf(o->tmp_path, cap, "%s.tmp-%ld-%u", path, (long)getpid(), n);
+    snprintf(o->tmp_path, cap, "%s.tmp-%ld-%u", o->target, (long)getpid(), n);
     o->fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (o->fd >= 0 || errno != EEXIST) break;
   }
@@ -53,8 +71,13 @@ ct_status ct__params_out_open(ct__params_out *o, const char *path, const char *w
                             o->tmp_path, path, ct__errno_str(e, err, sizeof err));
     free(o->tmp_path);
     o->tmp_path = NULL;
+    free(o->target);
+    o->target = NULL;
     return s;
   }
+  /* A file that exists keeps its permissions (a 0600 file stays private). */
+  struct stat st;
+  if (stat(o->target, &st) == 0) (void)fchmod(o->fd, st.st_mode & 07777);
   return CT_OK;
 }
 
@@ -165,6 +188,8 @@ void ct__params_out_abort(ct__params_out *o) {
     free(o->tmp_path);
     o->tmp_path = NULL;
   }
+  free(o->target);
+  o->target = NULL;
 }
 
 /* Best effort: makes the rename durable. Some file systems refuse fsync on a directory; the
@@ -204,7 +229,7 @@ ct_status ct__params_out_commit(ct__params_out *o, const char *what) {
                     o->tmp_path, ct__errno_str(e, err, sizeof err), o->path);
     }
   }
-  if (s == CT_OK && rename(o->tmp_path, o->path) != 0) {
+  if (s == CT_OK && rename(o->tmp_path, o->target) != 0) {
     int e = errno;
     s = ct__error(CT_ERR_IO, "%s: renaming '%s' over '%s' failed: %s; '%s' is unchanged", what,
                   o->tmp_path, o->path, ct__errno_str(e, err, sizeof err), o->path);
@@ -215,6 +240,8 @@ ct_status ct__params_out_commit(ct__params_out *o, const char *what) {
   }
   free(o->tmp_path);
   o->tmp_path = NULL;
-  sync_dir_of(o->path);
+  sync_dir_of(o->target);
+  free(o->target);
+  o->target = NULL;
   return CT_OK;
 }

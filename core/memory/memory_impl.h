@@ -20,6 +20,8 @@
 typedef struct ct__block {
   _Atomic size_t refs;
   bool external;
+  bool coalloc;    /* host blocks of the default allocator: this header and the data are one
+                      allocation, the data CT__BLOCK_HEADER bytes after the header */
   ct_place place;
   void *ptr;
   size_t nbytes;   /* bytes the first owner asked for: the block's capacity */
@@ -30,6 +32,9 @@ typedef struct ct__block {
   void (*release)(void *ctx);     /* external blocks: the owner's release, may be NULL */
   void *release_ctx;
 } ct__block;
+
+/* The bytes a co-allocated header takes in front of its data (alignment kept). */
+#define CT__BLOCK_HEADER ((sizeof(ct__block) + CT__BLOCK_ALIGN - 1) & ~(CT__BLOCK_ALIGN - 1))
 
 /* A new owned block of nbytes (at most INT64_MAX) at place (refs 1), counted in the place's
  * stats. The place must have passed ct__place_check. NULL when the allocator (or the header's

@@ -10,7 +10,7 @@ static void free_value(ct_attr_value *v) {
     case CT_ATTR_STRING: free((char *)v->u.s); break;
     case CT_ATTR_INTS: free((int64_t *)v->u.ints.v); break;
     case CT_ATTR_FLOATS: free((double *)v->u.floats.v); break;
-    case CT_ATTR_PROGRAM: ct_program_free((ct_program *)v->u.program); break;
+    case CT_ATTR_PROGRAM: ct__program_destroy((ct_program *)v->u.program); break;
     default: break;
   }
 }
@@ -294,10 +294,33 @@ ct_status ct_op_set_attr_floats(ct_op *op, const char *name, const double *v, si
 }
 
 ct_status ct_op_set_attr_program(ct_op *op, const char *name, ct_program *p) {
+  const char *n = name ? name : "(null)";
   if (p == NULL) {
     return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_op_set_attr_program: the program of '%s' is NULL",
-                     name ? name : "(null)");
+                     n);
   }
+  if (ct__program_owned(p)) {
+    /* Setting the program an attribute already holds again changes nothing. */
+    if (op != NULL && name != NULL) {
+      for (size_t a = 0; a < op->def->n_attr; a++) {
+        if (op->attr[a].type == CT_ATTR_PROGRAM && op->attr[a].u.program == p &&
+            strcmp(op->def->attr[a].name, name) == 0) {
+          return CT_OK;
+        }
+      }
+    }
+    return ct__error(CT_ERR_INVALID_ARGUMENT,
+                     "ct_op_set_attr_program: the program for '%s' already belongs to an op's "
+                     "attribute: build a new program (it was left where it is)",
+                     n);
+  }
+  if (op != NULL && ct__program_contains(p, op)) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT,
+                     "ct_op_set_attr_program: the program for '%s' of op '%s' contains that op "
+                     "itself: an op cannot hold its own program (the program was not taken)",
+                     n, op->def->type);
+  }
+  ct__program_set_owned(p, true);
   return set_attr(op, name, (ct_attr_value){.type = CT_ATTR_PROGRAM, .u.program = p},
                   "ct_op_set_attr_program");
 }

@@ -81,6 +81,14 @@ void ct__prep_destroy(ct__prep *p);
 const char *ct__op_label(const ct_op *op, char *buf, size_t cap);
 #define CT__OP_LABEL_CAP 96
 
+/* Programs held by an op attribute belong to that op: ct_program_free refuses them and the op
+ * frees them with ct__program_destroy. contains: whether op is in p or in a program nested in
+ * one of p's ops (an op may not hold a program that holds the op itself). */
+bool ct__program_owned(const ct_program *p);
+void ct__program_set_owned(ct_program *p, bool owned);
+bool ct__program_contains(const ct_program *p, const ct_op *op);
+void ct__program_destroy(ct_program *p);
+
 /* Lets go of t's memory, keeping its dims and dtype (freeing an intermediate). */
 void ct__tensor_drop_memory(ct_tensor *t);
 

@@ -61,12 +61,17 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
     return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_op_run: the op or the scope is NULL");
   }
   const ct__opdef *d = op->def;
-  ct__op_label(op, label, sizeof label);
-  if (ct__place_check(place, label) != CT_OK) return ct_last_status();
+  /* The label is formatted up front only when it is needed: ct_op_run binds on every call. */
+  if (place.kind != CT_DEVICE_CPU || !ct__place_valid(place)) {
+    if (ct__place_check(place, ct__op_label(op, label, sizeof label)) != CT_OK) {
+      return ct_last_status();
+    }
+  }
   for (size_t a = 0; a < d->n_attr; a++) {
     if (d->attr[a].required && !op->attr_set[a]) {
       return ct__error(CT_ERR_INVALID_ARGUMENT,
-                       "%s: attribute '%s' is required: set it with ct_op_set_attr_%s", label,
+                       "%s: attribute '%s' is required: set it with ct_op_set_attr_%s",
+                       ct__op_label(op, label, sizeof label),
                        d->attr[a].name, ct_attr_type_name(d->attr[a].value.type));
     }
   }
@@ -75,7 +80,7 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
     if (op->in[s].n == 0 && !(d->in[s].flags & CT_SLOT_OPTIONAL)) {
       return ct__error(CT_ERR_NOT_FOUND,
                        "%s: input slot '%s' is not wired: call ct_op_set_input(op, \"%s\", name)",
-                       label, d->in[s].name, d->in[s].name);
+                       ct__op_label(op, label, sizeof label), d->in[s].name, d->in[s].name);
     }
     n_in += op->in[s].n;
   }
@@ -84,20 +89,21 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
       return ct__error(CT_ERR_NOT_FOUND,
                        "%s: output slot '%s' is not wired: call ct_op_set_output(op, \"%s\", "
                        "name)",
-                       label, d->out[s].name, d->out[s].name);
+                       ct__op_label(op, label, sizeof label), d->out[s].name, d->out[s].name);
     }
     n_out += op->out[s].n;
   }
   size_t n = n_in + n_out, n_pos = d->n_in + 1 + d->n_out + 1;
   if (n > UINT32_MAX / 2) {
-    return ct__error(CT_ERR_OUT_OF_RANGE, "%s: %zu variables are too many", label, n);
+    return ct__error(CT_ERR_OUT_OF_RANGE, "%s: %zu variables are too many",
+                     ct__op_label(op, label, sizeof label), n);
   }
   /* One allocation: variables, tensors, slot positions, any-type flags. */
   size_t bytes = n * (sizeof(ct_var *) + sizeof(ct_tensor *)) + n_pos * sizeof(uint32_t) + n + 1;
   char *mem = calloc(1, bytes);
   if (mem == NULL) {
-    return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: out of host memory binding %zu variables", label,
-                     n);
+    return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: out of host memory binding %zu variables",
+                     ct__op_label(op, label, sizeof label), n);
   }
   p->op = op;
   p->vars = (ct_var **)(void *)mem;
@@ -119,7 +125,7 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
         return ct__error(CT_ERR_NOT_FOUND,
                          "%s: input %s variable '%s' is not in the scope or its ancestors: "
                          "create it, or wire the op to another variable",
-                         label, d->in[s].name, name);
+                         ct__op_label(op, label, sizeof label), d->in[s].name, name);
       }
     }
   }
@@ -137,7 +143,8 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
           snprintf(text, sizeof text, "%s", ct_last_error());
           ct_status st = ct_last_status();
           ct__prep_destroy(p);
-          return ct__error(st, "%s: output %s variable '%s': %s", label, d->out[s].name, name,
+          return ct__error(st, "%s: output %s variable '%s': %s",
+                           ct__op_label(op, label, sizeof label), d->out[s].name, name,
                            text);
         }
         if (created != NULL) created(arg, v);
@@ -243,16 +250,35 @@ static inline ct_kernel_fn find_kernel(const ct__opdef *d, ct_device_kind kind, 
   return fn;
 }
 
-/* Runs the kernel while an output is also an input: the input is read through a view of its
- * old memory and the output gets a block of its own, so no kernel ever reads what it is
- * overwriting. */
+/* Whether output tensor o shares a block with an input (the same variable, or a view of one). */
+static inline bool aliases_input(const ct__prep *p, const ct_tensor *o) {
+  if (o->block == NULL) return false;
+  for (uint32_t j = 0; j < p->n_in_vars; j++) {
+    if (p->tensors[j] != NULL && p->tensors[j]->block == o->block) return true;
+  }
+  return false;
+}
+
+#define CT__ALIAS_STACK 8
+
+/* Runs the kernel while an output shares memory with an input (an in-place op, or an output
+ * that is a view of an input, as reshape leaves it): the inputs are read through views of their
+ * blocks and each such output gets a block of its own, so no kernel reads what it overwrites.
+ * External outputs are written in place (their buffer is the point). On failure every output
+ * gets its old memory and dims back. */
 CT__COLD static ct_status run_aliased(ct__prep *p, ct_kernel_fn fn) {
   const ct__opdef *d = p->op->def;
-  uint32_t n_in = p->n_in_vars;
-  ct_tensor *views = calloc(n_in ? n_in : 1, sizeof *views);
-  if (views == NULL) {
-    char label[CT__OP_LABEL_CAP];
-    return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: out of host memory", ct__op_label(p->op, label, sizeof label));
+  uint32_t n_in = p->n_in_vars, n_out = p->n_out_vars;
+  ct_tensor stack[2 * CT__ALIAS_STACK];
+  ct_tensor *views = stack, *saved = stack + CT__ALIAS_STACK;
+  if (n_in > CT__ALIAS_STACK || n_out > CT__ALIAS_STACK) {
+    views = calloc((size_t)n_in + n_out, sizeof *views);
+    if (views == NULL) {
+      char label[CT__OP_LABEL_CAP];
+      return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: out of host memory",
+                       ct__op_label(p->op, label, sizeof label));
+    }
+    saved = views + n_in;
   }
   for (uint32_t k = 0; k < n_in; k++) {
     ct_tensor *t = p->tensors[k];
@@ -261,22 +287,32 @@ CT__COLD static ct_status run_aliased(ct__prep *p, ct_kernel_fn fn) {
     ct__block_retain(t->block);
     p->tensors[k] = &views[k];
   }
-  for (uint32_t k = n_in; k < n_in + p->n_out_vars; k++) {
-    for (uint32_t j = 0; j < n_in; j++) {
-      if (p->vars[j] == p->vars[k] && p->tensors[k] != NULL) {
-        ct__tensor_drop_memory(p->tensors[k]);
-        break;
-      }
-    }
+  for (uint32_t k = 0; k < n_out; k++) {
+    ct_tensor *t = p->tensors[n_in + k];
+    saved[k].block = NULL;
+    if (t == NULL || !aliases_input(p, t) || t->block->external) continue;
+    saved[k] = *t; /* the output's reference moves here */
+    t->block = NULL;
+    t->offset = 0;
   }
   ct_status s = d->infer_shape ? d->infer_shape(&p->ctx) : CT_OK;
   if (s == CT_OK) s = fn(&p->ctx);
+  for (uint32_t k = 0; k < n_out; k++) {
+    if (saved[k].block == NULL) continue;
+    ct_tensor *t = p->tensors[n_in + k];
+    if (s == CT_OK) {
+      ct__block_release(saved[k].block);
+    } else {
+      ct__block_release(t->block);
+      *t = saved[k];
+    }
+  }
   for (uint32_t k = 0; k < n_in; k++) {
     if (p->tensors[k] == NULL) continue;
     ct__block_release(views[k].block);
     p->tensors[k] = (ct_tensor *)ct_var_get_tensor(p->vars[k]);
   }
-  free(views);
+  if (views != stack) free(views);
   return s;
 }
 
@@ -304,7 +340,7 @@ ct_status ct__prep_run(ct__prep *p) {
     ct_tensor *t = ct_var_tensor(p->vars[k]);
     if (CT__UNLIKELY(t == NULL)) return output_error(p, k - n_in);
     p->tensors[k] = t;
-    for (uint32_t j = 0; j < n_in; j++) aliased |= p->vars[j] == p->vars[k];
+    aliased |= aliases_input(p, t);
   }
   ct_dtype dtype = CT_FLOAT32;
   if (d->dtype_attr >= 0) {

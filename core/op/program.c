@@ -11,10 +11,10 @@
 struct ct_program {
   ct_op **ops;
   size_t n, cap;
+  bool owned; /* held by an op's program attribute */
 };
 
 struct ct_executor {
-  const ct_program *program;
   ct__prep *preps;
   size_t n;
 };
@@ -27,11 +27,39 @@ ct_program *ct_program_new(void) {
   return p;
 }
 
-void ct_program_free(ct_program *p) {
+void ct__program_destroy(ct_program *p) {
   if (p == NULL) return;
   for (size_t i = 0; i < p->n; i++) ct_op_free(p->ops[i]);
   free(p->ops);
   free(p);
+}
+
+void ct_program_free(ct_program *p) {
+  if (p != NULL && p->owned) {
+    ct__error(CT_ERR_INVALID_ARGUMENT,
+              "ct_program_free: the program belongs to an op's attribute: free that op instead");
+    return;
+  }
+  ct__program_destroy(p);
+}
+
+bool ct__program_owned(const ct_program *p) { return p->owned; }
+
+void ct__program_set_owned(ct_program *p, bool owned) { p->owned = owned; }
+
+bool ct__program_contains(const ct_program *p, const ct_op *op) {
+  for (size_t i = 0; i < p->n; i++) {
+    const ct_op *o = p->ops[i];
+    if (o == op) return true;
+    for (size_t a = 0; a < o->def->n_attr; a++) {
+      const ct_attr_value *v = &o->attr[a];
+      if (v->type == CT_ATTR_PROGRAM && v->u.program != NULL &&
+          ct__program_contains(v->u.program, op)) {
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 ct_status ct_program_append(ct_program *p, ct_op *op) {
@@ -98,7 +126,40 @@ static bool kept(const ct_var *v, const ct_executor_options *o) {
   return false;
 }
 
-/* For each created, unkept variable: the last op reading it; it is freed after that op unless
+/* Whether an op of p, or of a program nested in one of them, names `name` as an input: a nested
+ * program (a recurrent op's step) may read the variable through the scope's ancestors. */
+static bool program_reads(const ct_program *p, const char *name) {
+  for (size_t i = 0; i < p->n; i++) {
+    const ct_op *o = p->ops[i];
+    for (size_t s = 0; s < o->def->n_in; s++) {
+      for (size_t k = 0; k < o->in[s].n; k++) {
+        if (strcmp(o->in[s].names[k], name) == 0) return true;
+      }
+    }
+    for (size_t a = 0; a < o->def->n_attr; a++) {
+      const ct_attr_value *v = &o->attr[a];
+      if (v->type == CT_ATTR_PROGRAM && v->u.program != NULL &&
+          program_reads(v->u.program, name)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+/* Whether one of op's program attributes reads `name`. */
+static bool nested_reads(const ct_op *op, const char *name) {
+  for (size_t a = 0; a < op->def->n_attr; a++) {
+    const ct_attr_value *v = &op->attr[a];
+    if (v->type == CT_ATTR_PROGRAM && v->u.program != NULL && program_reads(v->u.program, name)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/* For each created, unkept variable: the last op reading it (through a slot, any-type slots
+ * included, or through a nested program); it is freed after that op unless
  * that op or a later one writes it (then what it holds at the end is a result). */
 static ct_status plan_frees(ct_executor *e, const created_set *c, const ct_executor_options *o) {
   for (size_t j = 0; j < c->n; j++) {
@@ -108,13 +169,14 @@ static ct_status plan_frees(ct_executor *e, const created_set *c, const ct_execu
     for (size_t i = 0; i < e->n; i++) {
       const ct__prep *p = &e->preps[i];
       for (uint32_t k = 0; k < p->n_in_vars + p->n_out_vars; k++) {
-        if (p->vars[k] != v || p->any_type[k]) continue;
+        if (p->vars[k] != v) continue;
         if (k < p->n_in_vars) {
           last_read = (long)i;
         } else {
           last_write = (long)i;
         }
       }
+      if (last_read < (long)i && nested_reads(p->op, ct_var_name(v))) last_read = (long)i;
     }
     /* Never read, or written again at or after its last read (an in-place op's output is a
      * new value): a result, kept. */
@@ -155,7 +217,6 @@ ct_executor *ct_executor_new_with(const ct_program *p, ct_scope *scope, ct_place
     free(e);
     return ct__error_null(CT_ERR_OUT_OF_MEMORY, "ct_executor_new: out of host memory");
   }
-  e->program = p;
   for (size_t i = 0; i < p->n; i++) {
     if (ct__prep_init(&e->preps[i], p->ops[i], scope, place, note_created, &created) != CT_OK) {
       goto fail;

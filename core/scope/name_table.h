@@ -91,15 +91,6 @@ static inline uint64_t ct__name_word(const char *p) {
   return __atomic_load_n((const uint64_t *)(const void *)p, __ATOMIC_RELAXED);
 }
 
-/* The first k (1..7) bytes of a word, in memory order. */
-static inline uint64_t ct__name_mask(size_t k) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  return ~(uint64_t)0 << (8 * (8 - k));
-#else
-  return ((uint64_t)1 << (8 * k)) - 1;
-#endif
-}
-
 /* Bytes i..len-1 (1 to 7 of them) of the caller's name as the low bytes of a word in memory
  * order, read without a variable-length copy and never past the name's end. */
 static inline uint64_t ct__name_tail(const char *name, size_t i, size_t len) {
@@ -126,8 +117,9 @@ static inline int ct__var_named(const ct_var *v, const char *name, size_t len) {
   for (; i + 8 <= len; i += 8) {
     if (ct__name_word(n + i) != ct__load64(name + i)) return 0;
   }
-  if (i == len) return 1;
-  return ((ct__name_word(n + i) ^ ct__name_tail(name, i, len)) & ct__name_mask(len - i)) == 0;
+  /* The stored word holding the terminator is zero past it (ct__name_store pads it), so the
+   * tail compares as a whole word. */
+  return i == len || ct__name_word(n + i) == ct__name_tail(name, i, len);
 }
 
 /* Writer side of the above: stores the name and its terminator as whole words (zero-padded to

@@ -69,7 +69,10 @@ CT_API ct_status ct_op_set_attr_bool(ct_op *op, const char *name, bool v);
 CT_API ct_status ct_op_set_attr_string(ct_op *op, const char *name, const char *v);
 CT_API ct_status ct_op_set_attr_ints(ct_op *op, const char *name, const int64_t *v, size_t n);
 CT_API ct_status ct_op_set_attr_floats(ct_op *op, const char *name, const double *v, size_t n);
-/* Takes p, also on failure (it is then freed), so a program is never leaked or held twice. */
+/* Takes p, also on failure (it is then freed), so a program is never leaked or held twice; the
+ * op frees it. Two failures leave p untouched instead: p already belongs to an op's attribute
+ * (setting the same program on the same attribute again is CT_OK and changes nothing), or p
+ * contains this op (an op cannot hold its own program); both CT_ERR_INVALID_ARGUMENT. */
 CT_API ct_status ct_op_set_attr_program(ct_op *op, const char *name, ct_program *p);
 
 /* Runs the op once on the variables of scope: inputs are found through the ancestors, missing
@@ -80,7 +83,14 @@ CT_API ct_status ct_op_set_attr_program(ct_op *op, const char *name, ct_program 
  * CT_ERR_NOT_FOUND / CT_ERR_UNINITIALIZED / CT_ERR_TYPE_MISMATCH; an unset required attribute,
  * CT_ERR_INVALID_ARGUMENT; an input on another place, CT_ERR_INVALID_ARGUMENT; dims that do not
  * fit together, CT_ERR_SHAPE; no kernel for the place and dtype, CT_ERR_UNSUPPORTED; plus what
- * the kernel reports. Outputs the failing op had not written yet are left as they were. */
+ * the kernel reports. The data of outputs the failing op had not written yet is left as it was
+ * (an in-place op gets its input back); output variables the call created stay in the scope,
+ * and an empty output variable may now hold an empty tensor.
+ *
+ * Memory: an output that already has memory of the right size is written in place, as in
+ * PaddlePaddle, even when a tensor outside the op views that memory; only an output sharing
+ * memory with one of the op's own inputs (an in-place op, or reshape's view) gets a new block
+ * first, so no kernel reads what it overwrites. */
 CT_API ct_status ct_op_run(const ct_op *op, ct_scope *scope, ct_place place);
 
 /* ---- Defining op types -------------------------------------------------------------------------*/
@@ -151,7 +161,7 @@ typedef ct_status (*ct_kernel_fn)(const ct_kernel_ctx *ctx);
  * context as in the op. The registry copies everything, names included.
  *   infer_shape  NULL: the kernel sets the output dims itself
  *   dtype_attr   the int attribute that holds the dtype the kernel is chosen by (fill ops);
- *                NULL: the dtype of the first variable of the first input slot */
+ *                NULL: the dtype of the first wired input variable (float32 when none) */
 typedef struct ct_op_def {
   const char *type;
   const ct_slot_def *inputs;

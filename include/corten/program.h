@@ -13,9 +13,9 @@
  * ct_executor_new, one named in the keep list, and one no later op reads (a result) keep their
  * memory; the dims stay so ct_tensor_dims still reports them.
  *
- * The executor holds pointers to the scope's variables: erasing or renaming a variable it uses,
- * or freeing the scope, while the executor lives is not allowed (make a new executor after such
- * changes). An executor is used by one thread at a time; different executors may run at once on
+ * The executor holds pointers to the scope's variables and the wiring it saw: erasing or
+ * renaming a variable it uses, freeing the scope, or re-wiring one of its ops while the executor
+ * lives is not allowed (make a new executor after such changes). An executor is used by one thread at a time; different executors may run at once on
  * different scopes. */
 #ifndef CORTEN_PROGRAM_H
 #define CORTEN_PROGRAM_H
@@ -32,11 +32,13 @@ extern "C" {
 /* An empty program. NULL with CT_ERR_OUT_OF_MEMORY. */
 CT_API ct_program *ct_program_new(void);
 
-/* Frees the program and its ops. NULL: no-op. */
+/* Frees the program and its ops. NULL: no-op. A program that an op's attribute holds belongs
+ * to that op: it is left alone (CT_ERR_INVALID_ARGUMENT in the last error); free the op. */
 CT_API void ct_program_free(ct_program *p);
 
 /* Appends op; the program takes it, also on failure (it is then freed). Errors: NULL p or op,
- * CT_ERR_INVALID_ARGUMENT; no memory, CT_ERR_OUT_OF_MEMORY. */
+ * CT_ERR_INVALID_ARGUMENT; no memory, CT_ERR_OUT_OF_MEMORY. One exception: an op that already
+ * belongs to a program is refused (CT_ERR_INVALID_ARGUMENT) and left to that program. */
 CT_API ct_status ct_program_append(ct_program *p, ct_op *op);
 
 /* The number of ops, and op i (NULL past the end). */

@@ -80,7 +80,8 @@ CT_API size_t ct_scope_var_count(const ct_scope *s);
 
 /* Writes up to cap local variable names of s into out, the first cap in strcmp order, and
  * returns how many s has (call with cap 0 to size out). The strings belong to the scope and stay
- * valid until that variable is renamed or erased. NULL s, or NULL out with cap > 0: 0. */
+ * valid until that variable is renamed or erased. NULL s, or NULL out with cap > 0: 0, with
+ * CT_ERR_INVALID_ARGUMENT in the last error. */
 CT_API size_t ct_scope_local_var_names(const ct_scope *s, const char **out, size_t cap);
 
 /* The number of direct kids of s. 0 for NULL s. */

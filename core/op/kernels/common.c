@@ -102,4 +102,7 @@ void ct__register_builtin_ops(void) {
   ct__register_reduce_ops();
   ct__register_shape_ops();
   ct__register_rnn_ops();
+#ifdef CORTEN_HAVE_CUDA
+  ct__register_cuda_ops(); /* after the op types it adds kernels to */
+#endif
 }

@@ -17,13 +17,9 @@ enum { OUT_OUT };
 
 /* ---- Broadcast planning --------------------------------------------------------------------- */
 
-typedef struct bcast_plan {
-  int rank;                     /* after merging; at least 1 */
-  int64_t d[CT_MAX_RANK];
-  int64_t sx[CT_MAX_RANK], sy[CT_MAX_RANK];
-} bcast_plan;
+typedef ct__bcast_plan bcast_plan; /* kernels.h: shared with the CUDA kernels */
 
-static void plan_bcast(ct_ddim x, ct_ddim y, ct_ddim out, bcast_plan *p) {
+void ct__plan_bcast(ct_ddim x, ct_ddim y, ct_ddim out, ct__bcast_plan *p) {
   int64_t d[CT_MAX_RANK], sx[CT_MAX_RANK], sy[CT_MAX_RANK];
   int64_t stx = 1, sty = 1;
   int r = out.rank;
@@ -125,7 +121,7 @@ static ct_status binary_infer(const ct_kernel_ctx *c) {
       return CT_OK;                                                                      \
     }                                                                                    \
     bcast_plan plan;                                                                     \
-    plan_bcast(xt->dims, yt->dims, ct_kernel_out(c, OUT_OUT, 0)->dims, &plan);           \
+    ct__plan_bcast(xt->dims, yt->dims, ct_kernel_out(c, OUT_OUT, 0)->dims, &plan);       \
     BCAST_WALK(T, plan, o, x, y, NAME##_inner);                                          \
     return CT_OK;                                                                        \
   }

@@ -1,24 +1,31 @@
-/* core/op/kernels/half.h: float16 (IEEE binary16) and bfloat16 conversions on the CPU, by bit
- * manipulation, rounding to nearest even. Storage types are uint16_t. */
+/* core/op/kernels/half.h: float16 (IEEE binary16) and bfloat16 conversions, by bit manipulation,
+ * rounding to nearest even. Storage types are uint16_t. Under nvcc the functions are
+ * __host__ __device__, so the CUDA kernels convert exactly as the CPU ones do (NaNs included). */
 #ifndef CORTEN_CORE_OP_HALF_H
 #define CORTEN_CORE_OP_HALF_H
 
 #include <stdint.h>
 #include <string.h>
 
-static inline uint32_t ct__f32_bits(float f) {
+#if defined(__CUDACC__)
+#define CT__HALF_FN __host__ __device__ __forceinline__
+#else
+#define CT__HALF_FN static inline
+#endif
+
+CT__HALF_FN uint32_t ct__f32_bits(float f) {
   uint32_t u;
   memcpy(&u, &f, sizeof u);
   return u;
 }
 
-static inline float ct__f32_from_bits(uint32_t u) {
+CT__HALF_FN float ct__f32_from_bits(uint32_t u) {
   float f;
   memcpy(&f, &u, sizeof f);
   return f;
 }
 
-static inline float ct__half_to_float(uint16_t h) {
+CT__HALF_FN float ct__half_to_float(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
   if (exp == 0x1f) return ct__f32_from_bits(sign | 0x7f800000u | (man << 13)); /* inf, NaN */
   if (exp != 0) return ct__f32_from_bits(sign | ((exp + 112u) << 23) | (man << 13));
@@ -27,7 +34,7 @@ static inline float ct__half_to_float(uint16_t h) {
   return sign ? -v : v;
 }
 
-static inline uint16_t ct__float_to_half(float f) {
+CT__HALF_FN uint16_t ct__float_to_half(float f) {
   uint32_t u = ct__f32_bits(f);
   uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
   uint32_t abs = u & 0x7fffffffu;
@@ -49,9 +56,9 @@ static inline uint16_t ct__float_to_half(float f) {
   return (uint16_t)(sign | q);
 }
 
-static inline float ct__bf16_to_float(uint16_t b) { return ct__f32_from_bits((uint32_t)b << 16); }
+CT__HALF_FN float ct__bf16_to_float(uint16_t b) { return ct__f32_from_bits((uint32_t)b << 16); }
 
-static inline uint16_t ct__float_to_bf16(float f) {
+CT__HALF_FN uint16_t ct__float_to_bf16(float f) {
   uint32_t u = ct__f32_bits(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
   u += 0x7fffu + ((u >> 16) & 1u);
@@ -63,7 +70,7 @@ static inline uint16_t ct__float_to_bf16(float f) {
  * two fewer significand bits (float16, bfloat16) gives the correctly rounded value of the
  * original, where going through a float rounded to nearest would round twice (1 + 2^-11 +
  * 2^-40 would become the tie 1 + 2^-11 and then 1, not 1 + 2^-10). */
-static inline float ct__f64_to_f32_odd(double d) {
+CT__HALF_FN float ct__f64_to_f32_odd(double d) {
   float f = (float)d;
   double back = (double)f;
   if (back == d || d != d) return f; /* exact, or NaN */
@@ -72,7 +79,7 @@ static inline float ct__f64_to_f32_odd(double d) {
   return ct__f32_from_bits(u | 1u);
 }
 
-static inline float ct__i64_to_f32_odd(int64_t n) {
+CT__HALF_FN float ct__i64_to_f32_odd(int64_t n) {
   uint64_t m = n < 0 ? 0 - (uint64_t)n : (uint64_t)n;
   int shift = 0;
   while ((m >> shift) >= ((uint64_t)1 << 24)) shift++;
@@ -84,16 +91,16 @@ static inline float ct__i64_to_f32_odd(int64_t n) {
 }
 
 /* Doubles and integers to float16 / bfloat16, rounded once to nearest even. */
-static inline uint16_t ct__f64_to_half(double d) {
+CT__HALF_FN uint16_t ct__f64_to_half(double d) {
   return ct__float_to_half(ct__f64_to_f32_odd(d));
 }
-static inline uint16_t ct__f64_to_bf16(double d) {
+CT__HALF_FN uint16_t ct__f64_to_bf16(double d) {
   return ct__float_to_bf16(ct__f64_to_f32_odd(d));
 }
-static inline uint16_t ct__i64_to_half(int64_t n) {
+CT__HALF_FN uint16_t ct__i64_to_half(int64_t n) {
   return ct__float_to_half(ct__i64_to_f32_odd(n));
 }
-static inline uint16_t ct__i64_to_bf16(int64_t n) {
+CT__HALF_FN uint16_t ct__i64_to_bf16(int64_t n) {
   return ct__float_to_bf16(ct__i64_to_f32_odd(n));
 }
 

@@ -41,4 +41,47 @@ void ct__register_rnn_ops(void);
  * dtype). A failure here is a bug in corten's own definitions, so it aborts. */
 void ct__register_cpu(const ct_op_def *def, const ct_kernel_fn fns[CT__N_DTYPES]);
 
+/* ---- Shared with the CUDA kernels (core/cuda/cuda_ops.c), so both places plan alike ---------- */
+
+/* A binary elementwise op's walk over Out: dims aligned at the end, stride 0 where an input is
+ * broadcast, neighbouring dims merged where both inputs stay contiguous (rank at least 1). */
+typedef struct ct__bcast_plan {
+  int rank;
+  int64_t d[CT_MAX_RANK];
+  int64_t sx[CT_MAX_RANK], sy[CT_MAX_RANK];
+} ct__bcast_plan;
+
+void ct__plan_bcast(ct_ddim x, ct_ddim y, ct_ddim out, ct__bcast_plan *p);
+
+/* The shape of a matmul (numpy rules, see matmul.c): batch dims of the result, and each
+ * operand's batch strides in matrices (0 where broadcast). */
+typedef struct ct__mm_shape {
+  int64_t m, n, k;
+  int batch_rank;
+  int64_t batch[CT_MAX_RANK];
+  int64_t bx[CT_MAX_RANK], by[CT_MAX_RANK];
+  int64_t n_batch;
+  ct_ddim out;
+} ct__mm_shape;
+
+/* Plans the matmul of inputs X and Y under transpose_x / transpose_y (attributes 0 and 1);
+ * CT_ERR_SHAPE or CT_ERR_OUT_OF_RANGE naming the op otherwise. */
+ct_status ct__mm_plan(const ct_kernel_ctx *c, ct__mm_shape *s);
+
+/* The random ops' checks and values (random.c), attributes as the op types define them:
+ * fill_constant's value fits the kernel's dtype; uniform's min <= max or gaussian's std >= 0;
+ * the run's seed (a fresh one for seed 0); the values of dtype t that uniform values in [lo, hi)
+ * are clamped to. */
+ct_status ct__fill_check(const ct_kernel_ctx *c, double v);
+ct_status ct__random_check_range(const ct_kernel_ctx *c, bool gaussian);
+uint64_t ct__random_seed(const ct_kernel_ctx *c);
+void ct__uniform_bounds(ct_dtype t, double lo, double hi, double *vmin, double *vmax);
+
+/* reshape's kernel (shape.c): Out shares X's memory with new dims, whatever the place; it never
+ * touches the data, so the CUDA place registers it too. */
+ct_status ct__reshape_kernel(const ct_kernel_ctx *c);
+
+/* CUDA builds: registers the CUDA kernels of the built-in ops (core/cuda/cuda_ops.c). */
+void ct__register_cuda_ops(void);
+
 #endif /* CORTEN_CORE_OP_KERNELS_H */

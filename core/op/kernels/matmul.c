@@ -13,17 +13,9 @@ enum { IN_X, IN_Y };
 enum { OUT_OUT };
 enum { ATTR_TX, ATTR_TY };
 
-/* The shape of a matmul: batch dims of the result, and each operand's batch strides. */
-typedef struct mm_shape {
-  int64_t m, n, k;
-  int batch_rank;
-  int64_t batch[CT_MAX_RANK];
-  int64_t bx[CT_MAX_RANK], by[CT_MAX_RANK]; /* batch strides in matrices, 0 when broadcast */
-  int64_t n_batch;
-  ct_ddim out;
-} mm_shape;
+typedef ct__mm_shape mm_shape; /* kernels.h: shared with the CUDA kernel */
 
-static ct_status mm_plan(const ct_kernel_ctx *c, mm_shape *s) {
+ct_status ct__mm_plan(const ct_kernel_ctx *c, ct__mm_shape *s) {
   ct_ddim x = ct_kernel_in(c, IN_X, 0)->dims, y = ct_kernel_in(c, IN_Y, 0)->dims;
   bool tx = c->attr[ATTR_TX].u.b, ty = c->attr[ATTR_TY].u.b;
   char sx[CT__DDIM_STR_CAP], sy[CT__DDIM_STR_CAP];
@@ -96,7 +88,7 @@ static ct_status mm_infer(const ct_kernel_ctx *c) {
   mm_shape s;
   ct_status st = ct__k_check_dtype(c, IN_Y, 0, ct_kernel_in(c, IN_X, 0)->dtype);
   if (st != CT_OK) return st;
-  st = mm_plan(c, &s);
+  st = ct__mm_plan(c, &s);
   return st == CT_OK ? ct__k_resize(c, OUT_OUT, 0, s.out) : st;
 }
 
@@ -104,7 +96,7 @@ static ct_status mm_infer(const ct_kernel_ctx *c) {
 #define MM_KERNEL(NAME, T, GEMM)                                                              \
   static ct_status NAME(const ct_kernel_ctx *c) {                                             \
     mm_shape s;                                                                               \
-    ct_status st = mm_plan(c, &s);                                                            \
+    ct_status st = ct__mm_plan(c, &s);                                                        \
     if (CT__UNLIKELY(st != CT_OK)) return st;                                                 \
     T *o = ct__k_out_data(c, OUT_OUT, 0, c->dtype);                                           \
     if (CT__UNLIKELY(o == NULL)) return ct_last_status();                                     \

@@ -29,7 +29,7 @@ static ct_status shape_infer(const ct_kernel_ctx *c) {
 enum { FILL_SHAPE, FILL_VALUE, FILL_DTYPE };
 
 /* Integers and bool: the value must be exactly representable (checked before Out is touched). */
-static ct_status fill_check(const ct_kernel_ctx *c, double v) {
+ct_status ct__fill_check(const ct_kernel_ctx *c, double v) {
   int64_t lo = 0, hi = 1;
   switch (c->dtype) {
     case CT_FLOAT16: case CT_BFLOAT16: case CT_FLOAT32: case CT_FLOAT64: return CT_OK;
@@ -53,7 +53,7 @@ static ct_status fill_check(const ct_kernel_ctx *c, double v) {
 static ct_status fill_constant(const ct_kernel_ctx *c) {
   ct_tensor *t = ct_kernel_out(c, OUT_OUT, 0);
   double v = c->attr[FILL_VALUE].u.f;
-  ct_status s = fill_check(c, v);
+  ct_status s = ct__fill_check(c, v);
   if (s != CT_OK) return s;
   void *o = ct__k_out_data(c, OUT_OUT, 0, c->dtype);
   if (o == NULL) return ct_last_status();
@@ -101,7 +101,7 @@ enum { RND_SHAPE, RND_A, RND_B, RND_SEED, RND_DTYPE };
 static _Atomic uint64_t seed_counter;
 
 /* The seed of this run: the attribute, or a fresh one for seed 0. */
-static uint64_t run_seed(const ct_kernel_ctx *c) {
+uint64_t ct__random_seed(const ct_kernel_ctx *c) {
   uint64_t s = (uint64_t)c->attr[RND_SEED].u.i;
   if (s != 0) return s;
   uint64_t n = atomic_fetch_add(&seed_counter, 1) + 1;
@@ -109,8 +109,15 @@ static uint64_t run_seed(const ct_kernel_ctx *c) {
   return (t * 0x9E3779B97F4A7C15u) ^ (n * 0xBF58476D1CE4E5B9u) ^ (uint64_t)(uintptr_t)c;
 }
 
-static ct_status check_range(const ct_kernel_ctx *c, bool gaussian) {
+ct_status ct__random_check_range(const ct_kernel_ctx *c, bool gaussian) {
   double a = c->attr[RND_A].u.f, b = c->attr[RND_B].u.f;
+  /* Infinite bounds, or a span that overflows a double, would make values NaN. */
+  if (!isfinite(a) || !isfinite(b) || !isfinite(b - a)) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                          "attributes %s %g and %s %g: both must be finite (and, for uniform "
+                          "bounds, max - min too)",
+                          gaussian ? "mean" : "min", a, gaussian ? "std" : "max", b);
+  }
   if (!gaussian && !(a <= b)) {
     return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
                           "attributes min %g and max %g: min must not exceed max", a, b);
@@ -152,7 +159,7 @@ static double step(ct_dtype t, double v, bool up) {
  * to the dtype can reach it), or below a min the dtype cannot hold, is moved to them, so every
  * value lies in [min, max). When no value of t lies inside (min == max), both are min
  * rounded to t. Infinite bounds clamp nothing. */
-static void uniform_bounds(ct_dtype t, double lo, double hi, double *vmin, double *vmax) {
+void ct__uniform_bounds(ct_dtype t, double lo, double hi, double *vmin, double *vmax) {
   if (!isfinite(lo) || !isfinite(hi)) {
     *vmin = -INFINITY;
     *vmax = INFINITY;
@@ -171,14 +178,14 @@ static inline double clamp_d(double v, double lo, double hi) {
 }
 
 static ct_status uniform_random(const ct_kernel_ctx *c) {
-  ct_status s = check_range(c, false);
+  ct_status s = ct__random_check_range(c, false);
   if (s != CT_OK) return s;
   ct_tensor *t = ct_kernel_out(c, OUT_OUT, 0);
   void *o = ct__k_out_data(c, OUT_OUT, 0, c->dtype);
   if (o == NULL) return ct_last_status();
   double lo = c->attr[RND_A].u.f, hi = c->attr[RND_B].u.f, span = hi - lo, vmin, vmax;
-  uniform_bounds(c->dtype, lo, hi, &vmin, &vmax);
-  uint64_t seed = run_seed(c);
+  ct__uniform_bounds(c->dtype, lo, hi, &vmin, &vmax);
+  uint64_t seed = ct__random_seed(c);
   int64_t n = t->numel;
   if (c->dtype == CT_FLOAT64) {
     for (int64_t i = 0; i < n; i += 2) {
@@ -210,13 +217,13 @@ static ct_status uniform_random(const ct_kernel_ctx *c) {
 }
 
 static ct_status gaussian_random(const ct_kernel_ctx *c) {
-  ct_status s = check_range(c, true);
+  ct_status s = ct__random_check_range(c, true);
   if (s != CT_OK) return s;
   ct_tensor *t = ct_kernel_out(c, OUT_OUT, 0);
   void *o = ct__k_out_data(c, OUT_OUT, 0, c->dtype);
   if (o == NULL) return ct_last_status();
   double mean = c->attr[RND_A].u.f, std = c->attr[RND_B].u.f;
-  uint64_t seed = run_seed(c);
+  uint64_t seed = ct__random_seed(c);
   int64_t n = t->numel;
   if (c->dtype == CT_FLOAT64) {
     for (int64_t i = 0; i < n; i += 2) {

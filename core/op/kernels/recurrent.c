@@ -189,7 +189,21 @@ static ct_status localize_outputs(rnn *r, ct_scope *s, int64_t t) {
     const ct_op *op = ct_program_op(p, i);
     for (size_t slot = 0; slot < op->def->n_out; slot++) {
       for (size_t k = 0; k < op->out[slot].n; k++) {
-        if (ct_scope_var(s, op->out[slot].names[k]) == NULL) {
+        /* The step's inputs and previous states are views of the caller's sequences and of
+         * the step before: a step op writing one would write through into them. */
+        const char *name = op->out[slot].names[k];
+        for (size_t j = 0; j < r->ins.n + r->ex.n; j++) {
+          const char *bound = j < r->ins.n ? r->ins.v[j] : r->ex.v[j - r->ins.n];
+          if (strcmp(name, bound) == 0) {
+            return ct_kernel_fail(r->c, CT_ERR_INVALID_ARGUMENT,
+                                  "step op #%zu '%s' writes '%s', which is a %s of the step (a "
+                                  "view of the %s): write a new variable or the state instead",
+                                  i, op->def->type, name,
+                                  j < r->ins.n ? "step input" : "previous state",
+                                  j < r->ins.n ? "sequence" : "step before");
+          }
+        }
+        if (ct_scope_var(s, name) == NULL) {
           char text[400];
           snprintf(text, sizeof text, "%s", ct_last_error());
           return ct_kernel_fail(r->c, ct_last_status(), "step %lld: %s", (long long)t, text);
@@ -409,4 +423,10 @@ void ct__register_rnn_ops(void) {
   ct_kernel_fn any[CT__N_DTYPES] = {0};
   any[0] = recurrent_any;
   ct__register_cpu(&def, any);
+#ifdef CORTEN_HAVE_CUDA
+  /* The op itself only slices, shares and copies through place-aware calls, and runs the step
+   * program at the op's place: the same function serves a CUDA place (the step ops need CUDA
+   * kernels of their own). */
+  (void)ct__kernel_register("recurrent", CT_DEVICE_CUDA, CT_DTYPE_UNDEFINED, recurrent_any);
+#endif
 }

@@ -99,7 +99,7 @@ static ct_status reshape_infer(const ct_kernel_ctx *c) {
 }
 
 /* Out becomes a view of X's memory (sharing its block), then takes the new dims. */
-static ct_status reshape_any(const ct_kernel_ctx *c) {
+ct_status ct__reshape_kernel(const ct_kernel_ctx *c) {
   ct_ddim d;
   ct_status s = reshape_dims(c, &d);
   if (CT__UNLIKELY(s != CT_OK)) return s;
@@ -333,7 +333,7 @@ void ct__register_shape_ops(void) {
   ct_op_def reshape = {.type = "reshape", .inputs = one_in, .n_inputs = 1, .outputs = one_out,
                        .n_outputs = 1, .attrs = reshape_attrs, .n_attrs = 1,
                        .infer_shape = reshape_infer};
-  fns[0] = reshape_any;
+  fns[0] = ct__reshape_kernel;
   ct__register_cpu(&reshape, fns);
 
   ct_op_def transpose = {.type = "transpose", .inputs = one_in, .n_inputs = 1,

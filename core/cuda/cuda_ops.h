@@ -1,0 +1,69 @@
+/* core/cuda/cuda_ops.h: the launchers of the operator kernels (the .cu files of
+ * core/cuda/kernels), called by core/cuda/cuda_ops.c (the C side: wiring, checks, allocation,
+ * messages).
+ *
+ * For C and for nvcc. Each launcher queues its kernel on `stream` and returns what
+ * cudaGetLastError says after the launch (cudaSuccess when nothing had to run). Element counts
+ * are the output's; pointers are device memory of the named dtypes. Arithmetic matches the CPU
+ * kernels operation for operation (the device code is compiled with --fmad=false), so results
+ * are bit-identical to them except for the transcendental functions (expf, tanhf, logf). */
+#ifndef CORTEN_CORE_CUDA_OPS_H
+#define CORTEN_CORE_CUDA_OPS_H
+
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include <corten/status.h>
+#include <corten/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A broadcast walk over the output (see ct__bcast_plan in core/op/kernels/kernels.h): the output
+ * in memory order is the dims d, and sx / sy are the inputs' strides in elements (0 where
+ * broadcast). */
+typedef struct ct__cu_plan {
+  int rank;
+  int64_t d[CT_MAX_RANK];
+  int64_t sx[CT_MAX_RANK], sy[CT_MAX_RANK];
+} ct__cu_plan;
+
+enum { CT__CU_ADD, CT__CU_SUB, CT__CU_MUL, CT__CU_DIV };
+enum { CT__CU_RELU, CT__CU_SIGMOID, CT__CU_TANH, CT__CU_EXP, CT__CU_LOG };
+
+/* o = x (op) y over n elements of dtype dt (float32, float16 or bfloat16; the half types are
+ * computed in float and rounded once); plan NULL when x, y and o all have n elements. */
+cudaError_t ct__cu_binary(int op, ct_dtype dt, void *o, const void *x, const void *y, int64_t n,
+                          const ct__cu_plan *plan, cudaStream_t stream);
+
+/* o = f(x) over n float32 elements. */
+cudaError_t ct__cu_unary(int op, float *o, const float *x, int64_t n, cudaStream_t stream);
+
+/* o = sc * x + bi over n float32 elements. */
+cudaError_t ct__cu_scale(float *o, const float *x, int64_t n, float sc, float bi,
+                         cudaStream_t stream);
+
+/* Converts n elements between float32, float16 and bfloat16 (from != to). */
+cudaError_t ct__cu_cast(void *o, ct_dtype to, const void *x, ct_dtype from, int64_t n,
+                        cudaStream_t stream);
+
+/* uniform_random over n elements of dt (float16, bfloat16, float32, float64): lo + span x u
+ * clamped to [vmin, vmax] (ct__uniform_bounds). */
+cudaError_t ct__cu_uniform(void *o, ct_dtype dt, int64_t n, uint64_t seed, double lo,
+                           double span, double vmin, double vmax, cudaStream_t stream);
+
+/* gaussian_random over n elements of dt: mean + std x z. */
+cudaError_t ct__cu_gaussian(void *o, ct_dtype dt, int64_t n, uint64_t seed, double mean,
+                            double std, cudaStream_t stream);
+
+/* Loads cuBLAS (once) and says whether that worked: CT_OK, or CT_ERR_DEVICE recorded with the
+ * reason. The CUDA matmul loads it on first use; the tests call this without a GPU. */
+ct_status ct__cuda_cublas_available(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CORTEN_CORE_CUDA_OPS_H */

@@ -1,0 +1,194 @@
+/* core/cuda/kernels/elementwise.cu: elementwise_{add,sub,mul,div} with numpy broadcasting, the
+ * float32 activations, scale and the casts between float32, float16 and bfloat16, on the GPU.
+ *
+ * One thread per output element (a grid-stride loop past 4096 blocks). A broadcast output index
+ * is split along the plan's merged dims into the two input offsets; same-shape inputs skip
+ * that. float16 and bfloat16 load into float, compute there and round once on the store, with
+ * half.h's conversions, the CPU's own (compiled for the device). */
+#include "cuda/cuda_ops.h"
+#include "op/kernels/half.h"
+
+namespace {
+
+const unsigned kThreads = 256;
+
+unsigned blocks_for(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
+  return (unsigned)(b > 4096 ? 4096 : b);
+}
+
+/* Element access by storage type. */
+struct F32 {
+  typedef float T;
+  static __device__ __forceinline__ float load(const float *p, int64_t i) { return p[i]; }
+  static __device__ __forceinline__ void store(float *p, int64_t i, float v) { p[i] = v; }
+};
+struct F16 {
+  typedef uint16_t T;
+  static __device__ __forceinline__ float load(const uint16_t *p, int64_t i) {
+    return ct__half_to_float(p[i]);
+  }
+  static __device__ __forceinline__ void store(uint16_t *p, int64_t i, float v) {
+    p[i] = ct__float_to_half(v);
+  }
+};
+struct BF16 {
+  typedef uint16_t T;
+  static __device__ __forceinline__ float load(const uint16_t *p, int64_t i) {
+    return ct__bf16_to_float(p[i]);
+  }
+  static __device__ __forceinline__ void store(uint16_t *p, int64_t i, float v) {
+    p[i] = ct__float_to_bf16(v);
+  }
+};
+
+template <int OP>
+__device__ __forceinline__ float binop(float a, float b) {
+  if (OP == CT__CU_ADD) return a + b;
+  if (OP == CT__CU_SUB) return a - b;
+  if (OP == CT__CU_MUL) return a * b;
+  return a / b; /* IEEE division: nvcc's default -prec-div=true */
+}
+
+template <typename S, int OP>
+__global__ void binary_flat(typename S::T *o, const typename S::T *x, const typename S::T *y,
+                            int64_t n) {
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    S::store(o, i, binop<OP>(S::load(x, i), S::load(y, i)));
+  }
+}
+
+template <typename S, int OP>
+__global__ void binary_bcast(typename S::T *o, const typename S::T *x, const typename S::T *y,
+                             int64_t n, ct__cu_plan p) {
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    int64_t rest = i, ox = 0, oy = 0;
+    for (int k = p.rank - 1; k >= 0; k--) {
+      int64_t q = rest / p.d[k], idx = rest - q * p.d[k];
+      ox += idx * p.sx[k];
+      oy += idx * p.sy[k];
+      rest = q;
+    }
+    S::store(o, i, binop<OP>(S::load(x, ox), S::load(y, oy)));
+  }
+}
+
+template <typename S, int OP>
+void launch_binary(void *o, const void *x, const void *y, int64_t n, const ct__cu_plan *plan,
+                   cudaStream_t stream) {
+  typedef typename S::T T;
+  if (plan == NULL) {
+    binary_flat<S, OP><<<blocks_for(n), kThreads, 0, stream>>>(
+        static_cast<T *>(o), static_cast<const T *>(x), static_cast<const T *>(y), n);
+  } else {
+    binary_bcast<S, OP><<<blocks_for(n), kThreads, 0, stream>>>(
+        static_cast<T *>(o), static_cast<const T *>(x), static_cast<const T *>(y), n, *plan);
+  }
+}
+
+template <typename S>
+void launch_binary_op(int op, void *o, const void *x, const void *y, int64_t n,
+                      const ct__cu_plan *plan, cudaStream_t stream) {
+  switch (op) {
+    case CT__CU_ADD: launch_binary<S, CT__CU_ADD>(o, x, y, n, plan, stream); break;
+    case CT__CU_SUB: launch_binary<S, CT__CU_SUB>(o, x, y, n, plan, stream); break;
+    case CT__CU_MUL: launch_binary<S, CT__CU_MUL>(o, x, y, n, plan, stream); break;
+    default: launch_binary<S, CT__CU_DIV>(o, x, y, n, plan, stream); break;
+  }
+}
+
+template <int OP>
+__global__ void unary_kernel(float *o, const float *x, int64_t n) {
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    float a = x[i];
+    if (OP == CT__CU_RELU) {
+      o[i] = a > 0 ? a : 0.0f;
+    } else if (OP == CT__CU_SIGMOID) {
+      o[i] = 1.0f / (1.0f + expf(-a));
+    } else if (OP == CT__CU_TANH) {
+      o[i] = tanhf(a);
+    } else if (OP == CT__CU_EXP) {
+      o[i] = expf(a);
+    } else {
+      o[i] = logf(a);
+    }
+  }
+}
+
+__global__ void scale_kernel(float *o, const float *x, int64_t n, float sc, float bi) {
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    o[i] = sc * x[i] + bi; /* two roundings, as on the CPU: no FMA (--fmad=false) */
+  }
+}
+
+template <typename From, typename To>
+__global__ void cast_kernel(typename To::T *o, const typename From::T *x, int64_t n) {
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    To::store(o, i, From::load(x, i)); /* float holds every float16 / bfloat16 value exactly */
+  }
+}
+
+template <typename From, typename To>
+void launch_cast(void *o, const void *x, int64_t n, cudaStream_t stream) {
+  cast_kernel<From, To><<<blocks_for(n), kThreads, 0, stream>>>(
+      static_cast<typename To::T *>(o), static_cast<const typename From::T *>(x), n);
+}
+
+template <typename From>
+void launch_cast_from(void *o, ct_dtype to, const void *x, int64_t n, cudaStream_t stream) {
+  switch (to) {
+    case CT_FLOAT16: launch_cast<From, F16>(o, x, n, stream); break;
+    case CT_BFLOAT16: launch_cast<From, BF16>(o, x, n, stream); break;
+    default: launch_cast<From, F32>(o, x, n, stream); break;
+  }
+}
+
+}  // namespace
+
+extern "C" cudaError_t ct__cu_binary(int op, ct_dtype dt, void *o, const void *x, const void *y,
+                                     int64_t n, const ct__cu_plan *plan, cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  switch (dt) {
+    case CT_FLOAT16: launch_binary_op<F16>(op, o, x, y, n, plan, stream); break;
+    case CT_BFLOAT16: launch_binary_op<BF16>(op, o, x, y, n, plan, stream); break;
+    default: launch_binary_op<F32>(op, o, x, y, n, plan, stream); break;
+  }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t ct__cu_unary(int op, float *o, const float *x, int64_t n,
+                                    cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  unsigned b = blocks_for(n);
+  switch (op) {
+    case CT__CU_RELU: unary_kernel<CT__CU_RELU><<<b, kThreads, 0, stream>>>(o, x, n); break;
+    case CT__CU_SIGMOID: unary_kernel<CT__CU_SIGMOID><<<b, kThreads, 0, stream>>>(o, x, n); break;
+    case CT__CU_TANH: unary_kernel<CT__CU_TANH><<<b, kThreads, 0, stream>>>(o, x, n); break;
+    case CT__CU_EXP: unary_kernel<CT__CU_EXP><<<b, kThreads, 0, stream>>>(o, x, n); break;
+    default: unary_kernel<CT__CU_LOG><<<b, kThreads, 0, stream>>>(o, x, n); break;
+  }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t ct__cu_scale(float *o, const float *x, int64_t n, float sc, float bi,
+                                    cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  scale_kernel<<<blocks_for(n), kThreads, 0, stream>>>(o, x, n, sc, bi);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t ct__cu_cast(void *o, ct_dtype to, const void *x, ct_dtype from, int64_t n,
+                                   cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  switch (from) {
+    case CT_FLOAT16: launch_cast_from<F16>(o, to, x, n, stream); break;
+    case CT_BFLOAT16: launch_cast_from<BF16>(o, to, x, n, stream); break;
+    default: launch_cast_from<F32>(o, to, x, n, stream); break;
+  }
+  return cudaGetLastError();
+}

@@ -1,0 +1,728 @@
+/* Tests of the CUDA kernels of the built-in ops.
+ *
+ * On a GPU: every CUDA kernel against its CPU kernel on the same inputs, run through ct_op_run
+ * at ct_cuda(0) and at ct_cpu() over copies of one host tensor. Exact where the arithmetic is
+ * the same (elementwise float32, scale, casts, fill and the random ops, which are bit-identical
+ * by design); within a tolerance for expf / tanhf / logf and for matmul (cuBLAS sums in another
+ * order). float16 and bfloat16 have no CPU kernels: their reference is computed here, in float
+ * with half.h's rounding, or in double for matmul.
+ *
+ * Without a GPU: the registry holds exactly the CUDA kernels the build promises (none without
+ * CUDA), cuBLAS loads in a CUDA build, and an op run at a CUDA place is refused without touching
+ * its output; then the suite reports itself skipped (77).
+ *
+ * As in test_cuda.c, the device count is asked in a child process: Check forks per test and a
+ * CUDA context does not survive fork. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <corten/corten.h>
+
+#include "op/kernels/half.h"
+#include "op/op_impl.h"
+#ifdef CORTEN_TEST_CUDA
+#include "cuda/cuda_ops.h"
+#endif
+
+#include "harness.h"
+
+/* ---- Without a device ------------------------------------------------------------------------ */
+
+typedef struct kernel_key {
+  const char *type;
+  ct_dtype dtype; /* CT_DTYPE_UNDEFINED: the any-dtype kernel */
+} kernel_key;
+
+static const kernel_key cuda_kernels[] = {
+    {"recurrent", CT_DTYPE_UNDEFINED},
+    {"elementwise_add", CT_FLOAT32}, {"elementwise_add", CT_FLOAT16},
+    {"elementwise_add", CT_BFLOAT16}, {"elementwise_sub", CT_FLOAT32},
+    {"elementwise_sub", CT_FLOAT16}, {"elementwise_sub", CT_BFLOAT16},
+    {"elementwise_mul", CT_FLOAT32}, {"elementwise_mul", CT_FLOAT16},
+    {"elementwise_mul", CT_BFLOAT16}, {"elementwise_div", CT_FLOAT32},
+    {"elementwise_div", CT_FLOAT16}, {"elementwise_div", CT_BFLOAT16},
+    {"relu", CT_FLOAT32}, {"sigmoid", CT_FLOAT32}, {"tanh", CT_FLOAT32}, {"exp", CT_FLOAT32},
+    {"log", CT_FLOAT32}, {"scale", CT_FLOAT32}, {"cast", CT_FLOAT32}, {"cast", CT_FLOAT16},
+    {"cast", CT_BFLOAT16}, {"matmul", CT_FLOAT32}, {"matmul", CT_FLOAT16},
+    {"matmul", CT_BFLOAT16}, {"assign", CT_DTYPE_UNDEFINED}, {"reshape", CT_DTYPE_UNDEFINED},
+    {"fill_constant", CT_DTYPE_UNDEFINED}, {"uniform_random", CT_FLOAT32},
+    {"uniform_random", CT_FLOAT16}, {"uniform_random", CT_BFLOAT16},
+    {"uniform_random", CT_FLOAT64}, {"gaussian_random", CT_FLOAT32},
+    {"gaussian_random", CT_FLOAT16}, {"gaussian_random", CT_BFLOAT16},
+    {"gaussian_random", CT_FLOAT64},
+};
+
+
+static ct_kernel_fn cuda_kernel(const char *type, ct_dtype dtype) {
+  const ct__opdef *d = ct__op_lookup(type);
+  ck_assert_msg(d != NULL, "op type %s", type);
+  return atomic_load(&((ct__opdef *)d)->kernels[CT_DEVICE_CUDA][dtype]);
+}
+
+START_TEST(absent_registry_holds_the_cuda_kernels_of_this_build) {
+  size_t n = sizeof cuda_kernels / sizeof cuda_kernels[0], found = 0;
+  for (size_t i = 0; i < n; i++) {
+    ct_kernel_fn fn = cuda_kernel(cuda_kernels[i].type, cuda_kernels[i].dtype);
+    found += fn != NULL;
+#ifdef CORTEN_TEST_CUDA
+    ck_assert_msg(fn != NULL, "no CUDA kernel for %s/%s", cuda_kernels[i].type,
+                  ct_dtype_name(cuda_kernels[i].dtype));
+#endif
+  }
+#ifdef CORTEN_TEST_CUDA
+  ck_assert_uint_eq(found, n);
+#else
+  /* A CPU-only build has no CUDA kernel at all. */
+  static const char *const builtin_types[] = {
+      "elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div", "relu",
+      "sigmoid", "tanh", "exp", "log", "scale", "cast", "assign", "matmul", "fill_constant",
+      "uniform_random", "gaussian_random", "reshape", "transpose", "concat", "sum", "mean",
+      "reduce_sum", "softmax", "recurrent"};
+  ck_assert_uint_eq(found, 0);
+  for (size_t i = 0; i < sizeof builtin_types / sizeof builtin_types[0]; i++) {
+    const ct__opdef *d = ct__op_lookup(builtin_types[i]);
+    if (d == NULL) continue;
+    for (int t = 0; t < CT__N_DTYPES; t++) {
+      ck_assert_ptr_null(atomic_load(&((ct__opdef *)d)->kernels[CT_DEVICE_CUDA][t]));
+    }
+  }
+#endif
+}
+END_TEST
+
+START_TEST(absent_cuda_kernels_are_not_registered_for_other_dtypes) {
+#ifdef CORTEN_TEST_CUDA
+  /* float64 and integer elementwise, and the half types for activations, stay CPU-only. */
+  ck_assert_ptr_null(cuda_kernel("elementwise_add", CT_FLOAT64));
+  ck_assert_ptr_null(cuda_kernel("elementwise_add", CT_INT32));
+  ck_assert_ptr_null(cuda_kernel("elementwise_add", CT_DTYPE_UNDEFINED));
+  ck_assert_ptr_null(cuda_kernel("relu", CT_FLOAT16));
+  ck_assert_ptr_null(cuda_kernel("matmul", CT_FLOAT64));
+  ck_assert_ptr_null(cuda_kernel("cast", CT_INT32));
+  ck_assert_ptr_null(cuda_kernel("transpose", CT_DTYPE_UNDEFINED));
+  /* reshape only shares memory: the CUDA place runs the CPU kernel itself. */
+  ck_assert_ptr_eq(cuda_kernel("reshape", CT_DTYPE_UNDEFINED),
+                   atomic_load(&((ct__opdef *)ct__op_lookup("reshape"))
+                                    ->kernels[CT_DEVICE_CPU][CT_DTYPE_UNDEFINED]));
+#else
+  ck_assert_ptr_null(cuda_kernel("reshape", CT_DTYPE_UNDEFINED));
+#endif
+}
+END_TEST
+
+START_TEST(absent_cublas_loads_in_a_cuda_build) {
+#ifdef CORTEN_TEST_CUDA
+  ck_assert_msg(ct__cuda_cublas_available() == CT_OK, "%s", ct_last_error());
+  /* Loaded once: asking again gives the same answer. */
+  ck_assert_int_eq(ct__cuda_cublas_available(), CT_OK);
+#else
+  ck_assert(!ct_cuda_is_built());
+#endif
+}
+END_TEST
+
+START_TEST(absent_op_at_a_cuda_place_is_refused_and_changes_nothing) {
+  ct_scope *s = ct_scope_new();
+  ct_op *op = ct_op_new("fill_constant");
+  ck_assert_int_eq(ct_op_set_output(op, "Out", "out"), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "shape", (const int64_t[]){2, 3}, 2), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_float(op, "value", 1.5), CT_OK);
+  ct_tensor *out = ct_var_tensor(ct_scope_var(s, "out"));
+  const float old[2] = {7, 8};
+  ck_assert_int_eq(ct_tensor_set_value(out, old, CT_DIMS(2), CT_FLOAT32, ct_cpu()), CT_OK);
+  ck_assert_int_eq(ct_op_run(op, s, ct_cuda(0)),
+                   ct_cuda_is_built() ? CT_ERR_DEVICE : CT_ERR_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(ct_last_error(), "fill_constant"));
+  ck_assert_ptr_nonnull(strstr(ct_last_error(), "cuda:0"));
+  ck_assert(ct_ddim_equal(ct_tensor_dims(out), CT_DIMS(2)));
+  ck_assert(ct_place_equal(ct_tensor_place(out), ct_cpu()));
+  const float *v = ct_tensor_data(out, CT_FLOAT32);
+  ck_assert(v[0] == 7 && v[1] == 8);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+static Suite *absent_suite(void) {
+  Suite *s = suite_create("cuda_ops_absent");
+  CT_ADD_TEST(s, absent_registry_holds_the_cuda_kernels_of_this_build);
+  CT_ADD_TEST(s, absent_cuda_kernels_are_not_registered_for_other_dtypes);
+  CT_ADD_TEST(s, absent_cublas_loads_in_a_cuda_build);
+  CT_ADD_TEST(s, absent_op_at_a_cuda_place_is_refused_and_changes_nothing);
+  return s;
+}
+
+/* ---- On a GPU ------------------------------------------------------------------------------ */
+
+#ifdef CORTEN_TEST_CUDA
+
+/* A host tensor of dims and dtype with deterministic values in [lo, hi) (rounded to dtype). */
+static ct_tensor *host_values(ct_ddim dims, ct_dtype dtype, double lo, double hi,
+                              unsigned seed) {
+  ct_tensor *t = ct_tensor_new();
+  ck_assert_int_eq(ct_tensor_resize(t, dims), CT_OK);
+  void *p = ct_tensor_mutable_data(t, dtype, ct_cpu());
+  ck_assert_ptr_nonnull(p);
+  uint64_t st = seed * 0x9E3779B97F4A7C15u + 1;
+  for (int64_t i = 0; i < ct_tensor_numel(t); i++) {
+    st = st * 6364136223846793005u + 1442695040888963407u;
+    double u = (double)(st >> 11) / 9007199254740992.0, v = lo + (hi - lo) * u;
+    switch (dtype) {
+      case CT_FLOAT32: ((float *)p)[i] = (float)v; break;
+      case CT_FLOAT64: ((double *)p)[i] = v; break;
+      case CT_FLOAT16: ((uint16_t *)p)[i] = ct__float_to_half((float)v); break;
+      case CT_BFLOAT16: ((uint16_t *)p)[i] = ct__float_to_bf16((float)v); break;
+      case CT_INT32: ((int32_t *)p)[i] = (int32_t)floor(v); break;
+      case CT_INT64: ((int64_t *)p)[i] = (int64_t)floor(v); break;
+      default: ck_abort_msg("host_values: dtype %s", ct_dtype_name(dtype));
+    }
+  }
+  return t;
+}
+
+static double elem(const ct_tensor *t, int64_t i) {
+  const void *p = ct_tensor_data(t, ct_tensor_dtype(t));
+  switch (ct_tensor_dtype(t)) {
+    case CT_FLOAT32: return ((const float *)p)[i];
+    case CT_FLOAT64: return ((const double *)p)[i];
+    case CT_FLOAT16: return ct__half_to_float(((const uint16_t *)p)[i]);
+    case CT_BFLOAT16: return ct__bf16_to_float(((const uint16_t *)p)[i]);
+    default: ck_abort_msg("elem: dtype"); return 0;
+  }
+}
+
+/* Runs op over the named host inputs at place (each copied there), and returns Out copied back
+ * to the host. Status through *st when st is not NULL (then a failure returns NULL). */
+static ct_tensor *run_at(const ct_op *op, const char *const *names, ct_tensor *const *in,
+                         size_t n_in, ct_place place, ct_status *st) {
+  ct_scope *s = ct_scope_new();
+  for (size_t i = 0; i < n_in; i++) {
+    ck_assert_int_eq(ct_tensor_copy(ct_var_tensor(ct_scope_var(s, names[i])), in[i], place),
+                     CT_OK);
+  }
+  ct_status r = ct_op_run(op, s, place);
+  if (st != NULL) *st = r;
+  if (r != CT_OK) {
+    ck_assert_msg(st != NULL, "%s", ct_last_error());
+    ct_scope_free(s);
+    return NULL;
+  }
+  const ct_tensor *out = ct_var_get_tensor(ct_scope_find_var(s, "Out"));
+  ck_assert(ct_place_equal(ct_tensor_place(out), place));
+  ct_tensor *host = ct_tensor_new();
+  ck_assert_int_eq(ct_tensor_copy(host, out, ct_cpu()), CT_OK);
+  ct_scope_free(s);
+  return host;
+}
+
+static void assert_same_bytes(const ct_tensor *a, const ct_tensor *b, const char *what) {
+  ck_assert_msg(ct_ddim_equal(ct_tensor_dims(a), ct_tensor_dims(b)), "%s: dims", what);
+  ck_assert_int_eq(ct_tensor_dtype(a), ct_tensor_dtype(b));
+  size_t n = (size_t)ct_tensor_numel(a) * ct_dtype_size(ct_tensor_dtype(a));
+  const unsigned char *pa = ct_tensor_data(a, ct_tensor_dtype(a));
+  const unsigned char *pb = ct_tensor_data(b, ct_tensor_dtype(b));
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_msg(pa[i] == pb[i], "%s: byte %zu differs (%u vs %u)", what, i, pa[i], pb[i]);
+  }
+}
+
+static void assert_close(const ct_tensor *got, const ct_tensor *want, double rel, double abs_tol,
+                         const char *what) {
+  ck_assert_msg(ct_ddim_equal(ct_tensor_dims(got), ct_tensor_dims(want)), "%s: dims", what);
+  for (int64_t i = 0; i < ct_tensor_numel(want); i++) {
+    double g = elem(got, i), w = elem(want, i);
+    ck_assert_msg(fabs(g - w) <= abs_tol + rel * fabs(w), "%s: element %lld is %.9g, want %.9g",
+                  what, (long long)i, g, w);
+  }
+}
+
+static ct_op *binary_op(const char *type) {
+  ct_op *op = ct_op_new(type);
+  ck_assert_int_eq(ct_op_set_input(op, "X", "X"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Y", "Y"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Out", "Out"), CT_OK);
+  return op;
+}
+
+static ct_op *unary_op(const char *type) {
+  ct_op *op = ct_op_new(type);
+  ck_assert_int_eq(ct_op_set_input(op, "X", "X"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Out", "Out"), CT_OK);
+  return op;
+}
+
+static const char *const xy[] = {"X", "Y"};
+static const char *const binary_types[] = {"elementwise_add", "elementwise_sub",
+                                           "elementwise_mul", "elementwise_div"};
+
+/* Shape pairs covering the broadcast plans: same shape, a row, a column against a row, a
+ * middle dim, rank 0, extent 1 everywhere, and empty. */
+static const struct {
+  ct_ddim x, y;
+} bshapes[] = {
+    {{2, {3, 4}}, {2, {3, 4}}},       {{2, {3, 4}}, {1, {4}}},    {{2, {3, 1}}, {2, {1, 4}}},
+    {{3, {2, 3, 4}}, {2, {3, 1}}},    {{0, {0}}, {1, {5}}},       {{1, {5}}, {0, {0}}},
+    {{3, {2, 1, 4}}, {3, {1, 3, 1}}}, {{2, {1, 1}}, {1, {1}}},    {{2, {0, 3}}, {1, {3}}},
+    {{4, {2, 3, 5, 7}}, {4, {2, 1, 5, 1}}},
+};
+
+START_TEST(elementwise_float32_matches_the_cpu_exactly) {
+  for (size_t t = 0; t < 4; t++) {
+    ct_op *op = binary_op(binary_types[t]);
+    for (size_t k = 0; k < sizeof bshapes / sizeof bshapes[0]; k++) {
+      ct_tensor *in[2] = {host_values(bshapes[k].x, CT_FLOAT32, -4, 4, 1 + (unsigned)k),
+                          host_values(bshapes[k].y, CT_FLOAT32, 0.5, 3, 100 + (unsigned)k)};
+      ct_tensor *cpu = run_at(op, xy, in, 2, ct_cpu(), NULL);
+      ct_tensor *gpu = run_at(op, xy, in, 2, ct_cuda(0), NULL);
+      char what[64];
+      snprintf(what, sizeof what, "%s shapes #%zu", binary_types[t], k);
+      assert_same_bytes(gpu, cpu, what);
+      ct_tensor_free(cpu);
+      ct_tensor_free(gpu);
+      ct_tensor_free(in[0]);
+      ct_tensor_free(in[1]);
+    }
+    ct_op_free(op);
+  }
+}
+END_TEST
+
+/* float16 / bfloat16: the reference applies the op in float to the converted inputs and rounds
+ * once, which is what the kernel promises. */
+static void half_binary(ct_dtype dt) {
+  for (size_t t = 0; t < 4; t++) {
+    ct_op *op = binary_op(binary_types[t]);
+    for (size_t k = 0; k < sizeof bshapes / sizeof bshapes[0]; k++) {
+      ct_tensor *in[2] = {host_values(bshapes[k].x, dt, -4, 4, 1 + (unsigned)k),
+                          host_values(bshapes[k].y, dt, 0.5, 3, 100 + (unsigned)k)};
+      ct_tensor *gpu = run_at(op, xy, in, 2, ct_cuda(0), NULL);
+      /* The CPU's float32 kernel over the converted inputs, then rounded to dt. */
+      ct_op *to32 = unary_op("cast"), *back = unary_op("cast");
+      ck_assert_int_eq(ct_op_set_attr_int(to32, "dtype", CT_FLOAT32), CT_OK);
+      ck_assert_int_eq(ct_op_set_attr_int(back, "dtype", dt), CT_OK);
+      const char *xn[] = {"X"};
+      ct_tensor *x32 = run_at(to32, xn, &in[0], 1, ct_cpu(), NULL);
+      ct_tensor *y32 = run_at(to32, xn, &in[1], 1, ct_cpu(), NULL);
+      ct_tensor *in32[2] = {x32, y32};
+      ct_tensor *o32 = run_at(op, xy, in32, 2, ct_cpu(), NULL);
+      ct_tensor *want = run_at(back, xn, &o32, 1, ct_cpu(), NULL);
+      char what[64];
+      snprintf(what, sizeof what, "%s %s shapes #%zu", binary_types[t], ct_dtype_name(dt), k);
+      assert_same_bytes(gpu, want, what);
+      ct_tensor *all[] = {gpu, x32, y32, o32, want, in[0], in[1]};
+      for (size_t i = 0; i < 7; i++) ct_tensor_free(all[i]);
+      ct_op_free(to32);
+      ct_op_free(back);
+    }
+    ct_op_free(op);
+  }
+}
+
+START_TEST(elementwise_float16_is_computed_in_float_and_rounded_once) { half_binary(CT_FLOAT16); }
+END_TEST
+
+START_TEST(elementwise_bfloat16_is_computed_in_float_and_rounded_once) {
+  half_binary(CT_BFLOAT16);
+}
+END_TEST
+
+START_TEST(activations_match_the_cpu) {
+  static const char *const types[] = {"relu", "sigmoid", "tanh", "exp", "log"};
+  const char *xn[] = {"X"};
+  for (size_t t = 0; t < 5; t++) {
+    ct_op *op = unary_op(types[t]);
+    ct_ddim shapes[] = {CT_DIMS(1000), CT_DIMS(), CT_DIMS(0, 4), CT_DIMS(3, 5)};
+    for (size_t k = 0; k < 4; k++) {
+      bool is_log = strcmp(types[t], "log") == 0;
+      ct_tensor *x = host_values(shapes[k], CT_FLOAT32, is_log ? 1e-3 : -8, 8, (unsigned)k);
+      ct_tensor *cpu = run_at(op, xn, &x, 1, ct_cpu(), NULL);
+      ct_tensor *gpu = run_at(op, xn, &x, 1, ct_cuda(0), NULL);
+      if (strcmp(types[t], "relu") == 0) {
+        assert_same_bytes(gpu, cpu, "relu");
+      } else {
+        assert_close(gpu, cpu, 1e-6, 1e-7, types[t]);
+      }
+      ct_tensor_free(x);
+      ct_tensor_free(cpu);
+      ct_tensor_free(gpu);
+    }
+    ct_op_free(op);
+  }
+}
+END_TEST
+
+START_TEST(scale_matches_the_cpu_exactly_both_bias_orders) {
+  const char *xn[] = {"X"};
+  for (int after = 0; after < 2; after++) {
+    ct_op *op = unary_op("scale");
+    ck_assert_int_eq(ct_op_set_attr_float(op, "scale", 1.7), CT_OK);
+    ck_assert_int_eq(ct_op_set_attr_float(op, "bias", -0.3), CT_OK);
+    ck_assert_int_eq(ct_op_set_attr_bool(op, "bias_after_scale", after != 0), CT_OK);
+    ct_tensor *x = host_values(CT_DIMS(517), CT_FLOAT32, -100, 100, 9);
+    ct_tensor *cpu = run_at(op, xn, &x, 1, ct_cpu(), NULL);
+    ct_tensor *gpu = run_at(op, xn, &x, 1, ct_cuda(0), NULL);
+    assert_same_bytes(gpu, cpu, "scale");
+    ct_tensor_free(x);
+    ct_tensor_free(cpu);
+    ct_tensor_free(gpu);
+    ct_op_free(op);
+  }
+}
+END_TEST
+
+START_TEST(cast_between_float_types_matches_the_cpu_exactly) {
+  static const ct_dtype types[] = {CT_FLOAT32, CT_FLOAT16, CT_BFLOAT16};
+  const char *xn[] = {"X"};
+  for (size_t a = 0; a < 3; a++) {
+    for (size_t b = 0; b < 3; b++) {
+      ct_op *op = unary_op("cast");
+      ck_assert_int_eq(ct_op_set_attr_int(op, "dtype", types[b]), CT_OK);
+      /* Values past float16's range and below its normal range round as the CPU rounds. */
+      ct_tensor *x = host_values(CT_DIMS(4, 251), types[a], -70000, 70000, 3);
+      float *p32 = NULL;
+      if (types[a] == CT_FLOAT32) {
+        p32 = ct_tensor_mutable_data(x, CT_FLOAT32, ct_cpu());
+        p32[0] = 1e-6f;
+        p32[1] = -3e-8f;
+        p32[2] = 65519.f;
+        p32[3] = 65520.f;
+        p32[4] = NAN;
+        p32[5] = INFINITY;
+      }
+      ct_tensor *cpu = run_at(op, xn, &x, 1, ct_cpu(), NULL);
+      ct_tensor *gpu = run_at(op, xn, &x, 1, ct_cuda(0), NULL);
+      char what[64];
+      snprintf(what, sizeof what, "cast %s to %s", ct_dtype_name(types[a]),
+               ct_dtype_name(types[b]));
+      assert_same_bytes(gpu, cpu, what);
+      ct_tensor_free(x);
+      ct_tensor_free(cpu);
+      ct_tensor_free(gpu);
+      ct_op_free(op);
+    }
+  }
+}
+END_TEST
+
+START_TEST(cast_to_an_integer_on_cuda_is_unsupported_and_changes_nothing) {
+  ct_op *op = unary_op("cast");
+  ck_assert_int_eq(ct_op_set_attr_int(op, "dtype", CT_INT32), CT_OK);
+  ct_scope *s = ct_scope_new();
+  ct_tensor *x = host_values(CT_DIMS(4), CT_FLOAT32, 0, 1, 1);
+  ck_assert_int_eq(ct_tensor_copy(ct_var_tensor(ct_scope_var(s, "X")), x, ct_cuda(0)), CT_OK);
+  ct_tensor *out = ct_var_tensor(ct_scope_var(s, "Out"));
+  ck_assert_int_eq(ct_op_run(op, s, ct_cuda(0)), CT_ERR_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(ct_last_error(), "int32"));
+  ck_assert_ptr_nonnull(strstr(ct_last_error(), "'X'"));
+  ck_assert(!ct_tensor_has_memory(out));
+  /* An integer input has no CUDA cast kernel at all. */
+  ct_tensor *xi = host_values(CT_DIMS(4), CT_INT32, 0, 9, 1);
+  ck_assert_int_eq(ct_tensor_copy(ct_var_tensor(ct_scope_var(s, "X")), xi, ct_cuda(0)), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_int(op, "dtype", CT_FLOAT32), CT_OK);
+  ck_assert_int_eq(ct_op_run(op, s, ct_cuda(0)), CT_ERR_UNSUPPORTED);
+  ck_assert(!ct_tensor_has_memory(out));
+  ct_tensor_free(x);
+  ct_tensor_free(xi);
+  ct_scope_free(s);
+  ct_op_free(op);
+}
+END_TEST
+
+START_TEST(assign_copies_every_dtype_on_the_device) {
+  static const ct_dtype types[] = {CT_FLOAT32, CT_FLOAT64, CT_INT32, CT_INT64, CT_FLOAT16};
+  const char *xn[] = {"X"};
+  ct_op *op = unary_op("assign");
+  for (size_t a = 0; a < 5; a++) {
+    ct_tensor *x = host_values(CT_DIMS(3, 7), types[a], -50, 50, 5);
+    ct_tensor *gpu = run_at(op, xn, &x, 1, ct_cuda(0), NULL);
+    assert_same_bytes(gpu, x, ct_dtype_name(types[a]));
+    ct_tensor_free(gpu);
+    ct_tensor_free(x);
+  }
+  ct_tensor *e = host_values(CT_DIMS(0, 2), CT_FLOAT32, 0, 1, 1);
+  ct_tensor *gpu = run_at(op, xn, &e, 1, ct_cuda(0), NULL);
+  ck_assert_int_eq(ct_tensor_numel(gpu), 0);
+  ct_tensor_free(gpu);
+  ct_tensor_free(e);
+  ct_op_free(op);
+}
+END_TEST
+
+START_TEST(reshape_on_cuda_shares_the_device_memory) {
+  ct_op *op = unary_op("reshape");
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "shape", (const int64_t[]){-1, 2}, 2), CT_OK);
+  ct_scope *s = ct_scope_new();
+  ct_tensor *x = host_values(CT_DIMS(3, 4), CT_FLOAT16, -1, 1, 2);
+  ct_tensor *dx = ct_var_tensor(ct_scope_var(s, "X"));
+  ck_assert_int_eq(ct_tensor_copy(dx, x, ct_cuda(0)), CT_OK);
+  ck_assert_int_eq(ct_op_run(op, s, ct_cuda(0)), CT_OK);
+  const ct_tensor *out = ct_var_get_tensor(ct_scope_find_var(s, "Out"));
+  ck_assert(ct_tensor_shares_memory(out, dx));
+  ck_assert(ct_ddim_equal(ct_tensor_dims(out), CT_DIMS(6, 2)));
+  ck_assert(ct_place_equal(ct_tensor_place(out), ct_cuda(0)));
+  ct_tensor_free(x);
+  ct_scope_free(s);
+  ct_op_free(op);
+}
+END_TEST
+
+static ct_op *fill_op(const char *type, ct_dtype dt, const int64_t *shape, size_t rank) {
+  ct_op *op = ct_op_new(type);
+  ck_assert_int_eq(ct_op_set_output(op, "Out", "Out"), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "shape", shape, rank), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_int(op, "dtype", dt), CT_OK);
+  return op;
+}
+
+START_TEST(fill_constant_matches_the_cpu_in_every_dtype) {
+  static const ct_dtype types[] = {CT_FLOAT32, CT_FLOAT64, CT_FLOAT16, CT_BFLOAT16, CT_INT8,
+                                   CT_UINT8,   CT_INT16,   CT_INT32,   CT_INT64,    CT_BOOL};
+  for (size_t a = 0; a < sizeof types / sizeof types[0]; a++) {
+    ct_op *op = fill_op("fill_constant", types[a], (const int64_t[]){5, 3}, 2);
+    ck_assert_int_eq(ct_op_set_attr_float(op, "value", types[a] == CT_BOOL ? 1 : 3.0), CT_OK);
+    if (types[a] >= CT_FLOAT16) {
+      ck_assert_int_eq(ct_op_set_attr_float(op, "value", 0.1), CT_OK);
+    }
+    ct_tensor *cpu = run_at(op, NULL, NULL, 0, ct_cpu(), NULL);
+    ct_tensor *gpu = run_at(op, NULL, NULL, 0, ct_cuda(0), NULL);
+    assert_same_bytes(gpu, cpu, ct_dtype_name(types[a]));
+    ct_tensor_free(cpu);
+    ct_tensor_free(gpu);
+    ct_op_free(op);
+  }
+  /* A value the dtype cannot hold is refused on the device as on the CPU. */
+  ct_op *op = fill_op("fill_constant", CT_INT8, (const int64_t[]){2}, 1);
+  ck_assert_int_eq(ct_op_set_attr_float(op, "value", 300), CT_OK);
+  ct_status st;
+  ck_assert_ptr_null(run_at(op, NULL, NULL, 0, ct_cuda(0), &st));
+  ck_assert_int_eq(st, CT_ERR_OUT_OF_RANGE);
+  ct_op_free(op);
+}
+END_TEST
+
+/* Sizes that end inside a Philox block, and bounds where rounding to the dtype needs the clamp. */
+static void random_case(const char *type, ct_dtype dt, int64_t n, double a, double b,
+                        int64_t seed) {
+  ct_op *op = fill_op(type, dt, &n, 1);
+  bool uni = strcmp(type, "uniform_random") == 0;
+  ck_assert_int_eq(ct_op_set_attr_float(op, uni ? "min" : "mean", a), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_float(op, uni ? "max" : "std", b), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_int(op, "seed", seed), CT_OK);
+  ct_tensor *cpu = run_at(op, NULL, NULL, 0, ct_cpu(), NULL);
+  ct_tensor *gpu = run_at(op, NULL, NULL, 0, ct_cuda(0), NULL);
+  char what[96];
+  snprintf(what, sizeof what, "%s %s n=%lld [%g, %g]", type, ct_dtype_name(dt), (long long)n, a,
+           b);
+  assert_same_bytes(gpu, cpu, what);
+  ct_tensor_free(cpu);
+  ct_tensor_free(gpu);
+  ct_op_free(op);
+}
+
+START_TEST(uniform_random_is_bit_identical_to_the_cpu) {
+  static const ct_dtype types[] = {CT_FLOAT32, CT_FLOAT16, CT_BFLOAT16, CT_FLOAT64};
+  static const int64_t sizes[] = {1, 3, 4, 5, 1001, 65537};
+  for (size_t a = 0; a < 4; a++) {
+    for (size_t k = 0; k < 6; k++) random_case("uniform_random", types[a], sizes[k], -1, 1, 42);
+    random_case("uniform_random", types[a], 4099, 0.999, 1.0, 7);   /* clamps onto max's side */
+    random_case("uniform_random", types[a], 4099, -3.14159, 2.71828, 1ll << 40);
+    random_case("uniform_random", types[a], 16, 2.5, 2.5, 3);        /* min == max */
+    random_case("uniform_random", types[a], 0, -1, 1, 3);
+  }
+}
+END_TEST
+
+START_TEST(gaussian_random_is_bit_identical_to_the_cpu) {
+  static const ct_dtype types[] = {CT_FLOAT32, CT_FLOAT16, CT_BFLOAT16, CT_FLOAT64};
+  static const int64_t sizes[] = {1, 3, 4, 5, 1001, 65537};
+  for (size_t a = 0; a < 4; a++) {
+    for (size_t k = 0; k < 6; k++) random_case("gaussian_random", types[a], sizes[k], 0, 1, 42);
+    random_case("gaussian_random", types[a], 999, 10, 0.25, -5);
+    random_case("gaussian_random", types[a], 7, 1, 0, 11);
+  }
+}
+END_TEST
+
+/* ---- matmul ---- */
+
+static ct_op *mm_op(bool tx, bool ty) {
+  ct_op *op = binary_op("matmul");
+  ck_assert_int_eq(ct_op_set_attr_bool(op, "transpose_x", tx), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_bool(op, "transpose_y", ty), CT_OK);
+  return op;
+}
+
+static const struct {
+  ct_ddim x, y;
+  bool tx, ty;
+} mshapes[] = {
+    {{2, {3, 4}}, {2, {4, 5}}, false, false},
+    {{2, {4, 3}}, {2, {4, 5}}, true, false},
+    {{2, {3, 4}}, {2, {5, 4}}, false, true},
+    {{2, {4, 3}}, {2, {5, 4}}, true, true},
+    {{1, {4}}, {2, {4, 5}}, false, false},          /* rank-1 X */
+    {{2, {3, 4}}, {1, {4}}, false, false},          /* rank-1 Y */
+    {{1, {4}}, {1, {4}}, false, false},             /* dot product */
+    {{3, {2, 3, 4}}, {2, {4, 5}}, false, false},    /* batch folds into rows */
+    {{3, {2, 3, 4}}, {3, {2, 4, 5}}, false, false}, /* strided batch */
+    {{3, {2, 4, 3}}, {2, {4, 5}}, true, false},     /* shared Y, transposed X */
+    {{2, {3, 4}}, {3, {2, 4, 5}}, false, false},    /* shared X */
+    {{4, {2, 1, 3, 4}}, {3, {3, 4, 5}}, false, false}, /* broadcast batch */
+    {{4, {2, 1, 3, 4}}, {4, {1, 3, 5, 4}}, false, true},
+    {{2, {3, 0}}, {2, {0, 4}}, false, false},       /* k = 0: zeros */
+    {{2, {0, 4}}, {2, {4, 5}}, false, false},       /* empty result */
+    {{2, {33, 70}}, {2, {70, 65}}, false, false},
+};
+
+START_TEST(matmul_float32_matches_the_cpu) {
+  for (size_t k = 0; k < sizeof mshapes / sizeof mshapes[0]; k++) {
+    ct_op *op = mm_op(mshapes[k].tx, mshapes[k].ty);
+    ct_tensor *in[2] = {host_values(mshapes[k].x, CT_FLOAT32, -1, 1, 1 + (unsigned)k),
+                        host_values(mshapes[k].y, CT_FLOAT32, -1, 1, 50 + (unsigned)k)};
+    ct_tensor *cpu = run_at(op, xy, in, 2, ct_cpu(), NULL);
+    ct_tensor *gpu = run_at(op, xy, in, 2, ct_cuda(0), NULL);
+    char what[32];
+    snprintf(what, sizeof what, "matmul shapes #%zu", k);
+    assert_close(gpu, cpu, 1e-5, 1e-4, what);
+    ct_tensor_free(cpu);
+    ct_tensor_free(gpu);
+    ct_tensor_free(in[0]);
+    ct_tensor_free(in[1]);
+    ct_op_free(op);
+  }
+}
+END_TEST
+
+/* float16 / bfloat16: against the CPU's float32 matmul of the same (converted) values; the GPU
+ * accumulates in float and rounds the result to the half type once. */
+static void half_matmul(ct_dtype dt, double rel) {
+  const char *xn[] = {"X"};
+  for (size_t k = 0; k < sizeof mshapes / sizeof mshapes[0]; k++) {
+    ct_op *op = mm_op(mshapes[k].tx, mshapes[k].ty);
+    ct_tensor *in[2] = {host_values(mshapes[k].x, dt, -1, 1, 1 + (unsigned)k),
+                        host_values(mshapes[k].y, dt, -1, 1, 50 + (unsigned)k)};
+    ct_op *to32 = unary_op("cast");
+    ck_assert_int_eq(ct_op_set_attr_int(to32, "dtype", CT_FLOAT32), CT_OK);
+    ct_tensor *in32[2] = {run_at(to32, xn, &in[0], 1, ct_cpu(), NULL),
+                          run_at(to32, xn, &in[1], 1, ct_cpu(), NULL)};
+    ct_tensor *want = run_at(op, xy, in32, 2, ct_cpu(), NULL);
+    ct_tensor *gpu = run_at(op, xy, in, 2, ct_cuda(0), NULL);
+    ck_assert_int_eq(ct_tensor_dtype(gpu), dt);
+    char what[48];
+    snprintf(what, sizeof what, "matmul %s shapes #%zu", ct_dtype_name(dt), k);
+    assert_close(gpu, want, rel, rel, what);
+    ct_tensor *all[] = {in[0], in[1], in32[0], in32[1], want, gpu};
+    for (size_t i = 0; i < 6; i++) ct_tensor_free(all[i]);
+    ct_op_free(to32);
+    ct_op_free(op);
+  }
+}
+
+START_TEST(matmul_float16_matches_a_float32_reference) { half_matmul(CT_FLOAT16, 4e-3); }
+END_TEST
+
+START_TEST(matmul_bfloat16_matches_a_float32_reference) { half_matmul(CT_BFLOAT16, 2e-2); }
+END_TEST
+
+START_TEST(matmul_runs_on_a_non_default_stream) {
+  ct_stream *st = ct_stream_new(ct_cuda(0));
+  ck_assert_ptr_nonnull(st);
+  ck_assert_int_eq(ct_stream_set_current(st), CT_OK);
+  ct_op *op = mm_op(false, false);
+  ct_tensor *in[2] = {host_values(CT_DIMS(2, 64, 32), CT_FLOAT32, -1, 1, 1),
+                      host_values(CT_DIMS(2, 32, 16), CT_FLOAT32, -1, 1, 2)};
+  ct_tensor *cpu = run_at(op, xy, in, 2, ct_cpu(), NULL);
+  ct_tensor *gpu = run_at(op, xy, in, 2, ct_cuda(0), NULL);
+  assert_close(gpu, cpu, 1e-5, 1e-4, "matmul on a stream");
+  ck_assert_int_eq(ct_stream_synchronize(st), CT_OK);
+  ck_assert_int_eq(ct_stream_set_current(ct_stream_default(ct_cuda(0))), CT_OK);
+  ct_stream_free(st);
+  ct_tensor_free(cpu);
+  ct_tensor_free(gpu);
+  ct_tensor_free(in[0]);
+  ct_tensor_free(in[1]);
+  ct_op_free(op);
+}
+END_TEST
+
+START_TEST(matmul_shape_errors_are_the_cpus) {
+  ct_op *op = mm_op(false, false);
+  ct_tensor *in[2] = {host_values(CT_DIMS(3, 4), CT_FLOAT32, -1, 1, 1),
+                      host_values(CT_DIMS(5, 6), CT_FLOAT32, -1, 1, 2)};
+  ct_status st;
+  ck_assert_ptr_null(run_at(op, xy, in, 2, ct_cuda(0), &st));
+  ck_assert_int_eq(st, CT_ERR_SHAPE);
+  ck_assert_ptr_nonnull(strstr(ct_last_error(), "inner dims 4 and 5 differ"));
+  ct_tensor_free(in[0]);
+  ct_tensor_free(in[1]);
+  ct_op_free(op);
+}
+END_TEST
+
+static Suite *cuda_suite(void) {
+  Suite *s = suite_create("cuda_ops");
+  CT_ADD_TEST(s, absent_registry_holds_the_cuda_kernels_of_this_build);
+  CT_ADD_TEST(s, absent_cublas_loads_in_a_cuda_build);
+  CT_ADD_TEST(s, elementwise_float32_matches_the_cpu_exactly);
+  CT_ADD_TEST(s, elementwise_float16_is_computed_in_float_and_rounded_once);
+  CT_ADD_TEST(s, elementwise_bfloat16_is_computed_in_float_and_rounded_once);
+  CT_ADD_TEST(s, activations_match_the_cpu);
+  CT_ADD_TEST(s, scale_matches_the_cpu_exactly_both_bias_orders);
+  CT_ADD_TEST(s, cast_between_float_types_matches_the_cpu_exactly);
+  CT_ADD_TEST(s, cast_to_an_integer_on_cuda_is_unsupported_and_changes_nothing);
+  CT_ADD_TEST(s, assign_copies_every_dtype_on_the_device);
+  CT_ADD_TEST(s, reshape_on_cuda_shares_the_device_memory);
+  CT_ADD_TEST(s, fill_constant_matches_the_cpu_in_every_dtype);
+  CT_ADD_TEST(s, uniform_random_is_bit_identical_to_the_cpu);
+  CT_ADD_TEST(s, gaussian_random_is_bit_identical_to_the_cpu);
+  CT_ADD_TEST(s, matmul_float32_matches_the_cpu);
+  CT_ADD_TEST(s, matmul_float16_matches_a_float32_reference);
+  CT_ADD_TEST(s, matmul_bfloat16_matches_a_float32_reference);
+  CT_ADD_TEST(s, matmul_runs_on_a_non_default_stream);
+  CT_ADD_TEST(s, matmul_shape_errors_are_the_cpus);
+  return s;
+}
+
+#endif /* CORTEN_TEST_CUDA */
+
+/* Asks for the device count in a child process, so this one never initializes CUDA. */
+static int probe_devices(void) {
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) _exit(ct_cuda_device_count() > 100 ? 100 : ct_cuda_device_count());
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+static int run_suite(Suite *suite) {
+  SRunner *sr = srunner_create(suite);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed;
+}
+
+int main(void) {
+  int n = probe_devices();
+  if (n < 0) {
+    printf("could not probe for CUDA devices in a child process\n");
+    return EXIT_FAILURE;
+  }
+  if (n == 0) {
+    if (run_suite(absent_suite()) != 0) return EXIT_FAILURE;
+    printf("skipped: the GPU tests need a CUDA device (the no-device checks passed)\n");
+    return 77;
+  }
+#ifdef CORTEN_TEST_CUDA
+  return run_suite(cuda_suite()) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+#else
+  return EXIT_FAILURE; /* unreachable: without CUDA there are no devices */
+#endif
+}
