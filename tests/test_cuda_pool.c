@@ -598,6 +598,26 @@ START_TEST(retry_after_failure_cleans_other_streams_chunks) {
 }
 END_TEST
 
+START_TEST(retry_reuses_a_cleaned_chunk_it_cannot_release) {
+  fake f;
+  ct__pool *p = fake_pool(&f);
+  f.limit = 20 * MiB;
+  held a = get(p, 8 * MiB, S1), b = get(p, 8 * MiB, S1); /* one 20 MiB segment */
+  ct__pool_release(p, a.c); /* free on S1, its event pending; b keeps the segment */
+  /* On S2 the chunk is gated and no new segment fits; after the synchronising retry the chunk
+   * is clean, and it fits. */
+  held c = get(p, 8 * MiB, S2);
+  ck_assert_uint_eq(c.ptr, a.ptr);
+  ct__pool_stats s = stats(p);
+  ck_assert_uint_eq(s.retries, 1);
+  ck_assert_uint_eq(s.reserved, 20 * MiB);
+  ck_assert_int_eq(f.syncs, 1);
+  ct__pool_release(p, b.c);
+  ct__pool_release(p, c.c);
+  fake_pool_done(p, &f);
+}
+END_TEST
+
 START_TEST(device_failure_is_returned_without_retry) {
   fake f;
   ct__pool *p = fake_pool(&f);
@@ -895,6 +915,7 @@ static Suite *cuda_pool_suite(void) {
   CT_ADD_TEST(s, backing_failure_frees_the_cache_and_retries_once);
   CT_ADD_TEST(s, second_backing_failure_is_out_of_memory);
   CT_ADD_TEST(s, retry_after_failure_cleans_other_streams_chunks);
+  CT_ADD_TEST(s, retry_reuses_a_cleaned_chunk_it_cannot_release);
   CT_ADD_TEST(s, device_failure_is_returned_without_retry);
   CT_ADD_TEST(s, request_too_large_to_round_is_out_of_memory);
   CT_ADD_TEST(s, empty_cache_returns_free_segments_only);

@@ -55,6 +55,9 @@ CT__COLD static ct_status relabel(const ct_kernel_ctx *c) {
 
 /* Makes the op's device current for a launch; the stream to launch on in *s. */
 static ct_status enter(const ct_kernel_ctx *c, ct__cuda_guard *g, cudaStream_t *s) {
+  /* The device may hold only wrapped buffers or blocks of a replaced allocator: set its state
+   * up here rather than count on an earlier allocation having done it. */
+  if (ct__cuda_setup(c->place.device) != CT_OK) return relabel(c);
   if (ct__cuda_guard_enter(g, c->place.device) != CT_OK) return relabel(c);
   *s = ct__cuda_stream(c->place.device);
   return CT_OK;

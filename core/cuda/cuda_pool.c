@@ -476,7 +476,16 @@ ct_status ct__pool_alloc(ct__pool *p, size_t size, ct__pool_stream stream, ct__p
     st = gate_streams(p, s);
     if (st == CT_OK) c = take_fit(p, large, s, rounded, &from);
   }
-  if (c == NULL && st == CT_OK) st = segment_new(p, rounded, large, s, &c);
+  if (c == NULL && st == CT_OK) {
+    st = segment_new(p, rounded, large, s, &c);
+    /* A failed backing allocation synchronised the device and cleaned the cache before its
+     * retry: a chunk that was waiting on another stream (and could not be released because a
+     * neighbour in its segment is in use) may fit now. */
+    if (st == CT_ERR_OUT_OF_MEMORY) {
+      c = take_fit(p, large, s, rounded, &from);
+      if (c != NULL) st = CT_OK;
+    }
+  }
   if (st != CT_OK) {
     pthread_mutex_unlock(&p->lock);
     return st;

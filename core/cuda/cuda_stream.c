@@ -12,7 +12,13 @@ ct_stream *ct__cuda_current(int device) {
   return s != NULL ? s : &ct__cuda_dev_peek(device)->default_stream;
 }
 
-cudaStream_t ct__cuda_stream(int device) { return ct__cuda_current(device)->handle; }
+/* The default stream's handle is NULL (the legacy default stream), so this needs no device state:
+ * a launch works even on a device corten has not allocated on (wrapped buffers, a replaced
+ * allocator). */
+cudaStream_t ct__cuda_stream(int device) {
+  ct_stream *s = tls_current[device];
+  return s != NULL ? s->handle : NULL;
+}
 
 void ct__cuda_forget_current(const ct_stream *s) {
   if (tls_current[s->device] == s) tls_current[s->device] = NULL;

@@ -21,7 +21,13 @@
  * memory is allocated for, and reused on, the current stream; copies run on it and are
  * synchronous: when ct_tensor_copy returns, the bytes are in place. Streams made by
  * ct_stream_new do not synchronize with the default stream (cudaStreamNonBlocking): order work
- * across streams with ct_stream_synchronize or ct_device_synchronize. */
+ * across streams with ct_stream_synchronize or ct_device_synchronize.
+ *
+ * A block freed on the stream it was allocated for may be handed out again at once on that
+ * stream. So a tensor that work on another stream still reads must outlive that work: before
+ * freeing (or letting an executor free) a tensor used on a second stream, synchronize that
+ * stream. matmul calls on several streams of one device at the same time share cuBLAS's
+ * default workspace; run them on one stream, or synchronize between them. */
 #ifndef CORTEN_CUDA_H
 #define CORTEN_CUDA_H
 

@@ -78,7 +78,8 @@ static ct_status reshape_dims(const ct_kernel_ctx *c, ct_ddim *out) {
       d = xt->dims.d[i];
     }
     out->d[i] = d;
-    if (__builtin_mul_overflow(known, d, &known)) known = -1;
+    /* Once the product overflows it stays unusable (a later 0 must not bring it back). */
+    if (known >= 0 && __builtin_mul_overflow(known, d, &known)) known = -1;
   }
   if (infer >= 0 && known > 0 && xt->numel % known == 0) {
     out->d[infer] = xt->numel / known;
