@@ -301,14 +301,20 @@ START_TEST(run_with_null_or_bad_arguments) {
 }
 END_TEST
 
-START_TEST(cuda_place_without_a_device_is_refused) {
+START_TEST(cuda_place_refuses_host_inputs_or_a_missing_device) {
   ct_scope *s = ct_scope_new();
   put(s, "a", CT_DIMS(2), 1.0f);
   ct_op *op = unary("relu", "a", "b");
+  ct_status st = ct_op_run(op, s, ct_cuda(0));
   if (ct_cuda_device_count() == 0) {
-    ct_status st = ct_op_run(op, s, ct_cuda(0));
+    /* Built without CUDA, or no device: the place itself is refused. */
     ck_assert_msg(st == CT_ERR_UNSUPPORTED || st == CT_ERR_DEVICE, "status %d", st);
+  } else {
+    /* A device: the input lives on the host, and the message says where each side is. */
+    ck_assert_int_eq(st, CT_ERR_INVALID_ARGUMENT);
+    HAS(ct_last_error(), "is on cpu but the op runs on cuda:0");
   }
+  ck_assert(!ct_tensor_has_memory(ct_var_get_tensor(ct_scope_find_var(s, "b"))));
   ct_op_free(op);
   ct_scope_free(s);
 }
@@ -355,6 +361,35 @@ START_TEST(output_viewing_an_input_gets_its_own_memory) {
   ck_assert_float_eq(x[3], 3.0f);
   ct_op_free(rs);
   ct_op_free(tr);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(in_place_op_on_an_external_buffer_writes_into_it) {
+  ct_scope *s = ct_scope_new();
+  float buf[6] = {0, 1, 2, 3, 0, 0}; /* X [2,2] = [[0,1],[2,3]] in the first four */
+  ct_tensor *x = ct_var_tensor(ct_scope_var(s, "X"));
+  ck_assert_int_eq(ct_tensor_wrap(x, buf, CT_DIMS(2, 2), CT_FLOAT32, ct_cpu(), NULL, NULL), CT_OK);
+  put(s, "W", CT_DIMS(2, 2), 1.0f);
+  ct_op *op = binary("matmul", "X", "W", "X");
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_OK);
+  ck_assert(ct_tensor_is_external(x));
+  ck_assert_ptr_eq(ct_tensor_data(x, CT_FLOAT32), buf);
+  ck_assert_float_eq(buf[0], 2.0f); /* [[0,1],[2,3]]^2 = [[2,3],[6,11]] */
+  ck_assert_float_eq(buf[1], 3.0f);
+  ck_assert_float_eq(buf[2], 6.0f);
+  ck_assert_float_eq(buf[3], 11.0f);
+  ct_op_free(op);
+  /* A result that does not fit the buffer is refused and the buffer is left alone. */
+  put(s, "W3", CT_DIMS(2, 3), 1.0f);
+  op = binary("matmul", "X", "W3", "X"); /* [2,2] x [2,3] = [2,3]: 6 floats, the buffer has 4 */
+  ck_assert_int_eq(ct_tensor_resize(x, CT_DIMS(2, 2)), CT_OK);
+  ck_assert_int_eq(ct_tensor_wrap(x, buf, CT_DIMS(2, 2), CT_FLOAT32, ct_cpu(), NULL, NULL), CT_OK);
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_EXTERNAL_BUFFER);
+  ck_assert(ct_tensor_is_external(x));
+  ck_assert(ct_ddim_equal(ct_tensor_dims(x), CT_DIMS(2, 2)));
+  ck_assert_float_eq(buf[3], 11.0f);
+  ct_op_free(op);
   ct_scope_free(s);
 }
 END_TEST
@@ -851,9 +886,10 @@ static Suite *op_suite(void) {
   CT_ADD_TEST(s, mixed_dtypes_are_a_mismatch);
   CT_ADD_TEST(s, required_attribute_must_be_set);
   CT_ADD_TEST(s, run_with_null_or_bad_arguments);
-  CT_ADD_TEST(s, cuda_place_without_a_device_is_refused);
+  CT_ADD_TEST(s, cuda_place_refuses_host_inputs_or_a_missing_device);
   CT_ADD_TEST(s, in_place_op_reads_its_old_value);
   CT_ADD_TEST(s, output_viewing_an_input_gets_its_own_memory);
+  CT_ADD_TEST(s, in_place_op_on_an_external_buffer_writes_into_it);
   CT_ADD_TEST(s, failed_in_place_op_keeps_its_data);
   CT_ADD_TEST(s, user_op_type_registers_and_runs);
   CT_ADD_TEST(s, user_kernel_failure_names_the_op);

@@ -264,8 +264,9 @@ static inline bool aliases_input(const ct__prep *p, const ct_tensor *o) {
 /* Runs the kernel while an output shares memory with an input (an in-place op, or an output
  * that is a view of an input, as reshape leaves it): the inputs are read through views of their
  * blocks and each such output gets a block of its own, so no kernel reads what it overwrites.
- * External outputs are written in place (their buffer is the point). On failure every output
- * gets its old memory and dims back. */
+ * An external output keeps its buffer: the result is computed aside and copied into it (or
+ * CT_ERR_EXTERNAL_BUFFER when it does not fit). On failure every output gets its old memory and
+ * dims back. */
 CT__COLD static ct_status run_aliased(ct__prep *p, ct_kernel_fn fn) {
   const ct__opdef *d = p->op->def;
   uint32_t n_in = p->n_in_vars, n_out = p->n_out_vars;
@@ -290,7 +291,7 @@ CT__COLD static ct_status run_aliased(ct__prep *p, ct_kernel_fn fn) {
   for (uint32_t k = 0; k < n_out; k++) {
     ct_tensor *t = p->tensors[n_in + k];
     saved[k].block = NULL;
-    if (t == NULL || !aliases_input(p, t) || t->block->external) continue;
+    if (t == NULL || !aliases_input(p, t)) continue;
     saved[k] = *t; /* the output's reference moves here */
     t->block = NULL;
     t->offset = 0;
@@ -300,7 +301,15 @@ CT__COLD static ct_status run_aliased(ct__prep *p, ct_kernel_fn fn) {
   for (uint32_t k = 0; k < n_out; k++) {
     if (saved[k].block == NULL) continue;
     ct_tensor *t = p->tensors[n_in + k];
-    if (s == CT_OK) {
+    if (s == CT_OK && saved[k].block->external) {
+      /* Into the caller's buffer, in place (the copy's rule for an external destination). */
+      ct_tensor ext = saved[k];
+      ct_status c = ct_tensor_copy(&ext, t, ext.block->place);
+      if (c == CT_OK) saved[k] = ext;
+      s = c;
+      ct__block_release(t->block);
+      *t = saved[k];
+    } else if (s == CT_OK) {
       ct__block_release(saved[k].block);
     } else {
       ct__block_release(t->block);

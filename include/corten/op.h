@@ -90,7 +90,8 @@ CT_API ct_status ct_op_set_attr_program(ct_op *op, const char *name, ct_program 
  * Memory: an output that already has memory of the right size is written in place, as in
  * PaddlePaddle, even when a tensor outside the op views that memory; only an output sharing
  * memory with one of the op's own inputs (an in-place op, or reshape's view) gets a new block
- * first, so no kernel reads what it overwrites. */
+ * first, so no kernel reads what it overwrites; when that output wraps an external buffer, the
+ * result is then copied into the buffer (CT_ERR_EXTERNAL_BUFFER if it does not fit). */
 CT_API ct_status ct_op_run(const ct_op *op, ct_scope *scope, ct_place place);
 
 /* ---- Defining op types -------------------------------------------------------------------------*/
