@@ -52,6 +52,18 @@ ct_status ct_tensor_resize(ct_tensor *t, ct_ddim dims) {
   return CT_OK;
 }
 
+/* Records that the allocator could not give t (as dtype) need bytes at place; returns NULL. */
+CT__COLD static void *alloc_failed(const ct_tensor *t, ct_dtype dtype, ct_place place,
+                                   size_t need) {
+  char what[CT__LABEL_CAP + 32], label[CT__LABEL_CAP];
+  ct_tensor probe = *t;
+  probe.dtype = dtype;
+  snprintf(what, sizeof what, "ct_tensor_mutable_data: %s",
+           ct__tensor_label(&probe, label, sizeof label));
+  ct__block_oom(what, place, need);
+  return NULL;
+}
+
 CT__COLD static void *mutable_data_slow(ct_tensor *t, ct_dtype dtype, ct_place place) {
   char label[CT__LABEL_CAP], p[CT__PLACE_STR_CAP], q[CT__PLACE_STR_CAP];
   if (t == NULL) {
@@ -95,15 +107,7 @@ CT__COLD static void *mutable_data_slow(ct_tensor *t, ct_dtype dtype, ct_place p
     t->offset = 0;
   }
   b = ct__block_alloc(place, need);
-  if (b == NULL) {
-    char what[CT__LABEL_CAP + 32];
-    ct_tensor probe = *t;
-    probe.dtype = dtype;
-    snprintf(what, sizeof what, "ct_tensor_mutable_data: %s",
-             ct__tensor_label(&probe, label, sizeof label));
-    ct__block_oom(what, place, need);
-    return NULL;
-  }
+  if (b == NULL) return alloc_failed(t, dtype, place, need);
   ct__block_release(old);
   t->block = b;
   t->offset = 0;
@@ -117,6 +121,18 @@ void *ct_tensor_mutable_data(ct_tensor *t, ct_dtype dtype, ct_place place) {
                  ct__tensor_bytes(t, dtype) <= ct__tensor_capacity(t))) {
     t->dtype = dtype;
     return ct__tensor_ptr(t);
+  }
+  /* The first allocation of a sized tensor on the host: the common way memory appears, kept
+   * off the cold path (which handles errors, devices and reallocation). */
+  if (CT__LIKELY(t != NULL && t->block == NULL && t->dims.rank >= 0 && ct__dtype_valid(dtype) &&
+                 place.kind == CT_DEVICE_CPU)) {
+    size_t need = ct__tensor_bytes(t, dtype);
+    ct__block *b = ct__block_alloc(place, need);
+    if (CT__UNLIKELY(b == NULL)) return alloc_failed(t, dtype, place, need);
+    t->block = b;
+    t->offset = 0;
+    t->dtype = dtype;
+    return b->ptr;
   }
   return mutable_data_slow(t, dtype, place);
 }

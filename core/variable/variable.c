@@ -111,6 +111,18 @@ CT__COLD static void *get_mutable_slow(ct_var *v, const ct_type *type) {
 
 void *(ct_var_get_mutable)(ct_var *v, const ct_type *type) {
   if (CT__LIKELY(v != NULL && type != NULL && v->head.type == type)) return v->head.obj;
+  /* Creating a small value inside an empty variable (a tensor, an id): the common way a value
+   * appears, kept off the cold path (which handles errors and heap-held values). */
+  if (CT__LIKELY(v != NULL && type != NULL && v->head.type == NULL && type->size > 0 &&
+                 type->size <= CT__VAR_INLINE && type->align <= 16 &&
+                 (type->align & (type->align - 1)) == 0)) {
+    void *obj = v->inline_obj;
+    memset(obj, 0, type->size);
+    if (type->init) type->init(obj);
+    v->head.obj = obj;
+    v->head.type = type;
+    return obj;
+  }
   return get_mutable_slow(v, type);
 }
 
