@@ -68,7 +68,9 @@ if(CORTEN_HAVE_CUDA)
   set(CORTEN_CUDA_DEVICE_SOURCES
     core/cuda/kernels/fill.cu
     core/cuda/kernels/elementwise.cu
-    core/cuda/kernels/random.cu)
+    core/cuda/kernels/random.cu
+    core/cuda/kernels/reduce.cu
+    core/cuda/kernels/shape.cu)
   # What the installed package files need to hand the runtime to static consumers.
   get_filename_component(CORTEN_CUDA_TOOLKIT_ROOT "${CUDAToolkit_BIN_DIR}" DIRECTORY)
   # The host stubs nvcc generates use the C++ runtime of its host compiler (libstdc++ for g++).

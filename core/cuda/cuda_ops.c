@@ -10,6 +10,8 @@
  *             only shares memory)
  *   fill_constant every dtype; uniform_random, gaussian_random float16/bfloat16/float32/float64
  *   matmul    float32, float16, bfloat16 through cuBLAS
+ *   sum, mean, reduce_sum, softmax  float32, float64 (sums in double, like the CPU's float32)
+ *   transpose, concat  every dtype (elements moved by their size)
  * Every kernel runs on the op's device, on the calling thread's current stream of that device
  * (asynchronously, like any CUDA kernel); its outputs are allocated there. The checks and
  * planning are the CPU kernels' own (kernels.h), so both places accept and refuse the same ops
@@ -252,6 +254,166 @@ static ct_status gaussian_cu(const ct_kernel_ctx *c) {
   return e == cudaSuccess ? CT_OK : cu_fail(c, e, "gaussian_random kernel launch");
 }
 
+/* ---- sum, mean, reduce_sum, softmax (float32, float64) -------------------------------------- */
+
+/* sum: X0 + X1, then + X2 and so on, one launch each: the CPU's order, so float32 results are
+ * bit-identical. sum's infer_shape has checked the dims and dtypes. */
+static ct_status sum_cu(const ct_kernel_ctx *c) {
+  void *o = ct__k_out_data(c, OUT_OUT, 0, c->dtype);
+  if (CT__UNLIKELY(o == NULL)) return ct_last_status();
+  size_t k = ct_kernel_in_count(c, IN_X);
+  int64_t n = ct_kernel_out(c, OUT_OUT, 0)->numel;
+  const void *x0 = ct__k_in_data(ct_kernel_in(c, IN_X, 0));
+  if (k == 1) return copy_d2d(c, o, x0, (size_t)n * ct_dtype_size(c->dtype));
+  if (n == 0) return CT_OK;
+  ct__cuda_guard g;
+  cudaStream_t s = NULL;
+  if (enter(c, &g, &s) != CT_OK) return ct_last_status();
+  cudaError_t e = ct__cu_add_n(c->dtype, o, x0, ct__k_in_data(ct_kernel_in(c, IN_X, 1)), n, s);
+  for (size_t i = 2; i < k && e == cudaSuccess; i++) {
+    e = ct__cu_add_n(c->dtype, o, o, ct__k_in_data(ct_kernel_in(c, IN_X, i)), n, s);
+  }
+  ct__cuda_guard_exit(&g);
+  return e == cudaSuccess ? CT_OK : cu_fail(c, e, "sum kernel launch");
+}
+
+/* Launches the block sums of ct__cu_reduce for n_out outputs (none when n_out is 0). */
+static ct_status launch_reduce(const ct_kernel_ctx *c, void *o, const void *x, int64_t n_out,
+                               int64_t n_red, const ct__cu_walk *keep, const ct__cu_walk *red,
+                               int mean) {
+  if (n_out == 0) return CT_OK;
+  ct__cuda_guard g;
+  cudaStream_t s = NULL;
+  if (enter(c, &g, &s) != CT_OK) return ct_last_status();
+  cudaError_t e = ct__cu_reduce(c->dtype, o, x, n_out, n_red, keep, red, mean, s);
+  ct__cuda_guard_exit(&g);
+  return e == cudaSuccess ? CT_OK : cu_fail(c, e, mean ? "mean kernel launch"
+                                                       : "reduce_sum kernel launch");
+}
+
+/* mean: all of X as one run of numel elements; an empty X gives 0 / 0 = NaN, as on the CPU. */
+static ct_status mean_cu(const ct_kernel_ctx *c) {
+  const ct_tensor *xt = ct_kernel_in(c, IN_X, 0);
+  const void *x = ct__k_in_data(xt);
+  int64_t n = xt->numel;
+  void *o = ct__k_out_data(c, OUT_OUT, 0, c->dtype);
+  if (CT__UNLIKELY(o == NULL)) return ct_last_status();
+  ct__cu_walk keep = {.rank = 0}, red = {.rank = 1};
+  red.d[0] = n > 0 ? n : 1;
+  red.s[0] = 1;
+  return launch_reduce(c, o, x, 1, n, &keep, &red, 1);
+}
+
+/* reduce_sum: output i walks X's kept dims (in order: Out's layout, keep_dim only adds 1s), the
+ * summed elements walk the summed dims; an empty summed dim gives 0. */
+static ct_status reduce_sum_cu(const ct_kernel_ctx *c) {
+  const ct_tensor *xt = ct_kernel_in(c, IN_X, 0);
+  bool red[CT_MAX_RANK];
+  ct_status st = ct__rs_dims(c, xt->dims.rank, red);
+  if (CT__UNLIKELY(st != CT_OK)) return st;
+  void *o = ct__k_out_data(c, OUT_OUT, 0, c->dtype);
+  if (CT__UNLIKELY(o == NULL)) return ct_last_status();
+  ct__cu_walk keep = {.rank = 0}, rw = {.rank = 0};
+  int64_t xs[CT_MAX_RANK], stride = 1, n_red = 1;
+  for (int k = xt->dims.rank - 1; k >= 0; k--) {
+    xs[k] = stride;
+    stride *= xt->dims.d[k];
+  }
+  for (int k = 0; k < xt->dims.rank; k++) {
+    ct__cu_walk *w = red[k] ? &rw : &keep;
+    w->d[w->rank] = xt->dims.d[k];
+    w->s[w->rank] = xs[k];
+    w->rank++;
+    if (red[k]) n_red *= xt->dims.d[k];
+  }
+  return launch_reduce(c, o, ct__k_in_data(xt), ct_kernel_out(c, OUT_OUT, 0)->numel, n_red,
+                       &keep, &rw, 0);
+}
+
+/* softmax: X as [outer, n, inner] around the axis, as in reduce.c. */
+static ct_status softmax_cu(const ct_kernel_ctx *c) {
+  const ct_tensor *xt = ct_kernel_in(c, IN_X, 0);
+  int axis;
+  ct_status st = ct__k_axis(c, "axis", c->attr[0].u.i, xt->dims.rank, &axis);
+  if (CT__UNLIKELY(st != CT_OK)) return st;
+  void *o = ct__k_out_data(c, OUT_OUT, 0, c->dtype);
+  if (CT__UNLIKELY(o == NULL)) return ct_last_status();
+  if (xt->numel == 0) return CT_OK;
+  int64_t outer = 1, n = 1, inner = 1;
+  for (int k = 0; k < xt->dims.rank; k++) {
+    if (k < axis) outer *= xt->dims.d[k];
+    if (k == axis) n = xt->dims.d[k];
+    if (k > axis) inner *= xt->dims.d[k];
+  }
+  ct__cuda_guard g;
+  cudaStream_t s = NULL;
+  if (enter(c, &g, &s) != CT_OK) return ct_last_status();
+  cudaError_t e = ct__cu_softmax(c->dtype, o, ct__k_in_data(xt), outer * inner, n, inner, s);
+  ct__cuda_guard_exit(&g);
+  return e == cudaSuccess ? CT_OK : cu_fail(c, e, "softmax kernel launch");
+}
+
+/* ---- transpose, concat (every dtype) --------------------------------------------------------- */
+
+/* transpose: a gather along the CPU's plan (a plain copy when the permutation moves nothing). */
+static ct_status transpose_cu(const ct_kernel_ctx *c) {
+  int perm[CT_MAX_RANK];
+  ct_status st = ct__tr_perm(c, perm);
+  if (CT__UNLIKELY(st != CT_OK)) return st;
+  const ct_tensor *xt = ct_kernel_in(c, IN_X, 0);
+  void *o = ct__k_out_data(c, OUT_OUT, 0, xt->dtype);
+  if (CT__UNLIKELY(o == NULL)) return ct_last_status();
+  if (xt->numel == 0) return CT_OK;
+  const void *x = ct__k_in_data(xt);
+  size_t es = ct_dtype_size(xt->dtype);
+  ct__tr_plan p;
+  ct__tr_make_plan(xt->dims, perm, &p);
+  if (p.rank == 1 && p.is[0] == 1) return copy_d2d(c, o, x, (size_t)xt->numel * es);
+  ct__cu_walk w = {.rank = p.rank};
+  for (int k = 0; k < p.rank; k++) {
+    w.d[k] = p.d[k];
+    w.s[k] = p.is[k];
+  }
+  ct__cuda_guard g;
+  cudaStream_t s = NULL;
+  if (enter(c, &g, &s) != CT_OK) return ct_last_status();
+  cudaError_t e = ct__cu_gather(o, x, es, xt->numel, &w, s);
+  ct__cuda_guard_exit(&g);
+  return e == cudaSuccess ? CT_OK : cu_fail(c, e, "transpose kernel launch");
+}
+
+/* concat: each input's rows (outer of them, dims before the axis) placed into Out's rows at the
+ * input's offset along the axis. concat's infer_shape has checked the dims and dtypes. */
+static ct_status concat_cu(const ct_kernel_ctx *c) {
+  const ct_tensor *x0 = ct_kernel_in(c, IN_X, 0);
+  int axis;
+  ct_status st = ct__k_axis(c, "axis", c->attr[0].u.i, x0->dims.rank, &axis);
+  if (CT__UNLIKELY(st != CT_OK)) return st;
+  void *o = ct__k_out_data(c, OUT_OUT, 0, c->dtype);
+  if (CT__UNLIKELY(o == NULL)) return ct_last_status();
+  const ct_tensor *ot = ct_kernel_out(c, OUT_OUT, 0);
+  if (ot->numel == 0) return CT_OK;
+  size_t es = ct_dtype_size(c->dtype), n = ct_kernel_in_count(c, IN_X);
+  int64_t outer = 1, inner = 1;
+  for (int k = 0; k < x0->dims.rank; k++) {
+    if (k < axis) outer *= x0->dims.d[k];
+    if (k > axis) inner *= x0->dims.d[k];
+  }
+  int64_t bo = ot->dims.d[axis] * inner, at = 0;
+  ct__cuda_guard g;
+  cudaStream_t s = NULL;
+  if (enter(c, &g, &s) != CT_OK) return ct_last_status();
+  cudaError_t e = cudaSuccess;
+  for (size_t i = 0; i < n && e == cudaSuccess; i++) {
+    const ct_tensor *xi = ct_kernel_in(c, IN_X, i);
+    int64_t bx = xi->dims.d[axis] * inner;
+    e = ct__cu_place_rows(o, ct__k_in_data(xi), es, outer, bx, bo, at, s);
+    at += bx;
+  }
+  ct__cuda_guard_exit(&g);
+  return e == cudaSuccess ? CT_OK : cu_fail(c, e, "concat kernel launch");
+}
+
 /* ---- cuBLAS, loaded on first use ------------------------------------------------------------- */
 
 #ifndef CORTEN_CUBLAS_SONAME
@@ -492,4 +654,13 @@ void ct__register_cuda_ops(void) {
     reg("uniform_random", reals[i], uniform_cu);
     reg("gaussian_random", reals[i], gaussian_cu);
   }
+  static const ct_dtype wide[] = {CT_FLOAT32, CT_FLOAT64};
+  for (size_t i = 0; i < 2; i++) {
+    reg("sum", wide[i], sum_cu);
+    reg("mean", wide[i], mean_cu);
+    reg("reduce_sum", wide[i], reduce_sum_cu);
+    reg("softmax", wide[i], softmax_cu);
+  }
+  reg("transpose", CT_DTYPE_UNDEFINED, transpose_cu);
+  reg("concat", CT_DTYPE_UNDEFINED, concat_cu);
 }

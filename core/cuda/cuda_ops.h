@@ -58,6 +58,38 @@ cudaError_t ct__cu_uniform(void *o, ct_dtype dt, int64_t n, uint64_t seed, doubl
 cudaError_t ct__cu_gaussian(void *o, ct_dtype dt, int64_t n, uint64_t seed, double mean,
                             double std, cudaStream_t stream);
 
+/* A strided walk: an index over the dims d (row-major) maps to the offset sum idx[k] x s[k], in
+ * elements. */
+typedef struct ct__cu_walk {
+  int rank;
+  int64_t d[CT_MAX_RANK], s[CT_MAX_RANK];
+} ct__cu_walk;
+
+/* o = a + b over n elements of dt (float32 or float64), in dt's arithmetic (sum's step). */
+cudaError_t ct__cu_add_n(ct_dtype dt, void *o, const void *a, const void *b, int64_t n,
+                         cudaStream_t stream);
+
+/* Sums of float32 / float64 x, accumulated in double and rounded once: output i (n_out of them)
+ * is the sum over the n_red offsets of walk red, each added to output i's offset in walk keep;
+ * with mean set it is that sum divided by n_red (NaN for n_red 0). */
+cudaError_t ct__cu_reduce(ct_dtype dt, void *o, const void *x, int64_t n_out, int64_t n_red,
+                          const ct__cu_walk *keep, const ct__cu_walk *red, int mean,
+                          cudaStream_t stream);
+
+/* softmax of float32 / float64 x seen as [outer, n, inner], along n: the CPU's steps (the row's
+ * max subtracted, exp in dt, the sum in double). rows = outer x inner, n at least 1. */
+cudaError_t ct__cu_softmax(ct_dtype dt, void *o, const void *x, int64_t rows, int64_t n,
+                           int64_t inner, cudaStream_t stream);
+
+/* o[i] = x[offset of i in walk w] for n elements of es bytes (1, 2, 4 or 8). */
+cudaError_t ct__cu_gather(void *o, const void *x, size_t es, int64_t n, const ct__cu_walk *w,
+                          cudaStream_t stream);
+
+/* Copies x (outer rows of bx elements of es bytes) into o, whose rows are bo elements, starting
+ * at element at of each row (concat's step for one input). */
+cudaError_t ct__cu_place_rows(void *o, const void *x, size_t es, int64_t outer, int64_t bx,
+                              int64_t bo, int64_t at, cudaStream_t stream);
+
 /* Loads cuBLAS (once) and says whether that worked: CT_OK, or CT_ERR_DEVICE recorded with the
  * reason. The CUDA matmul loads it on first use; the tests call this without a GPU. */
 ct_status ct__cuda_cublas_available(void);

@@ -81,6 +81,23 @@ void ct__uniform_bounds(ct_dtype t, double lo, double hi, double *vmin, double *
  * touches the data, so the CUDA place registers it too. */
 ct_status ct__reshape_kernel(const ct_kernel_ctx *c);
 
+/* reduce_sum's summed dims (reduce.c): flags over X's rank from attribute `dim` (all dims when
+ * it is empty); CT_ERR_OUT_OF_RANGE or CT_ERR_INVALID_ARGUMENT naming the op otherwise. */
+ct_status ct__rs_dims(const ct_kernel_ctx *c, int rank, bool red[CT_MAX_RANK]);
+
+/* transpose's permutation (shape.c): attribute `axis` normalised, with the CPU's errors. */
+ct_status ct__tr_perm(const ct_kernel_ctx *c, int perm[CT_MAX_RANK]);
+
+/* transpose's walk over Out in memory order: its dims with extent-1 dims dropped and neighbours
+ * merged where X's strides continue across them; is is each dim's stride in X (elements). The
+ * product of d is X's element count. */
+typedef struct ct__tr_plan {
+  int rank; /* at least 1 */
+  int64_t d[CT_MAX_RANK], is[CT_MAX_RANK];
+} ct__tr_plan;
+
+void ct__tr_make_plan(ct_ddim x, const int perm[CT_MAX_RANK], ct__tr_plan *p);
+
 /* CUDA builds: registers the CUDA kernels of the built-in ops (core/cuda/cuda_ops.c). */
 void ct__register_cuda_ops(void);
 

@@ -97,7 +97,7 @@ enum { RS_DIM, RS_KEEP };
 
 /* The dims of X that reduce_sum sums over, as flags; CT_ERR_OUT_OF_RANGE for a dim outside
  * [-rank, rank), CT_ERR_INVALID_ARGUMENT for a dim listed twice. A rank-0 X takes 0 and -1. */
-static ct_status rs_dims(const ct_kernel_ctx *c, int rank, bool red[CT_MAX_RANK]) {
+ct_status ct__rs_dims(const ct_kernel_ctx *c, int rank, bool red[CT_MAX_RANK]) {
   const ct_attr_value *dim = &c->attr[RS_DIM];
   for (int k = 0; k < CT_MAX_RANK; k++) red[k] = dim->u.ints.n == 0;
   for (size_t i = 0; i < dim->u.ints.n; i++) {
@@ -118,7 +118,7 @@ static ct_status rs_dims(const ct_kernel_ctx *c, int rank, bool red[CT_MAX_RANK]
 static ct_status rs_infer(const ct_kernel_ctx *c) {
   ct_ddim x = ct_kernel_in(c, IN_X, 0)->dims, out = {.rank = 0};
   bool red[CT_MAX_RANK];
-  ct_status s = rs_dims(c, x.rank, red);
+  ct_status s = ct__rs_dims(c, x.rank, red);
   if (s != CT_OK) return s;
   bool keep = c->attr[RS_KEEP].u.b;
   for (int k = 0; k < x.rank; k++) {
@@ -171,7 +171,7 @@ static void rs_make_plan(ct_ddim x, const bool red[CT_MAX_RANK], rs_plan *p) {
   static ct_status NAME(const ct_kernel_ctx *c) {                                      \
     const ct_tensor *xt = ct_kernel_in(c, IN_X, 0);                                    \
     bool red[CT_MAX_RANK];                                                             \
-    ct_status s = rs_dims(c, xt->dims.rank, red);                                      \
+    ct_status s = ct__rs_dims(c, xt->dims.rank, red);                                  \
     if (CT__UNLIKELY(s != CT_OK)) return s;                                            \
     T *o = ct__k_out_data(c, OUT_OUT, 0, c->dtype);                                    \
     if (CT__UNLIKELY(o == NULL)) return ct_last_status();                              \

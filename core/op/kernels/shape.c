@@ -125,7 +125,7 @@ enum { TR_AXIS };
 /* The permutation of X's dims in `axis`, normalised. Errors: a length other than X's rank,
  * CT_ERR_SHAPE; an entry outside [-rank, rank), CT_ERR_OUT_OF_RANGE; a dim listed twice,
  * CT_ERR_INVALID_ARGUMENT. */
-static ct_status tr_perm(const ct_kernel_ctx *c, int perm[CT_MAX_RANK]) {
+ct_status ct__tr_perm(const ct_kernel_ctx *c, int perm[CT_MAX_RANK]) {
   const ct_attr_value *axis = &c->attr[TR_AXIS];
   const ct_tensor *xt = ct_kernel_in(c, IN_X, 0);
   int rank = xt->dims.rank;
@@ -156,21 +156,15 @@ static ct_status tr_perm(const ct_kernel_ctx *c, int perm[CT_MAX_RANK]) {
 
 static ct_status tr_infer(const ct_kernel_ctx *c) {
   int perm[CT_MAX_RANK];
-  ct_status s = tr_perm(c, perm);
+  ct_status s = ct__tr_perm(c, perm);
   if (s != CT_OK) return s;
   ct_ddim x = ct_kernel_in(c, IN_X, 0)->dims, out = {.rank = x.rank};
   for (int k = 0; k < x.rank; k++) out.d[k] = x.d[perm[k]];
   return ct__k_resize(c, OUT_OUT, 0, out);
 }
 
-/* The walk over Out in memory order: its dims with extent-1 dims dropped and neighbours merged
- * where X's strides continue across them; is is each dim's stride in X. */
-typedef struct tr_plan {
-  int rank; /* at least 1 */
-  int64_t d[CT_MAX_RANK], is[CT_MAX_RANK];
-} tr_plan;
-
-static void tr_make_plan(ct_ddim x, const int perm[CT_MAX_RANK], tr_plan *p) {
+/* The walk over Out (ct__tr_plan, kernels.h). */
+void ct__tr_make_plan(ct_ddim x, const int perm[CT_MAX_RANK], ct__tr_plan *p) {
   int64_t xs[CT_MAX_RANK], st = 1;
   for (int k = x.rank - 1; k >= 0; k--) {
     xs[k] = st;
@@ -199,7 +193,7 @@ static void tr_make_plan(ct_ddim x, const int perm[CT_MAX_RANK], tr_plan *p) {
 
 /* Gathers X into Out (both n elements of type T) along the plan. */
 #define TR_COPY(NAME, T)                                                    \
-  static void NAME(T *o, const T *x, const tr_plan *p) {                    \
+  static void NAME(T *o, const T *x, const ct__tr_plan *p) {                \
     int r = p->rank;                                                        \
     int64_t inner = p->d[r - 1], st = p->is[r - 1], idx[CT_MAX_RANK] = {0}; \
     int64_t off = 0;                                                        \
@@ -224,15 +218,15 @@ TR_COPY(tr_copy64, uint64_t)
 
 static ct_status transpose_any(const ct_kernel_ctx *c) {
   int perm[CT_MAX_RANK];
-  ct_status s = tr_perm(c, perm);
+  ct_status s = ct__tr_perm(c, perm);
   if (CT__UNLIKELY(s != CT_OK)) return s;
   const ct_tensor *xt = ct_kernel_in(c, IN_X, 0);
   void *o = ct__k_out_data(c, OUT_OUT, 0, xt->dtype);
   if (CT__UNLIKELY(o == NULL)) return ct_last_status();
   if (xt->numel == 0) return CT_OK;
   const void *x = ct__k_in_data(xt);
-  tr_plan p;
-  tr_make_plan(xt->dims, perm, &p);
+  ct__tr_plan p;
+  ct__tr_make_plan(xt->dims, perm, &p);
   size_t es = ct_dtype_size(xt->dtype);
   if (p.rank == 1 && p.is[0] == 1) {
     memmove(o, x, (size_t)xt->numel * es);
