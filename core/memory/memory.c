@@ -52,6 +52,25 @@ static void domain_lock(domain *d) {
 
 static void domain_unlock(domain *d) { atomic_store_explicit(&d->lock, 0, memory_order_release); }
 
+/* Counts an allocation of nbytes (reserved bytes taken from the allocator; 0 when a pool keeps
+ * its own count) into d's stats, and a free out of them. */
+static inline void stats_alloc(domain *d, size_t nbytes, size_t reserved) {
+  domain_lock(d);
+  d->stats.allocated += nbytes;
+  d->stats.reserved += reserved;
+  d->stats.allocs++;
+  if (d->stats.allocated > d->stats.peak) d->stats.peak = d->stats.allocated;
+  domain_unlock(d);
+}
+
+static inline void stats_free(domain *d, size_t nbytes, size_t reserved) {
+  domain_lock(d);
+  d->stats.allocated -= nbytes;
+  d->stats.reserved -= reserved;
+  d->stats.frees++;
+  domain_unlock(d);
+}
+
 ct_status ct__place_check(ct_place place, const char *what) {
   char p[CT__PLACE_STR_CAP];
   if (!ct__place_valid(place)) {
@@ -149,12 +168,7 @@ static inline __attribute__((always_inline)) ct__block *block_alloc_from(
   b->release = NULL;
   b->release_ctx = NULL;
 
-  domain_lock(d);
-  d->stats.allocated += nbytes;
-  d->stats.reserved += reserved;
-  d->stats.allocs++;
-  if (d->stats.allocated > d->stats.peak) d->stats.peak = d->stats.allocated;
-  domain_unlock(d);
+  stats_alloc(d, nbytes, reserved);
   return b;
 }
 
@@ -190,11 +204,7 @@ static CT__COLD ct__block *block_alloc_device(ct_place place, size_t nbytes) {
   b->release = NULL;
   b->release_ctx = NULL;
 
-  domain_lock(d);
-  d->stats.allocated += nbytes;
-  d->stats.allocs++;
-  if (d->stats.allocated > d->stats.peak) d->stats.peak = d->stats.allocated;
-  domain_unlock(d);
+  stats_alloc(d, nbytes, 0); /* the pool counts its reserved bytes */
   return b;
 }
 
@@ -218,12 +228,7 @@ static inline __attribute__((always_inline)) ct__block *block_alloc_host(size_t 
   b->release = NULL;
   b->release_ctx = NULL;
   domain *d = &host_domain;
-  domain_lock(d);
-  d->stats.allocated += nbytes;
-  d->stats.reserved += reserved;
-  d->stats.allocs++;
-  if (d->stats.allocated > d->stats.peak) d->stats.peak = d->stats.allocated;
-  domain_unlock(d);
+  stats_alloc(d, nbytes, reserved);
   return b;
 }
 
@@ -283,11 +288,7 @@ ct__block *ct__block_wrap(void *ptr, size_t nbytes, ct_place place, void (*relea
 /* Returns an allocator-made block's memory and counts it out of d. */
 static inline __attribute__((always_inline)) void block_free_to(domain *d, ct__block *b) {
   b->allocator.free(b->allocator.ctx, b->ptr, b->reserved);
-  domain_lock(d);
-  d->stats.allocated -= b->nbytes;
-  d->stats.reserved -= b->reserved;
-  d->stats.frees++;
-  domain_unlock(d);
+  stats_free(d, b->nbytes, b->reserved);
 }
 
 static CT__COLD void block_free_device(ct__block *b) {
@@ -297,21 +298,14 @@ static CT__COLD void block_free_device(ct__block *b) {
     return;
   }
   ct__cuda_release(b->place.device, b->handle); /* the pool counts its reserved bytes */
-  domain_lock(d);
-  d->stats.allocated -= b->nbytes;
-  d->stats.frees++;
-  domain_unlock(d);
+  stats_free(d, b->nbytes, 0);
 }
 
 void ct__block_free_last(ct__block *b) {
   if (CT__LIKELY(b->coalloc)) {
     domain *d = &host_domain;
     size_t reserved = b->reserved;
-    domain_lock(d);
-    d->stats.allocated -= b->nbytes;
-    d->stats.reserved -= reserved;
-    d->stats.frees++;
-    domain_unlock(d);
+    stats_free(d, b->nbytes, reserved);
     ct__host_allocator.free(NULL, b, CT__BLOCK_HEADER + reserved);
     return;
   }
