@@ -227,7 +227,11 @@ static ct_status sm_infer(const ct_kernel_ctx *c) {
 }
 
 /* X seen as [outer, n, inner] around the axis; each of the outer x inner rows of n elements,
- * stride inner apart, is normalised on its own. A: the type exp values are summed in. */
+ * stride inner apart, is normalised on its own. The rows are taken SM_COLS at a time, so each
+ * pass walks contiguous memory (inner elements apart row after row) instead of striding down
+ * one column; every row still sees its elements in the same order, so the result is the same
+ * bit for bit. A: the type exp values are summed in. */
+#define SM_COLS 64
 #define SM_KERNEL(NAME, T, A, EXP)                                                       \
   static ct_status NAME(const ct_kernel_ctx *c) {                                        \
     const ct_tensor *xt = ct_kernel_in(c, IN_X, 0);                                      \
@@ -245,20 +249,35 @@ static ct_status sm_infer(const ct_kernel_ctx *c) {
       if (k > axis) inner *= xt->dims.d[k];                                              \
     }                                                                                    \
     for (int64_t a = 0; a < outer; a++) {                                                \
-      for (int64_t b = 0; b < inner; b++) {                                              \
-        const T *xr = x + a * n * inner + b;                                             \
-        T *orow = o + a * n * inner + b;                                                 \
-        T mx = xr[0];                                                                    \
+      for (int64_t b0 = 0; b0 < inner; b0 += SM_COLS) {                                  \
+        int64_t w = inner - b0 < SM_COLS ? inner - b0 : SM_COLS;                         \
+        const T *xs = x + a * n * inner + b0;                                            \
+        T *os = o + a * n * inner + b0;                                                  \
+        T mx[SM_COLS];                                                                   \
+        A sum[SM_COLS];                                                                  \
+        for (int64_t j = 0; j < w; j++) {                                                \
+          mx[j] = xs[j];                                                                 \
+          sum[j] = 0;                                                                    \
+        }                                                                                \
         for (int64_t i = 1; i < n; i++) {                                                \
-          if (xr[i * inner] > mx || xr[i * inner] != xr[i * inner]) mx = xr[i * inner];  \
+          const T *xr = xs + i * inner;                                                  \
+          for (int64_t j = 0; j < w; j++) {                                              \
+            if (xr[j] > mx[j] || xr[j] != xr[j]) mx[j] = xr[j];                          \
+          }                                                                              \
         }                                                                                \
-        A sum = 0;                                                                       \
         for (int64_t i = 0; i < n; i++) {                                                \
-          T e = EXP(xr[i * inner] - mx);                                                 \
-          orow[i * inner] = e;                                                           \
-          sum += (A)e;                                                                   \
+          const T *xr = xs + i * inner;                                                  \
+          T *orow = os + i * inner;                                                      \
+          for (int64_t j = 0; j < w; j++) {                                              \
+            T e = EXP(xr[j] - mx[j]);                                                    \
+            orow[j] = e;                                                                 \
+            sum[j] += (A)e;                                                              \
+          }                                                                              \
         }                                                                                \
-        for (int64_t i = 0; i < n; i++) orow[i * inner] = (T)((A)orow[i * inner] / sum); \
+        for (int64_t i = 0; i < n; i++) {                                                \
+          T *orow = os + i * inner;                                                      \
+          for (int64_t j = 0; j < w; j++) orow[j] = (T)((A)orow[j] / sum[j]);            \
+        }                                                                                \
       }                                                                                  \
     }                                                                                    \
     return CT_OK;                                                                        \
