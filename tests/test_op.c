@@ -196,10 +196,8 @@ START_TEST(input_without_memory_is_uninitialized) {
   ct_op *op = binary("elementwise_add", "a", "b", "c");
   ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_UNINITIALIZED);
   HAS(ct_last_error(), "input Y variable 'b' holds a tensor without memory");
-  ck_assert_ptr_null(ct_var_get_tensor(ct_scope_find_var(s, "c")) == NULL
-                         ? NULL
-                         : ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "c")),
-                                          CT_FLOAT32));
+  /* The output was created but nothing was written into it. */
+  ck_assert(!ct_tensor_has_memory(ct_var_get_tensor(ct_scope_find_var(s, "c"))));
   ct_op_free(op);
   ct_scope_free(s);
 }

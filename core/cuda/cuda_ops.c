@@ -153,20 +153,16 @@ static ct_status copy_d2d(const ct_kernel_ctx *c, void *o, const void *x, size_t
  * the GPU converts. */
 static ct_status cast_cu(const ct_kernel_ctx *c) {
   const ct_tensor *xt = ct_kernel_in(c, IN_X, 0);
-  int64_t to = c->attr[0].u.i;
-  if (!ct__dtype_valid((ct_dtype)to) || to != (int64_t)(ct_dtype)to) {
-    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
-                          "attribute 'dtype' is %lld, not a ct_dtype: use CT_BOOL .. CT_FLOAT64",
-                          (long long)to);
-  }
-  if (!float_type(to) || !float_type(xt->dtype)) {
+  ct_dtype dt;
+  ct_status st = ct__k_attr_dtype(c, 0, &dt);
+  if (st != CT_OK) return st;
+  if (!float_type(dt) || !float_type(xt->dtype)) {
     return ct_kernel_fail(c, CT_ERR_UNSUPPORTED,
                           "cast of input X variable '%s' from %s to %s: on CUDA, cast converts "
                           "between float32, float16 and bfloat16 only; cast on the CPU",
                           ct_kernel_in_name(c, IN_X, 0), ct_dtype_name(xt->dtype),
-                          ct_dtype_name((ct_dtype)to));
+                          ct_dtype_name(dt));
   }
-  ct_dtype dt = (ct_dtype)to;
   void *o = ct__k_out_data(c, OUT_OUT, 0, dt);
   if (CT__UNLIKELY(o == NULL)) return ct_last_status();
   const void *x = ct__k_in_data(xt);

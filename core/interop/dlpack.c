@@ -332,10 +332,6 @@ ct_status ct_tensor_from_dlpack(ct_tensor *t, DLManagedTensor *m) {
   }
   s = ct__place_check(place, WHAT);
   if (s != CT_OK) return s;
-  /* No bytes may come as NULL data; point at a placeholder so ct_tensor_data succeeds on it, as
-   * ct_tensor_wrap does. */
-  static char empty_buffer[1];
-  if (ptr == NULL) ptr = empty_buffer;
   ct__block *b = ct__block_wrap(ptr, nbytes, place, import_release, m);
   if (b == NULL) {
     return ct__error(CT_ERR_OUT_OF_MEMORY,
@@ -343,10 +339,6 @@ ct_status ct_tensor_from_dlpack(ct_tensor *t, DLManagedTensor *m) {
                      "DLManagedTensor is still the caller's",
                      desc);
   }
-  ct__block_release(t->block);
-  t->block = b;
-  t->offset = 0;
-  ct__tensor_set_dims(t, dims, numel);
-  t->dtype = dtype;
+  ct__tensor_adopt(t, b, dims, numel, dtype);
   return CT_OK;
 }

@@ -145,6 +145,34 @@ ct_status ct_set_allocator(ct_place place, const ct_allocator *a) {
   return CT_OK;
 }
 
+/* nbytes rounded up to a multiple of the power of two g; a zero-byte request still takes g. */
+static inline size_t round_up(size_t nbytes, size_t g) {
+  return nbytes == 0 ? g : (nbytes + g - 1) & ~(g - 1);
+}
+
+/* Fills in a new block header (refs 1): what every kind of block starts from. a: the allocator
+ * the memory goes back to (NULL: none, or the device's pool). */
+static inline __attribute__((always_inline)) void block_init(ct__block *b, ct_place place,
+                                                             void *ptr, size_t nbytes,
+                                                             size_t reserved,
+                                                             const ct_allocator *a) {
+  atomic_init(&b->refs, 1);
+  b->external = false;
+  b->coalloc = false;
+  b->place = place;
+  b->ptr = ptr;
+  b->nbytes = nbytes;
+  b->reserved = reserved;
+  if (a != NULL) {
+    b->allocator = *a;
+  } else {
+    memset(&b->allocator, 0, sizeof b->allocator);
+  }
+  b->handle = NULL;
+  b->release = NULL;
+  b->release_ctx = NULL;
+}
+
 /* A block of nbytes from allocator a, counted in d with `reserved` bytes taken. */
 static inline __attribute__((always_inline)) ct__block *block_alloc_from(
     domain *d, const ct_allocator *a, ct_place place, size_t nbytes, size_t reserved,
@@ -156,18 +184,7 @@ static inline __attribute__((always_inline)) ct__block *block_alloc_from(
     ct__free(b, sizeof *b);
     return NULL;
   }
-  atomic_init(&b->refs, 1);
-  b->external = false;
-  b->coalloc = false;
-  b->place = place;
-  b->ptr = ptr;
-  b->nbytes = nbytes;
-  b->reserved = reserved;
-  b->allocator = *a;
-  b->handle = NULL;
-  b->release = NULL;
-  b->release_ctx = NULL;
-
+  block_init(b, place, ptr, nbytes, reserved, a);
   stats_alloc(d, nbytes, reserved);
   return b;
 }
@@ -176,33 +193,24 @@ static inline __attribute__((always_inline)) ct__block *block_alloc_from(
 static CT__COLD ct__block *block_alloc_device(ct_place place, size_t nbytes) {
   domain *d = device_domain(place);
   if (place.kind == CT_DEVICE_CUDA_HOST) {
-    size_t reserved = nbytes == 0 ? CT__BLOCK_ALIGN
-                                  : (nbytes + CT__BLOCK_ALIGN - 1) & ~(CT__BLOCK_ALIGN - 1);
-    return block_alloc_from(d, domain_allocator(d), place, nbytes, reserved, CT__BLOCK_ALIGN);
+    return block_alloc_from(d, domain_allocator(d), place, nbytes,
+                            round_up(nbytes, CT__BLOCK_ALIGN), CT__BLOCK_ALIGN);
   }
-  size_t reserved = nbytes == 0 ? CT__CUDA_BLOCK_ROUND
-                                : (nbytes + CT__CUDA_BLOCK_ROUND - 1) & ~(CT__CUDA_BLOCK_ROUND - 1);
+  size_t reserved = round_up(nbytes, CT__CUDA_BLOCK_ROUND);
   const ct_allocator *a = domain_allocator(d);
   if (a != NULL) return block_alloc_from(d, a, place, nbytes, reserved, CT__CUDA_BLOCK_ALIGN);
 
   /* The device's caching pool: it keeps the reserved count itself. */
   ct__block *b = ct__alloc(sizeof *b);
   if (b == NULL) return NULL;
-  void *ptr = ct__cuda_alloc(place.device, reserved, &b->handle);
+  void *handle = NULL;
+  void *ptr = ct__cuda_alloc(place.device, reserved, &handle);
   if (ptr == NULL) {
     ct__free(b, sizeof *b);
     return NULL;
   }
-  atomic_init(&b->refs, 1);
-  b->external = false;
-  b->coalloc = false;
-  b->place = place;
-  b->ptr = ptr;
-  b->nbytes = nbytes;
-  b->reserved = reserved;
-  memset(&b->allocator, 0, sizeof b->allocator);
-  b->release = NULL;
-  b->release_ctx = NULL;
+  block_init(b, place, ptr, nbytes, reserved, NULL);
+  b->handle = handle;
 
   stats_alloc(d, nbytes, 0); /* the pool counts its reserved bytes */
   return b;
@@ -216,25 +224,15 @@ static inline __attribute__((always_inline)) ct__block *block_alloc_host(size_t 
   char *mem = ct__host_allocator.alloc(NULL, CT__BLOCK_HEADER + reserved, CT__BLOCK_ALIGN);
   if (CT__UNLIKELY(mem == NULL)) return NULL;
   ct__block *b = (ct__block *)(void *)mem;
-  atomic_init(&b->refs, 1);
-  b->external = false;
+  block_init(b, ct_cpu(), mem + CT__BLOCK_HEADER, nbytes, reserved, NULL);
   b->coalloc = true;
-  b->place = ct_cpu();
-  b->ptr = mem + CT__BLOCK_HEADER;
-  b->nbytes = nbytes;
-  b->reserved = reserved;
-  memset(&b->allocator, 0, sizeof b->allocator);
-  b->handle = NULL;
-  b->release = NULL;
-  b->release_ctx = NULL;
-  domain *d = &host_domain;
-  stats_alloc(d, nbytes, reserved);
+  stats_alloc(&host_domain, nbytes, reserved);
   return b;
 }
 
 ct__block *ct__block_alloc(ct_place place, size_t nbytes) {
   if (CT__UNLIKELY(place.kind != CT_DEVICE_CPU)) return block_alloc_device(place, nbytes);
-  size_t reserved = nbytes == 0 ? CT__BLOCK_ALIGN : (nbytes + CT__BLOCK_ALIGN - 1) & ~(CT__BLOCK_ALIGN - 1);
+  size_t reserved = round_up(nbytes, CT__BLOCK_ALIGN);
   if (CT__LIKELY(host_domain.allocator.alloc == NULL)) return block_alloc_host(nbytes, reserved);
   return block_alloc_from(&host_domain, &host_domain.allocator, place, nbytes, reserved,
                           CT__BLOCK_ALIGN);
@@ -266,20 +264,17 @@ ct_status ct__block_oom(const char *what, ct_place place, size_t nbytes) {
 
 ct__block *ct__block_wrap(void *ptr, size_t nbytes, ct_place place, void (*release)(void *),
                           void *ctx) {
+  /* An empty buffer may come as NULL: the block points at a placeholder instead, so a tensor's
+   * data is a non-NULL pointer like any other (and no NULL + 0 is ever computed). */
+  static char empty_buffer[1];
+  if (ptr == NULL) ptr = empty_buffer;
   ct__block *b = ct__alloc(sizeof *b);
   if (b == NULL) {
     return ct__error_null(CT_ERR_OUT_OF_MEMORY,
                           "ct_tensor_wrap: out of host memory for a block header: free some tensors");
   }
-  atomic_init(&b->refs, 1);
+  block_init(b, place, ptr, nbytes, 0, NULL);
   b->external = true;
-  b->coalloc = false;
-  b->place = place;
-  b->ptr = ptr;
-  b->nbytes = nbytes;
-  b->reserved = 0;
-  memset(&b->allocator, 0, sizeof b->allocator);
-  b->handle = NULL;
   b->release = release;
   b->release_ctx = ctx;
   return b;

@@ -47,8 +47,9 @@ ct__block *ct__block_alloc(ct_place place, size_t nbytes);
  * CT_ERR_DEVICE that made a CUDA-place allocation fail); returns it. */
 ct_status ct__block_oom(const char *what, ct_place place, size_t nbytes);
 
-/* A block over caller memory (refs 1); not counted in stats. NULL with CT_ERR_OUT_OF_MEMORY
- * when the header cannot be allocated (release is then not called). */
+/* A block over caller memory (refs 1); not counted in stats. A NULL ptr (only for 0 bytes)
+ * points the block at a placeholder. NULL with CT_ERR_OUT_OF_MEMORY when the header cannot be
+ * allocated (release is then not called). */
 ct__block *ct__block_wrap(void *ptr, size_t nbytes, ct_place place, void (*release)(void *),
                           void *ctx);
 

@@ -89,7 +89,5 @@ void ct__program_set_owned(ct_program *p, bool owned);
 bool ct__program_contains(const ct_program *p, const ct_op *op);
 void ct__program_destroy(ct_program *p);
 
-/* Lets go of t's memory, keeping its dims and dtype (freeing an intermediate). */
-void ct__tensor_drop_memory(ct_tensor *t);
 
 #endif /* CORTEN_CORE_OP_IMPL_H */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "op/op_impl.h"
+#include "op/kernels/kernels.h"
 
 const char *ct_kernel_in_name(const ct_kernel_ctx *c, size_t slot, size_t i) {
   const ct__wiring *w = &c->op->in[slot];
@@ -24,12 +24,6 @@ ct_status ct_kernel_fail(const ct_kernel_ctx *c, ct_status s, const char *fmt, .
   if (vsnprintf(text, sizeof text, fmt, ap) < 0) text[0] = '\0';
   va_end(ap);
   return ct__error(s, "%s: %s", ct__op_label(c->op, label, sizeof label), text);
-}
-
-void ct__tensor_drop_memory(ct_tensor *t) {
-  ct__block_release(t->block);
-  t->block = NULL;
-  t->offset = 0;
 }
 
 void ct__prep_destroy(ct__prep *p) {
@@ -353,13 +347,8 @@ ct_status ct__prep_run(ct__prep *p) {
   }
   ct_dtype dtype = CT_FLOAT32;
   if (d->dtype_attr >= 0) {
-    int64_t v = p->op->attr[d->dtype_attr].u.i;
-    if (CT__UNLIKELY(!ct__dtype_valid((ct_dtype)v) || v != (int64_t)(ct_dtype)v)) {
-      return ct_kernel_fail(&p->ctx, CT_ERR_INVALID_ARGUMENT,
-                            "attribute '%s' is %lld, not a ct_dtype: use CT_BOOL .. CT_FLOAT64",
-                            d->attr[d->dtype_attr].name, (long long)v);
-    }
-    dtype = (ct_dtype)v;
+    ct_status s = ct__k_attr_dtype(&p->ctx, (size_t)d->dtype_attr, &dtype);
+    if (CT__UNLIKELY(s != CT_OK)) return s;
   } else if (n_in > 0 && p->tensors[0] != NULL) {
     dtype = p->tensors[0]->dtype;
   }

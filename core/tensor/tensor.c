@@ -15,9 +15,10 @@ void ct__tensor_init(ct_tensor *t) {
   t->block = NULL;
 }
 
-void ct__tensor_reset(ct_tensor *t) {
+void ct__tensor_drop_memory(ct_tensor *t) {
   ct__block_release(t->block);
-  ct__tensor_init(t);
+  t->block = NULL;
+  t->offset = 0;
 }
 
 const char *ct__tensor_label(const ct_tensor *t, char *buf, size_t cap) {
@@ -101,10 +102,8 @@ CT__COLD static void *mutable_data_slow(ct_tensor *t, ct_dtype dtype, ct_place p
    * it until the new one exists: a failed allocation then leaves the view as it was. */
   ct__block *old = b;
   if (old != NULL && ct__block_unique(old)) {
-    ct__block_release(old);
+    ct__tensor_drop_memory(t);
     old = NULL;
-    t->block = NULL;
-    t->offset = 0;
   }
   b = ct__block_alloc(place, need);
   if (b == NULL) return alloc_failed(t, dtype, place, need);
@@ -295,18 +294,18 @@ ct_status ct_tensor_wrap(ct_tensor *t, void *data, ct_ddim dims, ct_dtype dtype,
                      "ct_tensor_wrap: data is NULL for %s %s (%zu bytes): pass the buffer",
                      ct_ddim_str(dims, d, sizeof d), ct_dtype_name(dtype), nbytes);
   }
-  /* An empty buffer may come as NULL; the tensor points at a placeholder instead, so data()
-   * succeeds with a non-NULL pointer like for any other tensor (and no NULL + 0 is computed). */
-  static char empty_buffer[1];
-  if (data == NULL) data = empty_buffer;
   ct__block *b = ct__block_wrap(data, nbytes, place, release, ctx);
   if (b == NULL) return ct_last_status();
+  ct__tensor_adopt(t, b, dims, numel, dtype);
+  return CT_OK;
+}
+
+void ct__tensor_adopt(ct_tensor *t, ct__block *b, ct_ddim dims, int64_t numel, ct_dtype dtype) {
   ct__block_release(t->block);
   t->block = b;
   t->offset = 0;
   ct__tensor_set_dims(t, dims, numel);
   t->dtype = dtype;
-  return CT_OK;
 }
 
 void ct_tensor_move(ct_tensor *dst, ct_tensor *src) {

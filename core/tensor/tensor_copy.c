@@ -35,11 +35,7 @@ static ct_status assign(ct_tensor *dst, ct_ddim dims, int64_t numel, ct_dtype dt
      * holder and it is not the source's; otherwise it stays until the copy is done, so a
      * failure leaves dst as it was. */
     int keep_old = b != NULL && (b == src.block || !ct__block_unique(b));
-    if (!keep_old) {
-      ct__block_release(b);
-      dst->block = NULL;
-      dst->offset = 0;
-    }
+    if (!keep_old) ct__tensor_drop_memory(dst);
     ct__block *nb = ct__block_alloc(dst_place, nbytes);
     if (nb == NULL) {
       ct_tensor probe = *dst;

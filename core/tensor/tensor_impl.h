@@ -17,8 +17,12 @@ struct ct_tensor {
 /* Makes t a new tensor: unset dims, no dtype, no memory. */
 void ct__tensor_init(ct_tensor *t);
 
-/* Lets go of t's memory and makes it a new tensor. */
-void ct__tensor_reset(ct_tensor *t);
+/* Makes t a view of all of block b (taking the caller's reference) with these dims and dtype,
+ * letting go of what t held: how wrap and DLPack import install a buffer. */
+void ct__tensor_adopt(ct_tensor *t, ct__block *b, ct_ddim dims, int64_t numel, ct_dtype dtype);
+
+/* Lets go of t's memory, keeping its dims and dtype (an executor freeing an intermediate). */
+void ct__tensor_drop_memory(ct_tensor *t);
 
 /* "tensor [2,3] float32" (or "tensor unset undefined") into buf, for messages. */
 const char *ct__tensor_label(const ct_tensor *t, char *buf, size_t cap);

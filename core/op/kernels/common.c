@@ -38,6 +38,17 @@ ct_status ct__k_check_dtype(const ct_kernel_ctx *c, size_t slot, size_t i, ct_dt
                         ct_kernel_in_name(c, 0, 0), ct_dtype_name(want));
 }
 
+ct_status ct__k_attr_dtype(const ct_kernel_ctx *c, size_t a, ct_dtype *out) {
+  int64_t v = c->attr[a].u.i;
+  if (CT__UNLIKELY(!ct__dtype_valid((ct_dtype)v) || v != (int64_t)(ct_dtype)v)) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                          "attribute '%s' is %lld, not a ct_dtype: use CT_BOOL .. CT_FLOAT64",
+                          c->op->def->attr[a].name, (long long)v);
+  }
+  *out = (ct_dtype)v;
+  return CT_OK;
+}
+
 ct_status ct__k_broadcast(const ct_kernel_ctx *c, ct_ddim a, ct_ddim b, ct_ddim *out) {
   int r = a.rank > b.rank ? a.rank : b.rank;
   out->rank = r;
@@ -75,6 +86,11 @@ ct_status ct__k_axis(const ct_kernel_ctx *c, const char *attr, int64_t axis, int
   *out = (int)(axis < 0 ? axis + n : axis);
   return CT_OK;
 }
+
+const ct_slot_def ct__slot_x[1] = {{"X", 0}};
+const ct_slot_def ct__slot_xy[2] = {{"X", 0}, {"Y", 0}};
+const ct_slot_def ct__slot_xs[1] = {{"X", CT_SLOT_MANY}};
+const ct_slot_def ct__slot_out[1] = {{"Out", 0}};
 
 /* Out of memory at registration leaves the op unregistered (ct_op_new then reports it missing);
  * any other failure is a mistake in corten's own definitions. */

@@ -166,20 +166,16 @@ BINARY_KERNEL(div_i64_raw, int64_t, b == -1 ? WRAP(uint64_t, int64_t, 0, -, a) :
 DIV_INT_KERNEL(div_i32, int32_t)
 DIV_INT_KERNEL(div_i64, int64_t)
 
-static const ct_slot_def binary_in[] = {{"X", 0}, {"Y", 0}};
-static const ct_slot_def one_out[] = {{"Out", 0}};
-static const ct_slot_def one_in[] = {{"X", 0}};
-
-static void register_binary(const char *type, ct_kernel_fn f32, ct_kernel_fn f64, ct_kernel_fn i32,
+/* Registers an op type X[, Y] -> Out without attributes, with kernels for float32, float64 and
+ * (when given) int32, int64. */
+static void register_simple(const char *type, bool binary, ct_infer_shape_fn infer,
+                            ct_kernel_fn f32, ct_kernel_fn f64, ct_kernel_fn i32,
                             ct_kernel_fn i64) {
-  ct_op_def def = {.type = type, .inputs = binary_in, .n_inputs = 2, .outputs = one_out,
-                   .n_outputs = 1, .infer_shape = binary_infer};
-  ct_kernel_fn fns[CT__N_DTYPES] = {0};
-  fns[CT_FLOAT32] = f32;
-  fns[CT_FLOAT64] = f64;
-  fns[CT_INT32] = i32;
-  fns[CT_INT64] = i64;
-  ct__register_cpu(&def, fns);
+  ct_op_def def = {.type = type, .inputs = binary ? ct__slot_xy : ct__slot_x,
+                   .n_inputs = binary ? 2 : 1, .outputs = ct__slot_out, .n_outputs = 1,
+                   .infer_shape = infer};
+  ct__register_cpu(&def, CT__KERNELS([CT_FLOAT32] = f32, [CT_FLOAT64] = f64, [CT_INT32] = i32,
+                                     [CT_INT64] = i64));
 }
 
 /* ---- Unary ------------------------------------------------------------------------------------ */
@@ -213,18 +209,6 @@ UNARY_KERNEL(exp_f32, float, expf(a))
 UNARY_KERNEL(exp_f64, double, exp(a))
 UNARY_KERNEL(log_f32, float, logf(a))
 UNARY_KERNEL(log_f64, double, log(a))
-
-static void register_unary(const char *type, ct_kernel_fn f32, ct_kernel_fn f64, ct_kernel_fn i32,
-                           ct_kernel_fn i64) {
-  ct_op_def def = {.type = type, .inputs = one_in, .n_inputs = 1, .outputs = one_out,
-                   .n_outputs = 1, .infer_shape = same_dims_infer};
-  ct_kernel_fn fns[CT__N_DTYPES] = {0};
-  fns[CT_FLOAT32] = f32;
-  fns[CT_FLOAT64] = f64;
-  fns[CT_INT32] = i32;
-  fns[CT_INT64] = i64;
-  ct__register_cpu(&def, fns);
-}
 
 /* ---- scale: Out = scale * X + bias (or scale * (X + bias) when bias_after_scale is false) ---- */
 
@@ -318,13 +302,9 @@ static inline void store_elem(void *p, ct_dtype t, int64_t i, double f, int64_t 
 
 static ct_status cast_any(const ct_kernel_ctx *c) {
   const ct_tensor *xt = ct_kernel_in(c, IN_X, 0);
-  int64_t to = c->attr[0].u.i;
-  if (!ct__dtype_valid((ct_dtype)to) || to != (int64_t)(ct_dtype)to) {
-    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
-                          "attribute 'dtype' is %lld, not a ct_dtype: use CT_BOOL .. CT_FLOAT64",
-                          (long long)to);
-  }
-  ct_dtype from = xt->dtype, dt = (ct_dtype)to;
+  ct_dtype from = xt->dtype, dt;
+  ct_status s = ct__k_attr_dtype(c, 0, &dt);
+  if (s != CT_OK) return s;
   void *o = ct__k_out_data(c, OUT_OUT, 0, dt);
   if (CT__UNLIKELY(o == NULL)) return ct_last_status();
   const void *x = ct__k_in_data(xt);
@@ -353,34 +333,26 @@ static ct_status assign_any(const ct_kernel_ctx *c) {
 }
 
 void ct__register_elementwise_ops(void) {
-  register_binary("elementwise_add", add_f32, add_f64, add_i32, add_i64);
-  register_binary("elementwise_sub", sub_f32, sub_f64, sub_i32, sub_i64);
-  register_binary("elementwise_mul", mul_f32, mul_f64, mul_i32, mul_i64);
-  register_binary("elementwise_div", div_f32, div_f64, div_i32, div_i64);
-  register_unary("relu", relu_f32, relu_f64, relu_i32, relu_i64);
-  register_unary("sigmoid", sigmoid_f32, sigmoid_f64, NULL, NULL);
-  register_unary("tanh", tanh_f32, tanh_f64, NULL, NULL);
-  register_unary("exp", exp_f32, exp_f64, NULL, NULL);
-  register_unary("log", log_f32, log_f64, NULL, NULL);
+  register_simple("elementwise_add", true, binary_infer, add_f32, add_f64, add_i32, add_i64);
+  register_simple("elementwise_sub", true, binary_infer, sub_f32, sub_f64, sub_i32, sub_i64);
+  register_simple("elementwise_mul", true, binary_infer, mul_f32, mul_f64, mul_i32, mul_i64);
+  register_simple("elementwise_div", true, binary_infer, div_f32, div_f64, div_i32, div_i64);
+  register_simple("relu", false, same_dims_infer, relu_f32, relu_f64, relu_i32, relu_i64);
+  register_simple("sigmoid", false, same_dims_infer, sigmoid_f32, sigmoid_f64, NULL, NULL);
+  register_simple("tanh", false, same_dims_infer, tanh_f32, tanh_f64, NULL, NULL);
+  register_simple("exp", false, same_dims_infer, exp_f32, exp_f64, NULL, NULL);
+  register_simple("log", false, same_dims_infer, log_f32, log_f64, NULL, NULL);
 
-  ct_op_def scale = {.type = "scale", .inputs = one_in, .n_inputs = 1, .outputs = one_out,
-                     .n_outputs = 1, .attrs = scale_attrs, .n_attrs = 3,
+  ct_op_def scale = {.type = "scale", .inputs = ct__slot_x, .n_inputs = 1,
+                     .outputs = ct__slot_out, .n_outputs = 1, .attrs = scale_attrs, .n_attrs = 3,
                      .infer_shape = same_dims_infer};
-  ct_kernel_fn scale_fns[CT__N_DTYPES] = {0};
-  scale_fns[CT_FLOAT32] = scale_f32;
-  scale_fns[CT_FLOAT64] = scale_f64;
-  scale_fns[CT_INT32] = scale_i32;
-  scale_fns[CT_INT64] = scale_i64;
-  ct__register_cpu(&scale, scale_fns);
-
-  ct_kernel_fn any[CT__N_DTYPES] = {0};
-  ct_op_def cast = {.type = "cast", .inputs = one_in, .n_inputs = 1, .outputs = one_out,
+  ct__register_cpu(&scale, CT__KERNELS([CT_FLOAT32] = scale_f32, [CT_FLOAT64] = scale_f64,
+                                       [CT_INT32] = scale_i32, [CT_INT64] = scale_i64));
+  ct_op_def cast = {.type = "cast", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
                     .n_outputs = 1, .attrs = cast_attrs, .n_attrs = 1,
                     .infer_shape = same_dims_infer};
-  any[0] = cast_any;
-  ct__register_cpu(&cast, any);
-  ct_op_def assign = {.type = "assign", .inputs = one_in, .n_inputs = 1, .outputs = one_out,
-                      .n_outputs = 1, .infer_shape = same_dims_infer};
-  any[0] = assign_any;
-  ct__register_cpu(&assign, any);
+  ct__register_cpu(&cast, CT__KERNELS([0] = cast_any));
+  ct_op_def assign = {.type = "assign", .inputs = ct__slot_x, .n_inputs = 1,
+                      .outputs = ct__slot_out, .n_outputs = 1, .infer_shape = same_dims_infer};
+  ct__register_cpu(&assign, CT__KERNELS([0] = assign_any));
 }

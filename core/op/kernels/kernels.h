@@ -19,6 +19,10 @@ ct_status ct__k_resize(const ct_kernel_ctx *c, size_t slot, size_t i, ct_ddim di
  * the op, slot and variable otherwise. */
 ct_status ct__k_check_dtype(const ct_kernel_ctx *c, size_t slot, size_t i, ct_dtype want);
 
+/* Int attribute a as a ct_dtype in *out; CT_ERR_INVALID_ARGUMENT naming the op and attribute
+ * when it is not one. */
+ct_status ct__k_attr_dtype(const ct_kernel_ctx *c, size_t a, ct_dtype *out);
+
 /* numpy broadcasting of a and b (trailing dims aligned; each pair equal or one of them 1) into
  * *out; CT_ERR_SHAPE naming the op and both inputs (slots 0 and 1) otherwise. */
 ct_status ct__k_broadcast(const ct_kernel_ctx *c, ct_ddim a, ct_ddim b, ct_ddim *out);
@@ -40,6 +44,12 @@ void ct__register_rnn_ops(void);
 /* Registers def and its CPU kernels (fns[dtype] for each dtype with one; fns[0] for any
  * dtype). A failure here is a bug in corten's own definitions, so it aborts. */
 void ct__register_cpu(const ct_op_def *def, const ct_kernel_fn fns[CT__N_DTYPES]);
+
+/* A kernel table for ct__register_cpu, by dtype: CT__KERNELS([CT_FLOAT32] = f, [0] = any). */
+#define CT__KERNELS(...) ((const ct_kernel_fn[CT__N_DTYPES]){__VA_ARGS__})
+
+/* The slots most op types have: X; X and Y; X taking many variables; Out. */
+extern const ct_slot_def ct__slot_x[1], ct__slot_xy[2], ct__slot_xs[1], ct__slot_out[1];
 
 /* ---- Shared with the CUDA kernels (core/cuda/cuda_ops.c), so both places plan alike ---------- */
 

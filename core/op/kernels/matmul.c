@@ -141,18 +141,14 @@ static ct_status mm_infer(const ct_kernel_ctx *c) {
 MM_KERNEL(matmul_f32, float, cblas_sgemm)
 MM_KERNEL(matmul_f64, double, cblas_dgemm)
 
-static const ct_slot_def mm_in[] = {{"X", 0}, {"Y", 0}};
-static const ct_slot_def mm_out[] = {{"Out", 0}};
 static const ct_attr_def mm_attrs[] = {
     {"transpose_x", {.type = CT_ATTR_BOOL, .u.b = false}, false},
     {"transpose_y", {.type = CT_ATTR_BOOL, .u.b = false}, false},
 };
 
 void ct__register_matmul_ops(void) {
-  ct_op_def def = {.type = "matmul", .inputs = mm_in, .n_inputs = 2, .outputs = mm_out,
-                   .n_outputs = 1, .attrs = mm_attrs, .n_attrs = 2, .infer_shape = mm_infer};
-  ct_kernel_fn fns[CT__N_DTYPES] = {0};
-  fns[CT_FLOAT32] = matmul_f32;
-  fns[CT_FLOAT64] = matmul_f64;
-  ct__register_cpu(&def, fns);
+  ct_op_def def = {.type = "matmul", .inputs = ct__slot_xy, .n_inputs = 2,
+                   .outputs = ct__slot_out, .n_outputs = 1, .attrs = mm_attrs, .n_attrs = 2,
+                   .infer_shape = mm_infer};
+  ct__register_cpu(&def, CT__KERNELS([CT_FLOAT32] = matmul_f32, [CT_FLOAT64] = matmul_f64));
 }

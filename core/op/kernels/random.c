@@ -270,26 +270,21 @@ static const ct_attr_def gaussian_attrs[] = {
     {"dtype", {.type = CT_ATTR_INT, .u.i = CT_FLOAT32}, false},
 };
 
-static const ct_slot_def out_slot[] = {{"Out", 0}};
+/* The float dtypes random values come in. */
+#define FLOAT_KERNELS(fn) \
+  CT__KERNELS([CT_FLOAT32] = fn, [CT_FLOAT64] = fn, [CT_FLOAT16] = fn, [CT_BFLOAT16] = fn)
 
 void ct__register_random_ops(void) {
-  ct_kernel_fn fns[CT__N_DTYPES] = {0};
-  ct_op_def fill = {.type = "fill_constant", .outputs = out_slot, .n_outputs = 1,
+  ct_op_def fill = {.type = "fill_constant", .outputs = ct__slot_out, .n_outputs = 1,
                     .attrs = fill_attrs, .n_attrs = 3, .infer_shape = shape_infer,
                     .dtype_attr = "dtype"};
-  fns[0] = fill_constant;
-  ct__register_cpu(&fill, fns);
-
-  ct_op_def uni = {.type = "uniform_random", .outputs = out_slot, .n_outputs = 1,
+  ct__register_cpu(&fill, CT__KERNELS([0] = fill_constant));
+  ct_op_def uni = {.type = "uniform_random", .outputs = ct__slot_out, .n_outputs = 1,
                    .attrs = uniform_attrs, .n_attrs = 5, .infer_shape = shape_infer,
                    .dtype_attr = "dtype"};
-  fns[0] = NULL;
-  fns[CT_FLOAT32] = fns[CT_FLOAT64] = fns[CT_FLOAT16] = fns[CT_BFLOAT16] = uniform_random;
-  ct__register_cpu(&uni, fns);
-
-  ct_op_def gauss = {.type = "gaussian_random", .outputs = out_slot, .n_outputs = 1,
+  ct__register_cpu(&uni, FLOAT_KERNELS(uniform_random));
+  ct_op_def gauss = {.type = "gaussian_random", .outputs = ct__slot_out, .n_outputs = 1,
                      .attrs = gaussian_attrs, .n_attrs = 5, .infer_shape = shape_infer,
                      .dtype_attr = "dtype"};
-  fns[CT_FLOAT32] = fns[CT_FLOAT64] = fns[CT_FLOAT16] = fns[CT_BFLOAT16] = gaussian_random;
-  ct__register_cpu(&gauss, fns);
+  ct__register_cpu(&gauss, FLOAT_KERNELS(gaussian_random));
 }

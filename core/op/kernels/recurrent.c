@@ -420,9 +420,7 @@ static const ct_attr_def rnn_attrs[] = {
 void ct__register_rnn_ops(void) {
   ct_op_def def = {.type = "recurrent", .inputs = rnn_in, .n_inputs = 3, .outputs = rnn_out,
                    .n_outputs = 3, .attrs = rnn_attrs, .n_attrs = 6};
-  ct_kernel_fn any[CT__N_DTYPES] = {0};
-  any[0] = recurrent_any;
-  ct__register_cpu(&def, any);
+  ct__register_cpu(&def, CT__KERNELS([0] = recurrent_any));
 #ifdef CORTEN_HAVE_CUDA
   /* The op itself only slices, shares and copies through place-aware calls, and runs the step
    * program at the op's place: the same function serves a CUDA place (the step ops need CUDA

@@ -290,38 +290,20 @@ static const ct_attr_def sm_attrs[] = {{"axis", {.type = CT_ATTR_INT, .u.i = -1}
 
 /* ---- Registration ---------------------------------------------------------------------------- */
 
-static const ct_slot_def many_in[] = {{"X", CT_SLOT_MANY}};
-static const ct_slot_def one_in[] = {{"X", 0}};
-static const ct_slot_def one_out[] = {{"Out", 0}};
-
 void ct__register_reduce_ops(void) {
-  ct_kernel_fn fns[CT__N_DTYPES] = {0};
-  ct_op_def sum = {.type = "sum", .inputs = many_in, .n_inputs = 1, .outputs = one_out,
+  ct_op_def sum = {.type = "sum", .inputs = ct__slot_xs, .n_inputs = 1, .outputs = ct__slot_out,
                    .n_outputs = 1, .infer_shape = sum_infer};
-  fns[CT_FLOAT32] = sum_f32;
-  fns[CT_FLOAT64] = sum_f64;
-  fns[CT_INT32] = sum_i32;
-  fns[CT_INT64] = sum_i64;
-  ct__register_cpu(&sum, fns);
-
-  ct_op_def rs = {.type = "reduce_sum", .inputs = one_in, .n_inputs = 1, .outputs = one_out,
-                  .n_outputs = 1, .attrs = rs_attrs, .n_attrs = 2, .infer_shape = rs_infer};
-  fns[CT_FLOAT32] = rs_f32;
-  fns[CT_FLOAT64] = rs_f64;
-  fns[CT_INT32] = rs_i32;
-  fns[CT_INT64] = rs_i64;
-  ct__register_cpu(&rs, fns);
-
-  ct_kernel_fn ffns[CT__N_DTYPES] = {0};
-  ct_op_def mean = {.type = "mean", .inputs = one_in, .n_inputs = 1, .outputs = one_out,
+  ct__register_cpu(&sum, CT__KERNELS([CT_FLOAT32] = sum_f32, [CT_FLOAT64] = sum_f64,
+                                     [CT_INT32] = sum_i32, [CT_INT64] = sum_i64));
+  ct_op_def rs = {.type = "reduce_sum", .inputs = ct__slot_x, .n_inputs = 1,
+                  .outputs = ct__slot_out, .n_outputs = 1, .attrs = rs_attrs, .n_attrs = 2,
+                  .infer_shape = rs_infer};
+  ct__register_cpu(&rs, CT__KERNELS([CT_FLOAT32] = rs_f32, [CT_FLOAT64] = rs_f64,
+                                    [CT_INT32] = rs_i32, [CT_INT64] = rs_i64));
+  ct_op_def mean = {.type = "mean", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
                     .n_outputs = 1, .infer_shape = mean_infer};
-  ffns[CT_FLOAT32] = mean_f32;
-  ffns[CT_FLOAT64] = mean_f64;
-  ct__register_cpu(&mean, ffns);
-
-  ct_op_def sm = {.type = "softmax", .inputs = one_in, .n_inputs = 1, .outputs = one_out,
+  ct__register_cpu(&mean, CT__KERNELS([CT_FLOAT32] = mean_f32, [CT_FLOAT64] = mean_f64));
+  ct_op_def sm = {.type = "softmax", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
                   .n_outputs = 1, .attrs = sm_attrs, .n_attrs = 1, .infer_shape = sm_infer};
-  ffns[CT_FLOAT32] = sm_f32;
-  ffns[CT_FLOAT64] = sm_f64;
-  ct__register_cpu(&sm, ffns);
+  ct__register_cpu(&sm, CT__KERNELS([CT_FLOAT32] = sm_f32, [CT_FLOAT64] = sm_f64));
 }

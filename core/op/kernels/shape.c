@@ -319,26 +319,17 @@ static const ct_attr_def cc_attrs[] = {{"axis", {.type = CT_ATTR_INT, .u.i = 0},
 
 /* ---- Registration ---------------------------------------------------------------------------- */
 
-static const ct_slot_def one_in[] = {{"X", 0}};
-static const ct_slot_def many_in[] = {{"X", CT_SLOT_MANY}};
-static const ct_slot_def one_out[] = {{"Out", 0}};
-
 void ct__register_shape_ops(void) {
-  ct_kernel_fn fns[CT__N_DTYPES] = {0};
-  ct_op_def reshape = {.type = "reshape", .inputs = one_in, .n_inputs = 1, .outputs = one_out,
-                       .n_outputs = 1, .attrs = reshape_attrs, .n_attrs = 1,
-                       .infer_shape = reshape_infer};
-  fns[0] = ct__reshape_kernel;
-  ct__register_cpu(&reshape, fns);
-
-  ct_op_def transpose = {.type = "transpose", .inputs = one_in, .n_inputs = 1,
-                         .outputs = one_out, .n_outputs = 1, .attrs = tr_attrs, .n_attrs = 1,
+  ct_op_def reshape = {.type = "reshape", .inputs = ct__slot_x, .n_inputs = 1,
+                       .outputs = ct__slot_out, .n_outputs = 1, .attrs = reshape_attrs,
+                       .n_attrs = 1, .infer_shape = reshape_infer};
+  ct__register_cpu(&reshape, CT__KERNELS([0] = ct__reshape_kernel));
+  ct_op_def transpose = {.type = "transpose", .inputs = ct__slot_x, .n_inputs = 1,
+                         .outputs = ct__slot_out, .n_outputs = 1, .attrs = tr_attrs, .n_attrs = 1,
                          .infer_shape = tr_infer};
-  fns[0] = transpose_any;
-  ct__register_cpu(&transpose, fns);
-
-  ct_op_def concat = {.type = "concat", .inputs = many_in, .n_inputs = 1, .outputs = one_out,
-                      .n_outputs = 1, .attrs = cc_attrs, .n_attrs = 1, .infer_shape = cc_infer};
-  fns[0] = concat_any;
-  ct__register_cpu(&concat, fns);
+  ct__register_cpu(&transpose, CT__KERNELS([0] = transpose_any));
+  ct_op_def concat = {.type = "concat", .inputs = ct__slot_xs, .n_inputs = 1,
+                      .outputs = ct__slot_out, .n_outputs = 1, .attrs = cc_attrs, .n_attrs = 1,
+                      .infer_shape = cc_infer};
+  ct__register_cpu(&concat, CT__KERNELS([0] = concat_any));
 }
