@@ -96,7 +96,7 @@ const ct_op *ct_program_op(const ct_program *p, size_t i) {
 
 /* ---- Liveness -------------------------------------------------------------------------------- */
 
-/* Variables the executor created, each with its last read and last write op. */
+/* The variables ct_executor_new created: the candidates for freeing. */
 typedef struct created_set {
   ct_var **vars;
   size_t n, cap;
@@ -126,8 +126,9 @@ static bool kept(const ct_var *v, const ct_executor_options *o) {
   return false;
 }
 
-/* Whether an op of p, or of a program nested in one of them, names `name` as an input: a nested
- * program (a recurrent op's step) may read the variable through the scope's ancestors. */
+static bool nested_reads(const ct_op *op, const char *name);
+
+/* Whether an op of p names `name` as an input, directly or in a program nested in it. */
 static bool program_reads(const ct_program *p, const char *name) {
   for (size_t i = 0; i < p->n; i++) {
     const ct_op *o = p->ops[i];
@@ -136,18 +137,13 @@ static bool program_reads(const ct_program *p, const char *name) {
         if (strcmp(o->in[s].names[k], name) == 0) return true;
       }
     }
-    for (size_t a = 0; a < o->def->n_attr; a++) {
-      const ct_attr_value *v = &o->attr[a];
-      if (v->type == CT_ATTR_PROGRAM && v->u.program != NULL &&
-          program_reads(v->u.program, name)) {
-        return true;
-      }
-    }
+    if (nested_reads(o, name)) return true;
   }
   return false;
 }
 
-/* Whether one of op's program attributes reads `name`. */
+/* Whether one of op's program attributes reads `name`: a nested program (a recurrent op's step)
+ * may read the variable through the scope's ancestors. */
 static bool nested_reads(const ct_op *op, const char *name) {
   for (size_t a = 0; a < op->def->n_attr; a++) {
     const ct_attr_value *v = &op->attr[a];
@@ -159,8 +155,8 @@ static bool nested_reads(const ct_op *op, const char *name) {
 }
 
 /* For each created, unkept variable: the last op reading it (through a slot, any-type slots
- * included, or through a nested program); it is freed after that op unless
- * that op or a later one writes it (then what it holds at the end is a result). */
+ * included, or through a nested program); it is freed after that op unless that op or a later
+ * one writes it (then what it holds at the end is a result). */
 static ct_status plan_frees(ct_executor *e, const created_set *c, const ct_executor_options *o) {
   for (size_t j = 0; j < c->n; j++) {
     ct_var *v = c->vars[j];
