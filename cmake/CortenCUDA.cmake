@@ -63,14 +63,14 @@ if(CORTEN_HAVE_CUDA)
     core/cuda/cuda_device.c
     core/cuda/cuda_stream.c
     core/cuda/cuda_memory.c
-    core/cuda/cuda_ops.c)
+    ops/cuda/cuda_ops.c)
   # Device code (.cu): operator kernels join this list.
   set(CORTEN_CUDA_DEVICE_SOURCES
-    core/cuda/kernels/fill.cu
-    core/cuda/kernels/elementwise.cu
-    core/cuda/kernels/random.cu
-    core/cuda/kernels/reduce.cu
-    core/cuda/kernels/shape.cu)
+    core/cuda/fill.cu
+    ops/cuda/elementwise.cu
+    ops/cuda/random.cu
+    ops/cuda/reduce.cu
+    ops/cuda/shape.cu)
   # What the installed package files need to hand the runtime to static consumers.
   get_filename_component(CORTEN_CUDA_TOOLKIT_ROOT "${CUDAToolkit_BIN_DIR}" DIRECTORY)
   # The host stubs nvcc generates use the C++ runtime of its host compiler (libstdc++ for g++).
@@ -113,7 +113,7 @@ function(corten_cuda_link objects shared static)
     CUDA_STANDARD 17
     CUDA_STANDARD_REQUIRED ON)
   target_include_directories(corten_cuda_objects PRIVATE
-    ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/core)
+    ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/core)
   target_compile_definitions(corten_cuda_objects PRIVATE CORTEN_BUILDING)
   set(_werror "")
   if(CORTEN_WERROR)

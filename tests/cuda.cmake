@@ -33,7 +33,7 @@ set_tests_properties(cuda PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
 #           itself skipped (77). Static library: it reads the registry's kernel table.
 add_executable(test_cuda_ops test_cuda_ops.c)
 target_compile_options(test_cuda_ops PRIVATE ${CORTEN_WARNINGS})
-target_include_directories(test_cuda_ops PRIVATE ${PROJECT_SOURCE_DIR}/core)
+target_include_directories(test_cuda_ops PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/core)
 target_link_libraries(test_cuda_ops PRIVATE PkgConfig::CHECK Threads::Threads m
                       corten::corten_static)
 if(CORTEN_HAVE_CUDA)

@@ -25,10 +25,11 @@
 
 #include <corten/corten.h>
 
-#include "op/kernels/half.h"
-#include "op/op_impl.h"
+#include "ops/half.h"
+#include "ops/op_impl.h"
 #ifdef CORTEN_TEST_CUDA
-#include "cuda/cuda_ops.h"
+#include "ops/cuda/cuda_kernels.h"
+#include "ops/cuda/launch.h"
 #endif
 
 #include "harness.h"

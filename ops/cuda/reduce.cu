@@ -1,4 +1,4 @@
-/* core/cuda/kernels/reduce.cu: sum's additions, reduce_sum and mean, and softmax on the GPU, for
+/* ops/cuda/reduce.cu: sum's additions, reduce_sum and mean, and softmax on the GPU, for
  * float32 and float64.
  *
  * Written to be plainly correct rather than fast. reduce_sum and mean: one block per output
@@ -7,7 +7,7 @@
  * softmax: one thread per row, doing the CPU kernel's three passes (max, exp and sum, divide). */
 #include <math.h>
 
-#include "cuda/cuda_ops.h"
+#include "ops/cuda/launch.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-/* core/cuda/kernels/fill.cu: fills device memory with one repeated element.
+/* core/cuda/fill.cu: fills device memory with one repeated element.
  *
  * The pattern for device code in corten: a kernel template in an anonymous namespace, and a C
  * entry point (extern "C", ct__ name, hidden like every internal symbol) that picks the

@@ -1,4 +1,4 @@
-/* core/cuda/kernels/random.cu: uniform_random and gaussian_random on the GPU, bit-identical to
+/* ops/cuda/random.cu: uniform_random and gaussian_random on the GPU, bit-identical to
  * the CPU kernels in core/op/kernels/random.c.
  *
  * One thread per Philox block: four float32 / float16 / bfloat16 elements or two float64 ones,
@@ -7,9 +7,9 @@
  * CPU's own code compiled for the device; + - x / and sqrt round to nearest even on both; double
  * to float conversions round to nearest; and this file is compiled with --fmad=false, so no
  * multiply-add is fused into one rounding (the CPU build does not fuse either). */
-#include "cuda/cuda_ops.h"
-#include "op/kernels/half.h"
-#include "op/kernels/philox.h"
+#include "ops/cuda/launch.h"
+#include "ops/half.h"
+#include "ops/philox.h"
 
 namespace {
 

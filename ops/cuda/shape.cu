@@ -1,9 +1,9 @@
-/* core/cuda/kernels/shape.cu: transpose's gather and concat's row copies on the GPU, for every
+/* ops/cuda/shape.cu: transpose's gather and concat's row copies on the GPU, for every
  * dtype (elements moved by their size in bytes).
  *
  * One thread per output element (a grid-stride loop past 4096 blocks), with 64-bit index
  * arithmetic throughout. */
-#include "cuda/cuda_ops.h"
+#include "ops/cuda/launch.h"
 
 namespace {
 

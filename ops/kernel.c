@@ -1,8 +1,8 @@
-/* core/op/kernels/common.c: helpers shared by the CPU kernels, and the built-in registration. */
+/* ops/kernel.c: the helpers that the kernels of every backend share (ops/kernel.h). */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "op/kernels/kernels.h"
+#include "ops/kernel.h"
 
 void *ct__k_out_data(const ct_kernel_ctx *c, size_t slot, size_t i, ct_dtype dtype) {
   void *d = ct_tensor_mutable_data(ct_kernel_out(c, slot, i), dtype, c->place);
@@ -87,38 +87,8 @@ ct_status ct__k_axis(const ct_kernel_ctx *c, const char *attr, int64_t axis, int
   return CT_OK;
 }
 
-const ct_slot_def ct__slot_x[1] = {{"X", 0}};
-const ct_slot_def ct__slot_xy[2] = {{"X", 0}, {"Y", 0}};
-const ct_slot_def ct__slot_xs[1] = {{"X", CT_SLOT_MANY}};
-const ct_slot_def ct__slot_out[1] = {{"Out", 0}};
-
-/* Out of memory at registration leaves the op unregistered (ct_op_new then reports it missing);
- * any other failure is a mistake in corten's own definitions. */
-void ct__register_cpu(const ct_op_def *def, const ct_kernel_fn fns[CT__N_DTYPES]) {
-  if (ct__op_register(def) != CT_OK) {
-    if (ct_last_status() == CT_ERR_OUT_OF_MEMORY) return;
-    fprintf(stderr, "corten: registering built-in op '%s' failed: %s\n", def->type,
-            ct_last_error());
-    abort();
-  }
-  for (int t = 0; t < CT__N_DTYPES; t++) {
-    if (fns[t] != NULL &&
-        ct__kernel_register(def->type, CT_DEVICE_CPU, (ct_dtype)t, fns[t]) != CT_OK) {
-      fprintf(stderr, "corten: registering a kernel of '%s' failed: %s\n", def->type,
-              ct_last_error());
-      abort();
-    }
-  }
-}
-
-void ct__register_builtin_ops(void) {
-  ct__register_elementwise_ops();
-  ct__register_matmul_ops();
-  ct__register_random_ops();
-  ct__register_reduce_ops();
-  ct__register_shape_ops();
-  ct__register_rnn_ops();
-#ifdef CORTEN_HAVE_CUDA
-  ct__register_cuda_ops(); /* after the op types it adds kernels to */
-#endif
+ct_status ct__k_relabel(const ct_kernel_ctx *c) {
+  char text[512];
+  snprintf(text, sizeof text, "%s", ct_last_error());
+  return ct_kernel_fail(c, ct_last_status(), "%s", text);
 }

@@ -1,11 +1,11 @@
-/* core/op/prep.c: binding an op to the variables of a scope, and running it. Shared by ct_op_run
+/* ops/prep.c: binding an op to the variables of a scope, and running it. Shared by ct_op_run
  * (bind, run once, unbind) and the executor (bind once, run many times). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "op/kernels/kernels.h"
+#include "ops/kernel.h"
 
 const char *ct_kernel_in_name(const ct_kernel_ctx *c, size_t slot, size_t i) {
   const ct__wiring *w = &c->op->in[slot];

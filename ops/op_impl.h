@@ -1,4 +1,4 @@
-/* core/op/op_impl.h: op types in the registry, op instances, and prepared ops (an op bound to
+/* ops/op_impl.h: op types in the registry, op instances, and prepared ops (an op bound to
  * the variables of a scope), shared by the op, program and kernel files. */
 #ifndef CORTEN_CORE_OP_IMPL_H
 #define CORTEN_CORE_OP_IMPL_H
@@ -50,7 +50,7 @@ ct_status ct__op_register(const ct_op_def *def);
 ct_status ct__kernel_register(const char *type, ct_device_kind kind, ct_dtype dtype,
                               ct_kernel_fn fn);
 
-/* Registers corten's own op types and kernels (core/op/kernels); called once. */
+/* Registers corten's own op types and kernels (ops/backends.c); called once. */
 void ct__register_builtin_ops(void);
 
 /* An op bound to the variables of a scope: what one run of it needs, resolved. */

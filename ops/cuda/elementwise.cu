@@ -1,12 +1,12 @@
-/* core/cuda/kernels/elementwise.cu: elementwise_{add,sub,mul,div} with numpy broadcasting, the
+/* ops/cuda/elementwise.cu: elementwise_{add,sub,mul,div} with numpy broadcasting, the
  * float32 activations, scale and the casts between float32, float16 and bfloat16, on the GPU.
  *
  * One thread per output element (a grid-stride loop past 4096 blocks). A broadcast output index
  * is split along the plan's merged dims into the two input offsets; same-shape inputs skip
  * that. float16 and bfloat16 load into float, compute there and round once on the store, with
  * half.h's conversions, the CPU's own (compiled for the device). */
-#include "cuda/cuda_ops.h"
-#include "op/kernels/half.h"
+#include "ops/cuda/launch.h"
+#include "ops/half.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-/* core/op/kernels/philox.h: the counter-based generator Philox4x32-10 (Salmon et al., "Parallel
+/* ops/philox.h: the counter-based generator Philox4x32-10 (Salmon et al., "Parallel
  * random numbers: as easy as 1, 2, 3", SC 2011) and the mapping from its words to uniform and
  * normal values. Written once for the CPU and for CUDA device code: only integer arithmetic and
  * IEEE +, -, x, /, sqrt, which round identically on both, so a seed gives bit-identical tensors

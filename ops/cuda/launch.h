@@ -1,4 +1,4 @@
-/* core/cuda/cuda_ops.h: the launchers of the operator kernels (the .cu files of
+/* ops/cuda/launch.h: the launchers of the operator kernels (the .cu files of
  * core/cuda/kernels), called by core/cuda/cuda_ops.c (the C side: wiring, checks, allocation,
  * messages).
  *
@@ -89,10 +89,6 @@ cudaError_t ct__cu_gather(void *o, const void *x, size_t es, int64_t n, const ct
  * at element at of each row (concat's step for one input). */
 cudaError_t ct__cu_place_rows(void *o, const void *x, size_t es, int64_t outer, int64_t bx,
                               int64_t bo, int64_t at, cudaStream_t stream);
-
-/* Loads cuBLAS (once) and says whether that worked: CT_OK, or CT_ERR_DEVICE recorded with the
- * reason. The CUDA matmul loads it on first use; the tests call this without a GPU. */
-ct_status ct__cuda_cublas_available(void);
 
 #ifdef __cplusplus
 }

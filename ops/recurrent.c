@@ -1,4 +1,4 @@
-/* core/op/kernels/recurrent.c: the `recurrent` op, an RNN over step scopes.
+/* ops/recurrent.c: the `recurrent` op, an RNN over step scopes.
  *
  * One run over sequences X[T, ...]: the step scopes (a ct_scope_list in the StepScopes variable)
  * are resized to T kids of the scope the op runs in, then for each step t (T-1 down to 0 with
@@ -20,9 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "op/kernels/kernels.h"
+#include "ops/defs.h"
 #include "scope/scope_list.h"
-#include "variable/variable_impl.h"
 
 enum { IN_X, IN_INIT, IN_PARAMS };
 enum { OUT_OUT, OUT_FINAL, OUT_SCOPES };
@@ -318,16 +317,18 @@ static ct_status stack_output(rnn *r, size_t i) {
   return CT_OK;
 }
 
-/* Refuses a StepScopes variable that lives in one of its own step scopes (or below one). */
+/* Refuses a StepScopes variable that lives in one of its own step scopes (or below one). The
+ * scope holding it is the one its name resolves to from the op's scope, as the op was bound. */
 static ct_status check_home(rnn *r) {
   const ct_kernel_ctx *c = r->c;
-  const ct_var *v = ct_kernel_out_var(c, OUT_SCOPES, 0);
-  for (const ct_scope *s = v->owner; s != NULL; s = ct_scope_parent(s)) {
+  const char *name = ct_kernel_out_name(c, OUT_SCOPES, 0);
+  for (const ct_scope *s = ct_scope_find_scope(c->scope, name); s != NULL;
+       s = ct_scope_parent(s)) {
     if (ct__scope_get_list(s) == r->list) {
       return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
                             "output StepScopes variable '%s' lives in one of its own step "
                             "scopes: wire StepScopes to a variable of the scope the op runs in",
-                            ct_kernel_out_name(c, OUT_SCOPES, 0));
+                            name);
     }
   }
   return CT_OK;
@@ -379,7 +380,7 @@ static ct_status run_steps(rnn *r) {
   return CT_OK;
 }
 
-static ct_status recurrent_any(const ct_kernel_ctx *c) {
+ct_status ct__recurrent_kernel(const ct_kernel_ctx *c) {
   rnn r = {.c = c, .reverse = c->attr[A_REVERSE].u.b};
   ct_status st = names_parse(c, A_STATES, &r.states);
   if (st == CT_OK) st = names_parse(c, A_EX_STATES, &r.ex);
@@ -417,14 +418,9 @@ static const ct_attr_def rnn_attrs[] = {
     {"reverse", {.type = CT_ATTR_BOOL, .u.b = false}, false},
 };
 
-void ct__register_rnn_ops(void) {
-  ct_op_def def = {.type = "recurrent", .inputs = rnn_in, .n_inputs = 3, .outputs = rnn_out,
-                   .n_outputs = 3, .attrs = rnn_attrs, .n_attrs = 6};
-  ct__register_cpu(&def, CT__KERNELS([0] = recurrent_any));
-#ifdef CORTEN_HAVE_CUDA
-  /* The op itself only slices, shares and copies through place-aware calls, and runs the step
-   * program at the op's place: the same function serves a CUDA place (the step ops need CUDA
-   * kernels of their own). */
-  (void)ct__kernel_register("recurrent", CT_DEVICE_CUDA, CT_DTYPE_UNDEFINED, recurrent_any);
-#endif
-}
+static const ct_op_def defs[] = {
+    {.type = "recurrent", .inputs = rnn_in, .n_inputs = 3, .outputs = rnn_out, .n_outputs = 3,
+     .attrs = rnn_attrs, .n_attrs = 6},
+};
+
+const ct__def_table ct__recurrent_defs = CT__TABLE(defs);

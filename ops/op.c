@@ -1,9 +1,9 @@
-/* core/op/op.c: op instances: wiring slots to variable names and setting attributes. */
+/* ops/op.c: op instances: wiring slots to variable names and setting attributes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "op/op_impl.h"
+#include "ops/op_impl.h"
 
 static void free_value(ct_attr_value *v) {
   switch (v->type) {

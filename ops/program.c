@@ -1,4 +1,4 @@
-/* core/op/program.c: programs (lists of ops) and the executor.
+/* ops/program.c: programs (lists of ops) and the executor.
  *
  * The executor binds every op once (ct__prep_init), so a run is a loop over prepared ops with no
  * name look-up. With free_intermediates it also computes, per op, the intermediates whose last
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "op/op_impl.h"
+#include "ops/op_impl.h"
 
 struct ct_program {
   ct_op **ops;
@@ -188,7 +188,7 @@ static ct_status plan_frees(ct_executor *e, const created_set *c, const ct_execu
   return CT_OK;
 }
 
-/* ---- The executor ------------------------------------------------------------------------------ */
+/* ---- The executor ---------------------------------------------------------------------------- */
 
 ct_executor *ct_executor_new(const ct_program *p, ct_scope *scope, ct_place place) {
   return ct_executor_new_with(p, scope, place, NULL);

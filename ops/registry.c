@@ -1,4 +1,4 @@
-/* core/op/registry.c: the table of op types and their kernels.
+/* ops/registry.c: the table of op types and their kernels.
  *
  * Types are looked up by name only when an op is made (ct_op_new), under a mutex; a kernel is
  * found at run time by indexing the type's table with the device kind and dtype, an atomic
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "op/op_impl.h"
+#include "ops/op_impl.h"
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t builtins_once = PTHREAD_ONCE_INIT;

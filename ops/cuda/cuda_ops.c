@@ -1,4 +1,4 @@
-/* core/cuda/cuda_ops.c: the CUDA kernels of the built-in ops, their C side: wiring, checks,
+/* ops/cuda/cuda_ops.c: the CUDA kernels of the built-in ops, their C side: wiring, checks,
  * output allocation and messages here, device code in the .cu files of core/cuda/kernels
  * (cuda_ops.h).
  *
@@ -31,11 +31,12 @@
 
 #include <cublas_v2.h>
 
-#include "op/kernels/half.h"
-#include "op/kernels/kernels.h"
+#include "ops/half.h"
+#include "ops/defs.h"
 
 #include "cuda/cuda_impl.h"
-#include "cuda/cuda_ops.h"
+#include "ops/cuda/cuda_kernels.h"
+#include "ops/cuda/launch.h"
 
 enum { IN_X, IN_Y };
 enum { OUT_OUT };
@@ -614,49 +615,38 @@ static ct_status matmul_cu(const ct_kernel_ctx *c) {
   return st;
 }
 
-/* ---- Registration ---------------------------------------------------------------------------- */
+/* ---- The kernel table ------------------------------------------------------------------------ */
 
-static void reg(const char *type, ct_dtype dtype, ct_kernel_fn fn) {
-  if (ct__kernel_register(type, CT_DEVICE_CUDA, dtype, fn) == CT_OK) return;
-  if (ct_last_status() == CT_ERR_OUT_OF_MEMORY || ct_last_status() == CT_ERR_NOT_FOUND) {
-    return; /* the op type itself was not registered for lack of memory */
-  }
-  fprintf(stderr, "corten: registering the CUDA kernel of '%s' failed: %s\n", type,
-          ct_last_error());
-  abort();
-}
+#define HALFS(fn) CT__KERNELS([CT_FLOAT32] = fn, [CT_FLOAT16] = fn, [CT_BFLOAT16] = fn)
+#define REALS(fn) \
+  CT__KERNELS([CT_FLOAT32] = fn, [CT_FLOAT16] = fn, [CT_BFLOAT16] = fn, [CT_FLOAT64] = fn)
+#define WIDE(fn) CT__KERNELS([CT_FLOAT32] = fn, [CT_FLOAT64] = fn)
+#define F32(fn) CT__KERNELS([CT_FLOAT32] = fn)
+#define ANY(fn) CT__KERNELS([0] = fn)
 
-void ct__register_cuda_ops(void) {
-  static const ct_dtype halfs[] = {CT_FLOAT32, CT_FLOAT16, CT_BFLOAT16};
-  static const ct_dtype reals[] = {CT_FLOAT32, CT_FLOAT16, CT_BFLOAT16, CT_FLOAT64};
-  for (size_t i = 0; i < 3; i++) {
-    reg("elementwise_add", halfs[i], add_cu);
-    reg("elementwise_sub", halfs[i], sub_cu);
-    reg("elementwise_mul", halfs[i], mul_cu);
-    reg("elementwise_div", halfs[i], div_cu);
-    reg("cast", halfs[i], cast_cu);
-    reg("matmul", halfs[i], matmul_cu);
-  }
-  reg("relu", CT_FLOAT32, relu_cu);
-  reg("sigmoid", CT_FLOAT32, sigmoid_cu);
-  reg("tanh", CT_FLOAT32, tanh_cu);
-  reg("exp", CT_FLOAT32, exp_cu);
-  reg("log", CT_FLOAT32, log_cu);
-  reg("scale", CT_FLOAT32, scale_cu);
-  reg("assign", CT_DTYPE_UNDEFINED, assign_cu);
-  reg("reshape", CT_DTYPE_UNDEFINED, ct__reshape_kernel);
-  reg("fill_constant", CT_DTYPE_UNDEFINED, fill_cu);
-  for (size_t i = 0; i < 4; i++) {
-    reg("uniform_random", reals[i], uniform_cu);
-    reg("gaussian_random", reals[i], gaussian_cu);
-  }
-  static const ct_dtype wide[] = {CT_FLOAT32, CT_FLOAT64};
-  for (size_t i = 0; i < 2; i++) {
-    reg("sum", wide[i], sum_cu);
-    reg("mean", wide[i], mean_cu);
-    reg("reduce_sum", wide[i], reduce_sum_cu);
-    reg("softmax", wide[i], softmax_cu);
-  }
-  reg("transpose", CT_DTYPE_UNDEFINED, transpose_cu);
-  reg("concat", CT_DTYPE_UNDEFINED, concat_cu);
-}
+static const ct__kernel_set kernels[] = {
+    {"elementwise_add", HALFS(add_cu)},
+    {"elementwise_sub", HALFS(sub_cu)},
+    {"elementwise_mul", HALFS(mul_cu)},
+    {"elementwise_div", HALFS(div_cu)},
+    {"cast", HALFS(cast_cu)},
+    {"matmul", HALFS(matmul_cu)},
+    {"relu", F32(relu_cu)},
+    {"sigmoid", F32(sigmoid_cu)},
+    {"tanh", F32(tanh_cu)},
+    {"exp", F32(exp_cu)},
+    {"log", F32(log_cu)},
+    {"scale", F32(scale_cu)},
+    {"assign", ANY(assign_cu)},
+    {"fill_constant", ANY(fill_cu)},
+    {"uniform_random", REALS(uniform_cu)},
+    {"gaussian_random", REALS(gaussian_cu)},
+    {"sum", WIDE(sum_cu)},
+    {"mean", WIDE(mean_cu)},
+    {"reduce_sum", WIDE(reduce_sum_cu)},
+    {"softmax", WIDE(softmax_cu)},
+    {"transpose", ANY(transpose_cu)},
+    {"concat", ANY(concat_cu)},
+};
+
+const ct__kernel_table ct__cuda_kernels = CT__TABLE(kernels);

@@ -1,0 +1,11 @@
+/* ops/cpu/cpu_kernels.h: the CPU backend's kernel tables, one per op family
+ * (ops/cpu/<family>.c), registered by ops/backends.c. */
+#ifndef CORTEN_OPS_CPU_KERNELS_H
+#define CORTEN_OPS_CPU_KERNELS_H
+
+#include "ops/kernel.h"
+
+extern const ct__kernel_table ct__cpu_elementwise, ct__cpu_matmul, ct__cpu_random, ct__cpu_reduce,
+    ct__cpu_shape;
+
+#endif /* CORTEN_OPS_CPU_KERNELS_H */

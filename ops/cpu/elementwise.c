@@ -1,0 +1,274 @@
+/* ops/cpu/elementwise.c: the CPU kernels of elementwise_{add,sub,mul,div} with numpy
+ * broadcasting, the unary activations (relu, sigmoid, tanh, exp, log), scale, cast and assign.
+ *
+ * A binary op walks the broadcast plan of ops/defs/elementwise.c (ct__plan_bcast). The
+ * innermost loop is specialised for strides (1,1), (1,0) and (0,1) so the compiler vectorises it.
+ * Integer arithmetic wraps (computed unsigned) and integer division by zero is an error. */
+#include <math.h>
+#include <string.h>
+
+#include "ops/defs.h"
+#include "ops/half.h"
+
+/* ---- Broadcast walk -------------------------------------------------------------------------- */
+
+typedef ct__bcast_plan bcast_plan; /* ops/defs.h: the CUDA kernels walk the same plan */
+
+/* Calls INNER(o, x, y, n, sx, sy) over each innermost run of the plan. */
+#define BCAST_WALK(T, plan, o, x, y, INNER)                                       \
+  do {                                                                            \
+    int r_ = (plan).rank;                                                         \
+    int64_t n_ = (plan).d[r_ - 1], idx_[CT_MAX_RANK] = {0};                       \
+    int64_t ox_ = 0, oy_ = 0;                                                     \
+    T *op_ = (o);                                                                 \
+    for (;;) {                                                                    \
+      INNER(op_, (x) + ox_, (y) + oy_, n_, (plan).sx[r_ - 1], (plan).sy[r_ - 1]); \
+      op_ += n_;                                                                  \
+      int k_ = r_ - 2;                                                            \
+      for (; k_ >= 0; k_--) {                                                     \
+        ox_ += (plan).sx[k_];                                                     \
+        oy_ += (plan).sy[k_];                                                     \
+        if (++idx_[k_] < (plan).d[k_]) break;                                     \
+        ox_ -= (plan).sx[k_] * (plan).d[k_];                                      \
+        oy_ -= (plan).sy[k_] * (plan).d[k_];                                      \
+        idx_[k_] = 0;                                                             \
+      }                                                                           \
+      if (k_ < 0) break;                                                          \
+    }                                                                             \
+  } while (0)
+
+/* One binary kernel per (op, dtype): T the element type, U its unsigned twin for wrapping
+ * integer arithmetic (T itself for floats), EXPR over a and b. */
+#define BINARY_KERNEL(NAME, T, EXPR)                                                        \
+  static inline T NAME##_f(T a, T b) { return (EXPR); }                                     \
+  static void NAME##_inner(T *o, const T *x, const T *y, int64_t n, int64_t sx,             \
+                           int64_t sy) {                                                    \
+    if (sx == 1 && sy == 1) {                                                               \
+      for (int64_t i = 0; i < n; i++) o[i] = NAME##_f(x[i], y[i]);                          \
+    } else if (sy == 0) {                                                                   \
+      T b = y[0];                                                                           \
+      for (int64_t i = 0; i < n; i++) o[i] = NAME##_f(x[i * sx], b);                        \
+    } else if (sx == 0) {                                                                   \
+      T a = x[0];                                                                           \
+      for (int64_t i = 0; i < n; i++) o[i] = NAME##_f(a, y[i * sy]);                        \
+    } else {                                                                                \
+      for (int64_t i = 0; i < n; i++) o[i] = NAME##_f(x[i * sx], y[i * sy]);                \
+    }                                                                                       \
+  }                                                                                         \
+  static ct_status NAME(const ct_kernel_ctx *c) {                                           \
+    const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0), *yt = ct_kernel_in(c, CT__IN_Y, 0); \
+    T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);                                         \
+    if (CT__UNLIKELY(o == NULL)) return ct_last_status();                                   \
+    const T *x = ct__k_in_data(xt), *y = ct__k_in_data(yt);                                 \
+    int64_t n = ct_kernel_out(c, CT__OUT, 0)->numel;                                        \
+    if (n == 0) return CT_OK;                                                               \
+    if (CT__LIKELY(xt->numel == n && yt->numel == n)) {                                     \
+      NAME##_inner(o, x, y, n, 1, 1);                                                       \
+      return CT_OK;                                                                         \
+    }                                                                                       \
+    bcast_plan plan;                                                                        \
+    ct__plan_bcast(xt->dims, yt->dims, ct_kernel_out(c, CT__OUT, 0)->dims, &plan);          \
+    BCAST_WALK(T, plan, o, x, y, NAME##_inner);                                             \
+    return CT_OK;                                                                           \
+  }
+
+#define WRAP(U, T, a, op, b) ((T)((U)(a)op(U)(b)))
+
+BINARY_KERNEL(add_f32, float, a + b)
+BINARY_KERNEL(add_f64, double, a + b)
+BINARY_KERNEL(add_i32, int32_t, WRAP(uint32_t, int32_t, a, +, b))
+BINARY_KERNEL(add_i64, int64_t, WRAP(uint64_t, int64_t, a, +, b))
+BINARY_KERNEL(sub_f32, float, a - b)
+BINARY_KERNEL(sub_f64, double, a - b)
+BINARY_KERNEL(sub_i32, int32_t, WRAP(uint32_t, int32_t, a, -, b))
+BINARY_KERNEL(sub_i64, int64_t, WRAP(uint64_t, int64_t, a, -, b))
+BINARY_KERNEL(mul_f32, float, a * b)
+BINARY_KERNEL(mul_f64, double, a * b)
+BINARY_KERNEL(mul_i32, int32_t, WRAP(uint32_t, int32_t, a, *, b))
+BINARY_KERNEL(mul_i64, int64_t, WRAP(uint64_t, int64_t, a, *, b))
+BINARY_KERNEL(div_f32, float, a / b)
+BINARY_KERNEL(div_f64, double, a / b)
+/* Integer division truncates toward zero; MIN / -1 wraps to MIN; a zero divisor is refused
+ * before the loop runs (div_int_check), so b is never 0 here. */
+BINARY_KERNEL(div_i32_raw, int32_t, b == -1 ? WRAP(uint32_t, int32_t, 0, -, a) : (int32_t)(a / b))
+BINARY_KERNEL(div_i64_raw, int64_t, b == -1 ? WRAP(uint64_t, int64_t, 0, -, a) : (int64_t)(a / b))
+
+#define DIV_INT_KERNEL(NAME, T)                                                           \
+  static ct_status NAME(const ct_kernel_ctx *c) {                                         \
+    const ct_tensor *yt = ct_kernel_in(c, CT__IN_Y, 0);                                   \
+    if (yt->dtype == c->dtype) {                                                          \
+      const T *y = ct__k_in_data(yt);                                                     \
+      for (int64_t i = 0; i < yt->numel; i++) {                                           \
+        if (y[i] == 0) {                                                                  \
+          return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,                               \
+                                "input Y variable '%s' holds 0 at element %lld: integer " \
+                                "division by zero",                                       \
+                                ct_kernel_in_name(c, CT__IN_Y, 0), (long long)i);         \
+        }                                                                                 \
+      }                                                                                   \
+    }                                                                                     \
+    return NAME##_raw(c);                                                                 \
+  }
+DIV_INT_KERNEL(div_i32, int32_t)
+DIV_INT_KERNEL(div_i64, int64_t)
+
+/* ---- Unary ---------------------------------------------------------------------------------- */
+
+#define UNARY_KERNEL(NAME, T, EXPR)                       \
+  static ct_status NAME(const ct_kernel_ctx *c) {         \
+    const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);   \
+    T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);       \
+    if (CT__UNLIKELY(o == NULL)) return ct_last_status(); \
+    const T *x = ct__k_in_data(xt);                       \
+    for (int64_t i = 0, n = xt->numel; i < n; i++) {      \
+      T a = x[i];                                         \
+      o[i] = (EXPR);                                      \
+    }                                                     \
+    return CT_OK;                                         \
+  }
+
+UNARY_KERNEL(relu_f32, float, a > 0 ? a : 0.0f)
+UNARY_KERNEL(relu_f64, double, a > 0 ? a : 0.0)
+UNARY_KERNEL(relu_i32, int32_t, a > 0 ? a : 0)
+UNARY_KERNEL(relu_i64, int64_t, a > 0 ? a : 0)
+UNARY_KERNEL(sigmoid_f32, float, 1.0f / (1.0f + expf(-a)))
+UNARY_KERNEL(sigmoid_f64, double, 1.0 / (1.0 + exp(-a)))
+UNARY_KERNEL(tanh_f32, float, tanhf(a))
+UNARY_KERNEL(tanh_f64, double, tanh(a))
+UNARY_KERNEL(exp_f32, float, expf(a))
+UNARY_KERNEL(exp_f64, double, exp(a))
+UNARY_KERNEL(log_f32, float, logf(a))
+UNARY_KERNEL(log_f64, double, log(a))
+
+/* ---- scale: Out = scale * X + bias (or scale * (X + bias) when bias_after_scale is false) ---- */
+
+#define SCALE_KERNEL(NAME, T, CT)                                                   \
+  static ct_status NAME(const ct_kernel_ctx *c) {                                   \
+    const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);                             \
+    T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);                                 \
+    if (CT__UNLIKELY(o == NULL)) return ct_last_status();                           \
+    const T *x = ct__k_in_data(xt);                                                 \
+    CT sc = (CT)c->attr[CT__SCALE_SCALE].u.f, bi = (CT)c->attr[CT__SCALE_BIAS].u.f; \
+    if (!c->attr[CT__SCALE_BIAS_AFTER].u.b) bi *= sc;                               \
+    for (int64_t i = 0, n = xt->numel; i < n; i++) o[i] = (T)(sc * (CT)x[i] + bi);  \
+    return CT_OK;                                                                   \
+  }
+SCALE_KERNEL(scale_f32, float, float)
+SCALE_KERNEL(scale_f64, double, double)
+
+/* Integers scale in double and saturate on the way back, so no value is undefined. */
+#define SCALE_INT_KERNEL(NAME, T, LO, HI)                                             \
+  static ct_status NAME(const ct_kernel_ctx *c) {                                     \
+    const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);                               \
+    T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);                                   \
+    if (CT__UNLIKELY(o == NULL)) return ct_last_status();                             \
+    const T *x = ct__k_in_data(xt);                                                   \
+    double sc = c->attr[CT__SCALE_SCALE].u.f, bi = c->attr[CT__SCALE_BIAS].u.f;       \
+    if (!c->attr[CT__SCALE_BIAS_AFTER].u.b) bi *= sc;                                 \
+    for (int64_t i = 0, n = xt->numel; i < n; i++) {                                  \
+      double v = sc * (double)x[i] + bi;                                              \
+      o[i] = v != v ? 0 : v <= (double)(LO) ? (LO) : v >= (double)(HI) ? (HI) : (T)v; \
+    }                                                                                 \
+    return CT_OK;                                                                     \
+  }
+SCALE_INT_KERNEL(scale_i32, int32_t, INT32_MIN, INT32_MAX)
+SCALE_INT_KERNEL(scale_i64, int64_t, INT64_MIN, INT64_MAX)
+
+/* ---- cast and assign ------------------------------------------------------------------------- */
+
+/* Reads element i of any dtype as a double and as an int64 (exact for integers). */
+static inline void load_elem(const void *p, ct_dtype t, int64_t i, double *f, int64_t *n) {
+  switch (t) {
+    case CT_BOOL: *n = ((const uint8_t *)p)[i] != 0; *f = (double)*n; return;
+    case CT_INT8: *n = ((const int8_t *)p)[i]; *f = (double)*n; return;
+    case CT_UINT8: *n = ((const uint8_t *)p)[i]; *f = (double)*n; return;
+    case CT_INT16: *n = ((const int16_t *)p)[i]; *f = (double)*n; return;
+    case CT_INT32: *n = ((const int32_t *)p)[i]; *f = (double)*n; return;
+    case CT_INT64: *n = ((const int64_t *)p)[i]; *f = (double)*n; return;
+    case CT_FLOAT16: *f = ct__half_to_float(((const uint16_t *)p)[i]); break;
+    case CT_BFLOAT16: *f = ct__bf16_to_float(((const uint16_t *)p)[i]); break;
+    case CT_FLOAT32: *f = ((const float *)p)[i]; break;
+    case CT_FLOAT64: *f = ((const double *)p)[i]; break;
+    default: *f = 0; break;
+  }
+  /* A float to an integer: truncated toward zero, saturated, NaN as 0 (never undefined). */
+  double v = *f;
+  *n = v != v ? 0 : v <= -9223372036854775808.0 ? INT64_MIN
+                  : v >= 9223372036854775808.0 ? INT64_MAX : (int64_t)v;
+}
+
+static inline int64_t clamp_i(int64_t v, int64_t lo, int64_t hi) {
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+static inline void store_elem(void *p, ct_dtype t, int64_t i, double f, int64_t n, bool from_int) {
+  switch (t) {
+    case CT_BOOL: ((uint8_t *)p)[i] = from_int ? n != 0 : f != 0; return;
+    case CT_INT8: ((int8_t *)p)[i] = (int8_t)clamp_i(n, INT8_MIN, INT8_MAX); return;
+    case CT_UINT8: ((uint8_t *)p)[i] = (uint8_t)clamp_i(n, 0, UINT8_MAX); return;
+    case CT_INT16: ((int16_t *)p)[i] = (int16_t)clamp_i(n, INT16_MIN, INT16_MAX); return;
+    case CT_INT32: ((int32_t *)p)[i] = (int32_t)clamp_i(n, INT32_MIN, INT32_MAX); return;
+    case CT_INT64: ((int64_t *)p)[i] = n; return;
+    /* Rounded once: an int64 or a double going through float would round twice. */
+    case CT_FLOAT16:
+      ((uint16_t *)p)[i] = from_int ? ct__i64_to_half(n) : ct__f64_to_half(f);
+      return;
+    case CT_BFLOAT16:
+      ((uint16_t *)p)[i] = from_int ? ct__i64_to_bf16(n) : ct__f64_to_bf16(f);
+      return;
+    case CT_FLOAT32: ((float *)p)[i] = from_int ? (float)n : (float)f; return;
+    case CT_FLOAT64: ((double *)p)[i] = f; return;
+    default: return;
+  }
+}
+
+static ct_status cast_any(const ct_kernel_ctx *c) {
+  const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);
+  ct_dtype from = xt->dtype, dt;
+  ct_status s = ct__k_attr_dtype(c, CT__CAST_DTYPE, &dt);
+  if (s != CT_OK) return s;
+  void *o = ct__k_out_data(c, CT__OUT, 0, dt);
+  if (CT__UNLIKELY(o == NULL)) return ct_last_status();
+  const void *x = ct__k_in_data(xt);
+  if (from == dt) {
+    memmove(o, x, ct__tensor_bytes(xt, dt));
+    return CT_OK;
+  }
+  bool from_int = from <= CT_INT64;
+  for (int64_t i = 0; i < xt->numel; i++) {
+    double f;
+    int64_t n;
+    load_elem(x, from, i, &f, &n);
+    store_elem(o, dt, i, f, n, from_int);
+  }
+  return CT_OK;
+}
+
+static ct_status assign_any(const ct_kernel_ctx *c) {
+  const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);
+  void *o = ct__k_out_data(c, CT__OUT, 0, xt->dtype);
+  if (CT__UNLIKELY(o == NULL)) return ct_last_status();
+  memmove(o, ct__k_in_data(xt), ct__tensor_bytes(xt, xt->dtype));
+  return CT_OK;
+}
+
+#define NUMERIC(f32, f64, i32, i64) \
+  CT__KERNELS([CT_FLOAT32] = f32, [CT_FLOAT64] = f64, [CT_INT32] = i32, [CT_INT64] = i64)
+#define FLOATS(f32, f64) CT__KERNELS([CT_FLOAT32] = f32, [CT_FLOAT64] = f64)
+
+static const ct__kernel_set kernels[] = {
+    {"elementwise_add", NUMERIC(add_f32, add_f64, add_i32, add_i64)},
+    {"elementwise_sub", NUMERIC(sub_f32, sub_f64, sub_i32, sub_i64)},
+    {"elementwise_mul", NUMERIC(mul_f32, mul_f64, mul_i32, mul_i64)},
+    {"elementwise_div", NUMERIC(div_f32, div_f64, div_i32, div_i64)},
+    {"relu", NUMERIC(relu_f32, relu_f64, relu_i32, relu_i64)},
+    {"sigmoid", FLOATS(sigmoid_f32, sigmoid_f64)},
+    {"tanh", FLOATS(tanh_f32, tanh_f64)},
+    {"exp", FLOATS(exp_f32, exp_f64)},
+    {"log", FLOATS(log_f32, log_f64)},
+    {"scale", NUMERIC(scale_f32, scale_f64, scale_i32, scale_i64)},
+    {"cast", CT__KERNELS([0] = cast_any)},
+    {"assign", CT__KERNELS([0] = assign_any)},
+};
+
+const ct__kernel_table ct__cpu_elementwise = CT__TABLE(kernels);

@@ -1,0 +1,66 @@
+/* ops/cpu/matmul.c: matmul on the CPU through CBLAS (OpenBLAS), following the plan of
+ * ops/defs/matmul.c (ct__mm_plan). When Y has no batch dims and X is not
+ * transposed, the batch folds into one GEMM of (batch x M) rows. */
+#include <cblas.h>
+#include <limits.h>
+
+#include "ops/defs.h"
+
+typedef ct__mm_shape mm_shape; /* ops/defs.h: the CUDA kernel plans alike */
+
+/* Calls GEMM once per batch entry, or once for all when the batch folds into the rows. */
+#define MM_KERNEL(NAME, T, GEMM)                                                              \
+  static ct_status NAME(const ct_kernel_ctx *c) {                                             \
+    mm_shape s;                                                                               \
+    ct_status st = ct__mm_plan(c, &s);                                                        \
+    if (CT__UNLIKELY(st != CT_OK)) return st;                                                 \
+    T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);                                           \
+    if (CT__UNLIKELY(o == NULL)) return ct_last_status();                                     \
+    const T *x = ct__k_in_data(ct_kernel_in(c, CT__IN_X, 0));                                 \
+    const T *y = ct__k_in_data(ct_kernel_in(c, CT__IN_Y, 0));                                 \
+    const ct_ddim xd = ct_kernel_in(c, CT__IN_X, 0)->dims;                                    \
+    const ct_ddim yd = ct_kernel_in(c, CT__IN_Y, 0)->dims;                                    \
+    bool tx = c->attr[CT__MM_TRANSPOSE_X].u.b && xd.rank > 1;                                 \
+    bool ty = c->attr[CT__MM_TRANSPOSE_Y].u.b && yd.rank > 1;                                 \
+    int64_t m = s.m, n = s.n, k = s.k;                                                        \
+    if (m == 0 || n == 0 || s.n_batch == 0) return CT_OK;                                     \
+    if (k == 0) {                                                                             \
+      for (int64_t i = 0; i < s.n_batch * m * n; i++) o[i] = 0;                               \
+      return CT_OK;                                                                           \
+    }                                                                                         \
+    int64_t lda = xd.rank > 1 ? xd.d[xd.rank - 1] : k;                                        \
+    int64_t ldb = yd.rank > 1 ? yd.d[yd.rank - 1] : 1;                                        \
+    int64_t x_mat = xd.rank > 1 ? xd.d[xd.rank - 2] * xd.d[xd.rank - 1] : k;                  \
+    int64_t y_mat = yd.rank > 1 ? yd.d[yd.rank - 2] * yd.d[yd.rank - 1] : k;                  \
+    bool y_shared = true;                                                                     \
+    for (int b = 0; b < s.batch_rank; b++) y_shared = y_shared && s.by[b] == 0;               \
+    bool x_full = true;                                                                       \
+    for (int b = 0; b < s.batch_rank; b++) x_full = x_full && s.bx[b] != 0;                   \
+    if (y_shared && x_full && !tx && s.n_batch <= INT_MAX / m) {                              \
+      GEMM(CblasRowMajor, CblasNoTrans, ty ? CblasTrans : CblasNoTrans, (int)(s.n_batch * m), \
+           (int)n, (int)k, 1, x, (int)lda, y, (int)ldb, 0, o, (int)n);                        \
+      return CT_OK;                                                                           \
+    }                                                                                         \
+    int64_t idx[CT_MAX_RANK] = {0};                                                           \
+    for (int64_t b = 0; b < s.n_batch; b++) {                                                 \
+      int64_t ox = 0, oy = 0;                                                                 \
+      for (int r = 0; r < s.batch_rank; r++) {                                                \
+        ox += idx[r] * s.bx[r];                                                               \
+        oy += idx[r] * s.by[r];                                                               \
+      }                                                                                       \
+      GEMM(CblasRowMajor, tx ? CblasTrans : CblasNoTrans, ty ? CblasTrans : CblasNoTrans,     \
+           (int)m, (int)n, (int)k, 1, x + ox * x_mat, (int)lda, y + oy * y_mat, (int)ldb, 0,  \
+           o + b * m * n, (int)n);                                                            \
+      for (int r = s.batch_rank - 1; r >= 0 && ++idx[r] == s.batch[r]; r--) idx[r] = 0;       \
+    }                                                                                         \
+    return CT_OK;                                                                             \
+  }
+
+MM_KERNEL(matmul_f32, float, cblas_sgemm)
+MM_KERNEL(matmul_f64, double, cblas_dgemm)
+
+static const ct__kernel_set kernels[] = {
+    {"matmul", CT__KERNELS([CT_FLOAT32] = matmul_f32, [CT_FLOAT64] = matmul_f64)},
+};
+
+const ct__kernel_table ct__cpu_matmul = CT__TABLE(kernels);

@@ -1,0 +1,146 @@
+/* ops/cpu/random.c: the CPU kernels of fill_constant, uniform_random and gaussian_random.
+ * Random values come from Philox4x32-10 (philox.h), element by element from the counter, so the
+ * result depends only on the seed and the element's index: the same on the GPU, and the same
+ * however the work is split. Seed 0 means "a new seed each run", as in PaddlePaddle.
+ * uniform_random's values lie in [min, max) in the output dtype: the rare value that rounding to
+ * the dtype puts on max (or below a min the dtype cannot hold) is moved to the nearest value
+ * inside (uniform_bounds); a CUDA kernel must do the same to stay bit-identical. */
+#include <math.h>
+
+#include "ops/defs.h"
+#include "ops/half.h"
+#include "ops/philox.h"
+
+/* ---- fill_constant(shape, value, dtype) ---------------------------------------------------- */
+
+static ct_status fill_constant(const ct_kernel_ctx *c) {
+  ct_tensor *t = ct_kernel_out(c, CT__OUT, 0);
+  double v = c->attr[CT__FILL_VALUE].u.f;
+  ct_status s = ct__fill_check(c, v);
+  if (s != CT_OK) return s;
+  void *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);
+  if (o == NULL) return ct_last_status();
+  int64_t n = t->numel;
+  switch (c->dtype) {
+    case CT_FLOAT32: for (int64_t i = 0; i < n; i++) ((float *)o)[i] = (float)v; break;
+    case CT_FLOAT64: for (int64_t i = 0; i < n; i++) ((double *)o)[i] = v; break;
+    case CT_FLOAT16: {
+      uint16_t h = ct__f64_to_half(v);
+      for (int64_t i = 0; i < n; i++) ((uint16_t *)o)[i] = h;
+      break;
+    }
+    case CT_BFLOAT16: {
+      uint16_t h = ct__f64_to_bf16(v);
+      for (int64_t i = 0; i < n; i++) ((uint16_t *)o)[i] = h;
+      break;
+    }
+    default: {
+      int64_t iv = (int64_t)v; /* exact: fill_check */
+      size_t sz = ct_dtype_size(c->dtype);
+      for (int64_t i = 0; i < n; i++) {
+        switch (sz) {
+          case 1: ((uint8_t *)o)[i] = (uint8_t)iv; break;
+          case 2: ((int16_t *)o)[i] = (int16_t)iv; break;
+          case 4: ((int32_t *)o)[i] = (int32_t)iv; break;
+          default: ((int64_t *)o)[i] = iv; break;
+        }
+      }
+    }
+  }
+  return CT_OK;
+}
+
+/* ---- uniform_random(shape, min, max, seed, dtype), gaussian_random(shape, mean, std, ...) ---- */
+
+static inline double clamp_d(double v, double lo, double hi) {
+  return v > hi ? hi : v < lo ? lo : v;
+}
+
+static ct_status uniform_random(const ct_kernel_ctx *c) {
+  ct_status s = ct__random_check_range(c, false);
+  if (s != CT_OK) return s;
+  ct_tensor *t = ct_kernel_out(c, CT__OUT, 0);
+  void *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);
+  if (o == NULL) return ct_last_status();
+  double lo = c->attr[CT__RND_A].u.f, hi = c->attr[CT__RND_B].u.f, span = hi - lo, vmin, vmax;
+  ct__uniform_bounds(c->dtype, lo, hi, &vmin, &vmax);
+  uint64_t seed = ct__random_seed(c);
+  int64_t n = t->numel;
+  if (c->dtype == CT_FLOAT64) {
+    for (int64_t i = 0; i < n; i += 2) {
+      ct__philox_block b = ct__philox((uint64_t)i / 2, seed);
+      ((double *)o)[i] = clamp_d(lo + span * ct__u53(b.w[0], b.w[1]), vmin, vmax);
+      if (i + 1 < n) {
+        ((double *)o)[i + 1] = clamp_d(lo + span * ct__u53(b.w[2], b.w[3]), vmin, vmax);
+      }
+    }
+    return CT_OK;
+  }
+  float fmin = (float)vmin, fmax = (float)vmax; /* exact: values of the dtype */
+  for (int64_t i = 0; i < n; i += 4) {
+    ct__philox_block b = ct__philox((uint64_t)i / 4, seed);
+    for (int j = 0; j < 4 && i + j < n; j++) {
+      float v = (float)(lo + span * ct__u24(b.w[j]));
+      if (c->dtype == CT_FLOAT32) {
+        ((float *)o)[i + j] = v > fmax ? fmax : v < fmin ? fmin : v;
+      } else if (c->dtype == CT_FLOAT16) {
+        float r = ct__half_to_float(ct__float_to_half(v));
+        ((uint16_t *)o)[i + j] = ct__float_to_half(r > fmax ? fmax : r < fmin ? fmin : r);
+      } else {
+        float r = ct__bf16_to_float(ct__float_to_bf16(v));
+        ((uint16_t *)o)[i + j] = ct__float_to_bf16(r > fmax ? fmax : r < fmin ? fmin : r);
+      }
+    }
+  }
+  return CT_OK;
+}
+
+static ct_status gaussian_random(const ct_kernel_ctx *c) {
+  ct_status s = ct__random_check_range(c, true);
+  if (s != CT_OK) return s;
+  ct_tensor *t = ct_kernel_out(c, CT__OUT, 0);
+  void *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);
+  if (o == NULL) return ct_last_status();
+  double mean = c->attr[CT__RND_A].u.f, std = c->attr[CT__RND_B].u.f;
+  uint64_t seed = ct__random_seed(c);
+  int64_t n = t->numel;
+  if (c->dtype == CT_FLOAT64) {
+    for (int64_t i = 0; i < n; i += 2) {
+      ct__philox_block b = ct__philox((uint64_t)i / 2, seed);
+      double z0, z1;
+      ct__box_muller(ct__u53_open0(b.w[0], b.w[1]), ct__u53(b.w[2], b.w[3]), &z0, &z1);
+      ((double *)o)[i] = mean + std * z0;
+      if (i + 1 < n) ((double *)o)[i + 1] = mean + std * z1;
+    }
+    return CT_OK;
+  }
+  for (int64_t i = 0; i < n; i += 4) {
+    ct__philox_block b = ct__philox((uint64_t)i / 4, seed);
+    double z[4];
+    ct__box_muller(ct__u24_open0(b.w[0]), ct__u24(b.w[1]), &z[0], &z[1]);
+    ct__box_muller(ct__u24_open0(b.w[2]), ct__u24(b.w[3]), &z[2], &z[3]);
+    for (int j = 0; j < 4 && i + j < n; j++) {
+      float v = (float)(mean + std * z[j]);
+      if (c->dtype == CT_FLOAT32) {
+        ((float *)o)[i + j] = v;
+      } else if (c->dtype == CT_FLOAT16) {
+        ((uint16_t *)o)[i + j] = ct__float_to_half(v);
+      } else {
+        ((uint16_t *)o)[i + j] = ct__float_to_bf16(v);
+      }
+    }
+  }
+  return CT_OK;
+}
+
+/* The float dtypes random values come in. */
+#define FLOAT_KERNELS(fn) \
+  CT__KERNELS([CT_FLOAT32] = fn, [CT_FLOAT64] = fn, [CT_FLOAT16] = fn, [CT_BFLOAT16] = fn)
+
+static const ct__kernel_set kernels[] = {
+    {"fill_constant", CT__KERNELS([0] = fill_constant)},
+    {"uniform_random", FLOAT_KERNELS(uniform_random)},
+    {"gaussian_random", FLOAT_KERNELS(gaussian_random)},
+};
+
+const ct__kernel_table ct__cpu_random = CT__TABLE(kernels);

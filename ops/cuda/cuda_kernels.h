@@ -1,0 +1,14 @@
+/* ops/cuda/cuda_kernels.h: the CUDA backend's kernel tables, registered by ops/backends.c in
+ * CUDA builds. Plain C: it names no CUDA type, so the registration table includes it freely. */
+#ifndef CORTEN_OPS_CUDA_KERNELS_H
+#define CORTEN_OPS_CUDA_KERNELS_H
+
+#include "ops/kernel.h"
+
+extern const ct__kernel_table ct__cuda_kernels;
+
+/* Loads cuBLAS (once) and says whether that worked: CT_OK, or CT_ERR_DEVICE recorded with the
+ * reason. The CUDA matmul loads it on first use; the tests call this without a GPU. */
+ct_status ct__cuda_cublas_available(void);
+
+#endif /* CORTEN_OPS_CUDA_KERNELS_H */

@@ -1,0 +1,100 @@
+/* ops/defs.h: the built-in op types as every backend sees them: their slot and attribute
+ * indices, the op-type tables that ops/defs/ defines, and the plans both backends follow, so that
+ * the CPU and CUDA kernels accept and refuse the same ops with the same messages.
+ *
+ * Backend-neutral: nothing here knows a device. ops/defs/<family>.c defines the op types of a
+ * family (slots, attributes, infer-shape) and its plans; ops/cpu/<family>.c and
+ * ops/cuda/<family>.c hold the kernels. */
+#ifndef CORTEN_OPS_DEFS_H
+#define CORTEN_OPS_DEFS_H
+
+#include "ops/kernel.h"
+
+/* ---- Slots and attributes, in the order the op types define them -------------------------- */
+
+/* The slots most op types have: X; X and Y; X taking many variables; Out. */
+extern const ct_slot_def ct__slot_x[1], ct__slot_xy[2], ct__slot_xs[1], ct__slot_out[1];
+enum { CT__IN_X = 0, CT__IN_Y = 1 };
+enum { CT__OUT = 0 };
+
+enum { CT__SCALE_SCALE, CT__SCALE_BIAS, CT__SCALE_BIAS_AFTER };  /* scale */
+enum { CT__CAST_DTYPE };                                         /* cast */
+enum { CT__MM_TRANSPOSE_X, CT__MM_TRANSPOSE_Y };                 /* matmul */
+enum { CT__FILL_SHAPE, CT__FILL_VALUE, CT__FILL_DTYPE };         /* fill_constant */
+/* uniform_random (A = min, B = max) and gaussian_random (A = mean, B = std). */
+enum { CT__RND_SHAPE, CT__RND_A, CT__RND_B, CT__RND_SEED, CT__RND_DTYPE };
+enum { CT__RS_DIM, CT__RS_KEEP_DIM };                            /* reduce_sum */
+enum { CT__SOFTMAX_AXIS };                                       /* softmax */
+enum { CT__RESHAPE_SHAPE };                                      /* reshape */
+enum { CT__TRANSPOSE_AXIS };                                     /* transpose */
+enum { CT__CONCAT_AXIS };                                        /* concat */
+
+/* ---- The op-type tables of ops/defs, registered by ops/backends.c ------------------------- */
+
+typedef struct ct__def_table {
+  const ct_op_def *v;
+  size_t n;
+} ct__def_table;
+
+extern const ct__def_table ct__elementwise_defs, ct__matmul_defs, ct__random_defs,
+    ct__reduce_defs, ct__shape_defs, ct__recurrent_defs;
+
+/* The kernels that never touch element data, so one function serves every place (ops/backends.c
+ * registers them for each backend): reshape makes Out share X's memory (ops/defs/shape.c);
+ * recurrent runs its step program at the op's place (ops/recurrent.c). */
+ct_status ct__reshape_kernel(const ct_kernel_ctx *c);
+ct_status ct__recurrent_kernel(const ct_kernel_ctx *c);
+
+/* ---- Plans --------------------------------------------------------------------------------- */
+
+/* A binary elementwise op's walk over Out: dims aligned at the end, stride 0 where an input is
+ * broadcast, neighbouring dims merged where both inputs stay contiguous (rank at least 1). */
+typedef struct ct__bcast_plan {
+  int rank;
+  int64_t d[CT_MAX_RANK];
+  int64_t sx[CT_MAX_RANK], sy[CT_MAX_RANK];
+} ct__bcast_plan;
+
+void ct__plan_bcast(ct_ddim x, ct_ddim y, ct_ddim out, ct__bcast_plan *p);
+
+/* The shape of a matmul (numpy rules, see ops/defs/matmul.c): batch dims of the result, and each
+ * operand's batch strides in matrices (0 where broadcast). */
+typedef struct ct__mm_shape {
+  int64_t m, n, k;
+  int batch_rank;
+  int64_t batch[CT_MAX_RANK];
+  int64_t bx[CT_MAX_RANK], by[CT_MAX_RANK];
+  int64_t n_batch;
+  ct_ddim out;
+} ct__mm_shape;
+
+/* Plans the matmul of inputs X and Y under transpose_x / transpose_y; CT_ERR_SHAPE or
+ * CT_ERR_OUT_OF_RANGE naming the op otherwise. */
+ct_status ct__mm_plan(const ct_kernel_ctx *c, ct__mm_shape *s);
+
+/* The random ops' checks and values: fill_constant's value fits the kernel's dtype; uniform's
+ * min <= max or gaussian's std >= 0; the run's seed (a fresh one for seed 0); the values of
+ * dtype t that uniform values in [lo, hi) are clamped to. */
+ct_status ct__fill_check(const ct_kernel_ctx *c, double v);
+ct_status ct__random_check_range(const ct_kernel_ctx *c, bool gaussian);
+uint64_t ct__random_seed(const ct_kernel_ctx *c);
+void ct__uniform_bounds(ct_dtype t, double lo, double hi, double *vmin, double *vmax);
+
+/* reduce_sum's summed dims: flags over X's rank from attribute `dim` (all dims when it is
+ * empty); CT_ERR_OUT_OF_RANGE or CT_ERR_INVALID_ARGUMENT naming the op otherwise. */
+ct_status ct__rs_dims(const ct_kernel_ctx *c, int rank, bool red[CT_MAX_RANK]);
+
+/* transpose's permutation: attribute `axis` normalised, or the error naming the op. */
+ct_status ct__tr_perm(const ct_kernel_ctx *c, int perm[CT_MAX_RANK]);
+
+/* transpose's walk over Out in memory order: its dims with extent-1 dims dropped and neighbours
+ * merged where X's strides continue across them; is is each dim's stride in X (elements). The
+ * product of d is X's element count. */
+typedef struct ct__tr_plan {
+  int rank; /* at least 1 */
+  int64_t d[CT_MAX_RANK], is[CT_MAX_RANK];
+} ct__tr_plan;
+
+void ct__tr_make_plan(ct_ddim x, const int perm[CT_MAX_RANK], ct__tr_plan *p);
+
+#endif /* CORTEN_OPS_DEFS_H */

@@ -1,0 +1,98 @@
+/* ops/defs/matmul.c: the matmul op type and its plan.
+ *
+ * numpy's matmul rules: the last two dims of X and Y multiply (after transpose_x / transpose_y),
+ * the dims before them are batch dims and broadcast; a rank-1 X is a row [1,K] and a rank-1 Y a
+ * column [K,1], and that dim is dropped from the result. */
+#include <limits.h>
+
+#include "ops/defs.h"
+
+ct_status ct__mm_plan(const ct_kernel_ctx *c, ct__mm_shape *s) {
+  ct_ddim x = ct_kernel_in(c, CT__IN_X, 0)->dims, y = ct_kernel_in(c, CT__IN_Y, 0)->dims;
+  bool tx = c->attr[CT__MM_TRANSPOSE_X].u.b, ty = c->attr[CT__MM_TRANSPOSE_Y].u.b;
+  char sx[CT__DDIM_STR_CAP], sy[CT__DDIM_STR_CAP];
+  if (x.rank == 0 || y.rank == 0) {
+    return ct_kernel_fail(c, CT_ERR_SHAPE,
+                          "input X variable '%s' %s and input Y variable '%s' %s: matmul needs "
+                          "rank 1 or more on both sides",
+                          ct_kernel_in_name(c, CT__IN_X, 0), ct_ddim_str(x, sx, sizeof sx),
+                          ct_kernel_in_name(c, CT__IN_Y, 0), ct_ddim_str(y, sy, sizeof sy));
+  }
+  bool x_vec = x.rank == 1, y_vec = y.rank == 1;
+  int64_t xr = x_vec ? 1 : x.d[x.rank - 2], xc = x.d[x.rank - 1];
+  int64_t yr = y.d[y_vec ? 0 : y.rank - 2], yc = y_vec ? 1 : y.d[y.rank - 1];
+  if (x_vec) tx = false;
+  if (y_vec) ty = false;
+  s->m = tx ? xc : xr;
+  s->k = tx ? xr : xc;
+  int64_t ky = ty ? yc : yr;
+  s->n = ty ? yr : yc;
+  if (s->k != ky) {
+    return ct_kernel_fail(c, CT_ERR_SHAPE,
+                          "input X variable '%s' %s%s and input Y variable '%s' %s%s: inner "
+                          "dims %lld and %lld differ",
+                          ct_kernel_in_name(c, CT__IN_X, 0), ct_ddim_str(x, sx, sizeof sx),
+                          c->attr[CT__MM_TRANSPOSE_X].u.b ? " (transposed)" : "",
+                          ct_kernel_in_name(c, CT__IN_Y, 0), ct_ddim_str(y, sy, sizeof sy),
+                          c->attr[CT__MM_TRANSPOSE_Y].u.b ? " (transposed)" : "", (long long)s->k,
+                          (long long)ky);
+  }
+  if (s->m > INT_MAX || s->n > INT_MAX || s->k > INT_MAX) {
+    return ct_kernel_fail(c, CT_ERR_OUT_OF_RANGE,
+                          "input X variable '%s' %s and input Y variable '%s' %s: a matrix dim "
+                          "exceeds BLAS's int range (%d)",
+                          ct_kernel_in_name(c, CT__IN_X, 0), ct_ddim_str(x, sx, sizeof sx),
+                          ct_kernel_in_name(c, CT__IN_Y, 0), ct_ddim_str(y, sy, sizeof sy),
+                          INT_MAX);
+  }
+  int bxr = x_vec ? 0 : x.rank - 2, byr = y_vec ? 0 : y.rank - 2;
+  int br = bxr > byr ? bxr : byr;
+  s->batch_rank = br;
+  s->n_batch = 1;
+  int64_t stx = 1, sty = 1;
+  for (int k = br - 1; k >= 0; k--) {
+    int ix = bxr - br + k, iy = byr - br + k;
+    int64_t dx = ix >= 0 ? x.d[ix] : 1, dy = iy >= 0 ? y.d[iy] : 1;
+    if (dx != dy && dx != 1 && dy != 1) {
+      return ct_kernel_fail(c, CT_ERR_SHAPE,
+                            "input X variable '%s' %s and input Y variable '%s' %s: batch dims "
+                            "do not broadcast (%lld vs %lld)",
+                            ct_kernel_in_name(c, CT__IN_X, 0), ct_ddim_str(x, sx, sizeof sx),
+                            ct_kernel_in_name(c, CT__IN_Y, 0), ct_ddim_str(y, sy, sizeof sy),
+                            (long long)dx, (long long)dy);
+    }
+    s->batch[k] = dx == 1 ? dy : dx; /* 1 against 0 broadcasts to 0 */
+    s->bx[k] = dx == 1 ? 0 : stx;
+    s->by[k] = dy == 1 ? 0 : sty;
+    stx *= dx;
+    sty *= dy;
+    s->n_batch *= s->batch[k];
+  }
+  ct_ddim out = {.rank = 0};
+  for (int k = 0; k < br; k++) out.d[out.rank++] = s->batch[k];
+  if (!x_vec) out.d[out.rank++] = s->m;
+  if (!y_vec) out.d[out.rank++] = s->n;
+  s->out = out;
+  return CT_OK;
+}
+
+/* Checks the dtypes too, before Out is touched, so a failing op leaves Out as it was. */
+static ct_status mm_infer(const ct_kernel_ctx *c) {
+  ct__mm_shape s;
+  ct_status st = ct__k_check_dtype(c, CT__IN_Y, 0, ct_kernel_in(c, CT__IN_X, 0)->dtype);
+  if (st != CT_OK) return st;
+  st = ct__mm_plan(c, &s);
+  return st == CT_OK ? ct__k_resize(c, CT__OUT, 0, s.out) : st;
+}
+
+static const ct_attr_def mm_attrs[] = {
+    {"transpose_x", {.type = CT_ATTR_BOOL, .u.b = false}, false},
+    {"transpose_y", {.type = CT_ATTR_BOOL, .u.b = false}, false},
+};
+
+static const ct_op_def defs[] = {
+    {.type = "matmul", .inputs = ct__slot_xy, .n_inputs = 2, .outputs = ct__slot_out,
+     .n_outputs = 1, .attrs = mm_attrs, .n_attrs = 2, .infer_shape = mm_infer},
+};
+
+const ct__def_table ct__matmul_defs = CT__TABLE(defs);

@@ -1,0 +1,100 @@
+/* ops/defs/reduce.c: the op types sum (of any number of tensors), mean, reduce_sum and softmax:
+ * their shapes, and the checks every backend's kernels share.
+ *
+ * sum's X tensors must agree in dims and dtype; mean gives a rank-0 tensor; reduce_sum drops (or,
+ * with keep_dim, keeps as 1) the dims listed in `dim`, all of them when the list is empty;
+ * softmax keeps X's dims and normalises along `axis`. */
+#include "ops/defs.h"
+
+/* Checks that input X i has the dtype of X 0 (the kernel's dtype), for every i. */
+static ct_status check_all_dtypes(const ct_kernel_ctx *c) {
+  for (size_t i = 1, n = ct_kernel_in_count(c, CT__IN_X); i < n; i++) {
+    ct_status s = ct__k_check_dtype(c, CT__IN_X, i, c->dtype);
+    if (CT__UNLIKELY(s != CT_OK)) return s;
+  }
+  return CT_OK;
+}
+
+static ct_status sum_infer(const ct_kernel_ctx *c) {
+  const ct_tensor *x0 = ct_kernel_in(c, CT__IN_X, 0);
+  for (size_t i = 1, n = ct_kernel_in_count(c, CT__IN_X); i < n; i++) {
+    const ct_tensor *xi = ct_kernel_in(c, CT__IN_X, i);
+    if (!ct_ddim_equal(xi->dims, x0->dims)) {
+      char a[CT__DDIM_STR_CAP], b[CT__DDIM_STR_CAP];
+      return ct_kernel_fail(c, CT_ERR_SHAPE,
+                            "input X variable '%s' %s and input X variable '%s' %s differ: sum "
+                            "needs equal dims (no broadcasting)",
+                            ct_kernel_in_name(c, CT__IN_X, 0), ct_ddim_str(x0->dims, a, sizeof a),
+                            ct_kernel_in_name(c, CT__IN_X, i), ct_ddim_str(xi->dims, b, sizeof b));
+    }
+  }
+  ct_status s = check_all_dtypes(c);
+  return s == CT_OK ? ct__k_resize(c, CT__OUT, 0, x0->dims) : s;
+}
+
+static ct_status mean_infer(const ct_kernel_ctx *c) {
+  return ct__k_resize(c, CT__OUT, 0, CT_DIMS());
+}
+
+/* The dims of X that reduce_sum sums over, as flags; CT_ERR_OUT_OF_RANGE for a dim outside
+ * [-rank, rank), CT_ERR_INVALID_ARGUMENT for a dim listed twice. A rank-0 X takes 0 and -1. */
+ct_status ct__rs_dims(const ct_kernel_ctx *c, int rank, bool red[CT_MAX_RANK]) {
+  const ct_attr_value *dim = &c->attr[CT__RS_DIM];
+  for (int k = 0; k < CT_MAX_RANK; k++) red[k] = dim->u.ints.n == 0;
+  for (size_t i = 0; i < dim->u.ints.n; i++) {
+    int a;
+    ct_status s = ct__k_axis(c, "dim", dim->u.ints.v[i], rank, &a);
+    if (s != CT_OK) return s;
+    if (red[a]) {
+      return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                            "attribute 'dim' lists dim %d of input X variable '%s' twice (as "
+                            "%lld): list each dim once",
+                            a, ct_kernel_in_name(c, CT__IN_X, 0), (long long)dim->u.ints.v[i]);
+    }
+    red[a] = true;
+  }
+  return CT_OK;
+}
+
+static ct_status rs_infer(const ct_kernel_ctx *c) {
+  ct_ddim x = ct_kernel_in(c, CT__IN_X, 0)->dims, out = {.rank = 0};
+  bool red[CT_MAX_RANK];
+  ct_status s = ct__rs_dims(c, x.rank, red);
+  if (s != CT_OK) return s;
+  bool keep = c->attr[CT__RS_KEEP_DIM].u.b;
+  for (int k = 0; k < x.rank; k++) {
+    if (!red[k]) {
+      out.d[out.rank++] = x.d[k];
+    } else if (keep) {
+      out.d[out.rank++] = 1;
+    }
+  }
+  return ct__k_resize(c, CT__OUT, 0, out);
+}
+
+static const ct_attr_def rs_attrs[] = {
+    {"dim", {.type = CT_ATTR_INTS, .u.ints = {NULL, 0}}, false},
+    {"keep_dim", {.type = CT_ATTR_BOOL, .u.b = false}, false},
+};
+
+static ct_status sm_infer(const ct_kernel_ctx *c) {
+  const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);
+  int axis;
+  ct_status s = ct__k_axis(c, "axis", c->attr[CT__SOFTMAX_AXIS].u.i, xt->dims.rank, &axis);
+  return s == CT_OK ? ct__k_resize(c, CT__OUT, 0, xt->dims) : s;
+}
+
+static const ct_attr_def sm_attrs[] = {{"axis", {.type = CT_ATTR_INT, .u.i = -1}, false}};
+
+static const ct_op_def defs[] = {
+    {.type = "sum", .inputs = ct__slot_xs, .n_inputs = 1, .outputs = ct__slot_out,
+     .n_outputs = 1, .infer_shape = sum_infer},
+    {.type = "reduce_sum", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
+     .n_outputs = 1, .attrs = rs_attrs, .n_attrs = 2, .infer_shape = rs_infer},
+    {.type = "mean", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
+     .n_outputs = 1, .infer_shape = mean_infer},
+    {.type = "softmax", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
+     .n_outputs = 1, .attrs = sm_attrs, .n_attrs = 1, .infer_shape = sm_infer},
+};
+
+const ct__def_table ct__reduce_defs = CT__TABLE(defs);

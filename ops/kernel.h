@@ -1,0 +1,62 @@
+/* ops/kernel.h: what the built-in kernels of every backend share: typed access to tensors,
+ * output allocation and checks that name the op, and the tables a backend lists its kernels in.
+ *
+ * A kernel file includes this header and ops/defs.h (the op types' slots, attributes and plans),
+ * never the op framework's own files. A backend lists its kernels in ct__kernel_table values;
+ * ops/backends.c, the one file that names the backends, registers them. */
+#ifndef CORTEN_OPS_KERNEL_H
+#define CORTEN_OPS_KERNEL_H
+
+#include "ops/op_impl.h"
+
+/* The data of a tensor the framework checked (inputs: memory, place and capacity). */
+static inline const void *ct__k_in_data(const ct_tensor *t) { return ct__tensor_ptr(t); }
+
+/* Allocates output (slot, i) as dtype at the op's place; reports the failure naming the op,
+ * slot and variable. */
+void *ct__k_out_data(const ct_kernel_ctx *c, size_t slot, size_t i, ct_dtype dtype);
+
+/* Resizes output (slot, i) to dims, naming the op on failure. */
+ct_status ct__k_resize(const ct_kernel_ctx *c, size_t slot, size_t i, ct_ddim dims);
+
+/* Checks that input (slot, i) has dtype want (the kernel's dtype): CT_ERR_TYPE_MISMATCH naming
+ * the op, slot and variable otherwise. */
+ct_status ct__k_check_dtype(const ct_kernel_ctx *c, size_t slot, size_t i, ct_dtype want);
+
+/* Int attribute a as a ct_dtype in *out; CT_ERR_INVALID_ARGUMENT naming the op and attribute
+ * when it is not one. */
+ct_status ct__k_attr_dtype(const ct_kernel_ctx *c, size_t a, ct_dtype *out);
+
+/* numpy broadcasting of a and b (trailing dims aligned; each pair equal or one of them 1) into
+ * *out; CT_ERR_SHAPE naming the op and both inputs (slots 0 and 1) otherwise. */
+ct_status ct__k_broadcast(const ct_kernel_ctx *c, ct_ddim a, ct_ddim b, ct_ddim *out);
+
+/* A normalised axis in [0, rank), from one that may count from the end (-1 is the last);
+ * CT_ERR_OUT_OF_RANGE naming the op and attribute otherwise. Rank 0 accepts 0 and -1. */
+ct_status ct__k_axis(const ct_kernel_ctx *c, const char *attr, int64_t axis, int rank,
+                     int *out);
+
+/* Rewords the error that a helper outside the op layer recorded (a tensor or memory call) so
+ * that it names the op: the message becomes "<op label>: <the helper's message>". */
+ct_status ct__k_relabel(const ct_kernel_ctx *c);
+
+/* ---- Kernel tables ------------------------------------------------------------------------- */
+
+/* The kernels of one op type on one backend, by dtype: by_dtype[t] runs dtype t, by_dtype[0]
+ * any dtype without a kernel of its own. Write it with CT__KERNELS. */
+typedef struct ct__kernel_set {
+  const char *type;
+  const ct_kernel_fn *by_dtype; /* CT__N_DTYPES entries */
+} ct__kernel_set;
+
+#define CT__KERNELS(...) ((const ct_kernel_fn[CT__N_DTYPES]){__VA_ARGS__})
+
+/* A backend's kernels of one op family: n sets. CT__TABLE(sets) makes one from a static array. */
+typedef struct ct__kernel_table {
+  const ct__kernel_set *v;
+  size_t n;
+} ct__kernel_table;
+
+#define CT__TABLE(array) {(array), sizeof(array) / sizeof((array)[0])}
+
+#endif /* CORTEN_OPS_KERNEL_H */
