@@ -12,7 +12,7 @@
 
 /* ---- Broadcast walk -------------------------------------------------------------------------- */
 
-typedef ct__bcast_plan bcast_plan; /* ops/defs.h: the CUDA kernels walk the same plan */
+typedef ct__bcast_plan bcast_plan; /* ops/defs.h: every backend walks the same plan */
 
 /* Calls INNER(o, x, y, n, sx, sy) over each innermost run of the plan. */
 #define BCAST_WALK(T, plan, o, x, y, INNER)                                       \

@@ -6,7 +6,7 @@
 
 #include "ops/defs.h"
 
-typedef ct__mm_shape mm_shape; /* ops/defs.h: the CUDA kernel plans alike */
+typedef ct__mm_shape mm_shape; /* ops/defs.h: every backend plans alike */
 
 /* Calls GEMM once per batch entry, or once for all when the batch folds into the rows. */
 #define MM_KERNEL(NAME, T, GEMM)                                                              \

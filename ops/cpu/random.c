@@ -4,7 +4,7 @@
  * however the work is split. Seed 0 means "a new seed each run", as in PaddlePaddle.
  * uniform_random's values lie in [min, max) in the output dtype: the rare value that rounding to
  * the dtype puts on max (or below a min the dtype cannot hold) is moved to the nearest value
- * inside (uniform_bounds); a CUDA kernel must do the same to stay bit-identical. */
+ * inside (ct__uniform_bounds); every backend does the same, so results stay bit-identical. */
 #include <math.h>
 
 #include "ops/defs.h"

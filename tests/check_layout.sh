@@ -1,0 +1,103 @@
+#!/bin/sh
+# The dependency rules of the house (docs/design/layout.md), checked over the source tree:
+#   1. nothing under core/ includes anything from ops/;
+#   2. nothing under ops/cpu/ names CUDA (in code or comments);
+#   3. a backend's folder is included only by itself and by ops/backends.c, the one registration
+#      table (plus the GPU test suites, which test the CUDA backend from inside);
+#   4. the `corten` tool (tools/) includes public headers only (<corten/...>, no "...");
+#   5. no library or tool source file is longer than 600 lines.
+# Usage: check_layout.sh ROOT   checks the tree at ROOT; exits 1 naming each violation.
+#        check_layout.sh --self-test   builds a small tree that breaks each rule once and checks
+#        that every rule fires (so the check cannot pass by matching nothing).
+set -u
+
+check() {
+  root=$1
+  bad=0
+  report() {
+    echo "layout: $*"
+    bad=$((bad + 1))
+  }
+  cd "$root" || { echo "layout: cannot enter $root"; return 2; }
+
+  hits=$(grep -rnE '#[[:space:]]*include[[:space:]]*[<"](\.\./)*ops/' core 2>/dev/null)
+  [ -n "$hits" ] && report "core/ includes from ops/ (core sits below ops; move the code up):
+$hits"
+
+  hits=$(grep -rni 'cuda' ops/cpu 2>/dev/null)
+  [ -n "$hits" ] && report "ops/cpu names CUDA (backend-neutral code belongs in ops/ or ops/defs/):
+$hits"
+
+  for backend in cpu cuda; do
+    hits=$(grep -rnE "#[[:space:]]*include[[:space:]]*\"ops/$backend/" core ops tools bench \
+             2>/dev/null | grep -v "^ops/$backend/" | grep -v '^ops/backends\.c:')
+    [ -n "$hits" ] && report "ops/$backend is included from outside it and ops/backends.c:
+$hits"
+  done
+
+  hits=$(grep -rnE '#[[:space:]]*include[[:space:]]*"' tools 2>/dev/null)
+  [ -n "$hits" ] && report "tools/ includes a private header (use <corten/...> only):
+$hits"
+
+  for f in $(find core ops tools -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \) \
+             2>/dev/null | sort); do
+    n=$(wc -l <"$f")
+    [ "$n" -gt 600 ] && report "$f has $n lines: split it (a file should fit in your head)"
+  done
+  return $((bad > 0))
+}
+
+self_test() {
+  tmp=$(mktemp -d) || exit 2
+  trap 'rm -rf "$tmp"' EXIT
+  # A clean tree passes.
+  mkdir -p "$tmp/ok/core/tensor" "$tmp/ok/ops/cpu" "$tmp/ok/ops/cuda" "$tmp/ok/tools"
+  echo '#include "tensor/tensor_impl.h"' >"$tmp/ok/core/tensor/t.c"
+  echo '#include "ops/defs.h"' >"$tmp/ok/ops/cpu/k.c"
+  printf '#include "ops/cpu/cpu_kernels.h"\n#include "ops/cuda/cuda_kernels.h"\n' \
+    >"$tmp/ok/ops/backends.c"
+  echo '#include <corten/corten.h>' >"$tmp/ok/tools/tool.c"
+  if ! (check "$tmp/ok" >/dev/null); then
+    echo "layout self-test: a clean tree was refused"
+    exit 1
+  fi
+  # Each broken tree must be refused, naming the rule it breaks.
+  fails=0
+  expect() {
+    name=$1
+    want=$2
+    if out=$(check "$tmp/$name"); then
+      echo "layout self-test: tree '$name' passed but breaks a rule"
+      fails=$((fails + 1))
+    elif ! echo "$out" | grep -q "$want"; then
+      echo "layout self-test: tree '$name' was refused without '$want':"
+      echo "$out"
+      fails=$((fails + 1))
+    fi
+  }
+  for t in core_up cpu_cuda foreign tool_private long; do cp -r "$tmp/ok" "$tmp/$t"; done
+  echo '#include "ops/op_impl.h"' >>"$tmp/core_up/core/tensor/t.c"
+  echo '/* calls cudaMemcpy */' >>"$tmp/cpu_cuda/ops/cpu/k.c"
+  echo '#include "ops/cuda/launch.h"' >"$tmp/foreign/ops/prep.c"
+  echo '#include "interop/params_format.h"' >>"$tmp/tool_private/tools/tool.c"
+  seq 1 601 | sed 's|.*|/* line */|' >"$tmp/long/ops/big.c"
+  expect core_up "core/ includes from ops/"
+  expect cpu_cuda "ops/cpu names CUDA"
+  expect foreign "ops/cuda is included from outside"
+  expect tool_private "tools/ includes a private header"
+  expect long "ops/big.c has 601 lines"
+  [ "$fails" -eq 0 ] && echo "layout self-test: every rule fires"
+  exit $((fails > 0))
+}
+
+if [ "${1:-}" = "--self-test" ]; then
+  self_test
+fi
+if [ $# -ne 1 ]; then
+  echo "usage: check_layout.sh ROOT | --self-test" >&2
+  exit 2
+fi
+check "$1"
+status=$?
+[ "$status" -eq 0 ] && echo "layout: the dependency rules hold"
+exit "$status"
