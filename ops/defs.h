@@ -31,10 +31,10 @@ enum { CT__CONCAT_AXIS };                                        /* concat */
 
 /* ---- The op-type tables of ops/defs, registered by ops/backends.c ------------------------- */
 
-typedef struct ct__def_table {
+struct ct__def_table {
   const ct_op_def *v;
   size_t n;
-} ct__def_table;
+};
 
 extern const ct__def_table ct__elementwise_defs, ct__matmul_defs, ct__random_defs,
     ct__reduce_defs, ct__shape_defs, ct__recurrent_defs;

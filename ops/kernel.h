@@ -52,10 +52,10 @@ typedef struct ct__kernel_set {
 #define CT__KERNELS(...) ((const ct_kernel_fn[CT__N_DTYPES]){__VA_ARGS__})
 
 /* A backend's kernels of one op family: n sets. CT__TABLE(sets) makes one from a static array. */
-typedef struct ct__kernel_table {
+struct ct__kernel_table {
   const ct__kernel_set *v;
   size_t n;
-} ct__kernel_table;
+};
 
 #define CT__TABLE(array) {(array), sizeof(array) / sizeof((array)[0])}
 

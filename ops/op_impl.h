@@ -50,8 +50,21 @@ ct_status ct__op_register(const ct_op_def *def);
 ct_status ct__kernel_register(const char *type, ct_device_kind kind, ct_dtype dtype,
                               ct_kernel_fn fn);
 
-/* Registers corten's own op types and kernels (ops/backends.c); called once. */
-void ct__register_builtin_ops(void);
+/* The built-in op types and each backend's kernel tables (ops/backends.c), which the registry
+ * registers once, on first use. The table types are in ops/kernel.h and ops/defs.h. */
+typedef struct ct__def_table ct__def_table;
+typedef struct ct__kernel_table ct__kernel_table;
+typedef struct ct__backend_table {
+  ct_device_kind kind;
+  const ct__kernel_table *table;
+} ct__backend_table;
+typedef struct ct__builtins {
+  const ct__def_table *const *types;
+  size_t n_types;
+  const ct__backend_table *kernels;
+  size_t n_kernels;
+} ct__builtins;
+extern const ct__builtins ct__builtin_ops;
 
 /* An op bound to the variables of a scope: what one run of it needs, resolved. */
 typedef struct ct__prep {

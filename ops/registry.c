@@ -4,13 +4,15 @@
  * found at run time by indexing the type's table with the device kind and dtype, an atomic
  * load, so registration may happen while ops run. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/op_impl.h"
+#include "ops/defs.h"
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t builtins_once = PTHREAD_ONCE_INIT;
+static void register_builtins(void);
 static ct__opdef **defs;
 static size_t n_defs, cap_defs;
 
@@ -201,7 +203,6 @@ static ct__opdef *copy_def(const ct_op_def *def) {
   return d;
 }
 
-static void register_builtins(void) { ct__register_builtin_ops(); }
 
 static const ct__opdef *lookup_locking(const char *type) {
   pthread_mutex_lock(&registry_lock);
@@ -246,6 +247,43 @@ ct_status ct__op_register(const ct_op_def *def) {
   defs[n_defs++] = d;
   pthread_mutex_unlock(&registry_lock);
   return CT_OK;
+}
+
+/* ---- The built-in ops ------------------------------------------------------------------------ */
+
+/* Out of memory leaves an op type unregistered (ct_op_new then reports it missing) and its
+ * kernels skipped; any other failure is a mistake in corten's own tables, so it aborts. */
+CT__COLD static void builtin_failed(const char *what, const char *type) {
+  fprintf(stderr, "corten: registering %s of built-in op '%s' failed: %s\n", what, type,
+          ct_last_error());
+  abort();
+}
+
+static void register_builtins(void) {
+  const ct__builtins *b = &ct__builtin_ops;
+  for (size_t t = 0; t < b->n_types; t++) {
+    for (size_t i = 0; i < b->types[t]->n; i++) {
+      const ct_op_def *def = &b->types[t]->v[i];
+      if (ct__op_register(def) != CT_OK && ct_last_status() != CT_ERR_OUT_OF_MEMORY) {
+        builtin_failed("the type", def->type);
+      }
+    }
+  }
+  for (size_t t = 0; t < b->n_kernels; t++) {
+    const ct__kernel_table *k = b->kernels[t].table;
+    for (size_t i = 0; i < k->n; i++) {
+      for (int d = 0; d < CT__N_DTYPES; d++) {
+        ct_kernel_fn fn = k->v[i].by_dtype[d];
+        if (fn == NULL ||
+            ct__kernel_register(k->v[i].type, b->kernels[t].kind, (ct_dtype)d, fn) == CT_OK) {
+          continue;
+        }
+        ct_status st = ct_last_status();
+        if (st == CT_ERR_OUT_OF_MEMORY || st == CT_ERR_NOT_FOUND) break; /* type not registered */
+        builtin_failed("a kernel", k->v[i].type);
+      }
+    }
+  }
 }
 
 const ct__opdef *ct__op_lookup(const char *type) {
