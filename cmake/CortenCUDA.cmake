@@ -3,7 +3,8 @@
 # CORTEN_CUDA=AUTO builds it when a CUDA toolkit (nvcc and the runtime) is found, ON requires one,
 # OFF never looks. The CPU build never needs nvcc. Sets:
 #   CORTEN_HAVE_CUDA     ON when the CUDA place is built
-#   CORTEN_CUDA_SOURCES  the C sources of core/cuda for this build (the stub without CUDA)
+#   CORTEN_CUDA_SOURCES  the C sources of core/cuda and ops/cuda for this build (the stub
+#                        without CUDA)
 # and defines corten_cuda_link(objects shared static), which adds the device code and the CUDA
 # runtime to the library targets.
 #
@@ -63,7 +64,12 @@ if(CORTEN_HAVE_CUDA)
     core/cuda/cuda_device.c
     core/cuda/cuda_stream.c
     core/cuda/cuda_memory.c
-    ops/cuda/cuda_ops.c)
+    ops/cuda/launch.c
+    ops/cuda/elementwise.c
+    ops/cuda/matmul.c
+    ops/cuda/random.c
+    ops/cuda/reduce.c
+    ops/cuda/shape.c)
   # Device code (.cu): operator kernels join this list.
   set(CORTEN_CUDA_DEVICE_SOURCES
     core/cuda/fill.cu
@@ -101,7 +107,7 @@ function(corten_cuda_link objects shared static)
   target_compile_definitions(${objects} PRIVATE CORTEN_HAVE_CUDA)
   # cuBLAS (the CUDA matmul) is loaded with dlopen on first use, by its soname, then from the
   # toolkit this was built with: no link-time dependency, like the static runtime
-  # (core/cuda/cuda_ops.c).
+  # (ops/cuda/matmul.c).
   target_compile_definitions(${objects} PRIVATE
     "CORTEN_CUBLAS_SONAME=\"libcublas.so.${CUDAToolkit_VERSION_MAJOR}\""
     "CORTEN_CUBLAS_DIR=\"${CUDAToolkit_LIBRARY_DIR}\"")

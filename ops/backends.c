@@ -33,7 +33,11 @@ static const ct__backend_table kernel_tables[] = {
     {CT_DEVICE_CPU, &ct__cpu_shape},
     {CT_DEVICE_CPU, &any_place},
 #ifdef CORTEN_HAVE_CUDA
-    {CT_DEVICE_CUDA, &ct__cuda_kernels},
+    {CT_DEVICE_CUDA, &ct__cuda_elementwise},
+    {CT_DEVICE_CUDA, &ct__cuda_matmul},
+    {CT_DEVICE_CUDA, &ct__cuda_random},
+    {CT_DEVICE_CUDA, &ct__cuda_reduce},
+    {CT_DEVICE_CUDA, &ct__cuda_shape},
     {CT_DEVICE_CUDA, &any_place},
 #endif
 };

@@ -1,11 +1,13 @@
-/* ops/cuda/cuda_kernels.h: the CUDA backend's kernel tables, registered by ops/backends.c in
- * CUDA builds. Plain C: it names no CUDA type, so the registration table includes it freely. */
+/* ops/cuda/cuda_kernels.h: the CUDA backend's kernel tables, one per op family
+ * (ops/cuda/<family>.c), registered by ops/backends.c in CUDA builds. Plain C: it names no CUDA
+ * type, so the registration table includes it freely. */
 #ifndef CORTEN_OPS_CUDA_KERNELS_H
 #define CORTEN_OPS_CUDA_KERNELS_H
 
 #include "ops/kernel.h"
 
-extern const ct__kernel_table ct__cuda_kernels;
+extern const ct__kernel_table ct__cuda_elementwise, ct__cuda_matmul, ct__cuda_random,
+    ct__cuda_reduce, ct__cuda_shape;
 
 /* Loads cuBLAS (once) and says whether that worked: CT_OK, or CT_ERR_DEVICE recorded with the
  * reason. The CUDA matmul loads it on first use; the tests call this without a GPU. */

@@ -1,21 +1,16 @@
 /* ops/cuda/elementwise.cu: elementwise_{add,sub,mul,div} with numpy broadcasting, the
- * float32 activations, scale and the casts between float32, float16 and bfloat16, on the GPU.
+ * float32 activations, scale and the casts between float32, float16 and bfloat16, on the GPU:
+ * the device code and launchers (launch.h) that ops/cuda/elementwise.c calls.
  *
- * One thread per output element (a grid-stride loop past 4096 blocks). A broadcast output index
+ * One thread per output element (a grid-stride loop, grid.cuh). A broadcast output index
  * is split along the plan's merged dims into the two input offsets; same-shape inputs skip
  * that. float16 and bfloat16 load into float, compute there and round once on the store, with
  * half.h's conversions, the CPU's own (compiled for the device). */
+#include "ops/cuda/grid.cuh"
 #include "ops/cuda/launch.h"
 #include "ops/half.h"
 
 namespace {
-
-const unsigned kThreads = 256;
-
-unsigned blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  return (unsigned)(b > 4096 ? 4096 : b);
-}
 
 /* Element access by storage type. */
 struct F32 {
@@ -23,24 +18,19 @@ struct F32 {
   static __device__ __forceinline__ float load(const float *p, int64_t i) { return p[i]; }
   static __device__ __forceinline__ void store(float *p, int64_t i, float v) { p[i] = v; }
 };
-struct F16 {
+/* float16 (DT CT_FLOAT16) and bfloat16 (CT_BFLOAT16): 16 bits converted to and from float. */
+template <int DT>
+struct Half {
   typedef uint16_t T;
   static __device__ __forceinline__ float load(const uint16_t *p, int64_t i) {
-    return ct__half_to_float(p[i]);
+    return DT == CT_FLOAT16 ? ct__half_to_float(p[i]) : ct__bf16_to_float(p[i]);
   }
   static __device__ __forceinline__ void store(uint16_t *p, int64_t i, float v) {
-    p[i] = ct__float_to_half(v);
+    p[i] = DT == CT_FLOAT16 ? ct__float_to_half(v) : ct__float_to_bf16(v);
   }
 };
-struct BF16 {
-  typedef uint16_t T;
-  static __device__ __forceinline__ float load(const uint16_t *p, int64_t i) {
-    return ct__bf16_to_float(p[i]);
-  }
-  static __device__ __forceinline__ void store(uint16_t *p, int64_t i, float v) {
-    p[i] = ct__float_to_bf16(v);
-  }
-};
+typedef Half<CT_FLOAT16> F16;
+typedef Half<CT_BFLOAT16> BF16;
 
 template <int OP>
 __device__ __forceinline__ float binop(float a, float b) {
@@ -53,8 +43,7 @@ __device__ __forceinline__ float binop(float a, float b) {
 template <typename S, int OP>
 __global__ void binary_flat(typename S::T *o, const typename S::T *x, const typename S::T *y,
                             int64_t n) {
-  int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+  for (int64_t i = ct__cu_first(); i < n; i += ct__cu_step()) {
     S::store(o, i, binop<OP>(S::load(x, i), S::load(y, i)));
   }
 }
@@ -62,8 +51,7 @@ __global__ void binary_flat(typename S::T *o, const typename S::T *x, const type
 template <typename S, int OP>
 __global__ void binary_bcast(typename S::T *o, const typename S::T *x, const typename S::T *y,
                              int64_t n, ct__cu_plan p) {
-  int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+  for (int64_t i = ct__cu_first(); i < n; i += ct__cu_step()) {
     int64_t rest = i, ox = 0, oy = 0;
     for (int k = p.rank - 1; k >= 0; k--) {
       int64_t q = rest / p.d[k], idx = rest - q * p.d[k];
@@ -80,10 +68,10 @@ void launch_binary(void *o, const void *x, const void *y, int64_t n, const ct__c
                    cudaStream_t stream) {
   typedef typename S::T T;
   if (plan == NULL) {
-    binary_flat<S, OP><<<blocks_for(n), kThreads, 0, stream>>>(
+    binary_flat<S, OP><<<ct__cu_blocks(n), ct__cu_threads, 0, stream>>>(
         static_cast<T *>(o), static_cast<const T *>(x), static_cast<const T *>(y), n);
   } else {
-    binary_bcast<S, OP><<<blocks_for(n), kThreads, 0, stream>>>(
+    binary_bcast<S, OP><<<ct__cu_blocks(n), ct__cu_threads, 0, stream>>>(
         static_cast<T *>(o), static_cast<const T *>(x), static_cast<const T *>(y), n, *plan);
   }
 }
@@ -101,8 +89,7 @@ void launch_binary_op(int op, void *o, const void *x, const void *y, int64_t n,
 
 template <int OP>
 __global__ void unary_kernel(float *o, const float *x, int64_t n) {
-  int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+  for (int64_t i = ct__cu_first(); i < n; i += ct__cu_step()) {
     float a = x[i];
     if (OP == CT__CU_RELU) {
       o[i] = a > 0 ? a : 0.0f;
@@ -118,24 +105,27 @@ __global__ void unary_kernel(float *o, const float *x, int64_t n) {
   }
 }
 
+template <int OP>
+void launch_unary(float *o, const float *x, int64_t n, cudaStream_t stream) {
+  unary_kernel<OP><<<ct__cu_blocks(n), ct__cu_threads, 0, stream>>>(o, x, n);
+}
+
 __global__ void scale_kernel(float *o, const float *x, int64_t n, float sc, float bi) {
-  int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+  for (int64_t i = ct__cu_first(); i < n; i += ct__cu_step()) {
     o[i] = sc * x[i] + bi; /* two roundings, as on the CPU: no FMA (--fmad=false) */
   }
 }
 
 template <typename From, typename To>
 __global__ void cast_kernel(typename To::T *o, const typename From::T *x, int64_t n) {
-  int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+  for (int64_t i = ct__cu_first(); i < n; i += ct__cu_step()) {
     To::store(o, i, From::load(x, i)); /* float holds every float16 / bfloat16 value exactly */
   }
 }
 
 template <typename From, typename To>
 void launch_cast(void *o, const void *x, int64_t n, cudaStream_t stream) {
-  cast_kernel<From, To><<<blocks_for(n), kThreads, 0, stream>>>(
+  cast_kernel<From, To><<<ct__cu_blocks(n), ct__cu_threads, 0, stream>>>(
       static_cast<typename To::T *>(o), static_cast<const typename From::T *>(x), n);
 }
 
@@ -164,13 +154,12 @@ extern "C" cudaError_t ct__cu_binary(int op, ct_dtype dt, void *o, const void *x
 extern "C" cudaError_t ct__cu_unary(int op, float *o, const float *x, int64_t n,
                                     cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
-  unsigned b = blocks_for(n);
   switch (op) {
-    case CT__CU_RELU: unary_kernel<CT__CU_RELU><<<b, kThreads, 0, stream>>>(o, x, n); break;
-    case CT__CU_SIGMOID: unary_kernel<CT__CU_SIGMOID><<<b, kThreads, 0, stream>>>(o, x, n); break;
-    case CT__CU_TANH: unary_kernel<CT__CU_TANH><<<b, kThreads, 0, stream>>>(o, x, n); break;
-    case CT__CU_EXP: unary_kernel<CT__CU_EXP><<<b, kThreads, 0, stream>>>(o, x, n); break;
-    default: unary_kernel<CT__CU_LOG><<<b, kThreads, 0, stream>>>(o, x, n); break;
+    case CT__CU_RELU: launch_unary<CT__CU_RELU>(o, x, n, stream); break;
+    case CT__CU_SIGMOID: launch_unary<CT__CU_SIGMOID>(o, x, n, stream); break;
+    case CT__CU_TANH: launch_unary<CT__CU_TANH>(o, x, n, stream); break;
+    case CT__CU_EXP: launch_unary<CT__CU_EXP>(o, x, n, stream); break;
+    default: launch_unary<CT__CU_LOG>(o, x, n, stream); break;
   }
   return cudaGetLastError();
 }
@@ -178,7 +167,7 @@ extern "C" cudaError_t ct__cu_unary(int op, float *o, const float *x, int64_t n,
 extern "C" cudaError_t ct__cu_scale(float *o, const float *x, int64_t n, float sc, float bi,
                                     cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
-  scale_kernel<<<blocks_for(n), kThreads, 0, stream>>>(o, x, n, sc, bi);
+  scale_kernel<<<ct__cu_blocks(n), ct__cu_threads, 0, stream>>>(o, x, n, sc, bi);
   return cudaGetLastError();
 }
 

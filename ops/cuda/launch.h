@@ -1,14 +1,32 @@
-/* ops/cuda/launch.h: the launchers of the operator kernels (the .cu files of
- * core/cuda/kernels), called by core/cuda/cuda_ops.c (the C side: wiring, checks, allocation,
- * messages).
+/* ops/cuda/launch.h: how the CUDA kernels of the built-in ops launch device code, and the
+ * launchers of the .cu files of ops/cuda.
  *
- * For C and for nvcc. Each launcher queues its kernel on `stream` and returns what
- * cudaGetLastError says after the launch (cudaSuccess when nothing had to run). Element counts
- * are the output's; pointers are device memory of the named dtypes. Arithmetic matches the CPU
- * kernels operation for operation (the device code is compiled with --fmad=false), so results
- * are bit-identical to them except for the transcendental functions (expf, tanhf, logf). */
-#ifndef CORTEN_CORE_CUDA_OPS_H
-#define CORTEN_CORE_CUDA_OPS_H
+ * One convention for every kernel in ops/cuda:
+ *
+ * - Device side (ops/cuda/<family>.cu, nvcc): kernels are grid-stride loops sized by grid.cuh.
+ *   Each launcher below takes the stream to launch on, queues its kernel(s) there and returns
+ *   what cudaGetLastError says after the launch, or cudaSuccess without launching when there is
+ *   nothing to do. A launcher chooses no device, allocates nothing and records no corten error.
+ * - C side (ops/cuda/<family>.c): a kernel checks and plans as the CPU kernel does (ops/defs.h),
+ *   allocates its outputs, returns early when there is no work, then brackets its launches:
+ *
+ *     ct__cu_launch l;
+ *     if (ct__cu_enter(c, &l) != CT_OK) return ct_last_status();
+ *     cudaError_t e = ct__cu_scale(o, x, n, sc, bi, l.stream);
+ *     return ct__cu_leave(c, &l, e, "scale kernel launch");
+ *
+ *   ct__cu_enter sets the op's device up, makes it current and picks the calling thread's
+ *   current stream of it; ct__cu_leave restores the previous device and reports a failure as
+ *   CT_ERR_DEVICE naming the op. Runtime calls that are not launches (cudaMemcpyAsync,
+ *   cudaMemsetAsync, cuBLAS) take the same bracket. fill_constant uses the place's own fill
+ *   (ct__cuda_fill, core/cuda), which brackets itself; its error is reworded to name the op.
+ *
+ * Element counts are the output's; pointers are device memory of the named dtypes. Arithmetic
+ * matches the CPU kernels operation for operation (the device code is compiled with
+ * --fmad=false), so results are bit-identical to them except for the transcendental functions
+ * (expf, tanhf, logf). */
+#ifndef CORTEN_OPS_CUDA_LAUNCH_H
+#define CORTEN_OPS_CUDA_LAUNCH_H
 
 #include <stdint.h>
 
@@ -17,13 +35,21 @@
 #include <corten/status.h>
 #include <corten/types.h>
 
+#ifndef __cplusplus
+#include "cuda/cuda_impl.h"
+#include "ops/kernel.h"
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* A broadcast walk over the output (see ct__bcast_plan in core/op/kernels/kernels.h): the output
- * in memory order is the dims d, and sx / sy are the inputs' strides in elements (0 where
- * broadcast). */
+/* ---- The launchers (C and nvcc) ------------------------------------------------------------ */
+
+/* elementwise.cu */
+
+/* A broadcast walk over the output (ct__bcast_plan in ops/defs.h): the output in memory order is
+ * the dims d, and sx / sy are the inputs' strides in elements (0 where broadcast). */
 typedef struct ct__cu_plan {
   int rank;
   int64_t d[CT_MAX_RANK];
@@ -49,6 +75,8 @@ cudaError_t ct__cu_scale(float *o, const float *x, int64_t n, float sc, float bi
 cudaError_t ct__cu_cast(void *o, ct_dtype to, const void *x, ct_dtype from, int64_t n,
                         cudaStream_t stream);
 
+/* random.cu */
+
 /* uniform_random over n elements of dt (float16, bfloat16, float32, float64): lo + span x u
  * clamped to [vmin, vmax] (ct__uniform_bounds). */
 cudaError_t ct__cu_uniform(void *o, ct_dtype dt, int64_t n, uint64_t seed, double lo,
@@ -57,6 +85,8 @@ cudaError_t ct__cu_uniform(void *o, ct_dtype dt, int64_t n, uint64_t seed, doubl
 /* gaussian_random over n elements of dt: mean + std x z. */
 cudaError_t ct__cu_gaussian(void *o, ct_dtype dt, int64_t n, uint64_t seed, double mean,
                             double std, cudaStream_t stream);
+
+/* reduce.cu and shape.cu */
 
 /* A strided walk: an index over the dims d (row-major) maps to the offset sum idx[k] x s[k], in
  * elements. */
@@ -92,6 +122,42 @@ cudaError_t ct__cu_place_rows(void *o, const void *x, size_t es, int64_t outer, 
 
 #ifdef __cplusplus
 }
-#endif
+#else
 
-#endif /* CORTEN_CORE_CUDA_OPS_H */
+/* ---- The C side's bracket and shared steps (C only: ops/cuda/launch.c) --------------------- */
+
+/* A kernel's hold on its op's device while it launches. */
+typedef struct ct__cu_launch {
+  ct__cuda_guard guard;
+  cudaStream_t stream; /* the calling thread's current stream of the op's device */
+} ct__cu_launch;
+
+/* Sets the op's device up (it may hold only wrapped buffers or blocks of a replaced allocator,
+ * so no earlier allocation need have done it), makes it current and picks its stream. CT_OK, or
+ * the failure recorded naming the op (then there is nothing to leave). */
+ct_status ct__cu_enter(const ct_kernel_ctx *c, ct__cu_launch *l);
+
+/* Restores the device current before ct__cu_enter and reports e: CT_OK for cudaSuccess, else
+ * CT_ERR_DEVICE recorded as "<what> failed on cuda:<device>: <CUDA's text> (<error name>)"
+ * naming the op, with CUDA's sticky note of the error cleared so it is reported once. */
+ct_status ct__cu_leave(const ct_kernel_ctx *c, ct__cu_launch *l, cudaError_t e, const char *what);
+
+/* Copies n bytes from x to o, both device memory of the op's device, on its current stream
+ * (nothing when n is 0 or o is x): assign, and the kernels whose result is their input. */
+ct_status ct__cu_copy(const ct_kernel_ctx *c, void *o, const void *x, size_t n);
+
+/* Input X (its first variable) seen as [outer, n, inner] around an axis; n is 1 for rank 0. */
+typedef struct ct__cu_around {
+  int axis;
+  int64_t outer, n, inner;
+} ct__cu_around;
+
+/* The first steps of the kernels that see X around the axis in int attribute attr, named "axis"
+ * (softmax, concat): the axis normalised over X's rank as the CPU kernels do, then Out allocated
+ * as the kernel's dtype. Out's data with the split in *a, or NULL with the failure recorded
+ * naming the op. */
+void *ct__cu_out_around(const ct_kernel_ctx *c, size_t attr, ct__cu_around *a);
+
+#endif /* __cplusplus */
+
+#endif /* CORTEN_OPS_CUDA_LAUNCH_H */

@@ -1,24 +1,20 @@
-/* ops/cuda/random.cu: uniform_random and gaussian_random on the GPU, bit-identical to
- * the CPU kernels in core/op/kernels/random.c.
+/* ops/cuda/random.cu: uniform_random and gaussian_random on the GPU, bit-identical to the CPU
+ * kernels in ops/cpu/random.c: the device code and launchers (launch.h) that ops/cuda/random.c
+ * calls.
  *
- * One thread per Philox block: four float32 / float16 / bfloat16 elements or two float64 ones,
- * from the same counter and key as on the CPU (philox.h), mapped to values by the same
- * expressions in the same order. What keeps the results identical: philox.h and half.h are the
- * CPU's own code compiled for the device; + - x / and sqrt round to nearest even on both; double
- * to float conversions round to nearest; and this file is compiled with --fmad=false, so no
- * multiply-add is fused into one rounding (the CPU build does not fuse either). */
+ * One thread per Philox block (a grid-stride loop, grid.cuh): four float32 / float16 / bfloat16
+ * elements or two float64 ones, from the same counter and key as on the CPU (philox.h), mapped to
+ * values by the same expressions in the same order. What keeps the results identical: philox.h
+ * and half.h are the CPU's own code compiled for the device; + - x / and sqrt round to nearest
+ * even on both; double to float conversions round to nearest; and this file is compiled with
+ * --fmad=false, so no multiply-add is fused into one rounding (the CPU build does not fuse
+ * either). */
+#include "ops/cuda/grid.cuh"
 #include "ops/cuda/launch.h"
 #include "ops/half.h"
 #include "ops/philox.h"
 
 namespace {
-
-const unsigned kThreads = 256;
-
-unsigned blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  return (unsigned)(b > 4096 ? 4096 : b);
-}
 
 /* Stores float v (already a value of the bounds' type for the clamp) as DT. */
 template <int DT>
@@ -38,8 +34,8 @@ __device__ __forceinline__ void store_uniform(void *o, int64_t i, float v, float
 template <int DT>
 __global__ void uniform4(void *o, int64_t n, uint64_t seed, double lo, double span, float fmin,
                          float fmax) {
-  int64_t n_blocks = (n + 3) / 4, stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; b < n_blocks; b += stride) {
+  int64_t n_blocks = (n + 3) / 4;
+  for (int64_t b = ct__cu_first(); b < n_blocks; b += ct__cu_step()) {
     ct__philox_block w = ct__philox((uint64_t)b, seed);
     for (int j = 0; j < 4 && b * 4 + j < n; j++) {
       float v = (float)(lo + span * ct__u24(w.w[j]));
@@ -54,8 +50,8 @@ __device__ __forceinline__ double clamp_d(double v, double lo, double hi) {
 
 __global__ void uniform2(double *o, int64_t n, uint64_t seed, double lo, double span,
                          double vmin, double vmax) {
-  int64_t n_blocks = (n + 1) / 2, stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; b < n_blocks; b += stride) {
+  int64_t n_blocks = (n + 1) / 2;
+  for (int64_t b = ct__cu_first(); b < n_blocks; b += ct__cu_step()) {
     ct__philox_block w = ct__philox((uint64_t)b, seed);
     o[2 * b] = clamp_d(lo + span * ct__u53(w.w[0], w.w[1]), vmin, vmax);
     if (2 * b + 1 < n) o[2 * b + 1] = clamp_d(lo + span * ct__u53(w.w[2], w.w[3]), vmin, vmax);
@@ -64,8 +60,8 @@ __global__ void uniform2(double *o, int64_t n, uint64_t seed, double lo, double 
 
 template <int DT>
 __global__ void gaussian4(void *o, int64_t n, uint64_t seed, double mean, double std) {
-  int64_t n_blocks = (n + 3) / 4, stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; b < n_blocks; b += stride) {
+  int64_t n_blocks = (n + 3) / 4;
+  for (int64_t b = ct__cu_first(); b < n_blocks; b += ct__cu_step()) {
     ct__philox_block w = ct__philox((uint64_t)b, seed);
     double z[4];
     ct__box_muller(ct__u24_open0(w.w[0]), ct__u24(w.w[1]), &z[0], &z[1]);
@@ -85,14 +81,20 @@ __global__ void gaussian4(void *o, int64_t n, uint64_t seed, double mean, double
 }
 
 __global__ void gaussian2(double *o, int64_t n, uint64_t seed, double mean, double std) {
-  int64_t n_blocks = (n + 1) / 2, stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; b < n_blocks; b += stride) {
+  int64_t n_blocks = (n + 1) / 2;
+  for (int64_t b = ct__cu_first(); b < n_blocks; b += ct__cu_step()) {
     ct__philox_block w = ct__philox((uint64_t)b, seed);
     double z0, z1;
     ct__box_muller(ct__u53_open0(w.w[0], w.w[1]), ct__u53(w.w[2], w.w[3]), &z0, &z1);
     o[2 * b] = mean + std * z0;
     if (2 * b + 1 < n) o[2 * b + 1] = mean + std * z1;
   }
+}
+
+/* The grid for n elements of dt: one thread per Philox block, of two float64 elements or four
+ * of the other types. */
+unsigned philox_grid(ct_dtype dt, int64_t n) {
+  return ct__cu_blocks(dt == CT_FLOAT64 ? (n + 1) / 2 : (n + 3) / 4);
 }
 
 }  // namespace
@@ -102,22 +104,20 @@ extern "C" cudaError_t ct__cu_uniform(void *o, ct_dtype dt, int64_t n, uint64_t 
                                       cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
   float fmin = (float)vmin, fmax = (float)vmax; /* exact: values of the dtype */
+  unsigned b = philox_grid(dt, n);
   switch (dt) {
     case CT_FLOAT64:
-      uniform2<<<blocks_for((n + 1) / 2), kThreads, 0, stream>>>(static_cast<double *>(o), n,
-                                                                 seed, lo, span, vmin, vmax);
+      uniform2<<<b, ct__cu_threads, 0, stream>>>(static_cast<double *>(o), n, seed, lo, span,
+                                                  vmin, vmax);
       break;
     case CT_FLOAT16:
-      uniform4<CT_FLOAT16><<<blocks_for((n + 3) / 4), kThreads, 0, stream>>>(o, n, seed, lo,
-                                                                             span, fmin, fmax);
+      uniform4<CT_FLOAT16><<<b, ct__cu_threads, 0, stream>>>(o, n, seed, lo, span, fmin, fmax);
       break;
     case CT_BFLOAT16:
-      uniform4<CT_BFLOAT16><<<blocks_for((n + 3) / 4), kThreads, 0, stream>>>(o, n, seed, lo,
-                                                                              span, fmin, fmax);
+      uniform4<CT_BFLOAT16><<<b, ct__cu_threads, 0, stream>>>(o, n, seed, lo, span, fmin, fmax);
       break;
     default:
-      uniform4<CT_FLOAT32><<<blocks_for((n + 3) / 4), kThreads, 0, stream>>>(o, n, seed, lo,
-                                                                             span, fmin, fmax);
+      uniform4<CT_FLOAT32><<<b, ct__cu_threads, 0, stream>>>(o, n, seed, lo, span, fmin, fmax);
       break;
   }
   return cudaGetLastError();
@@ -126,22 +126,19 @@ extern "C" cudaError_t ct__cu_uniform(void *o, ct_dtype dt, int64_t n, uint64_t 
 extern "C" cudaError_t ct__cu_gaussian(void *o, ct_dtype dt, int64_t n, uint64_t seed,
                                        double mean, double std, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
+  unsigned b = philox_grid(dt, n);
   switch (dt) {
     case CT_FLOAT64:
-      gaussian2<<<blocks_for((n + 1) / 2), kThreads, 0, stream>>>(static_cast<double *>(o), n,
-                                                                  seed, mean, std);
+      gaussian2<<<b, ct__cu_threads, 0, stream>>>(static_cast<double *>(o), n, seed, mean, std);
       break;
     case CT_FLOAT16:
-      gaussian4<CT_FLOAT16><<<blocks_for((n + 3) / 4), kThreads, 0, stream>>>(o, n, seed, mean,
-                                                                              std);
+      gaussian4<CT_FLOAT16><<<b, ct__cu_threads, 0, stream>>>(o, n, seed, mean, std);
       break;
     case CT_BFLOAT16:
-      gaussian4<CT_BFLOAT16><<<blocks_for((n + 3) / 4), kThreads, 0, stream>>>(o, n, seed, mean,
-                                                                               std);
+      gaussian4<CT_BFLOAT16><<<b, ct__cu_threads, 0, stream>>>(o, n, seed, mean, std);
       break;
     default:
-      gaussian4<CT_FLOAT32><<<blocks_for((n + 3) / 4), kThreads, 0, stream>>>(o, n, seed, mean,
-                                                                              std);
+      gaussian4<CT_FLOAT32><<<b, ct__cu_threads, 0, stream>>>(o, n, seed, mean, std);
       break;
   }
   return cudaGetLastError();
