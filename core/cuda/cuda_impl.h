@@ -2,15 +2,18 @@
  * stream of a device, device guards and error reporting.
  *
  * For C files and for .cu files (nvcc, C++): it includes only the CUDA runtime API and public
- * corten headers. An operator kernel in a .cu file launches on ct__cuda_stream(device) and
- * reports a failed launch with ct__cuda_fail:
+ * corten headers. Device code of the place itself (core/cuda/fill.cu) launches on
+ * ct__cuda_stream(device) under a guard and reports a failed launch with ct__cuda_fail:
  *
  *   ct__cuda_guard g;
  *   if (ct__cuda_guard_enter(&g, device) != CT_OK) return ct_last_status();
  *   my_kernel<<<blocks, threads, 0, ct__cuda_stream(device)>>>(...);
  *   cudaError_t e = cudaGetLastError();
  *   ct__cuda_guard_exit(&g);
- *   if (e != cudaSuccess) return ct__cuda_fail(e, device, "my_op kernel launch");
+ *   if (e != cudaSuccess) return ct__cuda_fail(e, device, "my kernel launch");
+ *
+ * Operator kernels live above the place, in the op layer's CUDA backend, which builds its own
+ * launch convention (naming the op in each error) on these same calls.
  */
 #ifndef CORTEN_CORE_CUDA_IMPL_H
 #define CORTEN_CORE_CUDA_IMPL_H
