@@ -12,7 +12,9 @@ get_filename_component(CORTEN_PARAMS_DIR "${CORTEN_SHARED_DIR}/data/params" ABSO
 corten_add_suite(dlpack)
 corten_add_suite(params)
 corten_add_suite(params_files)
-set_property(TEST params_files APPEND PROPERTY ENVIRONMENT "CORTEN_PARAMS_DIR=${CORTEN_PARAMS_DIR}")
+corten_add_suite(params_inspect)
+set_property(TEST params_files params_inspect APPEND PROPERTY ENVIRONMENT
+             "CORTEN_PARAMS_DIR=${CORTEN_PARAMS_DIR}")
 
 add_test(NAME tool
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_tool.sh $<TARGET_FILE:corten_tool>

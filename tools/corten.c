@@ -12,7 +12,8 @@
  * sums up the file. A broken file gets a message on stderr saying what is wrong and at which
  * byte offset and entry, and exit status 1; a usage error exits with 2.
  *
- * It streams the file through the library's checked reader (one tensor in memory at a time). */
+ * It streams the file through ct_params_inspect (corten/params.h), the library's checked reader,
+ * one tensor in memory at a time, and uses nothing but the public API. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -21,8 +22,6 @@
 #include <string.h>
 
 #include <corten/corten.h>
-
-#include "interop/params_format.h"
 
 static const char usage[] =
     "usage: corten <command> [arguments]\n"
@@ -112,66 +111,56 @@ static void sum_text(const void *p, int64_t n, ct_dtype dtype, char *buf, size_t
 /* ---- inspect --------------------------------------------------------------------------------- */
 
 typedef struct inspect_state {
-  ct__params_kind kind;
-  uint64_t count, rows, data_bytes;
+  ct_params_info info;
+  uint64_t rows, data_bytes;
   char *last_name;
   bool sorted;
 } inspect_state;
 
-static ct_status on_begin(void *ctx, ct__params_kind kind, uint64_t count) {
+static ct_status on_begin(void *ctx, const ct_params_info *info) {
   inspect_state *st = ctx;
-  st->kind = kind;
-  st->count = count;
+  st->info = *info;
   printf("name\tdtype\tshape\tnbytes\tcrc32\tsum\n");
   return CT_OK;
 }
 
-static ct_status on_entry(void *ctx, uint64_t index, const char *name, ct_tensor *t) {
+static ct_status on_entry(void *ctx, const ct_params_entry *e) {
   inspect_state *st = ctx;
   char sum[64];
-  ct_ddim dims = ct_tensor_dims(t);
-  ct_dtype dtype = ct_tensor_dtype(t);
-  int64_t numel = ct_tensor_numel(t);
-  size_t nbytes = (size_t)numel * ct_dtype_size(dtype);
-  const unsigned char *data = ct_tensor_data(t, dtype);
-  (void)index;
-  printf("%s\t%s\t", name ? name : "-", ct_dtype_name(dtype));
-  for (int i = 0; i < dims.rank; i++) printf("%s%" PRId64, i ? "," : "", dims.d[i]);
-  sum_text(data, numel, dtype, sum, sizeof sum);
+  const unsigned char *data = ct_tensor_data(e->tensor, e->dtype);
+  size_t nbytes = (size_t)e->nbytes;
+  if (data == NULL) return ct_last_status();
+  printf("%s\t%s\t", e->name ? e->name : "-", ct_dtype_name(e->dtype));
+  for (int i = 0; i < e->dims.rank; i++) printf("%s%" PRId64, i ? "," : "", e->dims.d[i]);
+  sum_text(data, ct_tensor_numel(e->tensor), e->dtype, sum, sizeof sum);
   printf("\t%zu\t%08" PRIx32 "\t%s\n", nbytes, crc32_of(data, nbytes), sum);
-  if (name != NULL) {
-    if (st->last_name != NULL && strcmp(st->last_name, name) > 0) st->sorted = false;
+  if (e->name != NULL) {
+    if (st->last_name != NULL && strcmp(st->last_name, e->name) > 0) st->sorted = false;
     free(st->last_name);
-    st->last_name = strdup(name);
+    st->last_name = strdup(e->name);
   }
   st->rows++;
   st->data_bytes += nbytes;
-  ct_tensor_free(t);
   return CT_OK;
 }
 
 static int inspect(const char *path) {
-  ct__params_src src;
-  inspect_state st = {.kind = CT__PARAMS_ANY, .sorted = true};
-  ct__params_sink sink = {.begin = on_begin, .entry = on_entry, .ctx = &st};
-  ct_status s = ct__params_src_file(&src, path);
-  if (s == CT_OK) {
-    s = ct__params_read(&src, CT__PARAMS_ANY, &sink);
-    ct__params_src_close(&src);
-  }
+  inspect_state st = {.sorted = true};
+  ct_params_visitor visitor = {.begin = on_begin, .entry = on_entry, .ctx = &st};
+  ct_status s = ct_params_inspect(path, &visitor);
   free(st.last_name);
   fflush(stdout);
   if (s != CT_OK) {
     fprintf(stderr, "corten inspect: %s (%s)\n", ct_last_error(), ct_status_str(s));
     return 1;
   }
-  if (st.kind == CT__PARAMS_TENSOR) {
+  if (st.info.kind == CT_PARAMS_TENSOR) {
     printf("# single tensor (NDArray::Save), %" PRIu64 " data bytes, %" PRIu64
-           " bytes in all\n", st.data_bytes, src.size);
+           " bytes in all\n", st.data_bytes, st.info.nbytes);
   } else {
     printf("# parameter dictionary: %" PRIu64 " tensors, %" PRIu64 " data bytes, %" PRIu64
            " bytes in all, entries %s\n",
-           st.rows, st.data_bytes, src.size,
+           st.rows, st.data_bytes, st.info.nbytes,
            st.sorted ? "sorted by name" : "not sorted by name");
   }
   return 0;

@@ -1,10 +1,13 @@
-/* core/interop/params.c: parameter dictionaries to and from scopes, and single tensors to and
- * from files.
+/* core/interop/params.c: parameter dictionaries to and from scopes, single tensors to and from
+ * files, and listing what a file holds.
  *
  * Loading is staged: the reader checks every byte and builds every tensor first; only then is
  * the scope touched, in steps that can be undone (creating missing variables) followed by steps
  * that cannot fail (moving each tensor into its variable). Saving checks every variable before
- * the temporary file is created. */
+ * the temporary file is created. Listing streams: each tensor is shown to the caller's visitor
+ * and freed before the next is read. */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,10 +39,11 @@ static ct_status stage_begin(void *ctx, ct__params_kind kind, uint64_t count) {
   return CT_OK;
 }
 
-static ct_status stage_entry(void *ctx, uint64_t index, const char *name, ct_tensor *t) {
+static ct_status stage_entry(void *ctx, const ct__params_pos *pos, const char *name,
+                             ct_tensor *t) {
   staging *st = ctx;
   char *copy = strdup(name != NULL ? name : "");
-  (void)index;
+  (void)pos;
   if (copy == NULL || st->n >= st->count) {
     free(copy);
     ct_tensor_free(t);
@@ -143,8 +147,9 @@ ct_status ct_params_load_memory(const void *buf, size_t len, ct_scope *scope) {
   return load_dict(&src, scope);
 }
 
-static ct_status keep_tensor(void *ctx, uint64_t index, const char *name, ct_tensor *t) {
-  (void)index;
+static ct_status keep_tensor(void *ctx, const ct__params_pos *pos, const char *name,
+                             ct_tensor *t) {
+  (void)pos;
   (void)name;
   *(ct_tensor **)ctx = t;
   return CT_OK;
@@ -180,6 +185,97 @@ ct_status ct_tensor_load_memory(const void *buf, size_t len, ct_tensor *t) {
   ct__params_src src;
   ct__params_src_memory(&src, buf, len);
   return load_tensor(&src, t);
+}
+
+/* ---- Listing --------------------------------------------------------------------------------- */
+
+typedef struct listing {
+  const ct_params_visitor *visitor; /* NULL: check only */
+  const ct__params_src *src;
+} listing;
+
+/* Returns s, the status a visitor function stopped the read with. Its own message stands when it
+ * recorded one (the last error was cleared before the call); otherwise the message names the
+ * input, who was being shown (who: "" or "tensor 3 ('p4'): ") and the function. */
+static ct_status visitor_stopped(const listing *l, ct_status s, const char *who, const char *fn) {
+  if (ct_last_status() == s) return s;
+  return ct__error(s,
+                   "%s: %sthe visitor's %s function returned %d (%s): the read stopped there; "
+                   "record a message with the status to say why",
+                   l->src->label, who, fn, (int)s, ct_status_str(s));
+}
+
+static ct_status list_begin(void *ctx, ct__params_kind kind, uint64_t count) {
+  listing *l = ctx;
+  if (l->visitor == NULL || l->visitor->begin == NULL) return CT_OK;
+  ct_params_info info = {.kind = kind == CT__PARAMS_DICT ? CT_PARAMS_DICT : CT_PARAMS_TENSOR,
+                         .count = count,
+                         .nbytes = l->src->size};
+  ct_clear_error();
+  ct_status s = l->visitor->begin(l->visitor->ctx, &info);
+  return s == CT_OK ? CT_OK : visitor_stopped(l, s, "", "begin");
+}
+
+static ct_status list_entry(void *ctx, const ct__params_pos *pos, const char *name,
+                            ct_tensor *t) {
+  listing *l = ctx;
+  ct_status s = CT_OK;
+  if (l->visitor != NULL && l->visitor->entry != NULL) {
+    ct_dtype dtype = ct_tensor_dtype(t);
+    ct_params_entry e = {.index = pos->index,
+                         .name = name,
+                         .dtype = dtype,
+                         .dims = ct_tensor_dims(t),
+                         .nbytes = (uint64_t)ct_tensor_numel(t) * ct_dtype_size(dtype),
+                         .offset = pos->record,
+                         .data_offset = pos->data,
+                         .tensor = t};
+    ct_clear_error();
+    s = l->visitor->entry(l->visitor->ctx, &e);
+    if (s != CT_OK) {
+      char who[128], shown[72];
+      if (name != NULL) {
+        snprintf(who, sizeof who, "tensor %" PRIu64 " ('%s'): ", pos->index,
+                 ct__params_name_shown(name, shown, sizeof shown));
+      } else {
+        snprintf(who, sizeof who, "the tensor: ");
+      }
+      s = visitor_stopped(l, s, who, "entry");
+    }
+  }
+  ct_tensor_free(t);
+  return s;
+}
+
+static ct_status inspect(ct__params_src *src, const ct_params_visitor *visitor) {
+  listing l = {.visitor = visitor, .src = src};
+  ct__params_sink sink = {.begin = list_begin, .entry = list_entry, .ctx = &l};
+  return ct__params_read(src, CT__PARAMS_ANY, &sink);
+}
+
+ct_status ct_params_inspect(const char *path, const ct_params_visitor *visitor) {
+  if (path == NULL) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT,
+                     "ct_params_inspect: the path is NULL: give the path of a parameter file");
+  }
+  ct__params_src src;
+  ct_status s = ct__params_src_file(&src, path);
+  if (s != CT_OK) return s;
+  s = inspect(&src, visitor);
+  ct__params_src_close(&src);
+  return s;
+}
+
+ct_status ct_params_inspect_memory(const void *buf, size_t len, const ct_params_visitor *visitor) {
+  if (buf == NULL && len > 0) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT,
+                     "ct_params_inspect_memory: the buffer is NULL but len is %zu: pass the "
+                     "bytes, or len 0",
+                     len);
+  }
+  ct__params_src src;
+  ct__params_src_memory(&src, buf, len);
+  return inspect(&src, visitor);
 }
 
 /* ---- Saving ---------------------------------------------------------------------------------- */

@@ -1,7 +1,7 @@
 /* core/interop/params_format.h: reading and writing TVM / CVM-runtime parameter files (the layout
  * is in corten/params.h). The reader hands each checked tensor to a sink, so the same parser
- * stages a whole dictionary for an all-or-nothing load (params.c) and streams entries one at a
- * time for `corten inspect` (tools/). */
+ * stages a whole dictionary for an all-or-nothing load and streams entries one at a time for
+ * ct_params_inspect (both in params.c), on which the `corten inspect` tool is built. */
 #ifndef CORTEN_CORE_INTEROP_PARAMS_FORMAT_H
 #define CORTEN_CORE_INTEROP_PARAMS_FORMAT_H
 
@@ -43,15 +43,22 @@ void ct__params_src_memory(ct__params_src *s, const void *buf, size_t len);
 ct_status ct__params_src_file(ct__params_src *s, const char *path);
 void ct__params_src_close(ct__params_src *s);
 
+/* Where an entry lies in the input. */
+typedef struct ct__params_pos {
+  uint64_t index;  /* entry number in file order, from 0 */
+  uint64_t record; /* offset of its tensor record (the record's magic; 0 for a single tensor) */
+  uint64_t data;   /* offset of its data */
+} ct__params_pos;
+
 /* What the reader hands over. */
 typedef struct ct__params_sink {
   /* Optional: called once the header is read, with the kind found and the entry count (1 for a
    * single tensor). A failure stops the read and is returned. */
   ct_status (*begin)(void *ctx, ct__params_kind kind, uint64_t count);
-  /* Called for each entry in file order with its name (NUL-terminated, valid during the call;
-   * NULL for a single tensor) and a new CPU tensor the sink takes over (it frees it even when
-   * it fails). A failure stops the read and is returned. */
-  ct_status (*entry)(void *ctx, uint64_t index, const char *name, ct_tensor *t);
+  /* Called for each entry in file order with its position, its name (NUL-terminated, valid
+   * during the call; NULL for a single tensor) and a new CPU tensor the sink takes over (it
+   * frees it even when it fails). A failure stops the read and is returned. */
+  ct_status (*entry)(void *ctx, const ct__params_pos *pos, const char *name, ct_tensor *t);
   void *ctx;
 } ct__params_sink;
 
@@ -59,6 +66,10 @@ typedef struct ct__params_sink {
  * caller accepts (CT__PARAMS_ANY: both). Errors: CT_ERR_FORMAT naming the offset and the
  * entry, CT_ERR_IO when a file read fails, CT_ERR_OUT_OF_MEMORY, or the sink's failure. */
 ct_status ct__params_read(ct__params_src *src, ct__params_kind want, const ct__params_sink *sink);
+
+/* name as messages show it, in buf: at most 60 bytes (then "..."), control bytes as '?'. Returns
+ * buf. cap must be at least 64. */
+const char *ct__params_name_shown(const char *name, char *buf, size_t cap);
 
 /* The system's text for errno value e, in buf (thread-safe). */
 const char *ct__errno_str(int e, char *buf, size_t cap);

@@ -70,6 +70,17 @@ typedef struct parser {
 
 static uint64_t remaining(const parser *p) { return p->src->size - p->src->off; }
 
+const char *ct__params_name_shown(const char *name, char *buf, size_t cap) {
+  size_t n = strlen(name), keep = n > 60 ? 60 : n;
+  if (keep + 4 > cap) keep = cap > 4 ? cap - 4 : 0;
+  for (size_t i = 0; i < keep; i++) {
+    unsigned char c = (unsigned char)name[i];
+    buf[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+  }
+  snprintf(buf + keep, cap - keep, "%s", n > keep ? "..." : "");
+  return buf;
+}
+
 /* Records s with "<input>: tensor <i> ('<name>'): <message>". */
 CT__PRINTF(3, 4) static ct_status fail(const parser *p, ct_status s, const char *fmt, ...) {
   char msg[384], who[128];
@@ -80,15 +91,8 @@ CT__PRINTF(3, 4) static ct_status fail(const parser *p, ct_status s, const char 
   who[0] = '\0';
   if (p->entry >= 0 && p->name != NULL) {
     char shown[72];
-    size_t n = strlen(p->name), i;
-    size_t keep = n > 60 ? 60 : n;
-    for (i = 0; i < keep; i++) {
-      unsigned char c = (unsigned char)p->name[i];
-      shown[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-    }
-    shown[keep] = '\0';
-    snprintf(who, sizeof who, "tensor %" PRId64 " ('%s%s'): ", p->entry, shown,
-             n > keep ? "..." : "");
+    snprintf(who, sizeof who, "tensor %" PRId64 " ('%s'): ", p->entry,
+             ct__params_name_shown(p->name, shown, sizeof shown));
   } else if (p->entry >= 0) {
     snprintf(who, sizeof who, "the tensor: ");
   }
@@ -155,8 +159,9 @@ static void swap_elements(void *data, size_t nbytes, size_t size) {
 }
 #endif
 
-/* Reads a tensor record whose magic (at offset start) has been read and checked. */
-static ct_status read_record_body(parser *p, uint64_t start, ct_tensor **out) {
+/* Reads a tensor record whose magic (at offset start) has been read and checked; *data_at is
+ * the offset of its data. */
+static ct_status read_record_body(parser *p, uint64_t start, ct_tensor **out, uint64_t *data_at) {
   unsigned char h[24];
   char d[CT__DDIM_STR_CAP];
   ct_status s = need(p, 24, "the tensor header");
@@ -232,6 +237,7 @@ static ct_status read_record_body(parser *p, uint64_t start, ct_tensor **out) {
     return fail(p, CT_ERR_OUT_OF_MEMORY, "no host memory for its %" PRIu64 " data bytes (%s %s)",
                 nbytes, ct_ddim_str(dims, d, sizeof d), ct_dtype_name(dtype));
   }
+  *data_at = p->src->off;
   s = take(p, data, (size_t)nbytes);
   if (s != CT_OK) {
     ct_tensor_free(t);
@@ -244,8 +250,9 @@ static ct_status read_record_body(parser *p, uint64_t start, ct_tensor **out) {
   return CT_OK;
 }
 
-static ct_status read_record(parser *p, ct_tensor **out) {
+static ct_status read_record(parser *p, ct_tensor **out, ct__params_pos *pos) {
   uint64_t start = p->src->off, magic;
+  pos->record = start;
   ct_status s = read_u64(p, "the tensor magic", &magic);
   if (s != CT_OK) return s;
   if (magic != CT__PARAMS_TENSOR_MAGIC) {
@@ -254,7 +261,7 @@ static ct_status read_record(parser *p, ct_tensor **out) {
                 ", expected 0xDD5E40F096B4A13F: the record is corrupt",
                 magic, start);
   }
-  return read_record_body(p, start, out);
+  return read_record_body(p, start, out, &pos->data);
 }
 
 /* Reads the dictionary's names (after its magic and reserved field) into *names_out. */
@@ -357,10 +364,11 @@ static ct_status read_dict(parser *p, const ct__params_sink *sink) {
   if (s == CT_OK && sink->begin) s = sink->begin(sink->ctx, CT__PARAMS_DICT, count);
   for (uint64_t i = 0; i < count && s == CT_OK; i++) {
     ct_tensor *t = NULL;
+    ct__params_pos pos = {.index = i};
     p->entry = (int64_t)i;
     p->name = names[i];
-    s = read_record(p, &t);
-    if (s == CT_OK) s = sink->entry(sink->ctx, i, names[i], t);
+    s = read_record(p, &t, &pos);
+    if (s == CT_OK) s = sink->entry(sink->ctx, &pos, names[i], t);
   }
   p->entry = -1;
   p->name = NULL;
@@ -408,10 +416,11 @@ ct_status ct__params_read(ct__params_src *src, ct__params_kind want, const ct__p
     s = read_dict(&p, sink);
   } else {
     ct_tensor *t = NULL;
+    ct__params_pos pos = {.index = 0, .record = 0};
     if (sink->begin) s = sink->begin(sink->ctx, CT__PARAMS_TENSOR, 1);
     p.entry = 0;
-    if (s == CT_OK) s = read_record_body(&p, 0, &t);
-    if (s == CT_OK) s = sink->entry(sink->ctx, 0, NULL, t);
+    if (s == CT_OK) s = read_record_body(&p, 0, &t, &pos.data);
+    if (s == CT_OK) s = sink->entry(sink->ctx, &pos, NULL, t);
     p.entry = -1;
   }
   if (s == CT_OK && remaining(&p) > 0) {

@@ -44,13 +44,16 @@ extern "C" {
 
 /* Exports t's data as a new DLManagedTensor in *out, without copying: dl_tensor.data is the
  * address of t's first element (byte_offset 0), shape holds t's dims, strides the compact
- * row-major strides (never NULL), and the device is t's place. The managed tensor holds a
- * reference to t's memory and owns its shape and strides arrays; the consumer calls
- * (*out)->deleter(*out) exactly once when done, which lets go of all of them. t may be changed
- * or freed meanwhile: the memory lives on until the deleter runs. A scalar has ndim 0.
- * Errors (*out set to NULL when out is not NULL): NULL t or out, CT_ERR_INVALID_ARGUMENT; t
- * holds no memory, CT_ERR_UNINITIALIZED; t's dims exceed its capacity, CT_ERR_OUT_OF_RANGE;
- * no memory for the managed tensor, CT_ERR_OUT_OF_MEMORY. */
+ * row-major strides (never NULL), and the device is t's place. A scalar has ndim 0.
+ * The managed tensor holds a reference to t's memory and owns its shape and strides arrays; the
+ * consumer owns the managed tensor and calls (*out)->deleter(*out) exactly once when done, which
+ * lets go of all of them. t may be changed or freed meanwhile: the memory lives on until the
+ * deleter runs.
+ * Errors (*out set to NULL when out is not NULL):
+ *   CT_ERR_INVALID_ARGUMENT  t or out is NULL
+ *   CT_ERR_UNINITIALIZED     t holds no memory
+ *   CT_ERR_OUT_OF_RANGE      t's dims exceed its capacity
+ *   CT_ERR_OUT_OF_MEMORY     no host memory for the managed tensor */
 CT_API ct_status ct_tensor_to_dlpack(const ct_tensor *t, DLManagedTensor **out);
 
 /* Makes t view the memory m describes, without copying, and takes ownership of m: m->deleter
@@ -58,18 +61,19 @@ CT_API ct_status ct_tensor_to_dlpack(const ct_tensor *t, DLManagedTensor **out);
  * share, slice or flatten made from it). t becomes external (ct_tensor_is_external): it never
  * frees, grows or moves that memory; its dims are m's shape, its data starts at
  * data + byte_offset, its place is m's device. t lets go of what it held first.
- * Errors, with t unchanged and m still the caller's (the deleter is not called):
- *   NULL t or m, CT_ERR_INVALID_ARGUMENT;
- *   a DLTensor that breaks DLPack's own rules (negative ndim, NULL shape with ndim > 0, a
- *   negative extent, NULL data with elements, a dtype code DLPack does not define, an address
- *   range that wraps), CT_ERR_FORMAT;
- *   ndim above CT_MAX_RANK or a size that overflows, CT_ERR_OUT_OF_RANGE;
- *   valid DLPack that corten cannot hold (non-compact strides, lanes other than 1, a dtype
- *   without a corten counterpart, data not aligned to its element size, a device type other
- *   than CPU, CUDA or CUDA host), CT_ERR_UNSUPPORTED;
- *   a place this build has not got, as the place check says (CT_ERR_UNSUPPORTED without CUDA,
- *   CT_ERR_DEVICE for a CUDA ordinal with no device);
- *   no memory for corten's block header, CT_ERR_OUT_OF_MEMORY. */
+ * Errors (t unchanged, and m still the caller's: the deleter is not called):
+ *   CT_ERR_INVALID_ARGUMENT  t or m is NULL
+ *   CT_ERR_FORMAT            a DLTensor that breaks DLPack's own rules: a negative ndim, a NULL
+ *                            shape with ndim > 0, a negative extent, NULL data with elements, a
+ *                            dtype code DLPack does not define or 0 bits, a negative CUDA device
+ *                            id, an address range that wraps
+ *   CT_ERR_OUT_OF_RANGE      ndim above CT_MAX_RANK, or a size that overflows
+ *   CT_ERR_UNSUPPORTED       valid DLPack that corten cannot hold: non-compact strides, lanes
+ *                            other than 1, a dtype without a corten counterpart, data not
+ *                            aligned to its element size, a device type other than CPU, CUDA or
+ *                            CUDA host; or a CUDA or CUDA host place in a build without CUDA
+ *   CT_ERR_DEVICE            a CUDA ordinal with no device
+ *   CT_ERR_OUT_OF_MEMORY     no memory for corten's block header */
 CT_API ct_status ct_tensor_from_dlpack(ct_tensor *t, DLManagedTensor *m);
 
 #ifdef __cplusplus

@@ -12,7 +12,10 @@
  * those places report CT_ERR_UNSUPPORTED, on a machine without a GPU CT_ERR_DEVICE.
  *
  * The stats of a place count exactly what tensors hold there: a test can assert that nothing
- * was allocated before the first ct_tensor_mutable_data, and exactly how much after. */
+ * was allocated before the first ct_tensor_mutable_data, and exactly how much after.
+ *
+ * Thread-safety: reading and resetting the stats may run from any thread at any time;
+ * ct_set_allocator may not (see there). */
 #ifndef CORTEN_MEMORY_H
 #define CORTEN_MEMORY_H
 
@@ -23,6 +26,7 @@
 extern "C" {
 #endif
 
+/* The figures of one place, as ct_memory_stats_get reads them. */
 typedef struct ct_memory_stats {
   size_t allocated;       /* bytes tensors asked for and now hold on this place (before rounding) */
   size_t peak;            /* high-water mark of allocated since start or the last reset */
@@ -32,11 +36,14 @@ typedef struct ct_memory_stats {
 
 /* Fills *out with the place's current stats. Thread-safe; the figures are read together under
  * the place's stats lock, so they are consistent with each other.
- * Errors: NULL out or an invalid place, CT_ERR_INVALID_ARGUMENT; a place this build cannot
- * allocate on, CT_ERR_UNSUPPORTED; a CUDA place without such a device, CT_ERR_DEVICE. */
+ * Errors (*out untouched):
+ *   CT_ERR_INVALID_ARGUMENT  out is NULL, or place is not a valid place
+ *   CT_ERR_UNSUPPORTED       a place this build cannot allocate on (CUDA without CUDA)
+ *   CT_ERR_DEVICE            a CUDA place without such a device */
 CT_API ct_status ct_memory_stats_get(ct_place place, ct_memory_stats *out);
 
-/* Sets the place's peak to its current allocated. Does nothing for a place without stats. */
+/* Sets the place's peak to its current allocated. Does nothing for a place without stats (an
+ * invalid place, or a device this build or machine lacks); never fails. Thread-safe. */
 CT_API void ct_memory_reset_peak(ct_place place);
 
 /* A replaceable allocator: pools, tracing, fault injection.
@@ -49,14 +56,17 @@ typedef struct ct_allocator {
   void *ctx;
 } ct_allocator;
 
-/* Replaces the allocator of a place (copied: *a need not outlive the call); NULL restores the
+/* Replaces the allocator of a place (copied: *a need not outlive the call); NULL a restores the
  * default. On a CUDA device the replacement gets device-memory requests (multiples of 512 bytes,
- * align 256) in place of the caching allocator, and what it hands out counts as reserved. Blocks allocated before the call are returned to the allocator that made them, so
- * replacing an allocator while tensors hold memory is safe. Call it while no other thread is
- * allocating on that place (at start-up, or around a test); the stats are kept across the swap.
- * Errors: an invalid place or an allocator with a NULL alloc or free, CT_ERR_INVALID_ARGUMENT;
- * a place this build cannot allocate on, CT_ERR_UNSUPPORTED; a CUDA place without such a device,
- * CT_ERR_DEVICE. */
+ * align 256) in place of the caching allocator, and what it hands out counts as reserved.
+ * Blocks allocated before the call are returned to the allocator that made them, so replacing
+ * an allocator while tensors hold memory is safe. The stats are kept across the swap.
+ * Errors (the place keeps its allocator):
+ *   CT_ERR_INVALID_ARGUMENT  place is not a valid place, or a has a NULL alloc or free
+ *   CT_ERR_UNSUPPORTED       a place this build cannot allocate on
+ *   CT_ERR_DEVICE            a CUDA place without such a device
+ * Thread-safety: call it while no other thread is allocating on that place (at start-up, or
+ * around a test). */
 CT_API ct_status ct_set_allocator(ct_place place, const ct_allocator *a);
 
 #ifdef __cplusplus

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <corten/export.h>
 #include <corten/scope.h>
 #include <corten/status.h>
 #include <corten/tensor.h>
@@ -37,55 +38,79 @@ extern "C" {
 typedef struct ct_op ct_op;
 typedef struct ct_program ct_program;
 
-/* ---- Building an op ----------------------------------------------------------------------------
- * A new op of a registered type. NULL with CT_ERR_NOT_FOUND for an unknown type (the message
- * names it), CT_ERR_INVALID_ARGUMENT for a NULL or empty type. Attributes start at the type's
- * defaults; slots start unwired. */
-CT_API ct_op *ct_op_new(const char *type);
+/* ---- Building an op -----------------------------------------------------------------------------
+ * A new op of a registered type, owned by the caller: free it with ct_op_free, or hand it to a
+ * program (ct_program_append). Attributes start at the type's defaults; slots start unwired.
+ * Errors (NULL returned):
+ *   CT_ERR_INVALID_ARGUMENT  type is NULL or empty
+ *   CT_ERR_NOT_FOUND         no op type of that name is registered (the message names it)
+ *   CT_ERR_OUT_OF_MEMORY     no host memory for the op */
+CT_NODISCARD CT_API ct_op *ct_op_new(const char *type);
 
-/* Frees the op, its names, its attribute values and any program it holds. NULL: no-op. */
+/* Frees the op, its names, its attribute values and any program it holds. NULL: no-op. An op
+ * that belongs to a program is the program's to free. */
 CT_API void ct_op_free(ct_op *op);
 
 /* The op's type name ("matmul"); "" for NULL. */
 CT_API const char *ct_op_type(const ct_op *op);
 
 /* Wires an input or output slot to n variable names (copied), replacing earlier wiring; n == 0
- * unwires it. Errors: NULL op, NULL or empty names, CT_ERR_INVALID_ARGUMENT; no such slot,
- * CT_ERR_NOT_FOUND (the message lists the type's slots); n > 1 for a slot that takes one
- * variable, CT_ERR_INVALID_ARGUMENT. On failure the slot keeps its old wiring. */
+ * unwires it. set_input and set_output wire one name.
+ * Errors (the slot keeps its old wiring):
+ *   CT_ERR_INVALID_ARGUMENT  op or slot is NULL, vars is NULL with n > 0, a name is NULL or
+ *                            empty, or n > 1 for a slot that takes one variable
+ *   CT_ERR_NOT_FOUND         the op's type has no such slot (the message lists its slots)
+ *   CT_ERR_OUT_OF_MEMORY     no host memory for the names */
 CT_API ct_status ct_op_set_inputs(ct_op *op, const char *slot, const char *const *vars, size_t n);
 CT_API ct_status ct_op_set_outputs(ct_op *op, const char *slot, const char *const *vars,
                                    size_t n);
 CT_API ct_status ct_op_set_input(ct_op *op, const char *slot, const char *var);
 CT_API ct_status ct_op_set_output(ct_op *op, const char *slot, const char *var);
 
-/* Sets an attribute. Errors: NULL op or name, CT_ERR_INVALID_ARGUMENT; no such attribute,
- * CT_ERR_NOT_FOUND (the message lists the type's attributes); an attribute of another type,
- * CT_ERR_TYPE_MISMATCH naming both types. An int is accepted for a float attribute (2 means
- * 2.0); nothing else converts. Lists and strings are copied. */
+/* Sets an attribute. An int is accepted for a float attribute (2 means 2.0); nothing else
+ * converts. Lists and strings are copied: the caller keeps its own.
+ * Errors (the attribute keeps its old value):
+ *   CT_ERR_INVALID_ARGUMENT  op or name is NULL, a string value is NULL, or a list's values are
+ *                            NULL with n > 0
+ *   CT_ERR_NOT_FOUND         the op's type has no such attribute (the message lists them)
+ *   CT_ERR_TYPE_MISMATCH     the attribute is of another type (the message names both)
+ *   CT_ERR_OUT_OF_RANGE      a list of more values than memory can address
+ *   CT_ERR_OUT_OF_MEMORY     no host memory for the copy */
 CT_API ct_status ct_op_set_attr_int(ct_op *op, const char *name, int64_t v);
 CT_API ct_status ct_op_set_attr_float(ct_op *op, const char *name, double v);
 CT_API ct_status ct_op_set_attr_bool(ct_op *op, const char *name, bool v);
 CT_API ct_status ct_op_set_attr_string(ct_op *op, const char *name, const char *v);
 CT_API ct_status ct_op_set_attr_ints(ct_op *op, const char *name, const int64_t *v, size_t n);
 CT_API ct_status ct_op_set_attr_floats(ct_op *op, const char *name, const double *v, size_t n);
-/* Takes p, also on failure (it is then freed), so a program is never leaked or held twice; the
- * op frees it. Two failures leave p untouched instead: p already belongs to an op's attribute
- * (setting the same program on the same attribute again is CT_OK and changes nothing), or p
- * contains this op (an op cannot hold its own program); both CT_ERR_INVALID_ARGUMENT. */
+
+/* Sets a program attribute. Takes p, also on failure (it is then freed), so a program is never
+ * leaked or held twice; the op frees it. Setting the same program on the same attribute again
+ * is CT_OK and changes nothing.
+ * Errors: those of the other setters, and
+ *   CT_ERR_INVALID_ARGUMENT  also: p is NULL; or, leaving p untouched instead of freeing it, p
+ *                            already belongs to an op's attribute, or p contains this op (an op
+ *                            cannot hold its own program) */
 CT_API ct_status ct_op_set_attr_program(ct_op *op, const char *name, ct_program *p);
 
 /* Runs the op once on the variables of scope: inputs are found through the ancestors, missing
  * outputs are created in scope itself, the output dims are inferred and the kernel for the
  * place's device kind and the data type runs, allocating outputs through
- * ct_tensor_mutable_data. Every error names the op type, and the slot and variable involved:
- * an unwired required slot, a missing input variable or one holding no tensor memory,
- * CT_ERR_NOT_FOUND / CT_ERR_UNINITIALIZED / CT_ERR_TYPE_MISMATCH; an unset required attribute,
- * CT_ERR_INVALID_ARGUMENT; an input on another place, CT_ERR_INVALID_ARGUMENT; dims that do not
- * fit together, CT_ERR_SHAPE; no kernel for the place and dtype, CT_ERR_UNSUPPORTED; plus what
- * the kernel reports. The data of outputs the failing op had not written yet is left as it was
- * (an in-place op gets its input back); output variables the call created stay in the scope,
- * and an empty output variable may now hold an empty tensor.
+ * ct_tensor_mutable_data. The op, the scope and the variables stay the caller's.
+ * Errors (each names the op type, and the slot and variable involved):
+ *   CT_ERR_INVALID_ARGUMENT  op or scope is NULL, a required attribute is unset, or an input is
+ *                            on another place than the run's
+ *   CT_ERR_NOT_FOUND         a required slot is unwired, or an input variable is not in the
+ *                            scope or its ancestors
+ *   CT_ERR_UNINITIALIZED     an input variable holds nothing, or a tensor without memory
+ *   CT_ERR_TYPE_MISMATCH     an input or output variable holds something other than a tensor
+ *   CT_ERR_SHAPE             dims that do not fit together
+ *   CT_ERR_UNSUPPORTED       no kernel for the place and dtype
+ *   CT_ERR_OUT_OF_RANGE      more variables wired than can be bound
+ *   CT_ERR_OUT_OF_MEMORY     no host memory to bind the variables, or for an output
+ *   any other                what the kernel reports
+ * The data of outputs the failing op had not written yet is left as it was (an in-place op gets
+ * its input back); output variables the call created stay in the scope, and an empty output
+ * variable may now hold an empty tensor.
  *
  * Memory: an output that already has memory of the right size is written in place, as in
  * PaddlePaddle, even when a tensor outside the op views that memory; only an output sharing
@@ -94,7 +119,7 @@ CT_API ct_status ct_op_set_attr_program(ct_op *op, const char *name, ct_program 
  * result is then copied into the buffer (CT_ERR_EXTERNAL_BUFFER if it does not fit). */
 CT_API ct_status ct_op_run(const ct_op *op, ct_scope *scope, ct_place place);
 
-/* ---- Defining op types -------------------------------------------------------------------------*/
+/* ---- Defining op types ----------------------------------------------------------------------- */
 typedef enum ct_attr_type {
   CT_ATTR_INT = 1,
   CT_ATTR_FLOAT,
@@ -136,6 +161,7 @@ enum {
                                  ct_var; no tensor is looked at (RNN step scopes, ids) */
 };
 
+/* An input or output slot of an op type: its name ("X", "Out") and its CT_SLOT_* flags. */
 typedef struct ct_slot_def {
   const char *name;
   unsigned flags;
@@ -175,23 +201,30 @@ typedef struct ct_op_def {
   const char *dtype_attr;
 } ct_op_def;
 
-/* Registers an op type. Errors: a NULL def, a NULL or empty type, slot or attribute name, a
- * name used twice among the slots or among the attributes, an attribute default whose type is
- * outside the enum, or a dtype_attr that names no int attribute, CT_ERR_INVALID_ARGUMENT; the
- * type already registered, CT_ERR_ALREADY_EXISTS. */
+/* Registers an op type. The registry copies def; the caller keeps it.
+ * Errors (nothing registered):
+ *   CT_ERR_INVALID_ARGUMENT  def is NULL; a NULL or empty type, slot or attribute name; a name
+ *                            used twice among the slots or among the attributes; a count set
+ *                            with a NULL array; more than 64 input slots, output slots or
+ *                            attributes; an attribute default whose type is outside the enum;
+ *                            or a dtype_attr that names no int attribute
+ *   CT_ERR_ALREADY_EXISTS    the type is already registered
+ *   CT_ERR_OUT_OF_MEMORY     no host memory for the registry's copy */
 CT_API ct_status ct_op_register(const ct_op_def *def);
 
 /* Registers the kernel of an op type for a device kind and dtype. CT_DTYPE_UNDEFINED registers
- * the kernel for every dtype that has no kernel of its own (copies, reshapes). Errors: unknown
- * type, CT_ERR_NOT_FOUND; bad kind, dtype or NULL fn, CT_ERR_INVALID_ARGUMENT; that key taken,
- * CT_ERR_ALREADY_EXISTS. */
+ * the kernel for every dtype that has no kernel of its own (copies, reshapes).
+ * Errors (nothing registered):
+ *   CT_ERR_INVALID_ARGUMENT  type or fn is NULL, or kind or dtype is outside its enum
+ *   CT_ERR_NOT_FOUND         the op type is not registered
+ *   CT_ERR_ALREADY_EXISTS    that type, kind and dtype already have a kernel */
 CT_API ct_status ct_kernel_register(const char *type, ct_device_kind kind, ct_dtype dtype,
                                     ct_kernel_fn fn);
 
-/* Whether an op type of this name is registered. */
+/* Whether an op type of this name is registered. false for NULL type. */
 CT_API bool ct_op_registered(const char *type);
 
-/* ---- Inside a kernel ---------------------------------------------------------------------------
+/* ---- Inside a kernel ----------------------------------------------------------------------------
  * What a kernel and an infer-shape function see. Slot s of the inputs holds the variables
  * in[in_pos[s]] .. in[in_pos[s + 1] - 1] (none for an unwired optional slot); their tensors are
  * in_t (NULL for CT_SLOT_ANY_TYPE slots), checked to hold memory at the op's place before the
@@ -211,19 +244,24 @@ struct ct_kernel_ctx {
   const ct_attr_value *attr;
 };
 
+/* The number of variables wired to an input or output slot (0 for an unwired optional slot). */
 static inline size_t ct_kernel_in_count(const ct_kernel_ctx *c, size_t slot) {
   return c->in_pos[slot + 1] - c->in_pos[slot];
 }
 static inline size_t ct_kernel_out_count(const ct_kernel_ctx *c, size_t slot) {
   return c->out_pos[slot + 1] - c->out_pos[slot];
 }
-/* The i-th tensor of an input or output slot (i < the slot's count). */
+
+/* The i-th tensor of an input or output slot (i < the slot's count); NULL for an input of a
+ * CT_SLOT_ANY_TYPE slot. The tensors belong to their variables. */
 static inline const ct_tensor *ct_kernel_in(const ct_kernel_ctx *c, size_t slot, size_t i) {
   return c->in_t[c->in_pos[slot] + i];
 }
 static inline ct_tensor *ct_kernel_out(const ct_kernel_ctx *c, size_t slot, size_t i) {
   return c->out_t[c->out_pos[slot] + i];
 }
+
+/* The i-th variable of an input or output slot (i < the slot's count), owned by its scope. */
 static inline ct_var *ct_kernel_in_var(const ct_kernel_ctx *c, size_t slot, size_t i) {
   return c->in[c->in_pos[slot] + i];
 }
@@ -231,15 +269,16 @@ static inline ct_var *ct_kernel_out_var(const ct_kernel_ctx *c, size_t slot, siz
   return c->out[c->out_pos[slot] + i];
 }
 
-/* The variable name wired to an input or output slot, for messages. */
+/* The variable name wired to an input or output slot, for messages; "" past the slot's count.
+ * The text belongs to the op. */
 CT_API const char *ct_kernel_in_name(const ct_kernel_ctx *c, size_t slot, size_t i);
 CT_API const char *ct_kernel_out_name(const ct_kernel_ctx *c, size_t slot, size_t i);
 
 /* Records status s with the message "op 'type': <formatted text>" as the thread's last error
  * and returns s: how kernels and infer-shape functions report. Name the slot and variable in
- * the text (ct_kernel_in_name). */
+ * the text (ct_kernel_in_name). fmt is a printf format, checked by the compiler. */
 CT_API ct_status ct_kernel_fail(const ct_kernel_ctx *c, ct_status s, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    CT_PRINTF(3, 4);
 
 #ifdef __cplusplus
 }

@@ -27,13 +27,20 @@
  * where: "params file 'x.params': entry 7 ('conv1.b'): claims 4096 data bytes, 12 remain at
  * offset 9120". Trailing bytes after the last record are an error too.
  *
+ * ct_params_inspect lists what a file holds (either kind) without a scope: each entry's name,
+ * dtype, dims, byte offsets and data, one tensor in memory at a time. The `corten inspect` tool
+ * is built on it.
+ *
  * Thread-safety: the scope rules apply (ct_params_load changes the scope; ct_params_save reads
- * it and must not run alongside changes to the variables it saves). */
+ * it and must not run alongside changes to the variables it saves). Inspecting touches no shared
+ * state: any number of threads may inspect at once, each with its own visitor. */
 #ifndef CORTEN_PARAMS_H
 #define CORTEN_PARAMS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
+#include <corten/export.h>
 #include <corten/scope.h>
 #include <corten/status.h>
 #include <corten/tensor.h>
@@ -42,23 +49,29 @@
 extern "C" {
 #endif
 
-/* Writes the tensors of the named variables to path as a parameter dictionary, in the order of
+/* ---- Dictionaries and scopes --------------------------------------------------------------------
+ * Writes the tensors of the named variables to path as a parameter dictionary, in the order of
  * names. names == NULL (n ignored) saves every local variable of scope that holds a tensor,
  * sorted by name; variables holding other types are skipped. Given names are looked up as
  * ct_scope_find_var does (the scope, then its ancestors). Tensors on other places are copied to
- * the host for writing.
+ * the host for writing. The scope and its tensors stay the caller's; nothing is changed in them.
  * The save is atomic: the bytes go to a new file beside path (path + ".tmp-<pid>-<n>"), which is
  * flushed to disk (fsync), renamed over path, and the directory synced. On any failure the
  * temporary file is removed and an existing file at path is left as it was. A new file's mode is
  * 0666 less the umask.
- * Errors: NULL path or scope, an empty path, a NULL or empty name in names, a name given twice,
- * CT_ERR_INVALID_ARGUMENT; a name not found,
- * CT_ERR_NOT_FOUND; a variable holding another type, CT_ERR_TYPE_MISMATCH; an empty variable
- * or a tensor without memory (with names == NULL too: no tensor is left out silently),
- * CT_ERR_UNINITIALIZED; a tensor whose dims exceed its capacity, CT_ERR_OUT_OF_RANGE; the file
- * cannot be created, written, synced or renamed, CT_ERR_IO (naming the path and the system's
- * reason); no memory, CT_ERR_OUT_OF_MEMORY. Every variable is checked before the temporary file
- * is created, so these errors write nothing. */
+ * Errors (every variable is checked before the temporary file is created, so the argument and
+ * variable errors write nothing):
+ *   CT_ERR_INVALID_ARGUMENT  path or scope is NULL, path is empty, a name in names is NULL or
+ *                            empty, or a name is given twice
+ *   CT_ERR_NOT_FOUND         a name is not found
+ *   CT_ERR_TYPE_MISMATCH     a variable holds another type than a tensor
+ *   CT_ERR_UNINITIALIZED     an empty variable, or a tensor without memory (with names == NULL
+ *                            too: no tensor is left out silently)
+ *   CT_ERR_OUT_OF_RANGE      a tensor whose dims exceed its capacity
+ *   CT_ERR_IO                the file cannot be created, written, synced or renamed (the
+ *                            message names the path and the system's reason)
+ *   CT_ERR_DEVICE            copying a CUDA tensor to the host failed
+ *   CT_ERR_OUT_OF_MEMORY     no host memory */
 CT_API ct_status ct_params_save(const char *path, const ct_scope *scope, const char *const *names,
                                 size_t n);
 
@@ -66,30 +79,111 @@ CT_API ct_status ct_params_save(const char *path, const ct_scope *scope, const c
  * name (created when missing), which ends holding a new CPU tensor with the entry's dims, dtype
  * and data (a tensor it held before is let go of; its other views keep the old memory).
  * All or nothing: every tensor is read and checked first, and the scope changes only when all
- * of them are good; on any error the scope is exactly as it was.
- * Errors: NULL path or scope, CT_ERR_INVALID_ARGUMENT; the file cannot be opened or read, or is
- * not a regular file, CT_ERR_IO; malformed, truncated or foreign contents, a name that is empty,
- * holds a NUL byte or comes twice, a dtype, rank or device corten cannot hold, or a single-tensor
- * file (use ct_tensor_load), CT_ERR_FORMAT; an existing local variable of an entry's name
- * holding another type than a tensor, CT_ERR_TYPE_MISMATCH; no memory, CT_ERR_OUT_OF_MEMORY. */
+ * of them are good.
+ * Errors (the scope exactly as it was):
+ *   CT_ERR_INVALID_ARGUMENT  path or scope is NULL
+ *   CT_ERR_IO                the file cannot be opened or read, or is not a regular file
+ *   CT_ERR_FORMAT            malformed, truncated or foreign contents; a name that is empty,
+ *                            holds a NUL byte or comes twice; a dtype, rank or device corten
+ *                            cannot hold; or a single-tensor file (use ct_tensor_load)
+ *   CT_ERR_TYPE_MISMATCH     an existing local variable of an entry's name holds another type
+ *                            than a tensor
+ *   CT_ERR_OUT_OF_MEMORY     no host memory */
 CT_API ct_status ct_params_load(const char *path, ct_scope *scope);
 
-/* As ct_params_load, from len bytes at buf (which may be NULL when len is 0; the bytes are
- * copied, buf is not kept). Messages name the input "params buffer". */
+/* As ct_params_load, from len bytes at buf (the bytes are copied into the tensors, buf is not
+ * kept). Messages name the input "params buffer".
+ * Errors: those of ct_params_load but CT_ERR_IO, and
+ *   CT_ERR_INVALID_ARGUMENT  buf is NULL with len > 0 (NULL with len 0 is an empty input), or
+ *                            scope is NULL */
 CT_API ct_status ct_params_load_memory(const void *buf, size_t len, ct_scope *scope);
 
-/* Writes t to path as a single-tensor file (TVM's NDArray::Save layout), atomically as
- * ct_params_save does. Errors as ct_params_save for one tensor (NULL t,
- * CT_ERR_INVALID_ARGUMENT). */
+/* ---- Single tensors -----------------------------------------------------------------------------
+ * Writes t to path as a single-tensor file (TVM's NDArray::Save layout), atomically as
+ * ct_params_save does. t stays the caller's, unchanged.
+ * Errors: those of ct_params_save for one tensor, with
+ *   CT_ERR_INVALID_ARGUMENT  path or t is NULL, or path is empty */
 CT_API ct_status ct_tensor_save(const char *path, const ct_tensor *t);
 
 /* Reads a single-tensor file into t, which ends a new CPU tensor holding its dims, dtype and
- * data (t lets go of what it held). On error t is unchanged. Errors as ct_params_load; a
- * dictionary file is CT_ERR_FORMAT (use ct_params_load). */
+ * data (t lets go of what it held).
+ * Errors (t unchanged):
+ *   CT_ERR_INVALID_ARGUMENT  path or t is NULL
+ *   CT_ERR_IO                the file cannot be opened or read, or is not a regular file
+ *   CT_ERR_FORMAT            malformed, truncated or foreign contents; a dtype, rank or device
+ *                            corten cannot hold; or a dictionary file (use ct_params_load)
+ *   CT_ERR_OUT_OF_MEMORY     no host memory */
 CT_API ct_status ct_tensor_load(const char *path, ct_tensor *t);
 
-/* As ct_tensor_load, from len bytes at buf. */
+/* As ct_tensor_load, from len bytes at buf (copied; buf is not kept).
+ * Errors (t unchanged): those of ct_tensor_load but CT_ERR_IO, with
+ *   CT_ERR_INVALID_ARGUMENT  buf is NULL with len > 0, or t is NULL */
 CT_API ct_status ct_tensor_load_memory(const void *buf, size_t len, ct_tensor *t);
+
+/* ---- Listing a file -----------------------------------------------------------------------------
+ * What a parameter file holds. */
+typedef enum ct_params_kind {
+  CT_PARAMS_DICT = 1,   /* a parameter dictionary (ct_params_save, TVM's save_param_dict) */
+  CT_PARAMS_TENSOR = 2, /* a single-tensor file (ct_tensor_save, TVM's NDArray::Save) */
+} ct_params_kind;
+
+/* The input as a whole, known once its header is read. */
+typedef struct ct_params_info {
+  ct_params_kind kind;
+  uint64_t count;  /* entries: the dictionary's count, 1 for a single-tensor file */
+  uint64_t nbytes; /* bytes of the whole input: the file's size, or len */
+} ct_params_info;
+
+/* One entry, lent to the visitor for the duration of its call. */
+typedef struct ct_params_entry {
+  uint64_t index;          /* position in the file, from 0 */
+  const char *name;        /* NUL-terminated; NULL in a single-tensor file */
+  ct_dtype dtype;
+  ct_ddim dims;
+  uint64_t nbytes;         /* data bytes: numel x dtype size */
+  uint64_t offset;         /* byte offset of the entry's tensor record (its magic); 0 in a
+                              single-tensor file */
+  uint64_t data_offset;    /* byte offset of the entry's data */
+  const ct_tensor *tensor; /* a CPU tensor holding the dims, dtype and data */
+} ct_params_entry;
+
+/* What ct_params_inspect calls, in file order, on the calling thread; ctx is passed through.
+ *   begin  optional: once, when the header is read (for a dictionary, after its names have
+ *          been read and checked), before any entry
+ *   entry  optional: once per entry, right after its record has been read and checked
+ * A function that returns anything but CT_OK stops the read, and ct_params_inspect returns that
+ * status (this is also the way to stop early on purpose). */
+typedef struct ct_params_visitor {
+  ct_status (*begin)(void *ctx, const ct_params_info *info);
+  ct_status (*entry)(void *ctx, const ct_params_entry *entry);
+  void *ctx;
+} ct_params_visitor;
+
+/* Reads the parameter file at path, a dictionary or a single tensor, front to back with every
+ * check of ct_params_load, and shows it to the visitor: the info, then each entry in file order.
+ * One tensor is in memory at a time: each entry's tensor, its name and the entry itself belong
+ * to corten and are freed when the entry function returns; to keep a tensor, ct_tensor_share or
+ * ct_tensor_copy it into one of your own. NULL visitor: the file is read and checked only.
+ * Entries are shown as they are read, so a problem found later (a malformed later entry,
+ * trailing bytes) fails the call after the earlier entries were shown: act on what was shown
+ * only when the call returns CT_OK.
+ * Errors:
+ *   CT_ERR_INVALID_ARGUMENT  path is NULL
+ *   CT_ERR_IO                the file cannot be opened or read, or is not a regular file
+ *   CT_ERR_FORMAT            malformed, truncated or foreign contents; a name that is empty,
+ *                            holds a NUL byte or comes twice; a dtype, rank or device corten
+ *                            cannot hold (the message names the entry and the byte offset)
+ *   CT_ERR_OUT_OF_MEMORY     no host memory for a name or a tensor
+ *   any other                a visitor function's status, returned as it is; its own message
+ *                            is kept, or when it recorded none, the message names the function
+ *                            and the entry */
+CT_API ct_status ct_params_inspect(const char *path, const ct_params_visitor *visitor);
+
+/* As ct_params_inspect, from len bytes at buf (not copied; buf must stay valid during the call).
+ * Errors: those of ct_params_inspect but CT_ERR_IO, with
+ *   CT_ERR_INVALID_ARGUMENT  buf is NULL with len > 0 */
+CT_API ct_status ct_params_inspect_memory(const void *buf, size_t len,
+                                          const ct_params_visitor *visitor);
 
 #ifdef __cplusplus
 }

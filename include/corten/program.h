@@ -15,58 +15,83 @@
  *
  * The executor holds pointers to the scope's variables and the wiring it saw: erasing or
  * renaming a variable it uses, freeing the scope, or re-wiring one of its ops while the executor
- * lives is not allowed (make a new executor after such changes). An executor is used by one thread at a time; different executors may run at once on
- * different scopes. */
+ * lives is not allowed (make a new executor after such changes).
+ *
+ * Thread-safety: an executor is used by one thread at a time; different executors may run at
+ * once on different scopes. */
 #ifndef CORTEN_PROGRAM_H
 #define CORTEN_PROGRAM_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <corten/export.h>
 #include <corten/op.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* An empty program. NULL with CT_ERR_OUT_OF_MEMORY. */
-CT_API ct_program *ct_program_new(void);
+/* An empty program, owned by the caller: free it with ct_program_free, or hand it to an op's
+ * attribute (ct_op_set_attr_program).
+ * Errors (NULL returned):
+ *   CT_ERR_OUT_OF_MEMORY     no host memory for the program */
+CT_NODISCARD CT_API ct_program *ct_program_new(void);
 
-/* Frees the program and its ops. NULL: no-op. A program that an op's attribute holds belongs
- * to that op: it is left alone (CT_ERR_INVALID_ARGUMENT in the last error); free the op. */
+/* Frees the program and its ops. NULL: no-op.
+ * Errors (recorded in the last error only; nothing is returned):
+ *   CT_ERR_INVALID_ARGUMENT  an op's attribute holds p: it belongs to that op and is left
+ *                            alone; free the op */
 CT_API void ct_program_free(ct_program *p);
 
-/* Appends op; the program takes it, also on failure (it is then freed). Errors: NULL p or op,
- * CT_ERR_INVALID_ARGUMENT; no memory, CT_ERR_OUT_OF_MEMORY. One exception: an op that already
- * belongs to a program is refused (CT_ERR_INVALID_ARGUMENT) and left to that program. */
+/* Appends op; the program takes it, also on failure (it is then freed), with one exception
+ * below.
+ * Errors:
+ *   CT_ERR_INVALID_ARGUMENT  p or op is NULL; or op already belongs to a program, and is left
+ *                            to that program (not freed)
+ *   CT_ERR_OUT_OF_MEMORY     no host memory to grow the program */
 CT_API ct_status ct_program_append(ct_program *p, ct_op *op);
 
-/* The number of ops, and op i (NULL past the end). */
+/* The number of ops (0 for NULL p), and op i (NULL past the end or for NULL p), which stays
+ * the program's. */
 CT_API size_t ct_program_size(const ct_program *p);
 CT_API const ct_op *ct_program_op(const ct_program *p, size_t i);
 
 typedef struct ct_executor ct_executor;
 
+/* How an executor runs; all zero (or NULL options) is the default. */
 typedef struct ct_executor_options {
   bool free_intermediates;  /* release intermediates after their last use (see above) */
   const char *const *keep;  /* names never released, in addition to the rules above */
   size_t n_keep;
 } ct_executor_options;
 
-/* An executor of p over scope at place, with default options (nothing freed). The program must
- * outlive the executor. NULL on error: NULL p or scope, an invalid place, CT_ERR_INVALID_ARGUMENT;
- * a place this build has no memory for, CT_ERR_UNSUPPORTED / CT_ERR_DEVICE; a wiring error of an
- * op (the message names the op's index and type, the slot and the variable) as ct_op_run would
- * report it; no memory, CT_ERR_OUT_OF_MEMORY. A failed ct_executor_new may leave output variables
- * it had created in the scope (empty). */
-CT_API ct_executor *ct_executor_new(const ct_program *p, ct_scope *scope, ct_place place);
-CT_API ct_executor *ct_executor_new_with(const ct_program *p, ct_scope *scope, ct_place place,
-                                         const ct_executor_options *options);
+/* An executor of p over scope at place, owned by the caller: free it with ct_executor_free.
+ * ct_executor_new uses the default options (nothing freed); ct_executor_new_with takes options
+ * (read during the call only; NULL: the defaults). The program and the scope stay the caller's
+ * and must outlive the executor.
+ * Errors (NULL returned; output variables it had created may stay in the scope, empty):
+ *   CT_ERR_INVALID_ARGUMENT  p or scope is NULL, place is not a valid place, or options name
+ *                            n_keep > 0 variables with a NULL keep
+ *   CT_ERR_UNSUPPORTED       a place this build has no memory for
+ *   CT_ERR_DEVICE            a CUDA place without such a device
+ *   CT_ERR_OUT_OF_MEMORY     no host memory
+ *   any other                a wiring error of an op, as ct_op_run would report it (the message
+ *                            names the op's index and type, the slot and the variable) */
+CT_NODISCARD CT_API ct_executor *ct_executor_new(const ct_program *p, ct_scope *scope,
+                                                 ct_place place);
+CT_NODISCARD CT_API ct_executor *ct_executor_new_with(const ct_program *p, ct_scope *scope,
+                                                      ct_place place,
+                                                      const ct_executor_options *options);
 
-/* Runs the program once. Stops at the first failing op and returns its status; the message
- * names the op's index and type. NULL e: CT_ERR_INVALID_ARGUMENT. */
+/* Runs the program once. Stops at the first failing op and returns its status.
+ * Errors:
+ *   CT_ERR_INVALID_ARGUMENT  e is NULL
+ *   any other                the first failing op's, as ct_op_run reports it (the message names
+ *                            the op's index and type) */
 CT_API ct_status ct_executor_run(ct_executor *e);
 
+/* Frees the executor; the program, the scope and its variables stay. NULL: no-op. */
 CT_API void ct_executor_free(ct_executor *e);
 
 #ifdef __cplusplus

@@ -3,7 +3,10 @@
  * Every public function that can fail reports it: one returning ct_status returns the code, one
  * returning a pointer returns NULL. Either way the failing thread's ct_last_status() then holds
  * the code and ct_last_error() a sentence naming the objects involved and the fix. A successful
- * call may leave the previous failure's text in place; read it only after a failure. */
+ * call may leave the previous failure's text in place; read it only after a failure.
+ *
+ * Thread-safety: every function here may be called from any thread at any time; the last error
+ * belongs to the calling thread. */
 #ifndef CORTEN_STATUS_H
 #define CORTEN_STATUS_H
 
@@ -13,6 +16,8 @@
 extern "C" {
 #endif
 
+/* What a call returns: CT_OK, or a small negative code per kind of failure. New codes go at the
+ * end. */
 typedef enum ct_status {
   CT_OK = 0,
   CT_ERR_INVALID_ARGUMENT = -1, /* NULL where an object is needed, bad enum, negative dim ... */
@@ -30,8 +35,8 @@ typedef enum ct_status {
   CT_ERR_FORMAT = -13,          /* malformed or foreign file or DLPack tensor */
 } ct_status;
 
-/* A short static text for a code ("type mismatch"); "unknown status" for a value outside the
- * enum. Never NULL. */
+/* A short static text for a code: "ok", "type mismatch", "format error" ...; "unknown status"
+ * for a value outside the enum. Never NULL. */
 CT_API const char *ct_status_str(ct_status s);
 
 /* This thread's last failure, as a sentence naming the objects and the fix: "variable 'fc1.w'

@@ -1,4 +1,9 @@
-/* corten/types.h: element types, places and dims, the vocabulary every other module speaks. */
+/* corten/types.h: element types, places and dims, the vocabulary every other module speaks.
+ *
+ * These are plain values. Nothing here allocates or fails: the functions only compute, and
+ * checking a dtype, place or dims against what a call needs is that call's work.
+ *
+ * Thread-safety: every function here may be called from any thread at any time. */
 #ifndef CORTEN_TYPES_H
 #define CORTEN_TYPES_H
 
@@ -12,7 +17,7 @@
 extern "C" {
 #endif
 
-/* ---- Data types ------------------------------------------------------------------------------
+/* ---- Data types ---------------------------------------------------------------------------------
  * float16 and bfloat16 are storage types: tensors hold them, copy them and hand them over
  * through DLPack; arithmetic on them belongs to the kernels that support them. */
 typedef enum ct_dtype {
@@ -37,7 +42,7 @@ CT_API size_t ct_dtype_size(ct_dtype t);
  * "float64"; "undefined" for CT_DTYPE_UNDEFINED; "invalid" outside the enum. Never NULL. */
 CT_API const char *ct_dtype_name(ct_dtype t);
 
-/* ---- Places ----------------------------------------------------------------------------------
+/* ---- Places -------------------------------------------------------------------------------------
  * Where memory lives. The kind values are DLPack's device codes (kDLCPU, kDLCUDA,
  * kDLCUDAHost), so a ct_place converts to a DLDevice field by field. */
 typedef enum ct_device_kind {
@@ -46,11 +51,15 @@ typedef enum ct_device_kind {
   CT_DEVICE_CUDA_HOST = 3, /* page-locked host memory */
 } ct_device_kind;
 
+/* A place: a device kind and, for CUDA, the device. Make one with ct_cpu, ct_cuda or
+ * ct_cuda_host. */
 typedef struct ct_place {
   ct_device_kind kind;
   int device; /* CUDA ordinal; 0 for the host places */
 } ct_place;
 
+/* The host (ct_cpu), CUDA device `device` (ct_cuda) and page-locked host memory (ct_cuda_host).
+ * ct_cuda checks nothing: the calls that use a place say when the device does not exist. */
 CT_API ct_place ct_cpu(void);
 CT_API ct_place ct_cuda(int device);
 CT_API ct_place ct_cuda_host(void);
@@ -58,18 +67,20 @@ CT_API ct_place ct_cuda_host(void);
 /* Same kind and same device. The host places compare equal whatever their device field. */
 CT_API bool ct_place_equal(ct_place a, ct_place b);
 
-/* Writes "cpu", "cuda:1", "cuda_host" or "invalid place (kind 7)" into buf (always
- * NUL-terminated when cap > 0) and returns buf. For error messages and logs. */
+/* Writes "cpu", "cuda:1", "cuda_host", or for an invalid place "invalid place (kind 7)" or
+ * "invalid place (cuda device -1)" into buf (always NUL-terminated when cap > 0) and returns
+ * buf. For error messages and logs. NULL buf or cap 0: writes nothing and returns buf. */
 CT_API const char *ct_place_str(ct_place p, char *buf, size_t cap);
 
 /* CUDA devices visible to this process: 0 when corten is built without CUDA or no GPU exists. */
 CT_API int ct_cuda_device_count(void);
 
-/* ---- Dims ------------------------------------------------------------------------------------
+/* ---- Dims ---------------------------------------------------------------------------------------
  * A shape of up to CT_MAX_RANK dims. rank -1 means "unset" (a new tensor); rank 0 is a scalar
  * with one element. Values are plain data: copy them freely. */
 #define CT_MAX_RANK 9
 
+/* The rank and the first rank extents in d (extents past the rank are not looked at). */
 typedef struct ct_ddim {
   int rank;
   int64_t d[CT_MAX_RANK];
@@ -93,7 +104,8 @@ static inline ct_ddim ct__ddim_make(int rank, const int64_t *d) {
 }
 
 /* Dims from an array of n extents (n up to CT_MAX_RANK; a larger n gives a ddim of rank n that
- * every function refuses with CT_ERR_OUT_OF_RANGE, a negative n an unset ddim of rank -1). */
+ * every function refuses with CT_ERR_OUT_OF_RANGE, a negative n an unset ddim of rank -1).
+ * NULL d gives extents of 0. */
 CT_API ct_ddim ct_ddim_make(const int64_t *d, int n);
 
 /* Product of the extents; 1 for rank 0. -1 when the rank is below 0 or above CT_MAX_RANK, an
@@ -104,8 +116,9 @@ CT_API int64_t ct_ddim_numel(ct_ddim dims);
  * looked at). Two unset ddims are equal. */
 CT_API bool ct_ddim_equal(ct_ddim a, ct_ddim b);
 
-/* Writes "[2,3,4]", "[]" (scalar) or "unset" into buf (NUL-terminated when cap > 0, cut short
- * when it does not fit) and returns buf. */
+/* Writes "[2,3,4]", "[]" (scalar), "unset", or for a rank above CT_MAX_RANK "rank 10 (more than
+ * CT_MAX_RANK 9)" into buf (NUL-terminated when cap > 0, cut short when it does not fit) and
+ * returns buf. NULL buf or cap 0: writes nothing and returns buf. */
 CT_API const char *ct_ddim_str(ct_ddim dims, char *buf, size_t cap);
 
 #ifdef __cplusplus
