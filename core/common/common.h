@@ -7,13 +7,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <corten/export.h>
 #include <corten/status.h>
 #include <corten/types.h>
 
-#define CT__LIKELY(x) __builtin_expect(!!(x), 1)
+/* Branch hints and attributes, on top of the public ones of corten/export.h (which include/corten
+ * headers already pull in): the same compilers, the same fallbacks. */
+#define CT__LIKELY(x) CT_LIKELY(x)
+#define CT__PRINTF(fmt, args) CT_PRINTF(fmt, args)
+#if CT__GNU_ATTRIBUTES
 #define CT__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define CT__COLD __attribute__((cold, noinline))
-#define CT__PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define CT__UNLIKELY(x) (x)
+#define CT__COLD
+#endif
 
 /* Records status s and the formatted message as this thread's last error; returns s. */
 ct_status ct__error(ct_status s, const char *fmt, ...) CT__COLD CT__PRINTF(2, 3);
