@@ -10,7 +10,9 @@ set(CORTEN_SHARED_DIR "${PROJECT_SOURCE_DIR}/../shared" CACHE PATH
 get_filename_component(CORTEN_PARAMS_DIR "${CORTEN_SHARED_DIR}/data/params" ABSOLUTE)
 
 corten_add_suite(dlpack)
+corten_add_suite(dlpack_import)
 corten_add_suite(params)
+corten_add_suite(params_bad)
 corten_add_suite(params_files)
 set_property(TEST params_files APPEND PROPERTY ENVIRONMENT "CORTEN_PARAMS_DIR=${CORTEN_PARAMS_DIR}")
 
