@@ -10,7 +10,9 @@ set(CORTEN_SHARED_DIR "${PROJECT_SOURCE_DIR}/../shared" CACHE PATH
 get_filename_component(CORTEN_PARAMS_DIR "${CORTEN_SHARED_DIR}/data/params" ABSOLUTE)
 
 corten_add_suite(dlpack)
+corten_add_suite(dlpack_import)
 corten_add_suite(params)
+corten_add_suite(params_bad)
 corten_add_suite(params_files)
 corten_add_suite(params_inspect)
 set_property(TEST params_files params_inspect APPEND PROPERTY ENVIRONMENT

@@ -78,9 +78,7 @@ START_TEST(test_last_error_before_first_failure_is_no_error) {
 END_TEST
 
 START_TEST(test_failure_sets_last_status_and_text) {
-  ct_clear_error();
-  ck_assert_ptr_null(ct_var_get(NULL, &ct_int64_type));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
+  CT_ASSERT_NULL_FAILS(ct_var_get(NULL, &ct_int64_type), CT_ERR_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(ct_last_error());
   ck_assert_uint_gt(strlen(ct_last_error()), 0);
   ck_assert_str_ne(ct_last_error(), "no error");
@@ -88,8 +86,7 @@ START_TEST(test_failure_sets_last_status_and_text) {
 END_TEST
 
 START_TEST(test_clear_error_resets_status_and_text) {
-  ck_assert_ptr_null(ct_var_get(NULL, &ct_int64_type));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
+  CT_ASSERT_NULL_FAILS(ct_var_get(NULL, &ct_int64_type), CT_ERR_INVALID_ARGUMENT);
   ct_clear_error();
   ck_assert_int_eq(ct_last_status(), CT_OK);
   ck_assert_str_eq(ct_last_error(), "no error");
@@ -126,8 +123,7 @@ START_TEST(test_last_error_is_thread_local) {
   ct_var *v = ct_var_new();
   char before[512];
   ck_assert_ptr_nonnull(v);
-  ck_assert_ptr_null(ct_var_get(v, &ct_int64_type));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_UNINITIALIZED);
+  CT_ASSERT_NULL_FAILS(ct_var_get(v, &ct_int64_type), CT_ERR_UNINITIALIZED);
   strncpy(before, ct_last_error(), sizeof before - 1);
   before[sizeof before - 1] = '\0';
 

@@ -23,7 +23,7 @@
 
 #include <corten/corten.h>
 
-#include "harness.h"
+#include "file_util.h"
 
 /* ---- The failing allocator --------------------------------------------------------------- */
 
@@ -416,55 +416,6 @@ END_TEST
 
 /* ---- Scenario 3: params save + load round trip ------------------------------------------ */
 
-static char tmpdir[64];
-
-static void make_tmpdir(void) {
-  strcpy(tmpdir, "faults-test-XXXXXX"); /* under the working directory */
-  ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void join(char *out, size_t cap, const char *name) {
-  snprintf(out, cap, "%s/%s", tmpdir, name);
-}
-
-static size_t dir_entries(void) {
-  DIR *d = opendir(tmpdir);
-  ck_assert_ptr_nonnull(d);
-  size_t n = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
-  }
-  closedir(d);
-  return n;
-}
-
-static void remove_tmpdir(void) {
-  DIR *d = opendir(tmpdir);
-  struct dirent *e;
-  char p[512];
-  while (d != NULL && (e = readdir(d)) != NULL) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    join(p, sizeof p, e->d_name);
-    unlink(p);
-  }
-  if (d != NULL) closedir(d);
-  rmdir(tmpdir);
-}
-
-static unsigned char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  ck_assert_ptr_nonnull(f);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *b = malloc((size_t)n + 1);
-  ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
-
 typedef struct params_objs {
   ct_scope *src, *dst, *dst2;
   char path[256];
@@ -476,7 +427,7 @@ static void *params_setup(void) {
   o->src = ct_scope_new();
   o->dst = ct_scope_new();
   o->dst2 = ct_scope_new();
-  join(o->path, sizeof o->path, "round.params");
+  snprintf(o->path, sizeof o->path, "%s", in_dir("round.params"));
   /* dst already holds one of the names, with other data: a failed load must keep it. */
   float old[2] = {-1, -2};
   ck_assert_int_eq(ct_tensor_set_value(ct_var_tensor(ct_scope_var(o->dst, "fc.b")), old,
@@ -511,7 +462,7 @@ static ct_status params_steps(void *p) {
     return s;
   }
   size_t len;
-  unsigned char *bytes = read_file(o->path, &len);
+  unsigned char *bytes = read_all(o->path, &len);
   s = ct_params_load_memory(bytes, len, o->dst2);
   free(bytes);
   if (s != CT_OK) ck_assert_uint_eq(ct_scope_var_count(o->dst2), 0);
@@ -545,13 +496,13 @@ static void params_teardown(void *p) {
 }
 
 START_TEST(params_round_trip_survives_every_allocation_failure) {
-  make_tmpdir();
+  make_work_dir("faults-test");
   scenario sc = {params_setup, params_steps, params_check, params_teardown};
   long n = sweep(&sc);
   printf("faults: params round trip, %ld fault points\n", n);
   ck_assert_int_ge(n, 9); /* 3 sources, 3 loaded twice */
-  ck_assert_uint_eq(dir_entries(), 0);
-  remove_tmpdir();
+  ck_assert_int_eq(count_entries(work_dir), 0);
+  remove_work_dir();
 }
 END_TEST
 
@@ -565,10 +516,10 @@ static void set_fsize_limit(rlim_t n) {
 }
 
 START_TEST(save_failing_at_every_byte_keeps_the_old_file) {
-  make_tmpdir();
+  make_work_dir("faults-test");
   signal(SIGXFSZ, SIG_IGN); /* write() past the limit then fails with EFBIG */
   char path[256];
-  join(path, sizeof path, "w.params");
+  snprintf(path, sizeof path, "%s", in_dir("w.params"));
   ct_scope *s = ct_scope_new();
   float old[3] = {1, 2, 3};
   ck_assert_int_eq(ct_tensor_set_value(ct_var_tensor(ct_scope_var(s, "a")), old, CT_DIMS(3),
@@ -576,7 +527,7 @@ START_TEST(save_failing_at_every_byte_keeps_the_old_file) {
                    CT_OK);
   ck_assert_int_eq(ct_params_save(path, s, NULL, 0), CT_OK);
   size_t old_len, new_len;
-  unsigned char *old_bytes = read_file(path, &old_len);
+  unsigned char *old_bytes = read_all(path, &old_len);
   /* The new contents: two tensors, one larger than the writer's buffer. */
   static float big[5000];
   fill(big, 5000, 3);
@@ -587,9 +538,9 @@ START_TEST(save_failing_at_every_byte_keeps_the_old_file) {
                                        CT_FLOAT32, ct_cpu()),
                    CT_OK);
   char probe[256];
-  join(probe, sizeof probe, "probe.params");
+  snprintf(probe, sizeof probe, "%s", in_dir("probe.params"));
   ck_assert_int_eq(ct_params_save(probe, s, NULL, 0), CT_OK);
-  unsigned char *new_bytes = read_file(probe, &new_len);
+  unsigned char *new_bytes = read_all(probe, &new_len);
   unlink(probe);
   long points = 0;
   /* Every limit from 0 to the size less one: every byte boundary inside the header and names,
@@ -601,11 +552,11 @@ START_TEST(save_failing_at_every_byte_keeps_the_old_file) {
     ck_assert_msg(st == CT_ERR_IO, "limit %zu: status %d", lim, st);
     ck_assert_ptr_nonnull(strstr(ct_last_error(), "unchanged"));
     size_t len;
-    unsigned char *now = read_file(path, &len);
+    unsigned char *now = read_all(path, &len);
     ck_assert_uint_eq(len, old_len);
     ck_assert_int_eq(memcmp(now, old_bytes, len), 0);
     free(now);
-    ck_assert_uint_eq(dir_entries(), 1); /* no temporary file left */
+    ck_assert_int_eq(count_entries(work_dir), 1); /* no temporary file left */
     points++;
   }
   printf("faults: save, %ld write-failure points over %zu bytes\n", points, new_len);
@@ -613,14 +564,14 @@ START_TEST(save_failing_at_every_byte_keeps_the_old_file) {
   /* Without the limit the save goes through. */
   ck_assert_int_eq(ct_params_save(path, s, NULL, 0), CT_OK);
   size_t len;
-  unsigned char *now = read_file(path, &len);
+  unsigned char *now = read_all(path, &len);
   ck_assert_uint_eq(len, new_len);
   ck_assert_int_eq(memcmp(now, new_bytes, len), 0);
   free(now);
   free(old_bytes);
   free(new_bytes);
   ct_scope_free(s);
-  remove_tmpdir();
+  remove_work_dir();
 }
 END_TEST
 

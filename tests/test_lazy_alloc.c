@@ -10,13 +10,6 @@
 
 #define NVARS 1000
 
-static ct_memory_stats cpu_stats(void) {
-  ct_memory_stats s;
-  memset(&s, 0xAB, sizeof s);
-  ck_assert_int_eq(ct_memory_stats_get(ct_cpu(), &s), CT_OK);
-  return s;
-}
-
 /* Adds n variables "<prefix><i>" to s, each a tensor resized to [100,200]. */
 static void add_resized_vars(ct_scope *s, const char *prefix, int n) {
   char name[64];

@@ -82,11 +82,7 @@ static void note(int line, const char *expr, const char *why) {
 #define INVAL CT_ERR_INVALID_ARGUMENT
 #define OOR CT_ERR_OUT_OF_RANGE
 
-static int released;
-static void count_release(void *ctx) {
-  (void)ctx;
-  released++;
-}
+static int released; /* counted by count_release (harness.h) */
 
 static ct_status null_kernel(const ct_kernel_ctx *c) {
   (void)c;
@@ -246,20 +242,21 @@ START_TEST(every_public_function_refuses_misuse_as_documented) {
   S(OOR, ct_tensor_flatten_to_2d(D, T, INT32_MIN));
   V(OK, (void)0, dims_are(D, huge_alloc) && !ct_tensor_has_memory(D));
   released = 0;
-  S(INVAL, ct_tensor_wrap(NULL, dldata, CT_DIMS(6), CT_FLOAT32, ct_cpu(), count_release, NULL));
-  S(INVAL, ct_tensor_wrap(D, NULL, CT_DIMS(6), CT_FLOAT32, ct_cpu(), count_release, NULL));
-  S(INVAL, ct_tensor_wrap(D, dldata, unset, CT_FLOAT32, ct_cpu(), count_release, NULL));
-  S(INVAL, ct_tensor_wrap(D, dldata, negative, CT_FLOAT32, ct_cpu(), count_release, NULL));
-  S(OOR, ct_tensor_wrap(D, dldata, rank10, CT_FLOAT32, ct_cpu(), count_release, NULL));
-  S(OOR, ct_tensor_wrap(D, dldata, numel_overflow, CT_FLOAT32, ct_cpu(), count_release, NULL));
-  S(OOR, ct_tensor_wrap(D, dldata, bytes_overflow, CT_FLOAT32, ct_cpu(), count_release, NULL));
+  S(INVAL,
+    ct_tensor_wrap(NULL, dldata, CT_DIMS(6), CT_FLOAT32, ct_cpu(), count_release, &released));
+  S(INVAL, ct_tensor_wrap(D, NULL, CT_DIMS(6), CT_FLOAT32, ct_cpu(), count_release, &released));
+  S(INVAL, ct_tensor_wrap(D, dldata, unset, CT_FLOAT32, ct_cpu(), count_release, &released));
+  S(INVAL, ct_tensor_wrap(D, dldata, negative, CT_FLOAT32, ct_cpu(), count_release, &released));
+  S(OOR, ct_tensor_wrap(D, dldata, rank10, CT_FLOAT32, ct_cpu(), count_release, &released));
+  S(OOR, ct_tensor_wrap(D, dldata, numel_overflow, CT_FLOAT32, ct_cpu(), count_release, &released));
+  S(OOR, ct_tensor_wrap(D, dldata, bytes_overflow, CT_FLOAT32, ct_cpu(), count_release, &released));
   S(INVAL, ct_tensor_wrap(D, dldata, CT_DIMS(6), CT_DTYPE_UNDEFINED, ct_cpu(), count_release,
-                          NULL));
-  S(INVAL, ct_tensor_wrap(D, dldata, CT_DIMS(6), bad_dtype, ct_cpu(), count_release, NULL));
-  S(INVAL, ct_tensor_wrap(D, dldata, CT_DIMS(6), CT_FLOAT32, bad_place, count_release, NULL));
-  S(INVAL, ct_tensor_wrap(D, dldata, CT_DIMS(6), CT_FLOAT32, neg_cuda, count_release, NULL));
+                          &released));
+  S(INVAL, ct_tensor_wrap(D, dldata, CT_DIMS(6), bad_dtype, ct_cpu(), count_release, &released));
+  S(INVAL, ct_tensor_wrap(D, dldata, CT_DIMS(6), CT_FLOAT32, bad_place, count_release, &released));
+  S(INVAL, ct_tensor_wrap(D, dldata, CT_DIMS(6), CT_FLOAT32, neg_cuda, count_release, &released));
   S(far_cuda_status,
-    ct_tensor_wrap(D, dldata, CT_DIMS(6), CT_FLOAT32, far_cuda, count_release, NULL));
+    ct_tensor_wrap(D, dldata, CT_DIMS(6), CT_FLOAT32, far_cuda, count_release, &released));
   V(OK, (void)0, released == 0 && !ct_tensor_is_external(D) && dims_are(D, huge_alloc));
   S(INVAL, ct_tensor_copy(NULL, T, ct_cpu()));
   S(INVAL, ct_tensor_copy(D, NULL, ct_cpu()));

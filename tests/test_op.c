@@ -1,68 +1,21 @@
 /* The op-layer suite: building ops, the registry (a test registers its own op type and kernel),
- * wiring errors with the names they must carry, ct_op_run over nested scopes, in-place ops,
- * programs and the executor (no allocation after the first run; freeing intermediates). The
- * kernels themselves are checked value by value in test_ops.c. */
+ * wiring errors with the names they must carry, ct_op_run over nested scopes, and in-place ops.
+ * Programs and the executor are tested in test_op_program.c; the kernels themselves are checked
+ * value by value in test_ops_*.c. */
 #include <stdio.h>
 #include <string.h>
 
 #include <corten/corten.h>
 
-#include "harness.h"
-
-#define HAS(text, part) ck_assert_msg(strstr((text), (part)) != NULL, "'%s' lacks '%s'", (text), (part))
-
-static ct_memory_stats cpu_stats(void) {
-  ct_memory_stats s;
-  ck_assert_int_eq(ct_memory_stats_get(ct_cpu(), &s), CT_OK);
-  return s;
-}
-
-/* A float32 tensor variable `name` in s with dims and values 0, 1, 2 ... times step. */
-static ct_tensor *put(ct_scope *s, const char *name, ct_ddim dims, float step) {
-  ct_tensor *t = ct_var_tensor(ct_scope_var(s, name));
-  ck_assert_ptr_nonnull(t);
-  ck_assert_int_eq(ct_tensor_resize(t, dims), CT_OK);
-  float *d = ct_tensor_mutable_data(t, CT_FLOAT32, ct_cpu());
-  ck_assert_ptr_nonnull(d);
-  for (int64_t i = 0; i < ct_tensor_numel(t); i++) d[i] = (float)i * step;
-  return t;
-}
-
-static const float *get(const ct_scope *s, const char *name) {
-  const ct_tensor *t = ct_var_get_tensor(ct_scope_find_var(s, name));
-  ck_assert_ptr_nonnull(t);
-  const float *d = ct_tensor_data(t, CT_FLOAT32);
-  ck_assert_ptr_nonnull(d);
-  return d;
-}
-
-static ct_op *binary(const char *type, const char *x, const char *y, const char *out) {
-  ct_op *op = ct_op_new(type);
-  ck_assert_ptr_nonnull(op);
-  ck_assert_int_eq(ct_op_set_input(op, "X", x), CT_OK);
-  ck_assert_int_eq(ct_op_set_input(op, "Y", y), CT_OK);
-  ck_assert_int_eq(ct_op_set_output(op, "Out", out), CT_OK);
-  return op;
-}
-
-static ct_op *unary(const char *type, const char *x, const char *out) {
-  ct_op *op = ct_op_new(type);
-  ck_assert_ptr_nonnull(op);
-  ck_assert_int_eq(ct_op_set_input(op, "X", x), CT_OK);
-  ck_assert_int_eq(ct_op_set_output(op, "Out", out), CT_OK);
-  return op;
-}
+#include "op_util.h"
 
 /* ---- Building ops ------------------------------------------------------------------------------ */
 
 START_TEST(new_of_unknown_type_is_not_found) {
-  ck_assert_ptr_null(ct_op_new("no_such_op"));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_NOT_FOUND);
+  CT_ASSERT_NULL_FAILS(ct_op_new("no_such_op"), CT_ERR_NOT_FOUND);
   HAS(ct_last_error(), "'no_such_op'");
-  ck_assert_ptr_null(ct_op_new(""));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
-  ck_assert_ptr_null(ct_op_new(NULL));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
+  CT_ASSERT_NULL_FAILS(ct_op_new(""), CT_ERR_INVALID_ARGUMENT);
+  CT_ASSERT_NULL_FAILS(ct_op_new(NULL), CT_ERR_INVALID_ARGUMENT);
 }
 END_TEST
 
@@ -137,13 +90,13 @@ END_TEST
 
 START_TEST(run_finds_inputs_in_ancestors_and_creates_outputs_locally) {
   ct_scope *root = ct_scope_new(), *kid = ct_scope_new_kid(root);
-  put(root, "a", CT_DIMS(2, 2), 1.0f);
-  put(root, "b", CT_DIMS(2, 2), 10.0f);
-  ct_op *op = binary("elementwise_add", "a", "b", "c");
+  put_ramp(root, "a", CT_DIMS(2, 2), 1.0f);
+  put_ramp(root, "b", CT_DIMS(2, 2), 10.0f);
+  ct_op *op = op_xy("elementwise_add", "a", "b", "c");
   ck_assert_int_eq(ct_op_run(op, kid, ct_cpu()), CT_OK);
   ck_assert_ptr_nonnull(ct_scope_find_local_var(kid, "c"));
   ck_assert_ptr_null(ct_scope_find_local_var(root, "c"));
-  const float *c = get(kid, "c");
+  const float *c = var_f32(kid, "c");
   ck_assert_float_eq(c[0], 0.0f);
   ck_assert_float_eq(c[3], 33.0f);
   ck_assert(ct_ddim_equal(ct_tensor_dims(ct_var_get_tensor(ct_scope_find_var(kid, "c"))),
@@ -155,12 +108,12 @@ END_TEST
 
 START_TEST(run_writes_an_output_that_an_ancestor_holds) {
   ct_scope *root = ct_scope_new(), *kid = ct_scope_new_kid(root);
-  put(root, "a", CT_DIMS(3), 1.0f);
-  put(root, "acc", CT_DIMS(3), 0.0f);
-  ct_op *op = unary("relu", "a", "acc");
+  put_ramp(root, "a", CT_DIMS(3), 1.0f);
+  put_ramp(root, "acc", CT_DIMS(3), 0.0f);
+  ct_op *op = op_x("relu", "a", "acc");
   ck_assert_int_eq(ct_op_run(op, kid, ct_cpu()), CT_OK);
   ck_assert_ptr_null(ct_scope_find_local_var(kid, "acc"));
-  ck_assert_float_eq(get(root, "acc")[2], 2.0f);
+  ck_assert_float_eq(var_f32(root, "acc")[2], 2.0f);
   ct_op_free(op);
   ct_scope_free(root);
 }
@@ -168,8 +121,8 @@ END_TEST
 
 START_TEST(missing_input_names_op_slot_and_variable) {
   ct_scope *s = ct_scope_new();
-  put(s, "a", CT_DIMS(2), 1.0f);
-  ct_op *op = binary("elementwise_mul", "a", "ghost", "c");
+  put_ramp(s, "a", CT_DIMS(2), 1.0f);
+  ct_op *op = op_xy("elementwise_mul", "a", "ghost", "c");
   ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_NOT_FOUND);
   HAS(ct_last_error(), "op 'elementwise_mul'");
   HAS(ct_last_error(), "input Y variable 'ghost'");
@@ -191,9 +144,9 @@ END_TEST
 
 START_TEST(input_without_memory_is_uninitialized) {
   ct_scope *s = ct_scope_new();
-  put(s, "a", CT_DIMS(2), 1.0f);
+  put_ramp(s, "a", CT_DIMS(2), 1.0f);
   ct_tensor_resize(ct_var_tensor(ct_scope_var(s, "b")), CT_DIMS(2));
-  ct_op *op = binary("elementwise_add", "a", "b", "c");
+  ct_op *op = op_xy("elementwise_add", "a", "b", "c");
   ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_UNINITIALIZED);
   HAS(ct_last_error(), "input Y variable 'b' holds a tensor without memory");
   /* The output was created but nothing was written into it. */
@@ -206,7 +159,7 @@ END_TEST
 START_TEST(input_of_another_type_is_a_mismatch) {
   ct_scope *s = ct_scope_new();
   *(int64_t *)ct_var_get_mutable(ct_scope_var(s, "n"), &ct_int64_type) = 7;
-  ct_op *op = unary("relu", "n", "out");
+  ct_op *op = op_x("relu", "n", "out");
   ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_TYPE_MISMATCH);
   HAS(ct_last_error(), "input X variable 'n' holds int64, not a tensor");
   ct_var_clear(ct_scope_var(s, "n"));
@@ -219,9 +172,9 @@ END_TEST
 
 START_TEST(output_of_another_type_is_a_mismatch) {
   ct_scope *s = ct_scope_new();
-  put(s, "a", CT_DIMS(2), 1.0f);
+  put_ramp(s, "a", CT_DIMS(2), 1.0f);
   *(int64_t *)ct_var_get_mutable(ct_scope_var(s, "out"), &ct_int64_type) = 7;
-  ct_op *op = unary("relu", "a", "out");
+  ct_op *op = op_x("relu", "a", "out");
   ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_TYPE_MISMATCH);
   HAS(ct_last_error(), "output Out variable 'out' holds int64");
   ck_assert_int_eq(*(const int64_t *)ct_var_get(ct_scope_find_var(s, "out"), &ct_int64_type), 7);
@@ -232,15 +185,15 @@ END_TEST
 
 START_TEST(shape_conflict_names_both_inputs) {
   ct_scope *s = ct_scope_new();
-  put(s, "a", CT_DIMS(2, 3), 1.0f);
-  put(s, "b", CT_DIMS(4, 5), 1.0f);
-  ct_op *op = binary("matmul", "a", "b", "c");
+  put_ramp(s, "a", CT_DIMS(2, 3), 1.0f);
+  put_ramp(s, "b", CT_DIMS(4, 5), 1.0f);
+  ct_op *op = op_xy("matmul", "a", "b", "c");
   ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_SHAPE);
   HAS(ct_last_error(), "op 'matmul'");
   HAS(ct_last_error(), "'a' [2,3]");
   HAS(ct_last_error(), "'b' [4,5]");
   ct_op_free(op);
-  op = binary("elementwise_add", "a", "b", "c");
+  op = op_xy("elementwise_add", "a", "b", "c");
   ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_SHAPE);
   HAS(ct_last_error(), "do not broadcast");
   ct_op_free(op);
@@ -253,7 +206,7 @@ START_TEST(missing_kernel_is_unsupported_and_lists_kernels) {
   ct_tensor *t = ct_var_tensor(ct_scope_var(s, "i"));
   ct_tensor_resize(t, CT_DIMS(2));
   ck_assert_ptr_nonnull(ct_tensor_mutable_data(t, CT_INT8, ct_cpu()));
-  ct_op *op = unary("sigmoid", "i", "o");
+  ct_op *op = op_x("sigmoid", "i", "o");
   ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_UNSUPPORTED);
   HAS(ct_last_error(), "no kernel for int8 on cpu");
   HAS(ct_last_error(), "float32/cpu");
@@ -264,11 +217,11 @@ END_TEST
 
 START_TEST(mixed_dtypes_are_a_mismatch) {
   ct_scope *s = ct_scope_new();
-  put(s, "a", CT_DIMS(2), 1.0f);
+  put_ramp(s, "a", CT_DIMS(2), 1.0f);
   ct_tensor *t = ct_var_tensor(ct_scope_var(s, "d"));
   ct_tensor_resize(t, CT_DIMS(2));
   ct_tensor_mutable_data(t, CT_FLOAT64, ct_cpu());
-  ct_op *op = binary("elementwise_add", "a", "d", "c");
+  ct_op *op = op_xy("elementwise_add", "a", "d", "c");
   ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_TYPE_MISMATCH);
   HAS(ct_last_error(), "'d' is float64");
   ct_op_free(op);
@@ -278,8 +231,8 @@ END_TEST
 
 START_TEST(required_attribute_must_be_set) {
   ct_scope *s = ct_scope_new();
-  put(s, "a", CT_DIMS(2, 3), 1.0f);
-  ct_op *op = unary("reshape", "a", "b");
+  put_ramp(s, "a", CT_DIMS(2, 3), 1.0f);
+  ct_op *op = op_x("reshape", "a", "b");
   ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_INVALID_ARGUMENT);
   HAS(ct_last_error(), "attribute 'shape' is required");
   ct_op_free(op);
@@ -289,7 +242,7 @@ END_TEST
 
 START_TEST(run_with_null_or_bad_arguments) {
   ct_scope *s = ct_scope_new();
-  ct_op *op = unary("relu", "a", "b");
+  ct_op *op = op_x("relu", "a", "b");
   ck_assert_int_eq(ct_op_run(NULL, s, ct_cpu()), CT_ERR_INVALID_ARGUMENT);
   ck_assert_int_eq(ct_op_run(op, NULL, ct_cpu()), CT_ERR_INVALID_ARGUMENT);
   ck_assert_int_eq(ct_op_run(op, s, (ct_place){.kind = (ct_device_kind)9, .device = 0}),
@@ -301,8 +254,8 @@ END_TEST
 
 START_TEST(cuda_place_refuses_host_inputs_or_a_missing_device) {
   ct_scope *s = ct_scope_new();
-  put(s, "a", CT_DIMS(2), 1.0f);
-  ct_op *op = unary("relu", "a", "b");
+  put_ramp(s, "a", CT_DIMS(2), 1.0f);
+  ct_op *op = op_x("relu", "a", "b");
   ct_status st = ct_op_run(op, s, ct_cuda(0));
   if (ct_cuda_device_count() == 0) {
     /* Built without CUDA, or no device: the place itself is refused. */
@@ -320,11 +273,11 @@ END_TEST
 
 START_TEST(in_place_op_reads_its_old_value) {
   ct_scope *s = ct_scope_new();
-  put(s, "a", CT_DIMS(2, 2), 1.0f);  /* [[0,1],[2,3]] */
-  put(s, "b", CT_DIMS(2, 2), 1.0f);
-  ct_op *op = binary("matmul", "a", "b", "a");
+  put_ramp(s, "a", CT_DIMS(2, 2), 1.0f);  /* [[0,1],[2,3]] */
+  put_ramp(s, "b", CT_DIMS(2, 2), 1.0f);
+  ct_op *op = op_xy("matmul", "a", "b", "a");
   ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_OK);
-  const float *a = get(s, "a");
+  const float *a = var_f32(s, "a");
   ck_assert_float_eq(a[0], 2.0f);  /* [[0,1],[2,3]]^2 = [[2,3],[6,11]] */
   ck_assert_float_eq(a[1], 3.0f);
   ck_assert_float_eq(a[2], 6.0f);
@@ -335,7 +288,7 @@ START_TEST(in_place_op_reads_its_old_value) {
   ct_op_set_output(op, "Out", "b");
   ct_op_set_attr_float(op, "scale", 2.0);
   ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_OK);
-  ck_assert_float_eq(get(s, "b")[3], 6.0f);
+  ck_assert_float_eq(var_f32(s, "b")[3], 6.0f);
   ct_op_free(op);
   ct_scope_free(s);
 }
@@ -344,15 +297,15 @@ END_TEST
 
 START_TEST(output_viewing_an_input_gets_its_own_memory) {
   ct_scope *s = ct_scope_new();
-  put(s, "X", CT_DIMS(2, 2), 1.0f); /* [[0,1],[2,3]] */
-  ct_op *rs = unary("reshape", "X", "H");
+  put_ramp(s, "X", CT_DIMS(2, 2), 1.0f); /* [[0,1],[2,3]] */
+  ct_op *rs = op_x("reshape", "X", "H");
   int64_t shape[2] = {2, 2}, perm[2] = {1, 0};
   ct_op_set_attr_ints(rs, "shape", shape, 2);
   ck_assert_int_eq(ct_op_run(rs, s, ct_cpu()), CT_OK);
-  ct_op *tr = unary("transpose", "H", "X"); /* X = H^T while H views X */
+  ct_op *tr = op_x("transpose", "H", "X"); /* X = H^T while H views X */
   ct_op_set_attr_ints(tr, "axis", perm, 2);
   ck_assert_int_eq(ct_op_run(tr, s, ct_cpu()), CT_OK);
-  const float *x = get(s, "X");
+  const float *x = var_f32(s, "X");
   ck_assert_float_eq(x[0], 0.0f);
   ck_assert_float_eq(x[1], 2.0f);
   ck_assert_float_eq(x[2], 1.0f);
@@ -368,8 +321,8 @@ START_TEST(in_place_op_on_an_external_buffer_writes_into_it) {
   float buf[6] = {0, 1, 2, 3, 0, 0}; /* X [2,2] = [[0,1],[2,3]] in the first four */
   ct_tensor *x = ct_var_tensor(ct_scope_var(s, "X"));
   ck_assert_int_eq(ct_tensor_wrap(x, buf, CT_DIMS(2, 2), CT_FLOAT32, ct_cpu(), NULL, NULL), CT_OK);
-  put(s, "W", CT_DIMS(2, 2), 1.0f);
-  ct_op *op = binary("matmul", "X", "W", "X");
+  put_ramp(s, "W", CT_DIMS(2, 2), 1.0f);
+  ct_op *op = op_xy("matmul", "X", "W", "X");
   ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_OK);
   ck_assert(ct_tensor_is_external(x));
   ck_assert_ptr_eq(ct_tensor_data(x, CT_FLOAT32), buf);
@@ -379,8 +332,8 @@ START_TEST(in_place_op_on_an_external_buffer_writes_into_it) {
   ck_assert_float_eq(buf[3], 11.0f);
   ct_op_free(op);
   /* A result that does not fit the buffer is refused and the buffer is left alone. */
-  put(s, "W3", CT_DIMS(2, 3), 1.0f);
-  op = binary("matmul", "X", "W3", "X"); /* [2,2] x [2,3] = [2,3]: 6 floats, the buffer has 4 */
+  put_ramp(s, "W3", CT_DIMS(2, 3), 1.0f);
+  op = op_xy("matmul", "X", "W3", "X"); /* [2,2] x [2,3] = [2,3]: 6 floats, the buffer has 4 */
   ck_assert_int_eq(ct_tensor_resize(x, CT_DIMS(2, 2)), CT_OK);
   ck_assert_int_eq(ct_tensor_wrap(x, buf, CT_DIMS(2, 2), CT_FLOAT32, ct_cpu(), NULL, NULL), CT_OK);
   ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_EXTERNAL_BUFFER);
@@ -394,13 +347,13 @@ END_TEST
 
 START_TEST(failed_in_place_op_keeps_its_data) {
   ct_scope *s = ct_scope_new();
-  put(s, "X", CT_DIMS(3), 1.0f);
-  put(s, "Y", CT_DIMS(2), 1.0f);
-  ct_op *op = binary("elementwise_add", "X", "Y", "X");
+  put_ramp(s, "X", CT_DIMS(3), 1.0f);
+  put_ramp(s, "Y", CT_DIMS(2), 1.0f);
+  ct_op *op = op_xy("elementwise_add", "X", "Y", "X");
   ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_SHAPE);
   const ct_tensor *t = ct_var_get_tensor(ct_scope_find_var(s, "X"));
   ck_assert(ct_ddim_equal(ct_tensor_dims(t), CT_DIMS(3)));
-  ck_assert_float_eq(get(s, "X")[2], 2.0f);
+  ck_assert_float_eq(var_f32(s, "X")[2], 2.0f);
   ct_op_free(op);
   ct_scope_free(s);
 }
@@ -441,12 +394,12 @@ START_TEST(user_op_type_registers_and_runs) {
   ck_assert_int_eq(ct_op_register(&axpy_def), CT_OK);
   ck_assert_int_eq(ct_kernel_register("test_axpy", CT_DEVICE_CPU, CT_FLOAT32, axpy_f32), CT_OK);
   ct_scope *s = ct_scope_new();
-  put(s, "x", CT_DIMS(3), 1.0f);
-  put(s, "y", CT_DIMS(3), 10.0f);
-  ct_op *op = binary("test_axpy", "x", "y", "z");
+  put_ramp(s, "x", CT_DIMS(3), 1.0f);
+  put_ramp(s, "y", CT_DIMS(3), 10.0f);
+  ct_op *op = op_xy("test_axpy", "x", "y", "z");
   ck_assert_int_eq(ct_op_set_attr_float(op, "alpha", 2.0), CT_OK);
   ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_OK);
-  const float *z = get(s, "z");
+  const float *z = var_f32(s, "z");
   ck_assert_float_eq(z[0], 0.0f);
   ck_assert_float_eq(z[1], 12.0f);
   ck_assert_float_eq(z[2], 24.0f);
@@ -459,9 +412,9 @@ START_TEST(user_kernel_failure_names_the_op) {
   ck_assert_int_eq(ct_op_register(&axpy_def), CT_OK);
   ck_assert_int_eq(ct_kernel_register("test_axpy", CT_DEVICE_CPU, CT_FLOAT32, axpy_f32), CT_OK);
   ct_scope *s = ct_scope_new();
-  put(s, "x", CT_DIMS(3), 1.0f);
-  put(s, "y", CT_DIMS(4), 1.0f);
-  ct_op *op = binary("test_axpy", "x", "y", "z");
+  put_ramp(s, "x", CT_DIMS(3), 1.0f);
+  put_ramp(s, "y", CT_DIMS(4), 1.0f);
+  ct_op *op = op_xy("test_axpy", "x", "y", "z");
   ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_SHAPE);
   ck_assert_str_eq(ct_last_error(), "op 'test_axpy': X 'x' and Y 'y' differ");
   ct_op_free(op);
@@ -535,331 +488,9 @@ START_TEST(any_type_slot_passes_the_variable) {
   ct_op_set_output(op, "Out", "r");
   ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_OK);
   ck_assert_int_eq(ct_tensor_numel(ct_var_get_tensor(ct_scope_find_var(s, "r"))), 4);
-  ck_assert_float_eq(get(s, "r")[3], 3.0f);
+  ck_assert_float_eq(var_f32(s, "r")[3], 3.0f);
   ct_op_free(op);
   ct_scope_free(s);
-}
-END_TEST
-
-/* ---- Programs and the executor ----------------------------------------------------------------- */
-
-/* h = relu(x W + b); y = h * 2: four ops over x, W, b. */
-static ct_program *mlp_program(void) {
-  ct_program *p = ct_program_new();
-  ck_assert_ptr_nonnull(p);
-  ck_assert_int_eq(ct_program_append(p, binary("matmul", "x", "W", "xw")), CT_OK);
-  ck_assert_int_eq(ct_program_append(p, binary("elementwise_add", "xw", "b", "pre")), CT_OK);
-  ck_assert_int_eq(ct_program_append(p, unary("relu", "pre", "h")), CT_OK);
-  ct_op *sc = unary("scale", "h", "y");
-  ct_op_set_attr_float(sc, "scale", 2.0);
-  ck_assert_int_eq(ct_program_append(p, sc), CT_OK);
-  return p;
-}
-
-static void mlp_inputs(ct_scope *s) {
-  put(s, "x", CT_DIMS(4, 8), 0.25f);
-  put(s, "W", CT_DIMS(8, 16), -0.01f);
-  put(s, "b", CT_DIMS(16), 1.0f);
-}
-
-/* y[i][j] = 2 * relu(sum_k x[i][k] W[k][j] + b[j]) with the values mlp_inputs writes. */
-static float mlp_expected(int i, int j) {
-  float acc = 0;
-  for (int k = 0; k < 8; k++) acc += (float)(i * 8 + k) * 0.25f * ((float)(k * 16 + j) * -0.01f);
-  acc += (float)j;
-  return 2.0f * (acc > 0 ? acc : 0);
-}
-
-START_TEST(program_holds_its_ops_in_order) {
-  ct_program *p = mlp_program();
-  ck_assert_uint_eq(ct_program_size(p), 4);
-  ck_assert_str_eq(ct_op_type(ct_program_op(p, 0)), "matmul");
-  ck_assert_str_eq(ct_op_type(ct_program_op(p, 3)), "scale");
-  ck_assert_ptr_null(ct_program_op(p, 4));
-  ck_assert_int_eq(ct_program_append(p, NULL), CT_ERR_INVALID_ARGUMENT);
-  ck_assert_int_eq(ct_program_append(NULL, ct_op_new("relu")), CT_ERR_INVALID_ARGUMENT);
-  ct_program_free(p);
-  ct_program_free(NULL);
-}
-END_TEST
-
-START_TEST(executor_runs_the_program) {
-  ct_scope *s = ct_scope_new();
-  mlp_inputs(s);
-  ct_program *p = mlp_program();
-  ct_executor *e = ct_executor_new(p, s, ct_cpu());
-  ck_assert_ptr_nonnull(e);
-  ck_assert_int_eq(ct_executor_run(e), CT_OK);
-  const float *y = get(s, "y");
-  for (int i = 0; i < 4; i++) {
-    for (int j = 0; j < 16; j++) ck_assert_float_eq_tol(y[i * 16 + j], mlp_expected(i, j), 1e-4);
-  }
-  ct_executor_free(e);
-  ct_program_free(p);
-  ct_scope_free(s);
-}
-END_TEST
-
-START_TEST(executor_allocates_nothing_after_the_first_run) {
-  ct_scope *s = ct_scope_new();
-  mlp_inputs(s);
-  ct_program *p = mlp_program();
-  ct_executor *e = ct_executor_new(p, s, ct_cpu());
-  ck_assert_int_eq(ct_executor_run(e), CT_OK);
-  ct_memory_stats before = cpu_stats();
-  for (int r = 0; r < 10; r++) ck_assert_int_eq(ct_executor_run(e), CT_OK);
-  ct_memory_stats after = cpu_stats();
-  ck_assert_uint_eq(after.allocs, before.allocs);
-  ck_assert_uint_eq(after.frees, before.frees);
-  ck_assert_uint_eq(after.allocated, before.allocated);
-  ct_executor_free(e);
-  ct_program_free(p);
-  ct_scope_free(s);
-}
-END_TEST
-
-START_TEST(executor_frees_intermediates_after_last_use) {
-  ct_scope *s = ct_scope_new();
-  mlp_inputs(s);
-  ct_program *p = mlp_program();
-  const char *keep[] = {"pre"};
-  ct_executor_options o = {.free_intermediates = true, .keep = keep, .n_keep = 1};
-  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
-  ck_assert_ptr_nonnull(e);
-  ct_memory_stats inputs = cpu_stats();
-  ck_assert_int_eq(ct_executor_run(e), CT_OK);
-  /* xw and h are gone, pre is kept, y is a result; x, W, b existed before. */
-  ck_assert(!ct_tensor_has_memory(ct_var_get_tensor(ct_scope_find_var(s, "xw"))));
-  ck_assert(!ct_tensor_has_memory(ct_var_get_tensor(ct_scope_find_var(s, "h"))));
-  ck_assert(ct_tensor_has_memory(ct_var_get_tensor(ct_scope_find_var(s, "pre"))));
-  ck_assert(ct_tensor_has_memory(ct_var_get_tensor(ct_scope_find_var(s, "x"))));
-  ck_assert(ct_ddim_equal(ct_tensor_dims(ct_var_get_tensor(ct_scope_find_var(s, "h"))),
-                          CT_DIMS(4, 16)));
-  ct_memory_stats st = cpu_stats();
-  ck_assert_uint_eq(st.allocated - inputs.allocated, 2 * 4 * 16 * sizeof(float));
-  ck_assert_float_eq_tol(get(s, "y")[5], mlp_expected(0, 5), 1e-4);
-  ck_assert_int_eq(ct_executor_run(e), CT_OK); /* and again */
-  ck_assert_float_eq_tol(get(s, "y")[63], mlp_expected(3, 15), 1e-4);
-  ct_executor_free(e);
-  ct_program_free(p);
-  ct_scope_free(s);
-}
-END_TEST
-
-START_TEST(freeing_intermediates_lowers_the_peak) {
-  ct_memory_stats with, without;
-  for (int pass = 0; pass < 2; pass++) {
-    ct_scope *s = ct_scope_new();
-    mlp_inputs(s);
-    ct_program *p = mlp_program();
-    ct_executor_options o = {.free_intermediates = pass == 1};
-    ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
-    ct_memory_reset_peak(ct_cpu());
-    size_t base = cpu_stats().allocated;
-    ck_assert_int_eq(ct_executor_run(e), CT_OK);
-    ct_memory_stats st = cpu_stats();
-    st.peak -= base;
-    if (pass == 0) without = st; else with = st;
-    ct_executor_free(e);
-    ct_program_free(p);
-    ct_scope_free(s);
-  }
-  /* Without freeing, xw, pre, h and y all live: 4 x 256 bytes. With it, at most two of them. */
-  ck_assert_uint_eq(without.peak, 4 * 256);
-  ck_assert_uint_eq(with.peak, 2 * 256);
-}
-END_TEST
-
-START_TEST(in_place_result_is_not_freed) {
-  ct_scope *s = ct_scope_new();
-  put(s, "x", CT_DIMS(3), 1.0f);
-  ct_program *p = ct_program_new();
-  ct_program_append(p, unary("relu", "x", "a"));
-  ct_op *sc = unary("scale", "a", "a"); /* in place: a's last read is also its last write */
-  ct_op_set_attr_float(sc, "scale", 3.0);
-  ct_program_append(p, sc);
-  ct_executor_options o = {.free_intermediates = true};
-  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
-  ck_assert_int_eq(ct_executor_run(e), CT_OK);
-  ck_assert_float_eq(get(s, "a")[2], 6.0f);
-  ct_executor_free(e);
-  ct_program_free(p);
-  ct_scope_free(s);
-}
-END_TEST
-
-START_TEST(executor_wiring_error_names_the_op_index) {
-  ct_scope *s = ct_scope_new();
-  mlp_inputs(s);
-  ct_program *p = mlp_program();
-  ck_assert_int_eq(ct_program_append(p, binary("elementwise_add", "y", "missing", "z")), CT_OK);
-  ck_assert_ptr_null(ct_executor_new(p, s, ct_cpu()));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_NOT_FOUND);
-  HAS(ct_last_error(), "op #4 'elementwise_add'");
-  HAS(ct_last_error(), "'missing'");
-  ct_program_free(p);
-  ct_scope_free(s);
-}
-END_TEST
-
-START_TEST(executor_stops_at_the_failing_op) {
-  ct_scope *s = ct_scope_new();
-  mlp_inputs(s);
-  put(s, "bad", CT_DIMS(3), 1.0f);
-  ct_program *p = mlp_program();
-  ck_assert_int_eq(ct_program_append(p, binary("elementwise_add", "y", "bad", "z")), CT_OK);
-  ck_assert_int_eq(ct_program_append(p, unary("relu", "z", "zz")), CT_OK);
-  ct_executor *e = ct_executor_new(p, s, ct_cpu());
-  ck_assert_ptr_nonnull(e);
-  ck_assert_int_eq(ct_executor_run(e), CT_ERR_SHAPE);
-  HAS(ct_last_error(), "op #4 'elementwise_add'");
-  ck_assert(!ct_tensor_has_memory(ct_var_get_tensor(ct_scope_find_var(s, "zz"))));
-  ck_assert(ct_tensor_has_memory(ct_var_get_tensor(ct_scope_find_var(s, "y"))));
-  ck_assert_int_eq(ct_executor_run(NULL), CT_ERR_INVALID_ARGUMENT);
-  ct_executor_free(e);
-  ct_program_free(p);
-  ct_scope_free(s);
-}
-END_TEST
-
-START_TEST(executor_argument_errors) {
-  ct_scope *s = ct_scope_new();
-  ct_program *p = ct_program_new();
-  ck_assert_ptr_null(ct_executor_new(NULL, s, ct_cpu()));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
-  ck_assert_ptr_null(ct_executor_new(p, NULL, ct_cpu()));
-  ct_executor_options o = {.n_keep = 2};
-  ck_assert_ptr_null(ct_executor_new_with(p, s, ct_cpu(), &o));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
-  ct_executor *e = ct_executor_new(p, s, ct_cpu()); /* an empty program runs */
-  ck_assert_ptr_nonnull(e);
-  ck_assert_int_eq(ct_executor_run(e), CT_OK);
-  ct_executor_free(e);
-  ct_executor_free(NULL);
-  ct_program_free(p);
-  ct_scope_free(s);
-}
-END_TEST
-
-START_TEST(op_belongs_to_one_program) {
-  ct_program *p = ct_program_new(), *q = ct_program_new();
-  ct_op *op = unary("relu", "a", "b");
-  ck_assert_int_eq(ct_program_append(p, op), CT_OK);
-  ck_assert_int_eq(ct_program_append(q, op), CT_ERR_INVALID_ARGUMENT);
-  HAS(ct_last_error(), "already belongs to a program");
-  ck_assert_uint_eq(ct_program_size(q), 0);
-  ct_program_free(q);
-  ct_program_free(p);
-}
-END_TEST
-
-START_TEST(program_attribute_is_owned_by_the_op) {
-  static const ct_attr_def attrs[] = {{"body", {.type = CT_ATTR_PROGRAM}, true}};
-  static const ct_slot_def out[] = {{"Out", CT_SLOT_OPTIONAL}};
-  static const ct_op_def def = {.type = "test_holder", .outputs = out, .n_outputs = 1,
-                                .attrs = attrs, .n_attrs = 1};
-  ck_assert_int_eq(ct_op_register(&def), CT_OK);
-  ct_op *op = ct_op_new("test_holder");
-  ct_program *body = ct_program_new();
-  ct_program_append(body, unary("relu", "a", "b"));
-  ck_assert_int_eq(ct_op_set_attr_program(op, "body", body), CT_OK);
-  /* Replacing frees the first; a wrong name frees the one given: ASan sees no leak. */
-  ck_assert_int_eq(ct_op_set_attr_program(op, "body", ct_program_new()), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_program(op, "nobody", ct_program_new()), CT_ERR_NOT_FOUND);
-  ck_assert_int_eq(ct_op_set_attr_program(op, "body", NULL), CT_ERR_INVALID_ARGUMENT);
-  ct_op_free(op);
-}
-END_TEST
-
-static const ct_attr_def holder_attrs[] = {{"body", {.type = CT_ATTR_PROGRAM}, true}};
-static const ct_slot_def holder_out[] = {{"Out", CT_SLOT_OPTIONAL}};
-static const ct_op_def holder_def = {.type = "test_holder2", .outputs = holder_out,
-                                     .n_outputs = 1, .attrs = holder_attrs, .n_attrs = 1};
-
-START_TEST(program_is_held_by_one_attribute_only) {
-  ck_assert_int_eq(ct_op_register(&holder_def), CT_OK);
-  ct_op *a = ct_op_new("test_holder2"), *b = ct_op_new("test_holder2");
-  ct_program *body = ct_program_new();
-  ck_assert_int_eq(ct_op_set_attr_program(a, "body", body), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_program(a, "body", body), CT_OK); /* again: no change */
-  ck_assert_int_eq(ct_op_set_attr_program(b, "body", body), CT_ERR_INVALID_ARGUMENT);
-  HAS(ct_last_error(), "already belongs to an op");
-  ct_program_free(body); /* refused: a holds it */
-  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
-  ct_op_free(b);
-  ct_op_free(a); /* frees body once */
-}
-END_TEST
-
-START_TEST(op_cannot_hold_a_program_containing_itself) {
-  ck_assert_int_eq(ct_op_register(&holder_def), CT_OK);
-  ct_op *a = ct_op_new("test_holder2");
-  ct_program *outer = ct_program_new();
-  ck_assert_int_eq(ct_program_append(outer, a), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_program(a, "body", outer), CT_ERR_INVALID_ARGUMENT);
-  HAS(ct_last_error(), "contains that op itself");
-  ct_program_free(outer);
-}
-END_TEST
-
-/* Runs its body program on the scope it runs in. */
-static ct_status holder_kernel(const ct_kernel_ctx *c) {
-  ct_executor *e = ct_executor_new(c->attr[0].u.program, c->scope, c->place);
-  ct_status st = e ? ct_executor_run(e) : ct_last_status();
-  ct_executor_free(e);
-  return st;
-}
-
-START_TEST(intermediate_read_by_a_nested_program_is_kept_until_then) {
-  ck_assert_int_eq(ct_op_register(&holder_def), CT_OK);
-  ck_assert_int_eq(ct_kernel_register("test_holder2", CT_DEVICE_CPU, CT_DTYPE_UNDEFINED,
-                                      holder_kernel),
-                   CT_OK);
-  ct_scope *s = ct_scope_new();
-  put(s, "W", CT_DIMS(3), 1.0f);
-  ct_program *p = ct_program_new();
-  ct_op *sc = unary("scale", "W", "Wt");
-  ct_op_set_attr_float(sc, "scale", 2.0);
-  ct_program_append(p, sc);
-  ct_program_append(p, unary("relu", "Wt", "Z"));
-  ct_program *body = ct_program_new();
-  ct_program_append(body, unary("relu", "Wt", "Z2"));
-  ct_op *h = ct_op_new("test_holder2");
-  ck_assert_int_eq(ct_op_set_attr_program(h, "body", body), CT_OK);
-  ct_program_append(p, h);
-  ct_executor_options o = {.free_intermediates = true};
-  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
-  ck_assert_ptr_nonnull(e);
-  ck_assert_int_eq(ct_executor_run(e), CT_OK);
-  ck_assert_float_eq(get(s, "Z2")[2], 4.0f);
-  ck_assert(!ct_tensor_has_memory(ct_var_get_tensor(ct_scope_find_var(s, "Wt"))));
-  ct_executor_free(e);
-  ct_program_free(p);
-  ct_scope_free(s);
-}
-END_TEST
-
-START_TEST(string_and_list_attributes_are_copied) {
-  static const ct_attr_def attrs[] = {
-      {"mode", {.type = CT_ATTR_STRING, .u.s = "fast"}, false},
-      {"sizes", {.type = CT_ATTR_INTS}, false},
-      {"weights", {.type = CT_ATTR_FLOATS}, false},
-  };
-  static const ct_slot_def out[] = {{"Out", 0}};
-  static const ct_op_def def = {.type = "test_attrs", .outputs = out, .n_outputs = 1,
-                                .attrs = attrs, .n_attrs = 3};
-  ck_assert_int_eq(ct_op_register(&def), CT_OK);
-  ct_op *op = ct_op_new("test_attrs");
-  char mode[8] = "slow";
-  int64_t sizes[3] = {1, 2, 3};
-  double w[2] = {0.5, 0.25};
-  ck_assert_int_eq(ct_op_set_attr_string(op, "mode", mode), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_ints(op, "sizes", sizes, 3), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_floats(op, "weights", w, 2), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_ints(op, "sizes", NULL, 2), CT_ERR_INVALID_ARGUMENT);
-  ck_assert_int_eq(ct_op_set_attr_string(op, "mode", NULL), CT_ERR_INVALID_ARGUMENT);
-  ck_assert_int_eq(ct_op_set_attr_ints(op, "sizes", NULL, 0), CT_OK);
-  ct_op_free(op);
 }
 END_TEST
 
@@ -894,21 +525,6 @@ static Suite *op_suite(void) {
   CT_ADD_TEST(s, registering_twice_is_already_exists);
   CT_ADD_TEST(s, bad_definitions_are_refused);
   CT_ADD_TEST(s, any_type_slot_passes_the_variable);
-  CT_ADD_TEST(s, program_holds_its_ops_in_order);
-  CT_ADD_TEST(s, executor_runs_the_program);
-  CT_ADD_TEST(s, executor_allocates_nothing_after_the_first_run);
-  CT_ADD_TEST(s, executor_frees_intermediates_after_last_use);
-  CT_ADD_TEST(s, freeing_intermediates_lowers_the_peak);
-  CT_ADD_TEST(s, in_place_result_is_not_freed);
-  CT_ADD_TEST(s, executor_wiring_error_names_the_op_index);
-  CT_ADD_TEST(s, executor_stops_at_the_failing_op);
-  CT_ADD_TEST(s, executor_argument_errors);
-  CT_ADD_TEST(s, op_belongs_to_one_program);
-  CT_ADD_TEST(s, program_attribute_is_owned_by_the_op);
-  CT_ADD_TEST(s, program_is_held_by_one_attribute_only);
-  CT_ADD_TEST(s, op_cannot_hold_a_program_containing_itself);
-  CT_ADD_TEST(s, intermediate_read_by_a_nested_program_is_kept_until_then);
-  CT_ADD_TEST(s, string_and_list_attributes_are_copied);
   return s;
 }
 

@@ -18,7 +18,7 @@
 
 #include <corten/corten.h>
 
-#include "harness.h"
+#include "file_util.h"
 
 #define MAX_FILES 32
 #define MAX_ROWS 1024
@@ -38,20 +38,6 @@ static real_file files[MAX_FILES];
 static size_t nfiles;
 
 /* ---- Reading the data folder ----------------------------------------------------------------- */
-
-static unsigned char *read_all(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  ck_assert_msg(f != NULL, "cannot open %s", path);
-  ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-  long n = ftell(f);
-  ck_assert_int_ge(n, 0);
-  rewind(f);
-  unsigned char *p = malloc((size_t)n + 1);
-  ck_assert_uint_eq(fread(p, 1, (size_t)n, f), (size_t)n);
-  fclose(f);
-  *len = (size_t)n;
-  return p;
-}
 
 /* Reads a manifest: a header row, then name, dtype, shape, nbytes, crc32, sum per row. */
 static int read_manifest(const char *path, real_file *rf) {
@@ -248,24 +234,6 @@ static unsigned char *reorder_sorted(const unsigned char *p, size_t len, const l
   return out;
 }
 
-/* ---- Temporary files ------------------------------------------------------------------------- */
-
-static char work_dir[64];
-
-static void make_work_dir(void) {
-  snprintf(work_dir, sizeof work_dir, "params-files-test-XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(work_dir));
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-  (void)st;
-  (void)flag;
-  (void)ftw;
-  return remove(path);
-}
-
-static void remove_work_dir(void) { nftw(work_dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS); }
-
 /* ---- Tests ----------------------------------------------------------------------------------- */
 
 START_TEST(every_file_matches_its_manifest) {
@@ -292,7 +260,7 @@ START_TEST(loading_from_memory_matches_the_manifest_too) {
 END_TEST
 
 START_TEST(saving_in_file_order_reproduces_the_file_byte_for_byte) {
-  make_work_dir();
+  make_work_dir("params-files-test");
   for (size_t f = 0; f < nfiles; f++) {
     const real_file *rf = &files[f];
     const char **names = malloc(rf->n * sizeof *names);
@@ -316,7 +284,7 @@ START_TEST(saving_in_file_order_reproduces_the_file_byte_for_byte) {
 END_TEST
 
 START_TEST(saving_all_gives_the_original_with_entries_sorted) {
-  make_work_dir();
+  make_work_dir("params-files-test");
   for (size_t f = 0; f < nfiles; f++) {
     static layout l;
     char out[128];

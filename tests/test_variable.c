@@ -82,9 +82,7 @@ END_TEST
 
 START_TEST(test_get_on_empty_is_uninitialized) {
   ct_var *v = ct_var_new();
-  ct_clear_error();
-  ck_assert_ptr_null(ct_var_get(v, &ct_int64_type));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_UNINITIALIZED);
+  CT_ASSERT_NULL_FAILS(ct_var_get(v, &ct_int64_type), CT_ERR_UNINITIALIZED);
   ck_assert_ptr_null(ct_var_type(v)); /* get never creates */
   ct_var_free(v);
 }
@@ -164,9 +162,7 @@ START_TEST(test_clear_runs_destroy_once) {
   ck_assert_int_eq(vocab_destroys, 1);
   ck_assert_ptr_null(ct_var_type(v));
   ck_assert(!ct_var_is(v, &vocab_type));
-  ct_clear_error();
-  ck_assert_ptr_null(ct_var_get(v, &vocab_type));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_UNINITIALIZED);
+  CT_ASSERT_NULL_FAILS(ct_var_get(v, &vocab_type), CT_ERR_UNINITIALIZED);
   ct_var_clear(v); /* empty: no-op */
   ck_assert_int_eq(vocab_destroys, 1);
   ct_var_free(v);
@@ -234,9 +230,7 @@ START_TEST(test_get_mutable_other_type_is_mismatch_and_keeps_value) {
   w = ct_var_get_mutable(v, &vocab_type);
   ck_assert_ptr_nonnull(w);
   w->ids[3] = 4242;
-  ct_clear_error();
-  ck_assert_ptr_null(ct_var_get_mutable(v, &ct_int64_type));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_TYPE_MISMATCH);
+  CT_ASSERT_NULL_FAILS(ct_var_get_mutable(v, &ct_int64_type), CT_ERR_TYPE_MISMATCH);
   ck_assert_int_eq(vocab_destroys, 0);
   ck_assert_ptr_eq(ct_var_type(v), &vocab_type);
   ck_assert_ptr_eq(ct_var_get(v, &vocab_type), w);
@@ -253,9 +247,7 @@ START_TEST(test_get_other_type_is_mismatch) {
   int64_t *p = ct_var_get_mutable(v, &ct_int64_type);
   ck_assert_ptr_nonnull(p);
   *p = 9;
-  ct_clear_error();
-  ck_assert_ptr_null(ct_var_get(v, &vocab_type));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_TYPE_MISMATCH);
+  CT_ASSERT_NULL_FAILS(ct_var_get(v, &vocab_type), CT_ERR_TYPE_MISMATCH);
   ck_assert_int_eq(*(const int64_t *)ct_var_get(v, &ct_int64_type), 9);
   ct_var_free(v);
 }
@@ -266,12 +258,8 @@ START_TEST(test_lookalike_type_is_mismatch) {
   ct_var *v = ct_var_new();
   ck_assert_ptr_nonnull(ct_var_get_mutable(v, &ct_int64_type));
   ck_assert(!ct_var_is(v, &fake_int64_type));
-  ct_clear_error();
-  ck_assert_ptr_null(ct_var_get(v, &fake_int64_type));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_TYPE_MISMATCH);
-  ct_clear_error();
-  ck_assert_ptr_null(ct_var_get_mutable(v, &fake_int64_type));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_TYPE_MISMATCH);
+  CT_ASSERT_NULL_FAILS(ct_var_get(v, &fake_int64_type), CT_ERR_TYPE_MISMATCH);
+  CT_ASSERT_NULL_FAILS(ct_var_get_mutable(v, &fake_int64_type), CT_ERR_TYPE_MISMATCH);
   ct_var_free(v);
 }
 END_TEST
@@ -282,9 +270,7 @@ START_TEST(test_mismatch_message_names_both_types) {
   ck_assert_ptr_null(ct_var_get_mutable(v, &big_type));
   ck_assert_ptr_nonnull(strstr(ct_last_error(), "my_vocab"));
   ck_assert_ptr_nonnull(strstr(ct_last_error(), "big_blob"));
-  ct_clear_error();
-  ck_assert_ptr_null(ct_var_get(v, &aligned64_type));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_TYPE_MISMATCH);
+  CT_ASSERT_NULL_FAILS(ct_var_get(v, &aligned64_type), CT_ERR_TYPE_MISMATCH);
   ck_assert_ptr_nonnull(strstr(ct_last_error(), "my_vocab"));
   ck_assert_ptr_nonnull(strstr(ct_last_error(), "aligned64"));
   ct_var_free(v);
@@ -349,9 +335,7 @@ END_TEST
 
 START_TEST(test_zero_size_type_is_invalid) {
   ct_var *v = ct_var_new();
-  ct_clear_error();
-  ck_assert_ptr_null(ct_var_get_mutable(v, &zero_size_type));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
+  CT_ASSERT_NULL_FAILS(ct_var_get_mutable(v, &zero_size_type), CT_ERR_INVALID_ARGUMENT);
   ck_assert_ptr_null(ct_var_type(v));
   ct_var_free(v);
 }
@@ -359,9 +343,7 @@ END_TEST
 
 START_TEST(test_non_power_of_two_align_is_invalid) {
   ct_var *v = ct_var_new();
-  ct_clear_error();
-  ck_assert_ptr_null(ct_var_get_mutable(v, &align3_type));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
+  CT_ASSERT_NULL_FAILS(ct_var_get_mutable(v, &align3_type), CT_ERR_INVALID_ARGUMENT);
   ck_assert_ptr_null(ct_var_type(v));
   ct_var_free(v);
 }
@@ -369,9 +351,7 @@ END_TEST
 
 START_TEST(test_unallocatable_type_is_out_of_memory_and_stays_empty) {
   ct_var *v = ct_var_new();
-  ct_clear_error();
-  ck_assert_ptr_null(ct_var_get_mutable(v, &huge_type));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_OUT_OF_MEMORY);
+  CT_ASSERT_NULL_FAILS(ct_var_get_mutable(v, &huge_type), CT_ERR_OUT_OF_MEMORY);
   ck_assert_ptr_null(ct_var_type(v));
   ck_assert_ptr_nonnull(ct_var_get_mutable(v, &ct_int64_type)); /* still usable */
   ct_var_free(v);
@@ -382,12 +362,8 @@ END_TEST
 
 START_TEST(test_get_mutable_null_args_are_invalid) {
   ct_var *v = ct_var_new();
-  ct_clear_error();
-  ck_assert_ptr_null(ct_var_get_mutable(NULL, &ct_int64_type));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
-  ct_clear_error();
-  ck_assert_ptr_null(ct_var_get_mutable(v, NULL));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
+  CT_ASSERT_NULL_FAILS(ct_var_get_mutable(NULL, &ct_int64_type), CT_ERR_INVALID_ARGUMENT);
+  CT_ASSERT_NULL_FAILS(ct_var_get_mutable(v, NULL), CT_ERR_INVALID_ARGUMENT);
   ck_assert_ptr_null(ct_var_type(v));
   ct_var_free(v);
 }
@@ -396,12 +372,8 @@ END_TEST
 START_TEST(test_get_null_args_are_invalid) {
   ct_var *v = ct_var_new();
   ck_assert_ptr_nonnull(ct_var_get_mutable(v, &ct_int64_type));
-  ct_clear_error();
-  ck_assert_ptr_null(ct_var_get(NULL, &ct_int64_type));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
-  ct_clear_error();
-  ck_assert_ptr_null(ct_var_get(v, NULL));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
+  CT_ASSERT_NULL_FAILS(ct_var_get(NULL, &ct_int64_type), CT_ERR_INVALID_ARGUMENT);
+  CT_ASSERT_NULL_FAILS(ct_var_get(v, NULL), CT_ERR_INVALID_ARGUMENT);
   ct_var_free(v);
 }
 END_TEST
@@ -444,9 +416,9 @@ END_TEST
 START_TEST(test_var_tensor_allocates_no_memory) {
   ct_memory_stats before, after;
   ct_var *v = ct_var_new();
-  ck_assert_int_eq(ct_memory_stats_get(ct_cpu(), &before), CT_OK);
+  before = cpu_stats();
   ck_assert_ptr_nonnull(ct_var_tensor(v));
-  ck_assert_int_eq(ct_memory_stats_get(ct_cpu(), &after), CT_OK);
+  after = cpu_stats();
   ck_assert_uint_eq(after.allocated, before.allocated);
   ck_assert_uint_eq(after.allocs, before.allocs);
   ct_var_free(v);
@@ -456,9 +428,7 @@ END_TEST
 START_TEST(test_get_tensor) {
   ct_var *v = ct_var_new();
   ct_tensor *t;
-  ct_clear_error();
-  ck_assert_ptr_null(ct_var_get_tensor(v));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_UNINITIALIZED);
+  CT_ASSERT_NULL_FAILS(ct_var_get_tensor(v), CT_ERR_UNINITIALIZED);
   t = ct_var_tensor(v);
   ck_assert_ptr_nonnull(t);
   ck_assert_ptr_eq(ct_var_get_tensor(v), t);
@@ -470,24 +440,16 @@ END_TEST
 START_TEST(test_var_tensor_on_other_type_is_mismatch) {
   ct_var *v = ct_var_new();
   ck_assert_ptr_nonnull(ct_var_get_mutable(v, &ct_int64_type));
-  ct_clear_error();
-  ck_assert_ptr_null(ct_var_tensor(v));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_TYPE_MISMATCH);
-  ct_clear_error();
-  ck_assert_ptr_null(ct_var_get_tensor(v));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_TYPE_MISMATCH);
+  CT_ASSERT_NULL_FAILS(ct_var_tensor(v), CT_ERR_TYPE_MISMATCH);
+  CT_ASSERT_NULL_FAILS(ct_var_get_tensor(v), CT_ERR_TYPE_MISMATCH);
   ck_assert_ptr_eq(ct_var_type(v), &ct_int64_type);
   ct_var_free(v);
 }
 END_TEST
 
 START_TEST(test_var_tensor_null_is_invalid) {
-  ct_clear_error();
-  ck_assert_ptr_null(ct_var_tensor(NULL));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
-  ct_clear_error();
-  ck_assert_ptr_null(ct_var_get_tensor(NULL));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
+  CT_ASSERT_NULL_FAILS(ct_var_tensor(NULL), CT_ERR_INVALID_ARGUMENT);
+  CT_ASSERT_NULL_FAILS(ct_var_get_tensor(NULL), CT_ERR_INVALID_ARGUMENT);
 }
 END_TEST
 
@@ -497,15 +459,15 @@ START_TEST(test_free_releases_tensor_memory) {
   ct_var *v = ct_var_new();
   ct_tensor *t = ct_var_tensor(v);
   float *data;
-  ck_assert_int_eq(ct_memory_stats_get(ct_cpu(), &before), CT_OK);
+  before = cpu_stats();
   ck_assert_int_eq(ct_tensor_resize(t, CT_DIMS(4, 8)), CT_OK);
   data = ct_tensor_mutable_data(t, CT_FLOAT32, ct_cpu());
   ck_assert_ptr_nonnull(data);
   data[31] = 2.0f;
-  ck_assert_int_eq(ct_memory_stats_get(ct_cpu(), &mid), CT_OK);
+  mid = cpu_stats();
   ck_assert_uint_eq(mid.allocated, before.allocated + 128);
   ct_var_free(v);
-  ck_assert_int_eq(ct_memory_stats_get(ct_cpu(), &after), CT_OK);
+  after = cpu_stats();
   ck_assert_uint_eq(after.allocated, before.allocated);
   ck_assert_uint_eq(after.frees, before.frees + 1);
 }
@@ -515,11 +477,11 @@ START_TEST(test_clear_releases_tensor_memory) {
   ct_memory_stats before, after;
   ct_var *v = ct_var_new();
   ct_tensor *t = ct_var_tensor(v);
-  ck_assert_int_eq(ct_memory_stats_get(ct_cpu(), &before), CT_OK);
+  before = cpu_stats();
   ck_assert_int_eq(ct_tensor_resize(t, CT_DIMS(10)), CT_OK);
   ck_assert_ptr_nonnull(ct_tensor_mutable_data(t, CT_INT64, ct_cpu()));
   ct_var_clear(v);
-  ck_assert_int_eq(ct_memory_stats_get(ct_cpu(), &after), CT_OK);
+  after = cpu_stats();
   ck_assert_uint_eq(after.allocated, before.allocated);
   ck_assert_ptr_null(ct_var_type(v));
   t = ct_var_tensor(v); /* a fresh tensor again */
@@ -536,27 +498,19 @@ START_TEST(test_called_by_name_match_fast_paths) {
   ct_var *w = ct_var_new();
   void *p;
   ct_tensor *t;
-  ct_clear_error();
-  ck_assert_ptr_null((ct_var_get)(v, &ct_int64_type));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_UNINITIALIZED);
+  CT_ASSERT_NULL_FAILS((ct_var_get)(v, &ct_int64_type), CT_ERR_UNINITIALIZED);
   p = (ct_var_get_mutable)(v, &ct_int64_type);
   ck_assert_ptr_nonnull(p);
   ck_assert_ptr_eq((ct_var_get_mutable)(v, &ct_int64_type), p);
   ck_assert_ptr_eq((ct_var_get)(v, &ct_int64_type), p);
   ck_assert_ptr_eq(ct_var_get(v, &ct_int64_type), p);
-  ct_clear_error();
-  ck_assert_ptr_null((ct_var_get)(v, &vocab_type));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_TYPE_MISMATCH);
-  ct_clear_error();
-  ck_assert_ptr_null((ct_var_tensor)(v));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_TYPE_MISMATCH);
+  CT_ASSERT_NULL_FAILS((ct_var_get)(v, &vocab_type), CT_ERR_TYPE_MISMATCH);
+  CT_ASSERT_NULL_FAILS((ct_var_tensor)(v), CT_ERR_TYPE_MISMATCH);
   t = (ct_var_tensor)(w);
   ck_assert_ptr_nonnull(t);
   ck_assert_ptr_eq((ct_var_get_tensor)(w), t);
   ck_assert_ptr_eq(ct_var_tensor(w), t);
-  ct_clear_error();
-  ck_assert_ptr_null((ct_var_get)(NULL, &ct_int64_type));
-  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
+  CT_ASSERT_NULL_FAILS((ct_var_get)(NULL, &ct_int64_type), CT_ERR_INVALID_ARGUMENT);
   ct_var_free(v);
   ct_var_free(w);
 }

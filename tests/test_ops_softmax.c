@@ -1,0 +1,166 @@
+/* Tests of softmax on the CPU against a naive double computation: along every axis (negative
+ * ones too), large values that must not overflow, -inf, rank 0 and empty tensors, rows that sum
+ * to one, in place, and the errors. Each test runs in its own process. The helpers are in
+ * op_util.h. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <corten/corten.h>
+
+#include "op_util.h"
+
+/* ---- softmax --------------------------------------------------------------------------------- */
+
+/* Runs softmax over X (dims xd, dtype dt, values v(i)) along axis (INT64_MIN: the default) and
+ * checks Out against a naive double computation, within tol relative. */
+static void check_softmax(ct_dtype dt, ct_ddim xd, int64_t axis, double (*v)(int64_t),
+                          double tol) {
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", dt, xd, v);
+  ct_op *op = op_x("softmax", "x", "out");
+  if (axis != INT64_MIN) ck_assert_int_eq(ct_op_set_attr_int(op, "axis", axis), CT_OK);
+  run(op, s);
+  const void *out = result(s, "out", dt, xd);
+  int a = (int)(axis == INT64_MIN ? -1 : axis);
+  if (a < 0) a += xd.rank > 0 ? xd.rank : 1;
+  int64_t outer = 1, n = 1, inner = 1;
+  for (int k = 0; k < xd.rank; k++) {
+    if (k < a) outer *= xd.d[k];
+    if (k == a) n = xd.d[k];
+    if (k > a) inner *= xd.d[k];
+  }
+  for (int64_t o = 0; o < outer; o++) {
+    for (int64_t i = 0; i < inner; i++) {
+      double mx = -INFINITY, sum = 0;
+      for (int64_t j = 0; j < n; j++) mx = fmax(mx, v((o * n + j) * inner + i));
+      for (int64_t j = 0; j < n; j++) sum += exp(v((o * n + j) * inner + i) - mx);
+      for (int64_t j = 0; j < n; j++) {
+        int64_t at = (o * n + j) * inner + i;
+        double want = exp(v(at) - mx) / sum, got = get_elem(out, dt, at);
+        ck_assert_msg(fabs(got - want) <= tol * want, "element %lld: %.17g, expected %.17g",
+                      (long long)at, got, want);
+      }
+    }
+  }
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+
+static double data_big(int64_t i) { return 1000.0 + (double)(i % 5); }
+
+START_TEST(softmax_last_axis_by_default) {
+  check_softmax(CT_FLOAT32, CT_DIMS(2, 3), INT64_MIN, data_unary, TOL32);
+}
+END_TEST
+START_TEST(softmax_first_axis) { check_softmax(CT_FLOAT32, CT_DIMS(3, 2), 0, data_unary, TOL32); }
+END_TEST
+START_TEST(softmax_middle_axis) {
+  check_softmax(CT_FLOAT64, CT_DIMS(2, 3, 4), 1, data_unary, TOL64);
+}
+END_TEST
+START_TEST(softmax_negative_axis) {
+  check_softmax(CT_FLOAT64, CT_DIMS(2, 3, 4), -2, data_unary, TOL64);
+}
+END_TEST
+START_TEST(softmax_large_values_do_not_overflow) {
+  check_softmax(CT_FLOAT32, CT_DIMS(4, 5), -1, data_big, TOL32);
+}
+END_TEST
+START_TEST(softmax_axis_of_one) {
+  check_softmax(CT_FLOAT32, CT_DIMS(3, 1), 1, data_unary, 0);
+}
+END_TEST
+START_TEST(softmax_rank0_is_one) { check_softmax(CT_FLOAT64, CT_DIMS(), INT64_MIN, data_unary, 0); }
+END_TEST
+START_TEST(softmax_empty) { check_softmax(CT_FLOAT32, CT_DIMS(0, 3), 1, data_unary, 0); }
+END_TEST
+START_TEST(softmax_over_empty_axis) { check_softmax(CT_FLOAT32, CT_DIMS(2, 0), 1, data_unary, 0); }
+END_TEST
+
+START_TEST(softmax_rows_sum_to_one) {
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_FLOAT64, CT_DIMS(5, 17), data_unary);
+  ct_op *op = op_x("softmax", "x", "out");
+  run(op, s);
+  const double *o = result(s, "out", CT_FLOAT64, CT_DIMS(5, 17));
+  for (int r = 0; r < 5; r++) {
+    double sum = 0;
+    for (int j = 0; j < 17; j++) sum += o[r * 17 + j];
+    ck_assert(fabs(sum - 1) < 1e-14);
+  }
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(softmax_of_minus_inf_is_zero) {
+  ct_scope *s = ct_scope_new();
+  float x[3] = {-INFINITY, 0, 0};
+  put(s, "x", CT_FLOAT32, CT_DIMS(3), x);
+  ct_op *op = op_x("softmax", "x", "out");
+  run(op, s);
+  const float *o = result(s, "out", CT_FLOAT32, CT_DIMS(3));
+  ck_assert(o[0] == 0 && o[1] == 0.5f && o[2] == 0.5f);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(softmax_in_place) {
+  ct_scope *s = ct_scope_new();
+  double x[2] = {0, 0};
+  put(s, "x", CT_FLOAT64, CT_DIMS(2), x);
+  ct_op *op = op_x("softmax", "x", "x");
+  run(op, s);
+  const double *o = result(s, "x", CT_FLOAT64, CT_DIMS(2));
+  ck_assert(o[0] == 0.5 && o[1] == 0.5);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(softmax_axis_out_of_range_is_an_error) {
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_FLOAT32, CT_DIMS(2, 3), data_unary);
+  ct_op *op = op_x("softmax", "x", "out");
+  ck_assert_int_eq(ct_op_set_attr_int(op, "axis", 2), CT_OK);
+  run_fails(op, s, CT_ERR_OUT_OF_RANGE, "softmax", "'axis'", "'x'", "rank 2", NULL);
+  ck_assert_int_eq(ct_op_set_attr_int(op, "axis", -3), CT_OK);
+  run_fails(op, s, CT_ERR_OUT_OF_RANGE, "softmax", "-3", NULL);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(softmax_on_int32_is_unsupported) {
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_INT32, CT_DIMS(3), data_x);
+  ct_op *op = op_x("softmax", "x", "out");
+  run_fails(op, s, CT_ERR_UNSUPPORTED, "softmax", "int32", NULL);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+static Suite *ops_softmax_suite(void) {
+  Suite *s = suite_create("ops_softmax");
+  CT_ADD_TEST(s, softmax_last_axis_by_default);
+  CT_ADD_TEST(s, softmax_first_axis);
+  CT_ADD_TEST(s, softmax_middle_axis);
+  CT_ADD_TEST(s, softmax_negative_axis);
+  CT_ADD_TEST(s, softmax_large_values_do_not_overflow);
+  CT_ADD_TEST(s, softmax_axis_of_one);
+  CT_ADD_TEST(s, softmax_rank0_is_one);
+  CT_ADD_TEST(s, softmax_empty);
+  CT_ADD_TEST(s, softmax_over_empty_axis);
+  CT_ADD_TEST(s, softmax_rows_sum_to_one);
+  CT_ADD_TEST(s, softmax_of_minus_inf_is_zero);
+  CT_ADD_TEST(s, softmax_in_place);
+  CT_ADD_TEST(s, softmax_axis_out_of_range_is_an_error);
+  CT_ADD_TEST(s, softmax_on_int32_is_unsupported);
+  return s;
+}
+
+CT_TEST_MAIN(ops_softmax_suite)
