@@ -37,8 +37,10 @@ CT_API ct_program *ct_program_new(void);
 CT_API void ct_program_free(ct_program *p);
 
 /* Appends op; the program takes it, also on failure (it is then freed). Errors: NULL p or op,
- * CT_ERR_INVALID_ARGUMENT; no memory, CT_ERR_OUT_OF_MEMORY. One exception: an op that already
- * belongs to a program is refused (CT_ERR_INVALID_ARGUMENT) and left to that program. */
+ * CT_ERR_INVALID_ARGUMENT; no memory, CT_ERR_OUT_OF_MEMORY. Two exceptions, refused with
+ * CT_ERR_INVALID_ARGUMENT and nothing changed: an op that already belongs to a program (left to
+ * that program), and an op that holds p in a program attribute, directly or through nested
+ * programs (an op cannot hold its own program; the op stays the caller's). */
 CT_API ct_status ct_program_append(ct_program *p, ct_op *op);
 
 /* The number of ops, and op i (NULL past the end). */
