@@ -153,6 +153,106 @@ START_TEST(dlpack_import_refuses_overflowing_extents_in_any_order) {
 }
 END_TEST
 
+/* ---- An external output keeps its buffer ------------------------------------------------------ */
+
+static int released;
+static void count_release(void *ctx) {
+  (void)ctx;
+  released++;
+}
+
+/* A float32 tensor variable `name` in s with dims and values 1, 2, 3 ... */
+static ct_tensor *put_iota(ct_scope *s, const char *name, ct_ddim dims) {
+  ct_tensor *t = ct_var_tensor(ct_scope_var(s, name));
+  ck_assert_ptr_nonnull(t);
+  ck_assert_int_eq(ct_tensor_resize(t, dims), CT_OK);
+  float *d = ct_tensor_mutable_data(t, CT_FLOAT32, ct_cpu());
+  ck_assert_ptr_nonnull(d);
+  for (int64_t i = 0; i < ct_tensor_numel(t); i++) d[i] = (float)(i + 1);
+  return t;
+}
+
+/* A variable `name` in s wrapping buf (n floats) with dims, released through count_release. */
+static ct_tensor *put_external(ct_scope *s, const char *name, float *buf, ct_ddim dims) {
+  ct_tensor *t = ct_var_tensor(ct_scope_var(s, name));
+  ck_assert_ptr_nonnull(t);
+  ck_assert_int_eq(ct_tensor_wrap(t, buf, dims, CT_FLOAT32, ct_cpu(), count_release, NULL), CT_OK);
+  return t;
+}
+
+static ct_op *reshape_op(const char *x, const char *out, const int64_t *shape, size_t n) {
+  ct_op *op = ct_op_new("reshape");
+  ck_assert_ptr_nonnull(op);
+  ck_assert_int_eq(ct_op_set_input(op, "X", x), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Out", out), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "shape", shape, n), CT_OK);
+  return op;
+}
+
+/* reshape into an external output of the right size writes the caller's buffer and keeps it. */
+START_TEST(reshape_into_external_output_keeps_the_buffer) {
+  released = 0;
+  float buf[6] = {0};
+  const int64_t shape[2] = {3, 2};
+  ct_scope *s = ct_scope_new();
+  ct_tensor *x = put_iota(s, "x", CT_DIMS(2, 3));
+  ct_tensor *out = put_external(s, "out", buf, CT_DIMS(6));
+  ct_op *op = reshape_op("x", "out", shape, 2);
+  ck_assert_msg(ct_op_run(op, s, ct_cpu()) == CT_OK, "%s", ct_last_error());
+  ck_assert_int_eq(released, 0);
+  ck_assert(ct_tensor_is_external(out));
+  ck_assert(!ct_tensor_shares_memory(out, x));
+  ck_assert_ptr_eq(ct_tensor_data(out, CT_FLOAT32), buf);
+  ck_assert(ct_ddim_equal(ct_tensor_dims(out), CT_DIMS(3, 2)));
+  for (int i = 0; i < 6; i++) ck_assert(buf[i] == (float)(i + 1));
+  ck_assert(ct_ddim_equal(ct_tensor_dims(x), CT_DIMS(2, 3)));
+  ct_op_free(op);
+  ct_scope_free(s);
+  ck_assert_int_eq(released, 1);
+}
+END_TEST
+
+/* An external output too small for X's bytes is refused and its buffer left untouched. */
+START_TEST(reshape_into_small_external_output_is_refused) {
+  released = 0;
+  float buf[4] = {-1, -1, -1, -1};
+  const int64_t shape[2] = {3, 2};
+  ct_scope *s = ct_scope_new();
+  put_iota(s, "x", CT_DIMS(2, 3));
+  ct_tensor *out = put_external(s, "out", buf, CT_DIMS(4));
+  ct_op *op = reshape_op("x", "out", shape, 2);
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_EXTERNAL_BUFFER);
+  HAS(ct_last_error(), "reshape");
+  HAS(ct_last_error(), "'out'");
+  ck_assert_int_eq(released, 0);
+  ck_assert(ct_tensor_is_external(out));
+  for (int i = 0; i < 4; i++) ck_assert(buf[i] == -1.0f);
+  ct_op_free(op);
+  ct_scope_free(s);
+  ck_assert_int_eq(released, 1);
+}
+END_TEST
+
+/* reshape of an external variable into itself keeps the buffer and changes only the dims. */
+START_TEST(reshape_external_in_place_keeps_the_buffer) {
+  released = 0;
+  float buf[6] = {1, 2, 3, 4, 5, 6};
+  const int64_t shape[2] = {3, -1};
+  ct_scope *s = ct_scope_new();
+  ct_tensor *x = put_external(s, "x", buf, CT_DIMS(2, 3));
+  ct_op *op = reshape_op("x", "x", shape, 2);
+  ck_assert_msg(ct_op_run(op, s, ct_cpu()) == CT_OK, "%s", ct_last_error());
+  ck_assert_int_eq(released, 0);
+  ck_assert(ct_tensor_is_external(x));
+  ck_assert_ptr_eq(ct_tensor_data(x, CT_FLOAT32), buf);
+  ck_assert(ct_ddim_equal(ct_tensor_dims(x), CT_DIMS(3, 2)));
+  for (int i = 0; i < 6; i++) ck_assert(buf[i] == (float)(i + 1));
+  ct_op_free(op);
+  ct_scope_free(s);
+  ck_assert_int_eq(released, 1);
+}
+END_TEST
+
 static Suite *contract_suite(void) {
   Suite *s = suite_create("contract");
   CT_ADD_TEST(s, append_refuses_op_holding_the_program);
@@ -162,6 +262,9 @@ static Suite *contract_suite(void) {
   CT_ADD_TEST(s, resize_and_wrap_refuse_overflowing_extents_in_any_order);
   CT_ADD_TEST(s, views_of_empty_dims_with_large_extents_do_not_overflow);
   CT_ADD_TEST(s, dlpack_import_refuses_overflowing_extents_in_any_order);
+  CT_ADD_TEST(s, reshape_into_external_output_keeps_the_buffer);
+  CT_ADD_TEST(s, reshape_into_small_external_output_is_refused);
+  CT_ADD_TEST(s, reshape_external_in_place_keeps_the_buffer);
   return s;
 }
 
