@@ -226,6 +226,8 @@ START_TEST(reshape_into_small_external_output_is_refused) {
   HAS(ct_last_error(), "'out'");
   ck_assert_int_eq(released, 0);
   ck_assert(ct_tensor_is_external(out));
+  ck_assert(ct_ddim_equal(ct_tensor_dims(out), CT_DIMS(4)));
+  ck_assert_ptr_eq(ct_tensor_data(out, CT_FLOAT32), buf);
   for (int i = 0; i < 4; i++) ck_assert(buf[i] == -1.0f);
   ct_op_free(op);
   ct_scope_free(s);
@@ -253,6 +255,72 @@ START_TEST(reshape_external_in_place_keeps_the_buffer) {
 }
 END_TEST
 
+/* ---- A failing op leaves its outputs as they were -------------------------------------------- */
+
+/* relu of [4] into a 2-float external buffer fails and leaves the output's dims at [2], so the
+ * buffer's own data can still be read through it. */
+START_TEST(failing_op_leaves_external_output_dims) {
+  released = 0;
+  float buf[2] = {7, 8};
+  ct_scope *s = ct_scope_new();
+  put_iota(s, "x", CT_DIMS(4));
+  ct_tensor *out = put_external(s, "out", buf, CT_DIMS(2));
+  ct_op *op = ct_op_new("relu");
+  ck_assert_int_eq(ct_op_set_input(op, "X", "x"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Out", "out"), CT_OK);
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_EXTERNAL_BUFFER);
+  HAS(ct_last_error(), "relu");
+  ck_assert(ct_ddim_equal(ct_tensor_dims(out), CT_DIMS(2)));
+  ck_assert_int_eq(ct_tensor_numel(out), 2);
+  const float *d = ct_tensor_data(out, CT_FLOAT32);
+  ck_assert_ptr_eq(d, buf);
+  ck_assert(d[0] == 7.0f && d[1] == 8.0f);
+  /* The same through an executor. */
+  ct_program *p = ct_program_new();
+  ck_assert_int_eq(ct_program_append(p, op), CT_OK);
+  ct_executor *e = ct_executor_new(p, s, ct_cpu());
+  ck_assert_ptr_nonnull(e);
+  ck_assert_int_eq(ct_executor_run(e), CT_ERR_EXTERNAL_BUFFER);
+  ck_assert(ct_ddim_equal(ct_tensor_dims(out), CT_DIMS(2)));
+  ct_executor_free(e);
+  ct_program_free(p);
+  ct_scope_free(s);
+  ck_assert_int_eq(released, 1);
+}
+END_TEST
+
+/* An integer division by zero leaves a normal output's dims, data and memory as they were. */
+START_TEST(failing_op_leaves_normal_output_dims_and_data) {
+  ct_scope *s = ct_scope_new();
+  const int32_t xv[4] = {1, 2, 3, 4}, yv[4] = {1, 0, 1, 1}, ov[2] = {7, 8};
+  ct_tensor *x = ct_var_tensor(ct_scope_var(s, "x"));
+  ct_tensor *y = ct_var_tensor(ct_scope_var(s, "y"));
+  ct_tensor *out = ct_var_tensor(ct_scope_var(s, "out"));
+  ck_assert_int_eq(ct_tensor_set_value(x, xv, CT_DIMS(4), CT_INT32, ct_cpu()), CT_OK);
+  ck_assert_int_eq(ct_tensor_set_value(y, yv, CT_DIMS(4), CT_INT32, ct_cpu()), CT_OK);
+  ck_assert_int_eq(ct_tensor_set_value(out, ov, CT_DIMS(2), CT_INT32, ct_cpu()), CT_OK);
+  const void *before = ct_tensor_data(out, CT_INT32);
+  ct_op *op = ct_op_new("elementwise_div");
+  ck_assert_int_eq(ct_op_set_input(op, "X", "x"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Y", "y"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Out", "out"), CT_OK);
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_INVALID_ARGUMENT);
+  HAS(ct_last_error(), "division by zero");
+  ck_assert(ct_ddim_equal(ct_tensor_dims(out), CT_DIMS(2)));
+  ck_assert_int_eq(ct_tensor_numel(out), 2);
+  const int32_t *d = ct_tensor_data(out, CT_INT32);
+  ck_assert_ptr_eq(d, before);
+  ck_assert(d[0] == 7 && d[1] == 8);
+  /* An output the failing op found empty stays without dims. */
+  ck_assert_int_eq(ct_op_set_output(op, "Out", "fresh"), CT_OK);
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_INVALID_ARGUMENT);
+  const ct_tensor *fresh = ct_var_get_tensor(ct_scope_find_var(s, "fresh"));
+  ck_assert(fresh == NULL || ct_tensor_dims(fresh).rank == -1);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
 static Suite *contract_suite(void) {
   Suite *s = suite_create("contract");
   CT_ADD_TEST(s, append_refuses_op_holding_the_program);
@@ -265,6 +333,8 @@ static Suite *contract_suite(void) {
   CT_ADD_TEST(s, reshape_into_external_output_keeps_the_buffer);
   CT_ADD_TEST(s, reshape_into_small_external_output_is_refused);
   CT_ADD_TEST(s, reshape_external_in_place_keeps_the_buffer);
+  CT_ADD_TEST(s, failing_op_leaves_external_output_dims);
+  CT_ADD_TEST(s, failing_op_leaves_normal_output_dims_and_data);
   return s;
 }
 
