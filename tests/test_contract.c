@@ -321,6 +321,56 @@ START_TEST(failing_op_leaves_normal_output_dims_and_data) {
 }
 END_TEST
 
+/* ---- Scopes: reused variables start empty, teardown never recurses ---------------------------- */
+
+/* An executor bound to a variable keeps writing into it after the variable is erased; the next
+ * variable the scope makes reuses that variable and must start empty like a new one. */
+START_TEST(variable_reused_after_erase_starts_empty) {
+  ct_scope *s = ct_scope_new();
+  put_iota(s, "x", CT_DIMS(3));
+  ct_op *op = ct_op_new("relu");
+  ck_assert_int_eq(ct_op_set_input(op, "X", "x"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Out", "y"), CT_OK);
+  ct_program *p = ct_program_new();
+  ck_assert_int_eq(ct_program_append(p, op), CT_OK);
+  ct_executor *e = ct_executor_new(p, s, ct_cpu());
+  ck_assert_ptr_nonnull(e);
+  const char *names[] = {"y"};
+  ck_assert_uint_eq(ct_scope_erase_vars(s, names, 1), 1);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK); /* writes into the erased variable */
+  ct_var *z = ct_scope_var(s, "z");
+  ck_assert_ptr_nonnull(z);
+  ck_assert_ptr_null(ct_var_type(z));
+  ck_assert_ptr_null(ct_var_get_tensor(z));
+  ck_assert_str_eq(ct_var_name(z), "z");
+  ct_executor_free(e);
+  ct_program_free(p);
+  ct_scope_free(s);
+}
+END_TEST
+
+/* Freeing a chain of 400,000 nested kid scopes (each holding a variable) never recurses, so it
+ * cannot overflow the stack; dropping the kids of a scope walks the same way. */
+START_TEST(freeing_a_deep_chain_of_kid_scopes_does_not_recurse) {
+  enum { DEPTH = 400000 };
+  ct_scope *root = ct_scope_new();
+  ct_scope *s = root;
+  for (int i = 0; i < DEPTH; i++) {
+    s = ct_scope_new_kid(s);
+    ck_assert_ptr_nonnull(s);
+    if (i % 1000 == 0) ck_assert_ptr_nonnull(ct_scope_var(s, "v"));
+  }
+  ck_assert_uint_eq(ct_scope_kid_count(root), 1);
+  ct_scope_free(root);
+  root = ct_scope_new();
+  s = root;
+  for (int i = 0; i < DEPTH; i++) s = ct_scope_new_kid(s);
+  ct_scope_drop_kids(root);
+  ck_assert_uint_eq(ct_scope_kid_count(root), 0);
+  ct_scope_free(root);
+}
+END_TEST
+
 static Suite *contract_suite(void) {
   Suite *s = suite_create("contract");
   CT_ADD_TEST(s, append_refuses_op_holding_the_program);
@@ -335,6 +385,8 @@ static Suite *contract_suite(void) {
   CT_ADD_TEST(s, reshape_external_in_place_keeps_the_buffer);
   CT_ADD_TEST(s, failing_op_leaves_external_output_dims);
   CT_ADD_TEST(s, failing_op_leaves_normal_output_dims_and_data);
+  CT_ADD_TEST(s, variable_reused_after_erase_starts_empty);
+  CT_ADD_TEST(s, freeing_a_deep_chain_of_kid_scopes_does_not_recurse);
   return s;
 }
 
