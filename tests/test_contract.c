@@ -5,16 +5,26 @@
  *   - a dims value is valid whatever the order of its extents (tensor.md);
  *   - a failing op leaves each output's dims, data and memory as they were (ops.md);
  *   - a variable reused after an erase starts empty, and scope teardown never recurses
- *     (scope.md). */
+ *     (scope.md);
+ *   - the temporary file of an interrupted save is removed by the next save of the same target,
+ *     and nothing else is (interop.md). */
+#define _GNU_SOURCE /* mkdtemp, lstat, gethostname, flock */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <corten/corten.h>
 
 #include "harness.h"
 
-#define HAS(text, part) ck_assert_msg(strstr((text), (part)) != NULL, "'%s' lacks '%s'", (text), (part))
+#define HAS(text, part) \
+  ck_assert_msg(strstr((text), (part)) != NULL, "'%s' lacks '%s'", (text), (part))
 
 /* ---- An op cannot hold its own program ------------------------------------------------------- */
 
@@ -153,7 +163,7 @@ START_TEST(dlpack_import_refuses_overflowing_extents_in_any_order) {
 }
 END_TEST
 
-/* ---- An external output keeps its buffer ------------------------------------------------------ */
+/* ---- An external output keeps its buffer ----------------------------------------------------- */
 
 static int released;
 static void count_release(void *ctx) {
@@ -321,7 +331,7 @@ START_TEST(failing_op_leaves_normal_output_dims_and_data) {
 }
 END_TEST
 
-/* ---- Scopes: reused variables start empty, teardown never recurses ---------------------------- */
+/* ---- Scopes: reused variables start empty, teardown never recurses --------------------------- */
 
 /* An executor bound to a variable keeps writing into it after the variable is erased; the next
  * variable the scope makes reuses that variable and must start empty like a new one. */
@@ -371,6 +381,81 @@ START_TEST(freeing_a_deep_chain_of_kid_scopes_does_not_recurse) {
 }
 END_TEST
 
+/* ---- Interrupted saves: the next save removes their temporary files -------------------------- */
+
+/* This machine's tag in temporary file names, as core/interop/params_write.c writes it. */
+static void host_tag(char *tag, size_t cap) {
+  char host[256];
+  if (gethostname(host, sizeof host) != 0 || host[0] == '\0') {
+    snprintf(host, sizeof host, "localhost");
+  }
+  host[sizeof host - 1] = '\0';
+  size_t i = 0;
+  for (; host[i] != '\0' && i + 1 < cap && i < 64; i++) {
+    char c = host[i];
+    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '.';
+    tag[i] = plain ? c : '_';
+  }
+  tag[i] = '\0';
+}
+
+static void touch(const char *path) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(write(fd, "x", 1), 1);
+  close(fd);
+}
+
+static bool exists(const char *path) {
+  struct stat st;
+  return lstat(path, &st) == 0;
+}
+
+/* Only a temporary file of the same target, written on this machine by a process that is gone
+ * and locked by no one, is removed; a save's own process, a live process, another machine,
+ * another target and a locked file keep theirs. */
+START_TEST(next_save_removes_temporary_files_of_interrupted_saves) {
+  char dir[] = "contract-save-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char target[64], tag[80], paths[7][256];
+  snprintf(target, sizeof target, "%s/w.params", dir);
+  host_tag(tag, sizeof tag);
+  pid_t dead = fork();
+  ck_assert_int_ge(dead, 0);
+  if (dead == 0) _exit(0);
+  ck_assert_int_eq(waitpid(dead, NULL, 0), dead);
+  long me = (long)getpid(), live = (long)getppid(), gone = (long)dead;
+  snprintf(paths[0], sizeof paths[0], "%s.tmp-%s-%ld-7", target, tag, gone);  /* stale */
+  snprintf(paths[1], sizeof paths[1], "%s.tmp-%s-%ld-99", target, tag, me);   /* ours */
+  snprintf(paths[2], sizeof paths[2], "%s.tmp-%s-%ld-3", target, tag, live);  /* live */
+  snprintf(paths[3], sizeof paths[3], "%s.tmp-elsewhere_x-%ld-1", target, gone);
+  snprintf(paths[4], sizeof paths[4], "%s/v.params.tmp-%s-%ld-1", dir, tag, gone);
+  snprintf(paths[5], sizeof paths[5], "%s.tmp-notes", target);
+  snprintf(paths[6], sizeof paths[6], "%s.tmp-%s-%ld-8", target, tag, gone); /* locked */
+  for (int i = 0; i < 7; i++) touch(paths[i]);
+  int held = open(paths[6], O_RDONLY);
+  ck_assert_int_ge(held, 0);
+  ck_assert_int_eq(flock(held, LOCK_EX | LOCK_NB), 0);
+
+  ct_scope *s = ct_scope_new();
+  put_iota(s, "w", CT_DIMS(3));
+  const char *names[] = {"w"};
+  ck_assert_msg(ct_params_save(target, s, names, 1) == CT_OK, "%s", ct_last_error());
+  ck_assert(exists(target));
+  ck_assert_msg(!exists(paths[0]), "%s was left", paths[0]);
+  for (int i = 1; i < 7; i++) ck_assert_msg(exists(paths[i]), "%s was removed", paths[i]);
+  /* Once its lock goes, the next save removes the last stale file too. */
+  close(held);
+  ck_assert_msg(ct_params_save(target, s, names, 1) == CT_OK, "%s", ct_last_error());
+  ck_assert(!exists(paths[6]));
+  ct_scope_free(s);
+  for (int i = 0; i < 7; i++) unlink(paths[i]);
+  unlink(target);
+  ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 static Suite *contract_suite(void) {
   Suite *s = suite_create("contract");
   CT_ADD_TEST(s, append_refuses_op_holding_the_program);
@@ -387,6 +472,7 @@ static Suite *contract_suite(void) {
   CT_ADD_TEST(s, failing_op_leaves_normal_output_dims_and_data);
   CT_ADD_TEST(s, variable_reused_after_erase_starts_empty);
   CT_ADD_TEST(s, freeing_a_deep_chain_of_kid_scopes_does_not_recurse);
+  CT_ADD_TEST(s, next_save_removes_temporary_files_of_interrupted_saves);
   return s;
 }
 
