@@ -132,6 +132,41 @@ START_TEST(views_of_empty_dims_with_large_extents_do_not_overflow) {
 }
 END_TEST
 
+static void put_le(unsigned char **q, uint64_t v, int width) {
+  for (int i = 0; i < width; i++) *(*q)++ = (unsigned char)(v >> (8 * i));
+}
+
+/* The params loader takes the same rule: a record of float32 dims [0, 2^62, 2] is refused as
+ * [2^62, 2, 0] is, and the scope is left as it was. */
+START_TEST(params_load_refuses_overflowing_extents_in_any_order) {
+  int64_t shapes[2][3] = {{0, BIG, 2}, {BIG, 2, 0}};
+  for (int k = 0; k < 2; k++) {
+    unsigned char buf[256], *q = buf;
+    put_le(&q, 0xF7E58D4F05049CB7ull, 8); /* dictionary magic */
+    put_le(&q, 0, 8);
+    put_le(&q, 1, 8); /* one name */
+    put_le(&q, 1, 8);
+    *q++ = 'w';
+    put_le(&q, 1, 8); /* one record */
+    put_le(&q, 0xDD5E40F096B4A13Full, 8);
+    put_le(&q, 0, 8);
+    put_le(&q, 1, 4); /* device CPU, 0 */
+    put_le(&q, 0, 4);
+    put_le(&q, 3, 4); /* ndim */
+    put_le(&q, 2, 1); /* float */
+    put_le(&q, 32, 1);
+    put_le(&q, 1, 2);
+    for (int i = 0; i < 3; i++) put_le(&q, (uint64_t)shapes[k][i], 8);
+    put_le(&q, 0, 8); /* no data bytes */
+    ct_scope *s = ct_scope_new();
+    ck_assert_int_eq(ct_params_load_memory(buf, (size_t)(q - buf), s), CT_ERR_FORMAT);
+    HAS(ct_last_error(), "more elements than memory can address");
+    ck_assert_uint_eq(ct_scope_var_count(s), 0);
+    ct_scope_free(s);
+  }
+}
+END_TEST
+
 static int deleted;
 static void count_delete(DLManagedTensor *m) {
   (void)m;
@@ -465,6 +500,7 @@ static Suite *contract_suite(void) {
   CT_ADD_TEST(s, resize_and_wrap_refuse_overflowing_extents_in_any_order);
   CT_ADD_TEST(s, views_of_empty_dims_with_large_extents_do_not_overflow);
   CT_ADD_TEST(s, dlpack_import_refuses_overflowing_extents_in_any_order);
+  CT_ADD_TEST(s, params_load_refuses_overflowing_extents_in_any_order);
   CT_ADD_TEST(s, reshape_into_external_output_keeps_the_buffer);
   CT_ADD_TEST(s, reshape_into_small_external_output_is_refused);
   CT_ADD_TEST(s, reshape_external_in_place_keeps_the_buffer);
