@@ -72,6 +72,7 @@ typedef struct ct__prep {
   ct_kernel_ctx ctx;
   ct_var **vars;          /* inputs, then outputs */
   ct_tensor **tensors;    /* their tensors, refreshed each run (NULL for ANY_TYPE slots) */
+  ct_ddim *out_dims;      /* the outputs' dims before a run, given back when the run fails */
   uint32_t *pos;          /* in_pos (n_in + 1 entries), then out_pos (n_out + 1) */
   uint32_t n_in_vars, n_out_vars;
   unsigned char *any_type; /* per variable: its slot is CT_SLOT_ANY_TYPE */

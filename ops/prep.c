@@ -92,8 +92,10 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
     return ct__error(CT_ERR_OUT_OF_RANGE, "%s: %zu variables are too many",
                      ct__op_label(op, label, sizeof label), n);
   }
-  /* One allocation: variables, tensors, slot positions, any-type flags. */
-  size_t bytes = n * (sizeof(ct_var *) + sizeof(ct_tensor *)) + n_pos * sizeof(uint32_t) + n + 1;
+  /* One allocation: variables, tensors, the outputs' saved dims, slot positions, any-type
+   * flags (pointers and dims first, so each part is aligned). */
+  size_t bytes = n * (sizeof(ct_var *) + sizeof(ct_tensor *)) + n_out * sizeof(ct_ddim) +
+                 n_pos * sizeof(uint32_t) + n + 1;
   char *mem = calloc(1, bytes);
   if (mem == NULL) {
     return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: out of host memory binding %zu variables",
@@ -102,7 +104,8 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
   p->op = op;
   p->vars = (ct_var **)(void *)mem;
   p->tensors = (ct_tensor **)(void *)(mem + n * sizeof(ct_var *));
-  p->pos = (uint32_t *)(void *)(mem + n * (sizeof(ct_var *) + sizeof(ct_tensor *)));
+  p->out_dims = (ct_ddim *)(void *)(mem + n * (sizeof(ct_var *) + sizeof(ct_tensor *)));
+  p->pos = (uint32_t *)(void *)(p->out_dims + n_out);
   p->any_type = (unsigned char *)(p->pos + n_pos);
   p->n_in_vars = (uint32_t)n_in;
   p->n_out_vars = (uint32_t)n_out;
@@ -319,6 +322,15 @@ CT__COLD static ct_status run_aliased(ct__prep *p, ct_kernel_fn fn) {
   return s;
 }
 
+/* Gives each output the dims it had before the run (ct__prep_run saved them). */
+CT__COLD static void restore_dims(ct__prep *p) {
+  uint32_t n_in = p->n_in_vars;
+  for (uint32_t k = 0; k < p->n_out_vars; k++) {
+    ct_tensor *t = p->tensors[n_in + k];
+    if (t != NULL) ct__tensor_set_dims(t, p->out_dims[k], ct_ddim_numel(p->out_dims[k]));
+  }
+}
+
 ct_status ct__prep_run(ct__prep *p) {
   const ct__opdef *d = p->op->def;
   uint32_t n_in = p->n_in_vars, n = n_in + p->n_out_vars;
@@ -355,12 +367,21 @@ ct_status ct__prep_run(ct__prep *p) {
   ct_kernel_fn fn = find_kernel(d, p->ctx.place.kind, dtype);
   if (CT__UNLIKELY(fn == NULL)) return no_kernel(p, dtype);
   p->ctx.dtype = dtype;
-  if (CT__UNLIKELY(aliased)) return run_aliased(p, fn);
-  if (d->infer_shape != NULL) {
-    ct_status s = d->infer_shape(&p->ctx);
-    if (CT__UNLIKELY(s != CT_OK)) return s;
+  /* A failing op leaves each output's dims as they were (ops.md): infer-shape resizes the
+   * outputs before the kernel can fail, so their dims are remembered here and given back on
+   * failure, whatever the kernel, on both paths. */
+  for (uint32_t k = n_in; k < n; k++) {
+    if (p->tensors[k] != NULL) p->out_dims[k - n_in] = p->tensors[k]->dims;
   }
-  return fn(&p->ctx);
+  ct_status s;
+  if (CT__UNLIKELY(aliased)) {
+    s = run_aliased(p, fn);
+  } else {
+    s = d->infer_shape != NULL ? d->infer_shape(&p->ctx) : CT_OK;
+    if (CT__LIKELY(s == CT_OK)) s = fn(&p->ctx);
+  }
+  if (CT__UNLIKELY(s != CT_OK)) restore_dims(p);
+  return s;
 }
 
 ct_status ct_op_run(const ct_op *op, ct_scope *scope, ct_place place) {

@@ -62,6 +62,22 @@ bool ct__program_contains(const ct_program *p, const ct_op *op) {
   return false;
 }
 
+/* The name of op's program attribute that is p or holds, through nested programs, an op that
+ * holds p; NULL when none does. Appending op to p would then make op hold its own program. */
+static const char *attr_holding_program(const ct_op *op, const ct_program *p) {
+  for (size_t a = 0; a < op->def->n_attr; a++) {
+    const ct_attr_value *v = &op->attr[a];
+    if (v->type != CT_ATTR_PROGRAM || v->u.program == NULL) continue;
+    const ct_program *held = v->u.program;
+    bool holds = held == p;
+    for (size_t i = 0; !holds && i < held->n; i++) {
+      holds = attr_holding_program(held->ops[i], p) != NULL;
+    }
+    if (holds) return op->def->attr[a].name;
+  }
+  return NULL;
+}
+
 ct_status ct_program_append(ct_program *p, ct_op *op) {
   if (p == NULL || op == NULL) {
     ct_op_free(op);
@@ -72,6 +88,15 @@ ct_status ct_program_append(ct_program *p, ct_op *op) {
                      "ct_program_append: op '%s' already belongs to a program (as op #%ld): make "
                      "a new op",
                      op->def->type, op->index);
+  }
+  const char *attr = attr_holding_program(op, p);
+  if (attr != NULL) {
+    /* The ownership rule of ct_op_set_attr_program, on the other route to the same cycle. */
+    return ct__error(CT_ERR_INVALID_ARGUMENT,
+                     "ct_program_append: op '%s' holds the program it is appended to in its "
+                     "attribute '%s' (directly or through a nested program): an op cannot hold "
+                     "its own program (the op was not appended and still belongs to the caller)",
+                     op->def->type, attr);
   }
   if (p->n == p->cap) {
     size_t cap = p->cap ? p->cap * 2 : 16;

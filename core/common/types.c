@@ -87,13 +87,23 @@ ct_ddim ct_ddim_make(const int64_t *d, int n) {
   return r;
 }
 
+/* The one rule for dims' extents (docs/design/tensor.md): dims are valid only when the product of
+ * their nonzero extents fits in int64, so that the product of any subset of the extents, taken
+ * in any order, fits too. A zero extent does not excuse the others: [0, 2^62, 2] is refused as
+ * [2^62, 2, 0] is, and flatten_to_2d or slice of valid dims can never overflow. */
 int64_t ct_ddim_numel(ct_ddim dims) {
   int64_t n = 1;
+  bool empty = false;
   if (dims.rank < 0 || dims.rank > CT_MAX_RANK) return -1;
   for (int i = 0; i < dims.rank; i++) {
-    if (dims.d[i] < 0 || __builtin_mul_overflow(n, dims.d[i], &n)) return -1;
+    if (dims.d[i] < 0) return -1;
+    if (dims.d[i] == 0) {
+      empty = true;
+    } else if (__builtin_mul_overflow(n, dims.d[i], &n)) {
+      return -1;
+    }
   }
-  return n;
+  return empty ? 0 : n;
 }
 
 bool ct_ddim_equal(ct_ddim a, ct_ddim b) {

@@ -1,17 +1,25 @@
 /* core/interop/params_write.c: the writer of parameter files, and the atomic file under it.
  *
- * A save never writes the target itself: it writes "<path>.tmp-<pid>-<n>" beside it (same
+ * A save never writes the target itself: it writes "<path>.tmp-<host>-<pid>-<n>" beside it (same
  * directory, so the same file system), fsyncs it, renames it over the target (atomic in POSIX)
  * and fsyncs the directory so the rename is durable. A failure at any step removes the
  * temporary file; the target is then exactly as before. An existing target keeps its permission
- * bits, and a symbolic link at the path stays a link: the file it names is replaced. */
+ * bits, and a symbolic link at the path stays a link: the file it names is replaced.
+ *
+ * A save killed mid-way cannot remove its temporary file, so the next save of the same target
+ * does (remove_stale_temps): the name says which machine and process wrote it, and a file is
+ * removed only when it was written on this machine by a process that no longer exists, and no
+ * one holds the lock its writer took on it. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,6 +52,94 @@ static char *resolve_target(const char *path) {
   return c;
 }
 
+/* The name of this machine as it appears in temporary file names: the host name's letters,
+ * digits and dots, '_' for any other byte, at most CT__HOST_TAG_CAP - 1 bytes; "localhost" when
+ * the name is unknown. */
+#define CT__HOST_TAG_CAP 65
+static void host_tag(char tag[CT__HOST_TAG_CAP]) {
+  char host[256];
+  if (gethostname(host, sizeof host) != 0 || host[0] == '\0') {
+    snprintf(host, sizeof host, "localhost");
+  }
+  host[sizeof host - 1] = '\0';
+  size_t i = 0;
+  for (; host[i] != '\0' && i + 1 < CT__HOST_TAG_CAP; i++) {
+    char c = host[i];
+    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '.';
+    tag[i] = plain ? c : '_';
+  }
+  tag[i] = '\0';
+}
+
+/* Parses the decimal digits s[0..n) into *v; false when there are none, another byte, or too
+ * many. */
+static bool parse_digits(const char *s, size_t n, long long *v) {
+  if (n == 0 || n > 12) return false;
+  long long r = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    r = r * 10 + (s[i] - '0');
+  }
+  *v = r;
+  return true;
+}
+
+/* Whether `rest` (what follows "<base>.tmp-" in a directory entry) is "<tag>-<pid>-<n>" with
+ * this machine's tag, and the pid of a process that is gone: then the save that wrote it was
+ * interrupted. A process of this program (a save running in another thread) or one that still
+ * exists, even under another user (EPERM), is never taken for gone. */
+static bool stale_name(const char *rest, const char *tag) {
+  const char *last = strrchr(rest, '-');
+  if (last == NULL || last == rest) return false;
+  const char *mid = last - 1;
+  while (mid > rest && *mid != '-') mid--;
+  long long pid, n;
+  if (*mid != '-' || !parse_digits(mid + 1, (size_t)(last - mid - 1), &pid) ||
+      !parse_digits(last + 1, strlen(last + 1), &n)) {
+    return false;
+  }
+  size_t tag_len = strlen(tag);
+  if ((size_t)(mid - rest) != tag_len || memcmp(rest, tag, tag_len) != 0) return false;
+  if (pid <= 0 || (pid_t)pid == getpid()) return false;
+  return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/* Best effort, before a save of target: removes the temporary files that interrupted saves of
+ * the same target left beside it (see the top of this file). Errors are ignored: a file left
+ * here is removed by a later save, and the save itself does not depend on it. */
+static void remove_stale_temps(const char *target) {
+  const char *slash = strrchr(target, '/');
+  const char *base = slash ? slash + 1 : target;
+  char *dir = slash == NULL ? strdup(".")
+                            : strndup(target, slash == target ? 1 : (size_t)(slash - target));
+  if (dir == NULL) return;
+  DIR *d = opendir(dir);
+  if (d == NULL) {
+    free(dir);
+    return;
+  }
+  char tag[CT__HOST_TAG_CAP];
+  host_tag(tag);
+  size_t base_len = strlen(base);
+  int dfd = dirfd(d);
+  for (struct dirent *e = readdir(d); e != NULL; e = readdir(d)) {
+    const char *name = e->d_name;
+    if (strncmp(name, base, base_len) != 0 || strncmp(name + base_len, ".tmp-", 5) != 0) continue;
+    if (!stale_name(name + base_len + 5, tag)) continue;
+    /* The writer took a lock on its file: a file someone still holds locked is left alone. */
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      (void)unlinkat(dfd, name, 0);
+    }
+    close(fd);
+  }
+  closedir(d);
+  free(dir);
+}
+
 ct_status ct__params_out_open(ct__params_out *o, const char *path, const char *what) {
   char err[128];
   o->fd = -1;
@@ -51,19 +147,24 @@ ct_status ct__params_out_open(ct__params_out *o, const char *path, const char *w
   o->written = 0;
   o->used = 0;
   o->target = resolve_target(path);
-  size_t cap = o->target ? strlen(o->target) + 64 : 0;
+  size_t cap = o->target ? strlen(o->target) + CT__HOST_TAG_CAP + 64 : 0;
   o->tmp_path = o->target ? malloc(cap) : NULL;
   if (o->tmp_path == NULL) {
     free(o->target);
     o->target = NULL;
     return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: no host memory for a temporary file name", what);
   }
+  remove_stale_temps(o->target);
+  char tag[CT__HOST_TAG_CAP];
+  host_tag(tag);
   for (int tries = 0; tries < 64; tries++) {
     unsigned n = atomic_fetch_add_explicit(&tmp_counter, 1, memory_order_relaxed);
-    snprintf(o->tmp_path, cap, "%s.tmp-%ld-%u", o->target, (long)getpid(), n);
+    snprintf(o->tmp_path, cap, "%s.tmp-%s-%ld-%u", o->target, tag, (long)getpid(), n);
     o->fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (o->fd >= 0 || errno != EEXIST) break;
   }
+  /* Held until the file is closed: another process's clean-up leaves a locked file alone. */
+  if (o->fd >= 0) (void)flock(o->fd, LOCK_EX | LOCK_NB);
   if (o->fd < 0) {
     int e = errno;
     ct_status s = ct__error(CT_ERR_IO,

@@ -74,14 +74,16 @@ static void free_var(ct_var *v, void *arg) {
   ct__free(v, sizeof *v);
 }
 
-/* Frees s, its kids and its variables; s is already unlinked from its parent (or is a root). */
-static void scope_destroy(ct_scope *s) {
-  /* Before anything else: the list naming s forgets it, and every kid is marked as being freed
-   * here, so a step-scope list destroyed below (among the variables) leaves them alone. */
+/* The first step of freeing s: the list naming s forgets it, and every kid is marked as being
+ * freed here, so a step-scope list destroyed later (among the variables) leaves them alone. */
+static void scope_doom(ct_scope *s) {
   s->dying = true;
   if (s->list != NULL) ct__scope_list_forget(s->list, s->list_index);
   for (size_t i = 0; i < s->nkids; i++) s->kids[i]->dying = true;
-  for (size_t i = 0; i < s->nkids; i++) scope_destroy(s->kids[i]);
+}
+
+/* The last step of freeing s, once its kids are gone: its variables, names and itself. */
+static void scope_release(ct_scope *s) {
   free(s->kids);
   ct__table_each(&s->names, free_var, NULL);
   ct__table_destroy(&s->names);
@@ -95,6 +97,29 @@ static void scope_destroy(ct_scope *s) {
   }
   pthread_mutex_destroy(&s->lock);
   free(s);
+}
+
+/* Frees root, its kids and its variables; root is already unlinked from its parent (or is a
+ * root). The walk is iterative, so a chain of nested kids of any depth never overflows the
+ * stack, and it allocates nothing: it goes down through the last kid of each scope (taking it
+ * off the kid list), and a scope with no kids left is released and the walk goes back up to its
+ * parent. Each scope is doomed (scope_doom) when the walk first reaches it, before any of its
+ * kids or variables goes, and released after all its kids, as the recursive order did. */
+static void scope_destroy(ct_scope *root) {
+  scope_doom(root);
+  ct_scope *s = root;
+  for (;;) {
+    if (s->nkids > 0) {
+      ct_scope *kid = s->kids[--s->nkids];
+      scope_doom(kid);
+      s = kid;
+      continue;
+    }
+    ct_scope *up = s == root ? NULL : s->parent;
+    scope_release(s);
+    if (up == NULL) return;
+    s = up;
+  }
 }
 
 void ct_scope_free(ct_scope *s) {
@@ -269,6 +294,24 @@ ct_var *ct_scope_var(ct_scope *s, const char *name) {
   if (v != NULL) {
     pthread_mutex_unlock(&s->lock);
     return v;
+  }
+  if (s->free_vars != NULL && s->free_vars->head.type != NULL) {
+    /* An erased variable is empty when it is erased, but a holder of its pointer (an executor
+     * bound before the erase) may have written a value into it since. A reused variable starts
+     * empty like a new one, so that value goes now, outside the lock (its destroy may call back
+     * into this scope); the variable stays on the free list meanwhile, detached. */
+    ct_var *dirty = s->free_vars;
+    s->free_vars = dirty->next_free;
+    pthread_mutex_unlock(&s->lock);
+    ct_var_clear(dirty);
+    pthread_mutex_lock(&s->lock);
+    dirty->next_free = s->free_vars;
+    s->free_vars = dirty;
+    v = ct__table_find_locked(&s->names, name, len, h); /* made by another thread meanwhile */
+    if (v != NULL) {
+      pthread_mutex_unlock(&s->lock);
+      return v;
+    }
   }
   int reused = s->free_vars != NULL;
   v = reused ? s->free_vars : ct__alloc(sizeof *v);

@@ -225,7 +225,8 @@ ct_status ct_tensor_share(ct_tensor *dst, const ct_tensor *src) {
   return CT_OK;
 }
 
-/* Product of dims.d[from..to). Dims were checked, so it cannot overflow. */
+/* Product of dims.d[from..to). Valid dims have a product of nonzero extents that fits in int64
+ * (ct_ddim_numel), so the product of any run of them cannot overflow. */
 static int64_t extent_product(const ct_ddim *dims, int from, int to) {
   int64_t n = 1;
   for (int i = from; i < to; i++) n *= dims->d[i];
@@ -250,11 +251,18 @@ ct_status ct_tensor_slice(ct_tensor *dst, const ct_tensor *src, int64_t begin, i
                      (long long)begin, (long long)end, ct__tensor_label(src, label, sizeof label),
                      (long long)rows);
   }
-  size_t row_bytes =
-      (size_t)extent_product(&src->dims, 1, src->dims.rank) * ct_dtype_size(src->dtype);
+  /* A row's bytes are only needed to move the offset. begin > 0 means rows > 0, so a row's bytes
+   * are at most the bytes src's memory covers; with begin == 0 (rows may be 0 and a row's
+   * extents large) they are never computed. */
+  size_t offset = src->offset;
+  if (begin > 0) {
+    size_t row_bytes =
+        (size_t)extent_product(&src->dims, 1, src->dims.rank) * ct_dtype_size(src->dtype);
+    offset += (size_t)begin * row_bytes;
+  }
   ct_ddim dims = src->dims;
   dims.d[0] = end - begin;
-  make_view(dst, src, dims, src->offset + (size_t)begin * row_bytes);
+  make_view(dst, src, dims, offset);
   return CT_OK;
 }
 

@@ -44,11 +44,13 @@ CT_NODISCARD CT_API ct_program *ct_program_new(void);
  *                            alone; free the op */
 CT_API void ct_program_free(ct_program *p);
 
-/* Appends op; the program takes it, also on failure (it is then freed), with one exception
+/* Appends op; the program takes it, also on failure (it is then freed), with two exceptions
  * below.
  * Errors:
  *   CT_ERR_INVALID_ARGUMENT  p or op is NULL; or op already belongs to a program, and is left
- *                            to that program (not freed)
+ *                            to that program (not freed); or op holds p in a program
+ *                            attribute, directly or through nested programs (an op cannot hold
+ *                            its own program), and stays the caller's (not freed)
  *   CT_ERR_OUT_OF_MEMORY     no host memory to grow the program */
 CT_API ct_status ct_program_append(ct_program *p, ct_op *op);
 

@@ -109,7 +109,8 @@ static inline ct_ddim ct__ddim_make(int rank, const int64_t *d) {
 CT_API ct_ddim ct_ddim_make(const int64_t *d, int n);
 
 /* Product of the extents; 1 for rank 0. -1 when the rank is below 0 or above CT_MAX_RANK, an
- * extent is negative, or the product overflows int64. */
+ * extent is negative, or the product of the nonzero extents overflows int64 (so a zero extent
+ * does not excuse the others, and the order of the extents never matters). */
 CT_API int64_t ct_ddim_numel(ct_ddim dims);
 
 /* Same rank and the same extents in the first rank positions (extents beyond the rank are not

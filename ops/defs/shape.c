@@ -91,13 +91,26 @@ static ct_status reshape_infer(const ct_kernel_ctx *c) {
   return s == CT_OK ? ct__k_resize(c, CT__OUT, 0, d) : s;
 }
 
-/* Out becomes a view of X's memory (sharing its block), then takes the new dims. */
+/* Out becomes a view of X's memory (sharing its block), then takes the new dims. An external Out
+ * keeps its buffer (ops.md): X's bytes are copied into it when they fit (by ct_tensor_copy's rule
+ * for an external destination), CT_ERR_EXTERNAL_BUFFER when they do not. An Out that already
+ * shares X's block never gets here with it: the framework gives it a block of its own first. */
 ct_status ct__reshape_kernel(const ct_kernel_ctx *c) {
   ct_ddim d;
   ct_status s = reshape_dims(c, &d);
   if (CT__UNLIKELY(s != CT_OK)) return s;
   ct_tensor *o = ct_kernel_out(c, CT__OUT, 0);
-  if (CT__UNLIKELY(ct_tensor_share(o, ct_kernel_in(c, CT__IN_X, 0)) != CT_OK)) {
+  const ct_tensor *x = ct_kernel_in(c, CT__IN_X, 0);
+  if (o->block != NULL && o->block->external && o->block != x->block) {
+    if (ct_tensor_copy(o, x, c->place) != CT_OK) {
+      char text[512];
+      snprintf(text, sizeof text, "%s", ct_last_error());
+      return ct_kernel_fail(c, ct_last_status(), "output Out variable '%s': %s",
+                            ct_kernel_out_name(c, CT__OUT, 0), text);
+    }
+    return ct__k_resize(c, CT__OUT, 0, d);
+  }
+  if (CT__UNLIKELY(ct_tensor_share(o, x) != CT_OK)) {
     char text[512];
     snprintf(text, sizeof text, "%s", ct_last_error());
     return ct_kernel_fail(c, ct_last_status(), "output Out variable '%s': %s",
