@@ -21,6 +21,7 @@ enum { CT__SCALE_SCALE, CT__SCALE_BIAS, CT__SCALE_BIAS_AFTER };  /* scale */
 enum { CT__CAST_DTYPE };                                         /* cast */
 enum { CT__MM_TRANSPOSE_X, CT__MM_TRANSPOSE_Y };                 /* matmul */
 enum { CT__FILL_SHAPE, CT__FILL_VALUE, CT__FILL_DTYPE };         /* fill_constant */
+enum { CT__FILL_LIKE_VALUE };                                    /* fill_any_like */
 /* uniform_random (A = min, B = max) and gaussian_random (A = mean, B = std). */
 enum { CT__RND_SHAPE, CT__RND_A, CT__RND_B, CT__RND_SEED, CT__RND_DTYPE };
 enum { CT__RS_DIM, CT__RS_KEEP_DIM };                            /* reduce_sum */
@@ -28,6 +29,12 @@ enum { CT__SOFTMAX_AXIS };                                       /* softmax */
 enum { CT__RESHAPE_SHAPE };                                      /* reshape */
 enum { CT__TRANSPOSE_AXIS };                                     /* transpose */
 enum { CT__CONCAT_AXIS };                                        /* concat */
+
+/* Grad op types: a binary op's X, Y, Out@GRAD -> X@GRAD, Y@GRAD; a unary op's (Out or X),
+ * Out@GRAD -> X@GRAD. */
+enum { CT__G_X = 0, CT__G_Y = 1, CT__G_DOUT = 2 };
+enum { CT__G_DX = 0, CT__G_DY = 1 };
+enum { CT__G_UNARY_IN = 0, CT__G_UNARY_DOUT = 1 }; /* the unary ones' inputs */
 
 /* ---- The op-type tables of ops/defs, registered by ops/backends.c ------------------------- */
 
@@ -38,6 +45,15 @@ struct ct__def_table {
 
 extern const ct__def_table ct__elementwise_defs, ct__matmul_defs, ct__random_defs,
     ct__reduce_defs, ct__shape_defs, ct__recurrent_defs;
+extern const ct__def_table ct__elementwise_grad_defs;
+
+/* The grad-op makers of the built-in types (ops/defs/<family>_grad.c), which their ct_op_def
+ * entries name. */
+ct_status ct__grad_binary(ct_grad_ctx *g);
+ct_status ct__grad_unary(ct_grad_ctx *g);
+ct_status ct__grad_cast(ct_grad_ctx *g);
+ct_status ct__grad_scale(ct_grad_ctx *g);
+ct_status ct__grad_assign(ct_grad_ctx *g);
 
 /* The kernels that never touch element data, so one function serves every place (ops/backends.c
  * registers them for each backend): reshape makes Out share X's memory (ops/defs/shape.c);

@@ -23,6 +23,7 @@ typedef struct ct__opdef {
   size_t n_in, n_out, n_attr;
   ct_infer_shape_fn infer_shape;
   int dtype_attr; /* index into attr, or -1 */
+  ct_grad_fn grad; /* NULL: no gradient */
   _Atomic(ct_kernel_fn) kernels[CT__N_KINDS][CT__N_DTYPES];
 } ct__opdef;
 
@@ -99,6 +100,9 @@ const char *ct__op_label(const ct_op *op, char *buf, size_t cap);
  * frees them with ct__program_destroy. contains: whether op is in p or in a program nested in
  * one of p's ops (an op may not hold a program that holds the op itself). */
 bool ct__program_owned(const ct_program *p);
+/* Makes room for extra more ops, so that that many ct_program_append calls of fresh ops cannot
+ * fail: CT_OK, or CT_ERR_OUT_OF_MEMORY recorded (p unchanged). */
+ct_status ct__program_reserve(ct_program *p, size_t extra);
 void ct__program_set_owned(ct_program *p, bool owned);
 bool ct__program_contains(const ct_program *p, const ct_op *op);
 void ct__program_destroy(ct_program *p);

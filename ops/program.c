@@ -119,6 +119,17 @@ const ct_op *ct_program_op(const ct_program *p, size_t i) {
   return p != NULL && i < p->n ? p->ops[i] : NULL;
 }
 
+ct_status ct__program_reserve(ct_program *p, size_t extra) {
+  if (extra <= p->cap - p->n) return CT_OK;
+  size_t cap = p->cap ? p->cap : 16;
+  while (cap - p->n < extra) cap *= 2;
+  ct_op **grown = realloc(p->ops, cap * sizeof *grown);
+  if (grown == NULL) return ct__error(CT_ERR_OUT_OF_MEMORY, "out of host memory for a program");
+  p->ops = grown;
+  p->cap = cap;
+  return CT_OK;
+}
+
 /* ---- Liveness -------------------------------------------------------------------------------- */
 
 /* The variables ct_executor_new created: the candidates for freeing. */

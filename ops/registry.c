@@ -153,6 +153,7 @@ static ct__opdef *copy_def(const ct_op_def *def) {
   d->n_out = def->n_outputs;
   d->n_attr = def->n_attrs;
   d->infer_shape = def->infer_shape;
+  d->grad = def->grad;
   d->dtype_attr = -1;
   d->type = dup_str(def->type);
   d->in = dup_mem(def->inputs, d->n_in, sizeof *d->in, &ok);

@@ -208,4 +208,13 @@ static inline const float *var_f32(const ct_scope *s, const char *name) {
   return d;
 }
 
+/* The float64 data of the tensor in variable name of s (found through the ancestors). */
+static inline const double *var_f64(const ct_scope *s, const char *name) {
+  const ct_tensor *t = ct_var_get_tensor(ct_scope_find_var(s, name));
+  ck_assert_ptr_nonnull(t);
+  const double *d = ct_tensor_data(t, CT_FLOAT64);
+  ck_assert_ptr_nonnull(d);
+  return d;
+}
+
 #endif /* CORTEN_TESTS_HARNESS_H */

@@ -28,6 +28,7 @@
 #include <corten/variable.h>
 #include <corten/op.h>
 #include <corten/program.h>
+#include <corten/backward.h>
 #include <corten/tensor.h>
 #include <corten/scope.h>
 #include <corten/step_scopes.h>

@@ -177,6 +177,11 @@ typedef struct ct_attr_def {
 
 typedef struct ct_kernel_ctx ct_kernel_ctx;
 
+/* A grad-op maker: appends the ops that compute the gradients of an op's inputs from the
+ * gradients of its outputs (corten/backward.h says how), or returns the failure it recorded. */
+typedef struct ct_grad_ctx ct_grad_ctx;
+typedef ct_status (*ct_grad_fn)(ct_grad_ctx *g);
+
 /* Infers and sets the output dims (ct_tensor_resize) from the inputs and attributes, or reports
  * CT_ERR_SHAPE through ct_kernel_fail. Runs before the kernel, every run. */
 typedef ct_status (*ct_infer_shape_fn)(const ct_kernel_ctx *ctx);
@@ -188,7 +193,9 @@ typedef ct_status (*ct_kernel_fn)(const ct_kernel_ctx *ctx);
  * context as in the op. The registry copies everything, names included.
  *   infer_shape  NULL: the kernel sets the output dims itself
  *   dtype_attr   the int attribute that holds the dtype the kernel is chosen by (fill ops);
- *                NULL: the dtype of the first wired input variable (float32 when none) */
+ *                NULL: the dtype of the first wired input variable (float32 when none)
+ *   grad         the type's grad-op maker (corten/backward.h); NULL: the type has no gradient,
+ *                and ct_program_append_backward refuses a program that needs one */
 typedef struct ct_op_def {
   const char *type;
   const ct_slot_def *inputs;
@@ -199,6 +206,7 @@ typedef struct ct_op_def {
   size_t n_attrs;
   ct_infer_shape_fn infer_shape;
   const char *dtype_attr;
+  ct_grad_fn grad;
 } ct_op_def;
 
 /* Registers an op type. The registry copies def; the caller keeps it.

@@ -222,12 +222,11 @@ static inline void store_elem(void *p, ct_dtype t, int64_t i, double f, int64_t 
   }
 }
 
-static ct_status cast_any(const ct_kernel_ctx *c) {
-  const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);
-  ct_dtype from = xt->dtype, dt;
-  ct_status s = ct__k_attr_dtype(c, CT__CAST_DTYPE, &dt);
-  if (s != CT_OK) return s;
-  void *o = ct__k_out_data(c, CT__OUT, 0, dt);
+/* Output 0 = input `in` converted to dtype dt. */
+static ct_status cast_into(const ct_kernel_ctx *c, size_t in, ct_dtype dt) {
+  const ct_tensor *xt = ct_kernel_in(c, in, 0);
+  ct_dtype from = xt->dtype;
+  void *o = ct__k_out_data(c, 0, 0, dt);
   if (CT__UNLIKELY(o == NULL)) return ct_last_status();
   const void *x = ct__k_in_data(xt);
   if (from == dt) {
@@ -242,6 +241,17 @@ static ct_status cast_any(const ct_kernel_ctx *c) {
     store_elem(o, dt, i, f, n, from_int);
   }
   return CT_OK;
+}
+
+static ct_status cast_any(const ct_kernel_ctx *c) {
+  ct_dtype dt;
+  ct_status s = ct__k_attr_dtype(c, CT__CAST_DTYPE, &dt);
+  return s == CT_OK ? cast_into(c, CT__IN_X, dt) : s;
+}
+
+/* cast_grad: Out@GRAD back to X's dtype (the kernel's). */
+static ct_status cast_grad_any(const ct_kernel_ctx *c) {
+  return cast_into(c, CT__G_UNARY_DOUT, c->dtype);
 }
 
 static ct_status assign_any(const ct_kernel_ctx *c) {
@@ -268,6 +278,7 @@ static const ct__kernel_set kernels[] = {
     {"log", FLOATS(log_f32, log_f64)},
     {"scale", NUMERIC(scale_f32, scale_f64, scale_i32, scale_i64)},
     {"cast", CT__KERNELS([0] = cast_any)},
+    {"cast_grad", CT__KERNELS([0] = cast_grad_any)},
     {"assign", CT__KERNELS([0] = assign_any)},
 };
 

@@ -11,11 +11,11 @@
 #include "ops/half.h"
 #include "ops/philox.h"
 
-/* ---- fill_constant(shape, value, dtype) ---------------------------------------------------- */
+/* ---- fill_constant(shape, value, dtype), fill_any_like(value) ------------------------------ */
 
-static ct_status fill_constant(const ct_kernel_ctx *c) {
+/* Fills Out (of the kernel's dtype) with v, checked to fit that dtype first. */
+static ct_status fill_value(const ct_kernel_ctx *c, double v) {
   ct_tensor *t = ct_kernel_out(c, CT__OUT, 0);
-  double v = c->attr[CT__FILL_VALUE].u.f;
   ct_status s = ct__fill_check(c, v);
   if (s != CT_OK) return s;
   void *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);
@@ -48,6 +48,14 @@ static ct_status fill_constant(const ct_kernel_ctx *c) {
     }
   }
   return CT_OK;
+}
+
+static ct_status fill_constant(const ct_kernel_ctx *c) {
+  return fill_value(c, c->attr[CT__FILL_VALUE].u.f);
+}
+
+static ct_status fill_any_like(const ct_kernel_ctx *c) {
+  return fill_value(c, c->attr[CT__FILL_LIKE_VALUE].u.f);
 }
 
 /* ---- uniform_random(shape, min, max, seed, dtype), gaussian_random(shape, mean, std, ...) ---- */
@@ -139,6 +147,7 @@ static ct_status gaussian_random(const ct_kernel_ctx *c) {
 
 static const ct__kernel_set kernels[] = {
     {"fill_constant", CT__KERNELS([0] = fill_constant)},
+    {"fill_any_like", CT__KERNELS([0] = fill_any_like)},
     {"uniform_random", FLOAT_KERNELS(uniform_random)},
     {"gaussian_random", FLOAT_KERNELS(gaussian_random)},
 };

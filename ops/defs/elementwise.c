@@ -76,26 +76,28 @@ static const ct_attr_def cast_attrs[] = {{"dtype", {.type = CT_ATTR_INT, .u.i = 
 
 
 /* X[, Y] -> Out without attributes. */
-#define SIMPLE(name, binary, infer)                                                             \
+#define SIMPLE(name, binary, infer, grad_fn)                                                   \
   {.type = (name), .inputs = (binary) ? ct__slot_xy : ct__slot_x, .n_inputs = (binary) ? 2 : 1, \
-   .outputs = ct__slot_out, .n_outputs = 1, .infer_shape = (infer)}
+   .outputs = ct__slot_out, .n_outputs = 1, .infer_shape = (infer), .grad = (grad_fn)}
 
 static const ct_op_def defs[] = {
-    SIMPLE("elementwise_add", true, binary_infer),
-    SIMPLE("elementwise_sub", true, binary_infer),
-    SIMPLE("elementwise_mul", true, binary_infer),
-    SIMPLE("elementwise_div", true, binary_infer),
-    SIMPLE("relu", false, same_dims_infer),
-    SIMPLE("sigmoid", false, same_dims_infer),
-    SIMPLE("tanh", false, same_dims_infer),
-    SIMPLE("exp", false, same_dims_infer),
-    SIMPLE("log", false, same_dims_infer),
+    SIMPLE("elementwise_add", true, binary_infer, ct__grad_binary),
+    SIMPLE("elementwise_sub", true, binary_infer, ct__grad_binary),
+    SIMPLE("elementwise_mul", true, binary_infer, ct__grad_binary),
+    SIMPLE("elementwise_div", true, binary_infer, ct__grad_binary),
+    SIMPLE("relu", false, same_dims_infer, ct__grad_unary),
+    SIMPLE("sigmoid", false, same_dims_infer, ct__grad_unary),
+    SIMPLE("tanh", false, same_dims_infer, ct__grad_unary),
+    SIMPLE("exp", false, same_dims_infer, ct__grad_unary),
+    SIMPLE("log", false, same_dims_infer, ct__grad_unary),
     {.type = "scale", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = scale_attrs, .n_attrs = 3, .infer_shape = same_dims_infer},
+     .n_outputs = 1, .attrs = scale_attrs, .n_attrs = 3, .infer_shape = same_dims_infer,
+     .grad = ct__grad_scale},
     {.type = "cast", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = cast_attrs, .n_attrs = 1, .infer_shape = same_dims_infer},
+     .n_outputs = 1, .attrs = cast_attrs, .n_attrs = 1, .infer_shape = same_dims_infer,
+     .grad = ct__grad_cast},
     {.type = "assign", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .infer_shape = same_dims_infer},
+     .n_outputs = 1, .infer_shape = same_dims_infer, .grad = ct__grad_assign},
 };
 
 const ct__def_table ct__elementwise_defs = CT__TABLE(defs);

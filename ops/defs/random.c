@@ -142,9 +142,18 @@ static const ct_attr_def gaussian_attrs[] = {
     {"dtype", {.type = CT_ATTR_INT, .u.i = CT_FLOAT32}, false},
 };
 
+/* fill_any_like: Out takes X's dims and dtype (the gradient pass's ones and zeros). */
+static ct_status like_infer(const ct_kernel_ctx *c) {
+  return ct__k_resize(c, CT__OUT, 0, ct_kernel_in(c, CT__IN_X, 0)->dims);
+}
+
+static const ct_attr_def fill_like_attrs[] = {{"value", {.type = CT_ATTR_FLOAT, .u.f = 0.0}, false}};
+
 static const ct_op_def defs[] = {
     {.type = "fill_constant", .outputs = ct__slot_out, .n_outputs = 1, .attrs = fill_attrs,
      .n_attrs = 3, .infer_shape = shape_infer, .dtype_attr = "dtype"},
+    {.type = "fill_any_like", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
+     .n_outputs = 1, .attrs = fill_like_attrs, .n_attrs = 1, .infer_shape = like_infer},
     {.type = "uniform_random", .outputs = ct__slot_out, .n_outputs = 1, .attrs = uniform_attrs,
      .n_attrs = 5, .infer_shape = shape_infer, .dtype_attr = "dtype"},
     {.type = "gaussian_random", .outputs = ct__slot_out, .n_outputs = 1, .attrs = gaussian_attrs,

@@ -1,0 +1,491 @@
+/* ops/backward.c: ct_program_append_backward, the backward pass over a program.
+ *
+ * Over the names of the program (docs/design/backward.md):
+ *   1. dep: the variables that depend on a parameter (forward from the parameters);
+ *      reach: the variables the loss depends on (backward from the loss). An op is
+ *      differentiated when it reads a dep variable and writes a reach variable.
+ *   2. In reverse program order each such op's grad-op maker appends its grad ops. The gradient
+ *      of an input is handed out as a fresh contribution "x@GRAD@k"; the gradient of an output
+ *      is made final the first time a maker asks for it: the one contribution renamed to
+ *      "x@GRAD", or a `sum` of them, or zeros (fill_any_like) when there is none. Every
+ *      reader of x comes after x's one writer in the program, so all contributions to x exist
+ *      by the time the maker of x's writer runs.
+ *   3. Each parameter's gradient is made final last; a parameter the loss does not reach
+ *      gets zeros of its dims.
+ * The new ops are collected aside and appended only when the whole pass succeeds, into room
+ * reserved beforehand, so a failure leaves the program as it was. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <corten/backward.h>
+
+#include "ops/op_impl.h"
+
+/* What the pass knows of one variable name. */
+typedef struct gvar {
+  const char *name;    /* the program's own copy */
+  long writer;         /* index of the op writing it, -1 for none */
+  long first_read;     /* index of the first op reading it, -1 for none */
+  bool written_twice;  /* by two ops, or by an op that also reads it */
+  bool dep, reach;
+  char *grad;          /* final gradient name once made final, else NULL */
+  char **contrib;      /* the contributions handed out, in order */
+  size_t n_contrib, cap_contrib;
+} gvar;
+
+struct ct_grad_ctx {
+  const ct_op *op;
+  struct pass *pass;
+};
+
+typedef struct pass {
+  const ct_program *p;
+  gvar *vars;
+  size_t n_vars, cap_vars;
+  size_t *table; /* open addressing over vars: index + 1, 0 for empty */
+  size_t table_cap;
+  ct_op **made; /* the new ops, in order */
+  size_t n_made, cap_made;
+} pass;
+
+CT__COLD static ct_status oom(void) {
+  return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_program_append_backward: out of host memory");
+}
+
+static size_t hash(const char *s) {
+  size_t h = 1469598103934665603u;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
+  return h;
+}
+
+static gvar *find(const pass *ps, const char *name) {
+  if (ps->table_cap == 0) return NULL;
+  for (size_t i = hash(name) & (ps->table_cap - 1);; i = (i + 1) & (ps->table_cap - 1)) {
+    size_t k = ps->table[i];
+    if (k == 0) return NULL;
+    if (strcmp(ps->vars[k - 1].name, name) == 0) return &ps->vars[k - 1];
+  }
+}
+
+/* The record of name, added when new; NULL when out of memory (recorded). */
+static gvar *intern(pass *ps, const char *name) {
+  gvar *v = find(ps, name);
+  if (v != NULL) return v;
+  if (2 * (ps->n_vars + 1) > ps->table_cap) {
+    size_t cap = ps->table_cap ? 2 * ps->table_cap : 64;
+    size_t *t = calloc(cap, sizeof *t);
+    if (t == NULL) return oom(), NULL;
+    for (size_t k = 0; k < ps->n_vars; k++) {
+      size_t i = hash(ps->vars[k].name) & (cap - 1);
+      while (t[i] != 0) i = (i + 1) & (cap - 1);
+      t[i] = k + 1;
+    }
+    free(ps->table);
+    ps->table = t;
+    ps->table_cap = cap;
+  }
+  if (ps->n_vars == ps->cap_vars) {
+    size_t cap = ps->cap_vars ? 2 * ps->cap_vars : 64;
+    gvar *g = realloc(ps->vars, cap * sizeof *g);
+    if (g == NULL) return oom(), NULL;
+    ps->vars = g;
+    ps->cap_vars = cap;
+  }
+  gvar *nv = &ps->vars[ps->n_vars];
+  *nv = (gvar){.name = name, .writer = -1, .first_read = -1};
+  size_t i = hash(name) & (ps->table_cap - 1);
+  while (ps->table[i] != 0) i = (i + 1) & (ps->table_cap - 1);
+  ps->table[i] = ++ps->n_vars;
+  return nv;
+}
+
+static void pass_free(pass *ps, bool free_made) {
+  for (size_t k = 0; k < ps->n_vars; k++) {
+    free(ps->vars[k].grad);
+    for (size_t c = 0; c < ps->vars[k].n_contrib; c++) free(ps->vars[k].contrib[c]);
+    free(ps->vars[k].contrib);
+  }
+  if (free_made) {
+    for (size_t i = 0; i < ps->n_made; i++) ct_op_free(ps->made[i]);
+  }
+  free(ps->made);
+  free(ps->vars);
+  free(ps->table);
+}
+
+/* Runs BODY with `name` set to each variable name wired to op and `output` telling whether it
+ * is an output, inputs first. `continue` in BODY moves to the next name. */
+#define FOR_WIRED(op, output, name, BODY)                                        \
+  for (int output = 0; output < 2; output++) {                                  \
+    const ct__wiring *w_ = output ? (op)->out : (op)->in;                       \
+    size_t ns_ = output ? (op)->def->n_out : (op)->def->n_in;                   \
+    for (size_t s_ = 0; s_ < ns_; s_++) {                                       \
+      for (size_t i_ = 0; i_ < w_[s_].n; i_++) {                                \
+        const char *name = w_[s_].names[i_];                                    \
+        BODY                                                                    \
+      }                                                                         \
+    }                                                                           \
+  }
+
+/* Records every name of the program and who writes it. */
+static ct_status scan(pass *ps) {
+  size_t n = ct_program_size(ps->p);
+  for (size_t k = 0; k < n; k++) {
+    const ct_op *op = ct_program_op(ps->p, k);
+    FOR_WIRED(op, output, name, {
+      gvar *v = intern(ps, name);
+      if (v == NULL) return CT_ERR_OUT_OF_MEMORY;
+      if (output) {
+        if (v->writer >= 0) v->written_twice = true;
+        v->writer = (long)k;
+      } else if (v->first_read < 0) {
+        v->first_read = (long)k;
+      }
+    })
+    /* An op that writes a variable it reads works in place. */
+    FOR_WIRED(op, output, name, {
+      if (output) continue;
+      for (size_t s = 0; s < op->def->n_out; s++) {
+        for (size_t i = 0; i < op->out[s].n; i++) {
+          if (strcmp(op->out[s].names[i], name) == 0) find(ps, name)->written_twice = true;
+        }
+      }
+    })
+  }
+  /* A variable read before its writer runs holds two values over the program. */
+  for (size_t k = 0; k < ps->n_vars; k++) {
+    gvar *v = &ps->vars[k];
+    if (v->writer >= 0 && v->first_read >= 0 && v->first_read < v->writer) v->written_twice = true;
+  }
+  return CT_OK;
+}
+
+/* dep forward from the parameters, reach backward from the loss. */
+static void mark(pass *ps) {
+  size_t n = ct_program_size(ps->p);
+  for (size_t k = 0; k < n; k++) {
+    const ct_op *op = ct_program_op(ps->p, k);
+    bool any = false;
+    FOR_WIRED(op, output, name, {
+      if (!output && find(ps, name)->dep) any = true;
+    })
+    if (!any) continue;
+    FOR_WIRED(op, output, name, {
+      if (output) find(ps, name)->dep = true;
+    })
+  }
+  for (size_t k = n; k-- > 0;) {
+    const ct_op *op = ct_program_op(ps->p, k);
+    bool any = false;
+    FOR_WIRED(op, output, name, {
+      if (output && find(ps, name)->reach) any = true;
+    })
+    if (!any) continue;
+    FOR_WIRED(op, output, name, {
+      if (!output) find(ps, name)->reach = true;
+    })
+  }
+}
+
+/* Whether op is differentiated: it reads a dep variable and writes a reach one. */
+static bool on_path(const pass *ps, const ct_op *op) {
+  bool in = false, out = false;
+  FOR_WIRED(op, output, name, {
+    const gvar *v = find(ps, name);
+    if (output) out = out || v->reach;
+    else in = in || v->dep;
+  })
+  return in && out;
+}
+
+static char *join(const char *a, const char *b, size_t k, bool with_k) {
+  size_t cap = strlen(a) + strlen(b) + 24;
+  char *s = malloc(cap);
+  if (s == NULL) return NULL;
+  if (with_k) snprintf(s, cap, "%s%s@%zu", a, b, k);
+  else snprintf(s, cap, "%s%s", a, b);
+  return s;
+}
+
+static ct_status keep_made(pass *ps, ct_op *op) {
+  if (ps->n_made == ps->cap_made) {
+    size_t cap = ps->cap_made ? 2 * ps->cap_made : 16;
+    ct_op **m = realloc(ps->made, cap * sizeof *m);
+    if (m == NULL) {
+      ct_op_free(op);
+      return oom();
+    }
+    ps->made = m;
+    ps->cap_made = cap;
+  }
+  ps->made[ps->n_made++] = op;
+  return CT_OK;
+}
+
+/* A new op of type, kept by the pass; NULL with the error recorded. */
+static ct_op *make(pass *ps, const char *type) {
+  ct_op *op = ct_op_new(type);
+  if (op == NULL) return NULL;
+  return keep_made(ps, op) == CT_OK ? op : NULL;
+}
+
+/* Appends fill_any_like(X = like) -> out with value v. */
+static ct_status fill_like(pass *ps, const char *like, const char *out, double v) {
+  ct_op *op = make(ps, "fill_any_like");
+  if (op == NULL) return ct_last_status();
+  ct_status s = ct_op_set_input(op, "X", like);
+  if (s == CT_OK) s = ct_op_set_output(op, "Out", out);
+  if (s == CT_OK) s = ct_op_set_attr_float(op, "value", v);
+  return s;
+}
+
+/* Renames output `from` of the made ops to `to` (the one contribution of a gradient). */
+static ct_status rename_output(pass *ps, const char *from, const char *to) {
+  for (size_t m = ps->n_made; m-- > 0;) {
+    ct_op *op = ps->made[m];
+    for (size_t s = 0; s < op->def->n_out; s++) {
+      for (size_t i = 0; i < op->out[s].n; i++) {
+        if (strcmp(op->out[s].names[i], from) != 0) continue;
+        char *copy = join(to, "", 0, false);
+        if (copy == NULL) return oom();
+        free(op->out[s].names[i]);
+        op->out[s].names[i] = copy;
+        return CT_OK;
+      }
+    }
+  }
+  return CT_OK; /* a maker took the name and wired no op to it: nothing reads it either */
+}
+
+/* Makes v's gradient final (see the top of the file); its name in v->grad. */
+static ct_status finish(pass *ps, gvar *v) {
+  if (v->grad != NULL) return CT_OK;
+  char *g = join(v->name, CT_GRAD_SUFFIX, 0, false);
+  if (g == NULL) return oom();
+  ct_status s = CT_OK;
+  if (v->n_contrib == 0) {
+    s = fill_like(ps, v->name, g, 0.0);
+  } else if (v->n_contrib == 1) {
+    s = rename_output(ps, v->contrib[0], g);
+  } else {
+    ct_op *op = make(ps, "sum");
+    s = op == NULL ? ct_last_status()
+                   : ct_op_set_inputs(op, "X", (const char *const *)v->contrib, v->n_contrib);
+    if (s == CT_OK) s = ct_op_set_output(op, "Out", g);
+  }
+  if (s != CT_OK) {
+    free(g);
+    return s;
+  }
+  v->grad = g;
+  return CT_OK;
+}
+
+/* ---- The maker's view -------------------------------------------------------------------- */
+
+static long slot_index(const ct_slot_def *slots, size_t n, const char *slot) {
+  for (size_t s = 0; slot != NULL && s < n; s++) {
+    if (strcmp(slots[s].name, slot) == 0) return (long)s;
+  }
+  return -1;
+}
+
+static const char *wired(const ct_grad_ctx *g, bool output, const char *slot, size_t i) {
+  if (g == NULL) return NULL;
+  const ct__opdef *d = g->op->def;
+  long s = output ? slot_index(d->out, d->n_out, slot) : slot_index(d->in, d->n_in, slot);
+  if (s < 0) return NULL;
+  const ct__wiring *w = output ? &g->op->out[s] : &g->op->in[s];
+  return i < w->n ? w->names[i] : NULL;
+}
+
+static size_t wired_count(const ct_grad_ctx *g, bool output, const char *slot) {
+  if (g == NULL) return 0;
+  const ct__opdef *d = g->op->def;
+  long s = output ? slot_index(d->out, d->n_out, slot) : slot_index(d->in, d->n_in, slot);
+  if (s < 0) return 0;
+  return output ? g->op->out[s].n : g->op->in[s].n;
+}
+
+const ct_op *ct_grad_forward(const ct_grad_ctx *g) { return g ? g->op : NULL; }
+size_t ct_grad_input_count(const ct_grad_ctx *g, const char *slot) {
+  return wired_count(g, false, slot);
+}
+size_t ct_grad_output_count(const ct_grad_ctx *g, const char *slot) {
+  return wired_count(g, true, slot);
+}
+const char *ct_grad_input(const ct_grad_ctx *g, const char *slot, size_t i) {
+  return wired(g, false, slot, i);
+}
+const char *ct_grad_output(const ct_grad_ctx *g, const char *slot, size_t i) {
+  return wired(g, true, slot, i);
+}
+
+const char *ct_grad_output_grad(ct_grad_ctx *g, const char *slot, size_t i) {
+  const char *name = wired(g, true, slot, i);
+  if (name == NULL) return NULL;
+  gvar *v = find(g->pass, name);
+  return finish(g->pass, v) == CT_OK ? v->grad : NULL;
+}
+
+const char *ct_grad_input_grad(ct_grad_ctx *g, const char *slot, size_t i) {
+  const char *name = wired(g, false, slot, i);
+  if (name == NULL) return NULL;
+  gvar *v = find(g->pass, name);
+  if (!v->dep) return NULL;
+  if (v->n_contrib == v->cap_contrib) {
+    size_t cap = v->cap_contrib ? 2 * v->cap_contrib : 2;
+    char **c = realloc(v->contrib, cap * sizeof *c);
+    if (c == NULL) return oom(), NULL;
+    v->contrib = c;
+    v->cap_contrib = cap;
+  }
+  char *c = join(v->name, CT_GRAD_SUFFIX, v->n_contrib, true);
+  if (c == NULL) return oom(), NULL;
+  v->contrib[v->n_contrib++] = c;
+  return c;
+}
+
+ct_op *ct_grad_op_new(ct_grad_ctx *g, const char *type) {
+  if (g == NULL) {
+    return ct__error_null(CT_ERR_INVALID_ARGUMENT, "ct_grad_op_new: the grad context is NULL");
+  }
+  return make(g->pass, type);
+}
+
+ct_status ct_grad_copy_attrs(ct_grad_ctx *g, ct_op *op) {
+  if (g == NULL || op == NULL) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_grad_copy_attrs: the context or op is NULL");
+  }
+  const ct__opdef *from = g->op->def;
+  for (size_t a = 0; a < from->n_attr; a++) {
+    const ct_attr_value *v = &g->op->attr[a];
+    const char *name = from->attr[a].name;
+    bool found = false;
+    for (size_t b = 0; b < op->def->n_attr && !found; b++) {
+      found = strcmp(op->def->attr[b].name, name) == 0 && op->def->attr[b].value.type == v->type;
+    }
+    if (!found) continue;
+    ct_status s = CT_OK;
+    switch (v->type) {
+      case CT_ATTR_INT: s = ct_op_set_attr_int(op, name, v->u.i); break;
+      case CT_ATTR_FLOAT: s = ct_op_set_attr_float(op, name, v->u.f); break;
+      case CT_ATTR_BOOL: s = ct_op_set_attr_bool(op, name, v->u.b); break;
+      case CT_ATTR_STRING: s = ct_op_set_attr_string(op, name, v->u.s); break;
+      case CT_ATTR_INTS: s = ct_op_set_attr_ints(op, name, v->u.ints.v, v->u.ints.n); break;
+      case CT_ATTR_FLOATS: s = ct_op_set_attr_floats(op, name, v->u.floats.v, v->u.floats.n); break;
+      default: break; /* a program stays with its op */
+    }
+    if (s != CT_OK) return s;
+  }
+  return CT_OK;
+}
+
+/* ---- The pass ------------------------------------------------------------------------------ */
+
+static ct_status check_args(const ct_program *p, const char *loss, const char *const *params,
+                            size_t n) {
+  if (p == NULL || loss == NULL || loss[0] == '\0' || (params == NULL && n > 0)) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT,
+                     "ct_program_append_backward: the program, the loss name or the parameter "
+                     "list is NULL or empty");
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (params[i] == NULL || params[i][0] == '\0') {
+      return ct__error(CT_ERR_INVALID_ARGUMENT,
+                       "ct_program_append_backward: parameter %zu has no name", i);
+    }
+    for (size_t j = 0; j < i; j++) {
+      if (strcmp(params[i], params[j]) == 0) {
+        return ct__error(CT_ERR_INVALID_ARGUMENT,
+                         "ct_program_append_backward: parameter '%s' is listed twice: list each "
+                         "once",
+                         params[i]);
+      }
+    }
+  }
+  return CT_OK;
+}
+
+/* Refuses an op on the path that cannot be differentiated, before anything is made. */
+static ct_status check_path(const pass *ps) {
+  char label[CT__OP_LABEL_CAP];
+  for (size_t k = 0; k < ct_program_size(ps->p); k++) {
+    const ct_op *op = ct_program_op(ps->p, k);
+    if (!on_path(ps, op)) continue;
+    if (op->def->grad == NULL) {
+      return ct__error(CT_ERR_UNSUPPORTED,
+                       "ct_program_append_backward: %s lies between a parameter and the loss but "
+                       "its type has no gradient: register one (ct_op_def.grad) or move it off "
+                       "the path",
+                       ct__op_label(op, label, sizeof label));
+    }
+    FOR_WIRED(op, output, name, {
+      const gvar *v = find(ps, name);
+      if (output && v->written_twice) {
+        return ct__error(CT_ERR_UNSUPPORTED,
+                         "ct_program_append_backward: %s writes variable '%s', which another op "
+                         "writes too or which it also reads: give each value its own name",
+                         ct__op_label(op, label, sizeof label), name);
+      }
+    })
+  }
+  return CT_OK;
+}
+
+static ct_status run_pass(pass *ps, const char *loss, const char *const *params, size_t n) {
+  ct_status s = scan(ps);
+  if (s != CT_OK) return s;
+  gvar *lv = find(ps, loss);
+  if (lv == NULL || lv->writer < 0) {
+    return ct__error(CT_ERR_NOT_FOUND,
+                     "ct_program_append_backward: no op of the program writes the loss '%s': name "
+                     "an output of one of its ops",
+                     loss);
+  }
+  for (size_t i = 0; i < n; i++) {
+    gvar *v = intern(ps, params[i]);
+    if (v == NULL) return CT_ERR_OUT_OF_MEMORY;
+    v->dep = true;
+  }
+  lv = find(ps, loss); /* interning may have moved the records */
+  lv->reach = true;
+  mark(ps);
+  if ((s = check_path(ps)) != CT_OK) return s;
+  if (lv->dep) {
+    char *g = join(loss, CT_GRAD_SUFFIX, 0, false);
+    if (g == NULL) return oom();
+    lv->grad = g;
+    if ((s = fill_like(ps, loss, g, 1.0)) != CT_OK) return s;
+  }
+  for (size_t k = ct_program_size(ps->p); k-- > 0;) {
+    const ct_op *op = ct_program_op(ps->p, k);
+    if (!on_path(ps, op)) continue;
+    ct_grad_ctx g = {.op = op, .pass = ps};
+    if ((s = op->def->grad(&g)) != CT_OK) return s;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if ((s = finish(ps, find(ps, params[i]))) != CT_OK) return s;
+  }
+  return CT_OK;
+}
+
+ct_status ct_program_append_backward(ct_program *p, const char *loss,
+                                     const char *const *params, size_t n) {
+  ct_status s = check_args(p, loss, params, n);
+  if (s != CT_OK) return s;
+  pass ps = {.p = p};
+  s = run_pass(&ps, loss, params, n);
+  if (s == CT_OK) s = ct__program_reserve(p, ps.n_made);
+  if (s != CT_OK) {
+    pass_free(&ps, true);
+    return s;
+  }
+  for (size_t i = 0; i < ps.n_made; i++) {
+    s = ct_program_append(p, ps.made[i]); /* room reserved, fresh ops: cannot fail */
+    if (s != CT_OK) abort();
+  }
+  pass_free(&ps, false);
+  return CT_OK;
+}
