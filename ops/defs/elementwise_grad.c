@@ -64,7 +64,8 @@ static ct_status unary_grad_infer(const ct_kernel_ctx *c) {
                           "input %s variable '%s' is %s but input Out@GRAD variable '%s' is %s: "
                           "they must have the same dims",
                           c->op->def->in[0].name, ct_kernel_in_name(c, CT__G_UNARY_IN, 0),
-                          ct_ddim_str(a->dims, sa, sizeof sa), ct_kernel_in_name(c, CT__G_UNARY_DOUT, 0),
+                          ct_ddim_str(a->dims, sa, sizeof sa),
+                          ct_kernel_in_name(c, CT__G_UNARY_DOUT, 0),
                           ct_ddim_str(dout->dims, sb, sizeof sb));
   }
   return ct__k_resize(c, CT__G_DX, 0, a->dims);
@@ -166,7 +167,8 @@ ct_status ct__grad_scale(ct_grad_ctx *g) {
   if (op == NULL) return ct_last_status();
   ct_status s = wire_in(op, "X", ct_grad_output_grad(g, "Out", 0));
   if (s == CT_OK) s = ct_op_set_output(op, "Out", dx);
-  if (s == CT_OK) s = ct_op_set_attr_float(op, "scale", ct_grad_forward(g)->attr[CT__SCALE_SCALE].u.f);
+  double scale = ct_grad_forward(g)->attr[CT__SCALE_SCALE].u.f;
+  if (s == CT_OK) s = ct_op_set_attr_float(op, "scale", scale);
   return s;
 }
 

@@ -147,7 +147,9 @@ static ct_status like_infer(const ct_kernel_ctx *c) {
   return ct__k_resize(c, CT__OUT, 0, ct_kernel_in(c, CT__IN_X, 0)->dims);
 }
 
-static const ct_attr_def fill_like_attrs[] = {{"value", {.type = CT_ATTR_FLOAT, .u.f = 0.0}, false}};
+static const ct_attr_def fill_like_attrs[] = {
+    {"value", {.type = CT_ATTR_FLOAT, .u.f = 0.0}, false},
+};
 
 static const ct_op_def defs[] = {
     {.type = "fill_constant", .outputs = ct__slot_out, .n_outputs = 1, .attrs = fill_attrs,
