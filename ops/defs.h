@@ -51,7 +51,6 @@ extern const ct__def_table ct__elementwise_grad_defs;
  * entries name. */
 ct_status ct__grad_binary(ct_grad_ctx *g);
 ct_status ct__grad_unary(ct_grad_ctx *g);
-ct_status ct__grad_cast(ct_grad_ctx *g);
 ct_status ct__grad_scale(ct_grad_ctx *g);
 ct_status ct__grad_assign(ct_grad_ctx *g);
 

@@ -95,7 +95,7 @@ static const ct_op_def defs[] = {
      .grad = ct__grad_scale},
     {.type = "cast", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
      .n_outputs = 1, .attrs = cast_attrs, .n_attrs = 1, .infer_shape = same_dims_infer,
-     .grad = ct__grad_cast},
+     .grad = ct__grad_unary},
     {.type = "assign", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
      .n_outputs = 1, .infer_shape = same_dims_infer, .grad = ct__grad_assign},
 };

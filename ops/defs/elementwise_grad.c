@@ -134,51 +134,47 @@ ct_status ct__grad_binary(ct_grad_ctx *g) {
   return s;
 }
 
-/* relu, sigmoid, tanh, exp: from Out; log: from X. */
+/* relu, sigmoid, tanh, exp: from Out; log and cast: from X (the grad type's first slot says). */
 ct_status ct__grad_unary(ct_grad_ctx *g) {
   const char *dx = ct_grad_input_grad(g, "X", 0);
   if (dx == NULL) return CT_OK;
-  bool from_x = strcmp(ct_op_type(ct_grad_forward(g)), "log") == 0;
   ct_op *op = grad_op(g);
   if (op == NULL) return ct_last_status();
-  ct_status s = from_x ? wire_in(op, "X", ct_grad_input(g, "X", 0))
-                       : wire_in(op, "Out", ct_grad_output(g, "Out", 0));
+  ct_status s = strcmp(op->def->in[CT__G_UNARY_IN].name, "X") == 0
+                    ? wire_in(op, "X", ct_grad_input(g, "X", 0))
+                    : wire_in(op, "Out", ct_grad_output(g, "Out", 0));
   if (s == CT_OK) s = wire_in(op, "Out@GRAD", ct_grad_output_grad(g, "Out", 0));
   if (s == CT_OK) s = ct_op_set_output(op, "X@GRAD", dx);
   return s;
 }
 
-ct_status ct__grad_cast(ct_grad_ctx *g) {
+/* An op of the forward's own type taking Out@GRAD to X@GRAD (NULL when X needs no gradient,
+ * with *s CT_OK, or on failure, with *s the status). */
+static ct_op *same_type_grad(ct_grad_ctx *g, ct_status *s) {
   const char *dx = ct_grad_input_grad(g, "X", 0);
-  if (dx == NULL) return CT_OK;
-  ct_op *op = grad_op(g);
-  if (op == NULL) return ct_last_status();
-  ct_status s = wire_in(op, "X", ct_grad_input(g, "X", 0));
-  if (s == CT_OK) s = wire_in(op, "Out@GRAD", ct_grad_output_grad(g, "Out", 0));
-  if (s == CT_OK) s = ct_op_set_output(op, "X@GRAD", dx);
-  return s;
+  *s = CT_OK;
+  if (dx == NULL) return NULL;
+  ct_op *op = ct_grad_op_new(g, ct_op_type(ct_grad_forward(g)));
+  if (op == NULL) {
+    *s = ct_last_status();
+    return NULL;
+  }
+  *s = wire_in(op, "X", ct_grad_output_grad(g, "Out", 0));
+  if (*s == CT_OK) *s = ct_op_set_output(op, "Out", dx);
+  return *s == CT_OK ? op : NULL;
 }
 
 /* scale: dX = scale x dOut (the bias does not reach the gradient). */
 ct_status ct__grad_scale(ct_grad_ctx *g) {
-  const char *dx = ct_grad_input_grad(g, "X", 0);
-  if (dx == NULL) return CT_OK;
-  ct_op *op = ct_grad_op_new(g, "scale");
-  if (op == NULL) return ct_last_status();
-  ct_status s = wire_in(op, "X", ct_grad_output_grad(g, "Out", 0));
-  if (s == CT_OK) s = ct_op_set_output(op, "Out", dx);
-  double scale = ct_grad_forward(g)->attr[CT__SCALE_SCALE].u.f;
-  if (s == CT_OK) s = ct_op_set_attr_float(op, "scale", scale);
-  return s;
+  ct_status s;
+  ct_op *op = same_type_grad(g, &s);
+  if (op == NULL) return s;
+  return ct_op_set_attr_float(op, "scale", ct_grad_forward(g)->attr[CT__SCALE_SCALE].u.f);
 }
 
 /* assign: dX = dOut. */
 ct_status ct__grad_assign(ct_grad_ctx *g) {
-  const char *dx = ct_grad_input_grad(g, "X", 0);
-  if (dx == NULL) return CT_OK;
-  ct_op *op = ct_grad_op_new(g, "assign");
-  if (op == NULL) return ct_last_status();
-  ct_status s = wire_in(op, "X", ct_grad_output_grad(g, "Out", 0));
-  if (s == CT_OK) s = ct_op_set_output(op, "Out", dx);
+  ct_status s;
+  same_type_grad(g, &s);
   return s;
 }
