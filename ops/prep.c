@@ -264,8 +264,44 @@ static inline bool aliases_input(const ct__prep *p, const ct_tensor *o) {
  * An external output keeps its buffer: the result is computed aside and copied into it (or
  * CT_ERR_EXTERNAL_BUFFER when it does not fit). On failure every output gets its old memory and
  * dims back. */
+/* A failed infer-shape or kernel leaves a last error that names the op, whatever the code did:
+ * a message it recorded without the op's name (ct_tensor_resize's, say) gets the op's label in
+ * front; a failure it returned without recording any gets a sentence of its own, rather than
+ * the stale message of some earlier, unrelated failure. */
+CT__COLD static ct_status name_failure(const ct__prep *p, ct_status s, uint64_t seen,
+                                       const char *stage) {
+  char label[CT__OP_LABEL_CAP];
+  ct__op_label(p->op, label, sizeof label);
+  if (ct__error_count() == seen || ct_last_status() != s) {
+    char place[32];
+    const char *out = p->n_out_vars > 0 ? ct_kernel_out_name(&p->ctx, 0, 0) : "";
+    return ct__error(s,
+                     "%s: its %s (%s, %s) failed with '%s' but recorded no message; output %s "
+                     "variable '%s' is left as it was: report failures with ct_kernel_fail",
+                     label, stage, ct_place_str(p->ctx.place, place, sizeof place),
+                     ct_dtype_name(p->ctx.dtype), ct_status_str(s),
+                     p->op->def->n_out > 0 ? p->op->def->out[0].name : "-", out);
+  }
+  const char *text = ct_last_error();
+  size_t n = strlen(label);
+  if (strncmp(text, label, n) == 0 && text[n] == ':') return s;
+  char copy[400];
+  snprintf(copy, sizeof copy, "%s", text);
+  return ct__error(s, "%s: %s", label, copy);
+}
+
+/* Runs infer-shape, then the kernel; a failure names the op (name_failure). */
+static inline ct_status run_stages(ct__prep *p, ct_kernel_fn fn) {
+  const ct_infer_shape_fn infer = p->op->def->infer_shape;
+  uint64_t seen = ct__error_count();
+  ct_status s = infer != NULL ? infer(&p->ctx) : CT_OK;
+  if (CT__UNLIKELY(s != CT_OK)) return name_failure(p, s, seen, "infer-shape");
+  s = fn(&p->ctx);
+  if (CT__UNLIKELY(s != CT_OK)) return name_failure(p, s, seen, "kernel");
+  return CT_OK;
+}
+
 CT__COLD static ct_status run_aliased(ct__prep *p, ct_kernel_fn fn) {
-  const ct__opdef *d = p->op->def;
   uint32_t n_in = p->n_in_vars, n_out = p->n_out_vars;
   ct_tensor stack[2 * CT__ALIAS_STACK];
   ct_tensor *views = stack, *saved = stack + CT__ALIAS_STACK;
@@ -293,8 +329,7 @@ CT__COLD static ct_status run_aliased(ct__prep *p, ct_kernel_fn fn) {
     t->block = NULL;
     t->offset = 0;
   }
-  ct_status s = d->infer_shape ? d->infer_shape(&p->ctx) : CT_OK;
-  if (s == CT_OK) s = fn(&p->ctx);
+  ct_status s = run_stages(p, fn);
   for (uint32_t k = 0; k < n_out; k++) {
     if (saved[k].block == NULL) continue;
     ct_tensor *t = p->tensors[n_in + k];
@@ -377,8 +412,7 @@ ct_status ct__prep_run(ct__prep *p) {
   if (CT__UNLIKELY(aliased)) {
     s = run_aliased(p, fn);
   } else {
-    s = d->infer_shape != NULL ? d->infer_shape(&p->ctx) : CT_OK;
-    if (CT__LIKELY(s == CT_OK)) s = fn(&p->ctx);
+    s = run_stages(p, fn);
   }
   if (CT__UNLIKELY(s != CT_OK)) restore_dims(p);
   return s;

@@ -3,6 +3,7 @@
  * The executor binds every op once (ct__prep_init), so a run is a loop over prepared ops with no
  * name look-up. With free_intermediates it also computes, per op, the intermediates whose last
  * read that op is, and drops their memory right after it. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -269,7 +270,15 @@ fail:
 }
 
 ct_status ct_executor_run(ct_executor *e) {
-  if (e == NULL) return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_executor_run: the executor is NULL");
+  if (e == NULL) {
+    /* Most often ct_executor_new failed just before: keep its reason in the message. */
+    char cause[400];
+    snprintf(cause, sizeof cause, "%s", ct_last_error());
+    return ct__error(CT_ERR_INVALID_ARGUMENT,
+                     "ct_executor_run: the executor is NULL (check what ct_executor_new returned; "
+                     "the last error before this call was: %s)",
+                     cause);
+  }
   for (size_t i = 0; i < e->n; i++) {
     ct__prep *p = &e->preps[i];
     ct_status s = ct__prep_run(p);

@@ -26,6 +26,10 @@
 /* Records status s and the formatted message as this thread's last error; returns s. */
 ct_status ct__error(ct_status s, const char *fmt, ...) CT__COLD CT__PRINTF(2, 3);
 
+/* How many errors this thread has recorded so far: a caller that compares the count before and
+ * after a call of foreign code (a kernel) knows whether that code recorded its failure. */
+uint64_t ct__error_count(void);
+
 /* As ct__error, for NULL-returning functions: records the error and returns NULL. */
 void *ct__error_null(ct_status s, const char *fmt, ...) CT__COLD CT__PRINTF(2, 3);
 
