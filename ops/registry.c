@@ -329,3 +329,56 @@ ct_status ct__kernel_register(const char *type, ct_device_kind kind, ct_dtype dt
   }
   return CT_OK;
 }
+
+/* ---- Reading the registry ------------------------------------------------------------------ */
+
+ct_status ct_op_type_get(const char *type, ct_op_def *out) {
+  if (type == NULL || out == NULL) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_op_type_get: the type name or out is NULL");
+  }
+  const ct__opdef *d = ct__op_lookup(type);
+  if (d == NULL) {
+    return ct__error(CT_ERR_NOT_FOUND,
+                     "ct_op_type_get: no op type '%s' is registered: ct_op_type_names lists them",
+                     type);
+  }
+  *out = (ct_op_def){.type = d->type, .inputs = d->in, .n_inputs = d->n_in, .outputs = d->out,
+                     .n_outputs = d->n_out, .attrs = d->attr, .n_attrs = d->n_attr,
+                     .infer_shape = d->infer_shape,
+                     .dtype_attr = d->dtype_attr >= 0 ? d->attr[d->dtype_attr].name : NULL,
+                     .grad = d->grad};
+  return CT_OK;
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+size_t ct_op_type_names(const char **out, size_t cap) {
+  pthread_once(&builtins_once, register_builtins);
+  pthread_mutex_lock(&registry_lock);
+  size_t n = n_defs;
+  const char **all = n > 0 ? malloc(n * sizeof *all) : NULL;
+  for (size_t i = 0; all != NULL && i < n; i++) all[i] = defs[i]->type;
+  pthread_mutex_unlock(&registry_lock);
+  if (all == NULL) {
+    /* Out of memory for the sorting copy: the names in registration order, unsorted. */
+    pthread_mutex_lock(&registry_lock);
+    for (size_t i = 0; out != NULL && i < n && i < cap; i++) out[i] = defs[i]->type;
+    pthread_mutex_unlock(&registry_lock);
+    return n;
+  }
+  qsort(all, n, sizeof *all, by_name);
+  for (size_t i = 0; out != NULL && i < n && i < cap; i++) out[i] = all[i];
+  free(all);
+  return n;
+}
+
+ct_kernel_fn ct_kernel_get(const char *type, ct_device_kind kind, ct_dtype dtype) {
+  if (type == NULL || kind < CT_DEVICE_CPU || kind > CT_DEVICE_CUDA_HOST ||
+      (dtype != CT_DTYPE_UNDEFINED && !ct__dtype_valid(dtype))) {
+    return NULL;
+  }
+  const ct__opdef *d = ct__op_lookup(type);
+  return d == NULL ? NULL : atomic_load(&d->kernels[kind][dtype]);
+}

@@ -18,6 +18,12 @@ corten_add_suite(params_inspect)
 set_property(TEST params_files params_inspect APPEND PROPERTY ENVIRONMENT
              "CORTEN_PARAMS_DIR=${CORTEN_PARAMS_DIR}")
 
+# docs/ops.md against the registry (tests/check_ops_reference.sh; skipped without CUDA).
+add_test(NAME ops_reference
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_ops_reference.sh $<TARGET_FILE:corten_tool>
+                 ${PROJECT_SOURCE_DIR}/docs/ops.md ${CORTEN_HAVE_CUDA}
+                 ${CMAKE_CURRENT_BINARY_DIR}/ops-reference-work)
+set_tests_properties(ops_reference PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60)
 add_test(NAME tool
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_tool.sh $<TARGET_FILE:corten_tool>
                  ${CMAKE_CURRENT_BINARY_DIR}/tool-work)

@@ -232,6 +232,25 @@ CT_API ct_status ct_kernel_register(const char *type, ct_device_kind kind, ct_dt
 /* Whether an op type of this name is registered. false for NULL type. */
 CT_API bool ct_op_registered(const char *type);
 
+/* The definition of op type `type` as the registry holds it, in *out: its slots, attributes
+ * with their defaults, infer-shape function, dtype attribute (its name, or NULL) and grad-op
+ * maker. Every pointer in it stays valid for the life of the process (registered types are
+ * never freed). Thread-safe.
+ * Errors (*out unchanged):
+ *   CT_ERR_INVALID_ARGUMENT  type or out is NULL
+ *   CT_ERR_NOT_FOUND         no op type of that name is registered */
+CT_API ct_status ct_op_type_get(const char *type, ct_op_def *out);
+
+/* The names of the registered op types, sorted by strcmp: up to cap of them in out (out may be
+ * NULL when cap is 0); returns how many there are in all. The names stay valid for the life of
+ * the process. Thread-safe. */
+CT_API size_t ct_op_type_names(const char **out, size_t cap);
+
+/* The kernel registered for exactly this op type, device kind and dtype (CT_DTYPE_UNDEFINED:
+ * the kernel for any dtype), or NULL when there is none or the type is unknown; nothing is
+ * recorded either way. Thread-safe. */
+CT_API ct_kernel_fn ct_kernel_get(const char *type, ct_device_kind kind, ct_dtype dtype);
+
 /* ---- Inside a kernel ----------------------------------------------------------------------------
  * What a kernel and an infer-shape function see. Slot s of the inputs holds the variables
  * in[in_pos[s]] .. in[in_pos[s + 1] - 1] (none for an unwired optional slot); their tensors are

@@ -1,0 +1,12 @@
+/* tools/tool.h: the subcommands of the `corten` tool (tools/corten.c dispatches to them). Each
+ * returns the process's exit status: 0 success, 1 a failure it reported on stderr. */
+#ifndef CORTEN_TOOLS_TOOL_H
+#define CORTEN_TOOLS_TOOL_H
+
+/* corten inspect FILE (tools/inspect.c). */
+int corten_inspect(const char *path);
+
+/* corten ops [NAME] (tools/ops_ref.c): every registered op type, or the one named, as Markdown. */
+int corten_ops(const char *name);
+
+#endif /* CORTEN_TOOLS_TOOL_H */
