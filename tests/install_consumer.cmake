@@ -18,3 +18,16 @@ run(${CMAKE_COMMAND} --build "${cbuild}")
 foreach(exe consumer_cmake consumer_static consumer_pkgconfig)
   run(${CMAKE_COMMAND} -E env "LD_LIBRARY_PATH=${prefix}/lib" "${cbuild}/${exe}")
 endforeach()
+
+# A user of the shared library on a machine without the OpenBLAS and jemalloc pkg-config files:
+# pkg-config sees corten's own .pc alone, and find_package(corten) must still succeed.
+set(nopc "${BUILD_DIR}/install-test/no-pc")
+file(MAKE_DIRECTORY "${nopc}")
+set(ENV{PKG_CONFIG_LIBDIR} "${nopc}")
+set(ENV{PKG_CONFIG_PATH} "")
+run(${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer" -B "${cbuild}-shared"
+    "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_C_COMPILER=${C_COMPILER}"
+    "-DCMAKE_C_FLAGS=${C_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${LINK_FLAGS}"
+    -DCONSUMER_SHARED_ONLY=ON)
+run(${CMAKE_COMMAND} --build "${cbuild}-shared")
+run(${CMAKE_COMMAND} -E env "LD_LIBRARY_PATH=${prefix}/lib" "${cbuild}-shared/consumer_cmake")
