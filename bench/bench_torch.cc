@@ -4,6 +4,7 @@
 // the same memory.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
 #include <torch/csrc/autograd/generated/variable_factories.h>
 #include <torch/version.h>
 
@@ -22,6 +23,12 @@ struct Add1 {
 
 struct Binary {
   at::Tensor o, x, y;
+};
+
+struct Train {
+  at::Tensor x, labels;
+  std::vector<at::Tensor> params;
+  float lr;
 };
 
 }  // namespace
@@ -98,5 +105,41 @@ void tb_mm_batch(void *arg, size_t iters) {
 }
 
 void tb_mm_teardown(void *arg) { delete static_cast<Binary *>(arg); }
+
+void *tb_train_setup(const float *x, const float *w1, const float *b1, const float *w2,
+                     const float *b2, const int64_t *labels, long batch, long in, long hidden,
+                     long classes, float lr) {
+  auto *c = new Train();
+  auto f32 = at::TensorOptions().dtype(at::kFloat);
+  auto copy = [&](const float *p, at::IntArrayRef dims) {
+    return at::from_blob(const_cast<float *>(p), dims, f32).clone().set_requires_grad(true);
+  };
+  c->x = at::from_blob(const_cast<float *>(x), {batch, in}, f32).clone();
+  c->labels = at::from_blob(const_cast<int64_t *>(labels), {batch},
+                            at::TensorOptions().dtype(at::kLong))
+                  .clone();
+  c->params = {copy(w1, {in, hidden}), copy(b1, {hidden}), copy(w2, {hidden, classes}),
+               copy(b2, {classes})};
+  c->lr = lr;
+  return c;
+}
+
+void tb_train_batch(void *arg, size_t iters) {
+  auto *c = static_cast<Train *>(arg);
+  for (size_t i = 0; i < iters; i++) {
+    at::Tensor h = at::relu(at::matmul(c->x, c->params[0]) + c->params[1]);
+    at::Tensor z = at::matmul(h, c->params[2]) + c->params[3];
+    at::Tensor loss = at::cross_entropy_loss(z, c->labels);
+    loss.backward();
+    at::NoGradGuard no_grad;
+    for (auto &p : c->params) {
+      p.sub_(p.grad(), c->lr);
+      p.mutable_grad().zero_();
+    }
+    keep(loss.data_ptr());
+  }
+}
+
+void tb_train_teardown(void *arg) { delete static_cast<Train *>(arg); }
 
 }  // extern "C"

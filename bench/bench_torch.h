@@ -5,6 +5,7 @@
 #define CORTEN_BENCH_TORCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,6 +33,15 @@ void tb_add_teardown(void *arg);
 void *tb_mm_setup(float *c, const float *a, const float *b, long n);
 void tb_mm_batch(void *arg, size_t iters);
 void tb_mm_teardown(void *arg);
+
+/* One training step of the MLP of bench_train.c (x [batch, in], w1 [in, hidden], b1 [hidden],
+ * w2 [hidden, classes], b2 [classes], labels int64 [batch]; the parameters copied in): forward,
+ * cross_entropy (mean), backward through autograd, and p -= lr * p.grad, per iteration. */
+void *tb_train_setup(const float *x, const float *w1, const float *b1, const float *w2,
+                     const float *b2, const int64_t *labels, long batch, long in, long hidden,
+                     long classes, float lr);
+void tb_train_batch(void *arg, size_t iters);
+void tb_train_teardown(void *arg);
 
 #ifdef __cplusplus
 }
