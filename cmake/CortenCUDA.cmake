@@ -69,14 +69,16 @@ if(CORTEN_HAVE_CUDA)
     ops/cuda/matmul.c
     ops/cuda/random.c
     ops/cuda/reduce.c
-    ops/cuda/shape.c)
+    ops/cuda/shape.c
+    ops/cuda/elementwise_grad.c)
   # Device code (.cu): operator kernels join this list.
   set(CORTEN_CUDA_DEVICE_SOURCES
     core/cuda/fill.cu
     ops/cuda/elementwise.cu
     ops/cuda/random.cu
     ops/cuda/reduce.cu
-    ops/cuda/shape.cu)
+    ops/cuda/shape.cu
+    ops/cuda/elementwise_grad.cu)
   # What the installed package files need to hand the runtime to static consumers.
   get_filename_component(CORTEN_CUDA_TOOLKIT_ROOT "${CUDAToolkit_BIN_DIR}" DIRECTORY)
   # The host stubs nvcc generates use the C++ runtime of its host compiler (libstdc++ for g++).

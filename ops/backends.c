@@ -41,6 +41,7 @@ static const ct__backend_table kernel_tables[] = {
     {CT_DEVICE_CUDA, &ct__cuda_reduce},
     {CT_DEVICE_CUDA, &ct__cuda_shape},
     {CT_DEVICE_CUDA, &any_place},
+    {CT_DEVICE_CUDA, &ct__cuda_elementwise_grad},
 #endif
 };
 

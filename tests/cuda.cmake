@@ -61,3 +61,6 @@ corten_add_cuda_suite(cuda_copy)
 foreach(part "" _matmul _reduce _rnn)
   corten_add_cuda_ops_suite(cuda_ops${part})
 endforeach()
+# cuda_grad  the gradient ops' CUDA kernels against their CPU kernels, and a differentiated
+#            program run at cuda:0 against the CPU (test_cuda_grad.c); no-device checks first.
+corten_add_cuda_ops_suite(cuda_grad)

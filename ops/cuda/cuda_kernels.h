@@ -8,6 +8,7 @@
 
 extern const ct__kernel_table ct__cuda_elementwise, ct__cuda_matmul, ct__cuda_random,
     ct__cuda_reduce, ct__cuda_shape;
+extern const ct__kernel_table ct__cuda_elementwise_grad;
 
 /* Loads cuBLAS (once) and says whether that worked: CT_OK, or CT_ERR_DEVICE recorded with the
  * reason. The CUDA matmul loads it on first use; the tests call this without a GPU. */

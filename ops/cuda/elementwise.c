@@ -6,6 +6,7 @@
  *   elementwise_{add,sub,mul,div}  float32, float16, bfloat16 (the half types computed in float)
  *   relu, sigmoid, tanh, exp, log, scale  float32
  *   cast      from and to float32, float16, bfloat16
+ *   cast_grad Out@GRAD back to X's dtype, between the same three
  *   assign    every dtype (a device-to-device copy)
  * A binary op walks the broadcast plan of the CPU kernel (ct__plan_bcast), so both places accept
  * the same shapes. */
@@ -87,20 +88,19 @@ static bool float_type(int64_t t) {
   return t == CT_FLOAT32 || t == CT_FLOAT16 || t == CT_BFLOAT16;
 }
 
-/* cast: refused before Out is touched when either side is not a float type the GPU converts. */
-static ct_status cast_cu(const ct_kernel_ctx *c) {
-  const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);
-  ct_dtype dt;
-  ct_status st = ct__k_attr_dtype(c, CT__CAST_DTYPE, &dt);
-  if (st != CT_OK) return st;
+/* Output 0 = input `in` converted to dt: cast (X to attribute dtype) and cast_grad (Out@GRAD
+ * back to X's dtype, the kernel's). Refused before the output is touched when either side is not
+ * a float type the GPU converts. */
+static ct_status cast_into(const ct_kernel_ctx *c, size_t in, ct_dtype dt) {
+  const ct_tensor *xt = ct_kernel_in(c, in, 0);
   if (!float_type(dt) || !float_type(xt->dtype)) {
     return ct_kernel_fail(c, CT_ERR_UNSUPPORTED,
-                          "cast of input X variable '%s' from %s to %s: on CUDA, cast converts "
-                          "between float32, float16 and bfloat16 only; cast on the CPU",
-                          ct_kernel_in_name(c, CT__IN_X, 0), ct_dtype_name(xt->dtype),
-                          ct_dtype_name(dt));
+                          "%s of input %s variable '%s' from %s to %s: on CUDA, %s converts "
+                          "between float32, float16 and bfloat16 only; run it on the CPU",
+                          c->op->def->type, c->op->def->in[in].name, ct_kernel_in_name(c, in, 0),
+                          ct_dtype_name(xt->dtype), ct_dtype_name(dt), c->op->def->type);
   }
-  void *o = ct__k_out_data(c, CT__OUT, 0, dt);
+  void *o = ct__k_out_data(c, CT__OUT, 0, dt); /* Out, or cast_grad's X@GRAD: both output 0 */
   if (CT__UNLIKELY(o == NULL)) return ct_last_status();
   const void *x = ct__k_in_data(xt);
   if (xt->dtype == dt) return ct__cu_copy(c, o, x, ct__tensor_bytes(xt, dt));
@@ -109,6 +109,16 @@ static ct_status cast_cu(const ct_kernel_ctx *c) {
   if (ct__cu_enter(c, &l) != CT_OK) return ct_last_status();
   cudaError_t e = ct__cu_cast(o, dt, x, xt->dtype, xt->numel, l.stream);
   return ct__cu_leave(c, &l, e, "cast kernel launch");
+}
+
+static ct_status cast_cu(const ct_kernel_ctx *c) {
+  ct_dtype dt;
+  ct_status st = ct__k_attr_dtype(c, CT__CAST_DTYPE, &dt);
+  return st == CT_OK ? cast_into(c, CT__IN_X, dt) : st;
+}
+
+static ct_status cast_grad_cu(const ct_kernel_ctx *c) {
+  return cast_into(c, CT__G_UNARY_DOUT, c->dtype);
 }
 
 static ct_status assign_cu(const ct_kernel_ctx *c) {
@@ -136,6 +146,7 @@ static const ct__kernel_set kernels[] = {
     {"scale", F32(scale_cu)},
     {"cast", HALFS(cast_cu)},
     {"assign", CT__KERNELS([0] = assign_cu)},
+    {"cast_grad", HALFS(cast_grad_cu)},
 };
 
 const ct__kernel_table ct__cuda_elementwise = CT__TABLE(kernels);

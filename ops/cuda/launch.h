@@ -120,6 +120,36 @@ cudaError_t ct__cu_gather(void *o, const void *x, size_t es, int64_t n, const ct
 cudaError_t ct__cu_place_rows(void *o, const void *x, size_t es, int64_t outer, int64_t bx,
                               int64_t bo, int64_t at, cudaStream_t stream);
 
+/* elementwise_grad.cu */
+
+/* The gradients of elementwise_{add,sub,mul,div} (op CT__CU_ADD ...) over n float32 elements
+ * when X, Y and Out@GRAD g all have n: dx and dy element by element, either of them NULL when
+ * not wanted. */
+cudaError_t ct__cu_binary_grad(int op, float *dx, float *dy, const float *g, const float *x,
+                               const float *y, int64_t n, cudaStream_t stream);
+
+/* How one input's gradient gathers Out@GRAD under broadcasting. Element i of the input (memory
+ * order) is the sum, in Out's order and starting from 0, of one term per element of Out it was
+ * broadcast to: keep_out and keep_other split i over the input's own dims into the offsets of
+ * its first such element in Out and in the other input; red_out and red_other walk the n_red
+ * elements along the broadcast dims (the same dims, strides in Out and in the other input). */
+typedef struct ct__cu_grad_walk {
+  ct__cu_walk keep_out, keep_other;
+  ct__cu_walk red_out, red_other;
+  int64_t n_red;
+} ct__cu_grad_walk;
+
+/* The gradient d of X (dy 0) or of Y (dy 1), n_in float32 elements, under broadcasting: walk w
+ * over Out@GRAD g and the inputs x and y. */
+cudaError_t ct__cu_binary_grad_bcast(int op, int dy, float *d, const float *g, const float *x,
+                                     const float *y, int64_t n_in, const ct__cu_grad_walk *w,
+                                     cudaStream_t stream);
+
+/* The gradient of an activation (op CT__CU_RELU ...) over n float32 elements: dx from a (Out,
+ * or X for log) and g (Out@GRAD). */
+cudaError_t ct__cu_unary_grad(int op, float *dx, const float *a, const float *g, int64_t n,
+                              cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #else

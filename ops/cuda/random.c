@@ -1,8 +1,9 @@
-/* ops/cuda/random.c: the CUDA kernels of fill_constant, uniform_random and gaussian_random: their
- * C side (checks, output allocation, launch, messages); the device code is ops/cuda/random.cu,
- * and fill_constant repeats its element with the place's own fill (ct__cuda_fill).
+/* ops/cuda/random.c: the CUDA kernels of fill_constant, fill_any_like, uniform_random and
+ * gaussian_random: their C side (checks, output allocation, launch, messages); the device code is
+ * ops/cuda/random.cu, and the two fills repeat their element with the place's own fill
+ * (ct__cuda_fill).
  *
- *   fill_constant    every dtype
+ *   fill_constant, fill_any_like  every dtype (fill_any_like: X's dims and dtype)
  *   uniform_random, gaussian_random  float16, bfloat16, float32, float64
  * The checks, seed and bounds are the CPU kernels' own (ops/defs.h), and the values are
  * bit-identical to theirs for a seed. */
@@ -14,10 +15,9 @@
 #include "ops/cuda/cuda_kernels.h"
 #include "ops/cuda/launch.h"
 
-/* fill_constant: the element is made on the host exactly as the CPU kernel makes it, then
- * repeated on the device. */
-static ct_status fill_cu(const ct_kernel_ctx *c) {
-  double v = c->attr[CT__FILL_VALUE].u.f;
+/* fill_constant and fill_any_like: the element v is made on the host exactly as the CPU kernel
+ * makes it, then repeated on the device. */
+static ct_status fill_value(const ct_kernel_ctx *c, double v) {
   ct_status st = ct__fill_check(c, v);
   if (st != CT_OK) return st;
   ct_tensor *t = ct_kernel_out(c, CT__OUT, 0);
@@ -44,6 +44,14 @@ static ct_status fill_cu(const ct_kernel_ctx *c) {
     return ct__k_relabel(c);
   }
   return CT_OK;
+}
+
+static ct_status fill_cu(const ct_kernel_ctx *c) {
+  return fill_value(c, c->attr[CT__FILL_VALUE].u.f);
+}
+
+static ct_status fill_like_cu(const ct_kernel_ctx *c) {
+  return fill_value(c, c->attr[CT__FILL_LIKE_VALUE].u.f);
 }
 
 /* uniform_random (attributes A and B: values in [min, max) of the dtype) and gaussian_random
@@ -80,6 +88,7 @@ static const ct__kernel_set kernels[] = {
     {"fill_constant", CT__KERNELS([0] = fill_cu)},
     {"uniform_random", REALS(uniform_cu)},
     {"gaussian_random", REALS(gaussian_cu)},
+    {"fill_any_like", CT__KERNELS([0] = fill_like_cu)},
 };
 
 const ct__kernel_table ct__cuda_random = CT__TABLE(kernels);
