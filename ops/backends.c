@@ -18,11 +18,13 @@ static const ct__def_table *const op_types[] = {
     &ct__elementwise_defs, &ct__matmul_defs, &ct__random_defs,
     &ct__reduce_defs,      &ct__shape_defs,  &ct__recurrent_defs,
     &ct__elementwise_grad_defs,
+    &ct__recurrent_grad_defs,
 };
 
 static const ct__kernel_set any_place_sets[] = {
     {"reshape", CT__KERNELS([0] = ct__reshape_kernel)},
     {"recurrent", CT__KERNELS([0] = ct__recurrent_kernel)},
+    {"recurrent_grad", CT__KERNELS([0] = ct__recurrent_grad_kernel)},
 };
 static const ct__kernel_table any_place = CT__TABLE(any_place_sets);
 

@@ -13,13 +13,18 @@
  *   3. Each parameter's gradient is made final last; a parameter the loss does not reach
  *      gets zeros of its dims.
  * The new ops are collected aside and appended only when the whole pass succeeds, into room
- * reserved beforehand, so a failure leaves the program as it was. */
+ * reserved beforehand, so a failure leaves the program as it was.
+ *
+ * ct__program_backward_seeded (ops/backward_impl.h) runs the same pass with given gradients of
+ * some variables (seeds) in place of a loss, and appends the grad ops to another program: the
+ * recurrent op's maker differentiates its step program that way. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <corten/backward.h>
 
+#include "ops/backward_impl.h"
 #include "ops/op_impl.h"
 
 /* What the pass knows of one variable name. */
@@ -32,6 +37,7 @@ typedef struct gvar {
   char *grad;          /* final gradient name once made final, else NULL */
   char **contrib;      /* the contributions handed out, in order */
   size_t n_contrib, cap_contrib;
+  size_t n_given;      /* the first n_given contributions are seeds, written by no made op */
 } gvar;
 
 struct ct_grad_ctx {
@@ -47,6 +53,8 @@ typedef struct pass {
   size_t table_cap;
   ct_op **made; /* the new ops, in order */
   size_t n_made, cap_made;
+  bool in_maker;      /* a maker is running; its ops start at made[maker_first] */
+  size_t maker_first;
 } pass;
 
 CT__COLD static ct_status oom(void) {
@@ -258,13 +266,31 @@ static ct_status rename_output(pass *ps, const char *from, const char *to) {
   return CT_OK; /* a maker took the name and wired no op to it: nothing reads it either */
 }
 
+/* Moves the ops made since made[from] in front of the running maker's own ops: a maker may
+ * make its grad op before it asks for the output gradient that op reads, and the sum or zeros
+ * that finish then makes must run first. */
+static void hoist(pass *ps, size_t from) {
+  if (!ps->in_maker) return;
+  for (size_t k = from; k < ps->n_made; k++) {
+    ct_op *op = ps->made[k];
+    memmove(ps->made + ps->maker_first + 1, ps->made + ps->maker_first,
+            (k - ps->maker_first) * sizeof *ps->made);
+    ps->made[ps->maker_first++] = op;
+  }
+}
+
 /* Makes v's gradient final (see the top of the file); its name in v->grad. */
 static ct_status finish(pass *ps, gvar *v) {
   if (v->grad != NULL) return CT_OK;
-  char *g = join(v->name, CT_GRAD_SUFFIX, 0, false);
+  size_t first_new = ps->n_made;
+  /* A seed alone is read where it is: no op writes it, so there is nothing to rename. */
+  bool seed_only = v->n_contrib == 1 && v->n_given == 1;
+  char *g = seed_only ? join(v->contrib[0], "", 0, false) : join(v->name, CT_GRAD_SUFFIX, 0, false);
   if (g == NULL) return oom();
   ct_status s = CT_OK;
-  if (v->n_contrib == 0) {
+  if (seed_only) {
+    /* nothing to make */
+  } else if (v->n_contrib == 0) {
     s = fill_like(ps, v->name, g, 0.0);
   } else if (v->n_contrib == 1) {
     s = rename_output(ps, v->contrib[0], g);
@@ -278,6 +304,7 @@ static ct_status finish(pass *ps, gvar *v) {
     free(g);
     return s;
   }
+  hoist(ps, first_new);
   v->grad = g;
   return CT_OK;
 }
@@ -329,11 +356,8 @@ const char *ct_grad_output_grad(ct_grad_ctx *g, const char *slot, size_t i) {
   return finish(g->pass, v) == CT_OK ? v->grad : NULL;
 }
 
-const char *ct_grad_input_grad(ct_grad_ctx *g, const char *slot, size_t i) {
-  const char *name = wired(g, false, slot, i);
-  if (name == NULL) return NULL;
-  gvar *v = find(g->pass, name);
-  if (!v->dep) return NULL;
+/* Adds a contribution to v's gradient: the name given (a seed) or a fresh "x@GRAD@k". */
+static const char *add_contrib(gvar *v, const char *given) {
   if (v->n_contrib == v->cap_contrib) {
     size_t cap = v->cap_contrib ? 2 * v->cap_contrib : 2;
     char **c = realloc(v->contrib, cap * sizeof *c);
@@ -341,10 +365,18 @@ const char *ct_grad_input_grad(ct_grad_ctx *g, const char *slot, size_t i) {
     v->contrib = c;
     v->cap_contrib = cap;
   }
-  char *c = join(v->name, CT_GRAD_SUFFIX, v->n_contrib, true);
+  char *c = given ? join(given, "", 0, false) : join(v->name, CT_GRAD_SUFFIX, v->n_contrib, true);
   if (c == NULL) return oom(), NULL;
   v->contrib[v->n_contrib++] = c;
   return c;
+}
+
+const char *ct_grad_input_grad(ct_grad_ctx *g, const char *slot, size_t i) {
+  const char *name = wired(g, false, slot, i);
+  if (name == NULL) return NULL;
+  gvar *v = find(g->pass, name);
+  if (!v->dep) return NULL;
+  return add_contrib(v, NULL);
 }
 
 ct_op *ct_grad_op_new(ct_grad_ctx *g, const char *type) {
@@ -384,9 +416,11 @@ ct_status ct_grad_copy_attrs(ct_grad_ctx *g, ct_op *op) {
 
 /* ---- The pass ------------------------------------------------------------------------------ */
 
-static ct_status check_args(const ct_program *p, const char *loss, const char *const *params,
-                            size_t n) {
-  if (p == NULL || loss == NULL || loss[0] == '\0' || (params == NULL && n > 0)) {
+/* Checks the arguments; a NULL loss is allowed when seeded (the seeded pass has none). */
+static ct_status check_args(const ct_program *p, const char *loss, bool seeded,
+                            const char *const *params, size_t n) {
+  bool no_loss = loss == NULL ? !seeded : loss[0] == '\0';
+  if (p == NULL || no_loss || (params == NULL && n > 0)) {
     return ct__error(CT_ERR_INVALID_ARGUMENT,
                      "ct_program_append_backward: the program, the loss name or the parameter "
                      "list is NULL or empty");
@@ -434,11 +468,31 @@ static ct_status check_path(const pass *ps) {
   return CT_OK;
 }
 
-static ct_status run_pass(pass *ps, const char *loss, const char *const *params, size_t n) {
+/* Makes param's gradient final under the name "param@GRAD", which the seeded pass promises:
+ * a seed alone keeps its own name, so an assign gives it that one. */
+static ct_status finish_param(pass *ps, const char *param) {
+  gvar *v = find(ps, param);
+  ct_status s = finish(ps, v);
+  size_t len = strlen(param);
+  if (s != CT_OK ||
+      (strncmp(v->grad, param, len) == 0 && strcmp(v->grad + len, CT_GRAD_SUFFIX) == 0)) {
+    return s;
+  }
+  char *g = join(param, CT_GRAD_SUFFIX, 0, false);
+  ct_op *op = g ? make(ps, "assign") : NULL;
+  s = op == NULL ? (g ? ct_last_status() : oom()) : ct_op_set_input(op, "X", v->grad);
+  if (s == CT_OK) s = ct_op_set_output(op, "Out", g);
+  free(g);
+  return s;
+}
+
+/* The pass from a loss (seeds NULL) or from seeds (loss NULL). */
+static ct_status run_pass(pass *ps, const char *loss, const ct__grad_seed *seeds,
+                          size_t n_seeds, const char *const *params, size_t n) {
   ct_status s = scan(ps);
   if (s != CT_OK) return s;
-  gvar *lv = find(ps, loss);
-  if (lv == NULL || lv->writer < 0) {
+  gvar *lv = loss ? find(ps, loss) : NULL;
+  if (loss != NULL && (lv == NULL || lv->writer < 0)) {
     return ct__error(CT_ERR_NOT_FOUND,
                      "ct_program_append_backward: no op of the program writes the loss '%s': name "
                      "an output of one of its ops",
@@ -449,11 +503,21 @@ static ct_status run_pass(pass *ps, const char *loss, const char *const *params,
     if (v == NULL) return CT_ERR_OUT_OF_MEMORY;
     v->dep = true;
   }
-  lv = find(ps, loss); /* interning may have moved the records */
-  lv->reach = true;
+  for (size_t i = 0; i < n_seeds; i++) {
+    if (intern(ps, seeds[i].var) == NULL) return CT_ERR_OUT_OF_MEMORY;
+  }
+  /* Interning may have moved the records: find them again. Seeds come before any maker, so
+   * they are the first contributions of their variables. */
+  for (size_t i = 0; i < n_seeds; i++) {
+    gvar *v = find(ps, seeds[i].var);
+    v->reach = true;
+    if (add_contrib(v, seeds[i].grad) == NULL) return CT_ERR_OUT_OF_MEMORY;
+    v->n_given++;
+  }
+  if (loss != NULL) (lv = find(ps, loss))->reach = true;
   mark(ps);
   if ((s = check_path(ps)) != CT_OK) return s;
-  if (lv->dep) {
+  if (lv != NULL && lv->dep) {
     char *g = join(loss, CT_GRAD_SUFFIX, 0, false);
     if (g == NULL) return oom();
     lv->grad = g;
@@ -463,29 +527,55 @@ static ct_status run_pass(pass *ps, const char *loss, const char *const *params,
     const ct_op *op = ct_program_op(ps->p, k);
     if (!on_path(ps, op)) continue;
     ct_grad_ctx g = {.op = op, .pass = ps};
-    if ((s = op->def->grad(&g)) != CT_OK) return s;
+    ps->in_maker = true;
+    ps->maker_first = ps->n_made;
+    s = op->def->grad(&g);
+    ps->in_maker = false;
+    if (s != CT_OK) return s;
   }
   for (size_t i = 0; i < n; i++) {
-    if ((s = finish(ps, find(ps, params[i]))) != CT_OK) return s;
+    if ((s = finish_param(ps, params[i])) != CT_OK) return s;
   }
   return CT_OK;
 }
 
-ct_status ct_program_append_backward(ct_program *p, const char *loss,
-                                     const char *const *params, size_t n) {
-  ct_status s = check_args(p, loss, params, n);
-  if (s != CT_OK) return s;
-  pass ps = {.p = p};
-  s = run_pass(&ps, loss, params, n);
-  if (s == CT_OK) s = ct__program_reserve(p, ps.n_made);
+/* Runs the pass over src and appends the ops it made to dst, all or nothing. */
+static ct_status append_pass(const ct_program *src, ct_program *dst, const char *loss,
+                             const ct__grad_seed *seeds, size_t n_seeds,
+                             const char *const *params, size_t n) {
+  pass ps = {.p = src};
+  ct_status s = run_pass(&ps, loss, seeds, n_seeds, params, n);
+  if (s == CT_OK) s = ct__program_reserve(dst, ps.n_made);
   if (s != CT_OK) {
     pass_free(&ps, true);
     return s;
   }
   for (size_t i = 0; i < ps.n_made; i++) {
-    s = ct_program_append(p, ps.made[i]); /* room reserved, fresh ops: cannot fail */
+    s = ct_program_append(dst, ps.made[i]); /* room reserved, fresh ops: cannot fail */
     if (s != CT_OK) abort();
   }
   pass_free(&ps, false);
   return CT_OK;
+}
+
+ct_status ct_program_append_backward(ct_program *p, const char *loss,
+                                     const char *const *params, size_t n) {
+  ct_status s = check_args(p, loss, false, params, n);
+  return s == CT_OK ? append_pass(p, p, loss, NULL, 0, params, n) : s;
+}
+
+ct_status ct__program_backward_seeded(const ct_program *src, ct_program *dst,
+                                      const ct__grad_seed *seeds, size_t n_seeds,
+                                      const char *const *params, size_t n) {
+  ct_status s = check_args(src, NULL, true, params, n);
+  if (s == CT_OK && (dst == NULL || (seeds == NULL && n_seeds > 0))) {
+    s = ct__error(CT_ERR_INVALID_ARGUMENT, "ct__program_backward_seeded: no program or seeds");
+  }
+  for (size_t i = 0; s == CT_OK && i < n_seeds; i++) {
+    if (seeds[i].var == NULL || seeds[i].grad == NULL) {
+      s = ct__error(CT_ERR_INVALID_ARGUMENT, "ct__program_backward_seeded: seed %zu has no name",
+                    i);
+    }
+  }
+  return s == CT_OK ? append_pass(src, dst, NULL, seeds, n_seeds, params, n) : s;
 }

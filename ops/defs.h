@@ -46,6 +46,7 @@ struct ct__def_table {
 extern const ct__def_table ct__elementwise_defs, ct__matmul_defs, ct__random_defs,
     ct__reduce_defs, ct__shape_defs, ct__recurrent_defs;
 extern const ct__def_table ct__elementwise_grad_defs;
+extern const ct__def_table ct__recurrent_grad_defs;
 
 /* The grad-op makers of the built-in types (ops/defs/<family>_grad.c), which their ct_op_def
  * entries name. */
@@ -53,12 +54,14 @@ ct_status ct__grad_binary(ct_grad_ctx *g);
 ct_status ct__grad_unary(ct_grad_ctx *g);
 ct_status ct__grad_scale(ct_grad_ctx *g);
 ct_status ct__grad_assign(ct_grad_ctx *g);
+ct_status ct__grad_recurrent(ct_grad_ctx *g); /* ops/recurrent_grad.c */
 
 /* The kernels that never touch element data, so one function serves every place (ops/backends.c
  * registers them for each backend): reshape makes Out share X's memory (ops/defs/shape.c);
  * recurrent runs its step program at the op's place (ops/recurrent.c). */
 ct_status ct__reshape_kernel(const ct_kernel_ctx *c);
 ct_status ct__recurrent_kernel(const ct_kernel_ctx *c);
+ct_status ct__recurrent_grad_kernel(const ct_kernel_ctx *c); /* ops/recurrent_grad.c */
 
 /* ---- Plans --------------------------------------------------------------------------------- */
 

@@ -20,36 +20,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/defs.h"
+#include "ops/recurrent.h"
 #include "scope/scope_list.h"
 
-enum { IN_X, IN_INIT, IN_PARAMS };
-enum { OUT_OUT, OUT_FINAL, OUT_SCOPES };
-enum { A_PROGRAM, A_STATES, A_EX_STATES, A_STEP_INPUTS, A_STEP_OUTPUTS, A_REVERSE };
+enum { IN_X = CT__RNN_X, IN_INIT = CT__RNN_INIT, IN_PARAMS = CT__RNN_PARAMS };
+enum { OUT_OUT = CT__RNN_OUT, OUT_FINAL = CT__RNN_FINAL, OUT_SCOPES = CT__RNN_SCOPES };
+enum {
+  A_PROGRAM = CT__RNN_PROGRAM,
+  A_STATES = CT__RNN_STATES,
+  A_EX_STATES = CT__RNN_EX_STATES,
+  A_STEP_INPUTS = CT__RNN_STEP_INPUTS,
+  A_STEP_OUTPUTS = CT__RNN_STEP_OUTPUTS,
+  A_REVERSE = CT__RNN_REVERSE
+};
 
-/* A comma-separated list of names split in place (spaces around names dropped). */
-typedef struct name_list {
-  char *buf;
-  char **v;
-  size_t n;
-} name_list;
+typedef ct__names name_list;
 
-static void names_free(name_list *l) {
+void ct__names_free(ct__names *l) {
   free(l->buf);
   free(l->v);
   memset(l, 0, sizeof *l);
 }
 
-static ct_status names_parse(const ct_kernel_ctx *c, size_t attr, name_list *l) {
-  const char *s = c->attr[attr].u.s ? c->attr[attr].u.s : "";
+ct_status ct__names_split(const char *s, ct__names *l) {
+  if (s == NULL) s = "";
   memset(l, 0, sizeof *l);
   size_t len = strlen(s), commas = 0;
   for (size_t i = 0; i < len; i++) commas += s[i] == ',';
   l->buf = malloc(len + 1);
   l->v = malloc((commas + 1) * sizeof *l->v);
   if (l->buf == NULL || l->v == NULL) {
-    names_free(l);
-    return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY, "out of host memory");
+    ct__names_free(l);
+    return CT_ERR_OUT_OF_MEMORY;
   }
   memcpy(l->buf, s, len + 1);
   char *p = l->buf;
@@ -60,16 +62,34 @@ static ct_status names_parse(const ct_kernel_ctx *c, size_t attr, name_list *l) 
     size_t k = strlen(p);
     while (k > 0 && p[k - 1] == ' ') p[--k] = '\0';
     if (k == 0 && (end != NULL || l->n > 0)) {
-      ct_status st = ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
-                                    "attribute '%s' (\"%s\") has an empty name: list names "
-                                    "separated by commas",
-                                    c->op->def->attr[attr].name, s);
-      names_free(l);
-      return st;
+      ct__names_free(l);
+      return CT_ERR_INVALID_ARGUMENT;
     }
     if (k > 0) l->v[l->n++] = p;
     if (end == NULL) break;
     p = end + 1;
+  }
+  return CT_OK;
+}
+
+long ct__names_find(const ct__names *l, const char *name) {
+  for (size_t i = 0; i < l->n; i++) {
+    if (strcmp(l->v[i], name) == 0) return (long)i;
+  }
+  return -1;
+}
+
+static void names_free(name_list *l) { ct__names_free(l); }
+
+static ct_status names_parse(const ct_kernel_ctx *c, size_t attr, name_list *l) {
+  const char *s = c->attr[attr].u.s ? c->attr[attr].u.s : "";
+  ct_status st = ct__names_split(s, l);
+  if (st == CT_ERR_OUT_OF_MEMORY) return ct_kernel_fail(c, st, "out of host memory");
+  if (st != CT_OK) {
+    return ct_kernel_fail(c, st,
+                          "attribute '%s' (\"%s\") has an empty name: list names separated by "
+                          "commas",
+                          c->op->def->attr[attr].name, s);
   }
   return CT_OK;
 }
@@ -420,7 +440,7 @@ static const ct_attr_def rnn_attrs[] = {
 
 static const ct_op_def defs[] = {
     {.type = "recurrent", .inputs = rnn_in, .n_inputs = 3, .outputs = rnn_out, .n_outputs = 3,
-     .attrs = rnn_attrs, .n_attrs = 6},
+     .attrs = rnn_attrs, .n_attrs = 6, .grad = ct__grad_recurrent},
 };
 
 const ct__def_table ct__recurrent_defs = CT__TABLE(defs);

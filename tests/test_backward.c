@@ -243,6 +243,33 @@ START_TEST(free_intermediates_keeps_what_backward_reads) {
 }
 END_TEST
 
+/* h is read by two ops: the sum of its contributions runs before the grad op of h's writer,
+ * which reads it, though that op's maker makes its op before it asks for h's gradient. */
+static void build_intermediate_read_twice(ct_program *p) {
+  ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_mul", "x", "w", "h")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, op_x("relu", "h", "a")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, op_x("tanh", "h", "b")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_add", "a", "b", "out")), CT_OK);
+  append_weighted_loss(p, "out", "loss");
+}
+
+START_TEST(an_intermediate_read_twice_is_summed_before_it_is_read) {
+  ct_scope *s = ct_scope_new();
+  put_smooth(s, "x", CT_DIMS(2, 3), 0.1);
+  put_smooth(s, "w", CT_DIMS(3), 0.9);
+  static const char *const params[] = {"x", "w"};
+  check_grads(s, build_intermediate_read_twice, "loss", params, 2);
+  ct_program *p = ct_program_new();
+  build_intermediate_read_twice(p);
+  ck_assert_int_eq(ct_program_append_backward(p, "loss", params, 2), CT_OK);
+  size_t n = ct_program_size(p);
+  ck_assert_str_eq(type_at(p, n - 2), "sum");
+  ck_assert_str_eq(type_at(p, n - 1), "elementwise_mul_grad");
+  ct_program_free(p);
+  ct_scope_free(s);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("backward");
   CT_ADD_TEST(s, gradients_are_named_after_the_parameters);
@@ -257,6 +284,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, bad_arguments_are_refused);
   CT_ADD_TEST(s, a_variable_written_twice_on_the_path_is_refused);
   CT_ADD_TEST(s, free_intermediates_keeps_what_backward_reads);
+  CT_ADD_TEST(s, an_intermediate_read_twice_is_summed_before_it_is_read);
   return s;
 }
 
