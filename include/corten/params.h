@@ -24,7 +24,7 @@
  * that remain before it is used, nothing is allocated before the bytes it stands for are known
  * to be there, and no size computation can overflow. Any malformed, truncated or foreign input
  * (an MXNet .params file, magic 0x112, is named as such) is CT_ERR_FORMAT, and the message says
- * where: "params file 'x.params': entry 7 ('conv1.b'): claims 4096 data bytes, 12 remain at
+ * where: "params file 'x.params': tensor 7 ('conv1.b'): claims 4096 data bytes, 12 remain at
  * offset 9120". Trailing bytes after the last record are an error too.
  *
  * ct_params_inspect lists what a file holds (either kind) without a scope: each entry's name,
@@ -55,9 +55,10 @@ extern "C" {
  * sorted by name; variables holding other types are skipped. Given names are looked up as
  * ct_scope_find_var does (the scope, then its ancestors). Tensors on other places are copied to
  * the host for writing. The scope and its tensors stay the caller's; nothing is changed in them.
- * The save is atomic: the bytes go to a new file beside path (path + ".tmp-<pid>-<n>"), which is
- * flushed to disk (fsync), renamed over path, and the directory synced. On any failure the
- * temporary file is removed and an existing file at path is left as it was. A new file's mode is
+ * The save is atomic: the bytes go to a new file beside path (path + ".tmp-<host>-<pid>-<n>"),
+ * which is flushed to disk (fsync), renamed over path, and the directory synced. On any failure
+ * the temporary file is removed and an existing file at path is left as it was; the temporary
+ * file of a save that was killed is removed by the next save of the same path. A new file's mode is
  * 0666 less the umask.
  * Errors (every variable is checked before the temporary file is created, so the argument and
  * variable errors write nothing):
