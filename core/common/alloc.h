@@ -1,8 +1,8 @@
-/* core/common/alloc.h: corten's own small allocations (variables, tensor headers, block
- * headers, DLPack export records; scope tables come from the C library). They come from jemalloc's sized API when corten is built with it, so
- * they take its thread-cache fast path whatever malloc the process resolved; a sanitizer build
- * uses the C library so that AddressSanitizer sees them. Pair ct__alloc/ct__calloc with
- * ct__free(p, size) and the same size. */
+/* core/common/alloc.h: corten's own small allocations (variables, tensor headers, block headers,
+ * DLPack export records; scope tables come from the C library). They come from jemalloc's sized
+ * API when corten is built with it, so they take its thread-cache fast path whatever malloc the
+ * process resolved; a sanitizer build uses the C library so that AddressSanitizer sees them. Pair
+ * ct__alloc/ct__calloc with ct__free(p, size) and the same size. */
 #ifndef CORTEN_CORE_ALLOC_H
 #define CORTEN_CORE_ALLOC_H
 
