@@ -445,9 +445,12 @@ static bool exists(const char *path) {
  * and locked by no one, is removed; a save's own process, a live process, another machine,
  * another target and a locked file keep theirs. */
 START_TEST(next_save_removes_temporary_files_of_interrupted_saves) {
-  char dir[] = "contract-save-XXXXXX";
+  /* Under the temporary directory, so a failing run leaves nothing in the working directory. */
+  const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
+  char dir[256];
+  snprintf(dir, sizeof dir, "%s/corten-contract-XXXXXX", tmp);
   ck_assert_ptr_nonnull(mkdtemp(dir));
-  char target[64], tag[80], paths[7][256];
+  char target[320], tag[80], paths[7][512];
   snprintf(target, sizeof target, "%s/w.params", dir);
   host_tag(tag, sizeof tag);
   pid_t dead = fork();
