@@ -19,12 +19,14 @@ static const ct__def_table *const op_types[] = {
     &ct__reduce_defs,      &ct__shape_defs,  &ct__recurrent_defs,
     &ct__elementwise_grad_defs,
     &ct__recurrent_grad_defs,
+    &ct__matmul_grad_defs, &ct__reduce_grad_defs, &ct__shape_grad_defs,
 };
 
 static const ct__kernel_set any_place_sets[] = {
     {"reshape", CT__KERNELS([0] = ct__reshape_kernel)},
     {"recurrent", CT__KERNELS([0] = ct__recurrent_kernel)},
     {"recurrent_grad", CT__KERNELS([0] = ct__recurrent_grad_kernel)},
+    {"reshape_grad", CT__KERNELS([0] = ct__reshape_grad_kernel)},
 };
 static const ct__kernel_table any_place = CT__TABLE(any_place_sets);
 
@@ -35,6 +37,8 @@ static const ct__backend_table kernel_tables[] = {
     {CT_DEVICE_CPU, &ct__cpu_reduce},
     {CT_DEVICE_CPU, &ct__cpu_shape},
     {CT_DEVICE_CPU, &ct__cpu_elementwise_grad},
+    {CT_DEVICE_CPU, &ct__cpu_matmul_grad},
+    {CT_DEVICE_CPU, &ct__cpu_reduce_grad},
     {CT_DEVICE_CPU, &any_place},
 #ifdef CORTEN_HAVE_CUDA
     {CT_DEVICE_CUDA, &ct__cuda_elementwise},

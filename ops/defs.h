@@ -115,4 +115,44 @@ typedef struct ct__tr_plan {
 
 void ct__tr_make_plan(ct_ddim x, const int perm[CT_MAX_RANK], ct__tr_plan *p);
 
+/* ---- The gradients of matmul, the reduce family and the shape family ---------------------- */
+
+extern const ct__def_table ct__matmul_grad_defs, ct__reduce_grad_defs, ct__shape_grad_defs;
+
+/* Makers shared across families: ct__grad_binary also serves matmul (matmul_grad),
+ * ct__grad_unary every "<type>_grad" of one input (read from Out: softmax; read from X: cast,
+ * mean, reduce_sum, reshape, transpose), ct__grad_assign sum (one assign per input);
+ * ct__grad_concat appends concat_grad. Each copies the forward op's attributes that its grad op
+ * type also has. */
+ct_status ct__grad_concat(ct_grad_ctx *g);
+
+/* The name a grad op's many-variable output slot takes where an entry is not wanted
+ * (PaddlePaddle's empty variable): concat_grad writes no X@GRAD entry of that name. */
+#define CT__GRAD_EMPTY "@EMPTY@"
+
+/* Checks that input Out@GRAD (slot, 0) has dims want, those of the forward op's Out, which
+ * `what` describes ("the product of X and Y"); CT_ERR_SHAPE naming the op and variable. */
+ct_status ct__grad_check_dout(const ct_kernel_ctx *c, size_t slot, ct_ddim want,
+                              const char *what);
+
+/* A binary grad op's optional outputs X@GRAD and Y@GRAD (CT__G_DX, CT__G_DY) allocated with the
+ * kernel's dtype at the op's place, their data in *dx and *dy: NULL for an unwired slot (that
+ * gradient is not wanted). CT_OK or the allocation's failure, naming the op. */
+ct_status ct__grad_outs(const ct_kernel_ctx *c, void **dx, void **dy);
+
+/* reduce_sum's Out dims for X of dims x under attributes dim and keep_dim (ct__rs_dims). */
+ct_status ct__rs_out_dims(const ct_kernel_ctx *c, ct_ddim x, ct_ddim *out);
+
+/* concat's Out dims from its inputs X (slot 0) along attribute axis, normalised into *axis;
+ * CT_ERR_SHAPE, CT_ERR_OUT_OF_RANGE or CT_ERR_TYPE_MISMATCH naming the op otherwise. */
+ct_status ct__concat_dims(const ct_kernel_ctx *c, int *axis, ct_ddim *out);
+
+/* Makes output (0, 0) a view of `from`'s memory with dims d (reshape, reshape_grad); an
+ * external output gets a copy of the bytes instead. */
+ct_status ct__share_as(const ct_kernel_ctx *c, const ct_tensor *from, ct_ddim d);
+
+/* reshape_grad's kernel, for every place like reshape's: X@GRAD shares Out@GRAD's memory with
+ * X's dims (ops/defs/shape_grad.c). */
+ct_status ct__reshape_grad_kernel(const ct_kernel_ctx *c);
+
 #endif /* CORTEN_OPS_DEFS_H */

@@ -153,4 +153,101 @@ static inline void check_grads(ct_scope *s, void (*build)(ct_program *p), const 
   ct_program_free(train);
 }
 
+/* ---- Helpers of the matmul, reduce and shape gradient suites --------------------------------- */
+
+/* The forward op of check_x_grad and run_x_backward: x_op_type reading X = "x" and writing
+ * Out = "out", its attributes set by x_op_attrs (when not NULL), then the loss. */
+static const char *x_op_type;
+static void (*x_op_attrs)(ct_op *op);
+
+static inline void build_x_op(ct_program *p) {
+  ct_op *op = op_x(x_op_type, "x", "out");
+  if (x_op_attrs != NULL) x_op_attrs(op);
+  ck_assert_int_eq(ct_program_append(p, op), CT_OK);
+  append_weighted_loss(p, "out", "loss");
+}
+
+/* Checks d(loss)/dx of the op above against finite differences, for x of dims xd holding
+ * put_smooth's values. */
+static inline void check_x_grad(const char *type, void (*attrs)(ct_op *op), ct_ddim xd) {
+  static const char *const just_x[] = {"x"};
+  ct_scope *s = ct_scope_new();
+  put_smooth(s, "x", xd, 0.1);
+  x_op_type = type;
+  x_op_attrs = attrs;
+  check_grads(s, build_x_op, "loss", just_x, 1);
+  ct_scope_free(s);
+}
+
+/* Builds the program with build, appends the backward pass for params and runs it over s: for
+ * the cases finite differences say nothing of (empty tensors, which gradients exist). */
+static inline void run_backward(ct_scope *s, void (*build)(ct_program *p),
+                                const char *const *params, size_t n) {
+  ct_program *p = ct_program_new();
+  build(p);
+  ck_assert_msg(ct_program_append_backward(p, "loss", params, n) == CT_OK, "%s", ct_last_error());
+  run_program(p, s);
+  ct_program_free(p);
+}
+
+/* The tensor of variable name, checked to have dims. */
+static inline const ct_tensor *tensor_dims(ct_scope *s, const char *name, ct_ddim dims) {
+  const ct_tensor *t = ct_var_get_tensor(ct_scope_find_var(s, name));
+  ck_assert_msg(t != NULL, "no variable '%s'", name);
+  char a[256], b[256];
+  ck_assert_msg(ct_ddim_equal(ct_tensor_dims(t), dims), "'%s' is %s, expected %s", name,
+                ct_ddim_str(ct_tensor_dims(t), a, sizeof a), ct_ddim_str(dims, b, sizeof b));
+  return t;
+}
+
+/* Runs the op of check_x_grad and the backward pass for x of dims xd, checks that x@GRAD has
+ * dims xd and returns the scope (the caller frees it): for the cases finite differences say
+ * nothing of. */
+static inline ct_scope *run_x_backward(const char *type, void (*attrs)(ct_op *op), ct_ddim xd) {
+  static const char *const just_x[] = {"x"};
+  ct_scope *s = ct_scope_new();
+  put_smooth(s, "x", xd, 0.1);
+  x_op_type = type;
+  x_op_attrs = attrs;
+  run_backward(s, build_x_op, just_x, 1);
+  tensor_dims(s, "x@GRAD", xd);
+  return s;
+}
+
+/* Runs op (owned by the caller) twice over fresh scopes, its n_in inputs ins of dims filled with
+ * put_smooth's pattern (seed i) in float32 and then in float64, and checks that every element
+ * of each output in outs agrees: |f32 - f64| <= 1e-5 (1 + |f64|). */
+static inline void check_f32_matches_f64(const ct_op *op, const char *const *ins,
+                                         const ct_ddim *dims, size_t n_in,
+                                         const char *const *outs, size_t n_out) {
+  ct_scope *s[2] = {ct_scope_new(), ct_scope_new()};
+  for (size_t i = 0; i < n_in; i++) {
+    int64_t n = ct_ddim_numel(dims[i]);
+    float *v32 = malloc((size_t)(n > 0 ? n : 1) * sizeof *v32);
+    ck_assert_ptr_nonnull(v32);
+    put_smooth(s[1], ins[i], dims[i], (double)i);
+    const double *v64 = var_f64(s[1], ins[i]);
+    for (int64_t j = 0; j < n; j++) v32[j] = (float)v64[j];
+    put(s[0], ins[i], CT_FLOAT32, dims[i], v32);
+    free(v32);
+  }
+  for (int k = 0; k < 2; k++) {
+    ck_assert_msg(ct_op_run(op, s[k], ct_cpu()) == CT_OK, "%s", ct_last_error());
+  }
+  for (size_t o = 0; o < n_out; o++) {
+    const ct_tensor *t32 = ct_var_get_tensor(ct_scope_find_var(s[0], outs[o]));
+    const ct_tensor *t64 = ct_var_get_tensor(ct_scope_find_var(s[1], outs[o]));
+    ck_assert_int_eq(ct_tensor_dtype(t32), CT_FLOAT32);
+    ck_assert(ct_ddim_equal(ct_tensor_dims(t32), ct_tensor_dims(t64)));
+    const float *a = ct_tensor_data(t32, CT_FLOAT32);
+    const double *b = ct_tensor_data(t64, CT_FLOAT64);
+    for (int64_t j = 0; j < ct_tensor_numel(t64); j++) {
+      ck_assert_msg(fabs((double)a[j] - b[j]) <= 1e-5 * (1 + fabs(b[j])),
+                    "%s[%lld]: %.9g vs %.17g", outs[o], (long long)j, (double)a[j], b[j]);
+    }
+  }
+  ct_scope_free(s[0]);
+  ct_scope_free(s[1]);
+}
+
 #endif /* CORTEN_TESTS_GRAD_UTIL_H */

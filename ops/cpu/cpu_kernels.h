@@ -4,9 +4,15 @@
 #define CORTEN_OPS_CPU_KERNELS_H
 
 #include "ops/kernel.h"
+#include "ops/defs.h"
 
 extern const ct__kernel_table ct__cpu_elementwise, ct__cpu_matmul, ct__cpu_random, ct__cpu_reduce,
     ct__cpu_shape;
 extern const ct__kernel_table ct__cpu_elementwise_grad;
+extern const ct__kernel_table ct__cpu_matmul_grad, ct__cpu_reduce_grad;
+
+/* Gathers the elements of x (es bytes each) into o in o's order along plan p (ops/defs.h: each
+ * dim's extent and stride in x): transpose and its gradient, reduce_sum's gradient. */
+void ct__cpu_gather(void *o, const void *x, size_t es, const ct__tr_plan *p);
 
 #endif /* CORTEN_OPS_CPU_KERNELS_H */

@@ -14,15 +14,10 @@
   static ct_status NAME(const ct_kernel_ctx *c) {                                               \
     const ct_tensor *xt = ct_kernel_in(c, CT__G_X, 0), *yt = ct_kernel_in(c, CT__G_Y, 0);       \
     const ct_tensor *gt = ct_kernel_in(c, CT__G_DOUT, 0);                                       \
-    T *dx = NULL, *dy = NULL;                                                                   \
-    if (ct_kernel_out_count(c, CT__G_DX) > 0 &&                                                 \
-        (dx = ct__k_out_data(c, CT__G_DX, 0, c->dtype)) == NULL) {                              \
-      return ct_last_status();                                                                  \
-    }                                                                                           \
-    if (ct_kernel_out_count(c, CT__G_DY) > 0 &&                                                 \
-        (dy = ct__k_out_data(c, CT__G_DY, 0, c->dtype)) == NULL) {                              \
-      return ct_last_status();                                                                  \
-    }                                                                                           \
+    void *dx_, *dy_;                                                                            \
+    ct_status st = ct__grad_outs(c, &dx_, &dy_);                                                \
+    if (CT__UNLIKELY(st != CT_OK)) return st;                                                   \
+    T *dx = dx_, *dy = dy_;                                                                     \
     const T *xs = ct__k_in_data(xt), *ys = ct__k_in_data(yt), *gs = ct__k_in_data(gt);          \
     int64_t n = gt->numel;                                                                      \
     if (xt->numel == n && yt->numel == n) {                                                     \

@@ -1,11 +1,14 @@
-/* ops/cpu/shape.c: the CPU kernels of transpose and concat, for every dtype (reshape's kernel,
- * which only shares memory, serves every place from ops/defs/shape.c).
+/* ops/cpu/shape.c: the CPU kernels of transpose and concat and of their gradients, for every
+ * dtype (reshape's and reshape_grad's kernels, which only share memory, serve every place from
+ * ops/defs/).
  *
- * transpose gathers X along the plan of ops/defs/shape.c (ct__tr_make_plan); concat copies each
- * input's block in turn for each index over the dims before the axis. Both move elements by
- * their size in bytes, so one kernel serves every dtype. */
+ * transpose gathers X along the plan of ops/defs/shape.c (ct__tr_make_plan), transpose_grad
+ * gathers Out@GRAD along the inverse permutation; concat copies each input's block in turn for
+ * each index over the dims before the axis, concat_grad copies the same blocks back out. All
+ * move elements by their size in bytes, so one kernel serves every dtype. */
 #include <string.h>
 
+#include "ops/cpu/cpu_kernels.h"
 #include "ops/defs.h"
 
 /* ---- transpose(axis) ------------------------------------------------------------------------- */
@@ -35,34 +38,75 @@ TR_COPY(tr_copy16, uint16_t)
 TR_COPY(tr_copy32, uint32_t)
 TR_COPY(tr_copy64, uint64_t)
 
+void ct__cpu_gather(void *o, const void *x, size_t es, const ct__tr_plan *p) {
+  if (p->rank == 1 && p->is[0] == 1) {
+    memmove(o, x, (size_t)p->d[0] * es);
+    return;
+  }
+  switch (es) {
+    case 1: tr_copy8(o, x, p); break;
+    case 2: tr_copy16(o, x, p); break;
+    case 4: tr_copy32(o, x, p); break;
+    default: tr_copy64(o, x, p); break;
+  }
+}
+
+/* Output 0 = `from` with its dims permuted by perm, in from's dtype. */
+static ct_status permute(const ct_kernel_ctx *c, const ct_tensor *from, const int *perm) {
+  void *o = ct__k_out_data(c, 0, 0, from->dtype);
+  if (CT__UNLIKELY(o == NULL)) return ct_last_status();
+  if (from->numel == 0) return CT_OK;
+  ct__tr_plan p;
+  ct__tr_make_plan(from->dims, perm, &p);
+  ct__cpu_gather(o, ct__k_in_data(from), ct_dtype_size(from->dtype), &p);
+  return CT_OK;
+}
+
 static ct_status transpose_any(const ct_kernel_ctx *c) {
   int perm[CT_MAX_RANK];
   ct_status s = ct__tr_perm(c, perm);
   if (CT__UNLIKELY(s != CT_OK)) return s;
-  const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);
-  void *o = ct__k_out_data(c, CT__OUT, 0, xt->dtype);
-  if (CT__UNLIKELY(o == NULL)) return ct_last_status();
-  if (xt->numel == 0) return CT_OK;
-  const void *x = ct__k_in_data(xt);
-  ct__tr_plan p;
-  ct__tr_make_plan(xt->dims, perm, &p);
-  size_t es = ct_dtype_size(xt->dtype);
-  if (p.rank == 1 && p.is[0] == 1) {
-    memmove(o, x, (size_t)xt->numel * es);
-    return CT_OK;
-  }
-  switch (es) {
-    case 1: tr_copy8(o, x, &p); break;
-    case 2: tr_copy16(o, x, &p); break;
-    case 4: tr_copy32(o, x, &p); break;
-    default: tr_copy64(o, x, &p); break;
-  }
-  return CT_OK;
+  return permute(c, ct_kernel_in(c, CT__IN_X, 0), perm);
+}
+
+/* transpose_grad (X, Out@GRAD -> X@GRAD): Out@GRAD permuted back by the inverse of `axis`. */
+static ct_status transpose_grad_any(const ct_kernel_ctx *c) {
+  int perm[CT_MAX_RANK], inv[CT_MAX_RANK];
+  ct_status s = ct__tr_perm(c, perm);
+  if (CT__UNLIKELY(s != CT_OK)) return s;
+  const ct_tensor *dout = ct_kernel_in(c, CT__G_UNARY_DOUT, 0);
+  for (int k = 0; k < dout->dims.rank; k++) inv[perm[k]] = k;
+  return permute(c, dout, inv);
 }
 
 /* ---- concat(axis) ---------------------------------------------------------------------------- */
 
-/* For each index over the dims before the axis, the block of each input in turn. */
+/* Copies between concat's whole (Out, or concat_grad's Out@GRAD) and its parts (the inputs X,
+ * or concat_grad's X@GRAD, already allocated): part i is, for each index over the dims before
+ * the axis, one block of the whole's row. An X@GRAD named CT__GRAD_EMPTY is skipped. */
+static void concat_walk(const ct_kernel_ctx *c, int axis, char *whole, bool split) {
+  const ct_tensor *x0 = ct_kernel_in(c, CT__IN_X, 0);
+  size_t es = ct_dtype_size(c->dtype), n = ct_kernel_in_count(c, CT__IN_X), row = 0, off = 0;
+  int64_t outer = 1, inner = 1;
+  for (int k = 0; k < x0->dims.rank; k++) {
+    if (k < axis) outer *= x0->dims.d[k];
+    if (k > axis) inner *= x0->dims.d[k];
+  }
+  for (size_t i = 0; i < n; i++) row += (size_t)ct_kernel_in(c, CT__IN_X, i)->dims.d[axis];
+  row *= (size_t)inner * es;
+  for (size_t i = 0; i < n; i++) {
+    size_t block = (size_t)(ct_kernel_in(c, CT__IN_X, i)->dims.d[axis] * inner) * es;
+    const ct_tensor *pt = split ? ct_kernel_out(c, CT__G_DX, i) : ct_kernel_in(c, CT__IN_X, i);
+    bool skip = split && strcmp(ct_kernel_out_name(c, CT__G_DX, i), CT__GRAD_EMPTY) == 0;
+    char *part = skip || block == 0 ? NULL : (char *)ct__k_in_data(pt);
+    for (int64_t a = 0; part != NULL && a < outer; a++) {
+      if (split) memcpy(part + (size_t)a * block, whole + (size_t)a * row + off, block);
+      else memcpy(whole + (size_t)a * row + off, part + (size_t)a * block, block);
+    }
+    off += block;
+  }
+}
+
 static ct_status concat_any(const ct_kernel_ctx *c) {
   const ct_tensor *x0 = ct_kernel_in(c, CT__IN_X, 0);
   int axis;
@@ -70,21 +114,23 @@ static ct_status concat_any(const ct_kernel_ctx *c) {
   if (CT__UNLIKELY(s != CT_OK)) return s;
   char *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);
   if (CT__UNLIKELY(o == NULL)) return ct_last_status();
-  size_t es = ct_dtype_size(c->dtype), n = ct_kernel_in_count(c, CT__IN_X);
-  if (ct_kernel_out(c, CT__OUT, 0)->numel == 0) return CT_OK;
-  int64_t outer = 1, inner = 1;
-  for (int k = 0; k < x0->dims.rank; k++) {
-    if (k < axis) outer *= x0->dims.d[k];
-    if (k > axis) inner *= x0->dims.d[k];
+  if (ct_kernel_out(c, CT__OUT, 0)->numel > 0) concat_walk(c, axis, o, false);
+  return CT_OK;
+}
+
+/* concat_grad (X, Out@GRAD -> X@GRAD): each X@GRAD_i is the slice of Out@GRAD that X_i filled;
+ * an entry named CT__GRAD_EMPTY is not wanted and not written. */
+static ct_status concat_grad_any(const ct_kernel_ctx *c) {
+  const ct_tensor *x0 = ct_kernel_in(c, CT__IN_X, 0);
+  int axis;
+  ct_status s = ct__k_axis(c, "axis", c->attr[CT__CONCAT_AXIS].u.i, x0->dims.rank, &axis);
+  if (CT__UNLIKELY(s != CT_OK)) return s;
+  for (size_t i = 0; i < ct_kernel_out_count(c, CT__G_DX); i++) {
+    if (strcmp(ct_kernel_out_name(c, CT__G_DX, i), CT__GRAD_EMPTY) == 0) continue;
+    if (CT__UNLIKELY(ct__k_out_data(c, CT__G_DX, i, c->dtype) == NULL)) return ct_last_status();
   }
-  for (int64_t a = 0; a < outer; a++) {
-    for (size_t i = 0; i < n; i++) {
-      const ct_tensor *xi = ct_kernel_in(c, CT__IN_X, i);
-      size_t block = (size_t)(xi->dims.d[axis] * inner) * es;
-      memcpy(o, (const char *)ct__k_in_data(xi) + (size_t)a * block, block);
-      o += block;
-    }
-  }
+  const ct_tensor *dout = ct_kernel_in(c, CT__G_UNARY_DOUT, 0);
+  if (dout->numel > 0) concat_walk(c, axis, (char *)ct__k_in_data(dout), true);
   return CT_OK;
 }
 
@@ -93,6 +139,8 @@ static ct_status concat_any(const ct_kernel_ctx *c) {
 static const ct__kernel_set kernels[] = {
     {"transpose", CT__KERNELS([0] = transpose_any)},
     {"concat", CT__KERNELS([0] = concat_any)},
+    {"transpose_grad", CT__KERNELS([0] = transpose_grad_any)},
+    {"concat_grad", CT__KERNELS([0] = concat_grad_any)},
 };
 
 const ct__kernel_table ct__cpu_shape = CT__TABLE(kernels);

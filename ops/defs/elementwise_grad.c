@@ -9,7 +9,9 @@
  *   log_grad                           X, Out@GRAD -> X@GRAD (dOut / X)
  *   cast_grad                          X, Out@GRAD -> X@GRAD (dOut cast back to X's dtype)
  *   scale: its gradient is `scale` itself (scale = the forward scale, bias 0); assign's is
- *   `assign`. */
+ *   `assign`.
+ * The makers serve the other families too (ops/defs.h says which); each copies the forward op's
+ * attributes that its grad op type also has (matmul's transposes, softmax's axis ...). */
 #include <stdio.h>
 #include <string.h>
 
@@ -26,24 +28,41 @@ static const ct_slot_def from_out_in[] = {{"Out", 0}, {"Out@GRAD", 0}};
 static const ct_slot_def from_x_in[] = {{"X", 0}, {"Out@GRAD", 0}};
 static const ct_slot_def dx_out[] = {{"X@GRAD", 0}};
 
+ct_status ct__grad_check_dout(const ct_kernel_ctx *c, size_t slot, ct_ddim want,
+                              const char *what) {
+  const ct_tensor *dout = ct_kernel_in(c, slot, 0);
+  if (ct_ddim_equal(dout->dims, want)) return CT_OK;
+  char a[CT__DDIM_STR_CAP], b[CT__DDIM_STR_CAP];
+  return ct_kernel_fail(c, CT_ERR_SHAPE,
+                        "input Out@GRAD variable '%s' is %s but %s is %s: wire the gradient of "
+                        "the forward op's Out",
+                        ct_kernel_in_name(c, slot, 0), ct_ddim_str(dout->dims, a, sizeof a), what,
+                        ct_ddim_str(want, b, sizeof b));
+}
+
+ct_status ct__grad_outs(const ct_kernel_ctx *c, void **dx, void **dy) {
+  *dx = *dy = NULL;
+  if (ct_kernel_out_count(c, CT__G_DX) > 0 &&
+      (*dx = ct__k_out_data(c, CT__G_DX, 0, c->dtype)) == NULL) {
+    return ct_last_status();
+  }
+  if (ct_kernel_out_count(c, CT__G_DY) > 0 &&
+      (*dy = ct__k_out_data(c, CT__G_DY, 0, c->dtype)) == NULL) {
+    return ct_last_status();
+  }
+  return CT_OK;
+}
+
 /* X@GRAD and Y@GRAD take the dims of X and Y; Out@GRAD must have the dims the forward op's
  * broadcast gives, and every input the dtype of X. */
 static ct_status binary_grad_infer(const ct_kernel_ctx *c) {
   const ct_tensor *x = ct_kernel_in(c, CT__G_X, 0), *y = ct_kernel_in(c, CT__G_Y, 0);
-  const ct_tensor *dout = ct_kernel_in(c, CT__G_DOUT, 0);
   ct_status s = ct__k_check_dtype(c, CT__G_Y, 0, x->dtype);
   if (s == CT_OK) s = ct__k_check_dtype(c, CT__G_DOUT, 0, x->dtype);
   ct_ddim out;
   if (s == CT_OK) s = ct__k_broadcast(c, x->dims, y->dims, &out);
+  if (s == CT_OK) s = ct__grad_check_dout(c, CT__G_DOUT, out, "the broadcast of X and Y");
   if (s != CT_OK) return s;
-  if (!ct_ddim_equal(out, dout->dims)) {
-    char a[CT__DDIM_STR_CAP], b[CT__DDIM_STR_CAP];
-    return ct_kernel_fail(c, CT_ERR_SHAPE,
-                          "input Out@GRAD variable '%s' is %s but X and Y broadcast to %s: wire "
-                          "the gradient of the forward op's Out",
-                          ct_kernel_in_name(c, CT__G_DOUT, 0), ct_ddim_str(dout->dims, a, sizeof a),
-                          ct_ddim_str(out, b, sizeof b));
-  }
   if (ct_kernel_out_count(c, CT__G_DX) > 0 &&
       (s = ct__k_resize(c, CT__G_DX, 0, x->dims)) != CT_OK) {
     return s;
@@ -131,10 +150,11 @@ ct_status ct__grad_binary(ct_grad_ctx *g) {
   if (s == CT_OK) s = wire_in(op, "Out@GRAD", ct_grad_output_grad(g, "Out", 0));
   if (s == CT_OK && dx != NULL) s = ct_op_set_output(op, "X@GRAD", dx);
   if (s == CT_OK && dy != NULL) s = ct_op_set_output(op, "Y@GRAD", dy);
-  return s;
+  return s == CT_OK ? ct_grad_copy_attrs(g, op) : s;
 }
 
-/* relu, sigmoid, tanh, exp: from Out; log and cast: from X (the grad type's first slot says). */
+/* relu, sigmoid, tanh, exp, softmax: from Out; log, cast and the types whose gradient reads X
+ * (mean, reshape, transpose, reduce_sum ...): from X. The grad type's first slot says which. */
 ct_status ct__grad_unary(ct_grad_ctx *g) {
   const char *dx = ct_grad_input_grad(g, "X", 0);
   if (dx == NULL) return CT_OK;
@@ -145,7 +165,7 @@ ct_status ct__grad_unary(ct_grad_ctx *g) {
                     : wire_in(op, "Out", ct_grad_output(g, "Out", 0));
   if (s == CT_OK) s = wire_in(op, "Out@GRAD", ct_grad_output_grad(g, "Out", 0));
   if (s == CT_OK) s = ct_op_set_output(op, "X@GRAD", dx);
-  return s;
+  return s == CT_OK ? ct_grad_copy_attrs(g, op) : s;
 }
 
 /* An op of the forward's own type taking Out@GRAD to X@GRAD (NULL when X needs no gradient,
@@ -172,9 +192,16 @@ ct_status ct__grad_scale(ct_grad_ctx *g) {
   return ct_op_set_attr_float(op, "scale", ct_grad_forward(g)->attr[CT__SCALE_SCALE].u.f);
 }
 
-/* assign: dX = dOut. */
+/* assign: dX = dOut; sum: dX_i = dOut for each of its inputs X_i (one assign each). */
 ct_status ct__grad_assign(ct_grad_ctx *g) {
-  ct_status s;
-  same_type_grad(g, &s);
-  return s;
+  for (size_t i = 0, n = ct_grad_input_count(g, "X"); i < n; i++) {
+    const char *dx = ct_grad_input_grad(g, "X", i);
+    if (dx == NULL) continue;
+    ct_op *op = ct_grad_op_new(g, "assign");
+    if (op == NULL) return ct_last_status();
+    ct_status s = wire_in(op, "X", ct_grad_output_grad(g, "Out", 0));
+    if (s == CT_OK) s = ct_op_set_output(op, "Out", dx);
+    if (s != CT_OK) return s;
+  }
+  return CT_OK;
 }

@@ -56,20 +56,26 @@ ct_status ct__rs_dims(const ct_kernel_ctx *c, int rank, bool red[CT_MAX_RANK]) {
   return CT_OK;
 }
 
-static ct_status rs_infer(const ct_kernel_ctx *c) {
-  ct_ddim x = ct_kernel_in(c, CT__IN_X, 0)->dims, out = {.rank = 0};
+ct_status ct__rs_out_dims(const ct_kernel_ctx *c, ct_ddim x, ct_ddim *out) {
   bool red[CT_MAX_RANK];
   ct_status s = ct__rs_dims(c, x.rank, red);
   if (s != CT_OK) return s;
   bool keep = c->attr[CT__RS_KEEP_DIM].u.b;
+  out->rank = 0;
   for (int k = 0; k < x.rank; k++) {
     if (!red[k]) {
-      out.d[out.rank++] = x.d[k];
+      out->d[out->rank++] = x.d[k];
     } else if (keep) {
-      out.d[out.rank++] = 1;
+      out->d[out->rank++] = 1;
     }
   }
-  return ct__k_resize(c, CT__OUT, 0, out);
+  return CT_OK;
+}
+
+static ct_status rs_infer(const ct_kernel_ctx *c) {
+  ct_ddim out;
+  ct_status s = ct__rs_out_dims(c, ct_kernel_in(c, CT__IN_X, 0)->dims, &out);
+  return s == CT_OK ? ct__k_resize(c, CT__OUT, 0, out) : s;
 }
 
 static const ct_attr_def rs_attrs[] = {
@@ -86,15 +92,18 @@ static ct_status sm_infer(const ct_kernel_ctx *c) {
 
 static const ct_attr_def sm_attrs[] = {{"axis", {.type = CT_ATTR_INT, .u.i = -1}, false}};
 
+/* The gradients (ops/defs/reduce_grad.c): sum's is one assign per input. */
 static const ct_op_def defs[] = {
     {.type = "sum", .inputs = ct__slot_xs, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .infer_shape = sum_infer},
+     .n_outputs = 1, .infer_shape = sum_infer, .grad = ct__grad_assign},
     {.type = "reduce_sum", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = rs_attrs, .n_attrs = 2, .infer_shape = rs_infer},
+     .n_outputs = 1, .attrs = rs_attrs, .n_attrs = 2, .infer_shape = rs_infer,
+     .grad = ct__grad_unary},
     {.type = "mean", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .infer_shape = mean_infer},
+     .n_outputs = 1, .infer_shape = mean_infer, .grad = ct__grad_unary},
     {.type = "softmax", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = sm_attrs, .n_attrs = 1, .infer_shape = sm_infer},
+     .n_outputs = 1, .attrs = sm_attrs, .n_attrs = 1, .infer_shape = sm_infer,
+     .grad = ct__grad_unary},
 };
 
 const ct__def_table ct__reduce_defs = CT__TABLE(defs);

@@ -91,32 +91,28 @@ static ct_status reshape_infer(const ct_kernel_ctx *c) {
   return s == CT_OK ? ct__k_resize(c, CT__OUT, 0, d) : s;
 }
 
-/* Out becomes a view of X's memory (sharing its block), then takes the new dims. An external Out
- * keeps its buffer (ops.md): X's bytes are copied into it when they fit (by ct_tensor_copy's rule
- * for an external destination), CT_ERR_EXTERNAL_BUFFER when they do not. An Out that already
- * shares X's block never gets here with it: the framework gives it a block of its own first. */
+/* Output 0 (reshape's Out, reshape_grad's X@GRAD) becomes a view of x's memory (sharing its
+ * block), then takes the new dims. An external output keeps its buffer (ops.md): x's bytes are
+ * copied into it when they fit (by ct_tensor_copy's rule for an external destination),
+ * CT_ERR_EXTERNAL_BUFFER when they do not. An output that already shares x's block never gets
+ * here with it: the framework gives it a block of its own first. */
+ct_status ct__share_as(const ct_kernel_ctx *c, const ct_tensor *x, ct_ddim d) {
+  ct_tensor *o = ct_kernel_out(c, 0, 0);
+  bool copy = o->block != NULL && o->block->external && o->block != x->block;
+  if (CT__UNLIKELY((copy ? ct_tensor_copy(o, x, c->place) : ct_tensor_share(o, x)) != CT_OK)) {
+    char text[512];
+    snprintf(text, sizeof text, "%s", ct_last_error());
+    return ct_kernel_fail(c, ct_last_status(), "output %s variable '%s': %s",
+                          c->op->def->out[0].name, ct_kernel_out_name(c, 0, 0), text);
+  }
+  return ct__k_resize(c, 0, 0, d);
+}
+
 ct_status ct__reshape_kernel(const ct_kernel_ctx *c) {
   ct_ddim d;
   ct_status s = reshape_dims(c, &d);
   if (CT__UNLIKELY(s != CT_OK)) return s;
-  ct_tensor *o = ct_kernel_out(c, CT__OUT, 0);
-  const ct_tensor *x = ct_kernel_in(c, CT__IN_X, 0);
-  if (o->block != NULL && o->block->external && o->block != x->block) {
-    if (ct_tensor_copy(o, x, c->place) != CT_OK) {
-      char text[512];
-      snprintf(text, sizeof text, "%s", ct_last_error());
-      return ct_kernel_fail(c, ct_last_status(), "output Out variable '%s': %s",
-                            ct_kernel_out_name(c, CT__OUT, 0), text);
-    }
-    return ct__k_resize(c, CT__OUT, 0, d);
-  }
-  if (CT__UNLIKELY(ct_tensor_share(o, x) != CT_OK)) {
-    char text[512];
-    snprintf(text, sizeof text, "%s", ct_last_error());
-    return ct_kernel_fail(c, ct_last_status(), "output Out variable '%s': %s",
-                          ct_kernel_out_name(c, CT__OUT, 0), text);
-  }
-  return ct__k_resize(c, CT__OUT, 0, d);
+  return ct__share_as(c, ct_kernel_in(c, CT__IN_X, 0), d);
 }
 
 static const ct_attr_def reshape_attrs[] = {
@@ -196,7 +192,7 @@ static const ct_attr_def tr_attrs[] = {
     {"axis", {.type = CT_ATTR_INTS, .u.ints = {NULL, 0}}, true},
 };
 
-static ct_status cc_infer(const ct_kernel_ctx *c) {
+ct_status ct__concat_dims(const ct_kernel_ctx *c, int *axis_out, ct_ddim *out_dims) {
   const ct_tensor *x0 = ct_kernel_in(c, CT__IN_X, 0);
   char a[CT__DDIM_STR_CAP], b[CT__DDIM_STR_CAP];
   if (x0->dims.rank == 0) {
@@ -233,18 +229,31 @@ static ct_status cc_infer(const ct_kernel_ctx *c) {
     s = ct__k_check_dtype(c, CT__IN_X, i, c->dtype);
     if (s != CT_OK) return s;
   }
-  return ct__k_resize(c, CT__OUT, 0, out);
+  *axis_out = axis;
+  *out_dims = out;
+  return CT_OK;
+}
+
+static ct_status cc_infer(const ct_kernel_ctx *c) {
+  int axis;
+  ct_ddim out;
+  ct_status s = ct__concat_dims(c, &axis, &out);
+  return s == CT_OK ? ct__k_resize(c, CT__OUT, 0, out) : s;
 }
 
 static const ct_attr_def cc_attrs[] = {{"axis", {.type = CT_ATTR_INT, .u.i = 0}, false}};
 
+/* The gradients: reshape_grad, transpose_grad, concat_grad (ops/defs/shape_grad.c). */
 static const ct_op_def defs[] = {
     {.type = "reshape", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = reshape_attrs, .n_attrs = 1, .infer_shape = reshape_infer},
+     .n_outputs = 1, .attrs = reshape_attrs, .n_attrs = 1, .infer_shape = reshape_infer,
+     .grad = ct__grad_unary},
     {.type = "transpose", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = tr_attrs, .n_attrs = 1, .infer_shape = tr_infer},
+     .n_outputs = 1, .attrs = tr_attrs, .n_attrs = 1, .infer_shape = tr_infer,
+     .grad = ct__grad_unary},
     {.type = "concat", .inputs = ct__slot_xs, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = cc_attrs, .n_attrs = 1, .infer_shape = cc_infer},
+     .n_outputs = 1, .attrs = cc_attrs, .n_attrs = 1, .infer_shape = cc_infer,
+     .grad = ct__grad_concat},
 };
 
 const ct__def_table ct__shape_defs = CT__TABLE(defs);
