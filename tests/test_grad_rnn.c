@@ -5,17 +5,15 @@
  * and every allocation failing; and the refusals: backward before forward, a step op without a
  * gradient.
  *
- * The cells mix the input and the state into the gate with elementwise_mul by a weight row (a
- * diagonal cell), not with matmul as tests/test_rnn_op.c does: the step program may use only ops
- * that have a gradient, and matmul's is not in yet. MIX names that op; once matmul has a gradient,
- * MIX becomes "matmul" and the weights of put_weights take dims [H, H] (see its comment). */
+ * The cells mix the input and the state into each gate with matmul by [H, H] weights, as the
+ * Elman and LSTM programs of tests/test_rnn_op.c do. */
 #include <corten/corten.h>
 
 #include "grad_util.h"
 
 enum { T = 5, B = 2, H = 3 };
 
-#define MIX "elementwise_mul"
+#define MIX "matmul"
 
 /* What the builders make; check_grads calls them without arguments, so the tests set these. */
 static bool reverse;
@@ -116,8 +114,8 @@ static void build_lstm(ct_program *p) {
   append_loss(p);
 }
 
-/* The weights of gates gs (each [H]: a row for elementwise_mul; [H, H] for matmul), the initial
- * states h0 and c0 [B, H], the sequence x_seq [T, B, H] and the mask, each its own values. */
+/* The weights of gates gs (W and U [H, H], b [H]), the initial states h0 and c0 [B, H], the
+ * sequence x_seq [T, B, H] and the mask, each its own values. */
 static ct_scope *put_weights(const char *gs) {
   ct_scope *s = ct_scope_new();
   double seed = 0.1;
@@ -125,7 +123,7 @@ static ct_scope *put_weights(const char *gs) {
     char n[8];
     for (const char *kind = "WUb"; *kind; kind++) {
       snprintf(n, sizeof n, "%c%c", *kind, *g);
-      put_smooth(s, n, CT_DIMS(H), seed += 0.9);
+      put_smooth(s, n, *kind == 'b' ? CT_DIMS(H) : CT_DIMS(H, H), seed += 0.9);
     }
   }
   put_smooth(s, "h0", CT_DIMS(B, H), 0.4);
