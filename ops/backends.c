@@ -18,6 +18,8 @@ static const ct__def_table *const op_types[] = {
     &ct__elementwise_defs, &ct__matmul_defs, &ct__random_defs,
     &ct__reduce_defs,      &ct__shape_defs,  &ct__recurrent_defs,
     &ct__elementwise_grad_defs,
+    &ct__loss_defs,
+    &ct__optimizer_defs,
 };
 
 static const ct__kernel_set any_place_sets[] = {
@@ -33,6 +35,8 @@ static const ct__backend_table kernel_tables[] = {
     {CT_DEVICE_CPU, &ct__cpu_reduce},
     {CT_DEVICE_CPU, &ct__cpu_shape},
     {CT_DEVICE_CPU, &ct__cpu_elementwise_grad},
+    {CT_DEVICE_CPU, &ct__cpu_loss},
+    {CT_DEVICE_CPU, &ct__cpu_optimizer},
     {CT_DEVICE_CPU, &any_place},
 #ifdef CORTEN_HAVE_CUDA
     {CT_DEVICE_CUDA, &ct__cuda_elementwise},

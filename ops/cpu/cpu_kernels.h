@@ -8,5 +8,6 @@
 extern const ct__kernel_table ct__cpu_elementwise, ct__cpu_matmul, ct__cpu_random, ct__cpu_reduce,
     ct__cpu_shape;
 extern const ct__kernel_table ct__cpu_elementwise_grad;
+extern const ct__kernel_table ct__cpu_loss, ct__cpu_optimizer;
 
 #endif /* CORTEN_OPS_CPU_KERNELS_H */
