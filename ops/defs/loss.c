@@ -15,8 +15,6 @@
  * As in PaddlePaddle, the gradient flows to Logits from Loss only: a loss that also reads the
  * Softmax output gets no gradient through it (differentiate a `softmax` op for that), and a
  * soft Label that depends on a parameter is refused by the maker. */
-#include <stdio.h>
-
 #include <corten/backward.h>
 
 #include "ops/defs.h"
