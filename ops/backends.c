@@ -20,6 +20,8 @@ static const ct__def_table *const op_types[] = {
     &ct__elementwise_grad_defs,
     &ct__recurrent_grad_defs,
     &ct__matmul_grad_defs, &ct__reduce_grad_defs, &ct__shape_grad_defs,
+    &ct__loss_defs,
+    &ct__optimizer_defs,
 };
 
 static const ct__kernel_set any_place_sets[] = {
@@ -39,6 +41,8 @@ static const ct__backend_table kernel_tables[] = {
     {CT_DEVICE_CPU, &ct__cpu_elementwise_grad},
     {CT_DEVICE_CPU, &ct__cpu_matmul_grad},
     {CT_DEVICE_CPU, &ct__cpu_reduce_grad},
+    {CT_DEVICE_CPU, &ct__cpu_loss},
+    {CT_DEVICE_CPU, &ct__cpu_optimizer},
     {CT_DEVICE_CPU, &any_place},
 #ifdef CORTEN_HAVE_CUDA
     {CT_DEVICE_CUDA, &ct__cuda_elementwise},

@@ -155,4 +155,35 @@ ct_status ct__share_as(const ct_kernel_ctx *c, const ct_tensor *from, ct_ddim d)
  * X's dims (ops/defs/shape_grad.c). */
 ct_status ct__reshape_grad_kernel(const ct_kernel_ctx *c);
 
+/* ---- Losses and optimizers (ops/defs/loss.c, ops/defs/optimizer.c) ------------------------ */
+
+/* softmax_with_cross_entropy: Logits, Label -> Softmax, Loss; its grad op:
+ * Softmax, Label, Loss@GRAD -> Logits@GRAD (Softmax first, so the kernel is chosen by the
+ * float dtype). */
+enum { CT__SCE_LOGITS = 0, CT__SCE_LABEL = 1 };
+enum { CT__SCE_SOFTMAX = 0, CT__SCE_LOSS = 1 };
+enum { CT__SCE_SOFT_LABEL, CT__SCE_IGNORE_INDEX };
+enum { CT__SCEG_SOFTMAX = 0, CT__SCEG_LABEL = 1, CT__SCEG_DLOSS = 2 };
+enum { CT__SCEG_DLOGITS = 0 };
+extern const ct__def_table ct__loss_defs;
+ct_status ct__grad_softmax_with_cross_entropy(ct_grad_ctx *g);
+
+/* Checks n hard labels against `classes`: each in [0, classes) or equal to attribute
+ * ignore_index; CT_ERR_OUT_OF_RANGE naming the op, input (slot) variable, row and value
+ * otherwise. */
+ct_status ct__sce_check_labels(const ct_kernel_ctx *c, size_t slot, const int64_t *labels,
+                               int64_t n, int64_t classes);
+
+/* The optimizers' slots: every one starts with Param, Grad and writes ParamOut first. */
+enum { CT__OPT_PARAM = 0, CT__OPT_GRAD = 1 };
+enum { CT__OPT_PARAM_OUT = 0 };
+enum { CT__SGD_LR = 2 };
+enum { CT__MOM_VELOCITY = 2, CT__MOM_LR = 3 };
+enum { CT__MOM_VELOCITY_OUT = 1 };
+enum { CT__MOM_MU, CT__MOM_USE_NESTEROV };
+enum { CT__ADAM_LR = 2, CT__ADAM_M1 = 3, CT__ADAM_M2 = 4, CT__ADAM_B1POW = 5, CT__ADAM_B2POW = 6 };
+enum { CT__ADAM_M1_OUT = 1, CT__ADAM_M2_OUT = 2, CT__ADAM_B1POW_OUT = 3, CT__ADAM_B2POW_OUT = 4 };
+enum { CT__ADAM_BETA1, CT__ADAM_BETA2, CT__ADAM_EPSILON };
+extern const ct__def_table ct__optimizer_defs;
+
 #endif /* CORTEN_OPS_DEFS_H */

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs what building and testing corten needs on Debian (or Ubuntu): the compilers, CMake,
-# Check, jemalloc, OpenBLAS, DLPack, python3-numpy (the DLPack test against NumPy) and
-# libtorch-dev (the benchmarks' libtorch baselines; about a minute to install). Packages
-# already present are left alone; apt runs only when something is missing. Uses sudo when not
-# run as root.
+# Check, jemalloc, OpenBLAS, DLPack, python3-numpy (the DLPack test against NumPy),
+# python3-torch (the training parity test against PyTorch) and libtorch-dev (the benchmarks'
+# libtorch baselines; about a minute to install). Packages already present are left alone; apt
+# runs only when something is missing. Uses sudo when not run as root.
 set -euo pipefail
 
 packages=(cmake make gcc g++ clang pkg-config check libjemalloc-dev libopenblas-dev libdlpack-dev
-          python3 python3-numpy libtorch-dev)
+          python3 python3-numpy python3-torch libtorch-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -75,3 +75,19 @@ else()
 endif()
 set_tests_properties(dlpack_numpy PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
                      ENVIRONMENT "${_numpy_env}")
+
+# PyTorch parity: torch_parity (C) trains a small MLP with SGD and writes its numbers; the
+# script trains the same network in PyTorch (Debian's python3-torch) and compares them. Skipped
+# (77) without torch, or while the build lacks a gradient the network needs.
+add_executable(torch_parity torch_parity.c)
+target_link_libraries(torch_parity PRIVATE corten::corten m)
+target_compile_options(torch_parity PRIVATE ${CORTEN_WARNINGS})
+if(CORTEN_PYTHON3)
+  add_test(NAME torch_parity
+           COMMAND ${CORTEN_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/python/test_torch_parity.py)
+else()
+  add_test(NAME torch_parity
+           COMMAND sh -c "echo 'SKIPPED: no python3 on PATH (Debian: python3-torch)'; exit 77")
+endif()
+set_tests_properties(torch_parity PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
+                     ENVIRONMENT "CORTEN_TORCH_PARITY=$<TARGET_FILE:torch_parity>")

@@ -15,4 +15,6 @@ extern const ct__kernel_table ct__cpu_matmul_grad, ct__cpu_reduce_grad;
  * dim's extent and stride in x): transpose and its gradient, reduce_sum's gradient. */
 void ct__cpu_gather(void *o, const void *x, size_t es, const ct__tr_plan *p);
 
+extern const ct__kernel_table ct__cpu_loss, ct__cpu_optimizer;
+
 #endif /* CORTEN_OPS_CPU_KERNELS_H */

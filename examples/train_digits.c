@@ -1,0 +1,284 @@
+/* train_digits: trains a small multilayer perceptron on real handwritten digits (8x8 images,
+ * ten classes; see ../shared/data/digits/README.md) and checks that it learned them.
+ *
+ * The data comes from a parameter file (ct_params_load): images uint8 [1797, 8, 8] and labels
+ * int64 [1797], from the UCI "Optical Recognition of Handwritten Digits" data set (E. Alpaydin,
+ * C. Kaynak, 1998), licensed CC BY 4.0. The first 1500 images train the network, the last 297 test it. One program
+ * holds a whole training step:
+ *
+ *   batch.images [B,8,8] -reshape-> [B,64] -cast-> float32 -scale 1/16-> x
+ *   x -matmul fc1.w -add fc1.b -relu-> h -matmul fc2.w -add fc2.b-> logits
+ *   logits, batch.labels -softmax_with_cross_entropy-> prob, row_loss -mean-> loss
+ *   ct_program_append_backward(loss): fc1.w@GRAD ... fc2.b@GRAD
+ *   adam on each parameter, in place
+ *
+ * The batch variables are views (ct_tensor_slice) of the loaded tensors, moved along before
+ * each step: no copy. The data preparation ops get no gradient (no parameter reaches them). A
+ * second program, the forward part alone, scores the held-out images.
+ *
+ * Usage: train_digits [digits.params] (default ../shared/data/digits/digits.params, the shared
+ * folder beside the repository root, where the README's demo runs it). Prints the loss of every
+ * epoch and the test accuracy; exits 0 when the accuracy reaches 90%, 1 when it does not, 2
+ * when the data cannot be read or a call fails, and 77 (a skip to ctest) when this build has no
+ * gradient for one of the ops. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <corten/corten.h>
+
+enum {
+  N_ALL = 1797,   /* images in the file */
+  N_TRAIN = 1500, /* the first ones train, the rest test */
+  PIXELS = 64,
+  HIDDEN = 64,
+  CLASSES = 10,
+  BATCH = 50,
+  EPOCHS = 20,
+};
+
+static const double LEARNING_RATE = 0.01;
+static const char *const PARAMS[] = {"fc1.w", "fc1.b", "fc2.w", "fc2.b"};
+enum { N_PARAMS = sizeof PARAMS / sizeof PARAMS[0] };
+
+/* Reports a failed call with corten's message; returns 0 so that callers can chain on it. */
+static int failed(const char *what) {
+  fprintf(stderr, "train_digits: %s failed: %s\n", what, ct_last_error());
+  return 0;
+}
+
+static int ok(ct_status s, const char *what) { return s == CT_OK ? 1 : failed(what); }
+
+/* Appends an op of `type` to p, wired from slot/name pairs: the inputs, NULL, the outputs,
+ * NULL. Returns the op (the program's) for its attributes, or NULL after reporting. */
+static ct_op *add(ct_program *p, const char *type, ...) {
+  ct_op *op = ct_op_new(type);
+  if (op == NULL) return failed(type), NULL;
+  va_list ap;
+  va_start(ap, type);
+  ct_status s = CT_OK;
+  for (int output = 0; output < 2; output++) {
+    for (const char *slot; (slot = va_arg(ap, const char *)) != NULL;) {
+      const char *name = va_arg(ap, const char *);
+      if (s != CT_OK) continue;
+      s = output ? ct_op_set_output(op, slot, name) : ct_op_set_input(op, slot, name);
+    }
+  }
+  va_end(ap);
+  if (s != CT_OK) {
+    ct_op_free(op);
+    return failed(type), NULL;
+  }
+  return ct_program_append(p, op) == CT_OK ? op : (failed(type), NULL);
+}
+
+/* An op with only an Out slot making a float32 tensor of `dims`: uniform_random in
+ * [-bound, bound) when bound > 0, else fill_constant with value. */
+static int add_init(ct_program *p, const char *out, const int64_t *dims, size_t rank,
+                    double bound, double value, int64_t seed) {
+  ct_op *op = add(p, bound > 0 ? "uniform_random" : "fill_constant", NULL, "Out", out, NULL);
+  if (op == NULL) return 0;
+  if (!ok(ct_op_set_attr_ints(op, "shape", dims, rank), out)) return 0;
+  if (bound > 0) {
+    return ok(ct_op_set_attr_float(op, "min", -bound), out) &&
+           ok(ct_op_set_attr_float(op, "max", bound), out) &&
+           ok(ct_op_set_attr_int(op, "seed", seed), out);
+  }
+  return ok(ct_op_set_attr_float(op, "value", value), out);
+}
+
+/* The init program: the weights (uniform in +-sqrt(6 / (fan_in + fan_out)), fixed seeds), zero
+ * biases, and adam's state per parameter: zero moments and the powers beta1, beta2. */
+static int build_init(ct_program *p) {
+  static const int64_t dims[N_PARAMS][2] = {{PIXELS, HIDDEN}, {HIDDEN, 0}, {HIDDEN, CLASSES},
+                                            {CLASSES, 0}};
+  static const int64_t one[1] = {1};
+  for (int i = 0; i < N_PARAMS; i++) {
+    size_t rank = dims[i][1] ? 2 : 1;
+    char m1[32], m2[32], b1[32], b2[32];
+    snprintf(m1, sizeof m1, "%s.m1", PARAMS[i]);
+    snprintf(m2, sizeof m2, "%s.m2", PARAMS[i]);
+    snprintf(b1, sizeof b1, "%s.beta1_pow", PARAMS[i]);
+    snprintf(b2, sizeof b2, "%s.beta2_pow", PARAMS[i]);
+    double bound = rank == 2 ? sqrt(6.0 / (double)(dims[i][0] + dims[i][1])) : 0.0;
+    if (!add_init(p, PARAMS[i], dims[i], rank, bound, 0.0, 1 + i) ||
+        !add_init(p, m1, dims[i], rank, 0, 0.0, 0) || !add_init(p, m2, dims[i], rank, 0, 0.0, 0) ||
+        !add_init(p, b1, one, 1, 0, 0.9, 0) || !add_init(p, b2, one, 1, 0, 0.999, 0)) {
+      return 0;
+    }
+  }
+  return add_init(p, "lr", one, 1, 0, LEARNING_RATE, 0);
+}
+
+/* The forward ops, from batch.images to logits. */
+static int build_forward(ct_program *p) {
+  static const int64_t flat[2] = {-1, PIXELS};
+  ct_op *op = add(p, "reshape", "X", "batch.images", NULL, "Out", "pixels.u8", NULL);
+  if (op == NULL || !ok(ct_op_set_attr_ints(op, "shape", flat, 2), "reshape")) return 0;
+  op = add(p, "cast", "X", "pixels.u8", NULL, "Out", "pixels", NULL);
+  if (op == NULL || !ok(ct_op_set_attr_int(op, "dtype", CT_FLOAT32), "cast")) return 0;
+  op = add(p, "scale", "X", "pixels", NULL, "Out", "x", NULL);
+  if (op == NULL || !ok(ct_op_set_attr_float(op, "scale", 1.0 / 16), "scale")) return 0;
+  return add(p, "matmul", "X", "x", "Y", "fc1.w", NULL, "Out", "h.mm", NULL) &&
+         add(p, "elementwise_add", "X", "h.mm", "Y", "fc1.b", NULL, "Out", "h.pre", NULL) &&
+         add(p, "relu", "X", "h.pre", NULL, "Out", "h", NULL) &&
+         add(p, "matmul", "X", "h", "Y", "fc2.w", NULL, "Out", "z.mm", NULL) &&
+         add(p, "elementwise_add", "X", "z.mm", "Y", "fc2.b", NULL, "Out", "logits", NULL);
+}
+
+/* The training step: the forward ops, the loss, the backward pass, adam on every parameter.
+ * Returns 1, 0 after reporting a failure, or -1 when an op on the path has no gradient. */
+static int build_train(ct_program *p) {
+  if (!build_forward(p) ||
+      !add(p, "softmax_with_cross_entropy", "Logits", "logits", "Label", "batch.labels", NULL,
+           "Softmax", "prob", "Loss", "row_loss", NULL) ||
+      !add(p, "mean", "X", "row_loss", NULL, "Out", "loss", NULL)) {
+    return 0;
+  }
+  ct_status s = ct_program_append_backward(p, "loss", PARAMS, N_PARAMS);
+  if (s == CT_ERR_UNSUPPORTED) {
+    printf("SKIPPED: this build of corten lacks a gradient the network needs: %s\n",
+           ct_last_error());
+    return -1;
+  }
+  if (!ok(s, "the backward pass")) return 0;
+  for (int i = 0; i < N_PARAMS; i++) {
+    const char *w = PARAMS[i];
+    char g[32], m1[32], m2[32], b1[32], b2[32];
+    snprintf(g, sizeof g, "%s@GRAD", w);
+    snprintf(m1, sizeof m1, "%s.m1", w);
+    snprintf(m2, sizeof m2, "%s.m2", w);
+    snprintf(b1, sizeof b1, "%s.beta1_pow", w);
+    snprintf(b2, sizeof b2, "%s.beta2_pow", w);
+    if (!add(p, "adam", "Param", w, "Grad", g, "LearningRate", "lr", "Moment1", m1, "Moment2",
+             m2, "Beta1Pow", b1, "Beta2Pow", b2, NULL, "ParamOut", w, "Moment1Out", m1,
+             "Moment2Out", m2, "Beta1PowOut", b1, "Beta2PowOut", b2, NULL)) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Points the batch variables at rows [begin, end) of the loaded images and labels. */
+static int take_rows(ct_scope *s, int64_t begin, int64_t end) {
+  const ct_tensor *images = ct_var_get_tensor(ct_scope_find_var(s, "images"));
+  const ct_tensor *labels = ct_var_get_tensor(ct_scope_find_var(s, "labels"));
+  return ok(ct_tensor_slice(ct_var_tensor(ct_scope_var(s, "batch.images")), images, begin, end),
+            "slicing the images") &&
+         ok(ct_tensor_slice(ct_var_tensor(ct_scope_var(s, "batch.labels")), labels, begin, end),
+            "slicing the labels");
+}
+
+/* The share of rows whose largest logit is their label. */
+static double accuracy(ct_scope *s) {
+  const ct_tensor *lt = ct_var_get_tensor(ct_scope_find_var(s, "logits"));
+  const float *logits = ct_tensor_data(lt, CT_FLOAT32);
+  const int64_t *labels =
+      ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "batch.labels")), CT_INT64);
+  int64_t n = ct_tensor_dims(lt).d[0], right = 0;
+  for (int64_t i = 0; i < n; i++) {
+    const float *row = logits + i * CLASSES;
+    int best = 0;
+    for (int j = 1; j < CLASSES; j++) {
+      if (row[j] > row[best]) best = j;
+    }
+    right += best == labels[i];
+  }
+  return n > 0 ? (double)right / (double)n : 0.0;
+}
+
+static int check_data(ct_scope *s) {
+  const ct_tensor *images = ct_var_get_tensor(ct_scope_find_var(s, "images"));
+  const ct_tensor *labels = ct_var_get_tensor(ct_scope_find_var(s, "labels"));
+  if (images != NULL && labels != NULL && ct_tensor_dtype(images) == CT_UINT8 &&
+      ct_tensor_dtype(labels) == CT_INT64 &&
+      ct_ddim_equal(ct_tensor_dims(images), CT_DIMS(N_ALL, 8, 8)) &&
+      ct_ddim_equal(ct_tensor_dims(labels), CT_DIMS(N_ALL))) {
+    return 1;
+  }
+  fprintf(stderr, "train_digits: the file does not hold images uint8 [%d,8,8] and labels int64 "
+                  "[%d]\n", N_ALL, N_ALL);
+  return 0;
+}
+
+static double seconds(void) {
+  struct timespec t;
+  timespec_get(&t, TIME_UTC);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Loads, builds and trains; returns the test accuracy, -1 after reporting a failure, or -2 when
+ * a gradient is missing from this build (reported as a skip). */
+static double train(const char *path, ct_scope *s, ct_program *init, ct_program *step,
+                    ct_program *eval) {
+  if (!ok(ct_params_load(path, s), "loading the digits") || !check_data(s) ||
+      !take_rows(s, 0, BATCH) || !build_init(init)) {
+    return -1;
+  }
+  int built = build_train(step);
+  if (built < 0) return -2;
+  if (!built || !build_forward(eval)) return -1;
+  ct_executor *e_init = ct_executor_new(init, s, ct_cpu());
+  if (e_init == NULL || !ok(ct_executor_run(e_init), "initialising the parameters")) {
+    ct_executor_free(e_init);
+    return e_init == NULL ? (failed("the init executor"), -1) : -1;
+  }
+  ct_executor_free(e_init);
+  /* The loss is read after each step; everything else the step makes is freed after use. */
+  static const char *const keep[] = {"loss"};
+  ct_executor_options o = {.free_intermediates = true, .keep = keep, .n_keep = 1};
+  ct_executor *e_step = ct_executor_new_with(step, s, ct_cpu(), &o);
+  ct_executor *e_eval = ct_executor_new(eval, s, ct_cpu());
+  double acc = -1, t0 = seconds();
+  if (e_step == NULL || e_eval == NULL) {
+    failed("making the executors");
+    goto done;
+  }
+  for (int epoch = 1; epoch <= EPOCHS; epoch++) {
+    double sum = 0;
+    int batches = 0;
+    for (int64_t b = 0; b < N_TRAIN; b += BATCH, batches++) {
+      int64_t end = b + BATCH < N_TRAIN ? b + BATCH : N_TRAIN;
+      if (!take_rows(s, b, end) || !ok(ct_executor_run(e_step), "a training step")) goto done;
+      sum += *(const float *)ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "loss")),
+                                            CT_FLOAT32);
+    }
+    printf("epoch %2d  loss %.4f\n", epoch, sum / batches);
+  }
+  if (!take_rows(s, N_TRAIN, N_ALL) || !ok(ct_executor_run(e_eval), "scoring the test images")) {
+    goto done;
+  }
+  acc = accuracy(s);
+  printf("test accuracy %.2f%% (%d images), trained in %.2f s\n", 100 * acc, N_ALL - N_TRAIN,
+         seconds() - t0);
+done:
+  ct_executor_free(e_step);
+  ct_executor_free(e_eval);
+  return acc;
+}
+
+int main(int argc, char **argv) {
+  const char *path = argc > 1 ? argv[1] : "../shared/data/digits/digits.params";
+  ct_scope *s = ct_scope_new();
+  ct_program *init = ct_program_new(), *step = ct_program_new(), *eval = ct_program_new();
+  double acc = -1;
+  if (s != NULL && init != NULL && step != NULL && eval != NULL) {
+    acc = train(path, s, init, step, eval);
+  } else {
+    failed("setting up");
+  }
+  ct_program_free(init);
+  ct_program_free(step);
+  ct_program_free(eval);
+  ct_scope_free(s);
+  if (acc == -2) return 77; /* ctest's skip code */
+  if (acc < 0) return 2;
+  /* This MLP reaches 92.3% on this split (the same network in PyTorch does too; no MLP tried
+   * passed about 94%): 90% leaves a margin and still fails any broken gradient or optimizer. */
+  if (acc < 0.90) {
+    printf("the accuracy is below 90%%: training did not work\n");
+    return 1;
+  }
+  return 0;
+}

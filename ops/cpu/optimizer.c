@@ -1,0 +1,113 @@
+/* ops/cpu/optimizer.c: the CPU kernels of sgd, momentum and adam (ops/defs/optimizer.c),
+ * float32 and float64.
+ *
+ * Each update runs in Param's dtype, as PaddlePaddle's kernels do: the learning rate and the
+ * attributes are converted to it first. Beta1PowOut and Beta2PowOut are computed in their own
+ * dtype. An in-place update (ParamOut naming Param) reaches the kernel with a fresh ParamOut
+ * block (ops/prep.c), so one loop serves both. */
+#include <math.h>
+
+#include "ops/defs.h"
+
+/* The value of a one-element float32 or float64 tensor (checked by infer-shape). */
+static double scalar_in(const ct_kernel_ctx *c, size_t slot) {
+  const ct_tensor *t = ct_kernel_in(c, slot, 0);
+  return t->dtype == CT_FLOAT32 ? (double)*(const float *)ct__k_in_data(t)
+                                : *(const double *)ct__k_in_data(t);
+}
+
+/* Writes output `slot` = input `in` x factor, in the input's dtype. */
+static ct_status scale_scalar(const ct_kernel_ctx *c, size_t slot, size_t in, double factor) {
+  ct_dtype dt = ct_kernel_in(c, in, 0)->dtype;
+  void *o = ct__k_out_data(c, slot, 0, dt);
+  if (CT__UNLIKELY(o == NULL)) return ct_last_status();
+  if (dt == CT_FLOAT32) {
+    *(float *)o = (float)scalar_in(c, in) * (float)factor;
+  } else {
+    *(double *)o = scalar_in(c, in) * factor;
+  }
+  return CT_OK;
+}
+
+#define SGD_KERNEL(NAME, T)                                                 \
+  static ct_status NAME(const ct_kernel_ctx *c) {                           \
+    const ct_tensor *pt = ct_kernel_in(c, CT__OPT_PARAM, 0);                \
+    T *po = ct__k_out_data(c, CT__OPT_PARAM_OUT, 0, c->dtype);              \
+    if (CT__UNLIKELY(po == NULL)) return ct_last_status();                  \
+    const T *p = ct__k_in_data(pt);                                         \
+    const T *g = ct__k_in_data(ct_kernel_in(c, CT__OPT_GRAD, 0));           \
+    T lr = (T)scalar_in(c, CT__SGD_LR);                                     \
+    for (int64_t i = 0, n = pt->numel; i < n; i++) po[i] = p[i] - lr * g[i]; \
+    return CT_OK;                                                           \
+  }
+
+SGD_KERNEL(sgd_f32, float)
+SGD_KERNEL(sgd_f64, double)
+
+#define MOMENTUM_KERNEL(NAME, T)                                                \
+  static ct_status NAME(const ct_kernel_ctx *c) {                               \
+    const ct_tensor *pt = ct_kernel_in(c, CT__OPT_PARAM, 0);                    \
+    T *po = ct__k_out_data(c, CT__OPT_PARAM_OUT, 0, c->dtype);                  \
+    if (CT__UNLIKELY(po == NULL)) return ct_last_status();                      \
+    T *vo = ct__k_out_data(c, CT__MOM_VELOCITY_OUT, 0, c->dtype);               \
+    if (CT__UNLIKELY(vo == NULL)) return ct_last_status();                      \
+    const T *p = ct__k_in_data(pt);                                             \
+    const T *g = ct__k_in_data(ct_kernel_in(c, CT__OPT_GRAD, 0));               \
+    const T *v = ct__k_in_data(ct_kernel_in(c, CT__MOM_VELOCITY, 0));           \
+    T lr = (T)scalar_in(c, CT__MOM_LR), mu = (T)c->attr[CT__MOM_MU].u.f;        \
+    bool nesterov = c->attr[CT__MOM_USE_NESTEROV].u.b;                          \
+    for (int64_t i = 0, n = pt->numel; i < n; i++) {                            \
+      T vn = v[i] * mu + g[i];                                                  \
+      vo[i] = vn;                                                               \
+      po[i] = nesterov ? p[i] - (g[i] + vn * mu) * lr : p[i] - lr * vn;         \
+    }                                                                           \
+    return CT_OK;                                                               \
+  }
+
+MOMENTUM_KERNEL(momentum_f32, float)
+MOMENTUM_KERNEL(momentum_f64, double)
+
+#define ADAM_KERNEL(NAME, T, SQRT)                                                       \
+  static ct_status NAME(const ct_kernel_ctx *c) {                                        \
+    const ct_tensor *pt = ct_kernel_in(c, CT__OPT_PARAM, 0);                             \
+    double beta1 = c->attr[CT__ADAM_BETA1].u.f, beta2 = c->attr[CT__ADAM_BETA2].u.f;     \
+    T b1 = (T)beta1, b2 = (T)beta2, eps = (T)c->attr[CT__ADAM_EPSILON].u.f;              \
+    T lr = (T)scalar_in(c, CT__ADAM_LR);                                                 \
+    T b1p = (T)scalar_in(c, CT__ADAM_B1POW), b2p = (T)scalar_in(c, CT__ADAM_B2POW);      \
+    T *po = ct__k_out_data(c, CT__OPT_PARAM_OUT, 0, c->dtype);                           \
+    if (CT__UNLIKELY(po == NULL)) return ct_last_status();                               \
+    T *m1o = ct__k_out_data(c, CT__ADAM_M1_OUT, 0, c->dtype);                            \
+    if (CT__UNLIKELY(m1o == NULL)) return ct_last_status();                              \
+    T *m2o = ct__k_out_data(c, CT__ADAM_M2_OUT, 0, c->dtype);                            \
+    if (CT__UNLIKELY(m2o == NULL)) return ct_last_status();                              \
+    ct_status s = scale_scalar(c, CT__ADAM_B1POW_OUT, CT__ADAM_B1POW, beta1);            \
+    if (s == CT_OK) s = scale_scalar(c, CT__ADAM_B2POW_OUT, CT__ADAM_B2POW, beta2);      \
+    if (CT__UNLIKELY(s != CT_OK)) return s;                                              \
+    const T *p = ct__k_in_data(pt);                                                      \
+    const T *g = ct__k_in_data(ct_kernel_in(c, CT__OPT_GRAD, 0));                        \
+    const T *m1 = ct__k_in_data(ct_kernel_in(c, CT__ADAM_M1, 0));                        \
+    const T *m2 = ct__k_in_data(ct_kernel_in(c, CT__ADAM_M2, 0));                        \
+    T lr_t = lr * SQRT(1 - b2p) / (1 - b1p), eps_t = eps * SQRT(1 - b2p);                \
+    for (int64_t i = 0, n = pt->numel; i < n; i++) {                                     \
+      T gi = g[i];                                                                       \
+      T a = b1 * m1[i] + (1 - b1) * gi;                                                  \
+      T b = b2 * m2[i] + (1 - b2) * gi * gi;                                             \
+      m1o[i] = a;                                                                        \
+      m2o[i] = b;                                                                        \
+      po[i] = p[i] - lr_t * (a / (SQRT(b) + eps_t));                                     \
+    }                                                                                    \
+    return CT_OK;                                                                        \
+  }
+
+ADAM_KERNEL(adam_f32, float, sqrtf)
+ADAM_KERNEL(adam_f64, double, sqrt)
+
+#define FLOATS(name) CT__KERNELS([CT_FLOAT32] = name##_f32, [CT_FLOAT64] = name##_f64)
+
+static const ct__kernel_set kernels[] = {
+    {"sgd", FLOATS(sgd)},
+    {"momentum", FLOATS(momentum)},
+    {"adam", FLOATS(adam)},
+};
+
+const ct__kernel_table ct__cpu_optimizer = CT__TABLE(kernels);

@@ -1,0 +1,137 @@
+/* ops/defs/optimizer.c: the optimizer op types sgd, momentum and adam (PaddlePaddle's names,
+ * slots, attributes and update rules): their shapes and checks.
+ *
+ *   sgd       Param, Grad, LearningRate -> ParamOut
+ *             ParamOut = Param - lr Grad
+ *   momentum  Param, Grad, Velocity, LearningRate -> ParamOut, VelocityOut; mu, use_nesterov
+ *             VelocityOut = mu Velocity + Grad
+ *             ParamOut = Param - lr VelocityOut, or with use_nesterov
+ *             ParamOut = Param - lr (Grad + mu VelocityOut)
+ *   adam      Param, Grad, LearningRate, Moment1, Moment2, Beta1Pow, Beta2Pow -> ParamOut,
+ *             Moment1Out, Moment2Out, Beta1PowOut, Beta2PowOut; beta1, beta2, epsilon
+ *             lr_t = lr sqrt(1 - Beta2Pow) / (1 - Beta1Pow)
+ *             Moment1Out = beta1 Moment1 + (1 - beta1) Grad
+ *             Moment2Out = beta2 Moment2 + (1 - beta2) Grad^2
+ *             ParamOut = Param - lr_t Moment1Out / (sqrt(Moment2Out) + epsilon sqrt(1 - Beta2Pow))
+ *             Beta1PowOut = Beta1Pow beta1, Beta2PowOut = Beta2Pow beta2
+ *             (Beta1Pow and Beta2Pow start at beta1 and beta2: the powers of the first step)
+ * Grad and the state (Velocity, Moment1, Moment2) have Param's dims and dtype; LearningRate,
+ * Beta1Pow and Beta2Pow are one-element tensors of float32 or float64, whatever Param's dtype.
+ * Every output may name its input (ParamOut = Param, in place): the framework then gives the
+ * output a fresh block before the kernel runs, so no kernel reads what it overwrites. */
+#include "ops/defs.h"
+
+static const ct_slot_def sgd_in[] = {{"Param", 0}, {"Grad", 0}, {"LearningRate", 0}};
+static const ct_slot_def sgd_out[] = {{"ParamOut", 0}};
+static const ct_slot_def mom_in[] = {
+    {"Param", 0}, {"Grad", 0}, {"Velocity", 0}, {"LearningRate", 0}};
+static const ct_slot_def mom_out[] = {{"ParamOut", 0}, {"VelocityOut", 0}};
+static const ct_slot_def adam_in[] = {{"Param", 0},   {"Grad", 0},     {"LearningRate", 0},
+                                      {"Moment1", 0}, {"Moment2", 0},  {"Beta1Pow", 0},
+                                      {"Beta2Pow", 0}};
+static const ct_slot_def adam_out[] = {{"ParamOut", 0},    {"Moment1Out", 0},
+                                       {"Moment2Out", 0},  {"Beta1PowOut", 0},
+                                       {"Beta2PowOut", 0}};
+
+static const ct_attr_def mom_attrs[] = {
+    {"mu", {.type = CT_ATTR_FLOAT, .u.f = 0.0}, true},
+    {"use_nesterov", {.type = CT_ATTR_BOOL, .u.b = false}, false},
+};
+static const ct_attr_def adam_attrs[] = {
+    {"beta1", {.type = CT_ATTR_FLOAT, .u.f = 0.9}, false},
+    {"beta2", {.type = CT_ATTR_FLOAT, .u.f = 0.999}, false},
+    {"epsilon", {.type = CT_ATTR_FLOAT, .u.f = 1e-8}, false},
+};
+
+/* Input `slot` has Param's dims and dtype (Grad and the state tensors). */
+static ct_status check_like_param(const ct_kernel_ctx *c, size_t slot) {
+  ct_status s = ct__k_check_dtype(c, slot, 0, c->dtype);
+  if (s != CT_OK) return s;
+  const ct_tensor *p = ct_kernel_in(c, CT__OPT_PARAM, 0), *t = ct_kernel_in(c, slot, 0);
+  if (CT__LIKELY(ct_ddim_equal(p->dims, t->dims))) return CT_OK;
+  char a[CT__DDIM_STR_CAP], b[CT__DDIM_STR_CAP];
+  return ct_kernel_fail(c, CT_ERR_SHAPE,
+                        "input %s variable '%s' is %s but input Param variable '%s' is %s: they "
+                        "must have the same dims",
+                        c->op->def->in[slot].name, ct_kernel_in_name(c, slot, 0),
+                        ct_ddim_str(t->dims, a, sizeof a), ct_kernel_in_name(c, CT__OPT_PARAM, 0),
+                        ct_ddim_str(p->dims, b, sizeof b));
+}
+
+/* Input `slot` is one float32 or float64 element (LearningRate, Beta1Pow, Beta2Pow). */
+static ct_status check_scalar(const ct_kernel_ctx *c, size_t slot) {
+  const ct_tensor *t = ct_kernel_in(c, slot, 0);
+  if (t->dtype != CT_FLOAT32 && t->dtype != CT_FLOAT64) {
+    return ct_kernel_fail(c, CT_ERR_TYPE_MISMATCH,
+                          "input %s variable '%s' is %s: it must be float32 or float64; cast it",
+                          c->op->def->in[slot].name, ct_kernel_in_name(c, slot, 0),
+                          ct_dtype_name(t->dtype));
+  }
+  if (CT__LIKELY(t->numel == 1)) return CT_OK;
+  char a[CT__DDIM_STR_CAP];
+  return ct_kernel_fail(c, CT_ERR_SHAPE,
+                        "input %s variable '%s' is %s: it must hold exactly one element (for "
+                        "example dims [1])",
+                        c->op->def->in[slot].name, ct_kernel_in_name(c, slot, 0),
+                        ct_ddim_str(t->dims, a, sizeof a));
+}
+
+static ct_status sgd_infer(const ct_kernel_ctx *c) {
+  ct_status s = check_like_param(c, CT__OPT_GRAD);
+  if (s == CT_OK) s = check_scalar(c, CT__SGD_LR);
+  if (s != CT_OK) return s;
+  return ct__k_resize(c, CT__OPT_PARAM_OUT, 0, ct_kernel_in(c, CT__OPT_PARAM, 0)->dims);
+}
+
+static ct_status mom_infer(const ct_kernel_ctx *c) {
+  ct_status s = check_like_param(c, CT__OPT_GRAD);
+  if (s == CT_OK) s = check_like_param(c, CT__MOM_VELOCITY);
+  if (s == CT_OK) s = check_scalar(c, CT__MOM_LR);
+  if (s != CT_OK) return s;
+  ct_ddim p = ct_kernel_in(c, CT__OPT_PARAM, 0)->dims;
+  s = ct__k_resize(c, CT__OPT_PARAM_OUT, 0, p);
+  return s == CT_OK ? ct__k_resize(c, CT__MOM_VELOCITY_OUT, 0, p) : s;
+}
+
+/* Attribute a (beta1 or beta2) is in [0, 1): the bias correction divides by 1 - beta^t. */
+static ct_status check_beta(const ct_kernel_ctx *c, size_t a) {
+  double v = c->attr[a].u.f;
+  if (CT__LIKELY(v >= 0 && v < 1)) return CT_OK;
+  return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                        "attribute '%s' is %g: it must be in [0, 1) (0.9 and 0.999 are usual)",
+                        c->op->def->attr[a].name, v);
+}
+
+static ct_status adam_infer(const ct_kernel_ctx *c) {
+  ct_status s = check_beta(c, CT__ADAM_BETA1);
+  if (s == CT_OK) s = check_beta(c, CT__ADAM_BETA2);
+  if (s == CT_OK) s = check_like_param(c, CT__OPT_GRAD);
+  if (s == CT_OK) s = check_like_param(c, CT__ADAM_M1);
+  if (s == CT_OK) s = check_like_param(c, CT__ADAM_M2);
+  if (s == CT_OK) s = check_scalar(c, CT__ADAM_LR);
+  if (s == CT_OK) s = check_scalar(c, CT__ADAM_B1POW);
+  if (s == CT_OK) s = check_scalar(c, CT__ADAM_B2POW);
+  if (s != CT_OK) return s;
+  ct_ddim p = ct_kernel_in(c, CT__OPT_PARAM, 0)->dims;
+  s = ct__k_resize(c, CT__OPT_PARAM_OUT, 0, p);
+  if (s == CT_OK) s = ct__k_resize(c, CT__ADAM_M1_OUT, 0, p);
+  if (s == CT_OK) s = ct__k_resize(c, CT__ADAM_M2_OUT, 0, p);
+  if (s == CT_OK) {
+    s = ct__k_resize(c, CT__ADAM_B1POW_OUT, 0, ct_kernel_in(c, CT__ADAM_B1POW, 0)->dims);
+  }
+  if (s == CT_OK) {
+    s = ct__k_resize(c, CT__ADAM_B2POW_OUT, 0, ct_kernel_in(c, CT__ADAM_B2POW, 0)->dims);
+  }
+  return s;
+}
+
+static const ct_op_def defs[] = {
+    {.type = "sgd", .inputs = sgd_in, .n_inputs = 3, .outputs = sgd_out, .n_outputs = 1,
+     .infer_shape = sgd_infer},
+    {.type = "momentum", .inputs = mom_in, .n_inputs = 4, .outputs = mom_out, .n_outputs = 2,
+     .attrs = mom_attrs, .n_attrs = 2, .infer_shape = mom_infer},
+    {.type = "adam", .inputs = adam_in, .n_inputs = 7, .outputs = adam_out, .n_outputs = 5,
+     .attrs = adam_attrs, .n_attrs = 3, .infer_shape = adam_infer},
+};
+
+const ct__def_table ct__optimizer_defs = CT__TABLE(defs);
