@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // bench/baseline_paddle.cc: the C++ baselines of bench_core, written to the shape of
 // PaddlePaddle's Scope and Variable: a scope is an unordered_map<string, unique_ptr<Variable>>
 // behind a shared_mutex with a parent pointer, and FindVar takes each scope's reader lock on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_core.c: the speed of corten's core, each figure next to a baseline from the same run.
  *   var_get       ct_var_get of a held tensor   [std::any_cast on a Paddle-style Variable]
  *   find_var      hit at depth 0 and 3, miss at depth 0 and 3, among 1000 names like

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_cuda: the CUDA place's speed, each figure next to a baseline from the same run.
  *   alloc cycle   tensor new + resize + mutable_data on cuda:0 + free, served by the caching
  *                 allocator                      [cudaMalloc + cudaFree of the same bytes]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_main.c: corten_bench, the benchmark runner. Every row puts corten's figure next to a
  * baseline measured in the same run, prints a table and, with --json PATH, writes it as JSON.
  *

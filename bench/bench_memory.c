@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_memory.c: the peak host memory of one run of a 4-layer MLP forward program
  * (batch 512, widths 1024 -> 1024 -> 1024 -> 1024 -> 256: matmul, elementwise_add of a bias,
  * relu; no relu after the last layer), measured with ct_memory_stats (peak of what tensors

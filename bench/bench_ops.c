@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_ops.c: the speed of the op layer, each figure next to a baseline from the same run.
  *   op overhead   a prepared program of 1000 one-element elementwise_add ops, per op
  *                                               [at::add_out on one-element tensors, libtorch;

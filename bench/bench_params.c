@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_params.c: saving and loading a 256 MB parameter dictionary (64 float32 tensors of
  * 4 MiB) with ct_params_save / ct_params_load, next to write() / read() of the file's exact
  * bytes in the same run.

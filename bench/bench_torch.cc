@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // bench/bench_torch.cc: the libtorch baselines of the benchmarks (see bench_torch.h), calling
 // the same entry points a C++ user of libtorch would: torch::empty, at::add_out, at::mm_out.
 // Tensors over the benchmark's own buffers come from at::from_blob, so both sides read and write

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/bench_torch.h: the libtorch baselines (bench_torch.cc), built when CMake finds Torch
  * (CORTEN_BENCH_TORCH is then defined). Each *_setup returns a context for bench_median_ns's
  * batch function and *_teardown frees it. Tensors over caller memory (from_blob) take no copy. */

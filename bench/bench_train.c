@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_train.c: one training step of an MLP, forward, backward and sgd, next to the same step
  * in libtorch from the same run.
  *   train step    batch 64, 64 -> 128 (relu) -> 10, softmax_with_cross_entropy, mean, then sgd

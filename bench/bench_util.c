@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/bench_util.c: see bench_util.h. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/bench_util.h: timing and the result table of the benchmarks.
  *
  * Timing: medians of repeated batches after a warm-up run. Results: every row is recorded with

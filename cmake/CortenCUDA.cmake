@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The CUDA place: whether to build it, and how it joins the library.
 #
 # CORTEN_CUDA=AUTO builds it when a CUDA toolkit (nvcc and the runtime) is found, ON requires one,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Adding an op type from outside corten: `square` (Out = X * X) with a float32 kernel, its
  * infer-shape, and a gradient (square_grad: X@GRAD = 2 X Out@GRAD), registered, run, and
  * differentiated. docs/design/ops.md walks through it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lazy_alloc: a tour of corten's lazy memory. It builds a scope tree, creates variables and
  * sizes their tensors, and shows from the memory stats that no tensor memory exists until
  * ct_tensor_mutable_data; then it allocates, shares, slices, wraps a caller's buffer and frees,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lazy_matmul: the seed example, end to end. Three variables vr, v1, v2 in a scope;
  * uniform_random fills v1 [100,200] and v2 [200,300] (float32), and the memory stats show the
  * memory appear only then; matmul writes vr, whose dims come from infer-shape; the result is

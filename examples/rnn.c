@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rnn: an Elman RNN h_t = tanh(x_t W + h_{t-1} U + b) over a short sequence with the recurrent
  * op. Each time step runs in its own step scope, kept in the variable "steps" of the scope the
  * op runs in; the demo prints every step scope's variables, checks h against a hand-written

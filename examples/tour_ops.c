@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Ops, programs and the executor: the README's second tour program. */
 #include <stdio.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Scopes, variables, lazy memory and views: the README's first tour program. */
 #include <stdio.h>
 

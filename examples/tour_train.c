@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Training: a softmax classifier learns two classes of points with sgd. The README's third
  * tour program; examples/train_digits.c does the same on real handwritten digits. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* train_digits: trains a small multilayer perceptron on real handwritten digits (8x8 images,
  * ten classes; see ../shared/data/digits/README.md) and checks that it learned them.
  *

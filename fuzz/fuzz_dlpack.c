@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target: ct_tensor_from_dlpack with every DLTensor field taken from the input (ndim,
  * shape, strides, dtype code/bits/lanes, device, byte_offset, the data pointer's alignment),
  * over a real 4 KiB buffer. Promises checked: a refused tensor leaves t as it was and does not

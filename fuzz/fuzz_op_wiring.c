@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target: op wiring. The input describes a few variables (name, dtype, small dims, or
  * none/another type) and a few ops (a type from the built-in list or an unknown one, slot names
  * right or wrong, variable names from the pool, attributes by name with values of any type and

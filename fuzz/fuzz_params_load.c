@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target: ct_params_load_memory and ct_tensor_load_memory on arbitrary bytes.
  * Promises checked besides "no crash, no leak, no hang": a failed load leaves the scope exactly
  * as it was (one variable, its tensor intact); a successful one leaves every entry as a CPU

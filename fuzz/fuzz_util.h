@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz/fuzz_util.h: what the fuzz targets share: a reader that turns the fuzzer's bytes into
  * values (zeros once they run out), and a host allocator that refuses blocks above a cap, so an
  * input asking for gigabytes gets CT_ERR_OUT_OF_MEMORY from corten instead of tripping

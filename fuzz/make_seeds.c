@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Writes the seed corpora of the fuzz targets into the directory given (fuzz/corpus): parameter
  * files and single-tensor files saved by corten (every dtype, ranks 0 to CT_MAX_RANK, empty
  * tensors, long and odd names), and a few hand-made descriptions for the DLPack and op-wiring

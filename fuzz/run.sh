@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds corten's libFuzzer targets (clang, -fsanitize=fuzzer,address,undefined) and runs, for
 # each target: every regression input in fuzz/regressions/<target> (each must pass), then
 # fuzzing for SECONDS seconds from the seeds in fuzz/corpus/<target> (plus, for params_load, the

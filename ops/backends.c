@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/backends.c: the registration table of the built-in ops, and the one file that names the
  * backends.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/backward.c: ct_program_append_backward, the backward pass over a program.
  *
  * Over the names of the program (docs/design/backward.md):

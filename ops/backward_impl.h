@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/backward_impl.h: the backward pass from given gradients, for grad-op makers that
  * differentiate a program of their own (the recurrent op's step program). */
 #ifndef CORTEN_OPS_BACKWARD_IMPL_H

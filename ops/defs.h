@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/defs.h: the built-in op types as every backend sees them: their slot and attribute
  * indices, the op-type tables that ops/defs/ defines, and the plans both backends follow, so that
  * the CPU and CUDA kernels accept and refuse the same ops with the same messages.

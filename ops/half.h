@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/half.h: float16 (IEEE binary16) and bfloat16 conversions, by bit manipulation,
  * rounding to nearest even. Storage types are uint16_t. Under nvcc the functions are
  * __host__ __device__, so the CUDA kernels convert exactly as the CPU ones do (NaNs included). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/kernel.c: the helpers that the kernels of every backend share (ops/kernel.h). */
 #include <stdio.h>
 #include <stdlib.h>

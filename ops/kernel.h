@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/kernel.h: what the built-in kernels of every backend share: typed access to tensors,
  * output allocation and checks that name the op, and the tables a backend lists its kernels in.
  *

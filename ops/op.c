@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/op.c: op instances: wiring slots to variable names and setting attributes. */
 #include <stdio.h>
 #include <stdlib.h>

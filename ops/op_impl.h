@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/op_impl.h: op types in the registry, op instances, and prepared ops (an op bound to
  * the variables of a scope), shared by the op, program and kernel files. */
 #ifndef CORTEN_CORE_OP_IMPL_H

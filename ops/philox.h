@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/philox.h: the counter-based generator Philox4x32-10 (Salmon et al., "Parallel
  * random numbers: as easy as 1, 2, 3", SC 2011) and the mapping from its words to uniform and
  * normal values. Written once for the CPU and for CUDA device code: only integer arithmetic and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/prep.c: binding an op to the variables of a scope, and running it. Shared by ct_op_run
  * (bind, run once, unbind) and the executor (bind once, run many times). */
 #include <stdarg.h>

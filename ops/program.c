@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/program.c: programs (lists of ops) and the executor.
  *
  * The executor binds every op once (ct__prep_init), so a run is a loop over prepared ops with no

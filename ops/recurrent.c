@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/recurrent.c: the `recurrent` op, an RNN over step scopes.
  *
  * One run over sequences X[T, ...]: the step scopes (a ct_scope_list in the StepScopes variable)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/recurrent.h: what the recurrent op (ops/recurrent.c) and its gradient
  * (ops/recurrent_grad.c) share: their slot and attribute indices and the name lists their string
  * attributes hold. */

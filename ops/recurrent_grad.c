@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/recurrent_grad.c: the gradient of the recurrent op, backpropagation through time over the
  * step scopes the forward run kept (docs/design/rnn.md, "The gradient").
  *

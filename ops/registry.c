@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/registry.c: the table of op types and their kernels.
  *
  * Types are looked up by name only when an op is made (ct_op_new), under a mutex; a kernel is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what building and testing corten needs on Debian (or Ubuntu): the compilers, CMake,
 # Check, jemalloc, OpenBLAS, DLPack, python3-numpy (the DLPack test against NumPy),
 # python3-torch (the training parity test against PyTorch) and libtorch-dev (the benchmarks'

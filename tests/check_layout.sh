@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The dependency rules of the house (docs/design/layout.md), checked over the source tree:
 #   1. nothing under core/ includes anything from ops/;
 #   2. nothing under ops/cpu/ names CUDA (in code or comments);
@@ -6,7 +7,8 @@
 #      table (plus the GPU test suites, which test the CUDA backend from inside);
 #   4. the `corten` tool (tools/) includes public headers only (<corten/...>; "..." only for its
 #      own headers in tools/);
-#   5. no library or tool source file is longer than 600 lines.
+#   5. no library or tool source file is longer than 600 lines;
+#   6. every source, build and script file carries the licence's SPDX line in its first lines.
 # Usage: check_layout.sh ROOT   checks the tree at ROOT; exits 1 naming each violation.
 #        check_layout.sh --self-test   builds a small tree that breaks each rule once and checks
 #        that every rule fires (so the check cannot pass by matching nothing).
@@ -50,6 +52,13 @@ $hits"
     n=$(wc -l <"$f")
     [ "$n" -gt 600 ] && report "$f has $n lines: split it (a file should fit in your head)"
   done
+  for f in $(find core ops tools tests bench examples fuzz include scripts cmake -type f \
+             \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cc' \
+             -o -name '*.sh' -o -name '*.py' -o -name '*.cmake' -o -name 'CMakeLists.txt' \) \
+             2>/dev/null | grep -v '/corpus/' | sort); do
+    head -n 3 "$f" | grep -q 'SPDX-License-Identifier: Apache-2.0' ||
+      report "$f has no SPDX-License-Identifier line at its top: add the licence's"
+  done
   return $((bad > 0))
 }
 
@@ -58,12 +67,13 @@ self_test() {
   trap 'rm -rf "$tmp"' EXIT
   # A clean tree passes.
   mkdir -p "$tmp/ok/core/tensor" "$tmp/ok/ops/cpu" "$tmp/ok/ops/cuda" "$tmp/ok/tools"
-  echo '#include "tensor/tensor_impl.h"' >"$tmp/ok/core/tensor/t.c"
-  echo '#include "ops/defs.h"' >"$tmp/ok/ops/cpu/k.c"
-  printf '#include "ops/cpu/cpu_kernels.h"\n#include "ops/cuda/cuda_kernels.h"\n' \
+  spdx='/* SPDX-License-Identifier: Apache-2.0 */'
+  printf '%s\n#include "tensor/tensor_impl.h"\n' "$spdx" >"$tmp/ok/core/tensor/t.c"
+  printf '%s\n#include "ops/defs.h"\n' "$spdx" >"$tmp/ok/ops/cpu/k.c"
+  printf '%s\n#include "ops/cpu/cpu_kernels.h"\n#include "ops/cuda/cuda_kernels.h"\n' "$spdx" \
     >"$tmp/ok/ops/backends.c"
-  printf '#include <corten/corten.h>\n#include "tool.h"\n' >"$tmp/ok/tools/tool.c"
-  echo '/* the header of the tool */' >"$tmp/ok/tools/tool.h"
+  printf '%s\n#include <corten/corten.h>\n#include "tool.h"\n' "$spdx" >"$tmp/ok/tools/tool.c"
+  printf '%s\n/* the header of the tool */\n' "$spdx" >"$tmp/ok/tools/tool.h"
   if ! (check "$tmp/ok" >/dev/null); then
     echo "layout self-test: a clean tree was refused"
     exit 1
@@ -82,17 +92,19 @@ self_test() {
       fails=$((fails + 1))
     fi
   }
-  for t in core_up cpu_cuda foreign tool_private long; do cp -r "$tmp/ok" "$tmp/$t"; done
+  for t in core_up cpu_cuda foreign tool_private long no_spdx; do cp -r "$tmp/ok" "$tmp/$t"; done
   echo '#include "ops/op_impl.h"' >>"$tmp/core_up/core/tensor/t.c"
   echo '/* calls cudaMemcpy */' >>"$tmp/cpu_cuda/ops/cpu/k.c"
-  echo '#include "ops/cuda/launch.h"' >"$tmp/foreign/ops/prep.c"
+  printf '%s\n#include "ops/cuda/launch.h"\n' "$spdx" >"$tmp/foreign/ops/prep.c"
   echo '#include "interop/params_format.h"' >>"$tmp/tool_private/tools/tool.c"
-  seq 1 601 | sed 's|.*|/* line */|' >"$tmp/long/ops/big.c"
+  { echo "$spdx"; seq 1 600 | sed 's|.*|/* line */|'; } >"$tmp/long/ops/big.c"
+  echo '/* no licence line */' >"$tmp/no_spdx/ops/plain.c"
   expect core_up "core/ includes from ops/"
   expect cpu_cuda "ops/cpu names CUDA"
   expect foreign "ops/cuda is included from outside"
   expect tool_private "tools/ includes a private header"
   expect long "ops/big.c has 601 lines"
+  expect no_spdx "ops/plain.c has no SPDX-License-Identifier"
   [ "$fails" -eq 0 ] && echo "layout self-test: every rule fires"
   exit $((fails > 0))
 }

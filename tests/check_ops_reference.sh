@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # docs/ops.md is what `corten ops` prints from the registry of a CUDA build: fails when the two
 # differ (regenerate with `build/tools/corten ops > docs/ops.md`), so the reference cannot drift
 # from the code. A build without CUDA lists no CUDA kernels and reports itself skipped (77).

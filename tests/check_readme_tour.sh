@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Every ```c block of README.md is a complete program of the repository, byte for byte: the line
 # before the block names it (<!-- file: examples/tour_scope.c -->), the block equals that file,
 # and the suite builds and runs the file (examples/CMakeLists.txt). A block without the marker,

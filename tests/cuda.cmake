@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The CUDA place's tests, included from tests/CMakeLists.txt.
 #   cuda_pool*  the caching allocator's pool logic on the CPU, over a fake backing allocator
 #               (cuda_pool_util.h): every build runs them, with or without a toolkit or a GPU.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The helpers of the CUDA kernel suites (test_cuda_ops*.c), for a build with CUDA: deterministic
  * host inputs in every float dtype, an op run at a place over copies of them, and comparisons of
  * the results byte for byte or within a tolerance. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The helpers of the CUDA caching pool suites (test_cuda_pool*.c): a fake backing allocator that
  * hands out addresses (never dereferenced) and fake events whose completion the test controls,
  * so that the pool's rules run on the CPU without a GPU; a pool over it, and short ways to take

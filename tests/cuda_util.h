@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The helpers of the CUDA place suites (test_cuda*.c): the check of a refused CUDA place where
  * there is no device, and, in a build with CUDA, where a pointer points. */
 #ifndef CORTEN_TESTS_CUDA_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The helpers of the suites that write files (test_params*.c, test_faults.c): a fresh work
  * directory under the working directory, paths in it, whole-file reads and writes, and a count
  * of a directory's entries. A suite including this defines _GNU_SOURCE before any include

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The helpers of the gradient suites (test_backward.c, test_grad_*.c): a loss op registered
  * from the test side, as a framework author would, and a checker that compares the gradients of
  * ct_program_append_backward with central finite differences in float64.

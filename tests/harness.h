@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The shared harness of the Check suites: their main functions, the assertions on corten's error
  * reports, and the small helpers that more than one suite uses. Helpers of one family of suites
  * (the op suites, the scope suites, ...) live in that family's *_util.h beside this file.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Installs the built corten into a prefix inside the build tree, then configures, builds and runs
 # tests/consumer against it: find_package(corten) and pkg-config must both work.
 set(prefix "${BUILD_DIR}/install-test/prefix")

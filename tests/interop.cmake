@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The interop tests, included from tests/CMakeLists.txt: DLPack (in C, and against NumPy as a
 # real consumer and producer), parameter files (synthetic inputs, and the team's real files
 # against their manifests), and the `corten` tool.

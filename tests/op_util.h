@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The helpers of the op suites (test_op*.c, the op layer, and test_ops_*.c, the built-in ops):
  * making ops, putting inputs into a scope, running an op and reading its result, expecting a
  * failure, and reading and writing elements of every dtype (float16 and bfloat16 bits written

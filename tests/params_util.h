@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The helpers of the parameter-file suites (test_params*.c): inputs built byte by byte (the
  * records and dictionaries of the format, and the sample entries w, b and flag), and checks of
  * what a load gives or must leave unchanged. */

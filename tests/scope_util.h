@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The helpers of the scope suites (test_scope*.c): a value type that counts its lifecycle calls,
  * atomically so that the thread test can use it too. */
 #ifndef CORTEN_TESTS_SCOPE_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ct_program_append_backward: gradient names, sums over several readers, ops off the path,
  * zero gradients, refusals that leave the program unchanged, an op type with a gradient
  * registered from this file (grad_util.h's test_weighted_sum), and the executor running forward

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_common.c: status codes, the thread-local last error, dtypes, places and dims. */
 #include <pthread.h>
 #include <stdint.h>

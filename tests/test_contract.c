@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Contract regressions found by an adversarial pass over the public API (issue 21). Each test
  * is named after the promise it checks and failed before its fix:
  *   - an op cannot hold its own program, on every route that changes ownership (op.h, ops.md);

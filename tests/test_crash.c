@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Crash safety of ct_params_save: a child process saves two different dictionaries over one
  * path in a loop and is killed with SIGKILL at a random moment, 200 times. After every kill the
  * path must hold exactly one of the two files, byte for byte: never a prefix, a mix or nothing.

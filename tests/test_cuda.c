@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of the CUDA places.
  *
  * On a GPU (a CUDA build with a device): lazy device memory and exact stats, reuse through the

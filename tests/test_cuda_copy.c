@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of copies between the CUDA places.
  *
  * On a GPU (a CUDA build with a device): round trips between every pair of places in every

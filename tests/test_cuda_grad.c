@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of the CUDA kernels of the gradient ops: elementwise_{add,sub,mul,div}_grad with
  * broadcasting, relu/sigmoid/tanh/exp/log_grad, cast_grad and fill_any_like.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of the CUDA kernels of the built-in ops.
  *
  * On a GPU: the elementwise ops, the activations, scale, cast, assign, reshape, fill_constant and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of the CUDA kernel of matmul on a GPU, against the CPU's kernel: float32 within a
  * tolerance (cuBLAS sums in another order), float16 and bfloat16 against a float32 reference,
  * a non-default stream, and the CPU's shape errors. Without a GPU the suite reports itself

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of the CUDA kernels of sum, mean, reduce_sum, softmax, transpose and concat on a GPU,
  * against the CPU's kernels (exactly where the arithmetic is the same), and their errors, which
  * must be the CPU's. Without a GPU the suite reports itself skipped (77); the no-device checks

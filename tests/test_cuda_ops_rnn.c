@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of the recurrent op on a GPU: test_rnn_op.c's Elman RNN runs at ct_cuda(0) over device
  * copies of its inputs; the outputs and every step scope's state match the CPU's run within
  * 1e-5, and the step scopes hold device tensors. Without a GPU the suite reports itself skipped

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of the CUDA caching pool's logic (core/cuda/cuda_pool.c) on the CPU, over the fake
  * backing of cuda_pool_util.h, so every rule runs without a GPU: rounding, small and large pools
  * and their segment sizes, best fit, splitting, merging, exact stats, and churn in one thread and

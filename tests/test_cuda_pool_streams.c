@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of how the CUDA caching pool (core/cuda/cuda_pool.c) hands memory between streams and
  * back, on the CPU over the fake backing of cuda_pool_util.h: per-stream reuse, event-gated reuse
  * across streams, retired streams, the free-and-retry path on a backing failure, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of the export half of corten/dlpack.h: a tensor handed out as a DLManagedTensor,
  * zero-copy, with every dtype mapped, its memory kept until the deleter runs (exactly once), and
  * everything unrepresentable refused. Import is tested in test_dlpack_import.c. Each test runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of the import half of corten/dlpack.h: a producer's DLManagedTensor viewed zero-copy,
  * its deleter run exactly once when the last view goes, and everything unrepresentable refused
  * without taking ownership. Each test runs in its own process, so the memory stats start at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fault injection: every scenario runs once per allocation it makes, with the k-th allocation
  * failing, for k = 1, 2, ... until a run completes without reaching k. Each failing run must
  * report CT_ERR_OUT_OF_MEMORY, give every block back (the test allocator's live count returns

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The gradients of the elementwise ops, each against central finite differences in float64
  * (grad_util.h): the binary ops with same dims, broadcasting both ways, rank 0, a size-1 dim
  * and empty tensors; the activations, scale, cast and assign; and the float32 kernels against

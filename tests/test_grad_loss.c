@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* softmax_with_cross_entropy and its gradient: the forward values against hand computations
  * (hard labels [N] and [N, 1], soft labels, large logits, ignore_index, empty batches), the
  * gradient against central finite differences in float64 (grad_util.h; the [N, 1] Loss is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The gradient of matmul (matmul_grad), against central finite differences in float64
  * (grad_util.h): plain, every transpose, rank-1 operands, batches broadcast either way, size-1
  * dims and empty operands; the float32 kernel against the float64 one; a wrong Out@GRAD. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The gradient of the recurrent op (backpropagation through time over the step scopes), against
  * central finite differences in float64 (grad_util.h): an Elman RNN forwards and reversed, an
  * LSTM with two states, losses that read FinalStates or only some steps, a weight read by several

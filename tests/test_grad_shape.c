@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The gradients of the shape family (reshape, transpose, concat), against central finite
  * differences in float64 (grad_util.h), with rank 0, size-1 dims and empty tensors; the float32
  * kernels against the float64 ones; wrong Out@GRAD and X@GRAD wirings. */

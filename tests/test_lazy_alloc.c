@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The lazy-allocation suite: variables, scopes and resized tensors hold no tensor memory until
  * ct_tensor_mutable_data asks for it, and freeing the scope gives back exactly what was taken.
  * Each test runs in its own process, so the memory stats start at zero. */

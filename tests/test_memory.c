@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of corten/memory.h: host stats, block rounding and alignment, and stats that stay exact
  * across threads. Replaceable allocators and fault injection are tested in
  * test_memory_alloc.c. Each test runs in its own process, so the stats start at zero. */

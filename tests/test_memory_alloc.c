@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of the replaceable allocators of corten/memory.h: what a custom allocator sees (sizes
  * rounded, alignment 64, every block back to the allocator that made it), what ct_set_allocator
  * refuses, and fault injection: a failed allocation leaves its tensor as it was, never loses a

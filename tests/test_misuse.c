@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The misuse table: every public function of the headers in include/corten called with what a careless or
  * hostile caller passes (NULL, negative or huge dims, numel overflowing int64, byte sizes
  * overflowing size_t, rank past CT_MAX_RANK, dtype and place values outside their enums, names

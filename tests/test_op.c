@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The op-layer suite: building ops, the registry (a test registers its own op type and kernel),
  * wiring errors with the names they must carry, ct_op_run over nested scopes, and in-place ops.
  * Programs and the executor are tested in test_op_program.c; the kernels themselves are checked

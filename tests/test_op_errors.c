@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every failure of an op leaves a last error that names the op (and its index in a program),
  * whatever its infer-shape or kernel did: a kernel that reports through ct_kernel_fail keeps its
  * message as it is; a message recorded without the op's name (ct_tensor_resize's) gets the op's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The program suite: programs of ops and the executor that runs them (no allocation after the
  * first run; freeing intermediates). Single ops and the registry are tested in test_op.c. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of cast and assign on the CPU: cast between every pair of dtypes, with truncation
  * toward zero, saturation, NaN, and float16 / bfloat16 rounding to nearest even checked against
  * bits written here; assign of every dtype; rank 0, empty tensors, in place, and the errors.

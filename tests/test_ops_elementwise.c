@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of the elementwise binary ops on the CPU (elementwise_add, elementwise_sub,
  * elementwise_mul, elementwise_div): each against the numpy broadcast computed here element by
  * element, over shapes that include broadcasting edge cases, rank 0 and empty tensors; integer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of matmul on the CPU against a naive loop computed here by numpy's rules: transposes,
  * batch dims that broadcast, rank-1 operands, K = 0 and other empty shapes, sizes past the BLAS
  * blocks, X times itself, and every shape and dtype error. Each test runs in its own process.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of the ops that make values from attributes alone, on the CPU: fill_constant in every
  * dtype (ranges, rounding, bad shapes), and uniform_random and gaussian_random: bits that follow
  * a Philox4x32-10 reference written here, the same bits for the same seed, ranges, moments and

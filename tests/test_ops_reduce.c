@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of the reductions on the CPU against loops computed here: sum of any number of
  * tensors, mean of all elements (NaN when empty), and reduce_sum over any set of dims with and
  * without keep_dim; integer wrapping, float32 sums folded in double, rank 0 and empty dims, and

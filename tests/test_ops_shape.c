@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of the shape ops on the CPU, for every dtype: reshape (a view of X, with -1 inferred
  * and 0 copying X's dim), transpose (every permutation pattern, by element size) and concat
  * (along any axis, empty inputs, the same variable twice), against results computed here, with

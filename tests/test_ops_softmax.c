@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of softmax on the CPU against a naive double computation: along every axis (negative
  * ones too), large values that must not overflow, -inf, rank 0 and empty tensors, rows that sum
  * to one, in place, and the errors. Each test runs in its own process. The helpers are in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of the unary ops on the CPU: the activations (relu, sigmoid, tanh, exp, log) against
  * the C library's functions in the same type, rank 0 and empty tensors included, saturation,
  * log of zero and of negatives, in place, and the dtypes they refuse; then scale, with its bias

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The optimizer ops sgd, momentum and adam: each update rule against hand-computed values over
  * a few steps, in float32 and float64, in place (ParamOut naming Param, through the framework's
  * aliasing path) and not; an in-place step keeps memory flat and writes through into an external

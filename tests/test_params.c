@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of corten/params.h on inputs built here byte by byte: the exact layout written and read,
  * all-or-nothing loading, single tensors, and atomic saving (a failed write, a failed rename, a
  * missing directory). Bad input is tested in test_params_bad.c. Each test runs in its own

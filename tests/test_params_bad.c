@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of corten/params.h on bad input built here byte by byte: every class of it (truncated at
  * every offset, corrupted counts and lengths, oversized dims, foreign magic, trailing bytes, bad
  * names, dtypes and devices) is refused as a format error that leaves the scope unchanged, and

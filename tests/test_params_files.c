@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of corten/params.h against real parameter files written by TVM (2018 to 2022), found in
  * the directory named by CORTEN_PARAMS_DIR (ctest passes the shared data folder). Every file
  * there with a FILE.manifest.tsv must load and match its manifest entry for entry (name, dtype,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of ct_params_inspect (corten/params.h): listing what a parameter file holds, entry by
  * entry, with names, dtypes, dims, byte counts and byte offsets, one tensor in memory at a time.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The RNN suite, step-scope lists: the kids of a scope that hold the steps of a recurrent op.
  * Every teardown order frees each step scope exactly once; run under AddressSanitizer to prove
  * it. The recurrent op itself is tested in test_rnn_op.c. */

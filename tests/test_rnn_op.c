@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The recurrent-op suite: an Elman RNN for T = 1 .. 50 and reversed against a hand-written loop,
  * an LSTM cell with two states, step inputs and previous states as views, reuse of the step
  * scopes on a second run (stats), and misuse. The step-scope lists it runs in are tested in

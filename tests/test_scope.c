@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_scope.c: named variables in nested scopes: creating and finding, shadowing,
  * counting and listing, invalid names, and many variables. Erasing and renaming are tested in
  * test_scope_erase.c, the tree of kids in test_scope_kids.c, threads in test_scope_threads.c. */

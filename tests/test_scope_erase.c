@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_scope_erase.c: erasing and renaming the variables of a scope. */
 #include <stdint.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_scope_kids.c: the scope tree (kids made, dropped and freed in every order, each
  * value destroyed once) and the variables a scope owns. */
 #include <stdint.h>

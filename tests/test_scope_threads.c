@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_scope_threads.c: threads sharing one scope tree under its thread contract. */
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Concurrency stress: 8 threads on one scope tree, within the contract of corten/scope.h and
  * corten/tensor.h, checked for consistency here and for data races by the ThreadSanitizer build
  * (-DCORTEN_TSAN=ON), which must report nothing.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of corten/tensor.h: a new tensor, its lazy memory (mutable_data and data), resize,
  * NULL arguments, and the tensor of a variable. Views are tested in test_tensor_views.c,
  * external buffers and move in test_tensor_external.c, copy and set_value in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of ct_tensor_copy and ct_tensor_set_value: deep copies, blocks reused or replaced,
  * views and overlapping sources, every dtype byte for byte, and the errors (which change
  * nothing). Each test runs in its own process, so the memory stats start at zero. */

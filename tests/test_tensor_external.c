@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of external buffers in corten/tensor.h: ct_tensor_wrap over caller memory (never
  * counted, released once after the last view), writes into a buffer that fits and refusals of
  * one that does not, copies out of one, the wraps it refuses without taking the buffer, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of the views of corten/tensor.h: share, slice and flatten_to_2d over one block, their
  * errors and corner cases (no memory, past the capacity, onto the source itself, NULL), and a
  * block shared by views in several threads, freed exactly once. Each test runs in its own

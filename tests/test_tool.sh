@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Tests of the `corten` command-line tool: --help, usage errors, `corten inspect` on every real
 # parameter file in $CORTEN_PARAMS_DIR against its manifest, on a single-tensor file cut out of
 # one, and on broken files (cut short, foreign, missing), whose errors must say what and where.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_variable.c: standalone variables holding values behind ct_type descriptors. */
 #include <stdalign.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The corten side of the PyTorch parity test (tests/python/test_torch_parity.py): trains a small
  * MLP in float64 for 25 SGD steps and writes what the script compares with the same training in
  * PyTorch.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tools/corten.c: the `corten` command-line tool: reads the arguments and runs a subcommand.
  *
  *   corten inspect FILE      the tensors of a TVM / CVM-runtime parameter file (tools/inspect.c)

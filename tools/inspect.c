@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tools/inspect.c: `corten inspect FILE`, the rows of a TVM / CVM-runtime parameter file.
  *
  * One tab-separated row per tensor in file order, under a header row, in the format of the

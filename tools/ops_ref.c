@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tools/ops_ref.c: `corten ops [NAME]`, the reference of the registered op types, as Markdown,
  * read from the registry itself (ct_op_type_names, ct_op_type_get, ct_kernel_get), so it cannot
  * drift from the code: for each type its slots with their flags, its attributes with type and

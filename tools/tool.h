@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tools/tool.h: the subcommands of the `corten` tool (tools/corten.c dispatches to them). Each
  * returns the process's exit status: 0 success, 1 a failure it reported on stderr. */
 #ifndef CORTEN_TOOLS_TOOL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/common/alloc.h: corten's own small allocations (variables, tensor headers, block headers,
  * DLPack export records; scope tables come from the C library). They come from jemalloc's sized
  * API when corten is built with it, so they take its thread-cache fast path whatever malloc the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/common/common.h: what every corten module shares internally: error reporting, branch
  * hints and small checks. Not installed; names that cross files are ct__. */
 #ifndef CORTEN_CORE_COMMON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/common/status.c: status strings and the thread-local last error. */
 #include <stdio.h>
 #include <string.h>

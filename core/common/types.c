@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/common/types.c: dtypes, places and dims. */
 #include <stdio.h>
 #include <string.h>

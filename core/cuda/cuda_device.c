@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/cuda/cuda_device.c: devices: how many there are, whether a place can be used, their
  * lazily made state, device guards, CUDA error text, synchronization and the cache. */
 #include <pthread.h>

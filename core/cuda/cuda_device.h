@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/cuda/cuda_device.h: the per-device state of a CUDA build (C files of core/cuda only). */
 #ifndef CORTEN_CORE_CUDA_DEVICE_H
 #define CORTEN_CORE_CUDA_DEVICE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/cuda/cuda_impl.h: what CUDA code inside corten shares: the stream object, the current
  * stream of a device, device guards and error reporting.
  *

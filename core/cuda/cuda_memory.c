@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/cuda/cuda_memory.c: device memory (the pool over cudaMalloc), page-locked host memory
  * (cudaHostAlloc) and copies that touch a device. */
 #include <stdio.h>

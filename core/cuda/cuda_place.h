@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/cuda/cuda_place.h: what the memory module asks of the CUDA places.
  *
  * No CUDA header here: core/memory calls these in every build. A CUDA build implements them in

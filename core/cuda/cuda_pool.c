@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/cuda/cuda_pool.c: see cuda_pool.h and docs/design/cuda-memory.md.
  *
  * Bookkeeping. A segment is a doubly linked list of chunks in address order (prev/next); its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/cuda/cuda_pool.h: the caching pool behind device memory, apart from the driver.
  *
  * A pool serves one device. It takes segments from a backing allocator (cudaMalloc in corten, a

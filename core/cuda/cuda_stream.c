@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/cuda/cuda_stream.c: streams, and each thread's current stream per device. */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/cuda/cuda_stub.c: the CUDA places in a build without CUDA. Every CUDA place is refused
  * with CT_ERR_UNSUPPORTED; there are no devices, streams or cached bytes. */
 #include <corten/cuda.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/cuda/fill.cu: fills device memory with one repeated element.
  *
  * The pattern for device code in corten: a kernel template in an anonymous namespace, and a C

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/interop/dlpack.c: DLPack both ways, zero-copy, and the dtype mapping that parameter
  * files share.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/interop/interop_impl.h: what the DLPack and parameter-file code share: the mapping
  * between corten dtypes and DLPack's (code, bits) pairs. */
 #ifndef CORTEN_CORE_INTEROP_IMPL_H

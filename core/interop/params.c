@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/interop/params.c: parameter dictionaries to and from scopes, single tensors to and from
  * files, and listing what a file holds.
  *

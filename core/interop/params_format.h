@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/interop/params_format.h: reading and writing TVM / CVM-runtime parameter files (the layout
  * is in corten/params.h). The reader hands each checked tensor to a sink, so the same parser
  * stages a whole dictionary for an all-or-nothing load and streams entries one at a time for

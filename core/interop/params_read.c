@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/interop/params_read.c: the reader of parameter files, for untrusted input.
  *
  * Every field is read only after checking that its bytes are there; every count and length is

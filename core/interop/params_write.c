@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/interop/params_write.c: the writer of parameter files, and the atomic file under it.
  *
  * A save never writes the target itself: it writes "<path>.tmp-<host>-<pid>-<n>" beside it (same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/memory/host_allocator.c: the default host allocator.
  *
  * jemalloc's sized API: mallocx with the alignment flag, sdallocx with the same flag and the

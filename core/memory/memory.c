@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/memory/memory.c: per-place allocators and stats, and reference-counted blocks.
  *
  * Places: the host (ct_cpu) is the hot path, reached through one predictable branch on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/memory/memory_impl.h: blocks of tensor memory and the per-place domains they come from.
  *
  * A block is one allocation (or one wrapped external buffer) with a reference count; every

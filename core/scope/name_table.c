@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/scope/name_table.c: see name_table.h. */
 #include <stdlib.h>
 #include <string.h>

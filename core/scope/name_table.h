@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/scope/name_table.h: the name -> variable map of a scope, with lock-free lookups.
  *
  * An open-addressing table (linear probing, backward-shift deletion, at most half full) of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/scope/scope.c: nested scopes of named variables. See corten/scope.h for the contract and
  * scope/name_table.h for how lookups run without a lock. */
 #include <pthread.h>

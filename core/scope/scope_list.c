@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/scope/scope_list.c: step-scope lists, the value behind ct_scope_list_type.
  *
  * The list owns nothing but its slot array; the scopes are kids of the parent. Each named scope

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/scope/scope_list.h: the link between a step scope and the list slot that names it.
  *
  * A scope named by a ct_scope_list records (list, index); the scope's teardown empties that slot

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/tensor/tensor.c: tensor headers, lazy memory and views. */
 #include <stdio.h>
 #include <stdlib.h>

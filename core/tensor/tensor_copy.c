@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/tensor/tensor_copy.c: deep copies into tensors (copy, set_value), by the external-buffer
  * rules: an external destination is written in place or refused; a normal one ends with a
  * block of its own. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/tensor/tensor_impl.h: the tensor header, shared by the tensor files. */
 #ifndef CORTEN_CORE_TENSOR_IMPL_H
 #define CORTEN_CORE_TENSOR_IMPL_H

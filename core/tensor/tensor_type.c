@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/tensor/tensor_type.c: the ct_type of tensors, so that variables can hold them. */
 #include <stdalign.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/variable/variable.c: a type-erased value behind a static type descriptor. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* core/variable/variable_impl.h: the layout of a variable, shared with the scope that owns it.
  *
  * A variable is a type pointer, an object pointer and, for small values (a ct_tensor, an int64),

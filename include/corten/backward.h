@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* corten/backward.h: differentiating a program, and how an op type says what its gradient is.
  *
  * ct_program_append_backward appends to a program the ops that compute the gradient of a loss

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* corten/corten.h: the whole public API of corten in one include.
  *
  * The headers are the manual, one per concept, each opening with what the concept is and the

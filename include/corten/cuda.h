@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* corten/cuda.h: the CUDA places: streams, synchronization and the device memory cache.
  *
  * Tensors live on a GPU at ct_cuda(i) and in page-locked host memory at ct_cuda_host(), exactly

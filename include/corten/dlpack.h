@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* corten/dlpack.h: zero-copy exchange of tensors with other frameworks through DLPack.
  *
  * DLPack (the system's <dlpack/dlpack.h>; Debian: libdlpack-dev) is the common in-memory tensor

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* corten/export.h: the compiler attributes of the public API, each behind one macro.
  *
  * The public headers spell no compiler attribute themselves: they use these macros, defined here

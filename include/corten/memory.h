@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* corten/memory.h: where tensor memory comes from, and how much of it there is.
  *
  * Each place has an allocator. Host memory (CT_DEVICE_CPU) comes from jemalloc, 64-byte

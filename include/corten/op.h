@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* corten/op.h: operators that read and write the variables of a scope by name, and the registry
  * that defines op types and their kernels.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* corten/params.h: parameter files in TVM's and CVM-runtime's format, byte for byte.
  *
  * A parameter dictionary (TVM's save_param_dict / load_param_dict, CVM's CVMSaveParamsDict) maps

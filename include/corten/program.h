@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* corten/program.h: programs of ops and the executor that runs them.
  *
  * A program is a list of ops run in order. An executor binds a program to a scope and a place:

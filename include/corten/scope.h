@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* corten/scope.h: named variables in nested scopes.
  *
  * A scope maps names to variables it owns, and has a parent (NULL for a root) and kids it owns.

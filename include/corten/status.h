@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* corten/status.h: status codes and the thread-local last error.
  *
  * Every public function that can fail reports it: one returning ct_status returns the code, one

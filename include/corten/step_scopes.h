@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* corten/step_scopes.h: step scopes, the per-time-step kids of a scope that RNN code keeps.
  *
  * A ct_scope_list (held by a variable through ct_scope_list_type, corten/variable.h) is an

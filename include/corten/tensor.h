@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* corten/tensor.h: an n-dimensional array with dims, a dtype, a place and counted memory.
  *
  * A tensor is a small header (dims, dtype, place, offset) over a block of memory that any number

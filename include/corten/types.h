@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* corten/types.h: element types, places and dims, the vocabulary every other module speaks.
  *
  * These are plain values. Nothing here allocates or fails: the functions only compute, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* corten/variable.h: a variable holds one value of any type, behind a type descriptor.
  *
  * A type is a static ct_type; its address is its identity, so asking a variable for a type costs

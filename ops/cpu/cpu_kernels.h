@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cpu/cpu_kernels.h: the CPU backend's kernel tables, one per op family
  * (ops/cpu/<family>.c), registered by ops/backends.c. */
 #ifndef CORTEN_OPS_CPU_KERNELS_H

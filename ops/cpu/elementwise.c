@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cpu/elementwise.c: the CPU kernels of elementwise_{add,sub,mul,div} with numpy
  * broadcasting, the unary activations (relu, sigmoid, tanh, exp, log), scale, cast and assign.
  *

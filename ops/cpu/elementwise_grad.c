@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cpu/elementwise_grad.c: the CPU kernels of the elementwise gradients (ops/defs/
  * elementwise_grad.c), float32 and float64.
  *

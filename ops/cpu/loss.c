@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cpu/loss.c: the CPU kernels of softmax_with_cross_entropy and its gradient (ops/defs/
  * loss.c), float32 and float64.
  *

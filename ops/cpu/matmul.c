@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cpu/matmul.c: matmul on the CPU through CBLAS (OpenBLAS), following the plan of
  * ops/defs/matmul.c (ct__mm_plan). When Y has no batch dims and X is not
  * transposed, the batch folds into one GEMM of (batch x M) rows. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cpu/matmul_grad.c: matmul_grad on the CPU through CBLAS (OpenBLAS), float32 and float64,
  * following the forward op's plan (ct__mm_plan).
  *

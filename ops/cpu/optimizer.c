@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cpu/optimizer.c: the CPU kernels of sgd, momentum and adam (ops/defs/optimizer.c),
  * float32 and float64.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cpu/random.c: the CPU kernels of fill_constant, uniform_random and gaussian_random.
  * Random values come from Philox4x32-10 (philox.h), element by element from the counter, so the
  * result depends only on the seed and the element's index: the same on the GPU, and the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cpu/reduce.c: the CPU kernels of sum (of any number of tensors), mean, reduce_sum and
  * softmax.
  *

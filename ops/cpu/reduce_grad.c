@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cpu/reduce_grad.c: the CPU kernels of the reduce family's gradients (ops/defs/
  * reduce_grad.c), float32 and float64.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cpu/shape.c: the CPU kernels of transpose and concat and of their gradients, for every
  * dtype (reshape's and reshape_grad's kernels, which only share memory, serve every place from
  * ops/defs/).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cuda/cuda_kernels.h: the CUDA backend's kernel tables, one per op family
  * (ops/cuda/<family>.c), registered by ops/backends.c in CUDA builds. Plain C: it names no CUDA
  * type, so the registration table includes it freely. */

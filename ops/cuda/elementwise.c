@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cuda/elementwise.c: the CUDA kernels of elementwise_{add,sub,mul,div} with numpy
  * broadcasting, the float32 activations (relu, sigmoid, tanh, exp, log), scale, cast and assign:
  * their C side (checks, output allocation, launch, messages); the device code is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cuda/elementwise.cu: elementwise_{add,sub,mul,div} with numpy broadcasting, the
  * float32 activations, scale and the casts between float32, float16 and bfloat16, on the GPU:
  * the device code and launchers (launch.h) that ops/cuda/elementwise.c calls.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cuda/elementwise_grad.c: the CUDA kernels of the elementwise gradients (ops/defs/
  * elementwise_grad.c), float32: their C side (output allocation, the broadcast walks, launch,
  * messages); the device code is ops/cuda/elementwise_grad.cu. cast_grad sits with cast in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cuda/elementwise_grad.cu: the gradients of elementwise_{add,sub,mul,div} (with numpy
  * broadcasting) and of the float32 activations on the GPU: the device code and launchers
  * (launch.h) that ops/cuda/elementwise_grad.c calls.

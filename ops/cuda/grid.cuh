@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cuda/grid.cuh: how the operator kernels of ops/cuda size their grids and walk their
  * elements, for the .cu files only (nvcc, C++17).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cuda/launch.c: the bracket every CUDA kernel of the built-in ops launches in (enter the
  * op's device, leave it and report), and the steps several of them share: the device-to-device
  * copy, and the split of X around an axis. The convention is described in ops/cuda/launch.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cuda/launch.h: how the CUDA kernels of the built-in ops launch device code, and the
  * launchers of the .cu files of ops/cuda.
  *

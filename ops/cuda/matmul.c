@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cuda/matmul.c: the CUDA kernel of matmul (float32, float16, bfloat16) through cuBLAS, and
  * the loading of cuBLAS. It follows the CPU kernel's plan (ct__mm_plan in ops/defs.h), so both
  * places accept and refuse the same shapes with the same messages.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cuda/random.c: the CUDA kernels of fill_constant, fill_any_like, uniform_random and
  * gaussian_random: their C side (checks, output allocation, launch, messages); the device code is
  * ops/cuda/random.cu, and the two fills repeat their element with the place's own fill

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cuda/random.cu: uniform_random and gaussian_random on the GPU, bit-identical to the CPU
  * kernels in ops/cpu/random.c: the device code and launchers (launch.h) that ops/cuda/random.c
  * calls.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cuda/reduce.c: the CUDA kernels of sum, mean, reduce_sum and softmax, for float32 and
  * float64: their C side (checks, output allocation, launch, messages); the device code is
  * ops/cuda/reduce.cu.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cuda/reduce.cu: sum's additions, reduce_sum and mean, and softmax on the GPU, for
  * float32 and float64: the device code and launchers (launch.h) that ops/cuda/reduce.c calls.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cuda/shape.c: the CUDA kernels of transpose and concat, for every dtype (elements moved by
  * their size): their C side (checks, output allocation, launch, messages); the device code is
  * ops/cuda/shape.cu. reshape only shares memory, so the CUDA place registers the CPU's kernel

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cuda/shape.cu: transpose's gather and concat's row copies on the GPU, for every dtype
  * (elements moved by their size in bytes): the device code and launchers (launch.h) that
  * ops/cuda/shape.c calls.

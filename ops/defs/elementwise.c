@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/defs/elementwise.c: the elementwise op types: elementwise_{add,sub,mul,div} with numpy
  * broadcasting, the unary activations (relu, sigmoid, tanh, exp, log), scale, cast and assign;
  * their shapes, and the broadcast plan every backend walks.

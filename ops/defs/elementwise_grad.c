@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/defs/elementwise_grad.c: the gradients of the elementwise family: the grad-op makers of
  * its forward types, and the grad op types they append (PaddlePaddle's names and slots).
  *

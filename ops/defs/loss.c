@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/defs/loss.c: the loss op type softmax_with_cross_entropy and its gradient (PaddlePaddle's
  * names, slots and attributes): their shapes, the label checks every backend shares, and the
  * grad-op maker.

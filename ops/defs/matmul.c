@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/defs/matmul.c: the matmul op type and its plan.
  *
  * numpy's matmul rules: the last two dims of X and Y multiply (after transpose_x / transpose_y),

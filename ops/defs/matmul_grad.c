@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/defs/matmul_grad.c: the gradient op type of matmul (PaddlePaddle's name and slots); its
  * maker is the binary one (ct__grad_binary), which copies transpose_x and transpose_y.
  *

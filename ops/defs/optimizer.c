@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/defs/optimizer.c: the optimizer op types sgd, momentum and adam (PaddlePaddle's names,
  * slots, attributes and update rules): their shapes and checks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/defs/random.c: the op types fill_constant, uniform_random and gaussian_random, and the
  * checks and values every backend's kernels share: fill_constant's value must fit the dtype,
  * uniform's bounds and gaussian's std must be sane, seed 0 means "a new seed each run" (as in

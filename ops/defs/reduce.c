@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/defs/reduce.c: the op types sum (of any number of tensors), mean, reduce_sum and softmax:
  * their shapes, and the checks every backend's kernels share.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/defs/reduce_grad.c: the gradient op types of the reduce family (PaddlePaddle's names and
  * slots). Their makers are the shared ones of ops/defs/elementwise_grad.c.
  *

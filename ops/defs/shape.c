@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/defs/shape.c: the op types reshape, transpose and concat: their shapes, the plans every
  * backend's kernels follow, and reshape's kernel, which serves every place.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops/defs/shape_grad.c: the gradients of the shape family: the grad op types (PaddlePaddle's
  * names and slots), concat's grad-op maker, and reshape_grad's kernel, which serves every place.
  *

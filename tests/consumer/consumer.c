@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Uses a few calls of every module and exits 0 when they behave. */
 #include <corten/corten.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A small ctypes shim over the corten shared library, enough to exchange tensors with NumPy
 through DLPack: corten tensors offered to ``numpy.from_dlpack`` (an object with ``__dlpack__``
 and ``__dlpack_device__``), and NumPy's ``__dlpack__()`` capsules taken into corten.

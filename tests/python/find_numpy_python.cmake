@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Picks the python3 for the NumPy DLPack test: CORTEN_PYTHON3 when given, else the first python3
 # on PATH that imports numpy (a version manager's python3 often comes first on PATH without it,
 # while the distribution's has it), else the first python3 at all, whose test then reports

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """corten and NumPy exchanging tensors through DLPack, both ways, zero-copy.
 
 NumPy (1.22 and later; Debian ships 1.24) is a real consumer, numpy.from_dlpack, and a real

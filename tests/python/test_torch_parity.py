@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """corten against PyTorch: the same MLP from the same initial weights, trained with SGD.
 
 The C program tests/torch_parity.c (its path in CORTEN_TORCH_PARITY, set by ctest) trains the
