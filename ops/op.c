@@ -325,3 +325,36 @@ ct_status ct_op_set_attr_program(ct_op *op, const char *name, ct_program *p) {
   return set_attr(op, name, (ct_attr_value){.type = CT_ATTR_PROGRAM, .u.program = p},
                   "ct_op_set_attr_program");
 }
+
+/* ---- Reading the wiring back ------------------------------------------------------------- */
+
+/* The wiring of slot `slot` among the op's inputs or outputs, NULL when there is none. */
+static const ct__wiring *wiring_of(const ct_op *op, bool output, const char *slot) {
+  if (op == NULL || slot == NULL) return NULL;
+  const ct_slot_def *defs = output ? op->def->out : op->def->in;
+  size_t n = output ? op->def->n_out : op->def->n_in;
+  for (size_t s = 0; s < n; s++) {
+    if (strcmp(defs[s].name, slot) == 0) return output ? &op->out[s] : &op->in[s];
+  }
+  return NULL;
+}
+
+size_t ct_op_input_count(const ct_op *op, const char *slot) {
+  const ct__wiring *w = wiring_of(op, false, slot);
+  return w ? w->n : 0;
+}
+
+size_t ct_op_output_count(const ct_op *op, const char *slot) {
+  const ct__wiring *w = wiring_of(op, true, slot);
+  return w ? w->n : 0;
+}
+
+const char *ct_op_input(const ct_op *op, const char *slot, size_t i) {
+  const ct__wiring *w = wiring_of(op, false, slot);
+  return w != NULL && i < w->n ? w->names[i] : NULL;
+}
+
+const char *ct_op_output(const ct_op *op, const char *slot, size_t i) {
+  const ct__wiring *w = wiring_of(op, true, slot);
+  return w != NULL && i < w->n ? w->names[i] : NULL;
+}

@@ -47,6 +47,15 @@ START_TEST(appended_ops_run_in_reverse_order) {
   ck_assert_str_eq(type_at(p, 4), "test_weighted_sum_grad");
   ck_assert_str_eq(type_at(p, 5), "relu_grad");
   ck_assert_str_eq(type_at(p, 6), "elementwise_mul_grad");
+  /* The wiring reads back: relu_grad reads out and out@GRAD and writes h@GRAD. */
+  const ct_op *rg = ct_program_op(p, 5);
+  ck_assert_str_eq(ct_op_input(rg, "Out", 0), "out");
+  ck_assert_str_eq(ct_op_input(rg, "Out@GRAD", 0), "out@GRAD");
+  ck_assert_str_eq(ct_op_output(rg, "X@GRAD", 0), "h@GRAD");
+  ck_assert_uint_eq(ct_op_output_count(ct_program_op(p, 6), "X@GRAD"), 0); /* x: no gradient */
+  ck_assert_uint_eq(ct_op_output_count(ct_program_op(p, 6), "Y@GRAD"), 1);
+  ck_assert_ptr_null(ct_op_input(rg, "Out", 1));
+  ck_assert_ptr_null(ct_op_input(rg, "no_such_slot", 0));
   ct_program_free(p);
 }
 END_TEST

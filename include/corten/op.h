@@ -68,6 +68,15 @@ CT_API ct_status ct_op_set_outputs(ct_op *op, const char *slot, const char *cons
 CT_API ct_status ct_op_set_input(ct_op *op, const char *slot, const char *var);
 CT_API ct_status ct_op_set_output(ct_op *op, const char *slot, const char *var);
 
+/* Reading the wiring back (a program made by ct_program_append_backward, say): the number of
+ * variables wired to an input or output slot (0 for an unwired slot, an unknown slot name or a
+ * NULL op), and the name of the i-th (NULL past the count). The names belong to the op and stay
+ * valid until it is rewired or freed. Nothing is recorded. */
+CT_API size_t ct_op_input_count(const ct_op *op, const char *slot);
+CT_API size_t ct_op_output_count(const ct_op *op, const char *slot);
+CT_API const char *ct_op_input(const ct_op *op, const char *slot, size_t i);
+CT_API const char *ct_op_output(const ct_op *op, const char *slot, size_t i);
+
 /* Sets an attribute. An int is accepted for a float attribute (2 means 2.0); nothing else
  * converts. Lists and strings are copied: the caller keeps its own.
  * Errors (the attribute keeps its old value):
