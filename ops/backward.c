@@ -56,6 +56,7 @@ typedef struct pass {
   size_t n_made, cap_made;
   bool in_maker;      /* a maker is running; its ops start at made[maker_first] */
   size_t maker_first;
+  ct_status failed;   /* the first failure of a maker's request (note_failure), else CT_OK */
 } pass;
 
 CT__COLD static ct_status oom(void) {
@@ -239,13 +240,16 @@ static ct_op *make(pass *ps, const char *type) {
   return keep_made(ps, op) == CT_OK ? op : NULL;
 }
 
-/* Appends fill_any_like(X = like) -> out with value v. */
-static ct_status fill_like(pass *ps, const char *like, const char *out, double v) {
+/* Appends fill_any_like(X = like) -> out with value v; one_element: like is the loss, which must
+ * hold one element when the program runs (fill_any_like's infer-shape checks). */
+static ct_status fill_like(pass *ps, const char *like, const char *out, double v,
+                           bool one_element) {
   ct_op *op = make(ps, "fill_any_like");
   if (op == NULL) return ct_last_status();
   ct_status s = ct_op_set_input(op, "X", like);
   if (s == CT_OK) s = ct_op_set_output(op, "Out", out);
   if (s == CT_OK) s = ct_op_set_attr_float(op, "value", v);
+  if (s == CT_OK && one_element) s = ct_op_set_attr_bool(op, "one_element", true);
   return s;
 }
 
@@ -292,7 +296,7 @@ static ct_status finish(pass *ps, gvar *v) {
   if (seed_only) {
     /* nothing to make */
   } else if (v->n_contrib == 0) {
-    s = fill_like(ps, v->name, g, 0.0);
+    s = fill_like(ps, v->name, g, 0.0, false);
   } else if (v->n_contrib == 1) {
     s = rename_output(ps, v->contrib[0], g);
   } else {
@@ -312,49 +316,32 @@ static ct_status finish(pass *ps, gvar *v) {
 
 /* ---- The maker's view -------------------------------------------------------------------- */
 
-static long slot_index(const ct_slot_def *slots, size_t n, const char *slot) {
-  for (size_t s = 0; slot != NULL && s < n; s++) {
-    if (strcmp(slots[s].name, slot) == 0) return (long)s;
-  }
-  return -1;
-}
-
-static const char *wired(const ct_grad_ctx *g, bool output, const char *slot, size_t i) {
-  if (g == NULL) return NULL;
-  const ct__opdef *d = g->op->def;
-  long s = output ? slot_index(d->out, d->n_out, slot) : slot_index(d->in, d->n_in, slot);
-  if (s < 0) return NULL;
-  const ct__wiring *w = output ? &g->op->out[s] : &g->op->in[s];
-  return i < w->n ? w->names[i] : NULL;
-}
-
-static size_t wired_count(const ct_grad_ctx *g, bool output, const char *slot) {
-  if (g == NULL) return 0;
-  const ct__opdef *d = g->op->def;
-  long s = output ? slot_index(d->out, d->n_out, slot) : slot_index(d->in, d->n_in, slot);
-  if (s < 0) return 0;
-  return output ? g->op->out[s].n : g->op->in[s].n;
-}
-
 const ct_op *ct_grad_forward(const ct_grad_ctx *g) { return g ? g->op : NULL; }
 size_t ct_grad_input_count(const ct_grad_ctx *g, const char *slot) {
-  return wired_count(g, false, slot);
+  return ct_op_input_count(ct_grad_forward(g), slot);
 }
 size_t ct_grad_output_count(const ct_grad_ctx *g, const char *slot) {
-  return wired_count(g, true, slot);
+  return ct_op_output_count(ct_grad_forward(g), slot);
 }
 const char *ct_grad_input(const ct_grad_ctx *g, const char *slot, size_t i) {
-  return wired(g, false, slot, i);
+  return ct_op_input(ct_grad_forward(g), slot, i);
 }
 const char *ct_grad_output(const ct_grad_ctx *g, const char *slot, size_t i) {
-  return wired(g, true, slot, i);
+  return ct_op_output(ct_grad_forward(g), slot, i);
+}
+
+/* A failure inside a maker's request is kept by the pass as well: a maker that took the NULL
+ * for "no gradient wanted" and returned CT_OK still fails the pass (no gradient is dropped). */
+static const char *note_failure(ct_grad_ctx *g, const char *name) {
+  if (name == NULL && g->pass->failed == CT_OK) g->pass->failed = ct_last_status();
+  return name;
 }
 
 const char *ct_grad_output_grad(ct_grad_ctx *g, const char *slot, size_t i) {
-  const char *name = wired(g, true, slot, i);
+  const char *name = ct_grad_output(g, slot, i);
   if (name == NULL) return NULL;
   gvar *v = find(g->pass, name);
-  return finish(g->pass, v) == CT_OK ? v->grad : NULL;
+  return note_failure(g, finish(g->pass, v) == CT_OK ? v->grad : NULL);
 }
 
 /* Adds a contribution to v's gradient: the name given (a seed) or a fresh "x@GRAD@k". */
@@ -373,11 +360,11 @@ static const char *add_contrib(gvar *v, const char *given) {
 }
 
 const char *ct_grad_input_grad(ct_grad_ctx *g, const char *slot, size_t i) {
-  const char *name = wired(g, false, slot, i);
+  const char *name = ct_grad_input(g, slot, i);
   if (name == NULL) return NULL;
   gvar *v = find(g->pass, name);
   if (!v->dep) return NULL;
-  return add_contrib(v, NULL);
+  return note_failure(g, add_contrib(v, NULL));
 }
 
 ct_op *ct_grad_op_new(ct_grad_ctx *g, const char *type) {
@@ -487,6 +474,30 @@ static ct_status finish_param(pass *ps, const char *param) {
   return s;
 }
 
+/* Refuses a program that already has a variable named like a gradient the pass would make
+ * ("x@GRAD", "x@GRAD@k" for a variable x it differentiates or a parameter): a second backward
+ * pass over one program, or a user's own "w@GRAD", would write a name twice. */
+static ct_status check_names_free(const pass *ps) {
+  size_t suffix = strlen(CT_GRAD_SUFFIX);
+  for (size_t k = 0; k < ps->n_vars; k++) {
+    const char *name = ps->vars[k].name, *at = strstr(name, CT_GRAD_SUFFIX);
+    if (at == NULL || (at[suffix] != '\0' && at[suffix] != '@')) continue;
+    for (size_t j = 0; j < ps->n_vars; j++) {
+      const gvar *v = &ps->vars[j];
+      if (!v->dep || strlen(v->name) != (size_t)(at - name) ||
+          strncmp(v->name, name, (size_t)(at - name)) != 0 || v->n_given > 0) {
+        continue;
+      }
+      return ct__error(CT_ERR_ALREADY_EXISTS,
+                       "ct_program_append_backward: the program already uses variable '%s', a "
+                       "name the backward pass would write (the gradient of '%s'): one backward "
+                       "pass per program, and no variable of your own named like a gradient",
+                       name, v->name);
+    }
+  }
+  return CT_OK;
+}
+
 /* The pass from a loss (seeds NULL) or from seeds (loss NULL). */
 static ct_status run_pass(pass *ps, const char *loss, const ct__grad_seed *seeds,
                           size_t n_seeds, const char *const *params, size_t n) {
@@ -518,11 +529,12 @@ static ct_status run_pass(pass *ps, const char *loss, const ct__grad_seed *seeds
   if (loss != NULL) (lv = find(ps, loss))->reach = true;
   mark(ps);
   if ((s = check_path(ps)) != CT_OK) return s;
+  if ((s = check_names_free(ps)) != CT_OK) return s;
   if (lv != NULL && lv->dep) {
     char *g = join(loss, CT_GRAD_SUFFIX, 0, false);
     if (g == NULL) return oom();
     lv->grad = g;
-    if ((s = fill_like(ps, loss, g, 1.0)) != CT_OK) return s;
+    if ((s = fill_like(ps, loss, g, 1.0, true)) != CT_OK) return s;
   }
   for (size_t k = ct_program_size(ps->p); k-- > 0;) {
     const ct_op *op = ct_program_op(ps->p, k);
@@ -532,6 +544,9 @@ static ct_status run_pass(pass *ps, const char *loss, const ct__grad_seed *seeds
     ps->maker_first = ps->n_made;
     s = op->def->grad(&g);
     ps->in_maker = false;
+    if (s == CT_OK && ps->failed != CT_OK) {
+      s = ps->failed; /* the maker went on past a failed request: its message stands */
+    }
     if (s != CT_OK) return s;
   }
   for (size_t i = 0; i < n; i++) {

@@ -22,7 +22,7 @@ enum { CT__SCALE_SCALE, CT__SCALE_BIAS, CT__SCALE_BIAS_AFTER };  /* scale */
 enum { CT__CAST_DTYPE };                                         /* cast */
 enum { CT__MM_TRANSPOSE_X, CT__MM_TRANSPOSE_Y };                 /* matmul */
 enum { CT__FILL_SHAPE, CT__FILL_VALUE, CT__FILL_DTYPE };         /* fill_constant */
-enum { CT__FILL_LIKE_VALUE };                                    /* fill_any_like */
+enum { CT__FILL_LIKE_VALUE, CT__FILL_LIKE_ONE_ELEMENT };          /* fill_any_like */
 /* uniform_random (A = min, B = max) and gaussian_random (A = mean, B = std). */
 enum { CT__RND_SHAPE, CT__RND_A, CT__RND_B, CT__RND_SEED, CT__RND_DTYPE };
 enum { CT__RS_DIM, CT__RS_KEEP_DIM };                            /* reduce_sum */
@@ -55,6 +55,11 @@ ct_status ct__grad_binary(ct_grad_ctx *g);
 ct_status ct__grad_unary(ct_grad_ctx *g);
 ct_status ct__grad_scale(ct_grad_ctx *g);
 ct_status ct__grad_assign(ct_grad_ctx *g);
+ct_status ct__grad_none(ct_grad_ctx *g); /* an output that does not depend on the inputs' values */
+
+/* Wires input `slot` of a grad op to name, the failure recorded when name is NULL (a maker's
+ * request that failed): makers chain it as `s = ct__grad_wire_in(op, "X", ct_grad_input(...))`. */
+ct_status ct__grad_wire_in(ct_op *op, const char *slot, const char *name);
 ct_status ct__grad_recurrent(ct_grad_ctx *g); /* ops/recurrent_grad.c */
 
 /* The kernels that never touch element data, so one function serves every place (ops/backends.c

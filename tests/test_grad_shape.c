@@ -168,6 +168,24 @@ START_TEST(transpose_grad_refuses_wrong_dout) {
 }
 END_TEST
 
+/* concat_grad with X@GRAD unwired (the slot is optional) computes nothing and reads nothing past
+ * its outputs (it used to walk the inputs' count of outputs). */
+START_TEST(concat_grad_without_x_grad_does_nothing) {
+  static const char *const xs[] = {"a", "b"};
+  ct_scope *s = ct_scope_new();
+  put_smooth(s, "a", CT_DIMS(2), 0.1);
+  put_smooth(s, "b", CT_DIMS(3), 0.2);
+  put_smooth(s, "g", CT_DIMS(5), 0.3);
+  ct_op *op = new_op("concat_grad");
+  ck_assert_int_eq(ct_op_set_inputs(op, "X", xs, 2), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Out@GRAD", "g"), CT_OK);
+  ck_assert_msg(ct_op_run(op, s, ct_cpu()) == CT_OK, "%s", ct_last_error());
+  ck_assert_uint_eq(ct_scope_var_count(s), 3);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
 /* concat_grad wants one X@GRAD per X. */
 START_TEST(concat_grad_refuses_a_short_x_grad_list) {
   static const char *const xs[] = {"a", "b"};
@@ -198,6 +216,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, shape_grads_f32_match_f64);
   CT_ADD_TEST(s, transpose_grad_refuses_wrong_dout);
   CT_ADD_TEST(s, concat_grad_refuses_a_short_x_grad_list);
+  CT_ADD_TEST(s, concat_grad_without_x_grad_does_nothing);
   return s;
 }
 

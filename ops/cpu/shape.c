@@ -120,8 +120,10 @@ static ct_status concat_any(const ct_kernel_ctx *c) {
 }
 
 /* concat_grad (X, Out@GRAD -> X@GRAD): each X@GRAD_i is the slice of Out@GRAD that X_i filled;
- * an entry named CT__GRAD_EMPTY is not wanted and not written. */
+ * an entry named CT__GRAD_EMPTY is not wanted and not written, and an unwired X@GRAD (infer-shape
+ * allows none or one per X) leaves nothing to do. */
 static ct_status concat_grad_any(const ct_kernel_ctx *c) {
+  if (ct_kernel_out_count(c, CT__G_DX) == 0) return CT_OK;
   const ct_tensor *x0 = ct_kernel_in(c, CT__IN_X, 0);
   int axis;
   ct_status s = ct__k_axis(c, "axis", c->attr[CT__CONCAT_AXIS].u.i, x0->dims.rank, &axis);

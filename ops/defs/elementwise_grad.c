@@ -136,9 +136,15 @@ static ct_op *grad_op(ct_grad_ctx *g) {
   return ct_grad_op_new(g, type);
 }
 
-/* Wires input slot `slot` of op to name, failing on a NULL name (a failure already recorded). */
-static ct_status wire_in(ct_op *op, const char *slot, const char *name) {
+ct_status ct__grad_wire_in(ct_op *op, const char *slot, const char *name) {
   return name == NULL ? ct_last_status() : ct_op_set_input(op, slot, name);
+}
+
+/* fill_any_like: Out does not depend on X's values, so X gets no contribution (a zero
+ * gradient); the maker makes nothing. */
+ct_status ct__grad_none(ct_grad_ctx *g) {
+  (void)g;
+  return CT_OK;
 }
 
 ct_status ct__grad_binary(ct_grad_ctx *g) {
@@ -146,9 +152,9 @@ ct_status ct__grad_binary(ct_grad_ctx *g) {
   if (dx == NULL && dy == NULL) return CT_OK;
   ct_op *op = grad_op(g);
   if (op == NULL) return ct_last_status();
-  ct_status s = wire_in(op, "X", ct_grad_input(g, "X", 0));
-  if (s == CT_OK) s = wire_in(op, "Y", ct_grad_input(g, "Y", 0));
-  if (s == CT_OK) s = wire_in(op, "Out@GRAD", ct_grad_output_grad(g, "Out", 0));
+  ct_status s = ct__grad_wire_in(op, "X", ct_grad_input(g, "X", 0));
+  if (s == CT_OK) s = ct__grad_wire_in(op, "Y", ct_grad_input(g, "Y", 0));
+  if (s == CT_OK) s = ct__grad_wire_in(op, "Out@GRAD", ct_grad_output_grad(g, "Out", 0));
   if (s == CT_OK && dx != NULL) s = ct_op_set_output(op, "X@GRAD", dx);
   if (s == CT_OK && dy != NULL) s = ct_op_set_output(op, "Y@GRAD", dy);
   return s == CT_OK ? ct_grad_copy_attrs(g, op) : s;
@@ -162,9 +168,9 @@ ct_status ct__grad_unary(ct_grad_ctx *g) {
   ct_op *op = grad_op(g);
   if (op == NULL) return ct_last_status();
   ct_status s = strcmp(op->def->in[CT__G_UNARY_IN].name, "X") == 0
-                    ? wire_in(op, "X", ct_grad_input(g, "X", 0))
-                    : wire_in(op, "Out", ct_grad_output(g, "Out", 0));
-  if (s == CT_OK) s = wire_in(op, "Out@GRAD", ct_grad_output_grad(g, "Out", 0));
+                    ? ct__grad_wire_in(op, "X", ct_grad_input(g, "X", 0))
+                    : ct__grad_wire_in(op, "Out", ct_grad_output(g, "Out", 0));
+  if (s == CT_OK) s = ct__grad_wire_in(op, "Out@GRAD", ct_grad_output_grad(g, "Out", 0));
   if (s == CT_OK) s = ct_op_set_output(op, "X@GRAD", dx);
   return s == CT_OK ? ct_grad_copy_attrs(g, op) : s;
 }
@@ -180,7 +186,7 @@ static ct_op *same_type_grad(ct_grad_ctx *g, ct_status *s) {
     *s = ct_last_status();
     return NULL;
   }
-  *s = wire_in(op, "X", ct_grad_output_grad(g, "Out", 0));
+  *s = ct__grad_wire_in(op, "X", ct_grad_output_grad(g, "Out", 0));
   if (*s == CT_OK) *s = ct_op_set_output(op, "Out", dx);
   return *s == CT_OK ? op : NULL;
 }
@@ -200,7 +206,7 @@ ct_status ct__grad_assign(ct_grad_ctx *g) {
     if (dx == NULL) continue;
     ct_op *op = ct_grad_op_new(g, "assign");
     if (op == NULL) return ct_last_status();
-    ct_status s = wire_in(op, "X", ct_grad_output_grad(g, "Out", 0));
+    ct_status s = ct__grad_wire_in(op, "X", ct_grad_output_grad(g, "Out", 0));
     if (s == CT_OK) s = ct_op_set_output(op, "Out", dx);
     if (s != CT_OK) return s;
   }

@@ -134,11 +134,6 @@ const ct__def_table ct__loss_defs = CT__TABLE(defs);
 
 /* ---- The grad-op maker ----------------------------------------------------------------------- */
 
-/* Wires input slot `slot` of op to name, failing on a NULL name (a failure already recorded). */
-static ct_status wire_in(ct_op *op, const char *slot, const char *name) {
-  return name == NULL ? ct_last_status() : ct_op_set_input(op, slot, name);
-}
-
 ct_status ct__grad_softmax_with_cross_entropy(ct_grad_ctx *g) {
   const ct_op *fwd = ct_grad_forward(g);
   if (fwd->attr[CT__SCE_SOFT_LABEL].u.b && ct_grad_input_grad(g, "Label", 0) != NULL) {
@@ -153,9 +148,9 @@ ct_status ct__grad_softmax_with_cross_entropy(ct_grad_ctx *g) {
   if (dx == NULL) return CT_OK;
   ct_op *op = ct_grad_op_new(g, "softmax_with_cross_entropy_grad");
   if (op == NULL) return ct_last_status();
-  ct_status s = wire_in(op, "Softmax", ct_grad_output(g, "Softmax", 0));
-  if (s == CT_OK) s = wire_in(op, "Label", ct_grad_input(g, "Label", 0));
-  if (s == CT_OK) s = wire_in(op, "Loss@GRAD", ct_grad_output_grad(g, "Loss", 0));
+  ct_status s = ct__grad_wire_in(op, "Softmax", ct_grad_output(g, "Softmax", 0));
+  if (s == CT_OK) s = ct__grad_wire_in(op, "Label", ct_grad_input(g, "Label", 0));
+  if (s == CT_OK) s = ct__grad_wire_in(op, "Loss@GRAD", ct_grad_output_grad(g, "Loss", 0));
   if (s == CT_OK) s = ct_op_set_output(op, "Logits@GRAD", dx);
   return s == CT_OK ? ct_grad_copy_attrs(g, op) : s;
 }

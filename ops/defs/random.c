@@ -143,20 +143,33 @@ static const ct_attr_def gaussian_attrs[] = {
     {"dtype", {.type = CT_ATTR_INT, .u.i = CT_FLOAT32}, false},
 };
 
-/* fill_any_like: Out takes X's dims and dtype (the gradient pass's ones and zeros). */
+/* fill_any_like: Out takes X's dims and dtype (the gradient pass's ones and zeros). With
+ * one_element (the pass's seed of a loss), X must hold one element. */
 static ct_status like_infer(const ct_kernel_ctx *c) {
-  return ct__k_resize(c, CT__OUT, 0, ct_kernel_in(c, CT__IN_X, 0)->dims);
+  const ct_tensor *x = ct_kernel_in(c, CT__IN_X, 0);
+  if (c->attr[CT__FILL_LIKE_ONE_ELEMENT].u.b && x->numel != 1) {
+    char d[CT__DDIM_STR_CAP];
+    return ct_kernel_fail(c, CT_ERR_SHAPE,
+                          "the loss, input X variable '%s', is %s with %lld elements, but a "
+                          "backward pass starts from a loss of one element: reduce it first "
+                          "(mean or reduce_sum)",
+                          ct_kernel_in_name(c, CT__IN_X, 0), ct_ddim_str(x->dims, d, sizeof d),
+                          (long long)x->numel);
+  }
+  return ct__k_resize(c, CT__OUT, 0, x->dims);
 }
 
 static const ct_attr_def fill_like_attrs[] = {
     {"value", {.type = CT_ATTR_FLOAT, .u.f = 0.0}, false},
+    {"one_element", {.type = CT_ATTR_BOOL, .u.b = false}, false},
 };
 
 static const ct_op_def defs[] = {
     {.type = "fill_constant", .outputs = ct__slot_out, .n_outputs = 1, .attrs = fill_attrs,
      .n_attrs = 3, .infer_shape = shape_infer, .dtype_attr = "dtype"},
     {.type = "fill_any_like", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = fill_like_attrs, .n_attrs = 1, .infer_shape = like_infer},
+     .n_outputs = 1, .attrs = fill_like_attrs, .n_attrs = 2, .infer_shape = like_infer,
+     .grad = ct__grad_none},
     {.type = "uniform_random", .outputs = ct__slot_out, .n_outputs = 1, .attrs = uniform_attrs,
      .n_attrs = 5, .infer_shape = shape_infer, .dtype_attr = "dtype"},
     {.type = "gaussian_random", .outputs = ct__slot_out, .n_outputs = 1, .attrs = gaussian_attrs,
