@@ -37,25 +37,26 @@ static ct_status check_labels(const ct_kernel_ctx *c, size_t slot, int64_t n, in
   return st;
 }
 
-/* The label pointers: hard (int64) or soft (float32), the other NULL. */
-static void labels(const ct_kernel_ctx *c, size_t slot, const int64_t **hard,
-                   const float **soft) {
-  const void *y = ct__k_in_data(ct_kernel_in(c, slot, 0));
+/* The steps both kernels start with: the [n, k] scores of input `scores`, the labels of input
+ * `label` (hard int64 or soft float32, the other NULL), and hard labels checked on the host. */
+static ct_status rows_and_labels(const ct_kernel_ctx *c, size_t scores, size_t label, int64_t *n,
+                                 int64_t *k, const int64_t **hard, const float **soft) {
+  const ct_tensor *st = ct_kernel_in(c, scores, 0);
+  *n = st->dims.d[0];
+  *k = st->dims.d[1];
+  const void *y = ct__k_in_data(ct_kernel_in(c, label, 0));
   bool is_soft = c->attr[CT__SCE_SOFT_LABEL].u.b;
   *hard = is_soft ? NULL : y;
   *soft = is_soft ? y : NULL;
+  return is_soft ? CT_OK : check_labels(c, label, *n, *k);
 }
 
 static ct_status sce_cu(const ct_kernel_ctx *c) {
-  const ct_tensor *xt = ct_kernel_in(c, CT__SCE_LOGITS, 0);
-  int64_t n = xt->dims.d[0], k = xt->dims.d[1];
+  int64_t n, k;
   const int64_t *hard;
   const float *soft;
-  labels(c, CT__SCE_LABEL, &hard, &soft);
-  if (hard != NULL) {
-    ct_status st = check_labels(c, CT__SCE_LABEL, n, k);
-    if (st != CT_OK) return st;
-  }
+  ct_status st = rows_and_labels(c, CT__SCE_LOGITS, CT__SCE_LABEL, &n, &k, &hard, &soft);
+  if (st != CT_OK) return st;
   float *sm = ct__k_out_data(c, CT__SCE_SOFTMAX, 0, c->dtype);
   if (CT__UNLIKELY(sm == NULL)) return ct_last_status();
   float *loss = ct__k_out_data(c, CT__SCE_LOSS, 0, c->dtype);
@@ -63,28 +64,24 @@ static ct_status sce_cu(const ct_kernel_ctx *c) {
   if (n == 0) return CT_OK;
   ct__cu_launch l;
   if (ct__cu_enter(c, &l) != CT_OK) return ct_last_status();
-  cudaError_t e = ct__cu_sce(sm, loss, ct__k_in_data(xt), hard, soft,
-                             c->attr[CT__SCE_IGNORE_INDEX].u.i, n, k, l.stream);
+  cudaError_t e = ct__cu_sce(sm, loss, ct__k_in_data(ct_kernel_in(c, CT__SCE_LOGITS, 0)), hard,
+                             soft, c->attr[CT__SCE_IGNORE_INDEX].u.i, n, k, l.stream);
   return ct__cu_leave(c, &l, e, "softmax_with_cross_entropy kernel launch");
 }
 
 static ct_status sce_grad_cu(const ct_kernel_ctx *c) {
-  const ct_tensor *st = ct_kernel_in(c, CT__SCEG_SOFTMAX, 0);
-  int64_t n = st->dims.d[0], k = st->dims.d[1];
+  int64_t n, k;
   const int64_t *hard;
   const float *soft;
-  labels(c, CT__SCEG_LABEL, &hard, &soft);
-  if (hard != NULL) {
-    ct_status s = check_labels(c, CT__SCEG_LABEL, n, k);
-    if (s != CT_OK) return s;
-  }
+  ct_status st = rows_and_labels(c, CT__SCEG_SOFTMAX, CT__SCEG_LABEL, &n, &k, &hard, &soft);
+  if (st != CT_OK) return st;
   float *dx = ct__k_out_data(c, CT__SCEG_DLOGITS, 0, c->dtype);
   if (CT__UNLIKELY(dx == NULL)) return ct_last_status();
   if (n == 0 || k == 0) return CT_OK;
   ct__cu_launch l;
   if (ct__cu_enter(c, &l) != CT_OK) return ct_last_status();
-  cudaError_t e = ct__cu_sce_grad(dx, ct__k_in_data(st), hard, soft,
-                                  ct__k_in_data(ct_kernel_in(c, CT__SCEG_DLOSS, 0)),
+  cudaError_t e = ct__cu_sce_grad(dx, ct__k_in_data(ct_kernel_in(c, CT__SCEG_SOFTMAX, 0)), hard,
+                                  soft, ct__k_in_data(ct_kernel_in(c, CT__SCEG_DLOSS, 0)),
                                   c->attr[CT__SCE_IGNORE_INDEX].u.i, n, k, l.stream);
   return ct__cu_leave(c, &l, e, "softmax_with_cross_entropy_grad kernel launch");
 }
