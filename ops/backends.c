@@ -53,6 +53,10 @@ static const ct__backend_table kernel_tables[] = {
     {CT_DEVICE_CUDA, &ct__cuda_shape},
     {CT_DEVICE_CUDA, &any_place},
     {CT_DEVICE_CUDA, &ct__cuda_elementwise_grad},
+    {CT_DEVICE_CUDA, &ct__cuda_matmul_grad},
+    {CT_DEVICE_CUDA, &ct__cuda_reduce_grad},
+    {CT_DEVICE_CUDA, &ct__cuda_loss},
+    {CT_DEVICE_CUDA, &ct__cuda_optimizer},
 #endif
 };
 

@@ -65,3 +65,4 @@ endforeach()
 # cuda_grad  the gradient ops' CUDA kernels against their CPU kernels, and a differentiated
 #            program run at cuda:0 against the CPU (test_cuda_grad.c); no-device checks first.
 corten_add_cuda_ops_suite(cuda_grad)
+corten_add_cuda_ops_suite(cuda_grad2)

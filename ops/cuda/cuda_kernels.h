@@ -10,6 +10,10 @@
 extern const ct__kernel_table ct__cuda_elementwise, ct__cuda_matmul, ct__cuda_random,
     ct__cuda_reduce, ct__cuda_shape;
 extern const ct__kernel_table ct__cuda_elementwise_grad;
+/* The gradients of matmul and the reduce family (the shape family's are in ct__cuda_shape, as on
+ * the CPU), the loss and the optimizers. */
+extern const ct__kernel_table ct__cuda_matmul_grad, ct__cuda_reduce_grad, ct__cuda_loss,
+    ct__cuda_optimizer;
 
 /* Loads cuBLAS (once) and says whether that worked: CT_OK, or CT_ERR_DEVICE recorded with the
  * reason. The CUDA matmul loads it on first use; the tests call this without a GPU. */

@@ -32,14 +32,20 @@ ct_status ct__cu_copy(const ct_kernel_ctx *c, void *o, const void *x, size_t n) 
   return ct__cu_leave(c, &l, e, "cudaMemcpyAsync (device to device)");
 }
 
-void *ct__cu_out_around(const ct_kernel_ctx *c, size_t attr, ct__cu_around *a) {
+ct_status ct__cu_around_axis(const ct_kernel_ctx *c, size_t attr, ct__cu_around *a) {
   const ct_ddim d = ct_kernel_in(c, CT__IN_X, 0)->dims;
-  if (ct__k_axis(c, "axis", c->attr[attr].u.i, d.rank, &a->axis) != CT_OK) return NULL;
+  ct_status st = ct__k_axis(c, "axis", c->attr[attr].u.i, d.rank, &a->axis);
+  if (st != CT_OK) return st;
   a->outer = a->n = a->inner = 1;
   for (int k = 0; k < d.rank; k++) {
     if (k < a->axis) a->outer *= d.d[k];
     if (k == a->axis) a->n = d.d[k];
     if (k > a->axis) a->inner *= d.d[k];
   }
+  return CT_OK;
+}
+
+void *ct__cu_out_around(const ct_kernel_ctx *c, size_t attr, ct__cu_around *a) {
+  if (ct__cu_around_axis(c, attr, a) != CT_OK) return NULL;
   return ct__k_out_data(c, CT__OUT, 0, c->dtype);
 }

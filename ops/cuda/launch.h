@@ -116,10 +116,12 @@ cudaError_t ct__cu_softmax(ct_dtype dt, void *o, const void *x, int64_t rows, in
 cudaError_t ct__cu_gather(void *o, const void *x, size_t es, int64_t n, const ct__cu_walk *w,
                           cudaStream_t stream);
 
-/* Copies x (outer rows of bx elements of es bytes) into o, whose rows are bo elements, starting
- * at element at of each row (concat's step for one input). */
-cudaError_t ct__cu_place_rows(void *o, const void *x, size_t es, int64_t outer, int64_t bx,
-                              int64_t bo, int64_t at, cudaStream_t stream);
+/* Moves rows between a whole (outer rows of bw elements of es bytes) and a part (outer rows of bp
+ * elements): part row a is whole row a's elements [at, at + bp). split 0 copies the part into
+ * the whole (concat's step for one input), split 1 the whole's slice into the part
+ * (concat_grad's). */
+cudaError_t ct__cu_move_rows(void *whole, void *part, size_t es, int64_t outer, int64_t bp,
+                             int64_t bw, int64_t at, int split, cudaStream_t stream);
 
 /* elementwise_grad.cu */
 
@@ -150,6 +152,59 @@ cudaError_t ct__cu_binary_grad_bcast(int op, int dy, float *d, const float *g, c
  * or X for log) and g (Out@GRAD). */
 cudaError_t ct__cu_unary_grad(int op, float *dx, const float *a, const float *g, int64_t n,
                               cudaStream_t stream);
+
+/* reduce_grad.cu (float32) */
+
+/* mean_grad: dx[i] = g[0] / n for the n elements of dx, divided in double, g read on the device. */
+cudaError_t ct__cu_mean_grad(float *dx, const float *g, int64_t n, cudaStream_t stream);
+
+/* softmax_grad of o (Out) and g (Out@GRAD) seen as [outer, n, inner], along n: the CPU's steps
+ * (the sum of g x o in double, then o (g - sum) in double). rows = outer x inner. */
+cudaError_t ct__cu_softmax_grad(float *dx, const float *o, const float *g, int64_t rows,
+                                int64_t n, int64_t inner, cudaStream_t stream);
+
+/* loss.cu (float32): softmax_with_cross_entropy over rows of k classes; labels hard (int64, one
+ * per row; a row whose label is ignore gets loss 0 and gradient 0) or soft (float32 [rows, k],
+ * hard NULL). The labels have been checked on the host. */
+
+/* Softmax sm and loss (one per row) from the logits x, in the CPU's steps. */
+cudaError_t ct__cu_sce(float *sm, float *loss, const float *x, const int64_t *hard,
+                       const float *soft, int64_t ignore, int64_t rows, int64_t k,
+                       cudaStream_t stream);
+
+/* Logits@GRAD dx from the softmax sm and Loss@GRAD dl (one per row). */
+cudaError_t ct__cu_sce_grad(float *dx, const float *sm, const int64_t *hard, const float *soft,
+                            const float *dl, int64_t ignore, int64_t rows, int64_t k,
+                            cudaStream_t stream);
+
+/* optimizer.cu (float32 parameters): lr, and adam's b1p and b2p, are one-element tensors on the
+ * device, float64 where their *64 flag is set, else float32; they are read by the kernel. */
+
+/* sgd: po = p - lr g over n elements. */
+cudaError_t ct__cu_sgd(float *po, const float *p, const float *g, const void *lr, int lr64,
+                       int64_t n, cudaStream_t stream);
+
+/* momentum: vo = v mu + g; po = p - lr vo, or p - (g + vo mu) lr with nesterov. */
+cudaError_t ct__cu_momentum(float *po, float *vo, const float *p, const float *g, const float *v,
+                            const void *lr, int lr64, float mu, int nesterov, int64_t n,
+                            cudaStream_t stream);
+
+/* adam's moments and parameter update over n elements (ops/cpu/optimizer.c's steps); the pows
+ * are read, not written. */
+typedef struct ct__cu_adam {
+  float *po, *m1o, *m2o;
+  const float *p, *g, *m1, *m2;
+  const void *lr, *b1p, *b2p;
+  int lr64, b1p64, b2p64;
+  float beta1, beta2, eps;
+} ct__cu_adam;
+
+cudaError_t ct__cu_adam_step(const ct__cu_adam *a, int64_t n, cudaStream_t stream);
+
+/* o = x factor for a one-element float32 (is64 0) or float64 tensor, in its dtype: the pows'
+ * update, launched after ct__cu_adam_step has read them. */
+cudaError_t ct__cu_scale_scalar(void *o, const void *x, int is64, double factor,
+                                cudaStream_t stream);
 
 #ifdef __cplusplus
 }
@@ -188,6 +243,22 @@ typedef struct ct__cu_around {
  * as the kernel's dtype. Out's data with the split in *a, or NULL with the failure recorded
  * naming the op. */
 void *ct__cu_out_around(const ct_kernel_ctx *c, size_t attr, ct__cu_around *a);
+
+/* The split alone, without Out (concat_grad, softmax_grad's checks): CT_OK or the axis's
+ * failure recorded naming the op. */
+ct_status ct__cu_around_axis(const ct_kernel_ctx *c, size_t attr, ct__cu_around *a);
+
+/* cuBLAS for the C side (ops/cuda/matmul.c). ct__cu_blas_begin enters the op's device as
+ * ct__cu_enter does, then takes the device's cuBLAS handle (loading cuBLAS on first use) on the
+ * launch's stream and holds it: CT_OK, or the failure recorded naming the op with nothing to
+ * end. Between it and ct__cu_blas_end, ct__cu_sgemm queues one float32 GEMM in CBLAS's
+ * row-major terms with alpha 1, o [m, n] = op(a) [m, k] x op(b) [k, n] + beta o (ta / tb
+ * transpose a / b, leading dims in elements): CT_OK or CT_ERR_DEVICE recorded. */
+ct_status ct__cu_blas_begin(const ct_kernel_ctx *c, ct__cu_launch *l);
+ct_status ct__cu_sgemm(const ct_kernel_ctx *c, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                       const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                       float *o, int64_t ldo);
+void ct__cu_blas_end(ct__cu_launch *l);
 
 #endif /* __cplusplus */
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ops/cuda/matmul.c: the CUDA kernel of matmul (float32, float16, bfloat16) through cuBLAS, and
- * the loading of cuBLAS. It follows the CPU kernel's plan (ct__mm_plan in ops/defs.h), so both
+/* ops/cuda/matmul.c: the CUDA kernel of matmul (float32, float16, bfloat16) through cuBLAS, the
+ * loading of cuBLAS, and the row-major float32 GEMM that matmul_grad (ops/cuda/matmul_grad.c)
+ * calls through. It follows the CPU kernel's plan (ct__mm_plan in ops/defs.h), so both
  * places accept and refuse the same shapes with the same messages.
  *
  * cuBLAS is loaded with dlopen on the first CUDA matmul, not linked: libcorten links the CUDA
@@ -123,6 +124,22 @@ static ct_status get_handle(const ct_kernel_ctx *c, cublasHandle_t *h) {
   return CT_OK;
 }
 
+/* Enters the op's device, locks cuBLAS and sets the device's handle onto the launch's stream,
+ * into *h. CT_OK, or the failure recorded naming the op with everything undone; after CT_OK,
+ * ct__cu_blas_end releases both. */
+static ct_status blas_begin(const ct_kernel_ctx *c, ct__cu_launch *l, cublasHandle_t *h) {
+  if (ct__cu_enter(c, l) != CT_OK) return ct_last_status();
+  pthread_once(&cublas.once, cublas_load);
+  pthread_mutex_lock(&cublas.mu);
+  ct_status st = get_handle(c, h);
+  if (st == CT_OK) {
+    cublasStatus_t bs = cublas.set_stream(*h, l->stream);
+    if (bs != CUBLAS_STATUS_SUCCESS) st = blas_fail(c, bs, "cublasSetStream");
+  }
+  if (st != CT_OK) ct__cu_blas_end(l);
+  return st;
+}
+
 /* Whether the batch offsets of an operand are b x stride for output batch b: true with *stride
  * one matrix when it has every batch dim the output has (beyond extent 1), 0 when it has none. */
 static bool linear_batch(const ct__mm_shape *s, const int64_t *bs, int64_t mat, long long *stride) {
@@ -158,8 +175,8 @@ static ct_status matmul_cu(const ct_kernel_ctx *c) {
   if (m == 0 || n == 0 || s.n_batch == 0) return CT_OK;
   size_t es = ct_dtype_size(c->dtype);
   ct__cu_launch l;
-  if (ct__cu_enter(c, &l) != CT_OK) return ct_last_status();
   if (k == 0) {
+    if (ct__cu_enter(c, &l) != CT_OK) return ct_last_status();
     cudaError_t e = cudaMemsetAsync(o, 0, (size_t)(s.n_batch * m * n) * es, l.stream);
     return ct__cu_leave(c, &l, e, "cudaMemsetAsync");
   }
@@ -178,51 +195,70 @@ static ct_status matmul_cu(const ct_kernel_ctx *c) {
     y_shared = y_shared && s.by[b] == 0;
     x_full = x_full && s.bx[b] != 0;
   }
-  pthread_once(&cublas.once, cublas_load);
-  pthread_mutex_lock(&cublas.mu);
   cublasHandle_t h = NULL;
-  st = get_handle(c, &h);
-  cublasStatus_t bs = CUBLAS_STATUS_SUCCESS;
-  const char *what = "cublasSetStream";
-  if (st == CT_OK) bs = cublas.set_stream(h, l.stream);
-  if (st == CT_OK && bs == CUBLAS_STATUS_SUCCESS) {
-    if (y_shared && x_full && !tx && s.n_batch <= INT_MAX / m) {
-      /* Y is shared by the whole batch: one GEMM over all batch x M rows of X. */
-      what = "cublasGemmEx";
-      bs = cublas.gemm(h, opy, opx, (int)n, (int)(s.n_batch * m), (int)k, &one, y, type,
-                       (int)ldb, x, type, (int)lda, &zero, o, type, (int)n, CUBLAS_COMPUTE_32F,
-                       CUBLAS_GEMM_DEFAULT);
-    } else if (s.n_batch <= INT_MAX && linear_batch(&s, s.bx, x_mat, &sx) &&
-               linear_batch(&s, s.by, y_mat, &sy)) {
-      what = "cublasGemmStridedBatchedEx";
-      bs = cublas.gemm_batched(h, opy, opx, (int)n, (int)m, (int)k, &one, y, type, (int)ldb, sy,
-                               x, type, (int)lda, sx, &zero, o, type, (int)n,
-                               (long long)(m * n), (int)s.n_batch, CUBLAS_COMPUTE_32F,
-                               CUBLAS_GEMM_DEFAULT);
-    } else {
-      /* Batch dims broadcast in a pattern no single stride describes: one GEMM per entry. */
-      what = "cublasGemmEx";
-      int64_t idx[CT_MAX_RANK] = {0};
-      for (int64_t b = 0; b < s.n_batch && bs == CUBLAS_STATUS_SUCCESS; b++) {
-        int64_t ox = 0, oy = 0;
-        for (int r = 0; r < s.batch_rank; r++) {
-          ox += idx[r] * s.bx[r];
-          oy += idx[r] * s.by[r];
-        }
-        bs = cublas.gemm(h, opy, opx, (int)n, (int)m, (int)k, &one,
-                         y + (size_t)(oy * y_mat) * es, type, (int)ldb,
-                         x + (size_t)(ox * x_mat) * es, type, (int)lda, &zero,
-                         o + (size_t)(b * m * n) * es, type, (int)n, CUBLAS_COMPUTE_32F,
-                         CUBLAS_GEMM_DEFAULT);
-        for (int r = s.batch_rank - 1; r >= 0 && ++idx[r] == s.batch[r]; r--) idx[r] = 0;
+  st = blas_begin(c, &l, &h);
+  if (st != CT_OK) return st;
+  cublasStatus_t bs;
+  const char *what;
+  if (y_shared && x_full && !tx && s.n_batch <= INT_MAX / m) {
+    /* Y is shared by the whole batch: one GEMM over all batch x M rows of X. */
+    what = "cublasGemmEx";
+    bs = cublas.gemm(h, opy, opx, (int)n, (int)(s.n_batch * m), (int)k, &one, y, type, (int)ldb,
+                     x, type, (int)lda, &zero, o, type, (int)n, CUBLAS_COMPUTE_32F,
+                     CUBLAS_GEMM_DEFAULT);
+  } else if (s.n_batch <= INT_MAX && linear_batch(&s, s.bx, x_mat, &sx) &&
+             linear_batch(&s, s.by, y_mat, &sy)) {
+    what = "cublasGemmStridedBatchedEx";
+    bs = cublas.gemm_batched(h, opy, opx, (int)n, (int)m, (int)k, &one, y, type, (int)ldb, sy, x,
+                             type, (int)lda, sx, &zero, o, type, (int)n, (long long)(m * n),
+                             (int)s.n_batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  } else {
+    /* Batch dims broadcast in a pattern no single stride describes: one GEMM per entry. */
+    what = "cublasGemmEx";
+    bs = CUBLAS_STATUS_SUCCESS;
+    int64_t idx[CT_MAX_RANK] = {0};
+    for (int64_t b = 0; b < s.n_batch && bs == CUBLAS_STATUS_SUCCESS; b++) {
+      int64_t ox = 0, oy = 0;
+      for (int r = 0; r < s.batch_rank; r++) {
+        ox += idx[r] * s.bx[r];
+        oy += idx[r] * s.by[r];
       }
+      bs = cublas.gemm(h, opy, opx, (int)n, (int)m, (int)k, &one, y + (size_t)(oy * y_mat) * es,
+                       type, (int)ldb, x + (size_t)(ox * x_mat) * es, type, (int)lda, &zero,
+                       o + (size_t)(b * m * n) * es, type, (int)n, CUBLAS_COMPUTE_32F,
+                       CUBLAS_GEMM_DEFAULT);
+      for (int r = s.batch_rank - 1; r >= 0 && ++idx[r] == s.batch[r]; r--) idx[r] = 0;
     }
   }
-  if (st == CT_OK && bs != CUBLAS_STATUS_SUCCESS) st = blas_fail(c, bs, what);
-  pthread_mutex_unlock(&cublas.mu);
-  /* cuBLAS's failures are reported above in its own words (blas_fail): only the device is left. */
-  ct__cuda_guard_exit(&l.guard);
+  /* cuBLAS's failures are reported in its own words (blas_fail): only the device is left. */
+  if (bs != CUBLAS_STATUS_SUCCESS) st = blas_fail(c, bs, what);
+  ct__cu_blas_end(&l);
   return st;
+}
+
+/* ---- Row-major float32 GEMMs for the other kernels (launch.h) ------------------------------- */
+
+ct_status ct__cu_blas_begin(const ct_kernel_ctx *c, ct__cu_launch *l) {
+  cublasHandle_t h;
+  return blas_begin(c, l, &h);
+}
+
+/* Row-major O = op(A) op(B) is column-major O^T = op(B)^T op(A)^T, and a row-major matrix read
+ * column-major is its transpose: B goes first, each with its own transpose flag. */
+ct_status ct__cu_sgemm(const ct_kernel_ctx *c, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                       const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                       float *o, int64_t ldo) {
+  const float one = 1.0f;
+  cublasStatus_t bs = cublas.gemm(cublas.handle[c->place.device], tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                  ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)n, (int)m, (int)k, &one, b,
+                                  CUDA_R_32F, (int)ldb, a, CUDA_R_32F, (int)lda, &beta, o,
+                                  CUDA_R_32F, (int)ldo, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  return bs == CUBLAS_STATUS_SUCCESS ? CT_OK : blas_fail(c, bs, "cublasGemmEx");
+}
+
+void ct__cu_blas_end(ct__cu_launch *l) {
+  pthread_mutex_unlock(&cublas.mu);
+  ct__cuda_guard_exit(&l->guard);
 }
 
 /* ---- The kernel table ------------------------------------------------------------------------ */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ops/cuda/shape.cu: transpose's gather and concat's row copies on the GPU, for every dtype
+/* ops/cuda/shape.cu: transpose's gather and the row copies of concat and concat_grad on the GPU, for every dtype
  * (elements moved by their size in bytes): the device code and launchers (launch.h) that
  * ops/cuda/shape.c calls.
  *
@@ -17,11 +17,17 @@ __global__ void gather_kernel(T *o, const T *x, int64_t n, ct__cu_walk w) {
   }
 }
 
+/* Part element j (of n) is whole element a bw + at + (j - a bp) of its row a. */
 template <typename T>
-__global__ void rows_kernel(T *o, const T *x, int64_t n, int64_t bx, int64_t bo, int64_t at) {
+__global__ void rows_kernel(T *whole, T *part, int64_t n, int64_t bp, int64_t bw, int64_t at,
+                            int split) {
   for (int64_t j = ct__cu_first(); j < n; j += ct__cu_step()) {
-    int64_t a = j / bx;
-    o[a * bo + at + (j - a * bx)] = x[j];
+    int64_t a = j / bp, w = a * bw + at + (j - a * bp);
+    if (split) {
+      part[j] = whole[w];
+    } else {
+      whole[w] = part[j];
+    }
   }
 }
 
@@ -38,15 +44,15 @@ extern "C" cudaError_t ct__cu_gather(void *o, const void *x, size_t es, int64_t 
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t ct__cu_place_rows(void *o, const void *x, size_t es, int64_t outer,
-                                         int64_t bx, int64_t bo, int64_t at,
-                                         cudaStream_t stream) {
-  int64_t n = outer * bx;
+extern "C" cudaError_t ct__cu_move_rows(void *whole, void *part, size_t es, int64_t outer,
+                                        int64_t bp, int64_t bw, int64_t at, int split,
+                                        cudaStream_t stream) {
+  int64_t n = outer * bp;
   if (n <= 0) return cudaSuccess;
   ct__cu_by_size(es, [&](auto t) {
     typedef decltype(t) T;
     rows_kernel<T><<<ct__cu_blocks(n), ct__cu_threads, 0, stream>>>(
-        static_cast<T *>(o), static_cast<const T *>(x), n, bx, bo, at);
+        static_cast<T *>(whole), static_cast<T *>(part), n, bp, bw, at, split);
   });
   return cudaGetLastError();
 }
