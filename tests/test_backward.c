@@ -280,6 +280,49 @@ START_TEST(an_intermediate_read_twice_is_summed_before_it_is_read) {
 }
 END_TEST
 
+/* A second backward pass over one program would write w@GRAD (and the rest) twice: refused,
+ * the program unchanged. So is a user variable named like a gradient the pass would make. */
+START_TEST(a_second_backward_pass_is_refused) {
+  ct_program *p = ct_program_new();
+  build_mlp_like(p);
+  static const char *const params[] = {"w"};
+  ck_assert_int_eq(ct_program_append_backward(p, "loss", params, 1), CT_OK);
+  size_t n = ct_program_size(p);
+  CT_ASSERT_FAILS(ct_program_append_backward(p, "loss", params, 1), CT_ERR_ALREADY_EXISTS);
+  HAS(ct_last_error(), "@GRAD'");
+  ck_assert_uint_eq(ct_program_size(p), n);
+  ct_program_free(p);
+  ct_program *q = ct_program_new();
+  build_mlp_like(q);
+  ck_assert_int_eq(ct_program_append(q, op_x("relu", "h", "h@GRAD")), CT_OK);
+  CT_ASSERT_FAILS(ct_program_append_backward(q, "loss", params, 1), CT_ERR_ALREADY_EXISTS);
+  HAS(ct_last_error(), "'h@GRAD'");
+  ct_program_free(q);
+}
+END_TEST
+
+/* The loss must hold one element when the program runs: a [2,3] loss is refused at run time
+ * with a message that says to reduce it. */
+START_TEST(a_loss_of_several_elements_is_refused_when_run) {
+  ct_scope *s = ct_scope_new();
+  put_smooth(s, "x", CT_DIMS(2, 3), 0.1);
+  put_smooth(s, "w", CT_DIMS(3), 0.5);
+  ct_program *p = ct_program_new();
+  ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_mul", "x", "w", "loss")), CT_OK);
+  static const char *const params[] = {"w"};
+  ck_assert_int_eq(ct_program_append_backward(p, "loss", params, 1), CT_OK);
+  ct_executor *e = ct_executor_new(p, s, ct_cpu());
+  ck_assert_ptr_nonnull(e);
+  CT_ASSERT_FAILS(ct_executor_run(e), CT_ERR_SHAPE);
+  HAS(ct_last_error(), "'loss'");
+  HAS(ct_last_error(), "6 elements");
+  HAS(ct_last_error(), "mean or reduce_sum");
+  ct_executor_free(e);
+  ct_program_free(p);
+  ct_scope_free(s);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("backward");
   CT_ADD_TEST(s, gradients_are_named_after_the_parameters);
@@ -294,6 +337,8 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, bad_arguments_are_refused);
   CT_ADD_TEST(s, a_variable_written_twice_on_the_path_is_refused);
   CT_ADD_TEST(s, free_intermediates_keeps_what_backward_reads);
+  CT_ADD_TEST(s, a_second_backward_pass_is_refused);
+  CT_ADD_TEST(s, a_loss_of_several_elements_is_refused_when_run);
   CT_ADD_TEST(s, an_intermediate_read_twice_is_summed_before_it_is_read);
   return s;
 }

@@ -493,6 +493,21 @@ START_TEST(adam_beta_pow_must_be_one_element) {
 }
 END_TEST
 
+/* Beta1Pow of 1 (the power of step 0, a natural mistake) would divide by zero and turn every
+ * parameter into inf: refused, naming the variable and what to start it at. */
+START_TEST(adam_beta_pow_of_one_is_refused) {
+  ct_scope *s = ct_scope_new();
+  put_adam(s, CT_FLOAT64);
+  put_scalar(s, "b1p", CT_FLOAT64, 1.0);
+  ct_op *op = adam_op(true);
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "adam", "Beta1Pow", "'b1p'", "[0, 1)", "beta1",
+            NULL);
+  assert_exact(s, "p", adam_p0, 3);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("optimizer");
   CT_ADD_TEST(s, sgd_steps_in_place);
@@ -513,6 +528,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, momentum_velocity_of_other_dims_is_refused);
   CT_ADD_TEST(s, adam_beta_outside_0_1_is_refused);
   CT_ADD_TEST(s, adam_beta_pow_must_be_one_element);
+  CT_ADD_TEST(s, adam_beta_pow_of_one_is_refused);
   return s;
 }
 

@@ -30,10 +30,12 @@ extern "C" {
 /* Appends to p the ops that compute d(loss)/d(x) into "x@GRAD" for each of the n names x in
  * params.
  *   - loss names a variable of one element (any rank) written by an op of p; its gradient
- *     starts at 1 ("loss@GRAD", made like the loss by the op fill_any_like).
+ *     starts at 1 ("loss@GRAD", made like the loss by the op fill_any_like, which fails the
+ *     run with CT_ERR_SHAPE, naming the loss, when it holds more or fewer elements).
  *   - Only the ops on a path from a parameter to the loss are differentiated; a variable read by
  *     several of them receives the sum of their gradients (one `sum` op).
- *   - A parameter the loss does not depend on gets a zero gradient of its own dims.
+ *   - A parameter the loss does not depend on gets a zero gradient of its own dims (made at run
+ *     time from the parameter, which must then exist in the scope, read by an op or not).
  *   - Intermediate gradients are named "<name>@GRAD" too; contributions to one that several ops
  *     make are named "<name>@GRAD@<k>" before they are summed.
  * The program's variables must each be written by at most one op (no op writes a variable it
@@ -43,6 +45,9 @@ extern "C" {
  *   CT_ERR_INVALID_ARGUMENT  p or loss is NULL, params is NULL with n > 0, a name is NULL or
  *                            empty, or a name is listed twice
  *   CT_ERR_NOT_FOUND         no op of p writes the loss
+ *   CT_ERR_ALREADY_EXISTS    p already uses a name the pass would write ("w@GRAD", "h@GRAD@0"
+ *                            for a parameter or a differentiated variable): a second backward
+ *                            pass over one program, or a variable of the user's named so
  *   CT_ERR_UNSUPPORTED       an op on a path from a parameter to the loss has no gradient (the
  *                            message names the op's index and type), or a variable on such a
  *                            path is written by two ops or by an op that also reads it
@@ -56,7 +61,10 @@ CT_API ct_status ct_program_append_backward(ct_program *p, const char *loss,
  * that names the forward op's variables and their gradients. It makes the grad ops with
  * ct_grad_op_new (the pass owns them), wires them with ct_op_set_input/ct_op_set_output to the
  * names below, sets their attributes, and returns CT_OK, or a failure (a ct_status recorded with
- * a message) that stops the pass with the program unchanged.
+ * a message) that stops the pass with the program unchanged. A maker touches no program itself:
+ * the ops it makes reach the program only when the whole pass succeeds. A request below that
+ * fails (out of memory) returns NULL with the error recorded and fails the pass even if the
+ * maker, taking the NULL for "no gradient wanted", goes on and returns CT_OK.
  *
  *   static ct_status my_scale_grad(ct_grad_ctx *g) {    // Out = a * X
  *     const char *dx = ct_grad_input_grad(g, "X", 0);
@@ -88,17 +96,21 @@ CT_API const char *ct_grad_output(const ct_grad_ctx *g, const char *slot, size_t
 
 /* The name of the gradient of forward output (slot, i), for a grad op to read. Always a
  * variable: when the loss does not depend on that output, the pass fills it with zeros of the
- * output's dims. NULL only when the output does not exist. */
+ * output's dims. NULL when the output does not exist, or with the error recorded when the pass
+ * ran out of memory making it. */
 CT_API const char *ct_grad_output_grad(ct_grad_ctx *g, const char *slot, size_t i);
 
 /* The name a grad op writes the gradient of forward input (slot, i) to; NULL when that input
- * needs no gradient (it depends on no parameter) or does not exist. Each call for the same
- * input is a separate contribution, summed by the pass. */
+ * needs no gradient (it depends on no parameter) or does not exist, or with the error recorded
+ * (and the pass failed) when out of memory. Each call for the same input is a separate
+ * contribution, summed by the pass. */
 CT_API const char *ct_grad_input_grad(ct_grad_ctx *g, const char *slot, size_t i);
 
 /* A new op of the given type, owned by the pass (appended to the program in the order made
- * when the whole pass succeeds). NULL on failure: CT_ERR_NOT_FOUND for an unregistered type,
- * CT_ERR_OUT_OF_MEMORY. */
+ * when the whole pass succeeds). NULL on failure:
+ *   CT_ERR_INVALID_ARGUMENT  g is NULL, or type is NULL or empty
+ *   CT_ERR_NOT_FOUND         no op type of that name is registered
+ *   CT_ERR_OUT_OF_MEMORY     no host memory */
 CT_API ct_op *ct_grad_op_new(ct_grad_ctx *g, const char *type);
 
 /* Sets on op every attribute of the forward op that op's type also defines with the same name

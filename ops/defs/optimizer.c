@@ -103,6 +103,22 @@ static ct_status check_beta(const ct_kernel_ctx *c, size_t a) {
                         c->op->def->attr[a].name, v);
 }
 
+/* Input Beta1Pow or Beta2Pow (slot) holds beta^t in [0, 1): 1 (t = 0) would divide the bias
+ * correction by zero and turn every parameter into inf. Checked where the value is readable on
+ * the host (a CPU or pinned tensor); on a device the kernel trusts it. */
+static ct_status check_pow(const ct_kernel_ctx *c, size_t slot) {
+  const ct_tensor *t = ct_kernel_in(c, slot, 0);
+  if (ct_tensor_place(t).kind == CT_DEVICE_CUDA) return CT_OK;
+  const void *d = ct__k_in_data(t);
+  double v = t->dtype == CT_FLOAT64 ? *(const double *)d : (double)*(const float *)d;
+  if (CT__LIKELY(v >= 0 && v < 1)) return CT_OK;
+  return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                        "input %s variable '%s' holds %g: it is beta^t, in [0, 1); start it at "
+                        "beta (attribute %s), the power of the first step",
+                        c->op->def->in[slot].name, ct_kernel_in_name(c, slot, 0), v,
+                        slot == CT__ADAM_B1POW ? "beta1" : "beta2");
+}
+
 static ct_status adam_infer(const ct_kernel_ctx *c) {
   ct_status s = check_beta(c, CT__ADAM_BETA1);
   if (s == CT_OK) s = check_beta(c, CT__ADAM_BETA2);
@@ -112,6 +128,8 @@ static ct_status adam_infer(const ct_kernel_ctx *c) {
   if (s == CT_OK) s = check_scalar(c, CT__ADAM_LR);
   if (s == CT_OK) s = check_scalar(c, CT__ADAM_B1POW);
   if (s == CT_OK) s = check_scalar(c, CT__ADAM_B2POW);
+  if (s == CT_OK) s = check_pow(c, CT__ADAM_B1POW);
+  if (s == CT_OK) s = check_pow(c, CT__ADAM_B2POW);
   if (s != CT_OK) return s;
   ct_ddim p = ct_kernel_in(c, CT__OPT_PARAM, 0)->dims;
   s = ct__k_resize(c, CT__OPT_PARAM_OUT, 0, p);
