@@ -52,6 +52,10 @@ typedef struct ct__kernel_set {
 
 #define CT__KERNELS(...) ((const ct_kernel_fn[CT__N_DTYPES]){__VA_ARGS__})
 
+/* The float32 and float64 kernels name##_f32 and name##_f64: CT__KERNELS_F32_F64(add_grad). */
+#define CT__KERNELS_F32_F64(name) \
+  CT__KERNELS([CT_FLOAT32] = name##_f32, [CT_FLOAT64] = name##_f64)
+
 /* A backend's kernels of one op family: n sets. CT__TABLE(sets) makes one from a static array. */
 struct ct__kernel_table {
   const ct__kernel_set *v;

@@ -265,7 +265,6 @@ static ct_status assign_any(const ct_kernel_ctx *c) {
 
 #define NUMERIC(f32, f64, i32, i64) \
   CT__KERNELS([CT_FLOAT32] = f32, [CT_FLOAT64] = f64, [CT_INT32] = i32, [CT_INT64] = i64)
-#define FLOATS(f32, f64) CT__KERNELS([CT_FLOAT32] = f32, [CT_FLOAT64] = f64)
 
 static const ct__kernel_set kernels[] = {
     {"elementwise_add", NUMERIC(add_f32, add_f64, add_i32, add_i64)},
@@ -273,10 +272,10 @@ static const ct__kernel_set kernels[] = {
     {"elementwise_mul", NUMERIC(mul_f32, mul_f64, mul_i32, mul_i64)},
     {"elementwise_div", NUMERIC(div_f32, div_f64, div_i32, div_i64)},
     {"relu", NUMERIC(relu_f32, relu_f64, relu_i32, relu_i64)},
-    {"sigmoid", FLOATS(sigmoid_f32, sigmoid_f64)},
-    {"tanh", FLOATS(tanh_f32, tanh_f64)},
-    {"exp", FLOATS(exp_f32, exp_f64)},
-    {"log", FLOATS(log_f32, log_f64)},
+    {"sigmoid", CT__KERNELS_F32_F64(sigmoid)},
+    {"tanh", CT__KERNELS_F32_F64(tanh)},
+    {"exp", CT__KERNELS_F32_F64(exp)},
+    {"log", CT__KERNELS_F32_F64(log)},
     {"scale", NUMERIC(scale_f32, scale_f64, scale_i32, scale_i64)},
     {"cast", CT__KERNELS([0] = cast_any)},
     {"cast_grad", CT__KERNELS([0] = cast_grad_any)},

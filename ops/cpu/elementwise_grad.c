@@ -90,14 +90,17 @@ UNARY_GRAD_KERNEL(exp_grad_f64, double, g * a)
 UNARY_GRAD_KERNEL(log_grad_f32, float, g / a)
 UNARY_GRAD_KERNEL(log_grad_f64, double, g / a)
 
-#define FLOATS(name) CT__KERNELS([CT_FLOAT32] = name##_f32, [CT_FLOAT64] = name##_f64)
 
 static const ct__kernel_set kernels[] = {
-    {"elementwise_add_grad", FLOATS(add_grad)}, {"elementwise_sub_grad", FLOATS(sub_grad)},
-    {"elementwise_mul_grad", FLOATS(mul_grad)}, {"elementwise_div_grad", FLOATS(div_grad)},
-    {"relu_grad", FLOATS(relu_grad)},           {"sigmoid_grad", FLOATS(sigmoid_grad)},
-    {"tanh_grad", FLOATS(tanh_grad)},           {"exp_grad", FLOATS(exp_grad)},
-    {"log_grad", FLOATS(log_grad)},
+    {"elementwise_add_grad", CT__KERNELS_F32_F64(add_grad)},
+    {"elementwise_sub_grad", CT__KERNELS_F32_F64(sub_grad)},
+    {"elementwise_mul_grad", CT__KERNELS_F32_F64(mul_grad)},
+    {"elementwise_div_grad", CT__KERNELS_F32_F64(div_grad)},
+    {"relu_grad", CT__KERNELS_F32_F64(relu_grad)},
+    {"sigmoid_grad", CT__KERNELS_F32_F64(sigmoid_grad)},
+    {"tanh_grad", CT__KERNELS_F32_F64(tanh_grad)},
+    {"exp_grad", CT__KERNELS_F32_F64(exp_grad)},
+    {"log_grad", CT__KERNELS_F32_F64(log_grad)},
 };
 
 const ct__kernel_table ct__cpu_elementwise_grad = CT__TABLE(kernels);

@@ -98,11 +98,10 @@ SCE_KERNEL(sce_f64, double, exp)
 SCE_GRAD_KERNEL(sce_grad_f32, float)
 SCE_GRAD_KERNEL(sce_grad_f64, double)
 
-#define FLOATS(name) CT__KERNELS([CT_FLOAT32] = name##_f32, [CT_FLOAT64] = name##_f64)
 
 static const ct__kernel_set kernels[] = {
-    {"softmax_with_cross_entropy", FLOATS(sce)},
-    {"softmax_with_cross_entropy_grad", FLOATS(sce_grad)},
+    {"softmax_with_cross_entropy", CT__KERNELS_F32_F64(sce)},
+    {"softmax_with_cross_entropy_grad", CT__KERNELS_F32_F64(sce_grad)},
 };
 
 const ct__kernel_table ct__cpu_loss = CT__TABLE(kernels);

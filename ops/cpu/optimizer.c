@@ -103,12 +103,11 @@ MOMENTUM_KERNEL(momentum_f64, double)
 ADAM_KERNEL(adam_f32, float, sqrtf)
 ADAM_KERNEL(adam_f64, double, sqrt)
 
-#define FLOATS(name) CT__KERNELS([CT_FLOAT32] = name##_f32, [CT_FLOAT64] = name##_f64)
 
 static const ct__kernel_set kernels[] = {
-    {"sgd", FLOATS(sgd)},
-    {"momentum", FLOATS(momentum)},
-    {"adam", FLOATS(adam)},
+    {"sgd", CT__KERNELS_F32_F64(sgd)},
+    {"momentum", CT__KERNELS_F32_F64(momentum)},
+    {"adam", CT__KERNELS_F32_F64(adam)},
 };
 
 const ct__kernel_table ct__cpu_optimizer = CT__TABLE(kernels);

@@ -98,12 +98,11 @@ static ct_status rs_grad_any(const ct_kernel_ctx *c) {
 SM_GRAD_KERNEL(sm_grad_f32, float)
 SM_GRAD_KERNEL(sm_grad_f64, double)
 
-#define FLOATS(name) CT__KERNELS([CT_FLOAT32] = name##_f32, [CT_FLOAT64] = name##_f64)
 
 static const ct__kernel_set kernels[] = {
-    {"mean_grad", FLOATS(mean_grad)},
+    {"mean_grad", CT__KERNELS_F32_F64(mean_grad)},
     {"reduce_sum_grad", CT__KERNELS([CT_FLOAT32] = rs_grad_any, [CT_FLOAT64] = rs_grad_any)},
-    {"softmax_grad", FLOATS(sm_grad)},
+    {"softmax_grad", CT__KERNELS_F32_F64(sm_grad)},
 };
 
 const ct__kernel_table ct__cpu_reduce_grad = CT__TABLE(kernels);

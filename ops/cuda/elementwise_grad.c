@@ -46,15 +46,9 @@ static cudaError_t zeros(float *d, int64_t n, cudaStream_t stream) {
 static ct_status binary_grad_cu(const ct_kernel_ctx *c, int op) {
   const ct_tensor *xt = ct_kernel_in(c, CT__G_X, 0), *yt = ct_kernel_in(c, CT__G_Y, 0);
   const ct_tensor *gt = ct_kernel_in(c, CT__G_DOUT, 0);
-  float *dx = NULL, *dy = NULL;
-  if (ct_kernel_out_count(c, CT__G_DX) > 0 &&
-      (dx = ct__k_out_data(c, CT__G_DX, 0, c->dtype)) == NULL) {
-    return ct_last_status();
-  }
-  if (ct_kernel_out_count(c, CT__G_DY) > 0 &&
-      (dy = ct__k_out_data(c, CT__G_DY, 0, c->dtype)) == NULL) {
-    return ct_last_status();
-  }
+  void *dxv, *dyv;
+  if (ct__grad_outs(c, &dxv, &dyv) != CT_OK) return ct_last_status();
+  float *dx = dxv, *dy = dyv;
   const float *x = ct__k_in_data(xt), *y = ct__k_in_data(yt), *g = ct__k_in_data(gt);
   int64_t n = gt->numel;
   bool flat = xt->numel == n && yt->numel == n;
