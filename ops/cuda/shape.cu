@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ops/cuda/shape.cu: transpose's gather and the row copies of concat and concat_grad on the GPU, for every dtype
- * (elements moved by their size in bytes): the device code and launchers (launch.h) that
- * ops/cuda/shape.c calls.
+/* ops/cuda/shape.cu: transpose's gather and the row copies of concat and concat_grad on the
+ * GPU, for every dtype (elements moved by their size in bytes): the device code and launchers
+ * (launch.h) that ops/cuda/shape.c calls.
  *
  * One thread per output element (a grid-stride loop, grid.cuh), with 64-bit index arithmetic
  * throughout. */
