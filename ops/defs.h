@@ -96,6 +96,12 @@ typedef struct ct__mm_shape {
  * CT_ERR_OUT_OF_RANGE naming the op otherwise. */
 ct_status ct__mm_plan(const ct_kernel_ctx *c, ct__mm_shape *s);
 
+/* Over an operand's batch strides (s->bx or s->by): whether they are all zero (zero set: one
+ * matrix serves the whole batch) or all nonzero (a matrix of its own per batch entry, in batch
+ * order); and whether some batch entries share one matrix (its gradient then sums over them). */
+bool ct__mm_batch_strides_all(const ct__mm_shape *s, const int64_t *stride, bool zero);
+bool ct__mm_batch_repeats(const ct__mm_shape *s, const int64_t *stride);
+
 /* The random ops' checks and values: fill_constant's value fits the kernel's dtype; uniform's
  * min <= max or gaussian's std >= 0; the run's seed (a fresh one for seed 0); the values of
  * dtype t that uniform values in [lo, hi) are clamped to. */

@@ -33,10 +33,8 @@ typedef ct__mm_shape mm_shape; /* ops/defs.h: every backend plans alike */
     int64_t ldb = yd.rank > 1 ? yd.d[yd.rank - 1] : 1;                                        \
     int64_t x_mat = xd.rank > 1 ? xd.d[xd.rank - 2] * xd.d[xd.rank - 1] : k;                  \
     int64_t y_mat = yd.rank > 1 ? yd.d[yd.rank - 2] * yd.d[yd.rank - 1] : k;                  \
-    bool y_shared = true;                                                                     \
-    for (int b = 0; b < s.batch_rank; b++) y_shared = y_shared && s.by[b] == 0;               \
-    bool x_full = true;                                                                       \
-    for (int b = 0; b < s.batch_rank; b++) x_full = x_full && s.bx[b] != 0;                   \
+    bool y_shared = ct__mm_batch_strides_all(&s, s.by, true);                                 \
+    bool x_full = ct__mm_batch_strides_all(&s, s.bx, false);                                  \
     if (y_shared && x_full && !tx && s.n_batch <= INT_MAX / m) {                              \
       GEMM(CblasRowMajor, CblasNoTrans, ty ? CblasTrans : CblasNoTrans, (int)(s.n_batch * m), \
            (int)n, (int)k, 1, x, (int)lda, y, (int)ldb, 0, o, (int)n);                        \

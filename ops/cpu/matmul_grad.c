@@ -16,24 +16,6 @@
 
 #include "ops/defs.h"
 
-/* Whether some batch entries share one matrix of an operand with these batch strides. */
-static bool repeats(const ct__mm_shape *s, const int64_t *stride) {
-  for (int r = 0; r < s->batch_rank; r++) {
-    if (stride[r] == 0 && s->batch[r] > 1) return true;
-  }
-  return false;
-}
-
-/* Whether an operand's batch strides are all nonzero (want_zero false: it has a matrix of its
- * own for each batch entry, in batch order) or all zero (want_zero true: one matrix serves the
- * whole batch). */
-static bool all_strides(const ct__mm_shape *s, const int64_t *stride, bool want_zero) {
-  for (int r = 0; r < s->batch_rank; r++) {
-    if ((stride[r] == 0) != want_zero) return false;
-  }
-  return true;
-}
-
 #define NT(t) ((t) ? CblasTrans : CblasNoTrans)
 #define TN(t) ((t) ? CblasNoTrans : CblasTrans)
 
@@ -53,15 +35,17 @@ static bool all_strides(const ct__mm_shape *s, const int64_t *stride, bool want_
     bool tx = c->attr[CT__MM_TRANSPOSE_X].u.b && xd.rank > 1;                                   \
     bool ty = c->attr[CT__MM_TRANSPOSE_Y].u.b && yd.rank > 1;                                   \
     int64_t m = s.m, n = s.n, k = s.k;                                                          \
-    if (m == 0 || n == 0 || k == 0 || s.n_batch == 0) { /* nothing reaches X or Y */           \
+    if (m == 0 || n == 0 || k == 0 || s.n_batch == 0) { /* nothing reaches X or Y */            \
       if (dx != NULL) memset(dx, 0, (size_t)xt->numel * sizeof(T));                             \
       if (dy != NULL) memset(dy, 0, (size_t)yt->numel * sizeof(T));                             \
       return CT_OK;                                                                             \
     }                                                                                           \
     int ldx = (int)(xd.rank > 1 ? xd.d[xd.rank - 1] : k);                                       \
     int ldy = (int)(yd.rank > 1 ? yd.d[yd.rank - 1] : 1);                                       \
-    if (all_strides(&s, s.by, true) && all_strides(&s, s.bx, false) && !tx &&                   \
-        s.n_batch <= INT_MAX / m) {                                                             \
+    bool fold = ct__mm_batch_strides_all(&s, s.by, true) &&                                     \
+                ct__mm_batch_strides_all(&s, s.bx, false) && !tx &&                             \
+                s.n_batch <= INT_MAX / m;                                                       \
+    if (fold) {                                                                                 \
       int rows = (int)(s.n_batch * m);                                                          \
       if (dx != NULL) {                                                                         \
         GEMM(CblasRowMajor, CblasNoTrans, TN(ty), rows, (int)k, (int)n, 1, g, (int)n, y, ldy,   \
@@ -76,7 +60,7 @@ static bool all_strides(const ct__mm_shape *s, const int64_t *stride, bool want_
       }                                                                                         \
       return CT_OK;                                                                             \
     }                                                                                           \
-    bool x_sum = repeats(&s, s.bx), y_sum = repeats(&s, s.by);                                  \
+    bool x_sum = ct__mm_batch_repeats(&s, s.bx), y_sum = ct__mm_batch_repeats(&s, s.by);        \
     if (dx != NULL && x_sum) memset(dx, 0, (size_t)xt->numel * sizeof(T));                      \
     if (dy != NULL && y_sum) memset(dy, 0, (size_t)yt->numel * sizeof(T));                      \
     int64_t x_mat = xd.rank > 1 ? xd.d[xd.rank - 2] * xd.d[xd.rank - 1] : k;                    \

@@ -17,22 +17,6 @@
 #include "ops/cuda/cuda_kernels.h"
 #include "ops/cuda/launch.h"
 
-/* Whether some batch entries share one matrix of an operand with these batch strides. */
-static bool repeats(const ct__mm_shape *s, const int64_t *stride) {
-  for (int r = 0; r < s->batch_rank; r++) {
-    if (stride[r] == 0 && s->batch[r] > 1) return true;
-  }
-  return false;
-}
-
-/* Whether an operand's batch strides are all zero (want_zero) or all nonzero. */
-static bool all_strides(const ct__mm_shape *s, const int64_t *stride, bool want_zero) {
-  for (int r = 0; r < s->batch_rank; r++) {
-    if ((stride[r] == 0) != want_zero) return false;
-  }
-  return true;
-}
-
 /* Zeros the n_a bytes at a and the n_b bytes at b (either NULL or 0: skipped). */
 static ct_status zeros(const ct_kernel_ctx *c, void *a, size_t n_a, void *b, size_t n_b) {
   if ((a == NULL || n_a == 0) && (b == NULL || n_b == 0)) return CT_OK;
@@ -127,9 +111,10 @@ static ct_status matmul_grad_cu(const ct_kernel_ctx *c) {
   p.ldy = yd.rank > 1 ? yd.d[yd.rank - 1] : 1;
   p.x_mat = xd.rank > 1 ? xd.d[xd.rank - 2] * xd.d[xd.rank - 1] : s->k;
   p.y_mat = yd.rank > 1 ? yd.d[yd.rank - 2] * yd.d[yd.rank - 1] : s->k;
-  bool fold = all_strides(s, s->by, true) && all_strides(s, s->bx, false) && !p.tx &&
-              s->n_batch <= INT_MAX / s->m;
-  bool x_sum = !fold && repeats(s, s->bx), y_sum = !fold && repeats(s, s->by);
+  bool fold = ct__mm_batch_strides_all(s, s->by, true) &&
+              ct__mm_batch_strides_all(s, s->bx, false) && !p.tx && s->n_batch <= INT_MAX / s->m;
+  bool x_sum = !fold && ct__mm_batch_repeats(s, s->bx);
+  bool y_sum = !fold && ct__mm_batch_repeats(s, s->by);
   st = zeros(c, x_sum ? dx : NULL, nx, y_sum ? dy : NULL, ny);
   if (st != CT_OK) return st;
   ct__cu_launch l;

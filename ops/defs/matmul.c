@@ -77,6 +77,20 @@ ct_status ct__mm_plan(const ct_kernel_ctx *c, ct__mm_shape *s) {
   return CT_OK;
 }
 
+bool ct__mm_batch_strides_all(const ct__mm_shape *s, const int64_t *stride, bool zero) {
+  for (int r = 0; r < s->batch_rank; r++) {
+    if ((stride[r] == 0) != zero) return false;
+  }
+  return true;
+}
+
+bool ct__mm_batch_repeats(const ct__mm_shape *s, const int64_t *stride) {
+  for (int r = 0; r < s->batch_rank; r++) {
+    if (stride[r] == 0 && s->batch[r] > 1) return true;
+  }
+  return false;
+}
+
 /* Checks the dtypes too, before Out is touched, so a failing op leaves Out as it was. */
 static ct_status mm_infer(const ct_kernel_ctx *c) {
   ct__mm_shape s;
