@@ -24,36 +24,12 @@
 
 #define LAYERS 4
 #define BATCH 512
-#define MAX_OPS (3 * LAYERS)
-#define MAX_VARS (4 * LAYERS + 2)
-
-/* The program's wiring, kept beside the ct_program built from it. */
-typedef struct wire {
-  const char *type;
-  char in[2][24];
-  int n_in;
-  char out[24];
-} wire;
 
 typedef struct mlp {
-  wire ops[MAX_OPS];
-  int n_ops;
   char params[2 * LAYERS + 1][24]; /* variables that exist before the executor: x, W, b */
   int n_params;
 } mlp;
 
-static int add_wire(mlp *m, const char *type, const char *x, const char *y, const char *out) {
-  wire *w = &m->ops[m->n_ops++];
-  w->type = type;
-  snprintf(w->in[0], sizeof w->in[0], "%s", x);
-  w->n_in = 1;
-  if (y != NULL) {
-    snprintf(w->in[1], sizeof w->in[1], "%s", y);
-    w->n_in = 2;
-  }
-  snprintf(w->out, sizeof w->out, "%s", out);
-  return 0;
-}
 
 static int put(ct_scope *s, mlp *m, const char *name, ct_ddim dims) {
   ct_tensor *t = ct_var_tensor(ct_scope_var(s, name));
@@ -65,10 +41,14 @@ static int put(ct_scope *s, mlp *m, const char *name, ct_ddim dims) {
   return 0;
 }
 
-/* Builds the scope's parameters, the wiring and a ct_program from it. */
+/* Puts the parameters into the scope and builds the forward program. */
 static ct_program *build(ct_scope *s, mlp *m) {
   static const int64_t widths[LAYERS + 1] = {1024, 1024, 1024, 1024, 256};
-  if (put(s, m, "x", CT_DIMS(BATCH, widths[0])) != 0) return NULL;
+  ct_program *p = ct_program_new();
+  if (p == NULL || put(s, m, "x", CT_DIMS(BATCH, widths[0])) != 0) {
+    ct_program_free(p);
+    return NULL;
+  }
   char h[24] = "x";
   for (int l = 0; l < LAYERS; l++) {
     char w[24], b[24], mm[24], z[24], r[24];
@@ -77,28 +57,18 @@ static ct_program *build(ct_scope *s, mlp *m) {
     snprintf(mm, sizeof mm, "mm%d", l);
     snprintf(z, sizeof z, "z%d", l);
     snprintf(r, sizeof r, "h%d", l);
-    if (put(s, m, w, CT_DIMS(widths[l], widths[l + 1])) != 0) return NULL;
-    if (put(s, m, b, CT_DIMS(widths[l + 1])) != 0) return NULL;
-    add_wire(m, "matmul", h, w, mm);
-    add_wire(m, "elementwise_add", mm, b, z);
-    if (l + 1 < LAYERS) {
-      add_wire(m, "relu", z, NULL, r);
-      snprintf(h, sizeof h, "%s", r);
-    }
-  }
-  ct_program *p = ct_program_new();
-  if (p == NULL) return NULL;
-  for (int k = 0; k < m->n_ops; k++) {
-    const wire *w = &m->ops[k];
-    ct_op *op = ct_op_new(w->type);
-    if (op == NULL || ct_op_set_input(op, "X", w->in[0]) != CT_OK ||
-        (w->n_in == 2 && ct_op_set_input(op, "Y", w->in[1]) != CT_OK) ||
-        ct_op_set_output(op, "Out", w->out) != CT_OK) {
-      ct_op_free(op);
+    if (put(s, m, w, CT_DIMS(widths[l], widths[l + 1])) != 0 ||
+        put(s, m, b, CT_DIMS(widths[l + 1])) != 0) {
       ct_program_free(p);
       return NULL;
     }
-    if (ct_program_append(p, op) != CT_OK) {
+    bool ok = BENCH_APPEND(p, "matmul", "X", h, "Y", w, ">Out", mm) == 0 &&
+              BENCH_APPEND(p, "elementwise_add", "X", mm, "Y", b, ">Out", z) == 0;
+    if (ok && l + 1 < LAYERS) {
+      ok = BENCH_APPEND(p, "relu", "X", z, ">Out", r) == 0;
+      snprintf(h, sizeof h, "%s", r);
+    }
+    if (!ok) {
       ct_program_free(p);
       return NULL;
     }
@@ -106,60 +76,7 @@ static ct_program *build(ct_scope *s, mlp *m) {
   return p;
 }
 
-static size_t var_bytes(const ct_scope *s, const char *name) {
-  const ct_tensor *t = ct_var_get_tensor(ct_scope_find_var(s, name));
-  return t == NULL ? 0 : (size_t)ct_tensor_numel(t) * sizeof(float);
-}
-
-/* The liveness bound (see the top of the file). Sizes come from the scope after a run (the
- * dims stay when memory is freed). */
-static size_t liveness_bound(const mlp *m, const ct_scope *s) {
-  size_t fixed = 0, best = 0;
-  for (int i = 0; i < m->n_params; i++) fixed += var_bytes(s, m->params[i]);
-  int last_use[MAX_OPS];
-  for (int k = 0; k < m->n_ops; k++) {
-    last_use[k] = -1; /* never read again: a result, live to the end */
-    for (int j = k + 1; j < m->n_ops; j++) {
-      for (int i = 0; i < m->ops[j].n_in; i++) {
-        if (strcmp(m->ops[j].in[i], m->ops[k].out) == 0) last_use[k] = j;
-      }
-    }
-  }
-  for (int k = 0; k < m->n_ops; k++) {
-    size_t live = fixed;
-    for (int d = 0; d <= k; d++) { /* d: the op that wrote the variable */
-      if (d == k || last_use[d] < 0 || last_use[d] >= k) live += var_bytes(s, m->ops[d].out);
-    }
-    if (live > best) best = live;
-  }
-  return best;
-}
-
-/* The peak of one steady-state run: after a first run, reset the peak, run, read it. */
-static double run_peak(int free_intermediates, size_t *bound) {
-  ct_scope *s = ct_scope_new();
-  mlp *m = calloc(1, sizeof *m);
-  ct_program *p = s != NULL && m != NULL ? build(s, m) : NULL;
-  ct_executor_options o = {.free_intermediates = free_intermediates};
-  ct_executor *e = p != NULL ? ct_executor_new_with(p, s, ct_cpu(), &o) : NULL;
-  ct_memory_stats st;
-  double peak = NAN;
-  if (e != NULL && ct_executor_run(e) == CT_OK) {
-    ct_memory_reset_peak(ct_cpu());
-    if (ct_executor_run(e) == CT_OK && ct_memory_stats_get(ct_cpu(), &st) == CT_OK) {
-      peak = (double)st.peak;
-      *bound = liveness_bound(m, s);
-    }
-  }
-  if (isnan(peak)) fprintf(stderr, "bench_memory: %s\n", ct_last_error());
-  ct_executor_free(e);
-  ct_program_free(p);
-  ct_scope_free(s);
-  free(m);
-  return peak;
-}
-
-/* ---- The training step ------------------------------------------------------------------- */
+/* ---- The liveness bound, read from any program ----------------------------------------- */
 
 #define MAX_NAMES 256
 
@@ -184,9 +101,10 @@ static size_t tensor_bytes(const ct_scope *s, const char *name) {
   return t == NULL ? 0 : (size_t)ct_tensor_numel(t) * ct_dtype_size(ct_tensor_dtype(t));
 }
 
-/* The liveness bound of program p over s, as at the top of the file; `before` lists the
- * variables that existed before the executor (the parameters, the input, the labels). */
-static size_t step_bound(const ct_program *p, const ct_scope *s, const names *before) {
+/* The liveness bound of program p over s, as at the top of the file, read from the program's own
+ * wiring; `before` lists the variables that existed before the executor (the parameters, the
+ * input, the labels). */
+static size_t liveness_bound(const ct_program *p, const ct_scope *s, const names *before) {
   names ns = {.n = 0};
   int written[MAX_NAMES], last_read[MAX_NAMES];
   bool fixed[MAX_NAMES] = {false};
@@ -230,21 +148,6 @@ static size_t step_bound(const ct_program *p, const ct_scope *s, const names *be
   return best;
 }
 
-static int append_wired(ct_program *p, const char *type, const char *const *pairs) {
-  ct_op *op = ct_op_new(type);
-  if (op == NULL) return -1;
-  for (int i = 0; pairs[i] != NULL; i += 2) {
-    bool out = pairs[i][0] == '>';
-    ct_status st = out ? ct_op_set_output(op, pairs[i] + 1, pairs[i + 1])
-                       : ct_op_set_input(op, pairs[i], pairs[i + 1]);
-    if (st != CT_OK) {
-      ct_op_free(op);
-      return -1;
-    }
-  }
-  return ct_program_append(p, op) == CT_OK ? 0 : -1;
-}
-#define APPEND(p, type, ...) append_wired((p), (type), (const char *const[]){__VA_ARGS__, NULL})
 
 /* The training step: the forward MLP, the loss, the backward pass, sgd on each parameter. */
 static ct_program *build_step(ct_scope *s, mlp *m, names *before) {
@@ -262,14 +165,14 @@ static ct_program *build_step(ct_scope *s, mlp *m, names *before) {
             ct_tensor_set_value(rt, &lr, CT_DIMS(1), CT_FLOAT32, ct_cpu()) == CT_OK;
   char last[24];
   snprintf(last, sizeof last, "z%d", LAYERS - 1);
-  ok = ok && APPEND(p, "softmax_with_cross_entropy", "Logits", last, "Label", "labels",
+  ok = ok && BENCH_APPEND(p, "softmax_with_cross_entropy", "Logits", last, "Label", "labels",
                     ">Softmax", "prob", ">Loss", "losses") == 0;
-  ok = ok && APPEND(p, "mean", "X", "losses", ">Out", "loss") == 0;
+  ok = ok && BENCH_APPEND(p, "mean", "X", "losses", ">Out", "loss") == 0;
   ok = ok && ct_program_append_backward(p, "loss", params, (size_t)m->n_params - 1) == CT_OK;
   for (int i = 0; ok && i < m->n_params - 1; i++) {
     char g[32];
     snprintf(g, sizeof g, "%s@GRAD", params[i]);
-    ok = APPEND(p, "sgd", "Param", params[i], "Grad", g, "LearningRate", "lr", ">ParamOut",
+    ok = BENCH_APPEND(p, "sgd", "Param", params[i], "Grad", g, "LearningRate", "lr", ">ParamOut",
                 params[i]) == 0;
   }
   if (!ok) {
@@ -283,13 +186,18 @@ static ct_program *build_step(ct_scope *s, mlp *m, names *before) {
   return p;
 }
 
-/* The peak of one steady-state training step with free_intermediates, and its bound. */
-static double step_peak(size_t *bound) {
+/* The peak of one steady-state run of the forward program or the training step: after a first
+ * run, reset the peak, run, read it; and the liveness bound of the program run. */
+static double run_peak(bool training, bool free_intermediates, size_t *bound) {
   ct_scope *s = ct_scope_new();
   mlp *m = calloc(1, sizeof *m);
-  names before;
-  ct_program *p = s != NULL && m != NULL ? build_step(s, m, &before) : NULL;
-  ct_executor_options o = {.free_intermediates = true};
+  names before = {.n = 0};
+  ct_program *p = NULL;
+  if (s != NULL && m != NULL) p = training ? build_step(s, m, &before) : build(s, m);
+  for (int i = 0; !training && p != NULL && i < m->n_params; i++) {
+    before.v[before.n++] = m->params[i];
+  }
+  ct_executor_options o = {.free_intermediates = free_intermediates};
   ct_executor *e = p != NULL ? ct_executor_new_with(p, s, ct_cpu(), &o) : NULL;
   ct_memory_stats st;
   double peak = NAN;
@@ -297,7 +205,7 @@ static double step_peak(size_t *bound) {
     ct_memory_reset_peak(ct_cpu());
     if (ct_executor_run(e) == CT_OK && ct_memory_stats_get(ct_cpu(), &st) == CT_OK) {
       peak = (double)st.peak;
-      *bound = step_bound(p, s, &before);
+      *bound = liveness_bound(p, s, &before);
     }
   }
   if (isnan(peak)) fprintf(stderr, "bench_memory: %s\n", ct_last_error());
@@ -312,14 +220,14 @@ void bench_memory_rows(const bench_cfg *cfg) {
   (void)cfg;
   const double mib = 1024.0 * 1024.0;
   size_t bound_keep = 0, bound_free = 0;
-  double keep = run_peak(0, &bound_keep);
-  double freed = run_peak(1, &bound_free);
+  double keep = run_peak(false, false, &bound_keep);
+  double freed = run_peak(false, true, &bound_free);
   bench_record("MLP forward peak, intermediates kept", keep / mib, "liveness bound of the program",
                bound_keep > 0 ? (double)bound_keep / mib : NAN, "MiB");
   bench_record("MLP forward peak, free_intermediates", freed / mib, "liveness bound of the program",
                bound_free > 0 ? (double)bound_free / mib : NAN, "MiB");
   size_t bound_step = 0;
-  double step = step_peak(&bound_step);
+  double step = run_peak(true, true, &bound_step);
   bench_record("MLP training step peak, free_intermediates", step / mib,
                "liveness bound of the step", bound_step > 0 ? (double)bound_step / mib : NAN,
                "MiB");

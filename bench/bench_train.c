@@ -32,31 +32,10 @@ static float *put(ct_scope *s, const char *name, ct_ddim dims, float scale) {
   return d;
 }
 
-/* Appends an op of type to p, wired slot by slot ("X" an input, ">Out" an output). */
-static void append(ct_program *p, const char *type, const char *const *slots,
-                   const char *const *names, size_t n) {
-  ct_op *op = ct_op_new(type);
-  if (op == NULL) fail(type);
-  for (size_t i = 0; i < n; i++) {
-    int output = slots[i][0] == '>';
-    const char *slot = slots[i] + output;
-    ct_status s = output ? ct_op_set_output(op, slot, names[i])
-                         : ct_op_set_input(op, slot, names[i]);
-    if (s != CT_OK) fail(type);
-  }
-  if (ct_program_append(p, op) != CT_OK) fail(type);
-}
-
-#define APPEND(p, type, ...)                                                      \
-  do {                                                                            \
-    const char *const pairs_[] = {__VA_ARGS__};                                   \
-    const char *slots_[8], *names_[8];                                            \
-    size_t n_ = sizeof pairs_ / sizeof pairs_[0] / 2;                             \
-    for (size_t k_ = 0; k_ < n_; k_++) {                                          \
-      slots_[k_] = pairs_[2 * k_];                                                \
-      names_[k_] = pairs_[2 * k_ + 1];                                            \
-    }                                                                             \
-    append((p), (type), slots_, names_, n_);                                      \
+/* Appends an op wired by BENCH_APPEND's pairs, or stops the run with corten's message. */
+#define APPEND(p, type, ...)                                                 \
+  do {                                                                       \
+    if (BENCH_APPEND((p), (type), __VA_ARGS__) != 0) fail(type);             \
   } while (0)
 
 typedef struct step {

@@ -2,10 +2,13 @@
 /* bench/bench_util.c: see bench_util.h. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <corten/corten.h>
 
 #include "bench_util.h"
 
@@ -203,4 +206,19 @@ int bench_finish(const char *json_path, const bench_cfg *cfg) {
   }
   printf("wrote %s\n", json_path);
   return missing;
+}
+
+int bench_append(ct_program *p, const char *type, const char *const *pairs) {
+  ct_op *op = ct_op_new(type);
+  if (op == NULL) return -1;
+  for (int i = 0; pairs[i] != NULL; i += 2) {
+    bool out = pairs[i][0] == '>';
+    ct_status st = out ? ct_op_set_output(op, pairs[i] + 1, pairs[i + 1])
+                       : ct_op_set_input(op, pairs[i], pairs[i + 1]);
+    if (st != CT_OK) {
+      ct_op_free(op);
+      return -1;
+    }
+  }
+  return ct_program_append(p, op) == CT_OK ? 0 : -1;
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <corten/program.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -52,6 +54,13 @@ void bench_skip(const char *name, const char *reason);
 /* Prints the closing summary, writes the JSON file (json_path may be NULL) and returns the
  * number of rows without a corten figure (a skipped row does not count). */
 int bench_finish(const char *json_path, const bench_cfg *cfg);
+
+/* Appends an op of type to p, wired by the NULL-ended pairs "Slot", "name" ("Slot" an input,
+ * ">Slot" an output); 0, or -1 with corten's error recorded. BENCH_APPEND(p, type, pairs...)
+ * writes the list. */
+int bench_append(ct_program *p, const char *type, const char *const *pairs);
+#define BENCH_APPEND(p, type, ...) \
+  bench_append((p), (type), (const char *const[]){__VA_ARGS__, NULL})
 
 /* The groups of rows, one per source file. */
 void bench_core_rows(const bench_cfg *cfg);
