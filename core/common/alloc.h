@@ -52,7 +52,8 @@ static inline void *ct__aligned_alloc(size_t align, size_t size) {
 }
 /* A copy of the first n bytes of s (fewer when s ends sooner), terminated. */
 static inline char *ct__strndup(const char *s, size_t n) {
-  size_t len = strnlen(s, n);
+  size_t len = 0;
+  while (len < n && s[len] != '\0') len++; /* strnlen, which ISO C lacks */
   char *c = ct__malloc(len + 1);
   if (c == NULL) return NULL;
   memcpy(c, s, len);
