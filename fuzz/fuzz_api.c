@@ -59,20 +59,12 @@ static void count_free(void *ctx, void *p, size_t size) {
 
 /* ---- The model ------------------------------------------------------------------------------ */
 
-typedef struct rec { /* one accepted or refused hand-over of a buffer */
-  int calls;
-} rec;
+typedef struct rec { int calls; } rec; /* one hand-over of a buffer: its release calls */
 
-typedef struct m_op {
-  ct_op *op;
-  int owner;  /* program slot owning it, -1: the fuzzer */
-  int holds;  /* program slot its step_program holds, -1: none */
-} m_op;
-
-typedef struct m_prog {
-  ct_program *p;
-  int owner; /* op slot owning it, -1: the fuzzer */
-} m_prog;
+/* owner: the program slot owning an op / the op slot owning a program, -1: the fuzzer; holds:
+ * the program slot an op's step_program holds, -1: none. */
+typedef struct m_op { ct_op *op; int owner, holds; } m_op;
+typedef struct m_prog { ct_program *p; int owner; } m_prog;
 
 static struct {
   ct_scope *sc[NS];
