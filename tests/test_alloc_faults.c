@@ -233,6 +233,21 @@ static const fs_case params_save = {"ct_params_save", params_setup, save_call, N
 static ct_status load_call(fs_fixture *f) { return ct_params_load(f->path, f->s2); }
 static const fs_case params_load = {"ct_params_load", params_setup, load_call, NULL, 0};
 
+static unsigned char file_bytes[4096];
+static size_t file_len;
+static void params_memory_setup(fs_fixture *f) {
+  params_setup(f);
+  FILE *fp = fopen(f->path, "rb");
+  ck_assert_ptr_nonnull(fp);
+  file_len = fread(file_bytes, 1, sizeof file_bytes, fp);
+  fclose(fp);
+}
+static ct_status load_memory_call(fs_fixture *f) {
+  return ct_params_load_memory(file_bytes, file_len, f->s2);
+}
+static const fs_case params_load_memory = {"ct_params_load_memory", params_memory_setup,
+                                           load_memory_call, NULL, 0};
+
 static ct_status tensor_save_call(fs_fixture *f) {
   return ct_tensor_save(f->path, ct_var_get_tensor(ct_scope_find_var(f->s, "c")));
 }
@@ -270,6 +285,7 @@ SWEEP_TEST(to_dlpack)
 SWEEP_TEST(from_dlpack)
 SWEEP_TEST(params_save)
 SWEEP_TEST(params_load)
+SWEEP_TEST(params_load_memory)
 SWEEP_TEST(tensor_save)
 SWEEP_TEST(tensor_load)
 
@@ -297,6 +313,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, sweep_from_dlpack);
   CT_ADD_TEST(s, sweep_params_save);
   CT_ADD_TEST(s, sweep_params_load);
+  CT_ADD_TEST(s, sweep_params_load_memory);
   CT_ADD_TEST(s, sweep_tensor_save);
   CT_ADD_TEST(s, sweep_tensor_load);
   return s;
