@@ -115,7 +115,7 @@ static void export_deleter(DLManagedTensor *self) {
   if (self == NULL) return;
   export_ctx *c = self->manager_ctx;
   ct__block_release(c->block);
-  ct__free(c, sizeof *c);
+  ct__free_sized(c, sizeof *c);
 }
 
 ct_status ct_tensor_to_dlpack(const ct_tensor *t, DLManagedTensor **out) {

@@ -6,6 +6,7 @@
  * C library's aligned_alloc, so AddressSanitizer tracks every tensor block. */
 #include <stdlib.h>
 
+#include "common/fault.h"
 #include "memory/memory_impl.h"
 
 #ifdef CORTEN_HAVE_JEMALLOC
@@ -13,6 +14,7 @@
 
 static void *host_alloc(void *ctx, size_t size, size_t align) {
   (void)ctx;
+  if (ct__fault()) return NULL;
   return mallocx(size, MALLOCX_ALIGN(align));
 }
 
@@ -25,6 +27,7 @@ static void host_free(void *ctx, void *ptr, size_t size) {
 #else
 static void *host_alloc(void *ctx, size_t size, size_t align) {
   (void)ctx;
+  if (ct__fault()) return NULL;
   return aligned_alloc(align, size); /* size is a multiple of align: ct__block_alloc rounds */
 }
 

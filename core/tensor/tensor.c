@@ -40,7 +40,7 @@ ct_tensor *ct_tensor_new(void) {
 void ct_tensor_free(ct_tensor *t) {
   if (t == NULL) return;
   ct__block_release(t->block);
-  ct__free(t, sizeof *t);
+  ct__free_sized(t, sizeof *t);
 }
 
 ct_status ct_tensor_resize(ct_tensor *t, ct_ddim dims) {
