@@ -36,12 +36,6 @@ set_tests_properties(tool PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
 # interpreter itself keeps memory until exit).
 include(${CMAKE_CURRENT_SOURCE_DIR}/python/find_numpy_python.cmake)
 set(_numpy_env "CORTEN_LIB=$<TARGET_FILE:corten>")
-if(CORTEN_JEMALLOC)
-  # Debian's libjemalloc uses initial-exec TLS, more than glibc keeps spare for a library opened
-  # with dlopen ("cannot allocate memory in static TLS block"); reserve more, as an embedding
-  # application would (see docs/design/interop.md).
-  list(APPEND _numpy_env "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=65536")
-endif()
 set(_numpy_skip "")
 if(CORTEN_SANITIZE)
   if(CMAKE_C_COMPILER_ID MATCHES "Clang")
