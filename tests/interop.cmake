@@ -12,6 +12,7 @@ get_filename_component(CORTEN_PARAMS_DIR "${CORTEN_SHARED_DIR}/data/params" ABSO
 
 corten_add_suite(dlpack)
 corten_add_suite(dlpack_import)
+corten_add_suite(dlpack_versioned)
 corten_add_suite(params)
 corten_add_suite(params_bad)
 corten_add_suite(params_files)
