@@ -138,6 +138,14 @@ CT_API ct_status ct_tensor_from_dlpack(ct_tensor *t, DLManagedTensor *m);
  *                            to call m->deleter then, which stays the caller's to do */
 CT_API ct_status ct_tensor_from_dlpack_versioned(ct_tensor *t, DLManagedTensorVersioned *m);
 
+/* For Python bindings: a PyCapsule destructor (pass its address to PyCapsule_New) for capsules
+ * holding a DLManagedTensor named "dltensor" or a DLManagedTensorVersioned named
+ * "dltensor_versioned", as DLPack's Python protocol has producers make them. A capsule destroyed
+ * under that name was never consumed: its deleter runs. A consumed one (renamed "used_...") is
+ * left alone. Safe with a Python exception pending, which it keeps. Call it only from Python
+ * with the GIL held (it finds CPython's functions in the process; it does nothing elsewhere). */
+CT_API void ct_dlpack_capsule_destructor(void *capsule);
+
 #ifdef __cplusplus
 }
 #endif
