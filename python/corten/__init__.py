@@ -67,6 +67,10 @@ def cuda_device_count() -> int:
     return int(lib.cuda_device_count())
 
 
+for _cls in (Error, Tensor, Scope, Op, Program, Executor):
+    _cls.__module__ = "corten"  # help() and tracebacks name them corten.X
+del _cls
+
 __all__ = ["Error", "Tensor", "from_dlpack", "zeros", "Scope", "Op", "Program", "Executor",
            "load_params", "save_params", "memory_stats", "host_allocator",
            "cuda_device_count", "dtypes", "dtype_id"]
