@@ -13,6 +13,9 @@ get_filename_component(CORTEN_PARAMS_DIR "${CORTEN_SHARED_DIR}/data/params" ABSO
 corten_add_suite(dlpack)
 corten_add_suite(dlpack_import)
 corten_add_suite(dlpack_versioned)
+# corten/dlpack.h under a DLPack 1.x header (a stand-in in tests/dlpack_1x, found first).
+corten_add_suite(dlpack_header)
+target_include_directories(test_dlpack_header BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/dlpack_1x)
 corten_add_suite(params)
 corten_add_suite(params_bad)
 corten_add_suite(params_files)
