@@ -41,10 +41,10 @@ class Op:
         for name, value in dict(attrs or {}, **kwattrs).items():
             self.set_attr(name, value)
 
-    def __del__(self) -> None:
+    def __del__(self, _free=lib.op_free) -> None:
         h, self._h = getattr(self, "_h", None), None
         if h:
-            lib.op_free(h)
+            _free(h)
 
     def _handle(self) -> int:
         if not self._h:
@@ -105,10 +105,10 @@ class Program:
     def __init__(self) -> None:
         self._h = check_ptr(lib.program_new())
 
-    def __del__(self) -> None:
+    def __del__(self, _free=lib.program_free) -> None:
         h, self._h = getattr(self, "_h", None), None
         if h:
-            lib.program_free(h)
+            _free(h)
 
     def _handle(self) -> int:
         if not self._h:
@@ -157,10 +157,10 @@ class Executor:
         self._program, self._scope = program, scope
         self._h = check_ptr(lib.executor_new(program._handle(), scope._h, place(device)))
 
-    def __del__(self) -> None:
+    def __del__(self, _free=lib.executor_free) -> None:
         h, self._h = getattr(self, "_h", None), None
         if h:
-            lib.executor_free(h)
+            _free(h)
 
     def run(self) -> None:
         """Runs the program once; the first failing op raises corten.Error naming it."""

@@ -32,10 +32,10 @@ class Scope:
         s._parent = parent  # the parent owns the kid's C scope and must outlive this object
         return s
 
-    def __del__(self) -> None:
+    def __del__(self, _free=lib.scope_free) -> None:
         h, self._h = getattr(self, "_h", None), None
         if h and getattr(self, "_parent", None) is None:
-            lib.scope_free(h)
+            _free(h)
 
     def kid(self) -> "Scope":
         """A new kid scope: its variables shadow this scope's, lookups fall back to it."""

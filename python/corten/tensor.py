@@ -27,10 +27,11 @@ class Tensor:
         :func:`from_dlpack`."""
         self._h = check_ptr(lib.tensor_new())
 
-    def __del__(self) -> None:
+    # The C function is bound at definition: at interpreter exit module globals may be gone.
+    def __del__(self, _free=lib.tensor_free) -> None:
         h, self._h = getattr(self, "_h", None), None
         if h:
-            lib.tensor_free(h)
+            _free(h)
 
     # ---- What it is -------------------------------------------------------------------------
     @property
