@@ -11,8 +11,11 @@ python3=$1 dir=$2 sanitized=$3
 mkdir -p "$dir"
 if [ ! -f "$dir/numpy1.done" ]; then
   rm -rf "$dir/numpy1"
-  "$python3" -m venv --system-site-packages "$dir/numpy1"
+  # No pip of its own (ensurepip is most of a venv's making) unless pytest must be installed.
+  "$python3" -m venv --system-site-packages --without-pip "$dir/numpy1"
   if ! "$dir/numpy1/bin/python" -c "import pytest" 2>/dev/null; then
+    rm -rf "$dir/numpy1"
+    "$python3" -m venv --system-site-packages "$dir/numpy1"
     "$dir/numpy1/bin/python" -m pip install -q pytest
   fi
   touch "$dir/numpy1.done"
