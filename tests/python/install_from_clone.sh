@@ -6,7 +6,9 @@
 # library; CPU only, which is what this test is about), then imports corten from outside the
 # tree with no CORTEN_LIB, PYTHONPATH, LD_PRELOAD or glibc tunable, runs a small program and
 # exchanges tensors with NumPy (and PyTorch when present). The install is redone only when HEAD
-# changes. Skipped in sanitizer builds and outside a git checkout.
+# changes, in the same clone moved to the new HEAD (CMake then rebuilds what changed; set
+# CORTEN_TEST_FRESH_CLONE=1 to start from a new clone). Skipped in sanitizer builds and outside
+# a git checkout.
 set -eu
 python3=$1 src=$2 work=$3 sanitized=$4
 if [ "$sanitized" = ON ]; then
@@ -15,12 +17,22 @@ fi
 head=$(git -C "$src" rev-parse HEAD 2>/dev/null) || {
   echo "SKIPPED: $src is not a git checkout"; exit 77; }
 if [ ! -f "$work/installed-$head" ]; then
-  rm -rf "$work"
-  mkdir -p "$work"
-  git clone -q "$src" "$work/clone"
-  "$python3" -m venv --system-site-packages "$work/venv"
+  if [ ! -d "$work/clone/.git" ] || [ -n "${CORTEN_TEST_FRESH_CLONE:-}" ]; then
+    rm -rf "$work"
+    mkdir -p "$work"
+    git clone -q "$src" "$work/clone"
+  else
+    # The clone moves to the new HEAD and is cleaned of everything but pip's CMake build
+    # folder, so CMake rebuilds only what the new commits changed.
+    git -C "$work/clone" fetch -q "$src" HEAD
+    git -C "$work/clone" checkout -q --force FETCH_HEAD
+    git -C "$work/clone" clean -q -ffdx -e python/build/
+    rm -f "$work"/installed-*
+  fi
+  [ -d "$work/venv" ] || "$python3" -m venv --system-site-packages "$work/venv"
   CORTEN_CMAKE_ARGS="-DCORTEN_CUDA=OFF" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
-    "$work/venv/bin/python" -m pip install -q --no-build-isolation "$work/clone/python"
+    "$work/venv/bin/python" -m pip install -q --no-build-isolation --force-reinstall --no-deps \
+    "$work/clone/python"
   touch "$work/installed-$head"
 fi
 cd "$work"
