@@ -54,10 +54,10 @@ $hits"
     n=$(wc -l <"$f")
     [ "$n" -gt 600 ] && report "$f has $n lines: split it (a file should fit in your head)"
   done
-  for f in $(find core ops tools tests bench examples fuzz include scripts cmake -type f \
+  for f in $(find core ops tools tests bench examples fuzz include scripts cmake python -type f \
              \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cc' \
              -o -name '*.sh' -o -name '*.py' -o -name '*.cmake' -o -name 'CMakeLists.txt' \) \
-             2>/dev/null | grep -v '/corpus/' | sort); do
+             2>/dev/null | grep -v '/corpus/' | grep -v '^python/build/' | sort); do
     head -n 3 "$f" | grep -q 'SPDX-License-Identifier: Apache-2.0' ||
       report "$f has no SPDX-License-Identifier line at its top: add the licence's"
   done

@@ -6,9 +6,10 @@
  * Two families:
  * - sized, for the hot small objects (variables, tensor and block headers, DLPack export
  *   records): ct__alloc / ct__zalloc with ct__free_sized(p, size) and the same size. They come
- *   from jemalloc's sized API when corten is built with it (its thread-cache fast path whatever
- *   malloc the process resolved); a sanitizer build uses the C library so that AddressSanitizer
- *   sees them.
+ *   from jemalloc's sized API when the process has jemalloc (core/memory/host_allocator.c makes
+ *   the choice once, when the library is loaded), so they take its thread-cache fast path
+ *   whatever malloc the process resolved; otherwise, and in a sanitizer build, from the C
+ *   library.
  * - C library: ct__malloc, ct__calloc, ct__realloc, ct__strdup, ct__strndup,
  *   ct__aligned_alloc, released with free() (or ct__realloc). A failed ct__realloc leaves the
  *   old block as it was, like realloc. */
@@ -20,24 +21,36 @@
 
 #include "common/fault.h"
 
-#ifdef CORTEN_HAVE_JEMALLOC
-#include <jemalloc/jemalloc.h>
+/* jemalloc's mallocx and sdallocx when the process had jemalloc loaded as corten was loaded;
+ * both NULL otherwise (and always in a build without CORTEN_HAVE_JEMALLOC). Set once, before any
+ * corten allocation, never changed after. */
+typedef struct ct__jemalloc_api {
+  void *(*mallocx)(size_t size, int flags);
+  void (*sdallocx)(void *ptr, size_t size, int flags);
+} ct__jemalloc_api;
+extern ct__jemalloc_api ct__je;
 
-static inline void *ct__alloc(size_t size) { return ct__fault() ? NULL : mallocx(size, 0); }
+/* jemalloc's flag bits (its <jemalloc/jemalloc.h>, stable since 4.0): zero-fill, and an
+ * alignment given as its base-2 logarithm. */
+#define CT__MALLOCX_ZERO 0x40
+#define CT__MALLOCX_LG_ALIGN(lg) ((int)(lg))
+
+static inline void *ct__alloc(size_t size) {
+  if (ct__fault()) return NULL;
+  return ct__je.mallocx != NULL ? ct__je.mallocx(size, 0) : malloc(size);
+}
 static inline void *ct__zalloc(size_t size) {
-  return ct__fault() ? NULL : mallocx(size, MALLOCX_ZERO);
+  if (ct__fault()) return NULL;
+  return ct__je.mallocx != NULL ? ct__je.mallocx(size, CT__MALLOCX_ZERO) : calloc(1, size);
 }
 static inline void ct__free_sized(void *p, size_t size) {
-  if (p != NULL) sdallocx(p, size, 0);
+  if (p == NULL) return;
+  if (ct__je.sdallocx != NULL) {
+    ct__je.sdallocx(p, size, 0);
+  } else {
+    free(p);
+  }
 }
-#else
-static inline void *ct__alloc(size_t size) { return ct__fault() ? NULL : malloc(size); }
-static inline void *ct__zalloc(size_t size) { return ct__fault() ? NULL : calloc(1, size); }
-static inline void ct__free_sized(void *p, size_t size) {
-  (void)size;
-  free(p);
-}
-#endif
 
 static inline void *ct__malloc(size_t size) { return ct__fault() ? NULL : malloc(size); }
 static inline void *ct__calloc(size_t n, size_t size) {

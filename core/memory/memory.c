@@ -159,6 +159,7 @@ static inline __attribute__((always_inline)) void block_init(ct__block *b, ct_pl
                                                              const ct_allocator *a) {
   atomic_init(&b->refs, 1);
   b->external = false;
+  b->read_only = false;
   b->coalloc = false;
   b->place = place;
   b->ptr = ptr;
