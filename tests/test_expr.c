@@ -140,6 +140,36 @@ START_TEST(a_nested_tree_matches_the_ops_one_by_one) {
 }
 END_TEST
 
+/* Two arithmetic nodes over three blocks run as one loop (left: (a op b) arg c, right:
+ * a arg (b op c)); every pair rounds as the two ops do. */
+START_TEST(every_pair_of_arithmetic_nodes_matches_the_ops) {
+  static const char *types[] = {NULL, "elementwise_add", "elementwise_sub", "elementwise_mul",
+                                "elementwise_div"};
+  for (size_t t = 0; t < 2; t++) {
+    ct_tensor *a = tensor_k(float_types[t], CT_DIMS(N), 1), *b = tensor_k(float_types[t], CT_DIMS(N), 2);
+    ct_tensor *c = tensor_k(float_types[t], CT_DIMS(N), 3);
+    for (int op = CT_EXPR_ADD; op <= CT_EXPR_DIV; op++) {
+      for (int arg = CT_EXPR_ADD; arg <= CT_EXPR_DIV; arg++) {
+        for (int left = 0; left < 2; left++) {
+          ct_expr *e = left ? ct_expr_binary(arg, ct_expr_binary(op, LEAF(a), LEAF(b)), LEAF(c))
+                            : ct_expr_binary(arg, LEAF(a), ct_expr_binary(op, LEAF(b), LEAF(c)));
+          ct_tensor *got = eval_new(e);
+          ct_tensor *in = left ? ref_op(types[op], a, b) : ref_op(types[op], b, c);
+          ct_tensor *want = left ? ref_op(types[arg], in, c) : ref_op(types[arg], a, in);
+          assert_same_bits(got, want);
+          ct_tensor_free(got);
+          ct_tensor_free(in);
+          ct_tensor_free(want);
+        }
+      }
+    }
+    ct_tensor_free(a);
+    ct_tensor_free(b);
+    ct_tensor_free(c);
+  }
+}
+END_TEST
+
 /* A right-leaning chain needs a block buffer per level: deeper than the engine's stack buffers. */
 START_TEST(a_deep_right_leaning_tree_is_exact) {
   ct_tensor *a = tensor_k(CT_FLOAT32, CT_DIMS(N), 1), *b = tensor_k(CT_FLOAT32, CT_DIMS(N), 2);
@@ -281,7 +311,11 @@ START_TEST(broadcasting_matches_the_ops) {
       ct_tensor *neg = ref_op("elementwise_mul", d, mt);
       ct_tensor *want = ref_op("elementwise_mul", neg, b);
       assert_same_bits(got, want);
-      ct_tensor *all[] = {a, b, got, d, mt, neg, want};
+      /* (a - b) * b: two nodes fused into one loop over gathered blocks. */
+      ct_tensor *got2 = eval_new(BIN(MUL, BIN(SUB, LEAF(a), LEAF(b)), LEAF(b)));
+      ct_tensor *want2 = ref_op("elementwise_mul", d, b);
+      assert_same_bits(got2, want2);
+      ct_tensor *all[] = {a, b, got, d, mt, neg, want, got2, want2};
       for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) ct_tensor_free(all[i]);
     }
   }
@@ -381,6 +415,7 @@ static Suite *expr_suite(void) {
   CT_ADD_TEST(s, kinds_without_an_op_compute_as_c_does);
   CT_ADD_TEST(s, max_and_min_propagate_nan);
   CT_ADD_TEST(s, a_nested_tree_matches_the_ops_one_by_one);
+  CT_ADD_TEST(s, every_pair_of_arithmetic_nodes_matches_the_ops);
   CT_ADD_TEST(s, a_deep_right_leaning_tree_is_exact);
   CT_ADD_TEST(s, a_scalar_leaf_is_broadcast_in_the_leaves_type);
   CT_ADD_TEST(s, leaves_are_read_at_assignment);

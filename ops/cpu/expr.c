@@ -107,8 +107,38 @@
     o[i] = (EXPR);                   \
   }
 
+/* The fused pairs of arithmetic nodes: op x 4 + arg (ADD .. DIV each), left and right. Each
+ * operation is its own statement, so it rounds as its own node would. */
+#define PAIR(LOOP, A, OA, B, OB) \
+  case (CT_EXPR_##A - 1) * 4 + CT_EXPR_##B - 1: LOOP(OA, OB); break;
+#define PAIRS(LOOP, A, OA) \
+  PAIR(LOOP, A, OA, ADD, +) PAIR(LOOP, A, OA, SUB, -) PAIR(LOOP, A, OA, MUL, *) PAIR(LOOP, A, OA, DIV, /)
+#define ALL_PAIRS(LOOP) PAIRS(LOOP, ADD, +) PAIRS(LOOP, SUB, -) PAIRS(LOOP, MUL, *) PAIRS(LOOP, DIV, /)
+#define LEFT_LOOP(OP, ARG)                 \
+  for (int i = 0; i < n; i++) {            \
+    __typeof__(o[0]) t = x[i] OP y[i];     \
+    o[i] = t ARG z[i];                     \
+  }
+#define RIGHT_LOOP(OP, ARG)                \
+  for (int i = 0; i < n; i++) {            \
+    __typeof__(o[0]) t = y[i] OP z[i];     \
+    o[i] = x[i] ARG t;                     \
+  }
+
+#define FUSED_LOOPS(C, SUF)                                                                   \
+  static void fused_##SUF(bool left, int op, int arg, C *o, const C *x, const C *y,          \
+                          const C *z, int n) {                                               \
+    if (left) {                                                                              \
+      switch ((op - 1) * 4 + arg - 1) { ALL_PAIRS(LEFT_LOOP) default: break; }              \
+    } else {                                                                                 \
+      switch ((op - 1) * 4 + arg - 1) { ALL_PAIRS(RIGHT_LOOP) default: break; }             \
+    }                                                                                        \
+  }
+
 NODE_LOOPS(float, f)
 NODE_LOOPS(double, d)
+FUSED_LOOPS(float, f)
+FUSED_LOOPS(double, d)
 
 /* ---- Storage: reading leaves into the computing type, storing the result ------------------ */
 
@@ -121,9 +151,25 @@ NODE_LOOPS(double, d)
 #define STORE_F16(p, i, v) (((uint16_t *)(p))[i] = ct__float_to_half(v))
 #define STORE_BF16(p, i, v) (((uint16_t *)(p))[i] = ct__float_to_bf16(v))
 
+/* Asks for the next block of every leaf read in place, and of dst, while this block computes:
+ * the block's node loops run one after another, each over only some of the streams, so without
+ * this the memory system would see few streams at a time. */
+static void prefetch_next(const ct__expr_plan *p, int64_t i0, size_t es) {
+  if (i0 >= p->numel) return;
+  size_t bytes = (size_t)(p->numel - i0 < BLOCK ? p->numel - i0 : BLOCK) * es;
+  for (int k = 0; k < p->n_leaves; k++) {
+    const ct__expr_leaf *l = &p->leaves[k];
+    if (!l->full || l->scalar) continue;
+    const char *q = (const char *)l->data + (size_t)i0 * es;
+    for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(q + b, 0, 3);
+  }
+  char *d = (char *)p->dst + (size_t)i0 * es;
+  for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(d + b, 1, 3);
+}
+
 /* One engine per storage dtype: S the storage (name), C the computing type, DIRECT whether a
  * leaf of the output's dims is read in place and the last node writes dst in place. */
-#define ENGINE(NAME, C, SUF, LOAD, STORE, DIRECT)                                            \
+#define ENGINE(NAME, STORAGE, C, SUF, LOAD, STORE, DIRECT)                                            \
   /* Elements [i0, i0 + n) of leaf l, broadcast to the output, into o. */                    \
   static void gather_##NAME(C *o, const ct__expr_leaf *l, const ct_ddim *out, int64_t i0,    \
                             int n) {                                                         \
@@ -181,6 +227,12 @@ NODE_LOOPS(double, d)
           unary_##SUF(in->op, o, x->p, n);                                                   \
           x->p = o;                                                                          \
         }                                                                                    \
+      } else if (in->code != CT__XC_BINARY) { /* FUSED_L, FUSED_R: three blocks */          \
+        C *o = to_dst ? (C *)p->dst + i0 : buf[sp - 3];                                      \
+        fused_##SUF(in->code == CT__XC_FUSED_L, in->op, in->arg, o, st[sp - 3].p,            \
+                    st[sp - 2].p, st[sp - 1].p, n);                                          \
+        st[sp - 3].p = o;                                                                    \
+        sp -= 2;                                                                             \
       } else {                                                                               \
         val_##SUF *x = &st[sp - 2], *y = &st[sp - 1];                                        \
         if (x->sc && y->sc) {                                                                \
@@ -208,14 +260,15 @@ NODE_LOOPS(double, d)
     val_##SUF *st = p->depth > CT__EXPR_STACK_BUFS ? (val_##SUF *)(buf + p->depth) : stack_val; \
     for (int64_t i0 = 0; i0 < p->numel; i0 += BLOCK) {                                       \
       int n = p->numel - i0 < BLOCK ? (int)(p->numel - i0) : BLOCK;                          \
+      prefetch_next(p, i0 + BLOCK, sizeof(*(STORAGE *)0));                                   \
       block_##NAME(p, buf, st, i0, n);                                                       \
     }                                                                                        \
   }
 
-ENGINE(f32, float, f, LOAD_F32, STORE_F32, true)
-ENGINE(f64, double, d, LOAD_F64, STORE_F64, true)
-ENGINE(f16, float, f, LOAD_F16, STORE_F16, false)
-ENGINE(bf16, float, f, LOAD_BF16, STORE_BF16, false)
+ENGINE(f32, float, float, f, LOAD_F32, STORE_F32, true)
+ENGINE(f64, double, double, d, LOAD_F64, STORE_F64, true)
+ENGINE(f16, uint16_t, float, f, LOAD_F16, STORE_F16, false)
+ENGINE(bf16, uint16_t, float, f, LOAD_BF16, STORE_BF16, false)
 
 static ct_status eval(const ct__expr_plan *p) {
   switch (p->dtype) {

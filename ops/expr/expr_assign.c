@@ -15,7 +15,7 @@
 /* What the first pass learns: the leaves' dtype and place, sizes of the program. */
 typedef struct scan {
   const ct_tensor *first; /* the first tensor leaf: its dtype and place are the tree's */
-  int n_code, n_leaves, sp, depth;
+  int n_code, n_leaves;
   const ct_tensor *dst;
 } scan;
 
@@ -75,7 +75,7 @@ ct_status ct__expr_check_leaf(const ct_tensor *first, const ct_tensor *t) {
 }
 
 /* Pass 1: checks every leaf and every node, computes the dims of e into *dims and counts the
- * program's instructions, leaves and stack depth. */
+ * program's instructions and leaves (bounds: fused nodes make fewer). */
 static ct_status scan_tree(scan *s, const ct_expr *e, int level, ct_ddim *dims) {
   if (level > MAX_DEPTH) {
     return ct__error(CT_ERR_OUT_OF_RANGE,
@@ -97,8 +97,6 @@ static ct_status scan_tree(scan *s, const ct_expr *e, int level, ct_ddim *dims) 
       st = scan_tree(s, e->a, level + 1, &da);
       if (st == CT_OK) st = scan_tree(s, e->b, level + 1, &db);
       if (st == CT_OK) st = broadcast(da, db, dims);
-      s->sp--; /* two popped, one pushed (the push is counted below) */
-      s->sp--;
       break;
     default:
       return ct__error(CT_ERR_UNSUPPORTED,
@@ -107,8 +105,6 @@ static ct_status scan_tree(scan *s, const ct_expr *e, int level, ct_ddim *dims) 
                        "first)");
   }
   if (st != CT_OK) return st;
-  if (e->kind != CT__EXPR_UNARY) s->sp++;
-  if (s->sp > s->depth) s->depth = s->sp;
   s->n_code++;
   return CT_OK;
 }
@@ -127,8 +123,16 @@ typedef struct emit {
   ct__expr_instr *code;
   ct__expr_leaf *leaves;
   int n_code, n_leaves;
+  int sp, depth; /* values on the stack, now and at most */
   ct_ddim out;
 } emit;
+
+static void push(emit *m, ct__expr_instr in, int pushed, int popped) {
+  m->code[m->n_code++] = in;
+  m->sp += pushed;
+  if (m->sp > m->depth) m->depth = m->sp;
+  m->sp -= popped;
+}
 
 static void add_leaf(emit *m, const ct_tensor *t) {
   ct__expr_leaf *l = &m->leaves[m->n_leaves];
@@ -136,7 +140,45 @@ static void add_leaf(emit *m, const ct_tensor *t) {
   leaf_strides(t->dims, m->out, l->stride);
   l->full = ct__ddim_eq(&t->dims, &m->out);
   l->scalar = t->numel == 1;
-  m->code[m->n_code++] = (ct__expr_instr){.code = CT__XC_LEAF, .arg = m->n_leaves++};
+  push(m, (ct__expr_instr){.code = CT__XC_LEAF, .arg = m->n_leaves++}, 1, 0);
+}
+
+/* Whether e yields a block rather than a scalar: it reads a tensor leaf of more than one
+ * element. */
+static bool is_block(const ct_expr *e) {
+  for (; e != NULL; e = e->a) {
+    if (e->kind == CT__EXPR_TENSOR) return e->t->numel != 1;
+    if (e->kind == CT__EXPR_BINARY && is_block(e->b)) return true;
+  }
+  return false;
+}
+
+static bool arith(const ct_expr *e) {
+  return e->kind == CT__EXPR_BINARY && e->op >= CT_EXPR_ADD && e->op <= CT_EXPR_DIV;
+}
+
+static void emit_tree(emit *m, const ct_expr *e);
+
+/* A binary node; two arithmetic nodes over three blocks become one fused instruction. */
+static void emit_binary(emit *m, const ct_expr *e) {
+  const ct_expr *x, *y, *z, *inner = NULL;
+  uint8_t code = 0;
+  if (arith(e) && arith(e->a) && is_block(e->a->a) && is_block(e->a->b) && is_block(e->b)) {
+    inner = e->a, x = inner->a, y = inner->b, z = e->b, code = CT__XC_FUSED_L;
+  } else if (arith(e) && arith(e->b) && is_block(e->a) && is_block(e->b->a) &&
+             is_block(e->b->b)) {
+    inner = e->b, x = e->a, y = inner->a, z = inner->b, code = CT__XC_FUSED_R;
+  }
+  if (inner == NULL) {
+    emit_tree(m, e->a);
+    emit_tree(m, e->b);
+    push(m, (ct__expr_instr){.code = CT__XC_BINARY, .op = (uint8_t)e->op}, 0, 1);
+    return;
+  }
+  emit_tree(m, x);
+  emit_tree(m, y);
+  emit_tree(m, z);
+  push(m, (ct__expr_instr){.code = code, .op = (uint8_t)inner->op, .arg = e->op}, 0, 2);
 }
 
 /* Pass 2: the program in postorder. */
@@ -144,17 +186,13 @@ static void emit_tree(emit *m, const ct_expr *e) {
   switch (e->kind) {
     case CT__EXPR_TENSOR: add_leaf(m, e->t); return;
     case CT__EXPR_SCALAR:
-      m->code[m->n_code++] = (ct__expr_instr){.code = CT__XC_SCALAR, .v = e->v};
+      push(m, (ct__expr_instr){.code = CT__XC_SCALAR, .v = e->v}, 1, 0);
       return;
     case CT__EXPR_UNARY:
       emit_tree(m, e->a);
-      m->code[m->n_code++] = (ct__expr_instr){.code = CT__XC_UNARY, .op = (uint8_t)e->op};
+      push(m, (ct__expr_instr){.code = CT__XC_UNARY, .op = (uint8_t)e->op}, 0, 0);
       return;
-    default:
-      emit_tree(m, e->a);
-      emit_tree(m, e->b);
-      m->code[m->n_code++] = (ct__expr_instr){.code = CT__XC_BINARY, .op = (uint8_t)e->op};
-      return;
+    default: emit_binary(m, e); return;
   }
 }
 
@@ -280,39 +318,47 @@ static ct_status assign_elementwise(ct_tensor *dst, ct_assign mode, const ct_exp
   if (st != CT_OK) return st;
   const ct__expr_engine *eng = ct__expr_engine_for(pl);
   if (eng == NULL) return ct_last_status();
-
-  /* The plan's memory first, so that running out of it leaves dst untouched. */
+  /* The modes that keep dst only check it; CT_SAVETO may resize it, which waits until the plan
+   * has its memory, so that running out of that leaves dst untouched. (The leaves' data does
+   * not move: a dst that is also a leaf already has the result's dims.) */
   bool with_dst = mode != CT_SAVETO;
+  void *data = NULL;
+  if (with_dst) {
+    st = ct__expr_prepare_dst(dst, mode, out, dt, pl, dst_is_leaf, &data);
+    if (st != CT_OK) return st;
+  }
   int n_code = s.n_code + (with_dst ? 2 : 0), n_leaves = s.n_leaves + (with_dst ? 1 : 0);
-  int depth = s.depth + (with_dst ? 1 : 0);
-  size_t scratch = depth > CT__EXPR_STACK_BUFS ? CT__EXPR_SCRATCH(depth) : 0;
-  size_t bytes = sizeof(ct__expr_instr) * (size_t)n_code +
-                 sizeof(ct__expr_leaf) * (size_t)n_leaves + scratch;
+  size_t bytes = sizeof(ct__expr_instr) * (size_t)n_code + sizeof(ct__expr_leaf) * (size_t)n_leaves;
   ct__expr_instr *code = malloc(bytes);
-  if (code == NULL) {
+  void *scratch = NULL;
+  emit m = {.code = code, .leaves = (ct__expr_leaf *)(code + n_code), .out = out};
+  if (code != NULL) {
+    static const ct_expr_op mode_op[] = {
+        [CT_PLUSTO] = CT_EXPR_ADD, [CT_MINUSTO] = CT_EXPR_SUB, [CT_MULTO] = CT_EXPR_MUL,
+        [CT_DIVTO] = CT_EXPR_DIV};
+    /* A mode other than SAVETO is dst = dst <op> e: a node over a leaf for dst, made here. */
+    ct_expr dst_leaf = {.kind = CT__EXPR_TENSOR, .t = dst};
+    ct_expr top = {.kind = CT__EXPR_BINARY, .op = mode_op[mode], .a = &dst_leaf,
+                   .b = (ct_expr *)e};
+    emit_tree(&m, with_dst ? &top : e);
+    if (m.depth > CT__EXPR_STACK_BUFS) {
+      bytes = CT__EXPR_SCRATCH(m.depth);
+      scratch = malloc(bytes);
+    }
+  }
+  if (code == NULL || (m.depth > CT__EXPR_STACK_BUFS && scratch == NULL)) {
+    free(code);
     return ct__error(CT_ERR_OUT_OF_MEMORY,
                      "ct_expr_assign: no memory for the evaluation plan (%zu bytes)", bytes);
   }
-  void *data;
-  st = ct__expr_prepare_dst(dst, mode, out, dt, pl, dst_is_leaf, &data);
-  if (st != CT_OK || ct_ddim_numel(out) == 0) {
-    free(code);
-    return st;
+  if (!with_dst) st = ct__expr_prepare_dst(dst, mode, out, dt, pl, dst_is_leaf, &data);
+  if (st == CT_OK && ct_ddim_numel(out) > 0) {
+    ct__expr_plan p = {.dtype = dt, .out = out, .numel = ct_ddim_numel(out), .dst = data,
+                       .code = code, .n_code = m.n_code, .leaves = m.leaves,
+                       .n_leaves = m.n_leaves, .depth = m.depth, .scratch = scratch};
+    st = eng->eval(&p);
   }
-  emit m = {.code = code, .leaves = (ct__expr_leaf *)(code + n_code), .out = out};
-  static const ct_expr_op mode_op[] = {
-      [CT_PLUSTO] = CT_EXPR_ADD, [CT_MINUSTO] = CT_EXPR_SUB, [CT_MULTO] = CT_EXPR_MUL,
-      [CT_DIVTO] = CT_EXPR_DIV};
-  if (with_dst) add_leaf(&m, dst);
-  emit_tree(&m, e);
-  if (with_dst) {
-    m.code[m.n_code++] = (ct__expr_instr){.code = CT__XC_BINARY, .op = (uint8_t)mode_op[mode]};
-  }
-  ct__expr_plan p = {.dtype = dt, .out = out, .numel = ct_ddim_numel(out), .dst = data,
-                     .code = code, .n_code = m.n_code, .leaves = m.leaves,
-                     .n_leaves = m.n_leaves, .depth = depth,
-                     .scratch = scratch ? (char *)(m.leaves + n_leaves) : NULL};
-  st = eng->eval(&p);
+  free(scratch);
   free(code);
   return st;
 }

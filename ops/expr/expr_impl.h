@@ -44,12 +44,17 @@ typedef enum ct__expr_code {
   CT__XC_SCALAR,   /* push v */
   CT__XC_UNARY,    /* top = op(top) */
   CT__XC_BINARY,   /* pop b, pop a, push op(a, b) */
+  /* Two arithmetic nodes (ADD .. DIV) over three blocks, in one loop: pop z, y, x and push
+   * (x op y) arg z (FUSED_L) or x arg (y op z) (FUSED_R), each operation rounded as its own
+   * node would be. Emitted only where x, y and z are all blocks, never scalars. */
+  CT__XC_FUSED_L,
+  CT__XC_FUSED_R,
 } ct__expr_code;
 
 typedef struct ct__expr_instr {
   uint8_t code; /* ct__expr_code */
   uint8_t op;   /* ct_expr_op */
-  int32_t arg;  /* LEAF: index into leaves */
+  int32_t arg;  /* LEAF: index into leaves; FUSED_L, FUSED_R: the outer op */
   double v;     /* SCALAR */
 } ct__expr_instr;
 
@@ -62,14 +67,14 @@ typedef struct ct__expr_plan {
   int n_code;
   const ct__expr_leaf *leaves;
   int n_leaves;
-  int depth;            /* the most values on the stack at once */
+  int depth;            /* the most values on the stack at once (or more) */
   void *scratch;        /* CT__EXPR_SCRATCH(depth) bytes when depth > CT__EXPR_STACK_BUFS */
 } ct__expr_plan;
 
 /* Elements per block of evaluation, and how many block buffers an engine keeps on its stack
  * (a deeper program brings its own, in scratch). */
-#define CT__EXPR_BLOCK 256
-#define CT__EXPR_STACK_BUFS 8
+#define CT__EXPR_BLOCK 512
+#define CT__EXPR_STACK_BUFS 4
 /* Scratch for a deeper program: a block buffer of doubles and a stack value per level. */
 #define CT__EXPR_SCRATCH(depth) ((sizeof(double) * CT__EXPR_BLOCK + 32) * (size_t)(depth))
 
