@@ -295,7 +295,18 @@ static const ct_expr *top_dot(const ct_expr *e, double *alpha) {
   return NULL;
 }
 
-static ct_status assign_elementwise(ct_tensor *dst, ct_assign mode, const ct_expr *e) {
+/* What to do with the plan: run it on an engine, or (ct__expr_source_for) write its source. */
+typedef struct runner {
+  ct_status (*run)(struct runner *r, const ct__expr_plan *p);
+  const ct__expr_engine *eng;
+  const char *name;
+  char *source;
+} runner;
+
+static ct_status run_engine(runner *r, const ct__expr_plan *p) { return r->eng->eval(p); }
+
+static ct_status assign_elementwise(ct_tensor *dst, ct_assign mode, const ct_expr *e,
+                                    runner *run) {
   scan s = {.dst = dst};
   ct_ddim out;
   ct_status st = scan_tree(&s, e, 0, &out);
@@ -316,8 +327,10 @@ static ct_status assign_elementwise(ct_tensor *dst, ct_assign mode, const ct_exp
   bool dst_is_leaf = false;
   st = check_overlaps(dst, e, &dst_is_leaf);
   if (st != CT_OK) return st;
-  const ct__expr_engine *eng = ct__expr_engine_for(pl);
-  if (eng == NULL) return ct_last_status();
+  if (run->run == run_engine) {
+    run->eng = ct__expr_engine_for(pl);
+    if (run->eng == NULL) return ct_last_status();
+  }
   /* The modes that keep dst only check it; CT_SAVETO may resize it, which waits until the plan
    * has its memory, so that running out of that leaves dst untouched. (The leaves' data does
    * not move: a dst that is also a leaf already has the result's dims.) */
@@ -356,7 +369,7 @@ static ct_status assign_elementwise(ct_tensor *dst, ct_assign mode, const ct_exp
     ct__expr_plan p = {.dtype = dt, .out = out, .numel = ct_ddim_numel(out), .dst = data,
                        .code = code, .n_code = m.n_code, .leaves = m.leaves,
                        .n_leaves = m.n_leaves, .depth = m.depth, .scratch = scratch};
-    st = eng->eval(&p);
+    st = run->run(run, &p);
   }
   free(scratch);
   free(code);
@@ -384,5 +397,19 @@ ct_status ct_expr_assign(ct_tensor *dst, ct_assign mode, const ct_expr *e) {
   if (d != NULL && (mode == CT_SAVETO || mode == CT_PLUSTO)) {
     return ct__expr_assign_dot(dst, mode, d, alpha);
   }
-  return assign_elementwise(dst, mode, e);
+  runner r = {.run = run_engine};
+  return assign_elementwise(dst, mode, e, &r);
+}
+
+static ct_status run_source(runner *r, const ct__expr_plan *p) {
+  r->source = ct__expr_cuda_source(p, r->name);
+  return r->source != NULL ? CT_OK : ct_last_status();
+}
+
+char *ct__expr_source_for(ct_tensor *dst, ct_assign mode, const ct_expr *e, const char *name) {
+  runner r = {.run = run_source, .name = name};
+  if (dst == NULL || e == NULL || (int)mode < CT_SAVETO || (int)mode > CT_DIVTO) {
+    return ct__error_null(CT_ERR_INVALID_ARGUMENT, "ct__expr_source_for: bad arguments");
+  }
+  return assign_elementwise(dst, mode, e, &r) == CT_OK ? r.source : NULL;
 }

@@ -127,6 +127,15 @@ ct_status ct__expr_prepare_dst(ct_tensor *dst, ct_assign mode, ct_ddim out, ct_d
 /* The engine of place p; CT_ERR_UNSUPPORTED (NULL) when this build has none. */
 const ct__expr_engine *ct__expr_engine_for(ct_place p);
 
+/* ops/expr/expr_source.c: the CUDA source of plan p's kernel, named name (an extern "C"
+ * __global__ function), in a malloc'ed string; NULL with CT_ERR_OUT_OF_MEMORY recorded. */
+char *ct__expr_cuda_source(const ct__expr_plan *p, const char *name);
+
+/* The source ct_expr_assign(dst, mode, e) would compile for a device, built from the same plan
+ * (dst gets sized as by the assignment, nothing is evaluated); NULL with the error recorded.
+ * For the CPU suite, which compiles it with nvcc when nvcc exists. */
+char *ct__expr_source_for(ct_tensor *dst, ct_assign mode, const ct_expr *e, const char *name);
+
 /* ops/expr/expr_dot.c: the dot rule, dst (mode CT_SAVETO or CT_PLUSTO) = alpha x dot d. */
 ct_status ct__expr_assign_dot(ct_tensor *dst, ct_assign mode, const ct_expr *d, double alpha);
 
