@@ -173,6 +173,10 @@ static void prefetch_next(const ct__expr_plan *p, int64_t i0, size_t es) {
   /* Elements [i0, i0 + n) of leaf l, broadcast to the output, into o. */                    \
   static void gather_##NAME(C *o, const ct__expr_leaf *l, const ct_ddim *out, int64_t i0,    \
                             int n) {                                                         \
+    if (l->full) { /* a float16 or bfloat16 leaf of the output's dims: convert in order */    \
+      for (int j = 0; j < n; j++) o[j] = LOAD(l->data, i0 + j);                              \
+      return;                                                                                \
+    }                                                                                        \
     int r = out->rank;                                                                       \
     int64_t idx[CT_MAX_RANK], off = 0, rem = i0;                                             \
     for (int d = r - 1; d >= 0; d--) {                                                       \

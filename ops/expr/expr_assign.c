@@ -16,9 +16,7 @@
 typedef struct scan {
   const ct_tensor *first; /* the first tensor leaf: its dtype and place are the tree's */
   int n_code, n_leaves;
-  const ct_tensor *dst;
 } scan;
-
 
 /* numpy broadcasting of a and b into *out; CT_ERR_SHAPE naming both otherwise. */
 static ct_status broadcast(ct_ddim a, ct_ddim b, ct_ddim *out) {
@@ -307,7 +305,7 @@ static ct_status run_engine(runner *r, const ct__expr_plan *p) { return r->eng->
 
 static ct_status assign_elementwise(ct_tensor *dst, ct_assign mode, const ct_expr *e,
                                     runner *run) {
-  scan s = {.dst = dst};
+  scan s = {0};
   ct_ddim out;
   ct_status st = scan_tree(&s, e, 0, &out);
   if (st != CT_OK) return st;
