@@ -107,8 +107,9 @@ char *ct__expr_cuda_source(const ct__expr_plan *p, const char *name) {
   bool any_bcast = false;
   for (int k = 0; k < p->n_leaves; k++) any_bcast |= broadcasts(&p->leaves[k]);
   int *stack = malloc(sizeof(int) * (size_t)(p->depth > 0 ? p->depth : 1));
-  text t = {.ct = f32 ? "float" : "double"};
-  if (stack == NULL) t.oom = true;
+  text t = {.ct = f32 ? "float" : "double", .cap = 4096};
+  t.s = malloc(t.cap);
+  if (stack == NULL || t.s == NULL) t.oom = true;
 
   /* Signature. */
   put(&t, "/* corten expression kernel %s: %s, %d instructions, %d leaves, rank %d */\n", name,
