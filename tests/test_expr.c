@@ -18,7 +18,8 @@ START_TEST(binary_ops_match_the_elementwise_ops) {
       {CT_EXPR_ADD, "elementwise_add"}, {CT_EXPR_SUB, "elementwise_sub"},
       {CT_EXPR_MUL, "elementwise_mul"}, {CT_EXPR_DIV, "elementwise_div"}};
   for (size_t t = 0; t < 2; t++) {
-    ct_tensor *a = tensor_k(float_types[t], CT_DIMS(N), 1), *b = tensor_k(float_types[t], CT_DIMS(N), 2);
+    ct_tensor *a = tensor_k(float_types[t], CT_DIMS(N), 1),
+              *b = tensor_k(float_types[t], CT_DIMS(N), 2);
     for (size_t k = 0; k < 4; k++) {
       ct_tensor *got = eval_new(ct_expr_binary(kinds[k].op, LEAF(a), LEAF(b)));
       ct_tensor *want = ref_op(kinds[k].type, a, b);
@@ -146,7 +147,8 @@ START_TEST(every_pair_of_arithmetic_nodes_matches_the_ops) {
   static const char *types[] = {NULL, "elementwise_add", "elementwise_sub", "elementwise_mul",
                                 "elementwise_div"};
   for (size_t t = 0; t < 2; t++) {
-    ct_tensor *a = tensor_k(float_types[t], CT_DIMS(N), 1), *b = tensor_k(float_types[t], CT_DIMS(N), 2);
+    ct_tensor *a = tensor_k(float_types[t], CT_DIMS(N), 1),
+              *b = tensor_k(float_types[t], CT_DIMS(N), 2);
     ct_tensor *c = tensor_k(float_types[t], CT_DIMS(N), 3);
     for (int op = CT_EXPR_ADD; op <= CT_EXPR_DIV; op++) {
       for (int arg = CT_EXPR_ADD; arg <= CT_EXPR_DIV; arg++) {
@@ -174,7 +176,9 @@ END_TEST
 START_TEST(a_deep_right_leaning_tree_is_exact) {
   ct_tensor *a = tensor_k(CT_FLOAT32, CT_DIMS(N), 1), *b = tensor_k(CT_FLOAT32, CT_DIMS(N), 2);
   ct_expr *e = LEAF(b);
-  for (int i = 0; i < 20; i++) e = ct_expr_binary(i % 2 ? CT_EXPR_ADD : CT_EXPR_MUL, LEAF(a), UN(TANH, e));
+  for (int i = 0; i < 20; i++) {
+    e = ct_expr_binary(i % 2 ? CT_EXPR_ADD : CT_EXPR_MUL, LEAF(a), UN(TANH, e));
+  }
   ct_tensor *got = eval_new(e);
   ct_tensor *want = ct_tensor_new();
   ck_assert_int_eq(ct_tensor_copy(want, b, ct_cpu()), CT_OK);
@@ -277,7 +281,8 @@ START_TEST(dst_may_be_a_leaf) {
     ck_assert_int_eq(ct_expr_assign(d, (ct_assign)mode, e), CT_OK);
     ct_expr_free(e);
     ct_tensor *m = ref_op("elementwise_mul", d0, a);
-    ct_tensor *want = ref_op("elementwise_add", mode == CT_SAVETO ? m : d0, mode == CT_SAVETO ? d0 : m);
+    ct_tensor *want =
+        ref_op("elementwise_add", mode == CT_SAVETO ? m : d0, mode == CT_SAVETO ? d0 : m);
     assert_same_bits(d, want);
     ct_tensor_free(m);
     ct_tensor_free(want);
@@ -374,7 +379,8 @@ START_TEST(the_dot_rule_is_one_gemm_call) {
         ck_assert_int_eq(ct_expr_assign(d, (ct_assign)mode, e), CT_OK);
         ct_expr_free(e);
         void *wp = ct_tensor_mutable_data(w, dt, ct_cpu());
-        enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+        enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans,
+                             TB = tb ? CblasTrans : CblasNoTrans;
         int lda = ta ? m : k, ldb = tb ? k : n;
         if (dt == CT_FLOAT32) {
           cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, (float)alpha, ct_tensor_data(a, dt), lda,
@@ -395,8 +401,10 @@ START_TEST(the_dot_rule_is_one_gemm_call) {
 END_TEST
 
 START_TEST(a_dot_times_a_scalar_on_the_right_and_into_a_new_dst) {
-  ct_tensor *a = tensor_k(CT_FLOAT32, CT_DIMS(4, 6), 1), *b = tensor_k(CT_FLOAT32, CT_DIMS(4, 2), 2);
-  ct_tensor *got = eval_new(BIN(MUL, ct_expr_dot(LEAF(a), true, LEAF(b), false), ct_expr_scalar(2)));
+  ct_tensor *a = tensor_k(CT_FLOAT32, CT_DIMS(4, 6), 1),
+            *b = tensor_k(CT_FLOAT32, CT_DIMS(4, 2), 2);
+  ct_tensor *got =
+      eval_new(BIN(MUL, ct_expr_dot(LEAF(a), true, LEAF(b), false), ct_expr_scalar(2)));
   ck_assert(ct_ddim_equal(ct_tensor_dims(got), CT_DIMS(6, 2)));
   float w[12];
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, 6, 2, 4, 2.0f, ct_tensor_data(a, CT_FLOAT32),

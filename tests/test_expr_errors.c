@@ -237,7 +237,8 @@ START_TEST(a_dot_outside_the_rule_is_unsupported) {
 END_TEST
 
 START_TEST(a_dot_of_mismatched_dims_is_a_shape_error_naming_them) {
-  ct_tensor *a = tensor_k(CT_FLOAT32, CT_DIMS(2, 3), 1), *b = tensor_k(CT_FLOAT32, CT_DIMS(2, 5), 1);
+  ct_tensor *a = tensor_k(CT_FLOAT32, CT_DIMS(2, 3), 1),
+            *b = tensor_k(CT_FLOAT32, CT_DIMS(2, 5), 1);
   ct_tensor *v = tensor_k(CT_FLOAT32, CT_DIMS(3), 1);
   assign_fails(CT_SAVETO, ct_expr_dot(LEAF(a), false, LEAF(b), false), CT_ERR_SHAPE, "[2,3]",
                "[2,5]", "3 against 2", NULL);

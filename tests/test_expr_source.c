@@ -21,10 +21,12 @@ static char *source_of(ct_tensor *dst, ct_assign mode, ct_expr *e, const char *n
 
 START_TEST(the_source_depends_on_the_structure_only) {
   ct_tensor *a = tensor_k(CT_FLOAT32, CT_DIMS(4, 5), 1), *b = tensor_k(CT_FLOAT32, CT_DIMS(5), 2);
-  ct_tensor *a2 = tensor_k(CT_FLOAT32, CT_DIMS(40, 50), 3), *b2 = tensor_k(CT_FLOAT32, CT_DIMS(50), 4);
+  ct_tensor *a2 = tensor_k(CT_FLOAT32, CT_DIMS(40, 50), 3),
+            *b2 = tensor_k(CT_FLOAT32, CT_DIMS(50), 4);
   ct_tensor *b3 = tensor_k(CT_FLOAT32, CT_DIMS(4, 1), 4), *d = ct_tensor_new();
   char *s1 = source_of(d, CT_SAVETO, BIN(ADD, BIN(MUL, LEAF(a), ct_expr_scalar(2)), LEAF(b)), "k");
-  char *s2 = source_of(d, CT_SAVETO, BIN(ADD, BIN(MUL, LEAF(a2), ct_expr_scalar(3)), LEAF(b2)), "k");
+  char *s2 =
+      source_of(d, CT_SAVETO, BIN(ADD, BIN(MUL, LEAF(a2), ct_expr_scalar(3)), LEAF(b2)), "k");
   char *s3 = source_of(d, CT_SAVETO, BIN(ADD, BIN(MUL, LEAF(a), ct_expr_scalar(2)), LEAF(b3)), "k");
   ck_assert_str_eq(s1, s2);
   ck_assert_str_ne(s1, s3); /* b broadcasts along dim 0, b3 along dim 1 */
@@ -55,9 +57,11 @@ START_TEST(the_generated_sources_compile_with_nvcc) {
     ct_tensor *a = tensor_k(dt, CT_DIMS(3, 4, 5), 1), *b = tensor_k(dt, CT_DIMS(4, 1), 2);
     ct_tensor *c = tensor_k(dt, CT_DIMS(3, 4, 5), 3), *one = tensor_k(dt, CT_DIMS(1), 4);
     ct_tensor *d = tensor_k(dt, CT_DIMS(3, 4, 5), 5);
-    ct_expr *x = op <= CT_EXPR_POW ? ct_expr_binary(op, LEAF(a), LEAF(b)) : ct_expr_unary(op, LEAF(c));
+    ct_expr *x =
+        op <= CT_EXPR_POW ? ct_expr_binary(op, LEAF(a), LEAF(b)) : ct_expr_unary(op, LEAF(c));
     /* A fused pair (left or right), a scalar leaf and a one-element tensor. */
-    ct_expr *e = op % 2 ? BIN(MUL, BIN(ADD, x, LEAF(c)), LEAF(a)) : BIN(SUB, LEAF(c), BIN(DIV, x, LEAF(a)));
+    ct_expr *e =
+        op % 2 ? BIN(MUL, BIN(ADD, x, LEAF(c)), LEAF(a)) : BIN(SUB, LEAF(c), BIN(DIV, x, LEAF(a)));
     e = BIN(MAX, e, BIN(MUL, ct_expr_scalar(0.5), LEAF(one)));
     char name[32];
     snprintf(name, sizeof name, "k%d", op);
@@ -68,8 +72,8 @@ START_TEST(the_generated_sources_compile_with_nvcc) {
     for (size_t i = 0; i < 5; i++) ct_tensor_free(all[i]);
   }
   ck_assert_int_eq(fclose(f), 0);
-  snprintf(cmd, sizeof cmd, "'%s' -c --fmad=false -Werror all-warnings -I'%s' '%s' -o '%s' 2>&1", CORTEN_TEST_NVCC,
-           CORTEN_TEST_SOURCE_DIR, path, obj);
+  snprintf(cmd, sizeof cmd, "'%s' -c --fmad=false -Werror all-warnings -I'%s' '%s' -o '%s' 2>&1",
+           CORTEN_TEST_NVCC, CORTEN_TEST_SOURCE_DIR, path, obj);
   int rc = system(cmd);
   ck_assert_msg(rc == 0, "nvcc failed (%d) on %s", rc, path);
   remove_work_dir();

@@ -112,8 +112,12 @@
 #define PAIR(LOOP, A, OA, B, OB) \
   case (CT_EXPR_##A - 1) * 4 + CT_EXPR_##B - 1: LOOP(OA, OB); break;
 #define PAIRS(LOOP, A, OA) \
-  PAIR(LOOP, A, OA, ADD, +) PAIR(LOOP, A, OA, SUB, -) PAIR(LOOP, A, OA, MUL, *) PAIR(LOOP, A, OA, DIV, /)
-#define ALL_PAIRS(LOOP) PAIRS(LOOP, ADD, +) PAIRS(LOOP, SUB, -) PAIRS(LOOP, MUL, *) PAIRS(LOOP, DIV, /)
+  PAIR(LOOP, A, OA, ADD, +)    \
+  PAIR(LOOP, A, OA, SUB, -)    \
+  PAIR(LOOP, A, OA, MUL, *)    \
+  PAIR(LOOP, A, OA, DIV, /)
+#define ALL_PAIRS(LOOP) \
+  PAIRS(LOOP, ADD, +) PAIRS(LOOP, SUB, -) PAIRS(LOOP, MUL, *) PAIRS(LOOP, DIV, /)
 #define LEFT_LOOP(OP, ARG)                 \
   for (int i = 0; i < n; i++) {            \
     __typeof__(o[0]) t = x[i] OP y[i];     \
@@ -169,7 +173,7 @@ static void prefetch_next(const ct__expr_plan *p, int64_t i0, size_t es) {
 
 /* One engine per storage dtype: S the storage (name), C the computing type, DIRECT whether a
  * leaf of the output's dims is read in place and the last node writes dst in place. */
-#define ENGINE(NAME, STORAGE, C, SUF, LOAD, STORE, DIRECT)                                            \
+#define ENGINE(NAME, STORAGE, C, SUF, LOAD, STORE, DIRECT)                                   \
   /* Elements [i0, i0 + n) of leaf l, broadcast to the output, into o. */                    \
   static void gather_##NAME(C *o, const ct__expr_leaf *l, const ct_ddim *out, int64_t i0,    \
                             int n) {                                                         \

@@ -30,7 +30,8 @@ static ct_status broadcast(ct_ddim a, ct_ddim b, ct_ddim *out) {
       return ct__error(CT_ERR_SHAPE,
                        "ct_expr_assign: operand dims %s and %s do not broadcast (dim %d: %lld "
                        "against %lld; each pair of trailing dims must be equal or one of them 1)",
-                       ct__expr_dims_s(a, sa), ct__expr_dims_s(b, sb), i - r, (long long)x, (long long)y);
+                       ct__expr_dims_s(a, sa), ct__expr_dims_s(b, sb), i - r, (long long)x,
+                       (long long)y);
     }
     o.d[i] = x == 1 ? y : x;
   }
@@ -67,7 +68,8 @@ ct_status ct__expr_check_leaf(const ct_tensor *first, const ct_tensor *t) {
   if (!ct_place_equal(p0, p1)) {
     return ct__error(CT_ERR_TYPE_MISMATCH,
                      "ct_expr_assign: tensor leaves sit on %s and %s: all leaves must share one "
-                     "place (copy one of them)", ct__expr_place_s(p0, b2), ct__expr_place_s(p1, b3));
+                     "place (copy one of them)",
+                     ct__expr_place_s(p0, b2), ct__expr_place_s(p1, b3));
   }
   return CT_OK;
 }
@@ -201,7 +203,8 @@ const ct__expr_engine *ct__expr_engine_for(ct_place p) {
   char b[CT__PLACE_STR_CAP];
   return ct__error_null(CT_ERR_UNSUPPORTED,
                         "ct_expr_assign: this build has no expression engine for tensors on %s "
-                        "(copy them to the CPU, or run the ops one by one)", ct__expr_place_s(p, b));
+                        "(copy them to the CPU, or run the ops one by one)",
+                        ct__expr_place_s(p, b));
 }
 
 /* Whether t's elements overlap dst's without starting at the same byte with the same count. */

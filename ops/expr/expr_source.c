@@ -135,7 +135,9 @@ char *ct__expr_cuda_source(const ct__expr_plan *p, const char *name) {
     put(&t, "    long long r = i;\n");
     for (int d = rank - 1; d >= 0; d--) {
       bool used = false;
-      for (int k = 0; k < p->n_leaves; k++) used |= broadcasts(&p->leaves[k]) && p->leaves[k].stride[d];
+      for (int k = 0; k < p->n_leaves; k++) {
+        used |= broadcasts(&p->leaves[k]) && p->leaves[k].stride[d] != 0;
+      }
       if (used) put(&t, "    const long long i%d = r %% d%d;\n", d, d);
       if (d > 0) put(&t, "    r /= d%d;\n", d);
     }
