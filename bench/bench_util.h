@@ -68,6 +68,7 @@ void bench_ops_rows(const bench_cfg *cfg);
 void bench_params_rows(const bench_cfg *cfg);
 void bench_memory_rows(const bench_cfg *cfg);
 void bench_train_rows(const bench_cfg *cfg);
+void bench_rnn_rows(const bench_cfg *cfg);
 void bench_cuda_rows(const bench_cfg *cfg);
 
 #ifdef __cplusplus
