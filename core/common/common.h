@@ -29,8 +29,10 @@ ct_status ct__error(ct_status s, const char *fmt, ...) CT__COLD CT__PRINTF(2, 3)
 
 /* How many errors this thread has recorded so far: a caller that compares the count before and
  * after a call of foreign code (a kernel) knows whether that code recorded its failure. */
-extern _Thread_local uint64_t ct__errors_recorded
-    __attribute__((tls_model("initial-exec"))); /* status.c; read inline on the per-op path */
+extern _Thread_local uint64_t ct__errors_recorded; /* status.c; read inline on the per-op path.
+                                                     Not initial-exec TLS: a library loaded with
+                                                     dlopen (Python's ctypes) may find no static
+                                                     TLS room left. */
 static inline uint64_t ct__error_count(void) { return ct__errors_recorded; }
 
 /* As ct__error, for NULL-returning functions: records the error and returns NULL. */
