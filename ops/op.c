@@ -7,6 +7,8 @@
 #include "common/alloc.h"
 #include "ops/op_impl.h"
 
+_Atomic uint64_t ct__op_edits = 0;
+
 static void free_value(ct_attr_value *v) {
   switch (v->type) {
     case CT_ATTR_STRING: free((char *)v->u.s); break;
@@ -183,6 +185,7 @@ static ct_status set_wiring(ct_op *op, bool output, const char *slot, const char
   ct__wiring *dst = output ? &op->out[s] : &op->in[s];
   free_wiring(dst);
   *dst = w;
+  ct__op_edited();
   return CT_OK;
 }
 
@@ -235,6 +238,7 @@ static ct_status set_attr(ct_op *op, const char *name, ct_attr_value v, const ch
   free_value(&op->attr[a]);
   op->attr[a] = v;
   op->attr_set[a] = true;
+  ct__op_edited();
   return CT_OK;
 }
 

@@ -113,4 +113,12 @@ bool ct__program_contains(const ct_program *p, const ct_op *op);
 void ct__program_destroy(ct_program *p);
 
 
+/* A count of edits to ops and programs: every change of an op's wiring or attributes and every
+ * append to a program adds one. A cache of bound programs (the recurrent op's, ops/recurrent.h)
+ * keeps the count it bound at and binds again when it moved. */
+extern _Atomic uint64_t ct__op_edits;
+static inline void ct__op_edited(void) {
+  atomic_fetch_add_explicit(&ct__op_edits, 1, memory_order_relaxed);
+}
+
 #endif /* CORTEN_CORE_OP_IMPL_H */

@@ -113,6 +113,7 @@ ct_status ct_program_append(ct_program *p, ct_op *op) {
   }
   op->index = (long)p->n;
   p->ops[p->n++] = op;
+  ct__op_edited();
   return CT_OK;
 }
 

@@ -431,11 +431,16 @@ static ct_status localize(bptt *r, ct_scope *s, int64_t t) {
   return CT_OK;
 }
 
-static ct_status run_step(bptt *r, ct_scope *s, int64_t t) {
-  ct_executor *e = ct_executor_new(r->c->attr[CT__RNN_PROGRAM].u.program, s, r->c->place);
-  ct_status st = e ? ct_executor_run(e) : ct_last_status();
-  ct_executor_free(e);
-  if (st != CT_OK) {
+/* Runs the backward step program in step scope s, bound once and kept on the list's tape
+ * (ops/recurrent_bind.c); the first time, after localize and seed_step made its variables. */
+static ct_status run_step(bptt *r, ct__rnn_tape *tp, ct_scope *s, ct_scope *after, int64_t t) {
+  ct__rnn_step *b = ct__rnn_tape_bound(tp, (size_t)t, s);
+  ct_status st = b != NULL ? CT_OK : localize(r, s, t);
+  if (st == CT_OK) st = seed_step(r, s, after, t);
+  if (st != CT_OK) return st;
+  const ct_program *p = r->c->attr[CT__RNN_PROGRAM].u.program;
+  if (b == NULL) b = ct__rnn_tape_bind(tp, (size_t)t, s, p, NULL);
+  if (b == NULL || ct_executor_run(b->exec) != CT_OK) {
     char what[64];
     snprintf(what, sizeof what, "step %lld", (long long)t);
     return relabel(r, what);
@@ -506,13 +511,17 @@ static ct_status sum_dparam(bptt *r, size_t k) {
 static ct_status run_bptt(bptt *r) {
   const ct_kernel_ctx *c = r->c;
   ct_status st = find_steps(r);
+  ct__rnn_tape *tp = NULL;
+  if (st == CT_OK) {
+    bool fresh;
+    tp = ct__rnn_tape_get((ct_scope_list *)r->list, c, &fresh); /* the list is the op's input */
+    st = tp == NULL ? ct_last_status() : ct__rnn_tape_begin(tp, c->scope, (size_t)r->T, 0);
+  }
   ct_scope *after = NULL;
   for (int64_t k = 0; st == CT_OK && k < r->T; k++) {
     int64_t t = r->reverse ? k : r->T - 1 - k;
     ct_scope *s = ct_scope_list_get(r->list, (size_t)t);
-    if ((st = localize(r, s, t)) == CT_OK && (st = seed_step(r, s, after, t)) == CT_OK) {
-      st = run_step(r, s, t);
-    }
+    st = run_step(r, tp, s, after, t);
     after = s;
   }
   for (size_t i = 0; st == CT_OK && i < r->ins.n; i++) st = stack_dx(r, i);

@@ -2,6 +2,8 @@
 /* core/scope/scope.c: nested scopes of named variables. See corten/scope.h for the contract and
  * scope/name_table.h for how lookups run without a lock. */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +25,21 @@ struct ct_scope {
   ct_scope_list *list; /* the step-scope list naming this scope, or NULL (scope/scope_list.h) */
   size_t list_index;
   bool dying; /* a teardown that frees this scope has begun: a list must leave it alone */
+  _Atomic uint64_t stamp; /* this scope's name table as it stands (scope/scope_list.h) */
 };
+
+/* Stamps are unique in the process: a scope made at the address of a freed one never shows a
+ * stamp the freed one had, so (scope, stamp) names one state of one scope's name table. */
+static _Atomic uint64_t next_stamp = 1;
+
+static void restamp(ct_scope *s) {
+  atomic_store_explicit(&s->stamp, atomic_fetch_add_explicit(&next_stamp, 1, memory_order_relaxed),
+                        memory_order_release);
+}
+
+uint64_t ct__scope_stamp(const ct_scope *s) {
+  return atomic_load_explicit(&((ct_scope *)s)->stamp, memory_order_acquire);
+}
 
 /* ---- Life ----------------------------------------------------------------------------------- */
 
@@ -37,6 +53,7 @@ static ct_scope *scope_alloc(ct_scope *parent) {
     return ct__error_null(CT_ERR_OUT_OF_MEMORY, "ct_scope_new: could not create the scope's lock");
   }
   s->parent = parent;
+  restamp(s);
   return s;
 }
 
@@ -335,6 +352,7 @@ ct_var *ct_scope_var(ct_scope *s, const char *name) {
   set_name(s, v, block, name, len);
   ct__table_insert(&s->names, v, h);
   ct__table_write_end(&s->names);
+  restamp(s);
   pthread_mutex_unlock(&s->lock);
   return v;
 
@@ -367,6 +385,7 @@ size_t ct_scope_erase_vars(ct_scope *s, const char *const *names, size_t n) {
     count++;
   }
   ct__table_write_end(&s->names);
+  if (count > 0) restamp(s);
   pthread_mutex_unlock(&s->lock);
 
   /* Destroy the values outside the lock: a value's destroy may call back into this scope. */
@@ -418,6 +437,7 @@ ct_status ct_scope_rename(ct_scope *s, const char *from, const char *to) {
       set_name(s, v, block, to, tlen);
       ct__table_insert(&s->names, v, th);
       ct__table_write_end(&s->names);
+      restamp(s);
     }
   }
   pthread_mutex_unlock(&s->lock);

@@ -49,6 +49,14 @@ CT_API ct_status ct_memory_stats_get(ct_place place, ct_memory_stats *out);
  * invalid place, or a device this build or machine lacks); never fails. Thread-safe. */
 CT_API void ct_memory_reset_peak(ct_place place);
 
+/* Gives the memory the place keeps for reuse back to the system: reserved drops to what live
+ * tensors take. The host keeps freed tensor blocks of 64 KiB and more (up to 1 GiB in all, the
+ * least recently freed going first beyond that), so that a block allocated again at the same
+ * size costs no page faults; page-locked memory keeps nothing; a CUDA device gives back its
+ * cache as ct_cuda_empty_cache does (every device's). Thread-safe.
+ * Errors: those of ct_memory_stats_get, and CT_ERR_DEVICE when a CUDA call fails. */
+CT_API ct_status ct_memory_empty_cache(ct_place place);
+
 /* A replaceable allocator: pools, tracing, fault injection.
  * alloc returns size bytes aligned to align (a power of two, at least 64 for tensors), or NULL
  * on failure; free gets back the pointer and the same size. Both may be called from any thread.
