@@ -18,15 +18,12 @@ void *ct__k_out_data_slow(const ct_kernel_ctx *c, size_t slot, size_t i, ct_dtyp
 
 /* Allocates output (slot, i) as dtype at the op's place; reports the failure naming the op,
  * slot and variable. Inline for the common case of a prepared op run again: the output already
- * holds enough memory at the op's place, and only its dtype is set. */
+ * holds enough writable memory at the op's place, and only its dtype is set. */
 static inline void *ct__k_out_data(const ct_kernel_ctx *c, size_t slot, size_t i, ct_dtype dtype) {
   ct_tensor *t = ct_kernel_out(c, slot, i);
-  const ct__block *b = t->block;
-  if (CT__LIKELY(b != NULL && t->dims.rank >= 0 && b->place.kind == c->place.kind &&
-                 b->place.device == c->place.device && ct__dtype_valid(dtype) &&
-                 ct__tensor_bytes(t, dtype) <= b->nbytes - t->offset)) {
+  if (CT__LIKELY(ct__tensor_writable_in_place(t, dtype, c->place))) {
     t->dtype = dtype;
-    return (char *)b->ptr + t->offset;
+    return ct__tensor_ptr(t);
   }
   return ct__k_out_data_slow(c, slot, i, dtype);
 }

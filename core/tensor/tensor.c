@@ -123,9 +123,7 @@ CT__COLD static void *mutable_data_slow(ct_tensor *t, ct_dtype dtype, ct_place p
 }
 
 void *ct_tensor_mutable_data(ct_tensor *t, ct_dtype dtype, ct_place place) {
-  if (CT__LIKELY(t != NULL && t->block != NULL && !t->block->read_only && t->dims.rank >= 0 &&
-                 ct__dtype_valid(dtype) && t->block->place.kind == place.kind && t->block->place.device == place.device &&
-                 ct__tensor_bytes(t, dtype) <= ct__tensor_capacity(t))) {
+  if (CT__LIKELY(t != NULL && ct__tensor_writable_in_place(t, dtype, place))) {
     t->dtype = dtype;
     return ct__tensor_ptr(t);
   }

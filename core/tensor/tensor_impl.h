@@ -51,6 +51,16 @@ static inline void *ct__tensor_ptr(const ct_tensor *t) {
   return (char *)t->block->ptr + t->offset;
 }
 
+/* Whether t can be written as dtype at place without allocating: it has writable memory at
+ * place that covers its dims as dtype. The fast path of ct_tensor_mutable_data, and of the
+ * kernels' outputs (ops/kernel.h), which set t->dtype and take ct__tensor_ptr when it holds. */
+static inline bool ct__tensor_writable_in_place(const ct_tensor *t, ct_dtype dtype, ct_place place) {
+  const ct__block *b = t->block;
+  return b != NULL && !b->read_only && t->dims.rank >= 0 && ct__dtype_valid(dtype) &&
+         b->place.kind == place.kind && b->place.device == place.device &&
+         ct__tensor_bytes(t, dtype) <= b->nbytes - t->offset;
+}
+
 #define CT__LABEL_CAP (CT__DDIM_STR_CAP + 48)
 
 #endif /* CORTEN_CORE_TENSOR_IMPL_H */
