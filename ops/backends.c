@@ -59,6 +59,7 @@ static const ct__backend_table kernel_tables[] = {
     {CT_DEVICE_CUDA, &ct__cuda_reduce_grad},
     {CT_DEVICE_CUDA, &ct__cuda_loss},
     {CT_DEVICE_CUDA, &ct__cuda_optimizer},
+    {CT_DEVICE_CUDA, &ct__cuda_conv},
 #endif
 };
 
