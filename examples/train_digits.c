@@ -8,15 +8,18 @@
  * test it. One program holds a whole training step:
  *
  *   batch.images [B,8,8] -reshape-> [B,1,8,8] -cast-> float32 -scale 1/16-> x
- *   x -conv2d conv.w [16,1,3,3] (padding 1) -add conv.b [16,1,1] -relu-> [B,16,8,8]
- *     -pool2d max 2x2 (stride 2)-> [B,16,4,4] -reshape-> [B,256]
- *     -matmul fc1.w [256,64] -add fc1.b -relu -matmul fc2.w [64,10] -add fc2.b-> logits
+ *   x -conv2d conv.w [32,1,3,3] (padding 1) -add conv.b [32,1,1] -relu-> [B,32,8,8]
+ *     -pool2d max 2x2 (stride 2)-> [B,32,4,4] -reshape-> [B,512]
+ *     -matmul fc1.w [512,64] -add fc1.b -relu -matmul fc2.w [64,10] -add fc2.b-> logits
  *   logits, batch.labels -softmax_with_cross_entropy-> prob, row_loss -mean-> loss
  *   ct_program_append_backward(loss): conv.w@GRAD ... fc2.b@GRAD
  *   adam on each parameter, in place
  *
- * The batch variables are views (ct_tensor_slice) of the loaded tensors, moved along before
- * each step: no copy. The data preparation ops get no gradient (no parameter reaches them). A
+ * The training images are augmented first (each also moved by one pixel in the 8 directions,
+ * 13500 in a fixed shuffled order); the weights start uniform in +-1/sqrt(fan-in), PyTorch's
+ * default; adam's learning rate halves after half the epochs and again after three quarters.
+ * The batch variables are views (ct_tensor_slice) of those tensors, moved along before each
+ * step: no copy. The data preparation ops get no gradient (no parameter reaches them). A
  * second program, the forward part alone, scores the held-out images.
  *
  * Usage: train_digits [digits.params] (default ../shared/data/digits/digits.params, the shared
@@ -35,18 +38,17 @@ enum {
   N_ALL = 1797,   /* images in the file */
   N_TRAIN = 1500, /* the first ones train, the rest test */
   SIDE = 8,       /* images are SIDE x SIDE */
-  C1 = 16,        /* the first conv2d's output channels */
-  C2 = 32,        /* the second's */
-  FLAT = C2 * (SIDE / 4) * (SIDE / 4), /* after two 2x2 poolings */
+  FILTERS = 32,   /* conv2d's output channels */
+  FLAT = FILTERS * (SIDE / 2) * (SIDE / 2), /* after 2x2 pooling */
+  SHIFTS = 9,     /* each training image as is and moved by one pixel in the 8 directions */
   HIDDEN = 64,
   CLASSES = 10,
   BATCH = 50,
-  EPOCHS = 20,
+  EPOCHS = 6,     /* over the augmented set */
 };
 
 static const double LEARNING_RATE = 0.01;
-static const char *const PARAMS[] = {"conv1.w", "conv1.b", "conv2.w", "conv2.b", "fc1.w",
-                                     "fc1.b",   "fc2.w",   "fc2.b"};
+static const char *const PARAMS[] = {"conv.w", "conv.b", "fc1.w", "fc1.b", "fc2.w", "fc2.b"};
 enum { N_PARAMS = sizeof PARAMS / sizeof PARAMS[0] };
 
 /* Reports a failed call with corten's message; returns 0 so that callers can chain on it. */
@@ -95,23 +97,21 @@ static int add_init(ct_program *p, const char *out, const int64_t *dims, size_t 
   return ok(ct_op_set_attr_float(op, "value", value), out);
 }
 
-/* The parameters' dims (rank 4 at most; 0 ends a row) and fan-in and fan-out, for the init. */
+/* The parameters' dims (rank 4 at most; 0 ends a row) and fan-in, for the init. */
 static const struct {
   int64_t dims[4];
-  double fan_in, fan_out; /* 0: a bias, zeros */
+  double fan_in;
 } SHAPES[N_PARAMS] = {
-    {{C1, 1, 3, 3}, 9, C1 * 9},
-    {{C1, 1, 1}, 0, 0},
-    {{C2, C1, 3, 3}, C1 * 9, C2 * 9},
-    {{C2, 1, 1}, 0, 0},
-    {{FLAT, HIDDEN}, FLAT, HIDDEN},
-    {{HIDDEN}, 0, 0},
-    {{HIDDEN, CLASSES}, HIDDEN, CLASSES},
-    {{CLASSES}, 0, 0},
+    {{FILTERS, 1, 3, 3}, 9},
+    {{FILTERS, 1, 1}, 9},
+    {{FLAT, HIDDEN}, FLAT},
+    {{HIDDEN}, FLAT},
+    {{HIDDEN, CLASSES}, HIDDEN},
+    {{CLASSES}, HIDDEN},
 };
 
-/* The init program: the weights (uniform in +-sqrt(6 / (fan_in + fan_out)), fixed seeds), zero
- * biases, and adam's state per parameter: zero moments and the powers beta1, beta2. */
+/* The init program: weights and biases uniform in +-1/sqrt(fan_in) (fixed seeds), and adam's
+ * state per parameter: zero moments and the powers beta1, beta2. */
 static int build_init(ct_program *p) {
   static const int64_t one[1] = {1};
   for (int i = 0; i < N_PARAMS; i++) {
@@ -123,8 +123,7 @@ static int build_init(ct_program *p) {
     snprintf(m2, sizeof m2, "%s.m2", PARAMS[i]);
     snprintf(b1, sizeof b1, "%s.beta1_pow", PARAMS[i]);
     snprintf(b2, sizeof b2, "%s.beta2_pow", PARAMS[i]);
-    double fans = SHAPES[i].fan_in + SHAPES[i].fan_out;
-    double bound = fans > 0 ? sqrt(6.0 / fans) : 0.0;
+    double bound = 1 / sqrt(SHAPES[i].fan_in);
     if (!add_init(p, PARAMS[i], dims, rank, bound, 0.0, 1 + i) ||
         !add_init(p, m1, dims, rank, 0, 0.0, 0) || !add_init(p, m2, dims, rank, 0, 0.0, 0) ||
         !add_init(p, b1, one, 1, 0, 0.9, 0) || !add_init(p, b2, one, 1, 0, 0.999, 0)) {
@@ -163,10 +162,10 @@ static int build_forward(ct_program *p) {
   if (op == NULL || !ok(ct_op_set_attr_int(op, "dtype", CT_FLOAT32), "cast")) return 0;
   op = add(p, "scale", "X", "pixels", NULL, "Out", "x", NULL);
   if (op == NULL || !ok(ct_op_set_attr_float(op, "scale", 1.0 / 16), "scale")) return 0;
-  if (!add_conv_block(p, "x", "conv1", "c1") || !add_conv_block(p, "c1", "conv2", "c2")) return 0;
-  op = add(p, "reshape", "X", "c2", NULL, "Out", "c2.flat", NULL);
+  if (!add_conv_block(p, "x", "conv", "c")) return 0;
+  op = add(p, "reshape", "X", "c", NULL, "Out", "c.flat", NULL);
   if (op == NULL || !ok(ct_op_set_attr_ints(op, "shape", flat, 2), "reshape")) return 0;
-  return add(p, "matmul", "X", "c2.flat", "Y", "fc1.w", NULL, "Out", "h.mm", NULL) &&
+  return add(p, "matmul", "X", "c.flat", "Y", "fc1.w", NULL, "Out", "h.mm", NULL) &&
          add(p, "elementwise_add", "X", "h.mm", "Y", "fc1.b", NULL, "Out", "h.pre", NULL) &&
          add(p, "relu", "X", "h.pre", NULL, "Out", "h", NULL) &&
          add(p, "matmul", "X", "h", "Y", "fc2.w", NULL, "Out", "z.mm", NULL) &&
@@ -206,14 +205,58 @@ static int build_train(ct_program *p) {
   return 1;
 }
 
-/* Points the batch variables at rows [begin, end) of the loaded images and labels. */
-static int take_rows(ct_scope *s, int64_t begin, int64_t end) {
-  const ct_tensor *images = ct_var_get_tensor(ct_scope_find_var(s, "images"));
-  const ct_tensor *labels = ct_var_get_tensor(ct_scope_find_var(s, "labels"));
+/* Points the batch variables at rows [begin, end) of the images and labels of the variables
+ * <from>images and <from>labels ("" for the loaded set, "train." for the augmented one). */
+static int take_rows(ct_scope *s, const char *from, int64_t begin, int64_t end) {
+  char in[32], ln[32];
+  snprintf(in, sizeof in, "%simages", from);
+  snprintf(ln, sizeof ln, "%slabels", from);
+  const ct_tensor *images = ct_var_get_tensor(ct_scope_find_var(s, in));
+  const ct_tensor *labels = ct_var_get_tensor(ct_scope_find_var(s, ln));
   return ok(ct_tensor_slice(ct_var_tensor(ct_scope_var(s, "batch.images")), images, begin, end),
             "slicing the images") &&
          ok(ct_tensor_slice(ct_var_tensor(ct_scope_var(s, "batch.labels")), labels, begin, end),
             "slicing the labels");
+}
+
+/* The training set, augmented: each of the first N_TRAIN images as is and moved by one pixel in
+ * each direction (zeros moving in), SHIFTS x N_TRAIN images in a fixed shuffled order, into
+ * train.images and train.labels. The test images stay as they are. */
+static int augment(ct_scope *s) {
+  static const int dy[SHIFTS] = {0, -1, 1, 0, 0, -1, -1, 1, 1};
+  static const int dx[SHIFTS] = {0, 0, 0, -1, 1, -1, 1, -1, 1};
+  static uint8_t img[SHIFTS * N_TRAIN][SIDE][SIDE];
+  static int64_t lab[SHIFTS * N_TRAIN];
+  const uint8_t(*src)[SIDE][SIDE] =
+      ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "images")), CT_UINT8);
+  const int64_t *labels =
+      ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "labels")), CT_INT64);
+  int64_t order[SHIFTS * N_TRAIN];
+  uint64_t r = 12345;
+  for (int64_t i = 0; i < SHIFTS * N_TRAIN; i++) {
+    order[i] = i;
+    r = r * 6364136223846793005u + 1442695040888963407u;
+    int64_t j = (int64_t)((r >> 33) % (uint64_t)(i + 1)), t = order[i];
+    order[i] = order[j]; /* Fisher-Yates, inside out */
+    order[j] = t;
+  }
+  for (int64_t k = 0; k < SHIFTS * N_TRAIN; k++) {
+    int64_t i = order[k] % N_TRAIN;
+    int sh = (int)(order[k] / N_TRAIN);
+    lab[k] = labels[i];
+    for (int y = 0; y < SIDE; y++) {
+      for (int x = 0; x < SIDE; x++) {
+        int sy = y - dy[sh], sx = x - dx[sh];
+        img[k][y][x] = sy >= 0 && sy < SIDE && sx >= 0 && sx < SIDE ? src[i][sy][sx] : 0;
+      }
+    }
+  }
+  return ok(ct_tensor_set_value(ct_var_tensor(ct_scope_var(s, "train.images")), img,
+                                CT_DIMS(SHIFTS * N_TRAIN, SIDE, SIDE), CT_UINT8, ct_cpu()),
+            "making the augmented images") &&
+         ok(ct_tensor_set_value(ct_var_tensor(ct_scope_var(s, "train.labels")), lab,
+                                CT_DIMS(SHIFTS * N_TRAIN), CT_INT64, ct_cpu()),
+            "making the augmented labels");
 }
 
 /* The share of rows whose largest logit is their label. */
@@ -259,7 +302,7 @@ static double seconds(void) {
 static double train(const char *path, ct_scope *s, ct_program *init, ct_program *step,
                     ct_program *eval) {
   if (!ok(ct_params_load(path, s), "loading the digits") || !check_data(s) ||
-      !take_rows(s, 0, BATCH) || !build_init(init)) {
+      !augment(s) || !take_rows(s, "train.", 0, BATCH) || !build_init(init)) {
     return -1;
   }
   int built = build_train(step);
@@ -282,17 +325,24 @@ static double train(const char *path, ct_scope *s, ct_program *init, ct_program 
     goto done;
   }
   for (int epoch = 1; epoch <= EPOCHS; epoch++) {
+    /* the learning rate halves for the last half of the epochs, and again for the last quarter */
+    float *lr = ct_tensor_mutable_data(ct_var_tensor(ct_scope_var(s, "lr")), CT_FLOAT32, ct_cpu());
+    if (lr == NULL) {
+      failed("setting the learning rate");
+      goto done;
+    }
+    *lr = (float)(LEARNING_RATE * (epoch > EPOCHS / 2 ? 0.5 : 1) * (epoch > 3 * EPOCHS / 4 ? 0.5 : 1));
     double sum = 0;
     int batches = 0;
-    for (int64_t b = 0; b < N_TRAIN; b += BATCH, batches++) {
-      int64_t end = b + BATCH < N_TRAIN ? b + BATCH : N_TRAIN;
-      if (!take_rows(s, b, end) || !ok(ct_executor_run(e_step), "a training step")) goto done;
+    for (int64_t b = 0; b < SHIFTS * N_TRAIN; b += BATCH, batches++) {
+      int64_t end = b + BATCH < SHIFTS * N_TRAIN ? b + BATCH : SHIFTS * N_TRAIN;
+      if (!take_rows(s, "train.", b, end) || !ok(ct_executor_run(e_step), "a training step")) goto done;
       sum += *(const float *)ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "loss")),
                                             CT_FLOAT32);
     }
     printf("epoch %2d  loss %.4f\n", epoch, sum / batches);
   }
-  if (!take_rows(s, N_TRAIN, N_ALL) || !ok(ct_executor_run(e_eval), "scoring the test images")) {
+  if (!take_rows(s, "", N_TRAIN, N_ALL) || !ok(ct_executor_run(e_eval), "scoring the test images")) {
     goto done;
   }
   acc = accuracy(s);
