@@ -71,7 +71,11 @@ static void SFX(dw_plane)(const ct__conv_geom *g, const T *x, const T *w, T *o) 
         if (iy < 0 || iy >= g->h) continue;
         const T *src = x + iy * g->w + off;
         T *row = o + oy * g->ow;
-        for (int64_t ox = x0; ox < x1; ox++) row[ox] += wv * src[ox * g->sw];
+        if (g->sw == 1) { /* contiguous: vectorises */
+          for (int64_t ox = x0; ox < x1; ox++) row[ox] += wv * src[ox];
+        } else {
+          for (int64_t ox = x0; ox < x1; ox++) row[ox] += wv * src[ox * g->sw];
+        }
       }
     }
   }
