@@ -48,7 +48,11 @@ static void SFX(col2im)(const ct__conv_geom *g, int64_t cg, const T *col, T *x) 
           if (iy < 0 || iy >= g->h) continue;
           const T *row = col + oy * g->ow;
           T *dst = x + (ci * g->h + iy) * g->w + off;
-          for (int64_t ox = x0; ox < x1; ox++) dst[ox * g->sw] += row[ox];
+          if (g->sw == 1) { /* contiguous: vectorises */
+            for (int64_t ox = x0; ox < x1; ox++) dst[ox] += row[ox];
+          } else {
+            for (int64_t ox = x0; ox < x1; ox++) dst[ox * g->sw] += row[ox];
+          }
         }
       }
     }
