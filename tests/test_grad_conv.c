@@ -29,6 +29,10 @@ static void check_case(const conv_case *k) {
 
 START_TEST(conv_grads_plain) {
   check_case(CONV(.n = 2, .c = 2, .h = 4, .w = 5, .m = 3, .kh = 3, .kw = 2));
+  check_case(CONV(.n = 1, .c = 2, .h = 4, .w = 5, .m = 3, .kh = 3, .kw = 2)); /* one image */
+  /* 288 output pixels per image: the per-image GEMMs (smaller images share one per group) */
+  check_case(CONV(.n = 2, .c = 2, .h = 16, .w = 18, .m = 2, .kh = 3, .kw = 3, .pads = {1, 1},
+                  .groups = 2));
 }
 END_TEST
 

@@ -59,6 +59,11 @@ START_TEST(conv_plain) {
   check_both(CONV(.n = 2, .c = 3, .h = 5, .w = 6, .m = 4, .kh = 3, .kw = 3));
   check_both(CONV(.n = 1, .c = 1, .h = 4, .w = 4, .m = 1, .kh = 4, .kw = 4)); /* 1x1 output */
   check_both(CONV(.n = 1, .c = 2, .h = 5, .w = 4, .m = 3, .kh = 2, .kw = 3));
+  /* 289 output pixels per image: the per-image GEMMs (smaller images share one per group) */
+  check_both(CONV(.n = 2, .c = 2, .h = 17, .w = 17, .m = 3, .kh = 3, .kw = 3, .pads = {1, 1},
+                  .groups = 1));
+  check_both(CONV(.n = 2, .c = 4, .h = 17, .w = 16, .m = 4, .kh = 2, .kw = 3, .pads = {1, 1},
+                  .groups = 2));
 }
 END_TEST
 

@@ -3,7 +3,8 @@
  * and float64, following the geometry plan of ops/defs/conv.c.
  *
  * conv2d per image and group: im2col unfolds the input into col [Cg KH KW, OH OW], and one GEMM
- * (CBLAS, OpenBLAS's threads) multiplies the group's filters [Mg, Cg KH KW] by it. A 1x1 filter
+ * (CBLAS, OpenBLAS's threads) multiplies the group's filters [Mg, Cg KH KW] by it. Small images
+ * (under BATCH_PIXELS outputs) unfold all images side by side and take one GEMM per group. A 1x1 filter
  * with stride 1, no padding and no dilation reads the input as col directly. Depthwise groups
  * (one input channel each) run a direct loop per output plane instead: their GEMM would be a
  * matrix-vector product per plane. The gradient: Filter@GRAD accumulates dOut col^T over the
@@ -20,12 +21,17 @@
 #include "ops/cpu/cpu_kernels.h"
 
 /* A conv2d run: the plan, whether there is nothing to multiply, whether the groups are
- * depthwise, and how many elements the col scratch needs (0: none). */
+ * depthwise, whether the images share one GEMM per group (batched), and how many elements the
+ * scratch needs (0: none): col, then t_elems more for the batched path's t. */
 typedef struct conv_job {
   ct__conv_geom g;
-  bool empty, depthwise;
-  int64_t col_elems;
+  bool empty, depthwise, batched;
+  int64_t col_elems, t_elems;
 } conv_job;
+
+/* Images of fewer output pixels than this share one GEMM per group (while the scratch stays
+ * under BATCH_SCRATCH elements): many tiny GEMMs cost more in calls than the copies save. */
+enum { BATCH_PIXELS = 256, BATCH_SCRATCH = 1 << 22 };
 
 static ct_status conv_prepare(const ct_kernel_ctx *c, conv_job *j, bool grad) {
   (void)grad;
@@ -40,7 +46,11 @@ static ct_status conv_prepare(const ct_kernel_ctx *c, conv_job *j, bool grad) {
   bool direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 &&
                 g->pb == 0 && g->pl == 0 && g->pr == 0;
   j->col_elems = j->empty || j->depthwise || direct ? 0 : k * ohw;
-  if (mg > INT_MAX || k > INT_MAX || ohw > INT_MAX) {
+  j->batched = j->col_elems > 0 && g->n > 1 && ohw < BATCH_PIXELS &&
+               (k + mg) * g->n * ohw <= BATCH_SCRATCH;
+  j->t_elems = j->batched ? mg * g->n * ohw : 0;
+  if (j->batched) j->col_elems = k * g->n * ohw + j->t_elems;
+  if (mg > INT_MAX || k > INT_MAX || ohw > INT_MAX) { /* batched: N OH OW < BATCH_SCRATCH */
     return ct_kernel_fail(c, CT_ERR_OUT_OF_RANGE,
                           "input Input variable '%s': a GEMM dim (%lld filters, %lld taps, %lld "
                           "output pixels per group) exceeds BLAS's int range (%d)",

@@ -5,14 +5,14 @@
 
 /* ---- im2col / col2im -------------------------------------------------------------------------
  * col is [Cg KH KW, OH OW] for the Cg channels at x (each H x W): row (ci, ky, kx), column
- * (oy, ox) holds x[ci, oy sh - pt + ky dh, ox sw - pl + kx dw], 0 in the padding. col2im adds a
- * col back into x (the transpose of the same map). */
+ * (oy, ox) holds x[ci, oy sh - pt + ky dh, ox sw - pl + kx dw], 0 in the padding; its rows are
+ * ld elements apart (OH OW for one image; N OH OW when all images share one col, image n's
+ * columns from n OH OW). col2im adds a col back into x (the transpose of the same map). */
 
-static void SFX(im2col)(const ct__conv_geom *g, int64_t cg, const T *x, T *col) {
-  const int64_t ohw = g->oh * g->ow;
+static void SFX(im2col)(const ct__conv_geom *g, int64_t cg, const T *x, T *col, int64_t ld) {
   for (int64_t ci = 0; ci < cg; ci++) {
     for (int64_t ky = 0; ky < g->kh; ky++) {
-      for (int64_t kx = 0; kx < g->kw; kx++, col += ohw) {
+      for (int64_t kx = 0; kx < g->kw; kx++, col += ld) {
         int64_t off = kx * g->dw - g->pl, x0, x1;
         conv_valid_range(off, g->sw, g->w, g->ow, &x0, &x1);
         for (int64_t oy = 0; oy < g->oh; oy++) {
@@ -36,11 +36,10 @@ static void SFX(im2col)(const ct__conv_geom *g, int64_t cg, const T *x, T *col) 
   }
 }
 
-static void SFX(col2im)(const ct__conv_geom *g, int64_t cg, const T *col, T *x) {
-  const int64_t ohw = g->oh * g->ow;
+static void SFX(col2im)(const ct__conv_geom *g, int64_t cg, const T *col, int64_t ld, T *x) {
   for (int64_t ci = 0; ci < cg; ci++) {
     for (int64_t ky = 0; ky < g->kh; ky++) {
-      for (int64_t kx = 0; kx < g->kw; kx++, col += ohw) {
+      for (int64_t kx = 0; kx < g->kw; kx++, col += ld) {
         int64_t off = kx * g->dw - g->pl, x0, x1;
         conv_valid_range(off, g->sw, g->w, g->ow, &x0, &x1);
         for (int64_t oy = 0; oy < g->oh; oy++) {
@@ -110,6 +109,59 @@ static void SFX(dw_plane_grad)(const ct__conv_geom *g, const T *x, const T *w, c
   }
 }
 
+/* ---- Small images: every image of a group in one GEMM ---------------------------------------
+ * col [Cg KH KW, N OH OW] and t [Mg, N OH OW] (Output's or Output@GRAD's rows of the group, image
+ * after image); forward multiplies once and scatters t into NCHW, the gradient gathers dOut into
+ * t and multiplies once for each of dW and dcol. */
+
+static void SFX(conv_batched)(const conv_job *j, const T *x, const T *w, T *o, T *col, T *t) {
+  const ct__conv_geom *g = &j->g;
+  const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, cg = g->c / g->groups;
+  const int64_t mg = g->m / g->groups, k = cg * g->kh * g->kw, ld = g->n * ohw;
+  for (int64_t gi = 0; gi < g->groups; gi++) {
+    for (int64_t n = 0; n < g->n; n++) {
+      SFX(im2col)(g, cg, x + (n * g->c + gi * cg) * hw, col + n * ohw, ld);
+    }
+    GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mg, (int)ld, (int)k, 1, w + gi * mg * k,
+         (int)k, col, (int)ld, 0, t, (int)ld);
+    for (int64_t n = 0; n < g->n; n++) {
+      for (int64_t mo = 0; mo < mg; mo++) {
+        memcpy(o + (n * g->m + gi * mg + mo) * ohw, t + mo * ld + n * ohw,
+               (size_t)ohw * sizeof(T));
+      }
+    }
+  }
+}
+
+static void SFX(conv_grad_batched)(const conv_job *j, const T *x, const T *w, const T *d, T *dx,
+                                   T *dw, T *col, T *t) {
+  const ct__conv_geom *g = &j->g;
+  const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, cg = g->c / g->groups;
+  const int64_t mg = g->m / g->groups, k = cg * g->kh * g->kw, ld = g->n * ohw;
+  for (int64_t gi = 0; gi < g->groups; gi++) {
+    for (int64_t n = 0; n < g->n; n++) {
+      for (int64_t mo = 0; mo < mg; mo++) {
+        memcpy(t + mo * ld + n * ohw, d + (n * g->m + gi * mg + mo) * ohw,
+               (size_t)ohw * sizeof(T));
+      }
+    }
+    if (dw != NULL) {
+      for (int64_t n = 0; n < g->n; n++) {
+        SFX(im2col)(g, cg, x + (n * g->c + gi * cg) * hw, col + n * ohw, ld);
+      }
+      GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)mg, (int)k, (int)ld, 1, t, (int)ld, col,
+           (int)ld, 0, dw + gi * mg * k, (int)k);
+    }
+    if (dx != NULL) {
+      GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k, (int)ld, (int)mg, 1, w + gi * mg * k,
+           (int)k, t, (int)ld, 0, col, (int)ld);
+      for (int64_t n = 0; n < g->n; n++) {
+        SFX(col2im)(g, cg, col + n * ohw, ld, dx + (n * g->c + gi * cg) * hw);
+      }
+    }
+  }
+}
+
 /* ---- conv2d ------------------------------------------------------------------------------- */
 
 static ct_status SFX(conv2d)(const ct_kernel_ctx *c) {
@@ -131,6 +183,11 @@ static ct_status SFX(conv2d)(const ct_kernel_ctx *c) {
   if (j.col_elems > 0 && (col = conv_scratch(c, j.col_elems, sizeof(T))) == NULL) {
     return ct_last_status();
   }
+  if (j.batched) {
+    SFX(conv_batched)(&j, x, w, o, col, col + j.col_elems - j.t_elems);
+    free(col);
+    return CT_OK;
+  }
   for (int64_t n = 0; n < g->n; n++) {
     for (int64_t gi = 0; gi < g->groups; gi++) {
       const T *xg = x + (n * g->c + gi * cg) * hw, *wg = w + gi * mg * k;
@@ -141,7 +198,7 @@ static ct_status SFX(conv2d)(const ct_kernel_ctx *c) {
       }
       const T *b = xg;
       if (col != NULL) {
-        SFX(im2col)(g, cg, xg, col);
+        SFX(im2col)(g, cg, xg, col, ohw);
         b = col;
       }
       GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mg, (int)ohw, (int)k, 1, wg, (int)k,
@@ -178,6 +235,11 @@ static ct_status SFX(conv2d_grad)(const ct_kernel_ctx *c) {
   if (j.col_elems > 0 && (col = conv_scratch(c, j.col_elems, sizeof(T))) == NULL) {
     return ct_last_status();
   }
+  if (j.batched) {
+    SFX(conv_grad_batched)(&j, x, w, d, dx, dw, col, col + j.col_elems - j.t_elems);
+    free(col);
+    return CT_OK;
+  }
   for (int64_t n = 0; n < g->n; n++) {
     for (int64_t gi = 0; gi < g->groups; gi++) {
       const T *xg = x + (n * g->c + gi * cg) * hw, *wg = w + gi * mg * k;
@@ -194,7 +256,7 @@ static ct_status SFX(conv2d_grad)(const ct_kernel_ctx *c) {
       if (dwg != NULL) { /* dW_g += dOut_g col^T, images in order */
         const T *b = xg;
         if (col != NULL) {
-          SFX(im2col)(g, cg, xg, col);
+          SFX(im2col)(g, cg, xg, col, ohw);
           b = col;
         }
         GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)mg, (int)k, (int)ohw, 1, dg,
@@ -203,7 +265,7 @@ static ct_status SFX(conv2d_grad)(const ct_kernel_ctx *c) {
       if (dxg != NULL) { /* dcol = W_g^T dOut_g, folded back into dX */
         GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k, (int)ohw, (int)mg, 1, wg, (int)k,
              dg, (int)ohw, col != NULL ? 0 : 1, col != NULL ? col : dxg, (int)ohw);
-        if (col != NULL) SFX(col2im)(g, cg, col, dxg);
+        if (col != NULL) SFX(col2im)(g, cg, col, ohw, dxg);
       }
     }
   }
