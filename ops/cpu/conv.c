@@ -33,8 +33,7 @@ typedef struct conv_job {
  * under BATCH_SCRATCH elements): many tiny GEMMs cost more in calls than the copies save. */
 enum { BATCH_PIXELS = 256, BATCH_SCRATCH = 1 << 22 };
 
-static ct_status conv_prepare(const ct_kernel_ctx *c, conv_job *j, bool grad) {
-  (void)grad;
+static ct_status conv_prepare(const ct_kernel_ctx *c, conv_job *j) {
   ct__conv_geom *g = &j->g;
   ct_status s = ct__conv_plan(c, ct_kernel_in(c, CT__CONV_INPUT, 0)->dims,
                               ct_kernel_in(c, CT__CONV_FILTER, 0)->dims, g);

@@ -166,7 +166,7 @@ static void SFX(conv_grad_batched)(const conv_job *j, const T *x, const T *w, co
 
 static ct_status SFX(conv2d)(const ct_kernel_ctx *c) {
   conv_job j;
-  ct_status st = conv_prepare(c, &j, false);
+  ct_status st = conv_prepare(c, &j);
   if (CT__UNLIKELY(st != CT_OK)) return st;
   const ct__conv_geom *g = &j.g;
   T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);
@@ -211,7 +211,7 @@ static ct_status SFX(conv2d)(const ct_kernel_ctx *c) {
 
 static ct_status SFX(conv2d_grad)(const ct_kernel_ctx *c) {
   conv_job j;
-  ct_status st = conv_prepare(c, &j, true);
+  ct_status st = conv_prepare(c, &j);
   if (CT__UNLIKELY(st != CT_OK)) return st;
   const ct__conv_geom *g = &j.g;
   T *dx = NULL, *dw = NULL;
