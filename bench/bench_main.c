@@ -2,15 +2,17 @@
 /* bench_main.c: corten_bench, the benchmark runner. Every row puts corten's figure next to a
  * baseline measured in the same run, prints a table and, with --json PATH, writes it as JSON.
  *
- *   corten_bench [--quick] [--json PATH]
+ *   corten_bench [--quick] [--json PATH] [--only GROUP]
  *
- * --quick: fewer repetitions (same sizes; under a minute on a laptop-class core). Exit status:
+ * --quick: fewer repetitions (same sizes; under a minute on a laptop-class core). --only: one
+ * group of rows (core, ops, train, conv, params, memory, cuda). Exit status:
  * 0 when every row that ran has a corten figure, 1 otherwise, 2 on a usage error. Rows whose
  * baseline is not built into this binary (libtorch not found) say "baseline not installed";
  * GPU rows without a CUDA device say "skipped".
  *
  * Everything runs on one thread: OpenBLAS (behind corten's matmul and the CBLAS baseline) is set
- * to one thread with openblas_set_num_threads(1), and libtorch with at::set_num_threads(1). */
+ * to one thread with openblas_set_num_threads(1), and libtorch with at::set_num_threads(1); the
+ * conv rows marked "all cores" raise both to the core count for that row. */
 #define _POSIX_C_SOURCE 200809L
 #include <cblas.h>
 #include <stdio.h>
@@ -43,14 +45,24 @@ static void cpu_model(char *out, size_t n) {
 
 int main(int argc, char **argv) {
   bench_cfg cfg = {0, 0};
-  const char *json = NULL;
+  const char *json = NULL, *only = NULL;
+  static const struct {
+    const char *name;
+    void (*rows)(const bench_cfg *cfg);
+  } groups[] = {{"core", bench_core_rows},     {"ops", bench_ops_rows},
+                {"expr", bench_expr_rows},     {"train", bench_train_rows},
+                {"rnn", bench_rnn_rows},       {"conv", bench_conv_rows},
+                {"params", bench_params_rows}, {"memory", bench_memory_rows},
+                {"cuda", bench_cuda_rows}};
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0) {
       cfg.quick = 1;
     } else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) {
       json = argv[++i];
+    } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      only = argv[++i]; /* one group of rows: core, ops, expr, train, rnn, conv, params, memory, cuda */
     } else {
-      fprintf(stderr, "usage: %s [--quick] [--json PATH]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--quick] [--json PATH] [--only GROUP]\n", argv[0]);
       return 2;
     }
   }
@@ -71,14 +83,9 @@ int main(int argc, char **argv) {
   printf("%-44s %10s | %-34s %10s | %6s | %s\n", "row", "corten", "baseline", "baseline",
          "ratio", "unit");
 
-  bench_core_rows(&cfg);
-  bench_ops_rows(&cfg);
-  bench_expr_rows(&cfg);
-  bench_train_rows(&cfg);
-  bench_rnn_rows(&cfg);
-  bench_params_rows(&cfg);
-  bench_memory_rows(&cfg);
-  bench_cuda_rows(&cfg);
+  for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+    if (only == NULL || strcmp(only, groups[g].name) == 0) groups[g].rows(&cfg);
+  }
 
   int missing = bench_finish(json, &cfg);
   if (missing > 0) {

@@ -23,15 +23,6 @@ static void fail(const char *what) {
   exit(1);
 }
 
-static float *put(ct_scope *s, const char *name, ct_ddim dims, float scale) {
-  ct_tensor *t = ct_var_tensor(ct_scope_var(s, name));
-  if (t == NULL || ct_tensor_resize(t, dims) != CT_OK) fail(name);
-  float *d = ct_tensor_mutable_data(t, CT_FLOAT32, ct_cpu());
-  if (d == NULL) fail(name);
-  for (int64_t i = 0; i < ct_tensor_numel(t); i++) d[i] = scale * (float)((i * 37 % 101) - 50);
-  return d;
-}
-
 /* Appends an op wired by BENCH_APPEND's pairs, or stops the run with corten's message. */
 #define APPEND(p, type, ...)                                                 \
   do {                                                                       \
@@ -51,11 +42,11 @@ static void step_batch(void *arg, size_t iters) {
 
 void bench_train_rows(const bench_cfg *cfg) {
   ct_scope *s = ct_scope_new();
-  float *x = put(s, "x", CT_DIMS(BATCH, IN), 0.01f);
-  float *w1 = put(s, "w1", CT_DIMS(IN, HIDDEN), 0.002f);
-  float *b1 = put(s, "b1", CT_DIMS(HIDDEN), 0.001f);
-  float *w2 = put(s, "w2", CT_DIMS(HIDDEN, CLASSES), 0.002f);
-  float *b2 = put(s, "b2", CT_DIMS(CLASSES), 0.001f);
+  float *x = bench_put_pattern(s, "x", CT_DIMS(BATCH, IN), 0.01f);
+  float *w1 = bench_put_pattern(s, "w1", CT_DIMS(IN, HIDDEN), 0.002f);
+  float *b1 = bench_put_pattern(s, "b1", CT_DIMS(HIDDEN), 0.001f);
+  float *w2 = bench_put_pattern(s, "w2", CT_DIMS(HIDDEN, CLASSES), 0.002f);
+  float *b2 = bench_put_pattern(s, "b2", CT_DIMS(CLASSES), 0.001f);
   int64_t labels[BATCH];
   for (int i = 0; i < BATCH; i++) labels[i] = i % CLASSES;
   ct_tensor *lt = ct_var_tensor(ct_scope_var(s, "label"));

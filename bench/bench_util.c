@@ -222,3 +222,17 @@ int bench_append(ct_program *p, const char *type, const char *const *pairs) {
   }
   return ct_program_append(p, op) == CT_OK ? 0 : -1;
 }
+
+float *bench_put_pattern(ct_scope *s, const char *name, ct_ddim dims, float scale) {
+  ct_tensor *t = ct_var_tensor(ct_scope_var(s, name));
+  float *d = NULL;
+  if (t != NULL && ct_tensor_resize(t, dims) == CT_OK) {
+    d = ct_tensor_mutable_data(t, CT_FLOAT32, ct_cpu());
+  }
+  if (d == NULL) {
+    fprintf(stderr, "corten_bench: putting %s: %s\n", name, ct_last_error());
+    exit(1);
+  }
+  for (int64_t i = 0; i < ct_tensor_numel(t); i++) d[i] = scale * (float)((i * 37 % 101) - 50);
+  return d;
+}

@@ -63,6 +63,11 @@ int bench_append(ct_program *p, const char *type, const char *const *pairs);
   bench_append((p), (type), (const char *const[]){__VA_ARGS__, NULL})
 
 /* The groups of rows, one per source file. */
+/* A float32 tensor of dims in variable name of s, element i = scale ((i 37 mod 101) - 50): the
+ * weights and inputs of the training rows. Its data; a failure ends the run with corten's
+ * message. */
+float *bench_put_pattern(ct_scope *s, const char *name, ct_ddim dims, float scale);
+
 void bench_core_rows(const bench_cfg *cfg);
 void bench_ops_rows(const bench_cfg *cfg);
 void bench_expr_rows(const bench_cfg *cfg);
@@ -70,6 +75,7 @@ void bench_params_rows(const bench_cfg *cfg);
 void bench_memory_rows(const bench_cfg *cfg);
 void bench_train_rows(const bench_cfg *cfg);
 void bench_rnn_rows(const bench_cfg *cfg);
+void bench_conv_rows(const bench_cfg *cfg);
 void bench_cuda_rows(const bench_cfg *cfg);
 
 #ifdef __cplusplus

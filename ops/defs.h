@@ -198,4 +198,56 @@ enum { CT__ADAM_M1_OUT = 1, CT__ADAM_M2_OUT = 2, CT__ADAM_B1POW_OUT = 3, CT__ADA
 enum { CT__ADAM_BETA1, CT__ADAM_BETA2, CT__ADAM_EPSILON };
 extern const ct__def_table ct__optimizer_defs;
 
+/* ---- Convolution and pooling (ops/defs/conv.c, ops/defs/conv_grad.c) ---------------------- */
+
+/* conv2d (and depthwise_conv2d): Input [N,C,H,W], Filter [M,C/groups,KH,KW] -> Output
+ * [N,M,OH,OW]; conv2d_grad: Input, Filter, Output@GRAD -> Input@GRAD, Filter@GRAD (optional). */
+enum { CT__CONV_INPUT = 0, CT__CONV_FILTER = 1, CT__CONV_DOUT = 2 };
+enum { CT__CONV_DINPUT = 0, CT__CONV_DFILTER = 1 };
+enum { CT__CONV_STRIDES, CT__CONV_PADDINGS, CT__CONV_DILATIONS, CT__CONV_GROUPS,
+       CT__CONV_DATA_FORMAT, CT__CONV_PADDING_ALGORITHM };
+/* pool2d: X -> Out; pool2d_grad: X, Out, Out@GRAD -> X@GRAD. */
+enum { CT__POOL_X = 0, CT__POOL_OUT = 1, CT__POOL_DOUT = 2 };
+enum { CT__POOL_TYPE, CT__POOL_KSIZE, CT__POOL_STRIDES, CT__POOL_PADDINGS, CT__POOL_GLOBAL,
+       CT__POOL_EXCLUSIVE, CT__POOL_CEIL_MODE, CT__POOL_DATA_FORMAT,
+       CT__POOL_PADDING_ALGORITHM, CT__POOL_ADAPTIVE };
+extern const ct__def_table ct__conv_defs, ct__conv_grad_defs;
+extern const ct_attr_def ct__conv_attrs[6], ct__pool_attrs[10]; /* forward and grad types alike */
+ct_status ct__grad_conv2d(ct_grad_ctx *g);
+ct_status ct__grad_pool2d(ct_grad_ctx *g);
+
+/* The geometry of a 2-D window op over NCHW: n images of c channels h x w, m output channels
+ * (conv: filters; pool: c) in `groups` groups, windows kh x kw with strides, dilations and
+ * paddings (top, bottom, left, right), giving oh x ow outputs. avg pooling divides by the window
+ * clipped to the image (exclusive) or by kh kw; max is set for max pooling. */
+typedef struct ct__conv_geom {
+  int64_t n, c, h, w, m, groups, kh, kw, oh, ow;
+  int64_t sh, sw, dh, dw, pt, pb, pl, pr;
+  bool max, exclusive;
+} ct__conv_geom;
+
+/* Plans conv2d (and its grad, whose attributes come in the same order) for Input dims in and
+ * Filter dims f; pool2d (and its grad) for X dims x. CT_ERR_SHAPE, CT_ERR_OUT_OF_RANGE,
+ * CT_ERR_INVALID_ARGUMENT or CT_ERR_UNSUPPORTED naming the op otherwise. */
+ct_status ct__conv_plan(const ct_kernel_ctx *c, ct_ddim in, ct_ddim f, ct__conv_geom *g);
+ct_status ct__pool_plan(const ct_kernel_ctx *c, ct_ddim x, ct__conv_geom *g);
+
+/* The output dims of a plan, [n, m, oh, ow]. */
+static inline ct_ddim ct__conv_out_dims(const ct__conv_geom *g) {
+  return CT_DIMS(g->n, g->m, g->oh, g->ow);
+}
+
+/* The window of pool output (oy, ox) clipped to the image: rows [*y0, *y1), columns [*x0, *x1);
+ * and the count avg pooling divides by. */
+static inline int64_t ct__pool_window(const ct__conv_geom *g, int64_t oy, int64_t ox,
+                                      int64_t *y0, int64_t *y1, int64_t *x0, int64_t *x1) {
+  int64_t ys = oy * g->sh - g->pt, xs = ox * g->sw - g->pl;
+  int64_t ye = ys + g->kh, xe = xs + g->kw;
+  *y0 = ys < 0 ? 0 : ys;
+  *x0 = xs < 0 ? 0 : xs;
+  *y1 = ye > g->h ? g->h : ye;
+  *x1 = xe > g->w ? g->w : xe;
+  return g->exclusive ? (*y1 - *y0) * (*x1 - *x0) : g->kh * g->kw;
+}
+
 #endif /* CORTEN_OPS_DEFS_H */

@@ -66,3 +66,5 @@ endforeach()
 #            program run at cuda:0 against the CPU (test_cuda_grad.c); no-device checks first.
 corten_add_cuda_ops_suite(cuda_grad)
 corten_add_cuda_ops_suite(cuda_grad2)
+# cuda_conv  conv2d, pool2d and their gradients against the CPU, and a CNN's training steps.
+corten_add_cuda_ops_suite(cuda_conv)

@@ -118,6 +118,53 @@ static inline ct_op *unary_op(const char *type) {
   return op;
 }
 
+/* The most outputs places_agree compares. */
+#define MAX_OUTS 5
+
+/* Runs op over the named host inputs at place (each copied there) and returns its named outputs
+ * copied back to the host, in outs. */
+static inline void run_named(const ct_op *op, const char *const *in_names, ct_tensor *const *in,
+                      size_t n_in, const char *const *out_names, ct_tensor **outs, size_t n_out,
+                      ct_place place) {
+  ct_scope *s = ct_scope_new();
+  for (size_t i = 0; i < n_in; i++) {
+    ck_assert_int_eq(ct_tensor_copy(ct_var_tensor(ct_scope_var(s, in_names[i])), in[i], place),
+                     CT_OK);
+  }
+  ck_assert_msg(ct_op_run(op, s, place) == CT_OK, "%s at %s: %s", ct_op_type(op),
+                place.kind == CT_DEVICE_CPU ? "cpu" : "cuda:0", ct_last_error());
+  for (size_t i = 0; i < n_out; i++) {
+    const ct_tensor *t = ct_var_get_tensor(ct_scope_find_var(s, out_names[i]));
+    ck_assert_msg(t != NULL, "no output %s", out_names[i]);
+    ck_assert(ct_place_equal(ct_tensor_place(t), place));
+    outs[i] = ct_tensor_new();
+    ck_assert_int_eq(ct_tensor_copy(outs[i], t, ct_cpu()), CT_OK);
+  }
+  ct_scope_free(s);
+}
+
+/* Runs op on the CPU and at cuda:0 and compares every named output: the same bytes for rel < 0,
+ * else within abs_tol + rel |cpu|. */
+static inline void places_agree(const ct_op *op, const char *const *in_names, ct_tensor *const *in,
+                         size_t n_in, const char *const *out_names, size_t n_out, double rel,
+                         double abs_tol, const char *what) {
+  ct_tensor *cpu[MAX_OUTS], *gpu[MAX_OUTS];
+  ck_assert_uint_le(n_out, MAX_OUTS);
+  run_named(op, in_names, in, n_in, out_names, cpu, n_out, ct_cpu());
+  run_named(op, in_names, in, n_in, out_names, gpu, n_out, ct_cuda(0));
+  for (size_t i = 0; i < n_out; i++) {
+    char at[160];
+    snprintf(at, sizeof at, "%s, %s", what, out_names[i]);
+    if (rel < 0) {
+      assert_same_bytes(gpu[i], cpu[i], at);
+    } else {
+      assert_close(gpu[i], cpu[i], rel, abs_tol, at);
+    }
+    ct_tensor_free(cpu[i]);
+    ct_tensor_free(gpu[i]);
+  }
+}
+
 /* The input names of a binary op, for run_at. */
 static const char *const xy[] = {"X", "Y"};
 

@@ -39,9 +39,9 @@ set_tests_properties(tool PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
 # from a clean clone (tests/python/python.cmake).
 include(${CMAKE_CURRENT_SOURCE_DIR}/python/python.cmake)
 
-# PyTorch parity: torch_parity (C) trains a small MLP with SGD and writes its numbers; the
-# script trains the same network in PyTorch (Debian's python3-torch) and compares them. Skipped
-# (77) without torch, or while the build lacks a gradient the network needs.
+# PyTorch parity: torch_parity (C) trains a small MLP with SGD and a small CNN with adam and
+# writes their numbers; the script trains the same networks in PyTorch (Debian's python3-torch)
+# and compares them. Skipped (77) without torch, or while the build lacks a gradient they need.
 add_executable(torch_parity torch_parity.c)
 target_link_libraries(torch_parity PRIVATE corten::corten m)
 target_compile_options(torch_parity PRIVATE ${CORTEN_WARNINGS})

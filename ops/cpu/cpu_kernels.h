@@ -18,6 +18,7 @@ extern const ct__kernel_table ct__cpu_matmul_grad, ct__cpu_reduce_grad;
 void ct__cpu_gather(void *o, const void *x, size_t es, const ct__tr_plan *p);
 
 extern const ct__kernel_table ct__cpu_loss, ct__cpu_optimizer;
+extern const ct__kernel_table ct__cpu_conv; /* conv2d, pool2d and their gradients */
 
 /* The expression engine of corten/expr.h (ops/cpu/expr.c). */
 extern const ct__expr_engine ct__cpu_expr;

@@ -206,6 +206,30 @@ cudaError_t ct__cu_adam_step(const ct__cu_adam *a, int64_t n, cudaStream_t strea
 cudaError_t ct__cu_scale_scalar(void *o, const void *x, int is64, double factor,
                                 cudaStream_t stream);
 
+/* conv.cu (float32, NCHW): the geometry of ct__conv_geom (ops/defs.h) as the device sees it. */
+typedef struct ct__cu_conv {
+  int64_t n, c, h, w, m, groups, kh, kw, oh, ow;
+  int64_t sh, sw, dh, dw, pt, pl;
+  int max, exclusive;
+} ct__cu_conv;
+
+/* conv2d: o [n, m, oh, ow] from x [n, c, h, w] and filters f [m, c / groups, kh, kw]; one thread
+ * per output, its taps summed in the order (ci, ky, kx). */
+cudaError_t ct__cu_conv2d(const ct__cu_conv *g, float *o, const float *x, const float *f,
+                          cudaStream_t stream);
+
+/* conv2d_grad: dx (when not NULL) one thread per input element, summing the taps that read it;
+ * df (when not NULL) one thread per filter element, summing over images and outputs in order. */
+cudaError_t ct__cu_conv2d_grad(const ct__cu_conv *g, float *dx, float *df, const float *x,
+                               const float *f, const float *d, cudaStream_t stream);
+
+/* pool2d over n c planes: one thread per output, in the CPU kernel's order. pool2d_grad: one
+ * thread per plane, doing the CPU kernel's walk (the first element equal to Out takes max's
+ * gradient), so the two agree bit for bit. */
+cudaError_t ct__cu_pool2d(const ct__cu_conv *g, float *o, const float *x, cudaStream_t stream);
+cudaError_t ct__cu_pool2d_grad(const ct__cu_conv *g, float *dx, const float *x, const float *o,
+                               const float *d, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #else

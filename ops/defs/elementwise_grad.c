@@ -34,11 +34,14 @@ ct_status ct__grad_check_dout(const ct_kernel_ctx *c, size_t slot, ct_ddim want,
   const ct_tensor *dout = ct_kernel_in(c, slot, 0);
   if (ct_ddim_equal(dout->dims, want)) return CT_OK;
   char a[CT__DDIM_STR_CAP], b[CT__DDIM_STR_CAP];
+  const char *slot_name = c->op->def->in[slot].name; /* "Out@GRAD", "Output@GRAD" ... */
+  int base = (int)(strlen(slot_name) > 5 ? strlen(slot_name) - 5 : 0);
   return ct_kernel_fail(c, CT_ERR_SHAPE,
-                        "input Out@GRAD variable '%s' is %s but %s is %s: wire the gradient of "
-                        "the forward op's Out",
-                        ct_kernel_in_name(c, slot, 0), ct_ddim_str(dout->dims, a, sizeof a), what,
-                        ct_ddim_str(want, b, sizeof b));
+                        "input %s variable '%s' is %s but %s is %s: wire the gradient of "
+                        "the forward op's %.*s",
+                        slot_name, ct_kernel_in_name(c, slot, 0),
+                        ct_ddim_str(dout->dims, a, sizeof a), what, ct_ddim_str(want, b, sizeof b),
+                        base, slot_name);
 }
 
 ct_status ct__grad_outs(const ct_kernel_ctx *c, void **dx, void **dy) {

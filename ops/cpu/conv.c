@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/cpu/conv.c: conv2d, depthwise_conv2d and pool2d with their gradients on the CPU, float32
+ * and float64, following the geometry plan of ops/defs/conv.c.
+ *
+ * conv2d per image and group: im2col unfolds the input into col [Cg KH KW, OH OW], and one GEMM
+ * (CBLAS, OpenBLAS's threads) multiplies the group's filters [Mg, Cg KH KW] by it. Small images
+ * (under BATCH_PIXELS outputs) unfold all images side by side and take one GEMM per group. A 1x1 filter
+ * with stride 1, no padding and no dilation reads the input as col directly. Depthwise groups
+ * (one input channel each) run a direct loop per output plane instead: their GEMM would be a
+ * matrix-vector product per plane. The gradient: Filter@GRAD accumulates dOut col^T over the
+ * images in order (so the sum order is fixed), Input@GRAD folds W^T dOut back with col2im.
+ * pool2d walks each output's window (ct__pool_window); its gradient sends max's to the first
+ * element equal to Out, avg's evenly over the window. The kernels are in ops/cpu/conv_tmpl.h,
+ * included once per dtype. */
+#include <cblas.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/cpu/cpu_kernels.h"
+#include "common/alloc.h"
+
+/* A conv2d run: the plan, whether there is nothing to multiply, whether the groups are
+ * depthwise, whether the images share one GEMM per group (batched), and how many elements the
+ * scratch needs (0: none): col, then t_elems more for the batched path's t. */
+typedef struct conv_job {
+  ct__conv_geom g;
+  bool empty, depthwise, batched;
+  int64_t col_elems, t_elems;
+} conv_job;
+
+/* Images of fewer output pixels than this share one GEMM per group (while the scratch stays
+ * under BATCH_SCRATCH elements): many tiny GEMMs cost more in calls than the copies save. */
+enum { BATCH_PIXELS = 256, BATCH_SCRATCH = 1 << 22 };
+
+static ct_status conv_prepare(const ct_kernel_ctx *c, conv_job *j) {
+  ct__conv_geom *g = &j->g;
+  ct_status s = ct__conv_plan(c, ct_kernel_in(c, CT__CONV_INPUT, 0)->dims,
+                              ct_kernel_in(c, CT__CONV_FILTER, 0)->dims, g);
+  if (s != CT_OK) return s;
+  int64_t cg = g->c / g->groups, mg = g->m / g->groups, k = cg * g->kh * g->kw;
+  int64_t ohw = g->oh * g->ow;
+  j->empty = g->n == 0 || mg == 0 || ohw == 0 || k == 0;
+  j->depthwise = cg == 1 && g->groups > 1;
+  bool direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 &&
+                g->pb == 0 && g->pl == 0 && g->pr == 0;
+  j->col_elems = j->empty || j->depthwise || direct ? 0 : k * ohw;
+  j->batched = j->col_elems > 0 && g->n > 1 && ohw < BATCH_PIXELS &&
+               (k + mg) * g->n * ohw <= BATCH_SCRATCH;
+  j->t_elems = j->batched ? mg * g->n * ohw : 0;
+  if (j->batched) j->col_elems = k * g->n * ohw + j->t_elems;
+  if (mg > INT_MAX || k > INT_MAX || ohw > INT_MAX) { /* batched: N OH OW < BATCH_SCRATCH */
+    return ct_kernel_fail(c, CT_ERR_OUT_OF_RANGE,
+                          "input Input variable '%s': a GEMM dim (%lld filters, %lld taps, %lld "
+                          "output pixels per group) exceeds BLAS's int range (%d)",
+                          ct_kernel_in_name(c, CT__CONV_INPUT, 0), (long long)mg, (long long)k,
+                          (long long)ohw, INT_MAX);
+  }
+  return CT_OK;
+}
+
+/* The col buffer, or NULL with CT_ERR_OUT_OF_MEMORY naming the op. */
+static void *conv_scratch(const ct_kernel_ctx *c, int64_t n, size_t es) {
+  void *p = (uint64_t)n <= SIZE_MAX / es ? ct__malloc((size_t)n * es) : NULL;
+  if (p == NULL) {
+    ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,
+                   "out of host memory for the %lld-element im2col buffer of input Input "
+                   "variable '%s'",
+                   (long long)n, ct_kernel_in_name(c, CT__CONV_INPUT, 0));
+  }
+  return p;
+}
+
+/* The outputs ox in [*x0, *x1) whose input column ox s + off lies in [0, w). */
+static void conv_valid_range(int64_t off, int64_t s, int64_t w, int64_t ow, int64_t *x0,
+                             int64_t *x1) {
+  int64_t lo = off >= 0 ? 0 : (-off + s - 1) / s;
+  int64_t hi = w - off <= 0 ? 0 : (w - off + s - 1) / s;
+  if (hi > ow) hi = ow;
+  if (lo > ow) lo = ow;
+  *x0 = lo;
+  *x1 = hi > lo ? hi : lo;
+}
+
+#define T float
+#define SFX(name) name##_f32
+#define GEMM cblas_sgemm
+#include "ops/cpu/conv_tmpl.h"
+#undef T
+#undef SFX
+#undef GEMM
+
+#define T double
+#define SFX(name) name##_f64
+#define GEMM cblas_dgemm
+#include "ops/cpu/conv_tmpl.h"
+#undef T
+#undef SFX
+#undef GEMM
+
+static const ct__kernel_set kernels[] = {
+    {"conv2d", CT__KERNELS_F32_F64(conv2d)},
+    {"depthwise_conv2d", CT__KERNELS_F32_F64(conv2d)},
+    {"conv2d_grad", CT__KERNELS_F32_F64(conv2d_grad)},
+    {"depthwise_conv2d_grad", CT__KERNELS_F32_F64(conv2d_grad)},
+    {"pool2d", CT__KERNELS_F32_F64(pool2d)},
+    {"pool2d_grad", CT__KERNELS_F32_F64(pool2d_grad)},
+};
+
+const ct__kernel_table ct__cpu_conv = CT__TABLE(kernels);

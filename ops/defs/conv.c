@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/defs/conv.c: the op types conv2d, depthwise_conv2d and pool2d (PaddlePaddle's names, slots
+ * and attributes, NCHW) and the geometry plan their kernels on every backend follow.
+ *
+ *   conv2d, depthwise_conv2d  Input [N,C,H,W], Filter [M,C/groups,KH,KW] -> Output [N,M,OH,OW]
+ *       OH = (H + pad_top + pad_bottom - (dilation (KH - 1) + 1)) / stride + 1, likewise OW
+ *   pool2d  X [N,C,H,W] -> Out [N,C,OH,OW]; "max" or "avg" over ksize windows (padding never
+ *       counts for max; avg divides by the window clipped to the image when exclusive, by
+ *       KH KW otherwise); global_pooling takes the whole image; ceil_mode rounds OH, OW up
+ *
+ * paddings holds 2 values (height, width: both sides alike) or 4 (top, bottom, left, right);
+ * padding_algorithm "SAME" pads so that OH = ceil(H / stride), "VALID" pads nothing, "EXPLICIT"
+ * (the default) takes paddings. data_format must be "NCHW" (or "AnyLayout"). */
+#include <string.h>
+
+#include "ops/defs.h"
+
+/* Reads a 2-value list attribute (strides, dilations, ksize) into a, b, each at least lo. */
+static ct_status pair_attr(const ct_kernel_ctx *c, size_t i, const char *name, int64_t lo,
+                           int64_t *a, int64_t *b) {
+  const ct_attr_value *v = &c->attr[i];
+  if (v->u.ints.n != 2) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                          "attribute '%s' has %zu values: give 2 (height, width)", name,
+                          v->u.ints.n);
+  }
+  *a = v->u.ints.v[0];
+  *b = v->u.ints.v[1];
+  if (*a < lo || *b < lo || *a > INT32_MAX || *b > INT32_MAX) {
+    return ct_kernel_fail(c, CT_ERR_OUT_OF_RANGE,
+                          "attribute '%s' is [%lld, %lld]: each value must be in [%lld, %d]",
+                          name, (long long)*a, (long long)*b, (long long)lo, INT32_MAX);
+  }
+  return CT_OK;
+}
+
+/* data_format and padding_algorithm, then the paddings: explicit ones from attribute pi, or
+ * those SAME and VALID give for windows of extent kh, kw (dilation included). */
+static ct_status paddings(const ct_kernel_ctx *c, size_t fi, size_t ai, size_t pi,
+                          ct__conv_geom *g) {
+  const char *fmt = c->attr[fi].u.s, *alg = c->attr[ai].u.s;
+  if (strcmp(fmt, "NCHW") != 0 && strcmp(fmt, "AnyLayout") != 0) {
+    return ct_kernel_fail(c, CT_ERR_UNSUPPORTED,
+                          "attribute 'data_format' is \"%s\": only \"NCHW\" is supported "
+                          "(transpose the data to NCHW)",
+                          fmt);
+  }
+  g->pt = g->pb = g->pl = g->pr = 0;
+  if (strcmp(alg, "VALID") == 0) return CT_OK;
+  if (strcmp(alg, "SAME") == 0) {
+    int64_t oh = (g->h + g->sh - 1) / g->sh, ow = (g->w + g->sw - 1) / g->sw;
+    int64_t th = (oh - 1) * g->sh + g->kh - g->h, tw = (ow - 1) * g->sw + g->kw - g->w;
+    th = th > 0 ? th : 0;
+    tw = tw > 0 ? tw : 0;
+    g->pt = th / 2;
+    g->pb = th - g->pt;
+    g->pl = tw / 2;
+    g->pr = tw - g->pl;
+    return CT_OK;
+  }
+  if (strcmp(alg, "EXPLICIT") != 0) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                          "attribute 'padding_algorithm' is \"%s\": use \"EXPLICIT\", \"SAME\" "
+                          "or \"VALID\"",
+                          alg);
+  }
+  const ct_attr_value *v = &c->attr[pi];
+  const int64_t *p = v->u.ints.v;
+  if (v->u.ints.n != 2 && v->u.ints.n != 4) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                          "attribute 'paddings' has %zu values: give 2 (height, width) or 4 "
+                          "(top, bottom, left, right)",
+                          v->u.ints.n);
+  }
+  bool two = v->u.ints.n == 2;
+  g->pt = p[0];
+  g->pb = two ? p[0] : p[1];
+  g->pl = two ? p[1] : p[2];
+  g->pr = two ? p[1] : p[3];
+  if (g->pt < 0 || g->pb < 0 || g->pl < 0 || g->pr < 0 || g->pt > INT32_MAX ||
+      g->pb > INT32_MAX || g->pl > INT32_MAX || g->pr > INT32_MAX) {
+    return ct_kernel_fail(c, CT_ERR_OUT_OF_RANGE,
+                          "attribute 'paddings' holds a value outside [0, %d]", INT32_MAX);
+  }
+  return CT_OK;
+}
+
+/* OH and OW from the window extents (dilation included), strides and paddings; ceil rounds up.
+ * CT_ERR_SHAPE naming input (slot 0) when the padded image is smaller than a window. */
+static ct_status out_extent(const ct_kernel_ctx *c, ct__conv_geom *g, int64_t ekh, int64_t ekw,
+                            bool ceil) {
+  int64_t ph = g->h + g->pt + g->pb - ekh, pw = g->w + g->pl + g->pr - ekw;
+  if (ph < 0 || pw < 0) {
+    char sd[CT__DDIM_STR_CAP];
+    return ct_kernel_fail(c, CT_ERR_SHAPE,
+                          "input %s variable '%s' %s is smaller than the %lldx%lld window (with "
+                          "paddings %lld, %lld, %lld, %lld): pad it or use a smaller window",
+                          c->op->def->in[0].name, ct_kernel_in_name(c, 0, 0),
+                          ct_ddim_str(ct_kernel_in(c, 0, 0)->dims, sd, sizeof sd),
+                          (long long)ekh, (long long)ekw, (long long)g->pt, (long long)g->pb,
+                          (long long)g->pl, (long long)g->pr);
+  }
+  g->oh = (ph + (ceil ? g->sh - 1 : 0)) / g->sh + 1;
+  g->ow = (pw + (ceil ? g->sw - 1 : 0)) / g->sw + 1;
+  return CT_OK;
+}
+
+/* Input (slot 0) of rank 4, NCHW. */
+static ct_status check_nchw(const ct_kernel_ctx *c, ct_ddim x, ct__conv_geom *g) {
+  if (x.rank != 4) {
+    char sd[CT__DDIM_STR_CAP];
+    return ct_kernel_fail(c, CT_ERR_SHAPE,
+                          "input %s variable '%s' is %s: it must be rank 4, [N, C, H, W]",
+                          c->op->def->in[0].name, ct_kernel_in_name(c, 0, 0),
+                          ct_ddim_str(x, sd, sizeof sd));
+  }
+  g->n = x.d[0];
+  g->c = x.d[1];
+  g->h = x.d[2];
+  g->w = x.d[3];
+  return CT_OK;
+}
+
+ct_status ct__conv_plan(const ct_kernel_ctx *c, ct_ddim in, ct_ddim f, ct__conv_geom *g) {
+  memset(g, 0, sizeof *g);
+  ct_status s = check_nchw(c, in, g);
+  if (s != CT_OK) return s;
+  char si[CT__DDIM_STR_CAP], sf[CT__DDIM_STR_CAP];
+  int64_t groups = c->attr[CT__CONV_GROUPS].u.i;
+  if (groups < 1 || groups > INT32_MAX) {
+    return ct_kernel_fail(c, CT_ERR_OUT_OF_RANGE, "attribute 'groups' is %lld: it must be >= 1",
+                          (long long)groups);
+  }
+  g->groups = groups;
+  if (f.rank != 4 || g->c % groups != 0 || f.d[1] != g->c / groups || f.d[0] % groups != 0) {
+    return ct_kernel_fail(c, CT_ERR_SHAPE,
+                          "input Input variable '%s' %s and input Filter variable '%s' %s with "
+                          "groups %lld: Filter must be [M, C/groups, KH, KW], M a multiple of "
+                          "groups",
+                          ct_kernel_in_name(c, CT__CONV_INPUT, 0), ct_ddim_str(in, si, sizeof si),
+                          ct_kernel_in_name(c, CT__CONV_FILTER, 0), ct_ddim_str(f, sf, sizeof sf),
+                          (long long)groups);
+  }
+  g->m = f.d[0];
+  g->kh = f.d[2];
+  g->kw = f.d[3];
+  if ((s = pair_attr(c, CT__CONV_STRIDES, "strides", 1, &g->sh, &g->sw)) != CT_OK ||
+      (s = pair_attr(c, CT__CONV_DILATIONS, "dilations", 1, &g->dh, &g->dw)) != CT_OK) {
+    return s;
+  }
+  int64_t ekh = g->dh * (g->kh - 1) + 1, ekw = g->dw * (g->kw - 1) + 1;
+  g->kh = ekh; /* paddings() and out_extent() see the dilated extent */
+  g->kw = ekw;
+  s = paddings(c, CT__CONV_DATA_FORMAT, CT__CONV_PADDING_ALGORITHM, CT__CONV_PADDINGS, g);
+  if (s == CT_OK && (f.d[2] == 0 || f.d[3] == 0)) {
+    s = ct_kernel_fail(c, CT_ERR_SHAPE, "input Filter variable '%s' %s has an empty window",
+                       ct_kernel_in_name(c, CT__CONV_FILTER, 0), ct_ddim_str(f, sf, sizeof sf));
+  }
+  if (s == CT_OK) s = out_extent(c, g, ekh, ekw, false);
+  g->kh = f.d[2];
+  g->kw = f.d[3];
+  return s;
+}
+
+ct_status ct__pool_plan(const ct_kernel_ctx *c, ct_ddim x, ct__conv_geom *g) {
+  memset(g, 0, sizeof *g);
+  ct_status s = check_nchw(c, x, g);
+  if (s != CT_OK) return s;
+  const char *type = c->attr[CT__POOL_TYPE].u.s;
+  if (strcmp(type, "max") != 0 && strcmp(type, "avg") != 0) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                          "attribute 'pooling_type' is \"%s\": use \"max\" or \"avg\"", type);
+  }
+  if (c->attr[CT__POOL_ADAPTIVE].u.b) {
+    return ct_kernel_fail(c, CT_ERR_UNSUPPORTED,
+                          "attribute 'adaptive' is true: adaptive pooling is not supported (set "
+                          "ksize and strides for the output size)");
+  }
+  g->max = type[0] == 'm';
+  g->exclusive = c->attr[CT__POOL_EXCLUSIVE].u.b;
+  g->m = g->c;
+  g->groups = g->c;
+  g->dh = g->dw = 1;
+  if (c->attr[CT__POOL_GLOBAL].u.b) {
+    g->kh = g->sh = g->h;
+    g->kw = g->sw = g->w;
+    g->sh += g->sh == 0;
+    g->sw += g->sw == 0;
+    s = paddings(c, CT__POOL_DATA_FORMAT, CT__POOL_PADDING_ALGORITHM, CT__POOL_PADDINGS, g);
+    g->pt = g->pb = g->pl = g->pr = 0;
+    return s == CT_OK ? out_extent(c, g, g->kh, g->kw, false) : s;
+  }
+  if ((s = pair_attr(c, CT__POOL_KSIZE, "ksize", 1, &g->kh, &g->kw)) != CT_OK ||
+      (s = pair_attr(c, CT__POOL_STRIDES, "strides", 1, &g->sh, &g->sw)) != CT_OK ||
+      (s = paddings(c, CT__POOL_DATA_FORMAT, CT__POOL_PADDING_ALGORITHM, CT__POOL_PADDINGS, g)) !=
+          CT_OK) {
+    return s;
+  }
+  return out_extent(c, g, g->kh, g->kw, c->attr[CT__POOL_CEIL_MODE].u.b);
+}
+
+/* Filter has Input's dtype; Output takes the plan's dims. */
+static ct_status conv_infer(const ct_kernel_ctx *c) {
+  const ct_tensor *in = ct_kernel_in(c, CT__CONV_INPUT, 0);
+  ct_status s = ct__k_check_dtype(c, CT__CONV_FILTER, 0, in->dtype);
+  ct__conv_geom g;
+  if (s == CT_OK) s = ct__conv_plan(c, in->dims, ct_kernel_in(c, CT__CONV_FILTER, 0)->dims, &g);
+  return s == CT_OK ? ct__k_resize(c, CT__OUT, 0, ct__conv_out_dims(&g)) : s;
+}
+
+static ct_status pool_infer(const ct_kernel_ctx *c) {
+  ct__conv_geom g;
+  ct_status s = ct__pool_plan(c, ct_kernel_in(c, CT__IN_X, 0)->dims, &g);
+  return s == CT_OK ? ct__k_resize(c, CT__OUT, 0, ct__conv_out_dims(&g)) : s;
+}
+
+static const int64_t ones[2] = {1, 1}, zeros[2] = {0, 0};
+#define INTS(a) {.type = CT_ATTR_INTS, .u.ints = {(a), 2}}
+#define STR(v) {.type = CT_ATTR_STRING, .u.s = (v)}
+#define BOOL(v) {.type = CT_ATTR_BOOL, .u.b = (v)}
+
+/* The attributes in the CT__CONV_* order; conv2d_grad (ops/defs/conv_grad.c) has the same. */
+const ct_attr_def ct__conv_attrs[6] = {
+    {"strides", INTS(ones), false},
+    {"paddings", INTS(zeros), false},
+    {"dilations", INTS(ones), false},
+    {"groups", {.type = CT_ATTR_INT, .u.i = 1}, false},
+    {"data_format", STR("NCHW"), false},
+    {"padding_algorithm", STR("EXPLICIT"), false},
+};
+
+/* In the CT__POOL_* order; pool2d_grad has the same. ksize defaults to 1x1. */
+const ct_attr_def ct__pool_attrs[10] = {
+    {"pooling_type", STR("max"), false},
+    {"ksize", INTS(ones), false},
+    {"strides", INTS(ones), false},
+    {"paddings", INTS(zeros), false},
+    {"global_pooling", BOOL(false), false},
+    {"exclusive", BOOL(true), false},
+    {"ceil_mode", BOOL(false), false},
+    {"data_format", STR("NCHW"), false},
+    {"padding_algorithm", STR("EXPLICIT"), false},
+    {"adaptive", BOOL(false), false},
+};
+
+static const ct_slot_def conv_in[] = {{"Input", 0}, {"Filter", 0}};
+static const ct_slot_def conv_out[] = {{"Output", 0}};
+
+#define CONV(name)                                                                            \
+  {.type = (name), .inputs = conv_in, .n_inputs = 2, .outputs = conv_out, .n_outputs = 1,    \
+   .attrs = ct__conv_attrs, .n_attrs = 6, .infer_shape = conv_infer, .grad = ct__grad_conv2d}
+
+static const ct_op_def defs[] = {
+    CONV("conv2d"),
+    CONV("depthwise_conv2d"),
+    {.type = "pool2d", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
+     .n_outputs = 1, .attrs = ct__pool_attrs, .n_attrs = 10, .infer_shape = pool_infer,
+     .grad = ct__grad_pool2d},
+};
+
+const ct__def_table ct__conv_defs = CT__TABLE(defs);

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The gradients of conv2d (conv2d_grad) and pool2d (pool2d_grad) against central finite
+ * differences in float64 (grad_util.h): strides, paddings, dilations, groups, depthwise, 1x1
+ * filters; max and avg pooling, exclusive or not, ceil_mode, global. Then the float32 grad
+ * kernels against the float64 ones, one gradient alone, and a wrong Output@GRAD. */
+#include <corten/corten.h>
+
+#include "conv_util.h"
+#include "grad_util.h"
+
+static const conv_case *current;
+
+static void build_case(ct_program *p) {
+  ck_assert_int_eq(ct_program_append(p, conv_case_op(current, "x", "f", "out")), CT_OK);
+  append_weighted_loss(p, "out", "loss");
+}
+
+/* Checks d(loss)/dx (and d(loss)/df for conv2d) of the case. */
+static void check_case(const conv_case *k) {
+  static const char *const xf[] = {"x", "f"};
+  ct_scope *s = ct_scope_new();
+  put_smooth(s, "x", conv_x_dims(k), 0.1);
+  if (k->pool == NULL) put_smooth(s, "f", conv_f_dims(k), 0.7);
+  current = k;
+  check_grads(s, build_case, "loss", xf, k->pool == NULL ? 2 : 1);
+  ct_scope_free(s);
+}
+
+
+START_TEST(conv_grads_plain) {
+  check_case(CONV(.n = 2, .c = 2, .h = 4, .w = 5, .m = 3, .kh = 3, .kw = 2));
+  check_case(CONV(.n = 1, .c = 2, .h = 4, .w = 5, .m = 3, .kh = 3, .kw = 2)); /* one image */
+  /* 288 output pixels per image: the per-image GEMMs (smaller images share one per group) */
+  check_case(CONV(.n = 2, .c = 2, .h = 16, .w = 18, .m = 2, .kh = 3, .kw = 3, .pads = {1, 1},
+                  .groups = 2));
+}
+END_TEST
+
+START_TEST(conv_grads_strides_paddings_dilations) {
+  check_case(CONV(.n = 1, .c = 2, .h = 6, .w = 5, .m = 2, .kh = 3, .kw = 3, .sh = 2, .sw = 2,
+                  .pads = {1, 1}));
+  check_case(CONV(.n = 1, .c = 2, .h = 6, .w = 7, .m = 2, .kh = 2, .kw = 3, .dh = 2, .dw = 2,
+                  .pads = {0, 2, 1, 0}, .n_pads = 4, .sw = 2));
+}
+END_TEST
+
+START_TEST(conv_grads_groups_depthwise_1x1) {
+  check_case(CONV(.n = 2, .c = 4, .h = 4, .w = 4, .m = 4, .kh = 3, .kw = 3, .groups = 2,
+                  .pads = {1, 1}));
+  check_case(CONV(.n = 2, .c = 3, .h = 5, .w = 4, .m = 6, .kh = 3, .kw = 3, .groups = 3,
+                  .pads = {1, 1}, .sh = 2));
+  check_case(CONV(.n = 2, .c = 3, .h = 3, .w = 4, .m = 2, .kh = 1, .kw = 1));
+}
+END_TEST
+
+START_TEST(pool_grads) {
+  const char *types[2] = {"max", "avg"};
+  for (int t = 0; t < 2; t++) {
+    for (int ex = 0; ex < 2; ex++) {
+      check_case(POOL(.pool = types[t], .exclusive = ex, .n = 2, .c = 2, .h = 4, .w = 4, .kh = 2,
+                      .kw = 2, .sh = 2, .sw = 2));
+      check_case(POOL(.pool = types[t], .exclusive = ex, .n = 1, .c = 2, .h = 5, .w = 5, .kh = 3,
+                      .kw = 3, .sh = 2, .sw = 2, .pads = {1, 1}));
+    }
+  }
+  check_case(POOL(.pool = "max", .n = 1, .c = 2, .h = 5, .w = 5, .kh = 2, .kw = 2, .sh = 2,
+                  .sw = 2, .ceil_mode = true));
+  check_case(POOL(.pool = "avg", .exclusive = true, .n = 2, .c = 2, .h = 3, .w = 4, .kh = 1,
+                  .kw = 1, .global = true));
+}
+END_TEST
+
+/* Overlapping max windows (stride 1): an element that is the max of two windows gets both
+ * gradients; tied values give the gradient to the first of them only. */
+START_TEST(pool_max_grad_overlaps_and_ties) {
+  ct_scope *s = ct_scope_new();
+  double x[6] = {1, 5, 2, 5, 0, 3};
+  put(s, "x", CT_FLOAT64, CT_DIMS(1, 1, 1, 6), x);
+  current = POOL(.pool = "max", .n = 1, .c = 1, .h = 1, .w = 6, .kh = 1, .kw = 3);
+  static const char *const just_x[] = {"x"};
+  run_backward(s, build_case, just_x, 1);
+  const double *g = ct_tensor_data(tensor_dims(s, "x@GRAD", CT_DIMS(1, 1, 1, 6)), CT_FLOAT64);
+  /* windows [1 5 2] [5 2 5] [2 5 0] [5 0 3]: weights 1, 1.25, 1.5, 1.75 */
+  ck_assert(g[0] == 0 && g[1] == 1 + 1.25 && g[2] == 0 && g[3] == 1.5 + 1.75 && g[4] == 0 &&
+            g[5] == 0);
+  ct_scope_free(s);
+}
+END_TEST
+
+/* The float32 grad kernels agree with the float64 ones. */
+START_TEST(conv_grad_f32_matches_f64) {
+  const conv_case *k = CONV(.n = 2, .c = 4, .h = 6, .w = 5, .m = 4, .kh = 3, .kw = 3,
+                            .groups = 2, .sh = 2, .pads = {1, 1});
+  ct_op *op = new_op("conv2d_grad");
+  ck_assert_int_eq(ct_op_set_input(op, "Input", "x"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Filter", "f"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Output@GRAD", "d"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Input@GRAD", "dx"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Filter@GRAD", "df"), CT_OK);
+  int64_t st[2] = {2, 1}, pd[2] = {1, 1};
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "strides", st, 2), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "paddings", pd, 2), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_int(op, "groups", 2), CT_OK);
+  const char *ins[3] = {"x", "f", "d"}, *outs[2] = {"dx", "df"};
+  ct_ddim dims[3] = {conv_x_dims(k), conv_f_dims(k), conv_out_dims(k)};
+  check_f32_matches_f64(op, ins, dims, 3, outs, 2);
+  ct_op_free(op);
+
+  const conv_case *p = POOL(.pool = "max", .n = 2, .c = 3, .h = 5, .w = 5, .kh = 3, .kw = 3,
+                            .sh = 2, .sw = 2, .pads = {1, 1});
+  op = conv_case_op(p, "x", NULL, "out");
+  const char *pin[1] = {"x"}, *pout[1] = {"out"};
+  ct_ddim pdims[1] = {conv_x_dims(p)};
+  check_f32_matches_f64(op, pin, pdims, 1, pout, 1);
+  ct_op_free(op);
+}
+END_TEST
+
+/* Only the filter is a parameter: conv2d_grad computes Filter@GRAD alone. */
+START_TEST(conv_grad_filter_only) {
+  static const char *const just_f[] = {"f"};
+  ct_scope *s = ct_scope_new();
+  current = CONV(.n = 1, .c = 2, .h = 4, .w = 4, .m = 2, .kh = 3, .kw = 3);
+  put_smooth(s, "x", conv_x_dims(current), 0.1);
+  put_smooth(s, "f", conv_f_dims(current), 0.7);
+  check_grads(s, build_case, "loss", just_f, 1);
+  ck_assert_ptr_null(ct_scope_find_var(s, "x@GRAD"));
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(conv_grad_refuses_wrong_dout) {
+  ct_scope *s = ct_scope_new();
+  put_smooth(s, "x", CT_DIMS(1, 1, 4, 4), 0.1);
+  put_smooth(s, "f", CT_DIMS(1, 1, 3, 3), 0.2);
+  put_smooth(s, "d", CT_DIMS(1, 1, 3, 3), 0.3);
+  ct_op *op = new_op("conv2d_grad");
+  ck_assert_int_eq(ct_op_set_input(op, "Input", "x"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Filter", "f"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Output@GRAD", "d"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Input@GRAD", "dx"), CT_OK);
+  run_fails(op, s, CT_ERR_SHAPE, "conv2d_grad", "Output@GRAD variable 'd'", "[1,1,2,2]", NULL);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("grad_conv");
+  CT_ADD_TEST(s, conv_grads_plain);
+  CT_ADD_TEST(s, conv_grads_strides_paddings_dilations);
+  CT_ADD_TEST(s, conv_grads_groups_depthwise_1x1);
+  CT_ADD_TEST(s, pool_grads);
+  CT_ADD_TEST(s, pool_max_grad_overlaps_and_ties);
+  CT_ADD_TEST(s, conv_grad_f32_matches_f64);
+  CT_ADD_TEST(s, conv_grad_filter_only);
+  CT_ADD_TEST(s, conv_grad_refuses_wrong_dout);
+  return s;
+}
+
+CT_TEST_MAIN(make_suite)

@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* conv2d, depthwise_conv2d and pool2d forward on the CPU against naive loops (conv_util.h):
+ * strides, paddings (2 and 4 values, SAME, VALID), dilations, groups, depthwise, 1x1 filters,
+ * max and avg pooling (exclusive or not, ceil_mode, global); small-integer data, so float32 and
+ * float64 are exact. Then the refusals, each naming the op and what to fix. */
+#include <string.h>
+
+#include <corten/corten.h>
+
+#include "conv_util.h"
+
+/* Runs the case in dtype dt on data_x / data_y values and compares every output element with
+ * the naive loop, exactly. */
+static void check_case(const conv_case *k, ct_dtype dt, const char *type) {
+  ct_scope *s = ct_scope_new();
+  ct_ddim xd = conv_x_dims(k), fd = conv_f_dims(k), od = conv_out_dims(k);
+  put_fn(s, "x", dt, xd, data_x);
+  if (k->pool == NULL) put_fn(s, "f", dt, fd, data_y);
+  ct_op *op = conv_case_op(k, "x", "f", "out");
+  if (type != NULL) { /* the same op under another type name (depthwise_conv2d) */
+    ct_op *alt = new_op(type);
+    ck_assert_int_eq(ct_op_set_input(alt, "Input", "x"), CT_OK);
+    ck_assert_int_eq(ct_op_set_input(alt, "Filter", "f"), CT_OK);
+    ck_assert_int_eq(ct_op_set_output(alt, "Output", "out"), CT_OK);
+    ck_assert_int_eq(ct_op_set_attr_int(alt, "groups", k->groups), CT_OK);
+    ck_assert_int_eq(ct_op_set_attr_ints(alt, "paddings", k->pads, k->n_pads), CT_OK);
+    ct_op_free(op);
+    op = alt;
+  }
+  run(op, s);
+  int64_t nx = ct_ddim_numel(xd), nf = ct_ddim_numel(fd), no = ct_ddim_numel(od);
+  double *x = xmalloc(nx, sizeof *x), *f = xmalloc(nf, sizeof *f), *want = xmalloc(no, 8);
+  for (int64_t i = 0; i < nx; i++) x[i] = data_x(i);
+  for (int64_t i = 0; i < nf; i++) f[i] = data_y(i);
+  if (k->pool != NULL) {
+    pool_naive(k, x, want);
+  } else {
+    conv_naive(k, x, f, want);
+  }
+  const void *got = result(s, "out", dt, od);
+  for (int64_t i = 0; i < no; i++) {
+    double g = get_elem(got, dt, i), w = dt == CT_FLOAT32 ? (double)(float)want[i] : want[i];
+    ck_assert_msg(g == w, "out[%lld] = %.17g, expected %.17g", (long long)i, g, w);
+  }
+  free(x);
+  free(f);
+  free(want);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+
+static void check_both(const conv_case *k) {
+  check_case(k, CT_FLOAT32, NULL);
+  check_case(k, CT_FLOAT64, NULL);
+}
+
+
+START_TEST(conv_plain) {
+  check_both(CONV(.n = 2, .c = 3, .h = 5, .w = 6, .m = 4, .kh = 3, .kw = 3));
+  check_both(CONV(.n = 1, .c = 1, .h = 4, .w = 4, .m = 1, .kh = 4, .kw = 4)); /* 1x1 output */
+  check_both(CONV(.n = 1, .c = 2, .h = 5, .w = 4, .m = 3, .kh = 2, .kw = 3));
+  /* 289 output pixels per image: the per-image GEMMs (smaller images share one per group) */
+  check_both(CONV(.n = 2, .c = 2, .h = 17, .w = 17, .m = 3, .kh = 3, .kw = 3, .pads = {1, 1},
+                  .groups = 1));
+  check_both(CONV(.n = 2, .c = 4, .h = 17, .w = 16, .m = 4, .kh = 2, .kw = 3, .pads = {1, 1},
+                  .groups = 2));
+}
+END_TEST
+
+START_TEST(conv_strides_paddings_dilations) {
+  check_both(CONV(.n = 2, .c = 2, .h = 7, .w = 6, .m = 3, .kh = 3, .kw = 3, .sh = 2, .sw = 3));
+  check_both(CONV(.n = 1, .c = 2, .h = 5, .w = 5, .m = 2, .kh = 3, .kw = 3, .pads = {1, 2}));
+  check_both(CONV(.n = 1, .c = 3, .h = 6, .w = 7, .m = 2, .kh = 3, .kw = 2, .pads = {0, 2, 1, 3},
+                  .n_pads = 4, .sh = 2, .sw = 2));
+  check_both(CONV(.n = 2, .c = 2, .h = 8, .w = 9, .m = 3, .kh = 3, .kw = 3, .dh = 2, .dw = 3,
+                  .pads = {2, 1}));
+  /* padding wider than the window reaches: whole output rows see only zeros */
+  check_both(CONV(.n = 1, .c = 1, .h = 3, .w = 3, .m = 2, .kh = 2, .kw = 2, .pads = {3, 3},
+                  .sh = 2, .sw = 1));
+}
+END_TEST
+
+START_TEST(conv_one_by_one) {
+  check_both(CONV(.n = 3, .c = 4, .h = 3, .w = 5, .m = 6, .kh = 1, .kw = 1));
+  check_both(CONV(.n = 2, .c = 4, .h = 3, .w = 5, .m = 6, .kh = 1, .kw = 1, .groups = 2));
+  check_both(CONV(.n = 1, .c = 2, .h = 5, .w = 5, .m = 3, .kh = 1, .kw = 1, .sh = 2, .sw = 2));
+}
+END_TEST
+
+START_TEST(conv_groups_and_depthwise) {
+  check_both(CONV(.n = 2, .c = 4, .h = 5, .w = 5, .m = 6, .kh = 3, .kw = 3, .groups = 2,
+                  .pads = {1, 1}));
+  /* depthwise: one input channel per group, one or two filters each */
+  check_both(CONV(.n = 2, .c = 3, .h = 6, .w = 5, .m = 3, .kh = 3, .kw = 3, .groups = 3,
+                  .pads = {1, 1}));
+  check_both(CONV(.n = 1, .c = 3, .h = 7, .w = 8, .m = 6, .kh = 3, .kw = 2, .groups = 3,
+                  .sh = 2, .sw = 3, .dh = 2, .pads = {1, 2, 0, 1}, .n_pads = 4));
+  const conv_case *dw = CONV(.n = 2, .c = 4, .h = 5, .w = 5, .m = 4, .kh = 3, .kw = 3,
+                             .groups = 4, .pads = {1, 1});
+  check_case(dw, CT_FLOAT32, "depthwise_conv2d");
+}
+END_TEST
+
+/* SAME pads so that OH = ceil(H / stride) (the extra row at the bottom), VALID pads nothing. */
+START_TEST(conv_padding_algorithms) {
+  ct_scope *s[2] = {ct_scope_new(), ct_scope_new()};
+  const conv_case *same = CONV(.n = 1, .c = 2, .h = 6, .w = 5, .m = 2, .kh = 3, .kw = 3,
+                               .sh = 2, .sw = 2, .pads = {0, 1, 1, 1}, .n_pads = 4);
+  const conv_case *valid = CONV(.n = 1, .c = 2, .h = 6, .w = 5, .m = 2, .kh = 3, .kw = 3,
+                                .sh = 2, .sw = 2, .pads = {7, 7});
+  const conv_case *ks[2] = {same, valid};
+  const char *alg[2] = {"SAME", "VALID"};
+  for (int i = 0; i < 2; i++) {
+    put_fn(s[i], "x", CT_FLOAT64, conv_x_dims(ks[i]), data_x);
+    put_fn(s[i], "f", CT_FLOAT64, conv_f_dims(ks[i]), data_y);
+    ct_op *op = conv_case_op(ks[i], "x", "f", "out");
+    ck_assert_int_eq(ct_op_set_attr_string(op, "padding_algorithm", alg[i]), CT_OK);
+    run(op, s[i]);
+    ct_op_free(op);
+    conv_case k = *ks[i];
+    if (i == 1) k.pads[0] = k.pads[1] = 0; /* VALID ignores paddings */
+    double x[60], f[36], want[64];
+    for (int j = 0; j < 60; j++) x[j] = data_x(j);
+    for (int j = 0; j < 36; j++) f[j] = data_y(j);
+    conv_naive(&k, x, f, want);
+    const double *got = result(s[i], "out", CT_FLOAT64, conv_out_dims(&k));
+    for (int64_t j = 0; j < ct_ddim_numel(conv_out_dims(&k)); j++) {
+      ck_assert_msg(got[j] == want[j], "%s out[%lld]", alg[i], (long long)j);
+    }
+    ct_scope_free(s[i]);
+  }
+  ck_assert(ct_ddim_equal(conv_out_dims(same), CT_DIMS(1, 2, 3, 3)));
+}
+END_TEST
+
+START_TEST(conv_empty_batch) {
+  check_both(CONV(.n = 0, .c = 2, .h = 4, .w = 4, .m = 3, .kh = 3, .kw = 3));
+}
+END_TEST
+
+
+START_TEST(pool_max_and_avg) {
+  const char *types[2] = {"max", "avg"};
+  for (int t = 0; t < 2; t++) {
+    for (int ex = 0; ex < 2; ex++) {
+      check_both(POOL(.pool = types[t], .exclusive = ex, .n = 2, .c = 3, .h = 6, .w = 6, .kh = 2,
+                      .kw = 2, .sh = 2, .sw = 2));
+      check_both(POOL(.pool = types[t], .exclusive = ex, .n = 1, .c = 2, .h = 5, .w = 7, .kh = 3,
+                      .kw = 3, .sh = 2, .sw = 2, .pads = {1, 1}));
+      check_both(POOL(.pool = types[t], .exclusive = ex, .n = 1, .c = 2, .h = 5, .w = 6, .kh = 3,
+                      .kw = 2, .sh = 1, .sw = 2, .pads = {1, 0, 0, 1}, .n_pads = 4));
+    }
+  }
+}
+END_TEST
+
+START_TEST(pool_ceil_mode_and_global) {
+  check_both(POOL(.pool = "max", .n = 1, .c = 2, .h = 5, .w = 5, .kh = 2, .kw = 2, .sh = 2,
+                  .sw = 2, .ceil_mode = true));
+  check_both(POOL(.pool = "avg", .exclusive = true, .n = 1, .c = 2, .h = 5, .w = 7, .kh = 3,
+                  .kw = 3, .sh = 2, .sw = 2, .ceil_mode = true));
+  check_both(POOL(.pool = "avg", .exclusive = true, .n = 2, .c = 3, .h = 4, .w = 5, .kh = 1,
+                  .kw = 1, .global = true, .pads = {1, 1}));
+  check_both(POOL(.pool = "max", .n = 2, .c = 3, .h = 4, .w = 5, .kh = 2, .kw = 2,
+                  .global = true));
+}
+END_TEST
+
+/* max ignores the padding even when every value is negative; NaN wins its window. */
+START_TEST(pool_max_negative_and_nan) {
+  ct_scope *s = ct_scope_new();
+  double x[4] = {-5, -2, NAN, -1};
+  put(s, "x", CT_FLOAT64, CT_DIMS(1, 1, 2, 2), x);
+  ct_op *op = conv_case_op(POOL(.pool = "max", .n = 1, .c = 1, .h = 2, .w = 2, .kh = 2,
+                                .kw = 2, .pads = {1, 1}, .sh = 2, .sw = 2), "x", NULL, "out");
+  run(op, s);
+  const double *o = result(s, "out", CT_FLOAT64, CT_DIMS(1, 1, 2, 2));
+  ck_assert(o[0] == -5 && o[1] == -2 && isnan(o[2]) && o[3] == -1);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+/* ---- Refusals ------------------------------------------------------------------------------ */
+
+static ct_scope *conv_scope(ct_ddim x, ct_ddim f) {
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_FLOAT32, x, data_x);
+  put_fn(s, "f", CT_FLOAT32, f, data_y);
+  return s;
+}
+
+START_TEST(conv_refuses_bad_shapes) {
+  const conv_case *k = CONV(.n = 1, .c = 4, .h = 5, .w = 5, .m = 4, .kh = 3, .kw = 3);
+  ct_op *op = conv_case_op(k, "x", "f", "out");
+  ct_scope *s = conv_scope(CT_DIMS(4, 5, 5), CT_DIMS(4, 4, 3, 3));
+  run_fails(op, s, CT_ERR_SHAPE, "conv2d", "Input", "'x'", "rank 4", NULL);
+  ct_scope_free(s);
+  s = conv_scope(CT_DIMS(1, 4, 5, 5), CT_DIMS(4, 3, 3, 3));
+  run_fails(op, s, CT_ERR_SHAPE, "Filter variable 'f'", "[M, C/groups, KH, KW]", NULL);
+  ct_scope_free(s);
+  s = conv_scope(CT_DIMS(1, 4, 2, 5), CT_DIMS(4, 4, 3, 3));
+  run_fails(op, s, CT_ERR_SHAPE, "smaller than the 3x3 window", NULL);
+  ct_scope_free(s);
+  ck_assert_int_eq(ct_op_set_attr_int(op, "groups", 3), CT_OK);
+  s = conv_scope(CT_DIMS(1, 4, 5, 5), CT_DIMS(4, 4, 3, 3));
+  run_fails(op, s, CT_ERR_SHAPE, "groups 3", NULL);
+  ck_assert_int_eq(ct_op_set_attr_int(op, "groups", 0), CT_OK);
+  run_fails(op, s, CT_ERR_OUT_OF_RANGE, "'groups' is 0", NULL);
+  ct_scope_free(s);
+  ct_op_free(op);
+}
+END_TEST
+
+START_TEST(conv_refuses_bad_attributes) {
+  const conv_case *k = CONV(.n = 1, .c = 2, .h = 5, .w = 5, .m = 2, .kh = 3, .kw = 3);
+  ct_scope *s = conv_scope(CT_DIMS(1, 2, 5, 5), CT_DIMS(2, 2, 3, 3));
+  ct_op *op = conv_case_op(k, "x", "f", "out");
+  int64_t three[3] = {1, 1, 1}, zero[2] = {0, 1}, neg[2] = {-1, 0};
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "strides", three, 3), CT_OK);
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "'strides' has 3 values", NULL);
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "strides", zero, 2), CT_OK);
+  run_fails(op, s, CT_ERR_OUT_OF_RANGE, "'strides' is [0, 1]", NULL);
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "strides", three, 2), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "paddings", neg, 2), CT_OK);
+  run_fails(op, s, CT_ERR_OUT_OF_RANGE, "'paddings'", NULL);
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "paddings", three, 3), CT_OK);
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "'paddings' has 3 values", NULL);
+  ck_assert_int_eq(ct_op_set_attr_string(op, "padding_algorithm", "FULL"), CT_OK);
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "\"FULL\"", "SAME", NULL);
+  ck_assert_int_eq(ct_op_set_attr_string(op, "data_format", "NHWC"), CT_OK);
+  run_fails(op, s, CT_ERR_UNSUPPORTED, "\"NHWC\"", NULL);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(conv_refuses_mixed_dtypes) {
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_FLOAT32, CT_DIMS(1, 1, 3, 3), data_x);
+  put_fn(s, "f", CT_FLOAT64, CT_DIMS(1, 1, 2, 2), data_y);
+  ct_op *op = conv_case_op(CONV(.n = 1, .c = 1, .h = 3, .w = 3, .m = 1, .kh = 2, .kw = 2), "x",
+                           "f", "out");
+  run_fails(op, s, CT_ERR_TYPE_MISMATCH, "Filter", "'f'", NULL);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(pool_refuses_bad_attributes) {
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_FLOAT32, CT_DIMS(1, 1, 4, 4), data_x);
+  ct_op *op = conv_case_op(POOL(.pool = "max", .n = 1, .c = 1, .h = 4, .w = 4, .kh = 2,
+                                .kw = 2), "x", NULL, "out");
+  ck_assert_int_eq(ct_op_set_attr_string(op, "pooling_type", "min"), CT_OK);
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "pool2d", "\"min\"", NULL);
+  ck_assert_int_eq(ct_op_set_attr_string(op, "pooling_type", "avg"), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_bool(op, "adaptive", true), CT_OK);
+  run_fails(op, s, CT_ERR_UNSUPPORTED, "adaptive", NULL);
+  ck_assert_int_eq(ct_op_set_attr_bool(op, "adaptive", false), CT_OK);
+  int64_t big[2] = {5, 5};
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "ksize", big, 2), CT_OK);
+  run_fails(op, s, CT_ERR_SHAPE, "X variable 'x'", "5x5 window", NULL);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("ops_conv");
+  CT_ADD_TEST(s, conv_plain);
+  CT_ADD_TEST(s, conv_strides_paddings_dilations);
+  CT_ADD_TEST(s, conv_one_by_one);
+  CT_ADD_TEST(s, conv_groups_and_depthwise);
+  CT_ADD_TEST(s, conv_padding_algorithms);
+  CT_ADD_TEST(s, conv_empty_batch);
+  CT_ADD_TEST(s, pool_max_and_avg);
+  CT_ADD_TEST(s, pool_ceil_mode_and_global);
+  CT_ADD_TEST(s, pool_max_negative_and_nan);
+  CT_ADD_TEST(s, conv_refuses_bad_shapes);
+  CT_ADD_TEST(s, conv_refuses_bad_attributes);
+  CT_ADD_TEST(s, conv_refuses_mixed_dtypes);
+  CT_ADD_TEST(s, pool_refuses_bad_attributes);
+  return s;
+}
+
+CT_TEST_MAIN(make_suite)
