@@ -8,6 +8,9 @@
  * each index over the dims before the axis, concat_grad copies the same blocks back out. All
  * move elements by their size in bytes, so one kernel serves every dtype. */
 #include <string.h>
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
 
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/cpu/parallel.h"
@@ -36,6 +39,28 @@ static int64_t tr_offset(const ct__tr_plan *p, int rank, int64_t q) {
     q /= p->d[k];
   }
   return off;
+}
+
+/* A full TILE x TILE tile of 4-byte elements whose rows lie along X's rows (X's stride 1 down
+ * Out's columns): o[i * oc + j] = x[i + j * xs], as 4 x 4 blocks transposed in registers. */
+static void tile4x4(float *o, const float *x, int64_t oc, int64_t xs) {
+#if defined(__SSE2__)
+  for (int64_t j = 0; j < TILE; j += 4) {
+    for (int64_t i = 0; i < TILE; i += 4) {
+      __m128 r0 = _mm_loadu_ps(x + i + j * xs), r1 = _mm_loadu_ps(x + i + (j + 1) * xs);
+      __m128 r2 = _mm_loadu_ps(x + i + (j + 2) * xs), r3 = _mm_loadu_ps(x + i + (j + 3) * xs);
+      _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+      _mm_storeu_ps(o + i * oc + j, r0);
+      _mm_storeu_ps(o + (i + 1) * oc + j, r1);
+      _mm_storeu_ps(o + (i + 2) * oc + j, r2);
+      _mm_storeu_ps(o + (i + 3) * oc + j, r3);
+    }
+  }
+#else
+  for (int64_t i = 0; i < TILE; i++) {
+    for (int64_t j = 0; j < TILE; j++) o[i * oc + j] = x[i + j * xs];
+  }
+#endif
 }
 
 #define TR_COPY(NAME, T)                                                                 \
@@ -67,6 +92,10 @@ static int64_t tr_offset(const ct__tr_plan *p, int rank, int64_t q) {
       T *o = (T *)j->o + a * R * C;                                                      \
       for (int64_t j0 = 0; j0 < C; j0 += TILE) {                                         \
         int64_t j1 = C - j0 < TILE ? C : j0 + TILE;                                      \
+        if (sizeof(T) == 4 && sa == 1 && i1 - i0 == TILE && j1 - j0 == TILE) {           \
+          tile4x4((float *)o + i0 * C + j0, (const float *)x + i0 + j0 * sb, C, sb);     \
+          continue;                                                                      \
+        }                                                                                \
         for (int64_t i = i0; i < i1; i++) {                                              \
           CT__SIMD for (int64_t jj = j0; jj < j1; jj++) o[i * C + jj] = x[i * sa + jj * sb]; \
         }                                                                                \
