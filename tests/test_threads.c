@@ -3,7 +3,8 @@
  * kernel family split across threads gives the same bytes at 1, 2, 3 and 7 threads (sizes large
  * enough to split; values whose sums round differently in another order), that the split ones
  * give the serial results (elementwise exactly as C computes them; transpose as a naive gather),
- * and that kernels run from several threads at once stay right. The helpers are in op_util.h. */
+ * and that kernels run from several threads at once, or in a forked child, stay right. The
+ * helpers are in op_util.h. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <pthread.h>
@@ -11,6 +12,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <corten/corten.h>
 
@@ -276,6 +279,19 @@ START_TEST(kernels_from_several_threads_at_once) {
 }
 END_TEST
 
+START_TEST(a_forked_child_runs_split_kernels) {
+  ct_set_num_threads(2);
+  ck_assert_ptr_null(add_in_own_scope(NULL)); /* starts the parent's workers */
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) _exit(add_in_own_scope(NULL) == NULL ? 0 : 1);
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ct_set_num_threads(0);
+}
+END_TEST
+
 static Suite *threads_suite(void) {
   Suite *s = suite_create("threads");
   CT_ADD_TEST(s, default_is_one_thread_per_core);
@@ -291,6 +307,7 @@ static Suite *threads_suite(void) {
   CT_ADD_TEST(s, transpose_is_a_gather_at_every_count);
   CT_ADD_TEST(s, random_at_every_count);
   CT_ADD_TEST(s, kernels_from_several_threads_at_once);
+  CT_ADD_TEST(s, a_forked_child_runs_split_kernels);
   return s;
 }
 

@@ -7,7 +7,8 @@
  * itself and waits until every piece is done. Workers claim pieces by compare-and-swap on the
  * ticket, so a worker that wakes late can never claim a piece of a later job. Between jobs a
  * worker spins for a short while (a kernel often follows a kernel) and then sleeps on a
- * condition variable. The pool starts its threads on the first job that wants them. */
+ * condition variable. The pool starts its threads on the first job that wants them; the child of
+ * a fork() starts its own. */
 #include <cblas.h>
 #include <pthread.h>
 #include <sched.h>
@@ -129,9 +130,22 @@ static void *worker(void *arg) {
   return NULL;
 }
 
+/* A child of fork() has none of the workers: it starts its own, with a fresh lock. */
+static void after_fork_child(void) {
+  pthread_mutex_init(&pool.mu, NULL);
+  pthread_cond_init(&pool.wake, NULL);
+  atomic_store(&pool.started, 0);
+  atomic_store(&pool.sleepers, 0);
+  atomic_store(&pool.busy, false);
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static void register_fork(void) { pthread_atfork(NULL, NULL, after_fork_child); }
+
 /* Starts workers up to `want` (the caller is one of the threads); false when none could start. */
 static bool ensure_workers(int want) {
   if (atomic_load_explicit(&pool.started, memory_order_acquire) >= want) return true;
+  pthread_once(&fork_once, register_fork);
   pthread_mutex_lock(&pool.mu);
   while (pool.started < want) {
     pthread_t th;
