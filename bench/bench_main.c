@@ -4,20 +4,24 @@
  *
  *   corten_bench [--quick] [--json PATH] [--only GROUP]
  *
- * --quick: fewer repetitions (same sizes; under a minute on a laptop-class core). --only: one
- * group of rows (core, ops, train, conv, params, memory, cuda). Exit status:
+ * --only GROUP: the rows of one group (core, ops, kernels, expr, train, rnn, conv, params, memory,
+ * cuda) only. --quick: fewer repetitions (same sizes; under a minute on a laptop-class core). Exit
+ * status:
  * 0 when every row that ran has a corten figure, 1 otherwise, 2 on a usage error. Rows whose
  * baseline is not built into this binary (libtorch not found) say "baseline not installed";
  * GPU rows without a CUDA device say "skipped".
  *
- * Everything runs on one thread: OpenBLAS (behind corten's matmul and the CBLAS baseline) is set
- * to one thread with openblas_set_num_threads(1), and libtorch with at::set_num_threads(1); the
- * conv rows marked "all cores" raise both to the core count for that row. */
+ * Everything runs on one thread: corten with ct_set_num_threads(1), OpenBLAS (behind corten's
+ * matmul and the CBLAS baseline) with openblas_set_num_threads(1), and libtorch with
+ * at::set_num_threads(1); the kernel rows (bench_kernels.c) run at one thread and at every core,
+ * and the conv rows marked "all cores" raise OpenBLAS and libtorch to the core count. */
 #define _POSIX_C_SOURCE 200809L
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <corten/corten.h>
 
 #include "bench_torch.h"
 #include "bench_util.h"
@@ -46,21 +50,13 @@ static void cpu_model(char *out, size_t n) {
 int main(int argc, char **argv) {
   bench_cfg cfg = {0, 0};
   const char *json = NULL, *only = NULL;
-  static const struct {
-    const char *name;
-    void (*rows)(const bench_cfg *cfg);
-  } groups[] = {{"core", bench_core_rows},     {"ops", bench_ops_rows},
-                {"expr", bench_expr_rows},     {"train", bench_train_rows},
-                {"rnn", bench_rnn_rows},       {"conv", bench_conv_rows},
-                {"params", bench_params_rows}, {"memory", bench_memory_rows},
-                {"cuda", bench_cuda_rows}};
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0) {
       cfg.quick = 1;
     } else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) {
       json = argv[++i];
     } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
-      only = argv[++i]; /* one group of rows: core, ops, expr, train, rnn, conv, params, memory, cuda */
+      only = argv[++i];
     } else {
       fprintf(stderr, "usage: %s [--quick] [--json PATH] [--only GROUP]\n", argv[0]);
       return 2;
@@ -69,6 +65,7 @@ int main(int argc, char **argv) {
   cfg.reps = cfg.quick ? 5 : 21;
 
   openblas_set_num_threads(1);
+  ct_set_num_threads(1); /* corten's kernels too; bench_kernels.c's rows set their own */
 #ifdef CORTEN_BENCH_TORCH
   tb_set_threads(1);
   const char *torch = tb_version();
@@ -83,8 +80,24 @@ int main(int argc, char **argv) {
   printf("%-44s %10s | %-34s %10s | %6s | %s\n", "row", "corten", "baseline", "baseline",
          "ratio", "unit");
 
+  static const struct {
+    const char *name;
+    void (*rows)(const bench_cfg *);
+  } groups[] = {{"core", bench_core_rows},     {"ops", bench_ops_rows},
+                {"kernels", bench_kernels_rows}, {"expr", bench_expr_rows},
+                {"train", bench_train_rows},   {"rnn", bench_rnn_rows},
+                {"conv", bench_conv_rows},     {"params", bench_params_rows},
+                {"memory", bench_memory_rows},
+                {"cuda", bench_cuda_rows}};
+  int ran = 0;
   for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
-    if (only == NULL || strcmp(only, groups[g].name) == 0) groups[g].rows(&cfg);
+    if (only != NULL && strcmp(only, groups[g].name) != 0) continue;
+    groups[g].rows(&cfg);
+    ran++;
+  }
+  if (ran == 0) {
+    fprintf(stderr, "corten_bench: no group named %s\n", only);
+    return 2;
   }
 
   int missing = bench_finish(json, &cfg);

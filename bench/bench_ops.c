@@ -4,12 +4,9 @@
  *                                               [at::add_out on one-element tensors, libtorch;
  *                                                a hand-written C loop making 1000 calls of a
  *                                                one-element add through function pointers]
- *   add 16M       elementwise_add over 16M float32 (executor, one op)
- *                                               [a plain C loop over the same buffers;
- *                                                at::add_out over the same buffers]
  *   matmul N      matmul N x N float32, N = 256, 1024, 2048 (executor, one op)
  *                                               [a direct cblas_sgemm call; at::mm_out]
- * All single thread: the runner sets OpenBLAS (which corten's matmul and the CBLAS baseline
+ * (elementwise_add over 16M and 32K floats: bench_kernels.c.) All single thread: the runner sets OpenBLAS (which corten's matmul and the CBLAS baseline
  * share) and libtorch to one thread. Medians of repeated runs after a warm-up. */
 #include <cblas.h>
 #include <stdio.h>
@@ -73,24 +70,6 @@ static void calls_batch(void *arg, size_t iters) {
   }
 }
 
-typedef struct loop_ctx {
-  float *o;
-  const float *x, *y;
-  size_t n;
-} loop_ctx;
-
-__attribute__((noinline)) static void add_loop(float *o, const float *x, const float *y, size_t n) {
-  for (size_t i = 0; i < n; i++) o[i] = x[i] + y[i];
-}
-
-static void loop_batch(void *arg, size_t iters) {
-  loop_ctx *c = arg;
-  for (size_t r = 0; r < iters; r++) {
-    add_loop(c->o, c->x, c->y, c->n);
-    BENCH_KEEP(c->o);
-  }
-}
-
 typedef struct gemm_ctx {
   const float *a, *b;
   float *c;
@@ -147,37 +126,6 @@ void bench_ops_rows(const bench_cfg *cfg) {
   bench_record("op overhead: program of 1000 1-elem adds", per_run / N_OPS,
                "C loop of 1000 add calls", base_run / N_OPS, "ns/op");
   free(cc);
-  ct_executor_free(e);
-  ct_program_free(p);
-  ct_scope_free(s);
-
-  /* elementwise_add over 16M float32. */
-  s = ct_scope_new();
-  const int64_t n = (int64_t)1 << 24;
-  put(s, "x", CT_DIMS(n), 1.0f);
-  put(s, "y", CT_DIMS(n), 2.0f);
-  e = one_op(s, add_op("elementwise_add", "x", "y", "z"), &p);
-  run_batch(e, 1); /* sizes z, which the baselines write too */
-  loop_ctx lc = {.n = (size_t)n};
-  lc.x = ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "x")), CT_FLOAT32);
-  lc.y = ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "y")), CT_FLOAT32);
-  lc.o = ct_tensor_mutable_data(ct_var_tensor(ct_scope_var(s, "z")), CT_FLOAT32, ct_cpu());
-  /* corten, the C loop and libtorch take turns (bench_median_multi_ns). */
-  void (*add_fns[3])(void *, size_t) = {run_batch, loop_batch, NULL};
-  void *add_args[3] = {e, &lc, NULL};
-#ifdef CORTEN_BENCH_TORCH
-  add_fns[2] = tb_add_batch;
-  add_args[2] = tb_add_setup(lc.o, lc.x, lc.y, (long)n);
-#endif
-  double add_t[3];
-  bench_median_multi_ns(3, add_fns, add_args, 1, reps, add_t);
-#ifdef CORTEN_BENCH_TORCH
-  tb_add_teardown(add_args[2]);
-#endif
-  double add_ns = add_t[0], loop_ns = add_t[1];
-  tb = add_t[2] > 0 ? add_t[2] / 1e6 : BENCH_NOT_INSTALLED;
-  bench_record("elementwise_add 16M float32", add_ns / 1e6, "plain C loop", loop_ns / 1e6, "ms");
-  bench_record("elementwise_add 16M float32", add_ns / 1e6, "libtorch at::add_out", tb, "ms");
   ct_executor_free(e);
   ct_program_free(p);
   ct_scope_free(s);

@@ -107,6 +107,28 @@ void tb_mm_batch(void *arg, size_t iters) {
 
 void tb_mm_teardown(void *arg) { delete static_cast<Binary *>(arg); }
 
+void *tb_square_setup(int op, float *o, const float *x, long n) {
+  auto *c = new Binary();
+  auto opt = at::TensorOptions().dtype(at::kFloat);
+  c->x = at::from_blob(const_cast<float *>(x), {n, n}, opt);
+  c->o = op == 1 ? at::from_blob(o, {n}, opt) : at::from_blob(o, {n, n}, opt);
+  c->y = at::scalar_tensor(op, at::TensorOptions().dtype(at::kLong));
+  return c;
+}
+
+void tb_square_batch(void *arg, size_t iters) {
+  auto *c = static_cast<Binary *>(arg);
+  long op = c->y.item<long>();
+  for (size_t r = 0; r < iters; r++) {
+    if (op == 0) at::_softmax_out(c->o, c->x, 1, false);
+    else if (op == 1) at::sum_out(c->o, c->x, {1});
+    else c->o.copy_(c->x.t());
+    keep(c->o.data_ptr());
+  }
+}
+
+void tb_square_teardown(void *arg) { delete static_cast<Binary *>(arg); }
+
 void *tb_train_setup(const float *x, const float *w1, const float *b1, const float *w2,
                      const float *b2, const int64_t *labels, long batch, long in, long hidden,
                      long classes, float lr) {

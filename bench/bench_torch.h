@@ -35,6 +35,12 @@ void *tb_mm_setup(float *c, const float *a, const float *b, long n);
 void tb_mm_batch(void *arg, size_t iters);
 void tb_mm_teardown(void *arg);
 
+/* On n x n row-major floats x at caller memory, into o: op 0 at::_softmax_out along dim 1,
+ * 1 at::sum_out over dim 1 (o: n floats), 2 o.copy_(x.t()). */
+void *tb_square_setup(int op, float *o, const float *x, long n);
+void tb_square_batch(void *arg, size_t iters);
+void tb_square_teardown(void *arg);
+
 /* One training step of the MLP of bench_train.c (x [batch, in], w1 [in, hidden], b1 [hidden],
  * w2 [hidden, classes], b2 [classes], labels int64 [batch]; the parameters copied in): forward,
  * cross_entropy (mean), backward through autograd, and p -= lr * p.grad, per iteration. */

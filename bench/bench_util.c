@@ -66,7 +66,7 @@ void bench_median_multi_ns(int n, void (*const *fns)(void *arg, size_t iters), v
 
 /* ---- The result table ----------------------------------------------------------------------- */
 
-#define MAX_ROWS 64
+#define MAX_ROWS 128
 
 typedef struct row {
   char name[96], baseline[96], unit[24], note[64];

@@ -70,6 +70,7 @@ float *bench_put_pattern(ct_scope *s, const char *name, ct_ddim dims, float scal
 
 void bench_core_rows(const bench_cfg *cfg);
 void bench_ops_rows(const bench_cfg *cfg);
+void bench_kernels_rows(const bench_cfg *cfg);
 void bench_expr_rows(const bench_cfg *cfg);
 void bench_params_rows(const bench_cfg *cfg);
 void bench_memory_rows(const bench_cfg *cfg);

@@ -317,6 +317,18 @@ CT_API const char *ct_kernel_out_name(const ct_kernel_ctx *c, size_t slot, size_
 CT_API ct_status ct_kernel_fail(const ct_kernel_ctx *c, ct_status s, const char *fmt, ...)
     CT_PRINTF(3, 4);
 
+/* ---- Threads of the CPU kernels ----------------------------------------------------------- */
+
+/* The number of threads a large CPU kernel splits across: n = 0 (the default) one per core the
+ * process may run on, 1 the calling thread only, n > 1 that many (at most 256; a negative n
+ * counts as 0). It also sets OpenBLAS's thread count (matmul), so that the two never run more
+ * threads than asked. Kernels below a size that pays for a split run on the calling thread.
+ * Results do not depend on the count: a reduction splits its work by its sizes alone. Safe to
+ * call from any thread at any time; kernels already running finish with the count they read. */
+CT_API void ct_set_num_threads(int n);
+/* The number of threads ct_set_num_threads's setting stands for (0 read as the core count). */
+CT_API int ct_get_num_threads(void);
+
 #ifdef __cplusplus
 }
 #endif

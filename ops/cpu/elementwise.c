@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ops/cpu/parallel.h"
 #include "ops/defs.h"
 #include "ops/half.h"
 
@@ -15,18 +16,24 @@
 
 typedef ct__bcast_plan bcast_plan; /* ops/defs.h: every backend walks the same plan */
 
-/* Calls INNER(o, x, y, n, sx, sy) over each innermost run of the plan. */
-#define BCAST_WALK(T, plan, o, x, y, INNER)                                       \
+/* Calls INNER(o, x, y, n, sx, sy) over innermost runs row0 to row1 - 1 of the plan (a row: one
+ * innermost run, d[rank - 1] elements of Out). */
+#define BCAST_WALK(T, plan, o, x, y, row0, row1, INNER)                           \
   do {                                                                            \
     int r_ = (plan).rank;                                                         \
-    int64_t n_ = (plan).d[r_ - 1], idx_[CT_MAX_RANK] = {0};                       \
+    int64_t n_ = (plan).d[r_ - 1], idx_[CT_MAX_RANK] = {0}, rem_ = (row0);        \
     int64_t ox_ = 0, oy_ = 0;                                                     \
-    T *op_ = (o);                                                                 \
-    for (;;) {                                                                    \
+    for (int k_ = r_ - 2; k_ >= 0; k_--) {                                        \
+      idx_[k_] = rem_ % (plan).d[k_];                                             \
+      rem_ /= (plan).d[k_];                                                       \
+      ox_ += idx_[k_] * (plan).sx[k_];                                            \
+      oy_ += idx_[k_] * (plan).sy[k_];                                            \
+    }                                                                             \
+    T *op_ = (o) + (row0)*n_;                                                     \
+    for (int64_t row_ = (row0); row_ < (row1); row_++) {                          \
       INNER(op_, (x) + ox_, (y) + oy_, n_, (plan).sx[r_ - 1], (plan).sy[r_ - 1]); \
       op_ += n_;                                                                  \
-      int k_ = r_ - 2;                                                            \
-      for (; k_ >= 0; k_--) {                                                     \
+      for (int k_ = r_ - 2; k_ >= 0; k_--) {                                      \
         ox_ += (plan).sx[k_];                                                     \
         oy_ += (plan).sy[k_];                                                     \
         if (++idx_[k_] < (plan).d[k_]) break;                                     \
@@ -34,9 +41,16 @@ typedef ct__bcast_plan bcast_plan; /* ops/defs.h: every backend walks the same p
         oy_ -= (plan).sy[k_] * (plan).d[k_];                                      \
         idx_[k_] = 0;                                                             \
       }                                                                           \
-      if (k_ < 0) break;                                                          \
     }                                                                             \
   } while (0)
+
+/* A binary kernel's work, split by ct__parallel_for: elements of Out (plan NULL) or rows of the
+ * broadcast plan. */
+typedef struct bin_job {
+  void *o;
+  const void *x, *y;
+  const bcast_plan *plan;
+} bin_job;
 
 /* One binary kernel per (op, dtype): T the element type, U its unsigned twin for wrapping
  * integer arithmetic (T itself for floats), EXPR over a and b. */
@@ -45,31 +59,40 @@ typedef ct__bcast_plan bcast_plan; /* ops/defs.h: every backend walks the same p
   static void NAME##_inner(T *o, const T *x, const T *y, int64_t n, int64_t sx,             \
                            int64_t sy) {                                                    \
     if (sx == 1 && sy == 1) {                                                               \
-      for (int64_t i = 0; i < n; i++) o[i] = NAME##_f(x[i], y[i]);                          \
+      CT__SIMD for (int64_t i = 0; i < n; i++) o[i] = NAME##_f(x[i], y[i]);                 \
     } else if (sy == 0) {                                                                   \
       T b = y[0];                                                                           \
-      for (int64_t i = 0; i < n; i++) o[i] = NAME##_f(x[i * sx], b);                        \
+      CT__SIMD for (int64_t i = 0; i < n; i++) o[i] = NAME##_f(x[i * sx], b);               \
     } else if (sx == 0) {                                                                   \
       T a = x[0];                                                                           \
-      for (int64_t i = 0; i < n; i++) o[i] = NAME##_f(a, y[i * sy]);                        \
+      CT__SIMD for (int64_t i = 0; i < n; i++) o[i] = NAME##_f(a, y[i * sy]);               \
     } else {                                                                                \
       for (int64_t i = 0; i < n; i++) o[i] = NAME##_f(x[i * sx], y[i * sy]);                \
     }                                                                                       \
+  }                                                                                         \
+  static void NAME##_range(void *arg, int64_t b, int64_t e) {                               \
+    const bin_job *j = arg;                                                                 \
+    const T *x = j->x, *y = j->y;                                                           \
+    T *o = j->o;                                                                            \
+    if (j->plan == NULL) NAME##_inner(o + b, x + b, y + b, e - b, 1, 1);                    \
+    else BCAST_WALK(T, *j->plan, o, x, y, b, e, NAME##_inner);                              \
   }                                                                                         \
   static ct_status NAME(const ct_kernel_ctx *c) {                                           \
     const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0), *yt = ct_kernel_in(c, CT__IN_Y, 0); \
     T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);                                         \
     if (CT__UNLIKELY(o == NULL)) return ct_last_status();                                   \
-    const T *x = ct__k_in_data(xt), *y = ct__k_in_data(yt);                                 \
+    bin_job j = {o, ct__k_in_data(xt), ct__k_in_data(yt), NULL};                            \
     int64_t n = ct_kernel_out(c, CT__OUT, 0)->numel;                                        \
     if (n == 0) return CT_OK;                                                               \
     if (CT__LIKELY(xt->numel == n && yt->numel == n)) {                                     \
-      NAME##_inner(o, x, y, n, 1, 1);                                                       \
+      ct__parallel_for(n, CT__GRAIN_MEM, NAME##_range, &j);                                 \
       return CT_OK;                                                                         \
     }                                                                                       \
     bcast_plan plan;                                                                        \
     ct__plan_bcast(xt->dims, yt->dims, ct_kernel_out(c, CT__OUT, 0)->dims, &plan);          \
-    BCAST_WALK(T, plan, o, x, y, NAME##_inner);                                             \
+    j.plan = &plan;                                                                         \
+    int64_t row = plan.d[plan.rank - 1];                                                    \
+    ct__parallel_for(n / row, CT__GRAIN_MEM / row + 1, NAME##_range, &j);                   \
     return CT_OK;                                                                           \
   }
 
@@ -115,65 +138,79 @@ DIV_INT_KERNEL(div_i64, int64_t)
 
 /* ---- Unary ---------------------------------------------------------------------------------- */
 
-#define UNARY_KERNEL(NAME, T, EXPR)                       \
-  static ct_status NAME(const ct_kernel_ctx *c) {         \
-    const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);   \
-    T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);       \
-    if (CT__UNLIKELY(o == NULL)) return ct_last_status(); \
-    const T *x = ct__k_in_data(xt);                       \
-    for (int64_t i = 0, n = xt->numel; i < n; i++) {      \
-      T a = x[i];                                         \
-      o[i] = (EXPR);                                      \
-    }                                                     \
-    return CT_OK;                                         \
+/* A unary kernel's work, split by ct__parallel_for: elements of Out. */
+typedef struct un_job {
+  void *o;
+  const void *x;
+  double sc, bi; /* scale's */
+} un_job;
+
+/* One unary kernel per (op, dtype) over EXPR of a, GRAIN elements or more per thread; SIMD is
+ * CT__SIMD or nothing (a loop calling libm). */
+#define UNARY_KERNEL_G(NAME, T, GRAIN, SIMD, EXPR)                \
+  static void NAME##_range(void *arg, int64_t b, int64_t e) {     \
+    const un_job *j = arg;                                        \
+    const T *x = j->x;                                            \
+    T *o = j->o;                                                  \
+    SIMD for (int64_t i = b; i < e; i++) {                        \
+      T a = x[i];                                                 \
+      o[i] = (EXPR);                                              \
+    }                                                             \
+  }                                                               \
+  static ct_status NAME(const ct_kernel_ctx *c) {                 \
+    const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);           \
+    un_job j = {ct__k_out_data(c, CT__OUT, 0, c->dtype), ct__k_in_data(xt), 0, 0}; \
+    if (CT__UNLIKELY(j.o == NULL)) return ct_last_status();       \
+    ct__parallel_for(xt->numel, GRAIN, NAME##_range, &j);         \
+    return CT_OK;                                                 \
   }
+#define UNARY_KERNEL(NAME, T, EXPR) UNARY_KERNEL_G(NAME, T, CT__GRAIN_MEM, CT__SIMD, EXPR)
+#define MATH_KERNEL(NAME, T, EXPR) UNARY_KERNEL_G(NAME, T, CT__GRAIN_MATH, , EXPR)
 
 UNARY_KERNEL(relu_f32, float, a > 0 ? a : 0.0f)
 UNARY_KERNEL(relu_f64, double, a > 0 ? a : 0.0)
 UNARY_KERNEL(relu_i32, int32_t, a > 0 ? a : 0)
 UNARY_KERNEL(relu_i64, int64_t, a > 0 ? a : 0)
-UNARY_KERNEL(sigmoid_f32, float, 1.0f / (1.0f + expf(-a)))
-UNARY_KERNEL(sigmoid_f64, double, 1.0 / (1.0 + exp(-a)))
-UNARY_KERNEL(tanh_f32, float, tanhf(a))
-UNARY_KERNEL(tanh_f64, double, tanh(a))
-UNARY_KERNEL(exp_f32, float, expf(a))
-UNARY_KERNEL(exp_f64, double, exp(a))
-UNARY_KERNEL(log_f32, float, logf(a))
-UNARY_KERNEL(log_f64, double, log(a))
+MATH_KERNEL(sigmoid_f32, float, 1.0f / (1.0f + expf(-a)))
+MATH_KERNEL(sigmoid_f64, double, 1.0 / (1.0 + exp(-a)))
+MATH_KERNEL(tanh_f32, float, tanhf(a))
+MATH_KERNEL(tanh_f64, double, tanh(a))
+MATH_KERNEL(exp_f32, float, expf(a))
+MATH_KERNEL(exp_f64, double, exp(a))
+MATH_KERNEL(log_f32, float, logf(a))
+MATH_KERNEL(log_f64, double, log(a))
 
 /* ---- scale: Out = scale * X + bias (or scale * (X + bias) when bias_after_scale is false) ---- */
 
-#define SCALE_KERNEL(NAME, T, CT)                                                   \
-  static ct_status NAME(const ct_kernel_ctx *c) {                                   \
-    const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);                             \
-    T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);                                 \
-    if (CT__UNLIKELY(o == NULL)) return ct_last_status();                           \
-    const T *x = ct__k_in_data(xt);                                                 \
-    CT sc = (CT)c->attr[CT__SCALE_SCALE].u.f, bi = (CT)c->attr[CT__SCALE_BIAS].u.f; \
-    if (!c->attr[CT__SCALE_BIAS_AFTER].u.b) bi *= sc;                               \
-    for (int64_t i = 0, n = xt->numel; i < n; i++) o[i] = (T)(sc * (CT)x[i] + bi);  \
-    return CT_OK;                                                                   \
+/* scale's work: Out = EXPR of v = sc * X + bi, computed in CT, per element. */
+#define SCALE_KERNEL(NAME, T, CT, EXPR)                                                    \
+  static void NAME##_range(void *arg, int64_t b, int64_t e) {                              \
+    const un_job *j = arg;                                                                 \
+    const T *x = j->x;                                                                     \
+    T *o = j->o;                                                                           \
+    CT sc = (CT)j->sc, bi = (CT)j->bi;                                                     \
+    CT__SIMD for (int64_t i = b; i < e; i++) {                                             \
+      CT v = sc * (CT)x[i] + bi;                                                           \
+      o[i] = (EXPR);                                                                       \
+    }                                                                                      \
+  }                                                                                        \
+  static ct_status NAME(const ct_kernel_ctx *c) {                                          \
+    const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);                                    \
+    un_job j = {ct__k_out_data(c, CT__OUT, 0, c->dtype), ct__k_in_data(xt), 0, 0};         \
+    if (CT__UNLIKELY(j.o == NULL)) return ct_last_status();                                \
+    CT sc = (CT)c->attr[CT__SCALE_SCALE].u.f, bi = (CT)c->attr[CT__SCALE_BIAS].u.f;        \
+    if (!c->attr[CT__SCALE_BIAS_AFTER].u.b) bi *= sc;                                      \
+    j.sc = sc; /* exact both ways */                                                       \
+    j.bi = bi;                                                                             \
+    ct__parallel_for(xt->numel, CT__GRAIN_MEM, NAME##_range, &j);                          \
+    return CT_OK;                                                                          \
   }
-SCALE_KERNEL(scale_f32, float, float)
-SCALE_KERNEL(scale_f64, double, double)
-
+SCALE_KERNEL(scale_f32, float, float, (float)v)
+SCALE_KERNEL(scale_f64, double, double, v)
 /* Integers scale in double and saturate on the way back, so no value is undefined. */
-#define SCALE_INT_KERNEL(NAME, T, LO, HI)                                             \
-  static ct_status NAME(const ct_kernel_ctx *c) {                                     \
-    const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);                               \
-    T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);                                   \
-    if (CT__UNLIKELY(o == NULL)) return ct_last_status();                             \
-    const T *x = ct__k_in_data(xt);                                                   \
-    double sc = c->attr[CT__SCALE_SCALE].u.f, bi = c->attr[CT__SCALE_BIAS].u.f;       \
-    if (!c->attr[CT__SCALE_BIAS_AFTER].u.b) bi *= sc;                                 \
-    for (int64_t i = 0, n = xt->numel; i < n; i++) {                                  \
-      double v = sc * (double)x[i] + bi;                                              \
-      o[i] = v != v ? 0 : v <= (double)(LO) ? (LO) : v >= (double)(HI) ? (HI) : (T)v; \
-    }                                                                                 \
-    return CT_OK;                                                                     \
-  }
-SCALE_INT_KERNEL(scale_i32, int32_t, INT32_MIN, INT32_MAX)
-SCALE_INT_KERNEL(scale_i64, int64_t, INT64_MIN, INT64_MAX)
+#define SAT(T, LO, HI) (v != v ? 0 : v <= (double)(LO) ? (LO) : v >= (double)(HI) ? (HI) : (T)v)
+SCALE_KERNEL(scale_i32, int32_t, double, SAT(int32_t, INT32_MIN, INT32_MAX))
+SCALE_KERNEL(scale_i64, int64_t, double, SAT(int64_t, INT64_MIN, INT64_MAX))
 
 /* ---- cast and assign ------------------------------------------------------------------------- */
 
@@ -223,24 +260,59 @@ static inline void store_elem(void *p, ct_dtype t, int64_t i, double f, int64_t 
   }
 }
 
+/* A cast's work, split by ct__parallel_for: elements. */
+typedef struct cast_job {
+  void *o;
+  const void *x;
+  ct_dtype from, to;
+} cast_job;
+
+#define CAST_LOOP(TO, FROM)                                                             \
+  do {                                                                                  \
+    TO *o_ = j->o;                                                                      \
+    const FROM *x_ = j->x;                                                              \
+    CT__SIMD for (int64_t i = b; i < e; i++) o_[i] = (TO)x_[i];                         \
+    return true;                                                                        \
+  } while (0)
+#define PAIR(a, b) ((int)(a)*CT__N_DTYPES + (int)(b))
+
+/* The common casts whose C conversion gives what load_elem and store_elem give (exact, or one
+ * rounding of the same value) as one vectorised loop; false for the others. */
+static bool cast_fast(const cast_job *j, int64_t b, int64_t e) {
+  switch (PAIR(j->from, j->to)) {
+    case PAIR(CT_FLOAT32, CT_FLOAT64): CAST_LOOP(double, float);
+    case PAIR(CT_FLOAT64, CT_FLOAT32): CAST_LOOP(float, double);
+    case PAIR(CT_INT32, CT_FLOAT32): CAST_LOOP(float, int32_t);
+    case PAIR(CT_INT32, CT_FLOAT64): CAST_LOOP(double, int32_t);
+    case PAIR(CT_INT64, CT_FLOAT32): CAST_LOOP(float, int64_t);
+    case PAIR(CT_INT64, CT_FLOAT64): CAST_LOOP(double, int64_t);
+    case PAIR(CT_INT32, CT_INT64): CAST_LOOP(int64_t, int32_t);
+    default: return false;
+  }
+}
+
+static void cast_range(void *arg, int64_t b, int64_t e) {
+  const cast_job *j = arg;
+  if (cast_fast(j, b, e)) return;
+  bool from_int = j->from <= CT_INT64;
+  for (int64_t i = b; i < e; i++) {
+    double f;
+    int64_t n;
+    load_elem(j->x, j->from, i, &f, &n);
+    store_elem(j->o, j->to, i, f, n, from_int);
+  }
+}
+
 /* Output 0 = input `in` converted to dtype dt. */
 static ct_status cast_into(const ct_kernel_ctx *c, size_t in, ct_dtype dt) {
   const ct_tensor *xt = ct_kernel_in(c, in, 0);
-  ct_dtype from = xt->dtype;
-  void *o = ct__k_out_data(c, 0, 0, dt);
-  if (CT__UNLIKELY(o == NULL)) return ct_last_status();
-  const void *x = ct__k_in_data(xt);
-  if (from == dt) {
-    memmove(o, x, ct__tensor_bytes(xt, dt));
+  cast_job j = {ct__k_out_data(c, 0, 0, dt), ct__k_in_data(xt), xt->dtype, dt};
+  if (CT__UNLIKELY(j.o == NULL)) return ct_last_status();
+  if (j.from == dt) {
+    memmove(j.o, j.x, ct__tensor_bytes(xt, dt));
     return CT_OK;
   }
-  bool from_int = from <= CT_INT64;
-  for (int64_t i = 0; i < xt->numel; i++) {
-    double f;
-    int64_t n;
-    load_elem(x, from, i, &f, &n);
-    store_elem(o, dt, i, f, n, from_int);
-  }
+  ct__parallel_for(xt->numel, CT__GRAIN_MEM, cast_range, &j);
   return CT_OK;
 }
 

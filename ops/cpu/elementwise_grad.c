@@ -8,10 +8,30 @@
  * order: the sums are the same whatever the thread count. */
 #include <string.h>
 
+#include "ops/cpu/parallel.h"
 #include "ops/defs.h"
 
 /* GX and GY are the gradients of X and Y at one element, in terms of g (Out@GRAD), x and y. */
+/* A gradient's flat work, split by ct__parallel_for: elements. */
+typedef struct grad_job {
+  void *dx, *dy;
+  const void *x, *y, *g;
+} grad_job;
+
+/* GX and GY are the gradients of X and Y at one element, in terms of g (Out@GRAD), x and y. */
 #define BINARY_GRAD_KERNEL(NAME, T, GX, GY)                                                     \
+  static void NAME##_range(void *arg, int64_t b, int64_t e) {                                   \
+    const grad_job *j = arg;                                                                    \
+    const T *xs = j->x, *ys = j->y, *gs = j->g;                                                 \
+    T *dx = j->dx, *dy = j->dy;                                                                 \
+    for (int64_t i = b; i < e; i++) {                                                           \
+      T g = gs[i], x = xs[i], y = ys[i];                                                        \
+      (void)x;                                                                                  \
+      (void)y;                                                                                  \
+      if (dx != NULL) dx[i] = (GX);                                                             \
+      if (dy != NULL) dy[i] = (GY);                                                             \
+    }                                                                                           \
+  }                                                                                             \
   static ct_status NAME(const ct_kernel_ctx *c) {                                               \
     const ct_tensor *xt = ct_kernel_in(c, CT__G_X, 0), *yt = ct_kernel_in(c, CT__G_Y, 0);       \
     const ct_tensor *gt = ct_kernel_in(c, CT__G_DOUT, 0);                                       \
@@ -22,13 +42,8 @@
     const T *xs = ct__k_in_data(xt), *ys = ct__k_in_data(yt), *gs = ct__k_in_data(gt);          \
     int64_t n = gt->numel;                                                                      \
     if (xt->numel == n && yt->numel == n) {                                                     \
-      for (int64_t i = 0; i < n; i++) {                                                         \
-        T g = gs[i], x = xs[i], y = ys[i];                                                      \
-        (void)x;                                                                                \
-        (void)y;                                                                                \
-        if (dx != NULL) dx[i] = (GX);                                                           \
-        if (dy != NULL) dy[i] = (GY);                                                           \
-      }                                                                                         \
+      grad_job j = {dx, dy, xs, ys, gs};                                                        \
+      ct__parallel_for(n, CT__GRAIN_MEM, NAME##_range, &j);                                     \
       return CT_OK;                                                                             \
     }                                                                                           \
     if (dx != NULL) memset(dx, 0, (size_t)xt->numel * sizeof(T));                               \
@@ -66,16 +81,21 @@ BINARY_GRAD_KERNEL(div_grad_f64, double, g / y, -g * x / (y * y))
 
 /* X@GRAD from one input a (Out, or X for log) and g (Out@GRAD), element by element. */
 #define UNARY_GRAD_KERNEL(NAME, T, EXPR)                                    \
-  static ct_status NAME(const ct_kernel_ctx *c) {                           \
-    const ct_tensor *at = ct_kernel_in(c, CT__G_UNARY_IN, 0);               \
-    T *dx = ct__k_out_data(c, CT__G_DX, 0, c->dtype);                       \
-    if (CT__UNLIKELY(dx == NULL)) return ct_last_status();                  \
-    const T *as = ct__k_in_data(at);                                        \
-    const T *gs = ct__k_in_data(ct_kernel_in(c, CT__G_UNARY_DOUT, 0));      \
-    for (int64_t i = 0, n = at->numel; i < n; i++) {                        \
+  static void NAME##_range(void *arg, int64_t b, int64_t e) {               \
+    const grad_job *j = arg;                                                \
+    const T *as = j->x, *gs = j->g;                                         \
+    T *dx = j->dx;                                                          \
+    CT__SIMD for (int64_t i = b; i < e; i++) {                              \
       T a = as[i], g = gs[i];                                               \
       dx[i] = (EXPR);                                                       \
     }                                                                       \
+  }                                                                         \
+  static ct_status NAME(const ct_kernel_ctx *c) {                           \
+    const ct_tensor *at = ct_kernel_in(c, CT__G_UNARY_IN, 0);               \
+    grad_job j = {ct__k_out_data(c, CT__G_DX, 0, c->dtype), NULL, ct__k_in_data(at), NULL, \
+                  ct__k_in_data(ct_kernel_in(c, CT__G_UNARY_DOUT, 0))};     \
+    if (CT__UNLIKELY(j.dx == NULL)) return ct_last_status();                \
+    ct__parallel_for(at->numel, CT__GRAIN_MEM, NAME##_range, &j);           \
     return CT_OK;                                                           \
   }
 

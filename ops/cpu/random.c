@@ -8,6 +8,7 @@
  * inside (ct__uniform_bounds); every backend does the same, so results stay bit-identical. */
 #include <math.h>
 
+#include "ops/cpu/parallel.h"
 #include "ops/defs.h"
 #include "ops/half.h"
 #include "ops/philox.h"
@@ -65,80 +66,111 @@ static inline double clamp_d(double v, double lo, double hi) {
   return v > hi ? hi : v < lo ? lo : v;
 }
 
-static ct_status uniform_random(const ct_kernel_ctx *c) {
-  ct_status s = ct__random_check_range(c, false);
-  if (s != CT_OK) return s;
-  ct_tensor *t = ct_kernel_out(c, CT__OUT, 0);
-  void *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);
-  if (o == NULL) return ct_last_status();
-  double lo = c->attr[CT__RND_A].u.f, hi = c->attr[CT__RND_B].u.f, span = hi - lo, vmin, vmax;
-  ct__uniform_bounds(c->dtype, lo, hi, &vmin, &vmax);
-  uint64_t seed = ct__random_seed(c);
-  int64_t n = t->numel;
-  if (c->dtype == CT_FLOAT64) {
-    for (int64_t i = 0; i < n; i += 2) {
-      ct__philox_block b = ct__philox((uint64_t)i / 2, seed);
+/* A random kernel's work, split by ct__parallel_for: Philox blocks (4 values of float32 and the
+ * half types, 2 of float64), block i from counter i, so the values do not depend on the split. */
+typedef struct rnd_job {
+  void *o;
+  ct_dtype dtype;
+  int64_t n;
+  uint64_t seed;
+  double a, b, vmin, vmax; /* uniform: lo, span and the bounds; gaussian: mean, std */
+} rnd_job;
+
+static void uniform_range(void *arg, int64_t first, int64_t last) {
+  const rnd_job *j = arg;
+  double lo = j->a, span = j->b, vmin = j->vmin, vmax = j->vmax;
+  int64_t n = j->n;
+  void *o = j->o;
+  if (j->dtype == CT_FLOAT64) {
+    for (int64_t i = first * 2; i < n && i < last * 2; i += 2) {
+      ct__philox_block b = ct__philox((uint64_t)i / 2, j->seed);
       ((double *)o)[i] = clamp_d(lo + span * ct__u53(b.w[0], b.w[1]), vmin, vmax);
       if (i + 1 < n) {
         ((double *)o)[i + 1] = clamp_d(lo + span * ct__u53(b.w[2], b.w[3]), vmin, vmax);
       }
     }
-    return CT_OK;
+    return;
   }
   float fmin = (float)vmin, fmax = (float)vmax; /* exact: values of the dtype */
-  for (int64_t i = 0; i < n; i += 4) {
-    ct__philox_block b = ct__philox((uint64_t)i / 4, seed);
-    for (int j = 0; j < 4 && i + j < n; j++) {
-      float v = (float)(lo + span * ct__u24(b.w[j]));
-      if (c->dtype == CT_FLOAT32) {
-        ((float *)o)[i + j] = v > fmax ? fmax : v < fmin ? fmin : v;
-      } else if (c->dtype == CT_FLOAT16) {
+  for (int64_t i = first * 4; i < n && i < last * 4; i += 4) {
+    ct__philox_block b = ct__philox((uint64_t)i / 4, j->seed);
+    for (int k = 0; k < 4 && i + k < n; k++) {
+      float v = (float)(lo + span * ct__u24(b.w[k]));
+      if (j->dtype == CT_FLOAT32) {
+        ((float *)o)[i + k] = v > fmax ? fmax : v < fmin ? fmin : v;
+      } else if (j->dtype == CT_FLOAT16) {
         float r = ct__half_to_float(ct__float_to_half(v));
-        ((uint16_t *)o)[i + j] = ct__float_to_half(r > fmax ? fmax : r < fmin ? fmin : r);
+        ((uint16_t *)o)[i + k] = ct__float_to_half(r > fmax ? fmax : r < fmin ? fmin : r);
       } else {
         float r = ct__bf16_to_float(ct__float_to_bf16(v));
-        ((uint16_t *)o)[i + j] = ct__float_to_bf16(r > fmax ? fmax : r < fmin ? fmin : r);
+        ((uint16_t *)o)[i + k] = ct__float_to_bf16(r > fmax ? fmax : r < fmin ? fmin : r);
       }
     }
   }
+}
+
+static void gaussian_range(void *arg, int64_t first, int64_t last) {
+  const rnd_job *j = arg;
+  double mean = j->a, std = j->b;
+  int64_t n = j->n;
+  void *o = j->o;
+  if (j->dtype == CT_FLOAT64) {
+    for (int64_t i = first * 2; i < n && i < last * 2; i += 2) {
+      ct__philox_block b = ct__philox((uint64_t)i / 2, j->seed);
+      double z0, z1;
+      ct__box_muller(ct__u53_open0(b.w[0], b.w[1]), ct__u53(b.w[2], b.w[3]), &z0, &z1);
+      ((double *)o)[i] = mean + std * z0;
+      if (i + 1 < n) ((double *)o)[i + 1] = mean + std * z1;
+    }
+    return;
+  }
+  for (int64_t i = first * 4; i < n && i < last * 4; i += 4) {
+    ct__philox_block b = ct__philox((uint64_t)i / 4, j->seed);
+    double z[4];
+    ct__box_muller(ct__u24_open0(b.w[0]), ct__u24(b.w[1]), &z[0], &z[1]);
+    ct__box_muller(ct__u24_open0(b.w[2]), ct__u24(b.w[3]), &z[2], &z[3]);
+    for (int k = 0; k < 4 && i + k < n; k++) {
+      float v = (float)(mean + std * z[k]);
+      if (j->dtype == CT_FLOAT32) {
+        ((float *)o)[i + k] = v;
+      } else if (j->dtype == CT_FLOAT16) {
+        ((uint16_t *)o)[i + k] = ct__float_to_half(v);
+      } else {
+        ((uint16_t *)o)[i + k] = ct__float_to_bf16(v);
+      }
+    }
+  }
+}
+
+/* Runs fn over Out's Philox blocks. */
+static void run_blocks(rnd_job *j, ct__range_fn fn) {
+  int64_t per = j->dtype == CT_FLOAT64 ? 2 : 4;
+  ct__parallel_for((j->n + per - 1) / per, CT__GRAIN_MATH / per, fn, j);
+}
+
+static ct_status uniform_random(const ct_kernel_ctx *c) {
+  ct_status s = ct__random_check_range(c, false);
+  if (s != CT_OK) return s;
+  rnd_job j = {ct__k_out_data(c, CT__OUT, 0, c->dtype), c->dtype,
+               ct_kernel_out(c, CT__OUT, 0)->numel, ct__random_seed(c), 0, 0, 0, 0};
+  if (j.o == NULL) return ct_last_status();
+  double lo = c->attr[CT__RND_A].u.f, hi = c->attr[CT__RND_B].u.f;
+  ct__uniform_bounds(c->dtype, lo, hi, &j.vmin, &j.vmax);
+  j.a = lo;
+  j.b = hi - lo;
+  run_blocks(&j, uniform_range);
   return CT_OK;
 }
 
 static ct_status gaussian_random(const ct_kernel_ctx *c) {
   ct_status s = ct__random_check_range(c, true);
   if (s != CT_OK) return s;
-  ct_tensor *t = ct_kernel_out(c, CT__OUT, 0);
-  void *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);
-  if (o == NULL) return ct_last_status();
-  double mean = c->attr[CT__RND_A].u.f, std = c->attr[CT__RND_B].u.f;
-  uint64_t seed = ct__random_seed(c);
-  int64_t n = t->numel;
-  if (c->dtype == CT_FLOAT64) {
-    for (int64_t i = 0; i < n; i += 2) {
-      ct__philox_block b = ct__philox((uint64_t)i / 2, seed);
-      double z0, z1;
-      ct__box_muller(ct__u53_open0(b.w[0], b.w[1]), ct__u53(b.w[2], b.w[3]), &z0, &z1);
-      ((double *)o)[i] = mean + std * z0;
-      if (i + 1 < n) ((double *)o)[i + 1] = mean + std * z1;
-    }
-    return CT_OK;
-  }
-  for (int64_t i = 0; i < n; i += 4) {
-    ct__philox_block b = ct__philox((uint64_t)i / 4, seed);
-    double z[4];
-    ct__box_muller(ct__u24_open0(b.w[0]), ct__u24(b.w[1]), &z[0], &z[1]);
-    ct__box_muller(ct__u24_open0(b.w[2]), ct__u24(b.w[3]), &z[2], &z[3]);
-    for (int j = 0; j < 4 && i + j < n; j++) {
-      float v = (float)(mean + std * z[j]);
-      if (c->dtype == CT_FLOAT32) {
-        ((float *)o)[i + j] = v;
-      } else if (c->dtype == CT_FLOAT16) {
-        ((uint16_t *)o)[i + j] = ct__float_to_half(v);
-      } else {
-        ((uint16_t *)o)[i + j] = ct__float_to_bf16(v);
-      }
-    }
-  }
+  rnd_job j = {ct__k_out_data(c, CT__OUT, 0, c->dtype), c->dtype,
+               ct_kernel_out(c, CT__OUT, 0)->numel, ct__random_seed(c), 0, 0, 0, 0};
+  if (j.o == NULL) return ct_last_status();
+  j.a = c->attr[CT__RND_A].u.f;
+  j.b = c->attr[CT__RND_B].u.f;
+  run_blocks(&j, gaussian_range);
   return CT_OK;
 }
 

@@ -11,29 +11,40 @@
 #include <math.h>
 #include <string.h>
 
+#include "ops/cpu/parallel.h"
 #include "ops/defs.h"
 
 /* ---- sum: Out = X[0] + X[1] + ... ------------------------------------------------------------ */
 
+/* sum's work, split by ct__parallel_for: elements of Out. */
+typedef struct sum_job {
+  const ct_kernel_ctx *c;
+  void *o;
+} sum_job;
+
 /* T the element type, U the type the additions run in (unsigned for integers, so they wrap). */
-#define SUM_KERNEL(NAME, T, U)                                        \
-  static ct_status NAME(const ct_kernel_ctx *c) {                     \
-    T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);                   \
-    if (CT__UNLIKELY(o == NULL)) return ct_last_status();             \
-    size_t k = ct_kernel_in_count(c, CT__IN_X);                       \
-    int64_t n = ct_kernel_out(c, CT__OUT, 0)->numel;                  \
-    const T *x0 = ct__k_in_data(ct_kernel_in(c, CT__IN_X, 0));        \
-    if (k == 1) {                                                     \
-      memmove(o, x0, (size_t)n * sizeof(T));                          \
-      return CT_OK;                                                   \
-    }                                                                 \
-    const T *x1 = ct__k_in_data(ct_kernel_in(c, CT__IN_X, 1));        \
-    for (int64_t j = 0; j < n; j++) o[j] = (T)((U)x0[j] + (U)x1[j]);  \
-    for (size_t i = 2; i < k; i++) {                                  \
-      const T *xi = ct__k_in_data(ct_kernel_in(c, CT__IN_X, i));      \
-      for (int64_t j = 0; j < n; j++) o[j] = (T)((U)o[j] + (U)xi[j]); \
-    }                                                                 \
-    return CT_OK;                                                     \
+#define SUM_KERNEL(NAME, T, U)                                                  \
+  static void NAME##_range(void *arg, int64_t b, int64_t e) {                   \
+    const sum_job *j = arg;                                                     \
+    T *o = j->o;                                                                \
+    const T *x0 = ct__k_in_data(ct_kernel_in(j->c, CT__IN_X, 0));               \
+    const T *x1 = ct__k_in_data(ct_kernel_in(j->c, CT__IN_X, 1));               \
+    CT__SIMD for (int64_t i = b; i < e; i++) o[i] = (T)((U)x0[i] + (U)x1[i]);   \
+    for (size_t k = 2; k < ct_kernel_in_count(j->c, CT__IN_X); k++) {           \
+      const T *xk = ct__k_in_data(ct_kernel_in(j->c, CT__IN_X, k));             \
+      CT__SIMD for (int64_t i = b; i < e; i++) o[i] = (T)((U)o[i] + (U)xk[i]);  \
+    }                                                                           \
+  }                                                                             \
+  static ct_status NAME(const ct_kernel_ctx *c) {                               \
+    sum_job j = {c, ct__k_out_data(c, CT__OUT, 0, c->dtype)};                   \
+    if (CT__UNLIKELY(j.o == NULL)) return ct_last_status();                     \
+    int64_t n = ct_kernel_out(c, CT__OUT, 0)->numel;                            \
+    if (ct_kernel_in_count(c, CT__IN_X) == 1) {                                 \
+      memmove(j.o, ct__k_in_data(ct_kernel_in(c, CT__IN_X, 0)), (size_t)n * sizeof(T)); \
+      return CT_OK;                                                             \
+    }                                                                           \
+    ct__parallel_for(n, CT__GRAIN_MEM, NAME##_range, &j);                       \
+    return CT_OK;                                                               \
   }
 
 SUM_KERNEL(sum_f32, float, float)
@@ -41,23 +52,83 @@ SUM_KERNEL(sum_f64, double, double)
 SUM_KERNEL(sum_i32, int32_t, uint32_t)
 SUM_KERNEL(sum_i64, int64_t, uint64_t)
 
+/* ---- Folding a run of elements into one sum -------------------------------------------------- */
+
+/* A float run sums in double in 8 lanes (lane k takes elements k, k + 8, ...; the lanes are then
+ * added in a fixed tree), so that the loop vectorises and the order is the same on every machine.
+ * An integer run sums in U, where any order gives the same wrapped sum. */
+#define FOLD_LANES(NAME, T)                                                     \
+  static double NAME(const T *x, int64_t n) {                                   \
+    double l[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                     \
+    int64_t i = 0;                                                              \
+    for (; i + 8 <= n; i += 8) {                                                \
+      for (int k = 0; k < 8; k++) l[k] += (double)x[i + k];                     \
+    }                                                                           \
+    for (int k = 0; i < n; i++, k++) l[k] += (double)x[i];                      \
+    return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));   \
+  }
+FOLD_LANES(fold_f32, float)
+FOLD_LANES(fold_f64, double)
+#define FOLD_INT(NAME, T, U)                                                    \
+  static U NAME(const T *x, int64_t n) {                                        \
+    U acc = 0;                                                                  \
+    for (int64_t i = 0; i < n; i++) acc += (U)x[i];                             \
+    return acc;                                                                 \
+  }
+FOLD_INT(fold_i32, int32_t, uint32_t)
+FOLD_INT(fold_i64, int64_t, uint64_t)
+
+/* The start of fixed piece k of a run of n split into `pieces` (CT__FIXED_PIECES). */
+static int64_t piece_at(int64_t n, int64_t k, int64_t pieces) {
+  return n / pieces * k + (k < n % pieces ? k : n % pieces);
+}
+
+/* A long run folds piece by piece (pieces fixed by n alone), the pieces on the pool, their sums
+ * then added in order: the same sum at every thread count. */
+typedef struct fold_job {
+  const void *x;
+  int64_t n, pieces;
+  double part[64];
+  uint64_t ipart[64];
+} fold_job;
+
+#define FOLD_LONG(NAME, T, A, FOLD, PART)                                       \
+  static void NAME##_piece(void *arg, int64_t b, int64_t e) {                   \
+    fold_job *j = arg;                                                          \
+    for (int64_t k = b; k < e; k++) {                                           \
+      int64_t s = piece_at(j->n, k, j->pieces), t = piece_at(j->n, k + 1, j->pieces); \
+      j->PART[k] = FOLD((const T *)j->x + s, t - s);                            \
+    }                                                                           \
+  }                                                                             \
+  static A NAME(const T *x, int64_t n) {                                        \
+    int64_t pieces = CT__FIXED_PIECES(n);                                       \
+    if (pieces == 1) return (A)FOLD(x, n);                                      \
+    fold_job j = {.x = x, .n = n, .pieces = pieces};                            \
+    ct__parallel_for(pieces, 1, NAME##_piece, &j);                              \
+    A acc = 0;                                                                  \
+    for (int64_t k = 0; k < pieces; k++) acc = (A)(acc + (A)j.PART[k]);         \
+    return acc;                                                                 \
+  }
+FOLD_LONG(fold_long_f32, float, double, fold_f32, part)
+FOLD_LONG(fold_long_f64, double, double, fold_f64, part)
+FOLD_LONG(fold_long_i32, int32_t, uint32_t, fold_i32, ipart)
+FOLD_LONG(fold_long_i64, int64_t, uint64_t, fold_i64, ipart)
+
 /* ---- mean: Out (rank 0) = the mean of all elements of X -------------------------------------- */
 
-#define MEAN_KERNEL(NAME, T)                              \
+#define MEAN_KERNEL(NAME, T, FOLD)                        \
   static ct_status NAME(const ct_kernel_ctx *c) {         \
     const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);   \
-    const T *x = ct__k_in_data(xt);                       \
     int64_t n = xt->numel;                                \
-    double acc = 0;                                       \
-    for (int64_t i = 0; i < n; i++) acc += (double)x[i];  \
+    double acc = FOLD(ct__k_in_data(xt), n);              \
     T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);       \
     if (CT__UNLIKELY(o == NULL)) return ct_last_status(); \
     o[0] = (T)(n > 0 ? acc / (double)n : NAN);            \
     return CT_OK;                                         \
   }
 
-MEAN_KERNEL(mean_f32, float)
-MEAN_KERNEL(mean_f64, double)
+MEAN_KERNEL(mean_f32, float, fold_long_f32)
+MEAN_KERNEL(mean_f64, double, fold_long_f64)
 
 /* ---- reduce_sum(dim, keep_dim) --------------------------------------------------------------- */
 
@@ -94,51 +165,89 @@ static void rs_make_plan(ct_ddim x, const bool red[CT_MAX_RANK], rs_plan *p) {
   p->rank = n;
 }
 
-/* Zero-fills Out, then walks X in memory order adding each element into its place in Out: an
- * innermost summed run folds into one accumulator of type A, an innermost kept run adds into Out
- * element by element. U: the type the additions run in (unsigned for integers, so they wrap). */
-#define RS_KERNEL(NAME, T, U, A)                                                       \
-  static ct_status NAME(const ct_kernel_ctx *c) {                                      \
-    const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);                                \
-    bool red[CT_MAX_RANK];                                                             \
-    ct_status s = ct__rs_dims(c, xt->dims.rank, red);                                  \
-    if (CT__UNLIKELY(s != CT_OK)) return s;                                            \
-    T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);                                    \
-    if (CT__UNLIKELY(o == NULL)) return ct_last_status();                              \
-    int64_t n_out = ct_kernel_out(c, CT__OUT, 0)->numel;                               \
-    for (int64_t i = 0; i < n_out; i++) o[i] = 0;                                      \
-    if (xt->numel == 0) return CT_OK;                                                  \
-    const T *x = ct__k_in_data(xt);                                                    \
-    rs_plan p;                                                                         \
-    rs_make_plan(xt->dims, red, &p);                                                   \
-    int r = p.rank;                                                                    \
-    int64_t inner = p.d[r - 1], idx[CT_MAX_RANK] = {0}, off = 0;                       \
-    bool fold = p.os[r - 1] == 0;                                                      \
-    for (;;) {                                                                         \
-      if (fold) {                                                                      \
-        A acc = 0;                                                                     \
-        for (int64_t i = 0; i < inner; i++) acc = (A)(acc + (A)(U)x[i]);               \
-        o[off] = (T)((U)o[off] + (U)acc);                                              \
-      } else {                                                                         \
-        for (int64_t i = 0; i < inner; i++) o[off + i] = (T)((U)o[off + i] + (U)x[i]); \
-      }                                                                                \
-      x += inner;                                                                      \
-      int k = r - 2;                                                                   \
-      for (; k >= 0; k--) {                                                            \
-        off += p.os[k];                                                                \
-        if (++idx[k] < p.d[k]) break;                                                  \
-        off -= p.os[k] * p.d[k];                                                       \
-        idx[k] = 0;                                                                    \
-      }                                                                                \
-      if (k < 0) break;                                                                \
-    }                                                                                  \
-    return CT_OK;                                                                      \
+/* reduce_sum's work: the plan, X and Out; split by ct__parallel_for over the plan's outermost
+ * dim when Out keeps it (each piece owns its slices of Out), over Out's elements when the plan
+ * is [summed, kept] (each piece owns its columns), or inside the fold when the plan is one
+ * summed run. Every element of Out adds the same terms in the same order whatever the split. */
+typedef struct rs_job {
+  const rs_plan *p;
+  const void *x;
+  void *o;
+} rs_job;
+
+/* Walks slices first to last - 1 of the plan's outermost dim in memory order, adding each element
+ * of X into its place in Out: an innermost summed run folds into one sum (FOLD, in A), an
+ * innermost kept run adds into Out element by element. U: the type the additions run in
+ * (unsigned for integers, so they wrap). Out starts at zero. */
+#define RS_KERNEL(NAME, T, U, A, FOLD)                                                   \
+  static void NAME##_walk(void *arg, int64_t first, int64_t last) {                      \
+    const rs_job *j = arg;                                                               \
+    rs_plan p = *j->p;                                                                   \
+    int r = p.rank;                                                                      \
+    int64_t inner = p.d[r - 1], idx[CT_MAX_RANK] = {0}, off = first * p.os[0];           \
+    int64_t slice = 1;                                                                   \
+    for (int k = 1; k < r; k++) slice *= p.d[k];                                         \
+    const T *x = (const T *)j->x + (r > 1 ? first * slice : 0);                          \
+    T *o = j->o;                                                                         \
+    if (r > 1) p.d[0] = last - first;                                                    \
+    bool fold = p.os[r - 1] == 0;                                                        \
+    for (;;) {                                                                           \
+      if (fold) {                                                                        \
+        A acc = FOLD(x, inner);                                                          \
+        o[off] = (T)((U)o[off] + (U)acc);                                                \
+      } else {                                                                           \
+        T *orow = o + off;                                                               \
+        CT__SIMD for (int64_t i = 0; i < inner; i++) orow[i] = (T)((U)orow[i] + (U)x[i]); \
+      }                                                                                  \
+      x += inner;                                                                        \
+      int k = r - 2;                                                                     \
+      for (; k >= 0; k--) {                                                              \
+        off += p.os[k];                                                                  \
+        if (++idx[k] < p.d[k]) break;                                                    \
+        off -= p.os[k] * p.d[k];                                                         \
+        idx[k] = 0;                                                                      \
+      }                                                                                  \
+      if (k < 0) break;                                                                  \
+    }                                                                                    \
+  }                                                                                      \
+  /* [summed rows, kept columns]: columns first to last - 1, row after row. */          \
+  static void NAME##_cols(void *arg, int64_t first, int64_t last) {                      \
+    const rs_job *j = arg;                                                               \
+    int64_t rows = j->p->d[0], cols = j->p->d[1];                                        \
+    T *o = j->o;                                                                         \
+    for (int64_t r = 0; r < rows; r++) {                                                 \
+      const T *xr = (const T *)j->x + r * cols;                                          \
+      CT__SIMD for (int64_t i = first; i < last; i++) o[i] = (T)((U)o[i] + (U)xr[i]);   \
+    }                                                                                    \
+  }                                                                                      \
+  static ct_status NAME(const ct_kernel_ctx *c) {                                        \
+    const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);                                  \
+    bool red[CT_MAX_RANK];                                                               \
+    ct_status s = ct__rs_dims(c, xt->dims.rank, red);                                    \
+    if (CT__UNLIKELY(s != CT_OK)) return s;                                              \
+    T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);                                      \
+    if (CT__UNLIKELY(o == NULL)) return ct_last_status();                                \
+    int64_t n_out = ct_kernel_out(c, CT__OUT, 0)->numel;                                 \
+    for (int64_t i = 0; i < n_out; i++) o[i] = 0;                                        \
+    if (xt->numel == 0) return CT_OK;                                                    \
+    rs_plan p;                                                                           \
+    rs_make_plan(xt->dims, red, &p);                                                     \
+    rs_job j = {&p, ct__k_in_data(xt), o};                                               \
+    int64_t slice = xt->numel / p.d[0];                                                  \
+    if (p.rank > 1 && p.os[0] != 0) {                                                    \
+      ct__parallel_for(p.d[0], CT__GRAIN_MEM / slice + 1, NAME##_walk, &j);              \
+    } else if (p.rank == 2) {                                                            \
+      ct__parallel_for(p.d[1], CT__GRAIN_MEM / p.d[0] + 1, NAME##_cols, &j);             \
+    } else {                                                                             \
+      NAME##_walk(&j, 0, p.d[0]);                                                        \
+    }                                                                                    \
+    return CT_OK;                                                                        \
   }
 
-RS_KERNEL(rs_f32, float, float, double)
-RS_KERNEL(rs_f64, double, double, double)
-RS_KERNEL(rs_i32, int32_t, uint32_t, uint32_t)
-RS_KERNEL(rs_i64, int64_t, uint64_t, uint64_t)
+RS_KERNEL(rs_f32, float, float, double, fold_long_f32)
+RS_KERNEL(rs_f64, double, double, double, fold_long_f64)
+RS_KERNEL(rs_i32, int32_t, uint32_t, uint32_t, fold_long_i32)
+RS_KERNEL(rs_i64, int64_t, uint64_t, uint64_t, fold_long_i64)
 
 /* ---- softmax(axis) --------------------------------------------------------------------------- */
 
@@ -146,9 +255,77 @@ RS_KERNEL(rs_i64, int64_t, uint64_t, uint64_t)
  * stride inner apart, is normalised on its own. The rows are taken SM_COLS at a time, so each
  * pass walks contiguous memory (inner elements apart row after row) instead of striding down
  * one column; every row still sees its elements in the same order, so the result is the same
- * bit for bit. A: the type exp values are summed in. */
+ * bit for bit. A row that is contiguous (inner 1) takes its max in 8 lanes (the max is the same
+ * in any order). The blocks of rows are split by ct__parallel_for. A: the type exp values are
+ * summed in, one after the other. */
 #define SM_COLS 64
+typedef struct sm_job {
+  const void *x;
+  void *o;
+  int64_t n, inner, blocks; /* blocks: of SM_COLS rows per outer index */
+} sm_job;
+
 #define SM_KERNEL(NAME, T, A, EXP)                                                            \
+  static T NAME##_max(const T *x, int64_t n) {                                                \
+    T l[8];                                                                                   \
+    for (int k = 0; k < 8; k++) l[k] = x[0];                                                  \
+    int64_t i = 1;                                                                            \
+    for (; i + 8 <= n; i += 8) {                                                              \
+      for (int k = 0; k < 8; k++) l[k] = x[i + k] > l[k] || x[i + k] != x[i + k] ? x[i + k] : l[k]; \
+    }                                                                                         \
+    for (; i < n; i++) l[0] = x[i] > l[0] || x[i] != x[i] ? x[i] : l[0];                      \
+    T m = l[0];                                                                               \
+    for (int k = 1; k < 8; k++) m = l[k] > m || l[k] != l[k] ? l[k] : m;                      \
+    return m;                                                                                 \
+  }                                                                                           \
+  static void NAME##_row(const T *x, T *o, int64_t n) {                                       \
+    T mx = NAME##_max(x, n);                                                                  \
+    A sum = 0;                                                                                \
+    for (int64_t i = 0; i < n; i++) {                                                         \
+      T e = EXP(x[i] - mx);                                                                   \
+      o[i] = e;                                                                               \
+      sum += (A)e;                                                                            \
+    }                                                                                         \
+    CT__SIMD for (int64_t i = 0; i < n; i++) o[i] = (T)((A)o[i] / sum);                       \
+  }                                                                                           \
+  static void NAME##_block(const T *xs, T *os, int64_t n, int64_t inner, int64_t w) {         \
+    T mx[SM_COLS];                                                                            \
+    A sum[SM_COLS];                                                                           \
+    for (int64_t j = 0; j < w; j++) {                                                         \
+      mx[j] = xs[j];                                                                          \
+      sum[j] = 0;                                                                             \
+    }                                                                                         \
+    for (int64_t i = 1; i < n; i++) {                                                         \
+      const T *xr = xs + i * inner;                                                           \
+      for (int64_t j = 0; j < w; j++) {                                                       \
+        if (xr[j] > mx[j] || xr[j] != xr[j]) mx[j] = xr[j];                                   \
+      }                                                                                       \
+    }                                                                                         \
+    for (int64_t i = 0; i < n; i++) {                                                         \
+      const T *xr = xs + i * inner;                                                           \
+      T *orow = os + i * inner;                                                               \
+      for (int64_t j = 0; j < w; j++) {                                                       \
+        T e = EXP(xr[j] - mx[j]);                                                             \
+        orow[j] = e;                                                                          \
+        sum[j] += (A)e;                                                                       \
+      }                                                                                       \
+    }                                                                                         \
+    for (int64_t i = 0; i < n; i++) {                                                         \
+      T *orow = os + i * inner;                                                               \
+      CT__SIMD for (int64_t j = 0; j < w; j++) orow[j] = (T)((A)orow[j] / sum[j]);            \
+    }                                                                                         \
+  }                                                                                           \
+  static void NAME##_range(void *arg, int64_t first, int64_t last) {                          \
+    const sm_job *j = arg;                                                                    \
+    int64_t n = j->n, inner = j->inner;                                                       \
+    for (int64_t q = first; q < last; q++) {                                                  \
+      int64_t a = q / j->blocks, b0 = q % j->blocks * SM_COLS;                                \
+      const T *xs = (const T *)j->x + a * n * inner + b0;                                     \
+      T *os = (T *)j->o + a * n * inner + b0;                                                 \
+      if (inner == 1) NAME##_row(xs, os, n);                                                  \
+      else NAME##_block(xs, os, n, inner, inner - b0 < SM_COLS ? inner - b0 : SM_COLS);       \
+    }                                                                                         \
+  }                                                                                           \
   static ct_status NAME(const ct_kernel_ctx *c) {                                             \
     const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);                                       \
     int axis;                                                                                 \
@@ -157,45 +334,16 @@ RS_KERNEL(rs_i64, int64_t, uint64_t, uint64_t)
     T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);                                           \
     if (CT__UNLIKELY(o == NULL)) return ct_last_status();                                     \
     if (xt->numel == 0) return CT_OK;                                                         \
-    const T *x = ct__k_in_data(xt);                                                           \
-    int64_t outer = 1, n = 1, inner = 1;                                                      \
+    sm_job j = {ct__k_in_data(xt), o, 1, 1, 1};                                               \
+    int64_t outer = 1;                                                                        \
     for (int k = 0; k < xt->dims.rank; k++) {                                                 \
       if (k < axis) outer *= xt->dims.d[k];                                                   \
-      if (k == axis) n = xt->dims.d[k];                                                       \
-      if (k > axis) inner *= xt->dims.d[k];                                                   \
+      if (k == axis) j.n = xt->dims.d[k];                                                     \
+      if (k > axis) j.inner *= xt->dims.d[k];                                                 \
     }                                                                                         \
-    for (int64_t a = 0; a < outer; a++) {                                                     \
-      for (int64_t b0 = 0; b0 < inner; b0 += SM_COLS) {                                       \
-        int64_t w = inner - b0 < SM_COLS ? inner - b0 : SM_COLS;                              \
-        const T *xs = x + a * n * inner + b0;                                                 \
-        T *os = o + a * n * inner + b0;                                                       \
-        T mx[SM_COLS];                                                                        \
-        A sum[SM_COLS];                                                                       \
-        for (int64_t j = 0; j < w; j++) {                                                     \
-          mx[j] = xs[j];                                                                      \
-          sum[j] = 0;                                                                         \
-        }                                                                                     \
-        for (int64_t i = 1; i < n; i++) {                                                     \
-          const T *xr = xs + i * inner;                                                       \
-          for (int64_t j = 0; j < w; j++) {                                                   \
-            if (xr[j] > mx[j] || xr[j] != xr[j]) mx[j] = xr[j];                               \
-          }                                                                                   \
-        }                                                                                     \
-        for (int64_t i = 0; i < n; i++) {                                                     \
-          const T *xr = xs + i * inner;                                                       \
-          T *orow = os + i * inner;                                                           \
-          for (int64_t j = 0; j < w; j++) {                                                   \
-            T e = EXP(xr[j] - mx[j]);                                                         \
-            orow[j] = e;                                                                      \
-            sum[j] += (A)e;                                                                   \
-          }                                                                                   \
-        }                                                                                     \
-        for (int64_t i = 0; i < n; i++) {                                                     \
-          T *orow = os + i * inner;                                                           \
-          for (int64_t j = 0; j < w; j++) orow[j] = (T)((A)orow[j] / sum[j]);                 \
-        }                                                                                     \
-      }                                                                                       \
-    }                                                                                         \
+    j.blocks = (j.inner + SM_COLS - 1) / SM_COLS;                                             \
+    int64_t per = j.n * (j.inner < SM_COLS ? j.inner : SM_COLS);                              \
+    ct__parallel_for(outer * j.blocks, CT__GRAIN_MATH / per + 1, NAME##_range, &j);           \
     return CT_OK;                                                                             \
   }
 

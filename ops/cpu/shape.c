@@ -8,30 +8,112 @@
  * each index over the dims before the axis, concat_grad copies the same blocks back out. All
  * move elements by their size in bytes, so one kernel serves every dtype. */
 #include <string.h>
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
 
 #include "ops/cpu/cpu_kernels.h"
+#include "ops/cpu/parallel.h"
 #include "ops/defs.h"
 
 /* ---- transpose(axis) ------------------------------------------------------------------------- */
 
-/* Gathers X into Out (both n elements of type T) along the plan. */
-#define TR_COPY(NAME, T)                                                    \
-  static void NAME(T *o, const T *x, const ct__tr_plan *p) {                \
-    int r = p->rank;                                                        \
-    int64_t inner = p->d[r - 1], st = p->is[r - 1], idx[CT_MAX_RANK] = {0}; \
-    int64_t off = 0;                                                        \
-    for (;;) {                                                              \
-      for (int64_t i = 0; i < inner; i++) o[i] = x[off + i * st];           \
-      o += inner;                                                           \
-      int k = r - 2;                                                        \
-      for (; k >= 0; k--) {                                                 \
-        off += p->is[k];                                                    \
-        if (++idx[k] < p->d[k]) break;                                      \
-        off -= p->is[k] * p->d[k];                                          \
-        idx[k] = 0;                                                         \
-      }                                                                     \
-      if (k < 0) break;                                                     \
-    }                                                                       \
+/* The gather's work, split by ct__parallel_for. Out is written in its own order, so it is seen
+ * as `rows` of the plan's last dim. When that dim is contiguous in X each item is a row, copied
+ * as one run; otherwise the last two dims are copied in TILE x TILE tiles (reads of a tile touch
+ * TILE lines of X, each line used TILE times) and each item is a band of TILE rows of the dim
+ * before the last, for one index of the dims before it. */
+#define TILE 16
+typedef struct tr_job {
+  void *o;
+  const void *x;
+  const ct__tr_plan *p;
+  int64_t bands; /* tiled: bands per outer index */
+} tr_job;
+
+/* X's offset of the start of (outer) row q of the plan's first `rank` dims. */
+static int64_t tr_offset(const ct__tr_plan *p, int rank, int64_t q) {
+  int64_t off = 0;
+  for (int k = rank - 1; k >= 0; k--) {
+    off += q % p->d[k] * p->is[k];
+    q /= p->d[k];
+  }
+  return off;
+}
+
+/* A full TILE x TILE tile of 4-byte elements whose rows lie along X's rows (X's stride 1 down
+ * Out's columns): o[i * oc + j] = x[i + j * xs], as 4 x 4 blocks transposed in registers. */
+static void tile4x4(float *o, const float *x, int64_t oc, int64_t xs) {
+#if defined(__SSE2__)
+  for (int64_t j = 0; j < TILE; j += 4) {
+    for (int64_t i = 0; i < TILE; i += 4) {
+      __m128 r0 = _mm_loadu_ps(x + i + j * xs), r1 = _mm_loadu_ps(x + i + (j + 1) * xs);
+      __m128 r2 = _mm_loadu_ps(x + i + (j + 2) * xs), r3 = _mm_loadu_ps(x + i + (j + 3) * xs);
+      _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+      _mm_storeu_ps(o + i * oc + j, r0);
+      _mm_storeu_ps(o + (i + 1) * oc + j, r1);
+      _mm_storeu_ps(o + (i + 2) * oc + j, r2);
+      _mm_storeu_ps(o + (i + 3) * oc + j, r3);
+    }
+  }
+#else
+  for (int64_t i = 0; i < TILE; i++) {
+    for (int64_t j = 0; j < TILE; j++) o[i * oc + j] = x[i + j * xs];
+  }
+#endif
+}
+
+#define TR_COPY(NAME, T)                                                                 \
+  static void NAME##_rows(void *arg, int64_t first, int64_t last) {                      \
+    const tr_job *j = arg;                                                               \
+    const ct__tr_plan *p = j->p;                                                         \
+    int r = p->rank;                                                                     \
+    int64_t inner = p->d[r - 1], st = p->is[r - 1];                                      \
+    const T *x = j->x;                                                                   \
+    T *o = (T *)j->o + first * inner;                                                    \
+    for (int64_t q = first; q < last; q++, o += inner) {                                 \
+      const T *xr = x + tr_offset(p, r - 1, q);                                          \
+      if (st == 1) {                                                                     \
+        CT__SIMD for (int64_t i = 0; i < inner; i++) o[i] = xr[i];                       \
+      } else {                                                                           \
+        for (int64_t i = 0; i < inner; i++) o[i] = xr[i * st];                           \
+      }                                                                                  \
+    }                                                                                    \
+  }                                                                                      \
+  static void NAME##_tiles(void *arg, int64_t first, int64_t last) {                     \
+    const tr_job *j = arg;                                                               \
+    const ct__tr_plan *p = j->p;                                                         \
+    int r = p->rank;                                                                     \
+    int64_t R = p->d[r - 2], C = p->d[r - 1], sa = p->is[r - 2], sb = p->is[r - 1];      \
+    for (int64_t q = first; q < last; q++) {                                             \
+      int64_t a = q / j->bands, i0 = q % j->bands * TILE;                                \
+      int64_t i1 = R - i0 < TILE ? R : i0 + TILE;                                        \
+      const T *x = (const T *)j->x + tr_offset(p, r - 2, a);                             \
+      T *o = (T *)j->o + a * R * C;                                                      \
+      for (int64_t j0 = 0; j0 < C; j0 += TILE) {                                         \
+        int64_t j1 = C - j0 < TILE ? C : j0 + TILE;                                      \
+        if (sizeof(T) == 4 && sa == 1 && i1 - i0 == TILE && j1 - j0 == TILE) {           \
+          tile4x4((float *)o + i0 * C + j0, (const float *)x + i0 + j0 * sb, C, sb);     \
+          continue;                                                                      \
+        }                                                                                \
+        for (int64_t i = i0; i < i1; i++) {                                              \
+          CT__SIMD for (int64_t jj = j0; jj < j1; jj++) o[i * C + jj] = x[i * sa + jj * sb]; \
+        }                                                                                \
+      }                                                                                  \
+    }                                                                                    \
+  }                                                                                      \
+  static void NAME(void *o, const void *x, const ct__tr_plan *p) {                       \
+    int r = p->rank;                                                                     \
+    tr_job j = {o, x, p, 0};                                                             \
+    int64_t rows = 1;                                                                    \
+    for (int k = 0; k < r - 1; k++) rows *= p->d[k];                                     \
+    if (r == 1 || p->is[r - 1] == 1) {                                                   \
+      ct__parallel_for(rows, CT__GRAIN_MEM / p->d[r - 1] + 1, NAME##_rows, &j);          \
+      return;                                                                            \
+    }                                                                                    \
+    j.bands = (p->d[r - 2] + TILE - 1) / TILE;                                           \
+    int64_t items = rows / p->d[r - 2] * j.bands;                                        \
+    ct__parallel_for(items, CT__GRAIN_MEM / (TILE * p->d[r - 1]) + 1, NAME##_tiles, &j); \
   }
 
 TR_COPY(tr_copy8, uint8_t)

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/cpu/parallel.c: corten's CPU thread pool, ct_set_num_threads / ct_get_num_threads and the
+ * kernels' parallel-for (ops/cpu/parallel.h; docs/design/threads.md).
+ *
+ * One job at a time: the thread that takes the pool publishes the job in `ticket` (the job's
+ * generation, its piece count and the next piece to claim, in one atomic word), works on pieces
+ * itself and waits until every piece is done. Workers claim pieces by compare-and-swap on the
+ * ticket, so a worker that wakes late can never claim a piece of a later job. Between jobs a
+ * worker spins for a short while (a kernel often follows a kernel) and then sleeps on a
+ * condition variable. The pool starts its threads on the first job that wants them; the child of
+ * a fork() starts its own. */
+#include <cblas.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <corten/op.h>
+
+#include "ops/cpu/parallel.h"
+
+#define MAX_THREADS 256
+#define SPIN_NS 200000 /* a worker spins this long after a job before it sleeps */
+
+/* ticket: generation (32 bits) | piece count (16) | next piece (16). */
+#define T_GEN(t) ((uint32_t)((t) >> 32))
+#define T_PIECES(t) ((int)(((t) >> 16) & 0xffff))
+#define T_NEXT(t) ((int)((t)&0xffff))
+
+static struct {
+  atomic_int want;      /* ct_set_num_threads; 0: one per core */
+  atomic_bool busy;     /* a job holds the pool */
+  _Atomic uint64_t ticket;
+  atomic_int left;      /* pieces of the current job not finished */
+  atomic_int sleepers;  /* workers waiting on `wake` */
+  ct__range_fn fn;      /* the current job, stable while a piece of it is unclaimed or running */
+  void *ctx;
+  int64_t n;
+  pthread_mutex_t mu;   /* guards started and the sleep on wake */
+  pthread_cond_t wake;
+  atomic_int started;
+} pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+
+static _Thread_local bool in_piece; /* this thread runs a piece: nested calls stay on it */
+
+static int cores(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+static int threads_now(void) {
+  int n = atomic_load_explicit(&pool.want, memory_order_relaxed);
+  if (n <= 0) n = cores();
+  return n > MAX_THREADS ? MAX_THREADS : n;
+}
+
+void ct_set_num_threads(int n) {
+  atomic_store(&pool.want, n < 0 ? 0 : n > MAX_THREADS ? MAX_THREADS : n);
+  /* OpenBLAS (matmul) runs while corten's kernels do not: the same count for both keeps the
+   * machine from running more busy threads than it has cores. */
+  openblas_set_num_threads(threads_now());
+}
+
+int ct_get_num_threads(void) { return threads_now(); }
+
+static int64_t piece_begin(int64_t n, int k, int pieces) {
+  if (k == pieces) return n;
+  int64_t b = (int64_t)((double)n * k / pieces);
+  return n / pieces >= 4096 ? b & ~(int64_t)63 : b; /* big pieces: whole cache lines */
+}
+
+static void run_piece(int k, int pieces) {
+  in_piece = true;
+  pool.fn(pool.ctx, piece_begin(pool.n, k, pieces), piece_begin(pool.n, k + 1, pieces));
+  in_piece = false;
+  atomic_fetch_sub_explicit(&pool.left, 1, memory_order_release);
+}
+
+/* Claims and runs pieces of job gen until none is left to claim. */
+static void work_on(uint32_t gen) {
+  uint64_t t = atomic_load_explicit(&pool.ticket, memory_order_acquire);
+  while (T_GEN(t) == gen && T_NEXT(t) < T_PIECES(t)) {
+    if (atomic_compare_exchange_weak_explicit(&pool.ticket, &t, t + 1, memory_order_acq_rel,
+                                              memory_order_acquire)) {
+      run_piece(T_NEXT(t), T_PIECES(t));
+      t = atomic_load_explicit(&pool.ticket, memory_order_acquire);
+    }
+  }
+}
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+static void *worker(void *arg) {
+  (void)arg;
+  uint32_t seen = T_GEN(atomic_load(&pool.ticket));
+  for (;;) {
+    int64_t until = now_ns() + SPIN_NS;
+    uint32_t gen;
+    for (int i = 0;; i++) {
+      gen = T_GEN(atomic_load_explicit(&pool.ticket, memory_order_acquire));
+      if (gen != seen || ((i & 255) == 255 && now_ns() > until)) break;
+      cpu_relax();
+    }
+    if (gen == seen) {
+      pthread_mutex_lock(&pool.mu);
+      atomic_fetch_add(&pool.sleepers, 1);
+      while ((gen = T_GEN(atomic_load(&pool.ticket))) == seen) {
+        pthread_cond_wait(&pool.wake, &pool.mu);
+      }
+      atomic_fetch_sub(&pool.sleepers, 1);
+      pthread_mutex_unlock(&pool.mu);
+    }
+    seen = gen;
+    work_on(gen);
+  }
+  return NULL;
+}
+
+/* A child of fork() has none of the workers: it starts its own, with a fresh lock. */
+static void after_fork_child(void) {
+  pthread_mutex_init(&pool.mu, NULL);
+  pthread_cond_init(&pool.wake, NULL);
+  atomic_store(&pool.started, 0);
+  atomic_store(&pool.sleepers, 0);
+  atomic_store(&pool.busy, false);
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static void register_fork(void) { pthread_atfork(NULL, NULL, after_fork_child); }
+
+/* Starts workers up to `want` (the caller is one of the threads); false when none could start. */
+static bool ensure_workers(int want) {
+  if (atomic_load_explicit(&pool.started, memory_order_acquire) >= want) return true;
+  pthread_once(&fork_once, register_fork);
+  pthread_mutex_lock(&pool.mu);
+  while (pool.started < want) {
+    pthread_t th;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&th, &attr, worker, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) break;
+    atomic_store_explicit(&pool.started, pool.started + 1, memory_order_release);
+  }
+  bool any = pool.started > 0;
+  pthread_mutex_unlock(&pool.mu);
+  return any;
+}
+
+void ct__parallel_for(int64_t n, int64_t grain, ct__range_fn fn, void *ctx) {
+  int threads = threads_now();
+  int64_t most = grain > 0 ? n / grain : n;
+  int pieces = most < threads ? (int)most : threads;
+  bool idle = false;
+  if (pieces < 2 || in_piece || n < 128 ||
+      !atomic_compare_exchange_strong(&pool.busy, &idle, true)) {
+    fn(ctx, 0, n);
+    return;
+  }
+  if (!ensure_workers(threads - 1)) {
+    atomic_store(&pool.busy, false);
+    fn(ctx, 0, n);
+    return;
+  }
+  pool.fn = fn;
+  pool.ctx = ctx;
+  pool.n = n;
+  atomic_store_explicit(&pool.left, pieces, memory_order_relaxed);
+  uint32_t gen = T_GEN(atomic_load(&pool.ticket)) + 1;
+  atomic_store(&pool.ticket, (uint64_t)gen << 32 | (uint64_t)pieces << 16);
+  if (atomic_load(&pool.sleepers) > 0) {
+    pthread_mutex_lock(&pool.mu);
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.mu);
+  }
+  work_on(gen);
+  for (int i = 0; atomic_load_explicit(&pool.left, memory_order_acquire) > 0; i++) {
+    if ((i & 1023) == 1023) sched_yield();
+    else cpu_relax();
+  }
+  atomic_store(&pool.busy, false);
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/cpu/parallel.h: the CPU kernels' parallel-for over index ranges, run on corten's own small
+ * thread pool (ops/cpu/parallel.c; docs/design/threads.md says why and how).
+ *
+ * A kernel hands ct__parallel_for the number of items of its work and the fewest items worth a
+ * thread (its grain); the call splits [0, n) into at most ct_get_num_threads() pieces of at
+ * least grain items, runs one on the calling thread and the others on the pool, and returns
+ * when all are done. Work below twice the grain, a one-thread setting, a call from inside a
+ * piece or a call while another thread's kernel holds the pool run on the calling thread in one
+ * piece, so small kernels pay one comparison. Where the pieces fall depends on the thread count:
+ * a kernel whose result could depend on them (a floating-point reduction) splits its work into
+ * pieces fixed by the sizes alone (CT__FIXED_PIECES) and combines them in order. */
+#ifndef CORTEN_OPS_CPU_PARALLEL_H
+#define CORTEN_OPS_CPU_PARALLEL_H
+
+#include <stdint.h>
+
+/* Runs items [begin, end) of a kernel's work; ctx is the kernel's. */
+typedef void (*ct__range_fn)(void *ctx, int64_t begin, int64_t end);
+
+/* Runs fn over [0, n) in pieces of at least grain items (pieces of 4096 items or more start on
+ * multiples of 64 items, a cache line or more of any element type, so that two threads do not
+ * write one line). */
+void ct__parallel_for(int64_t n, int64_t grain, ct__range_fn fn, void *ctx);
+
+/* Grains of the kernels, in elements: memory-bound arithmetic (a few bytes of traffic per
+ * element) and a libm call per element. */
+#define CT__GRAIN_MEM ((int64_t)1 << 15)
+#define CT__GRAIN_MATH ((int64_t)1 << 11)
+
+/* The number of pieces a reduction of n elements splits into, whatever the thread count: one
+ * per 64K elements, at most 64 (each summed in its own lanes, the pieces then added in order). */
+#define CT__FIXED_PIECES(n) \
+  ((n) <= ((int64_t)1 << 16) ? 1 : (n) >= ((int64_t)64 << 16) ? 64 : (int)(((n) + 65535) >> 16))
+
+/* Loops whose iterations are independent (an output element written from inputs at the same or
+ * other indices only): vectorised without run-time alias checks even when Out is X. */
+#define CT__SIMD _Pragma("omp simd")
+
+#endif /* CORTEN_OPS_CPU_PARALLEL_H */

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Tests of the CPU kernels' threads: ct_set_num_threads / ct_get_num_threads, and that every
+ * kernel family split across threads gives the same bytes at 1, 2, 3 and 7 threads (sizes large
+ * enough to split; values whose sums round differently in another order), that the split ones
+ * give the serial results (elementwise exactly as C computes them; transpose as a naive gather),
+ * and that kernels run from several threads at once, or in a forked child, stay right. The
+ * helpers are in op_util.h. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <corten/corten.h>
+
+#include "op_util.h"
+
+static const int counts[] = {1, 2, 3, 7};
+
+static int cores(void) {
+  cpu_set_t set;
+  ck_assert_int_eq(sched_getaffinity(0, sizeof set, &set), 0);
+  return CPU_COUNT(&set);
+}
+
+/* Values in [-50, 53) with fractions (float32 values), in no order: float sums of them depend
+ * on the order. */
+static double data_mixed64(int64_t i) {
+  return (double)((uint64_t)(i + 1) * 2654435761u % 10007) / 97.0 - 50.0;
+}
+static double data_mixed(int64_t i) { return (float)data_mixed64(i); }
+
+/* Runs op over s at each thread count and checks that Out's bytes are the same every time; leaves
+ * the last result in s and the thread count at its default. */
+static void check_same_at_counts(ct_scope *s, const ct_op *op, const char *out) {
+  void *first = NULL;
+  size_t bytes = 0;
+  for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+    ct_set_num_threads(counts[k]);
+    ck_assert_int_eq(ct_get_num_threads(), counts[k]);
+    run(op, s);
+    const ct_tensor *t = tensor_of(s, out);
+    const void *p = ct_tensor_data(t, ct_tensor_dtype(t));
+    ck_assert_ptr_nonnull(p);
+    size_t n = (size_t)ct_tensor_numel(t) * ct_dtype_size(ct_tensor_dtype(t));
+    if (first == NULL) {
+      bytes = n;
+      first = xmalloc((int64_t)n, 1);
+      memcpy(first, p, n);
+      continue;
+    }
+    ck_assert_uint_eq(n, bytes);
+    ck_assert_msg(memcmp(first, p, n) == 0, "%s at %d threads differs from 1 thread", out,
+                  counts[k]);
+  }
+  free(first);
+  ct_set_num_threads(0);
+}
+
+/* ---- The setting ----------------------------------------------------------------------------- */
+
+START_TEST(default_is_one_thread_per_core) {
+  ck_assert_int_eq(ct_get_num_threads(), cores());
+}
+END_TEST
+
+START_TEST(set_then_get) {
+  ct_set_num_threads(3);
+  ck_assert_int_eq(ct_get_num_threads(), 3);
+  ct_set_num_threads(1);
+  ck_assert_int_eq(ct_get_num_threads(), 1);
+  ct_set_num_threads(0);
+  ck_assert_int_eq(ct_get_num_threads(), cores());
+}
+END_TEST
+
+START_TEST(negative_counts_as_default_and_large_is_capped) {
+  ct_set_num_threads(-4);
+  ck_assert_int_eq(ct_get_num_threads(), cores());
+  ct_set_num_threads(100000);
+  ck_assert_int_eq(ct_get_num_threads(), 256);
+  ct_set_num_threads(0);
+}
+END_TEST
+
+/* ---- Elementwise ----------------------------------------------------------------------------- */
+
+START_TEST(add_is_exact_at_every_count) {
+  const int64_t n = 300001;
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_FLOAT32, CT_DIMS(n), data_mixed);
+  put_fn(s, "y", CT_FLOAT32, CT_DIMS(n), data_unary);
+  ct_op *op = op_xy("elementwise_add", "x", "y", "out");
+  check_same_at_counts(s, op, "out");
+  const float *o = result(s, "out", CT_FLOAT32, CT_DIMS(n));
+  const float *x = ct_tensor_data(tensor_of(s, "x"), CT_FLOAT32);
+  const float *y = ct_tensor_data(tensor_of(s, "y"), CT_FLOAT32);
+  for (int64_t i = 0; i < n; i++) ck_assert(o[i] == x[i] + y[i]);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(broadcast_mul_is_exact_at_every_count) {
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_FLOAT64, CT_DIMS(700, 301), data_mixed);
+  put_fn(s, "y", CT_FLOAT64, CT_DIMS(301), data_unary);
+  ct_op *op = op_xy("elementwise_mul", "x", "y", "out");
+  check_same_at_counts(s, op, "out");
+  const double *o = result(s, "out", CT_FLOAT64, CT_DIMS(700, 301));
+  for (int64_t i = 0; i < 700 * 301; i++) ck_assert(o[i] == data_mixed(i) * data_unary(i % 301));
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(unary_scale_cast_and_sum_at_every_count) {
+  const int64_t n = 200003;
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_FLOAT32, CT_DIMS(n), data_mixed);
+  const char *types[] = {"exp", "sigmoid", "relu", "scale"};
+  for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+    ct_op *op = op_x(types[k], "x", "out");
+    check_same_at_counts(s, op, "out");
+    ct_op_free(op);
+  }
+  ct_op *cast = op_x("cast", "x", "out");
+  ck_assert_int_eq(ct_op_set_attr_int(cast, "dtype", CT_FLOAT64), CT_OK);
+  check_same_at_counts(s, cast, "out");
+  const double *o = result(s, "out", CT_FLOAT64, CT_DIMS(n));
+  for (int64_t i = 0; i < n; i++) ck_assert(o[i] == data_mixed(i));
+  ct_op_free(cast);
+  const char *xs[] = {"x", "x", "x"};
+  ct_op *sum = op_many("sum", xs, 3, "out");
+  check_same_at_counts(s, sum, "out");
+  ct_op_free(sum);
+  ct_scope_free(s);
+}
+END_TEST
+
+/* ---- Reductions ------------------------------------------------------------------------------ */
+
+/* reduce_sum of float64 X (dims xd) over dims (n of them; none: all) at every count (float64:
+ * float32 sums run in double, where another order seldom shows). */
+static void check_reduce_sum(ct_ddim xd, const int64_t *dims, size_t n) {
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_FLOAT64, xd, data_mixed64);
+  ct_op *op = op_x("reduce_sum", "x", "out");
+  if (n > 0) ck_assert_int_eq(ct_op_set_attr_ints(op, "dim", dims, n), CT_OK);
+  check_same_at_counts(s, op, "out");
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+
+START_TEST(reduce_sum_of_all_at_every_count) { check_reduce_sum(CT_DIMS(777, 1001), NULL, 0); }
+END_TEST
+
+START_TEST(reduce_sum_of_rows_and_columns_at_every_count) {
+  check_reduce_sum(CT_DIMS(3000, 101), (const int64_t[]){1}, 1);
+  check_reduce_sum(CT_DIMS(3000, 101), (const int64_t[]){0}, 1);
+  check_reduce_sum(CT_DIMS(30, 70, 90), (const int64_t[]){0, 2}, 2);
+  check_reduce_sum(CT_DIMS(2, 300000), (const int64_t[]){1}, 1);
+}
+END_TEST
+
+START_TEST(mean_at_every_count) {
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_FLOAT64, CT_DIMS(5, 100003), data_mixed64);
+  ct_op *op = op_x("mean", "x", "out");
+  check_same_at_counts(s, op, "out");
+  double want = 0;
+  for (int64_t i = 0; i < 5 * 100003; i++) want += data_mixed64(i);
+  want /= 5 * 100003;
+  double got = *(const double *)result(s, "out", CT_FLOAT64, CT_DIMS());
+  ck_assert_msg(fabs(got - want) <= 1e-12 * fabs(want), "%.17g, expected %.17g", got, want);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(softmax_along_each_axis_at_every_count) {
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_FLOAT32, CT_DIMS(300, 1000), data_mixed);
+  for (int64_t axis = 0; axis < 2; axis++) {
+    ct_op *op = op_x("softmax", "x", "out");
+    ck_assert_int_eq(ct_op_set_attr_int(op, "axis", axis), CT_OK);
+    check_same_at_counts(s, op, "out");
+    ct_op_free(op);
+  }
+  ct_scope_free(s);
+}
+END_TEST
+
+/* ---- Transpose and random -------------------------------------------------------------------- */
+
+START_TEST(transpose_is_a_gather_at_every_count) {
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_FLOAT32, CT_DIMS(513, 1031), data_iota);
+  ct_op *op = op_x("transpose", "x", "out");
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "axis", (const int64_t[]){1, 0}, 2), CT_OK);
+  check_same_at_counts(s, op, "out");
+  const float *o = result(s, "out", CT_FLOAT32, CT_DIMS(1031, 513));
+  for (int64_t i = 0; i < 1031; i++) {
+    for (int64_t j = 0; j < 513; j++) ck_assert(o[i * 513 + j] == (float)(j * 1031 + i));
+  }
+  ct_op_free(op);
+  put_fn(s, "y", CT_FLOAT64, CT_DIMS(20, 70, 90), data_iota);
+  op = op_x("transpose", "y", "out");
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "axis", (const int64_t[]){2, 0, 1}, 3), CT_OK);
+  check_same_at_counts(s, op, "out");
+  const double *d = result(s, "out", CT_FLOAT64, CT_DIMS(90, 20, 70));
+  for (int64_t i = 0; i < 90 * 20 * 70; i++) {
+    int64_t c = i / 1400, a = i / 70 % 20, b = i % 70;
+    ck_assert(d[i] == (double)((a * 70 + b) * 90 + c));
+  }
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(random_at_every_count) {
+  ct_scope *s = ct_scope_new();
+  const char *types[] = {"uniform_random", "gaussian_random"};
+  for (size_t k = 0; k < 2; k++) {
+    ct_op *op = op_out(types[k], "out");
+    ck_assert_int_eq(ct_op_set_attr_ints(op, "shape", (const int64_t[]){300001}, 1), CT_OK);
+    ck_assert_int_eq(ct_op_set_attr_int(op, "seed", 7), CT_OK);
+    check_same_at_counts(s, op, "out");
+    ct_op_free(op);
+  }
+  ct_scope_free(s);
+}
+END_TEST
+
+/* ---- Several callers ------------------------------------------------------------------------- */
+
+static void *add_in_own_scope(void *arg) {
+  (void)arg;
+  const int64_t n = 100000;
+  ct_scope *s = ct_scope_new();
+  float *x = malloc((size_t)n * sizeof *x);
+  for (int64_t i = 0; i < n; i++) x[i] = (float)data_mixed(i);
+  if (ct_tensor_set_value(ct_var_tensor(ct_scope_var(s, "x")), x, CT_DIMS(n), CT_FLOAT32,
+                          ct_cpu()) != CT_OK) {
+    return "set_value";
+  }
+  ct_op *op = ct_op_new("elementwise_add");
+  ct_op_set_input(op, "X", "x");
+  ct_op_set_input(op, "Y", "x");
+  ct_op_set_output(op, "Out", "out");
+  const char *bad = NULL;
+  for (int r = 0; r < 20 && bad == NULL; r++) {
+    if (ct_op_run(op, s, ct_cpu()) != CT_OK) bad = "run";
+    const float *o = ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "out")), CT_FLOAT32);
+    for (int64_t i = 0; bad == NULL && i < n; i++) {
+      if (o[i] != x[i] + x[i]) bad = "a wrong sum";
+    }
+  }
+  ct_op_free(op);
+  ct_scope_free(s);
+  free(x);
+  return (void *)bad;
+}
+
+START_TEST(kernels_from_several_threads_at_once) {
+  ct_set_num_threads(3);
+  pthread_t th[4];
+  for (int i = 0; i < 4; i++) ck_assert_int_eq(pthread_create(&th[i], NULL, add_in_own_scope, NULL), 0);
+  for (int i = 0; i < 4; i++) {
+    void *bad;
+    ck_assert_int_eq(pthread_join(th[i], &bad), 0);
+    ck_assert_msg(bad == NULL, "thread %d: %s", i, (const char *)bad);
+  }
+  ct_set_num_threads(0);
+}
+END_TEST
+
+/* ThreadSanitizer does not support starting threads in the child of a multi-threaded fork. */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
+
+START_TEST(a_forked_child_runs_split_kernels) {
+  ct_set_num_threads(2);
+  ck_assert_ptr_null(add_in_own_scope(NULL)); /* starts the parent's workers */
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    if (UNDER_TSAN) _exit(0); /* the check runs in the other builds */
+    _exit(add_in_own_scope(NULL) == NULL ? 0 : 1);
+  }
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ct_set_num_threads(0);
+}
+END_TEST
+
+static Suite *threads_suite(void) {
+  Suite *s = suite_create("threads");
+  CT_ADD_TEST(s, default_is_one_thread_per_core);
+  CT_ADD_TEST(s, set_then_get);
+  CT_ADD_TEST(s, negative_counts_as_default_and_large_is_capped);
+  CT_ADD_TEST(s, add_is_exact_at_every_count);
+  CT_ADD_TEST(s, broadcast_mul_is_exact_at_every_count);
+  CT_ADD_TEST(s, unary_scale_cast_and_sum_at_every_count);
+  CT_ADD_TEST(s, reduce_sum_of_all_at_every_count);
+  CT_ADD_TEST(s, reduce_sum_of_rows_and_columns_at_every_count);
+  CT_ADD_TEST(s, mean_at_every_count);
+  CT_ADD_TEST(s, softmax_along_each_axis_at_every_count);
+  CT_ADD_TEST(s, transpose_is_a_gather_at_every_count);
+  CT_ADD_TEST(s, random_at_every_count);
+  CT_ADD_TEST(s, kernels_from_several_threads_at_once);
+  CT_ADD_TEST(s, a_forked_child_runs_split_kernels);
+  return s;
+}
+
+CT_TEST_MAIN(threads_suite)
