@@ -92,3 +92,16 @@ else()
 endif()
 set_tests_properties(torch_parity PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
                      ENVIRONMENT "CORTEN_TORCH_PARITY=$<TARGET_FILE:torch_parity>")
+# The layers (a transformer-style block trained with adam, and batch_norm): the same way.
+add_executable(torch_parity_layers torch_parity_layers.c)
+target_link_libraries(torch_parity_layers PRIVATE corten::corten m)
+target_compile_options(torch_parity_layers PRIVATE ${CORTEN_WARNINGS})
+if(CORTEN_PYTHON3)
+  add_test(NAME torch_parity_layers COMMAND ${CORTEN_PYTHON3}
+           ${CMAKE_CURRENT_SOURCE_DIR}/python/test_torch_parity_layers.py)
+else()
+  add_test(NAME torch_parity_layers
+           COMMAND sh -c "echo 'SKIPPED: no python3 on PATH (Debian: python3-torch)'; exit 77")
+endif()
+set_tests_properties(torch_parity_layers PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
+                     ENVIRONMENT "CORTEN_TORCH_PARITY=$<TARGET_FILE:torch_parity_layers>")
