@@ -265,6 +265,9 @@ static inline double ct__inv_std(double v, double eps) { return 1.0 / sqrt(v + e
  * ops/philox.h) is at least dropout_prob, so every place draws the same mask. */
 uint64_t ct__dropout_seed(const ct_kernel_ctx *c);
 ct_status ct__dropout_check(const ct_kernel_ctx *c); /* dropout_prob, dropout_implementation */
+/* The factor of a kept element in training (1 / (1 - p) with upscale_in_train, else 1), and of
+ * every element in test mode (1, or 1 - p with downgrade_in_infer). */
+double ct__dropout_factor(const ct_kernel_ctx *c);
 
 /* lookup_table_v2's checks (W [rows, D], Ids int64, padding_idx) and Out's dims. */
 ct_status ct__lt_dims(const ct_kernel_ctx *c, ct_ddim *out);

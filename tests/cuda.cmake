@@ -66,3 +66,4 @@ endforeach()
 #            program run at cuda:0 against the CPU (test_cuda_grad.c); no-device checks first.
 corten_add_cuda_ops_suite(cuda_grad)
 corten_add_cuda_ops_suite(cuda_grad2)
+corten_add_cuda_ops_suite(cuda_layers) # the layers (test_cuda_layers.c)

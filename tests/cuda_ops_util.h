@@ -7,11 +7,45 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <corten/corten.h>
 
 #include "ops/half.h"
+#include "ops/op_impl.h"
 #include "harness.h"
+
+/* ---- Which kernels are registered (with or without a device) ------------------------------- */
+
+/* A kernel of an op type for one dtype (CT_DTYPE_UNDEFINED: the any-dtype kernel). */
+typedef struct kernel_key {
+  const char *type;
+  ct_dtype dtype;
+} kernel_key;
+
+static inline ct_kernel_fn kernel_at(const char *type, ct_device_kind kind, ct_dtype dtype) {
+  const ct__opdef *d = ct__op_lookup(type);
+  ck_assert_msg(d != NULL, "op type %s", type);
+  return atomic_load(&((ct__opdef *)d)->kernels[kind][dtype]);
+}
+
+/* Each of the n kernels has a CUDA kernel in a CUDA build (none in a CPU-only one), and a CPU
+ * kernel of its dtype or for any dtype, which the GPU tests compare it with. */
+static inline void assert_cuda_kernels(const kernel_key *keys, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const char *type = keys[i].type;
+    ct_dtype dt = keys[i].dtype;
+    ct_kernel_fn fn = kernel_at(type, CT_DEVICE_CUDA, dt);
+#ifdef CORTEN_TEST_CUDA
+    ck_assert_msg(fn != NULL, "no CUDA kernel for %s/%s", type, ct_dtype_name(dt));
+    ck_assert_msg(kernel_at(type, CT_DEVICE_CPU, dt) != NULL ||
+                      kernel_at(type, CT_DEVICE_CPU, CT_DTYPE_UNDEFINED) != NULL,
+                  "no CPU kernel for %s", type);
+#else
+    ck_assert_msg(fn == NULL, "a CPU-only build has a CUDA kernel for %s", type);
+#endif
+  }
+}
 
 #ifdef CORTEN_TEST_CUDA
 
@@ -116,6 +150,54 @@ static inline ct_op *unary_op(const char *type) {
   ck_assert_int_eq(ct_op_set_input(op, "X", "X"), CT_OK);
   ck_assert_int_eq(ct_op_set_output(op, "Out", "Out"), CT_OK);
   return op;
+}
+
+/* The most outputs places_agree compares. */
+#define MAX_OUTS 5
+
+/* Runs op over the named host inputs at place (each copied there) and returns its named outputs
+ * copied back to the host, in outs. */
+static inline void run_named(const ct_op *op, const char *const *in_names,
+                             ct_tensor *const *in, size_t n_in, const char *const *out_names,
+                             ct_tensor **outs, size_t n_out, ct_place place) {
+  ct_scope *s = ct_scope_new();
+  for (size_t i = 0; i < n_in; i++) {
+    ck_assert_int_eq(ct_tensor_copy(ct_var_tensor(ct_scope_var(s, in_names[i])), in[i], place),
+                     CT_OK);
+  }
+  ck_assert_msg(ct_op_run(op, s, place) == CT_OK, "%s at %s: %s", ct_op_type(op),
+                place.kind == CT_DEVICE_CPU ? "cpu" : "cuda:0", ct_last_error());
+  for (size_t i = 0; i < n_out; i++) {
+    const ct_tensor *t = ct_var_get_tensor(ct_scope_find_var(s, out_names[i]));
+    ck_assert_msg(t != NULL, "no output %s", out_names[i]);
+    ck_assert(ct_place_equal(ct_tensor_place(t), place));
+    outs[i] = ct_tensor_new();
+    ck_assert_int_eq(ct_tensor_copy(outs[i], t, ct_cpu()), CT_OK);
+  }
+  ct_scope_free(s);
+}
+
+/* Runs op on the CPU and at cuda:0 and compares every named output: the same bytes for rel < 0,
+ * else within abs_tol + rel |cpu|. */
+static inline void places_agree(const ct_op *op, const char *const *in_names,
+                                ct_tensor *const *in, size_t n_in,
+                                const char *const *out_names, size_t n_out, double rel,
+                                double abs_tol, const char *what) {
+  ct_tensor *cpu[MAX_OUTS], *gpu[MAX_OUTS];
+  ck_assert_uint_le(n_out, MAX_OUTS);
+  run_named(op, in_names, in, n_in, out_names, cpu, n_out, ct_cpu());
+  run_named(op, in_names, in, n_in, out_names, gpu, n_out, ct_cuda(0));
+  for (size_t i = 0; i < n_out; i++) {
+    char at[160];
+    snprintf(at, sizeof at, "%s, %s", what, out_names[i]);
+    if (rel < 0) {
+      assert_same_bytes(gpu[i], cpu[i], at);
+    } else {
+      assert_close(gpu[i], cpu[i], rel, abs_tol, at);
+    }
+    ct_tensor_free(cpu[i]);
+    ct_tensor_free(gpu[i]);
+  }
 }
 
 /* The input names of a binary op, for run_at. */

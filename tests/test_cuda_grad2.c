@@ -27,10 +27,7 @@
 
 /* ---- Without a device ------------------------------------------------------------------------ */
 
-static const struct {
-  const char *type;
-  ct_dtype dtype; /* CT_DTYPE_UNDEFINED: the any-dtype kernel */
-} grad2_kernels[] = {
+static const kernel_key grad2_kernels[] = {
     {"matmul_grad", CT_FLOAT32},
     {"mean_grad", CT_FLOAT32},
     {"reduce_sum_grad", CT_FLOAT32},
@@ -45,25 +42,8 @@ static const struct {
     {"adam", CT_FLOAT32},
 };
 
-static ct_kernel_fn kernel_at(const char *type, ct_device_kind kind, ct_dtype dtype) {
-  const ct__opdef *d = ct__op_lookup(type);
-  ck_assert_msg(d != NULL, "op type %s", type);
-  return atomic_load(&((ct__opdef *)d)->kernels[kind][dtype]);
-}
-
 START_TEST(absent_kernels_are_registered_for_cuda_in_a_cuda_build) {
-  for (size_t i = 0; i < sizeof grad2_kernels / sizeof grad2_kernels[0]; i++) {
-    const char *type = grad2_kernels[i].type;
-    ct_dtype dt = grad2_kernels[i].dtype;
-    ct_kernel_fn fn = kernel_at(type, CT_DEVICE_CUDA, dt);
-#ifdef CORTEN_TEST_CUDA
-    ck_assert_msg(fn != NULL, "no CUDA kernel for %s/%s", type, ct_dtype_name(dt));
-    /* Each has a CPU kernel of its dtype too, which the GPU tests compare it with. */
-    ck_assert_msg(kernel_at(type, CT_DEVICE_CPU, dt) != NULL, "no CPU kernel for %s", type);
-#else
-    ck_assert_msg(fn == NULL, "a CPU-only build has a CUDA kernel for %s", type);
-#endif
-  }
+  assert_cuda_kernels(grad2_kernels, sizeof grad2_kernels / sizeof grad2_kernels[0]);
 #ifdef CORTEN_TEST_CUDA
   /* float64 stays CPU-only where the kernels compute (reduce_sum_grad only moves elements). */
   ck_assert_ptr_null(kernel_at("matmul_grad", CT_DEVICE_CUDA, CT_FLOAT64));
@@ -83,52 +63,6 @@ static Suite *absent_suite(void) {
 /* ---- On a GPU ------------------------------------------------------------------------------ */
 
 #ifdef CORTEN_TEST_CUDA
-
-#define MAX_OUTS 5
-
-/* Runs op over the named host inputs at place (each copied there) and returns its named outputs
- * copied back to the host, in outs. */
-static void run_named(const ct_op *op, const char *const *in_names, ct_tensor *const *in,
-                      size_t n_in, const char *const *out_names, ct_tensor **outs, size_t n_out,
-                      ct_place place) {
-  ct_scope *s = ct_scope_new();
-  for (size_t i = 0; i < n_in; i++) {
-    ck_assert_int_eq(ct_tensor_copy(ct_var_tensor(ct_scope_var(s, in_names[i])), in[i], place),
-                     CT_OK);
-  }
-  ck_assert_msg(ct_op_run(op, s, place) == CT_OK, "%s at %s: %s", ct_op_type(op),
-                place.kind == CT_DEVICE_CPU ? "cpu" : "cuda:0", ct_last_error());
-  for (size_t i = 0; i < n_out; i++) {
-    const ct_tensor *t = ct_var_get_tensor(ct_scope_find_var(s, out_names[i]));
-    ck_assert_msg(t != NULL, "no output %s", out_names[i]);
-    ck_assert(ct_place_equal(ct_tensor_place(t), place));
-    outs[i] = ct_tensor_new();
-    ck_assert_int_eq(ct_tensor_copy(outs[i], t, ct_cpu()), CT_OK);
-  }
-  ct_scope_free(s);
-}
-
-/* Runs op on the CPU and at cuda:0 and compares every named output: the same bytes for rel < 0,
- * else within abs_tol + rel |cpu|. */
-static void places_agree(const ct_op *op, const char *const *in_names, ct_tensor *const *in,
-                         size_t n_in, const char *const *out_names, size_t n_out, double rel,
-                         double abs_tol, const char *what) {
-  ct_tensor *cpu[MAX_OUTS], *gpu[MAX_OUTS];
-  ck_assert_uint_le(n_out, MAX_OUTS);
-  run_named(op, in_names, in, n_in, out_names, cpu, n_out, ct_cpu());
-  run_named(op, in_names, in, n_in, out_names, gpu, n_out, ct_cuda(0));
-  for (size_t i = 0; i < n_out; i++) {
-    char at[160];
-    snprintf(at, sizeof at, "%s, %s", what, out_names[i]);
-    if (rel < 0) {
-      assert_same_bytes(gpu[i], cpu[i], at);
-    } else {
-      assert_close(gpu[i], cpu[i], rel, abs_tol, at);
-    }
-    ct_tensor_free(cpu[i]);
-    ct_tensor_free(gpu[i]);
-  }
-}
 
 /* The dims of Out of the forward op fwd over the named host inputs, run on the CPU: the dims its
  * Out@GRAD takes. */

@@ -15,7 +15,7 @@ static void assert_close(const double *got, const double *want, int64_t n, doubl
   }
 }
 
-/* ---- batch_norm -------------------------------------------------------------------------------- */
+/* ---- batch_norm ------------------------------------------------------------------------------ */
 
 static const char *bn_layout = "NCHW";
 static bool bn_test_mode, bn_global;
@@ -238,7 +238,7 @@ END_TEST
 START_TEST(bn_grad_is_test) { check_bn_grads(CT_DIMS(2, 3, 2), 3, "NCHW", true); }
 END_TEST
 
-/* ---- layer_norm -------------------------------------------------------------------------------- */
+/* ---- layer_norm ------------------------------------------------------------------------------ */
 
 static int64_t ln_axis = 1;
 static bool ln_affine = true;

@@ -3,33 +3,17 @@
  * of the first three (ops/defs/nn.c, nn_grad.c): float32 and float64 (lookup_table_v2 moves
  * rows of any dtype; arg_max also reads int32 and int64).
  *
- * gelu and its gradient are computed in double and rounded once. lookup_table_v2_grad adds the
- * rows in Ids' order in the dtype's arithmetic, as the CUDA kernel does. dropout's mask comes
+ * gelu and its gradient are computed in double (ops/gelu.h) and rounded once.
+ * lookup_table_v2_grad adds the rows in Ids' order in the dtype's arithmetic. dropout's mask comes
  * from Philox (ops/philox.h), so it depends only on the seed and the element's index. */
 #include <math.h>
 #include <string.h>
 
 #include "ops/defs.h"
+#include "ops/gelu.h"
 #include "ops/philox.h"
 
-/* ---- gelu ------------------------------------------------------------------------------------- */
-
-#define GELU_K 0.7978845608028654 /* sqrt(2 / pi) */
-#define GELU_C 0.044715
-
-static inline double gelu(double x, bool tanh_form) {
-  if (tanh_form) return 0.5 * x * (1.0 + tanh(GELU_K * (x + GELU_C * x * x * x)));
-  return 0.5 * x * (1.0 + erf(x * 0.7071067811865476));
-}
-
-static inline double gelu_slope(double x, bool tanh_form) {
-  if (tanh_form) {
-    double t = tanh(GELU_K * (x + GELU_C * x * x * x));
-    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * GELU_K * (1.0 + 3.0 * GELU_C * x * x);
-  }
-  return 0.5 * (1.0 + erf(x * 0.7071067811865476)) +
-         x * exp(-0.5 * x * x) * 0.3989422804014327; /* 1 / sqrt(2 pi) */
-}
+/* ---- gelu ------------------------------------------------------------------------------------ */
 
 #define GELU_KERNELS(SUF, T)                                                      \
   static ct_status gelu_##SUF(const ct_kernel_ctx *c) {                           \
@@ -38,7 +22,7 @@ static inline double gelu_slope(double x, bool tanh_form) {
     if (o == NULL) return ct_last_status();                                       \
     const T *x = ct__k_in_data(xt);                                               \
     bool a = c->attr[CT__GELU_APPROXIMATE].u.b;                                   \
-    for (int64_t i = 0; i < xt->numel; i++) o[i] = (T)gelu((double)x[i], a);      \
+    for (int64_t i = 0; i < xt->numel; i++) o[i] = (T)ct__gelu((double)x[i], a);  \
     return CT_OK;                                                                 \
   }                                                                               \
   static ct_status gelu_grad_##SUF(const ct_kernel_ctx *c) {                      \
@@ -49,7 +33,7 @@ static inline double gelu_slope(double x, bool tanh_form) {
     const T *g = ct__k_in_data(ct_kernel_in(c, CT__G_UNARY_DOUT, 0));             \
     bool a = c->attr[CT__GELU_APPROXIMATE].u.b;                                   \
     for (int64_t i = 0; i < xt->numel; i++) {                                     \
-      dx[i] = (T)((double)g[i] * gelu_slope((double)x[i], a));                    \
+      dx[i] = (T)((double)g[i] * ct__gelu_slope((double)x[i], a));                \
     }                                                                             \
     return CT_OK;                                                                 \
   }
@@ -57,7 +41,7 @@ static inline double gelu_slope(double x, bool tanh_form) {
 GELU_KERNELS(f32, float)
 GELU_KERNELS(f64, double)
 
-/* ---- lookup_table_v2 -------------------------------------------------------------------------- */
+/* ---- lookup_table_v2 ------------------------------------------------------------------------- */
 
 /* Any dtype: rows copied bytewise, zeros for padding_idx. */
 static ct_status lookup(const ct_kernel_ctx *c) {
@@ -105,16 +89,7 @@ static ct_status lookup(const ct_kernel_ctx *c) {
 LOOKUP_GRAD_KERNEL(lookup_grad_f32, float)
 LOOKUP_GRAD_KERNEL(lookup_grad_f64, double)
 
-/* ---- dropout ---------------------------------------------------------------------------------- */
-
-/* The factor of a kept element in training (1 / (1 - p) with upscale_in_train, else 1) and of
- * every element in test mode (1, or 1 - p with downgrade_in_infer). */
-static double dropout_factor(const ct_kernel_ctx *c) {
-  double p = c->attr[CT__DO_PROB].u.f;
-  bool upscale = strcmp(c->attr[CT__DO_UPSCALE].u.s, "upscale_in_train") == 0;
-  if (c->attr[CT__DO_IS_TEST].u.b) return upscale ? 1.0 : 1.0 - p;
-  return upscale && p < 1 ? 1.0 / (1.0 - p) : 1.0;
-}
+/* ---- dropout --------------------------------------------------------------------------------- */
 
 #define DROPOUT_KERNELS(SUF, T)                                                        \
   static ct_status dropout_##SUF(const ct_kernel_ctx *c) {                             \
@@ -124,7 +99,7 @@ static double dropout_factor(const ct_kernel_ctx *c) {
     uint8_t *m = ct__k_out_data(c, CT__DO_MASK, 0, CT_UINT8);                          \
     if (m == NULL) return ct_last_status();                                            \
     const T *x = ct__k_in_data(xt);                                                    \
-    T f = (T)dropout_factor(c);                                                        \
+    T f = (T)ct__dropout_factor(c);                                                        \
     int64_t n = xt->numel;                                                             \
     if (c->attr[CT__DO_IS_TEST].u.b) {                                                 \
       for (int64_t i = 0; i < n; i++) {                                                \
@@ -150,7 +125,7 @@ static double dropout_factor(const ct_kernel_ctx *c) {
     if (dx == NULL) return ct_last_status();                                           \
     const T *g = ct__k_in_data(ct_kernel_in(c, CT__DOG_DOUT, 0));                      \
     const uint8_t *m = ct__k_in_data(mt);                                              \
-    T f = (T)dropout_factor(c);                                                        \
+    T f = (T)ct__dropout_factor(c);                                                        \
     for (int64_t i = 0; i < mt->numel; i++) dx[i] = m[i] ? g[i] * f : (T)0;            \
     return CT_OK;                                                                      \
   }
@@ -158,7 +133,7 @@ static double dropout_factor(const ct_kernel_ctx *c) {
 DROPOUT_KERNELS(f32, float)
 DROPOUT_KERNELS(f64, double)
 
-/* ---- arg_max ---------------------------------------------------------------------------------- */
+/* ---- arg_max --------------------------------------------------------------------------------- */
 
 #define ARG_MAX_KERNEL(NAME, T)                                                      \
   static ct_status NAME(const ct_kernel_ctx *c) {                                    \

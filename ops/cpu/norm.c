@@ -5,7 +5,7 @@
  * Every statistic and every sum is taken in double in element order (a channel: its elements
  * batch by batch; a row: left to right; Scale@GRAD and Bias@GRAD of layer_norm: row by row), and
  * each output element is computed in double and rounded once, so float32 results are as close
- * as float32 allows and the CUDA kernels, which follow the same order, match them bit for bit. */
+ * as float32 allows, and a backend that follows the same order matches them bit for bit. */
 #include <stdlib.h>
 
 #include "ops/defs.h"
@@ -25,8 +25,15 @@ static const void *opt_in(const ct_kernel_ctx *c, size_t slot) {
   return ct_kernel_in_count(c, slot) ? ct__k_in_data(ct_kernel_in(c, slot, 0)) : NULL;
 }
 
-/* Element (o, ch, i) of the plan's [outer, c, inner] view. */
-#define AT(p, o, ch, i) (((o) * (p).c + (ch)) * (p).inner + (i))
+/* Runs BODY with `at` set to each element of channel ch of the plan's [outer, c, inner] view, in
+ * memory order. */
+#define FOR_CHANNEL(p, ch, at, BODY)                         \
+  for (int64_t o_ = 0; o_ < (p).outer; o_++) {               \
+    for (int64_t i_ = 0; i_ < (p).inner; i_++) {             \
+      int64_t at = (o_ * (p).c + (ch)) * (p).inner + i_;     \
+      BODY                                                   \
+    }                                                        \
+  }
 
 #define BN_KERNEL(NAME, T)                                                                     \
   static ct_status NAME(const ct_kernel_ctx *c) {                                              \
@@ -49,16 +56,9 @@ static const void *opt_in(const ct_kernel_ctx *c, size_t slot) {
       double mu = rm[ch], var = rv[ch];                                                        \
       if (!global) {                                                                           \
         double sum = 0, sq = 0;                                                                \
-        for (int64_t o = 0; o < p.outer; o++) {                                                \
-          for (int64_t i = 0; i < p.inner; i++) sum += (double)x[AT(p, o, ch, i)];             \
-        }                                                                                      \
+        FOR_CHANNEL(p, ch, at, sum += (double)x[at];)                                          \
         mu = sum / m;                                                                          \
-        for (int64_t o = 0; o < p.outer; o++) {                                                \
-          for (int64_t i = 0; i < p.inner; i++) {                                              \
-            double d = (double)x[AT(p, o, ch, i)] - mu;                                        \
-            sq += d * d;                                                                       \
-          }                                                                                    \
-        }                                                                                      \
+        FOR_CHANNEL(p, ch, at, sq += ((double)x[at] - mu) * ((double)x[at] - mu);)             \
         var = sq / m;                                                                          \
         out[CT__BN_MEAN_OUT][ch] = (T)((double)rm[ch] * mom + mu * (1 - mom));                 \
         out[CT__BN_VAR_OUT][ch] = (T)((double)rv[ch] * mom + var * (1 - mom));                 \
@@ -69,12 +69,7 @@ static const void *opt_in(const ct_kernel_ctx *c, size_t slot) {
       double inv = ct__inv_std(var, eps), g = sc[ch], b = bi[ch];                              \
       out[CT__BN_SAVED_MEAN][ch] = (T)mu;                                                      \
       out[CT__BN_SAVED_VAR][ch] = (T)inv;                                                      \
-      for (int64_t o = 0; o < p.outer; o++) {                                                  \
-        for (int64_t i = 0; i < p.inner; i++) {                                                \
-          int64_t at = AT(p, o, ch, i);                                                        \
-          out[CT__BN_Y][at] = (T)(((double)x[at] - mu) * inv * g + b);                         \
-        }                                                                                      \
-      }                                                                                        \
+      FOR_CHANNEL(p, ch, at, out[CT__BN_Y][at] = (T)(((double)x[at] - mu) * inv * g + b);)     \
     }                                                                                          \
     return CT_OK;                                                                              \
   }
@@ -99,25 +94,19 @@ BN_KERNEL(batch_norm_f64, double)
     double m = (double)(p.outer * p.inner);                                              \
     for (int64_t ch = 0; ch < p.c; ch++) {                                               \
       double mu = sm[ch], inv = sv[ch], sdy = 0, sdyx = 0;                               \
-      for (int64_t o = 0; o < p.outer; o++) {                                            \
-        for (int64_t i = 0; i < p.inner; i++) {                                          \
-          int64_t at = AT(p, o, ch, i);                                                  \
-          sdy += (double)dy[at];                                                         \
-          sdyx += (double)dy[at] * (((double)x[at] - mu) * inv);                         \
-        }                                                                                \
-      }                                                                                  \
+      FOR_CHANNEL(p, ch, at, {                                                           \
+        sdy += (double)dy[at];                                                           \
+        sdyx += (double)dy[at] * (((double)x[at] - mu) * inv);                           \
+      })                                                                                 \
       if (dsc != NULL) dsc[ch] = (T)sdyx;                                                \
       if (dbi != NULL) dbi[ch] = (T)sdy;                                                 \
       if (dx == NULL) continue;                                                          \
       double k = (double)sc[ch] * inv, mdy = global ? 0 : sdy / m;                       \
       double mdyx = global ? 0 : sdyx / m;                                               \
-      for (int64_t o = 0; o < p.outer; o++) {                                            \
-        for (int64_t i = 0; i < p.inner; i++) {                                          \
-          int64_t at = AT(p, o, ch, i);                                                  \
-          double xh = ((double)x[at] - mu) * inv;                                        \
-          dx[at] = (T)(k * ((double)dy[at] - mdy - xh * mdyx));                          \
-        }                                                                                \
-      }                                                                                  \
+      FOR_CHANNEL(p, ch, at, {                                                           \
+        double xh = ((double)x[at] - mu) * inv;                                          \
+        dx[at] = (T)(k * ((double)dy[at] - mdy - xh * mdyx));                            \
+      })                                                                                 \
     }                                                                                    \
     return CT_OK;                                                                        \
   }

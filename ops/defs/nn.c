@@ -39,7 +39,7 @@ static const ct_attr_def am_attrs[] = {
     {"dtype", {.type = CT_ATTR_INT, .u.i = CT_INT64}, false},
 };
 
-/* ---- lookup_table_v2 --------------------------------------------------------------------------- */
+/* ---- lookup_table_v2 ------------------------------------------------------------------------- */
 
 /* W is [rows, D], Ids int64, padding_idx -1 or a row; the lookup's Out dims in *out. */
 ct_status ct__lt_dims(const ct_kernel_ctx *c, ct_ddim *out) {
@@ -94,7 +94,7 @@ static ct_status lt_infer(const ct_kernel_ctx *c) {
   return s == CT_OK ? ct__k_resize(c, CT__OUT, 0, out) : s;
 }
 
-/* ---- dropout ----------------------------------------------------------------------------------- */
+/* ---- dropout --------------------------------------------------------------------------------- */
 
 /* dropout_prob in [0, 1] and a known dropout_implementation. */
 ct_status ct__dropout_check(const ct_kernel_ctx *c) {
@@ -117,6 +117,13 @@ uint64_t ct__dropout_seed(const ct_kernel_ctx *c) {
   return c->attr[CT__DO_FIX_SEED].u.b ? (uint64_t)c->attr[CT__DO_SEED].u.i : ct__fresh_seed(c);
 }
 
+double ct__dropout_factor(const ct_kernel_ctx *c) {
+  double p = c->attr[CT__DO_PROB].u.f;
+  bool upscale = strcmp(c->attr[CT__DO_UPSCALE].u.s, "upscale_in_train") == 0;
+  if (c->attr[CT__DO_IS_TEST].u.b) return upscale ? 1.0 : 1.0 - p;
+  return upscale && p < 1 ? 1.0 / (1.0 - p) : 1.0;
+}
+
 static ct_status do_infer(const ct_kernel_ctx *c) {
   ct_status s = ct__dropout_check(c);
   ct_ddim x = ct_kernel_in(c, CT__IN_X, 0)->dims;
@@ -124,7 +131,7 @@ static ct_status do_infer(const ct_kernel_ctx *c) {
   return s == CT_OK ? ct__k_resize(c, CT__DO_MASK, 0, x) : s;
 }
 
-/* ---- arg_max ----------------------------------------------------------------------------------- */
+/* ---- arg_max --------------------------------------------------------------------------------- */
 
 ct_status ct__am_plan(const ct_kernel_ctx *c, ct__norm_plan *p) {
   const ct_tensor *x = ct_kernel_in(c, CT__IN_X, 0);

@@ -48,7 +48,7 @@ static const ct_op_def defs[] = {
 
 const ct__def_table ct__nn_grad_defs = CT__TABLE(defs);
 
-/* ---- The grad-op makers ------------------------------------------------------------------------ */
+/* ---- The grad-op makers ---------------------------------------------------------------------- */
 
 ct_status ct__grad_lookup_table_v2(ct_grad_ctx *g) {
   const char *dw = ct_grad_input_grad(g, "W", 0);

@@ -68,7 +68,7 @@ static const ct_op_def defs[] = {
 
 const ct__def_table ct__norm_grad_defs = CT__TABLE(defs);
 
-/* ---- The grad-op makers ------------------------------------------------------------------------ */
+/* ---- The grad-op makers ---------------------------------------------------------------------- */
 
 /* Wires the forward op's input slot `slot` (when it has one) to the same slot of op, and its
  * gradient (when wanted) to output slot `slot`@GRAD. */

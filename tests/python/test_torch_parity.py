@@ -13,14 +13,14 @@ Exits 77 (skipped) when torch is not installed (Debian: apt-get install python3-
 the corten build lacks a gradient the network needs.
 """
 import os
-import subprocess
 import sys
-import tempfile
 
-SKIP = 77
 STEPS = 25
 LR = 0.1
 REL = 1e-9
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_parity_util import SKIP, run_corten  # noqa: E402
 
 try:
     import torch
@@ -28,20 +28,6 @@ except ImportError:
     print("SKIPPED: torch is not installed for %s (Debian: apt-get install python3-torch)"
           % sys.executable)
     sys.exit(SKIP)
-
-
-def read_arrays(path):
-    """The arrays of the C side's file: name -> list of numbers."""
-    arrays = {}
-    with open(path) as f:
-        lines = f.read().split("\n")
-    i = 0
-    while i < len(lines) and lines[i]:
-        name, count = lines[i].split()
-        count = int(count)
-        arrays[name] = [float(v) for v in lines[i + 1:i + 1 + count]]
-        i += 1 + count
-    return arrays
 
 
 def check(name, got, want, failures):
@@ -55,22 +41,9 @@ def check(name, got, want, failures):
 
 
 def main():
-    prog = os.environ.get("CORTEN_TORCH_PARITY")
-    if not prog:
-        print("CORTEN_TORCH_PARITY is not set: give the path of the torch_parity program "
-              "(ctest sets it)")
-        return 1
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "corten.txt")
-        run = subprocess.run([prog, out], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             universal_newlines=True)
-        sys.stdout.write(run.stdout)
-        if run.returncode == SKIP:
-            return SKIP
-        if run.returncode != 0:
-            print("torch_parity failed with status %d" % run.returncode)
-            return 1
-        c = read_arrays(out)
+    c = run_corten()
+    if not isinstance(c, dict):
+        return c
 
     n, n_in = len(c["labels"]), len(c["x"]) // len(c["labels"])
     n_hid = len(c["fc1.b"])

@@ -18,16 +18,16 @@ corrected by 0.1 (var_unbiased - var_biased)); SavedVariance is 1 / sqrt(var + e
 Exits 77 (skipped) when torch is not installed (Debian: apt-get install python3-torch).
 """
 import os
-import subprocess
 import sys
-import tempfile
 
-SKIP = 77
 STEPS = 20
 REL = 1e-9
 B, T, V, D, H, C = 2, 5, 11, 8, 16, 4
 BN_SHAPE = (4, 3, 2, 3)
 EPS = 1e-5
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_parity_util import SKIP, run_corten  # noqa: E402
 
 try:
     import torch
@@ -36,20 +36,6 @@ except ImportError:
     print("SKIPPED: torch is not installed for %s (Debian: apt-get install python3-torch)"
           % sys.executable)
     sys.exit(SKIP)
-
-
-def read_arrays(path):
-    """The arrays of the C side's file: name -> list of numbers."""
-    arrays = {}
-    with open(path) as f:
-        lines = f.read().split("\n")
-    i = 0
-    while i < len(lines) and lines[i]:
-        name, count = lines[i].split()
-        count = int(count)
-        arrays[name] = [float(v) for v in lines[i + 1:i + 1 + count]]
-        i += 1 + count
-    return arrays
 
 
 class Checker:
@@ -134,20 +120,9 @@ def batch_norm(c, ck):
 
 
 def main():
-    prog = os.environ.get("CORTEN_TORCH_PARITY")
-    if not prog:
-        print("CORTEN_TORCH_PARITY is not set: give the path of the torch_parity_layers program "
-              "(ctest sets it)")
-        return 1
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "corten.txt")
-        run = subprocess.run([prog, out], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             universal_newlines=True)
-        sys.stdout.write(run.stdout)
-        if run.returncode != 0:
-            print("torch_parity_layers failed with status %d" % run.returncode)
-            return 1
-        c = read_arrays(out)
+    c = run_corten()
+    if not isinstance(c, dict):
+        return c
     ck = Checker()
     block(c, ck)
     batch_norm(c, ck)
