@@ -152,21 +152,25 @@ BN_GRAD_KERNEL(batch_norm_grad_f64, double)
 LN_KERNEL(layer_norm_f32, float)
 LN_KERNEL(layer_norm_f64, double)
 
-/* Scale@GRAD and Bias@GRAD sum over the rows into double accumulators (2 x inner of them). */
+/* Scale@GRAD and Bias@GRAD sum over the rows into double accumulators (2 x inner of them),
+ * allocated before any output, so a failure leaves the outputs as they were. */
 #define LN_GRAD_KERNEL(NAME, T)                                                              \
   static ct_status NAME(const ct_kernel_ctx *c) {                                            \
     ct__norm_plan p;                                                                         \
     ct_status s = ct__ln_plan(c, &p);                                                        \
-    void *o3[3];                                                                             \
-    if (s == CT_OK) s = grad_outs(c, o3);                                                    \
     if (s != CT_OK) return s;                                                                \
-    T *dx = o3[0], *dsc = o3[1], *dbi = o3[2];                                               \
     double *acc = calloc((size_t)(2 * p.inner + 1), sizeof *acc);                            \
     if (acc == NULL) {                                                                       \
       return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,                                         \
                             "cannot allocate %lld bytes of host memory for the row sums",    \
                             (long long)(2 * p.inner + 1) * 8);                               \
     }                                                                                        \
+    void *o3[3];                                                                             \
+    if ((s = grad_outs(c, o3)) != CT_OK) {                                                   \
+      free(acc);                                                                             \
+      return s;                                                                              \
+    }                                                                                        \
+    T *dx = o3[0], *dsc = o3[1], *dbi = o3[2];                                               \
     const T *x = ct__k_in_data(ct_kernel_in(c, CT__LNG_X, 0));                               \
     const T *sc = opt_in(c, CT__LNG_SCALE);                                                  \
     const T *mean = ct__k_in_data(ct_kernel_in(c, CT__LNG_MEAN, 0));                         \
