@@ -152,6 +152,23 @@ static inline ct_op *unary_op(const char *type) {
   return op;
 }
 
+/* An op of type whose slots are wired to variables of the same names (a grad op reads "X",
+ * "Out@GRAD" ...), as run_named and places_agree name their inputs and outputs. */
+static inline ct_op *named_op(const char *type, const char *const *ins, size_t n_in,
+                              const char *const *outs, size_t n_out) {
+  ct_op *op = ct_op_new(type);
+  ck_assert_msg(op != NULL, "%s", ct_last_error());
+  for (size_t i = 0; i < n_in; i++) ck_assert_int_eq(ct_op_set_input(op, ins[i], ins[i]), CT_OK);
+  for (size_t i = 0; i < n_out; i++) {
+    ck_assert_int_eq(ct_op_set_output(op, outs[i], outs[i]), CT_OK);
+  }
+  return op;
+}
+
+static inline void free_all(ct_tensor **t, size_t n) {
+  for (size_t i = 0; i < n; i++) ct_tensor_free(t[i]);
+}
+
 /* The most outputs places_agree compares. */
 #define MAX_OUTS 5
 

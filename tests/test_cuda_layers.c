@@ -49,21 +49,6 @@ static Suite *absent_suite(void) {
 
 #ifdef CORTEN_TEST_CUDA
 
-/* An op of type whose slots are wired to variables of the same names. */
-static ct_op *named_op(const char *type, const char *const *ins, size_t n_in,
-                       const char *const *outs, size_t n_out) {
-  ct_op *op = new_op(type);
-  for (size_t i = 0; i < n_in; i++) ck_assert_int_eq(ct_op_set_input(op, ins[i], ins[i]), CT_OK);
-  for (size_t i = 0; i < n_out; i++) {
-    ck_assert_int_eq(ct_op_set_output(op, outs[i], outs[i]), CT_OK);
-  }
-  return op;
-}
-
-static void free_all(ct_tensor **t, size_t n) {
-  for (size_t i = 0; i < n; i++) ct_tensor_free(t[i]);
-}
-
 /* ---- batch_norm, layer_norm ------------------------------------------------------------------ */
 
 static const struct {

@@ -18,14 +18,11 @@
 
 #include <corten/corten.h>
 
+#include "parity_util.h"
+
 enum { N = 16, IN = 12, HID = 8, OUT = 5, STEPS = 25 };
 
 static const char *const PARAMS[] = {"fc1.w", "fc1.b", "fc2.w", "fc2.b"};
-
-static int fail(const char *what) {
-  fprintf(stderr, "torch_parity: %s: %s\n", what, ct_last_error());
-  return 1;
-}
 
 /* Appends type(X = x, Y = y) -> out; y may be NULL. */
 static ct_status add(ct_program *p, const char *type, const char *x, const char *y,
@@ -90,23 +87,6 @@ static ct_status put_pattern(ct_scope *s, const char *name, ct_ddim dims, double
                              ct_cpu());
 }
 
-/* Writes variable name (float64 or int64) to f as "label count" and its values. */
-static int write_var(FILE *f, ct_scope *s, const char *name, const char *label) {
-  const ct_tensor *t = ct_var_get_tensor(ct_scope_find_var(s, name));
-  if (t == NULL || !ct_tensor_has_memory(t)) return fail(name);
-  int64_t n = ct_tensor_numel(t);
-  fprintf(f, "%s %lld\n", label, (long long)n);
-  if (ct_tensor_dtype(t) == CT_INT64) {
-    const int64_t *v = ct_tensor_data(t, CT_INT64);
-    for (int64_t i = 0; i < n; i++) fprintf(f, "%lld\n", (long long)v[i]);
-  } else {
-    const double *v = ct_tensor_data(t, CT_FLOAT64);
-    if (v == NULL) return fail(name);
-    for (int64_t i = 0; i < n; i++) fprintf(f, "%.17g\n", v[i]);
-  }
-  return 0;
-}
-
 static int write_params(FILE *f, ct_scope *s, const char *suffix) {
   for (int i = 0; i < 4; i++) {
     char label[48];
@@ -167,20 +147,6 @@ static int run(FILE *f, ct_scope *s, ct_program *p) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: torch_parity OUT\n");
-    return 1;
-  }
-  FILE *f = fopen(argv[1], "w");
-  if (f == NULL) {
-    perror(argv[1]);
-    return 1;
-  }
-  ct_scope *s = ct_scope_new();
-  ct_program *p = ct_program_new();
-  int rc = s != NULL && p != NULL ? run(f, s, p) : fail("setting up");
-  ct_program_free(p);
-  ct_scope_free(s);
-  if (fclose(f) != 0 && rc == 0) rc = 1;
-  return rc;
+  parity_name = "torch_parity";
+  return parity_main(argc, argv, run);
 }

@@ -25,17 +25,14 @@
 
 #include <corten/corten.h>
 
+#include "parity_util.h"
+
 enum { B = 2, T = 5, V = 11, D = 8, H = 16, C = 4, STEPS = 20 };
 enum { BN_N = 4, BN_C = 3, BN_HW = 6 };
 
 static const char *const PARAMS[] = {"emb.w", "ln1.scale", "ln1.bias", "fc1.w", "fc1.b",
                                      "fc2.w", "fc2.b",     "ln2.scale", "ln2.bias", "out.w"};
 enum { N_PARAMS = sizeof PARAMS / sizeof PARAMS[0] };
-
-static int fail(const char *what) {
-  fprintf(stderr, "torch_parity_layers: %s: %s\n", what, ct_last_error());
-  return 1;
-}
 
 /* An op of type with the given wiring: slot, name pairs for the inputs, NULL, then pairs for
  * the outputs, NULL. NULL on failure (recorded). */
@@ -160,23 +157,6 @@ static ct_status put_pattern(ct_scope *s, const char *name, ct_ddim dims, double
 
 static ct_status put_zeros(ct_scope *s, const char *name, ct_ddim dims) {
   return put_pattern(s, name, dims, 0, 0, 0, 0);
-}
-
-/* Writes variable name (float64 or int64) to f as "label count" and its values. */
-static int write_var(FILE *f, ct_scope *s, const char *name, const char *label) {
-  const ct_tensor *t = ct_var_get_tensor(ct_scope_find_var(s, name));
-  if (t == NULL || !ct_tensor_has_memory(t)) return fail(name);
-  int64_t n = ct_tensor_numel(t);
-  fprintf(f, "%s %lld\n", label != NULL ? label : name, (long long)n);
-  if (ct_tensor_dtype(t) == CT_INT64) {
-    const int64_t *v = ct_tensor_data(t, CT_INT64);
-    for (int64_t i = 0; i < n; i++) fprintf(f, "%lld\n", (long long)v[i]);
-  } else {
-    const double *v = ct_tensor_data(t, CT_FLOAT64);
-    if (v == NULL) return fail(name);
-    for (int64_t i = 0; i < n; i++) fprintf(f, "%.17g\n", v[i]);
-  }
-  return 0;
 }
 
 static int write_params(FILE *f, ct_scope *s, const char *suffix) {
@@ -322,22 +302,12 @@ static int run_bn(FILE *f, ct_scope *s) {
   return rc;
 }
 
+static int run(FILE *f, ct_scope *s, ct_program *p) {
+  int rc = run_block(f, s, p);
+  return rc == 0 ? run_bn(f, s) : rc;
+}
+
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: torch_parity_layers OUT\n");
-    return 1;
-  }
-  FILE *f = fopen(argv[1], "w");
-  if (f == NULL) {
-    perror(argv[1]);
-    return 1;
-  }
-  ct_scope *s = ct_scope_new();
-  ct_program *p = ct_program_new();
-  int rc = s != NULL && p != NULL ? run_block(f, s, p) : fail("setting up");
-  if (rc == 0) rc = run_bn(f, s);
-  ct_program_free(p);
-  ct_scope_free(s);
-  if (fclose(f) != 0 && rc == 0) rc = 1;
-  return rc;
+  parity_name = "torch_parity_layers";
+  return parity_main(argc, argv, run);
 }

@@ -20,14 +20,9 @@ LR = 0.1
 REL = 1e-9
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_parity_util import SKIP, run_corten  # noqa: E402
+from torch_parity_util import import_torch, run_corten  # noqa: E402
 
-try:
-    import torch
-except ImportError:
-    print("SKIPPED: torch is not installed for %s (Debian: apt-get install python3-torch)"
-          % sys.executable)
-    sys.exit(SKIP)
+torch = import_torch()
 
 
 def check(name, got, want, failures):

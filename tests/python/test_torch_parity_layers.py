@@ -27,15 +27,10 @@ BN_SHAPE = (4, 3, 2, 3)
 EPS = 1e-5
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_parity_util import SKIP, run_corten  # noqa: E402
+from torch_parity_util import import_torch, run_corten  # noqa: E402
 
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError:
-    print("SKIPPED: torch is not installed for %s (Debian: apt-get install python3-torch)"
-          % sys.executable)
-    sys.exit(SKIP)
+torch = import_torch()
+F = torch.nn.functional
 
 
 class Checker:

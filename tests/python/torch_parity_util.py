@@ -9,6 +9,17 @@ import tempfile
 SKIP = 77
 
 
+def import_torch():
+    """The torch module; exits 77 (skipped) when it is not installed."""
+    try:
+        import torch
+    except ImportError:
+        print("SKIPPED: torch is not installed for %s (Debian: apt-get install python3-torch)"
+              % sys.executable)
+        sys.exit(SKIP)
+    return torch
+
+
 def read_arrays(path):
     """The arrays of the C side's file: for each, a line "name count", then count values one per
     line. Returns name -> list of floats."""
