@@ -36,6 +36,46 @@ static int write_var(FILE *f, ct_scope *s, const char *name, const char *label) 
   return 0;
 }
 
+/* Writes each of the n params as "<name><suffix>". */
+static int write_params(FILE *f, ct_scope *s, const char *const *params, size_t n,
+                        const char *suffix) {
+  for (size_t i = 0; i < n; i++) {
+    char label[64];
+    snprintf(label, sizeof label, "%s%s", params[i], suffix);
+    if (write_var(f, s, params[i], label) != 0) return 1;
+  }
+  return 0;
+}
+
+/* Runs the training program p `steps` times over s on the CPU and writes: after the first step
+ * the n_first variables first and each param's gradient "<param>@GRAD"; after every step k the
+ * variable "loss" as "loss.<k>"; after the last the params as "<param>.final". */
+static int parity_train(FILE *f, ct_scope *s, ct_program *p, int steps,
+                        const char *const *first, size_t n_first, const char *const *params,
+                        size_t n) {
+  ct_executor *e = ct_executor_new(p, s, ct_cpu());
+  if (e == NULL) return fail("making the executor");
+  int rc = 0;
+  for (int k = 0; k < steps && rc == 0; k++) {
+    if (ct_executor_run(e) != CT_OK) {
+      rc = fail("a training step");
+      break;
+    }
+    for (size_t i = 0; k == 0 && i < n_first && rc == 0; i++) rc = write_var(f, s, first[i], NULL);
+    for (size_t i = 0; k == 0 && i < n && rc == 0; i++) {
+      char g[64];
+      snprintf(g, sizeof g, "%s@GRAD", params[i]);
+      rc = write_var(f, s, g, NULL);
+    }
+    char label[32];
+    snprintf(label, sizeof label, "loss.%d", k);
+    if (rc == 0) rc = write_var(f, s, "loss", label);
+  }
+  if (rc == 0) rc = write_params(f, s, params, n, ".final");
+  ct_executor_free(e);
+  return rc;
+}
+
 /* main: "NAME OUT" opens OUT and runs run(OUT, a new scope, a new program); returns its status
  * (0 written, 77 skipped, 1 failed), 1 when OUT cannot be written. */
 static int parity_main(int argc, char **argv, int (*run)(FILE *f, ct_scope *s, ct_program *p)) {

@@ -87,15 +87,6 @@ static ct_status put_pattern(ct_scope *s, const char *name, ct_ddim dims, double
                              ct_cpu());
 }
 
-static int write_params(FILE *f, ct_scope *s, const char *suffix) {
-  for (int i = 0; i < 4; i++) {
-    char label[48];
-    snprintf(label, sizeof label, "%s%s", PARAMS[i], suffix);
-    if (write_var(f, s, PARAMS[i], label) != 0) return 1;
-  }
-  return 0;
-}
-
 static int run(FILE *f, ct_scope *s, ct_program *p) {
   int64_t labels[N];
   for (int i = 0; i < N; i++) labels[i] = (7 * i + 3) % OUT;
@@ -112,7 +103,7 @@ static int run(FILE *f, ct_scope *s, ct_program *p) {
     return fail("putting the inputs");
   }
   if (write_var(f, s, "x", "x") || write_var(f, s, "labels", "labels") ||
-      write_params(f, s, "")) {
+      write_params(f, s, PARAMS, 4, "")) {
     return 1;
   }
   ct_status st = build(p);
@@ -121,29 +112,8 @@ static int run(FILE *f, ct_scope *s, ct_program *p) {
     return 77;
   }
   if (st != CT_OK) return fail("building the program");
-  ct_executor *e = ct_executor_new(p, s, ct_cpu());
-  if (e == NULL) return fail("making the executor");
-  int rc = 0;
-  for (int k = 0; k < STEPS && rc == 0; k++) {
-    if (ct_executor_run(e) != CT_OK) {
-      rc = fail("a training step");
-      break;
-    }
-    if (k == 0) {
-      rc = write_var(f, s, "logits", "logits") || write_var(f, s, "row_loss", "row_loss");
-      for (int i = 0; i < 4 && rc == 0; i++) {
-        char g[32];
-        snprintf(g, sizeof g, "%s@GRAD", PARAMS[i]);
-        rc = write_var(f, s, g, g);
-      }
-    }
-    char label[32];
-    snprintf(label, sizeof label, "loss.%d", k);
-    if (rc == 0) rc = write_var(f, s, "loss", label);
-  }
-  if (rc == 0) rc = write_params(f, s, ".final");
-  ct_executor_free(e);
-  return rc;
+  static const char *const first[] = {"logits", "row_loss"};
+  return parity_train(f, s, p, STEPS, first, 2, PARAMS, 4);
 }
 
 int main(int argc, char **argv) {

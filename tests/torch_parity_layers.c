@@ -159,15 +159,6 @@ static ct_status put_zeros(ct_scope *s, const char *name, ct_ddim dims) {
   return put_pattern(s, name, dims, 0, 0, 0, 0);
 }
 
-static int write_params(FILE *f, ct_scope *s, const char *suffix) {
-  for (int i = 0; i < N_PARAMS; i++) {
-    char label[48];
-    snprintf(label, sizeof label, "%s%s", PARAMS[i], suffix);
-    if (write_var(f, s, PARAMS[i], label) != 0) return 1;
-  }
-  return 0;
-}
-
 static ct_status put_block_inputs(ct_scope *s) {
   int64_t ids[B * T], labels[B * T];
   for (int i = 0; i < B * T; i++) {
@@ -212,33 +203,13 @@ static ct_status put_block_inputs(ct_scope *s) {
 
 static int run_block(FILE *f, ct_scope *s, ct_program *p) {
   if (put_block_inputs(s) != CT_OK) return fail("putting the block's inputs");
-  if (write_var(f, s, "ids", NULL) || write_var(f, s, "labels", NULL) || write_params(f, s, "")) {
+  if (write_var(f, s, "ids", NULL) || write_var(f, s, "labels", NULL) ||
+      write_params(f, s, PARAMS, N_PARAMS, "")) {
     return 1;
   }
   if (build_block(p) != CT_OK) return fail("building the block");
-  ct_executor *e = ct_executor_new(p, s, ct_cpu());
-  if (e == NULL) return fail("making the executor");
-  int rc = 0;
-  for (int k = 0; k < STEPS && rc == 0; k++) {
-    if (ct_executor_run(e) != CT_OK) {
-      rc = fail("a training step");
-      break;
-    }
-    if (k == 0) {
-      rc = write_var(f, s, "logits", NULL) || write_var(f, s, "pred", NULL);
-      for (int i = 0; i < N_PARAMS && rc == 0; i++) {
-        char g[40];
-        snprintf(g, sizeof g, "%s@GRAD", PARAMS[i]);
-        rc = write_var(f, s, g, NULL);
-      }
-    }
-    char label[32];
-    snprintf(label, sizeof label, "loss.%d", k);
-    if (rc == 0) rc = write_var(f, s, "loss", label);
-  }
-  if (rc == 0) rc = write_params(f, s, ".final");
-  ct_executor_free(e);
-  return rc;
+  static const char *const first[] = {"logits", "pred"};
+  return parity_train(f, s, p, STEPS, first, 2, PARAMS, N_PARAMS);
 }
 
 /* ---- batch_norm ------------------------------------------------------------------------------ */
