@@ -73,6 +73,7 @@ int main(int argc, char **argv) {
 
   bench_core_rows(&cfg);
   bench_ops_rows(&cfg);
+  bench_expr_rows(&cfg);
   bench_train_rows(&cfg);
   bench_params_rows(&cfg);
   bench_memory_rows(&cfg);

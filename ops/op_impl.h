@@ -46,6 +46,10 @@ struct ct_op {
  * ops on first use. */
 const ct__opdef *ct__op_lookup(const char *type);
 
+/* CT_OK once the built-in ops are registered (the first call registers them); otherwise
+ * CT_ERR_OUT_OF_MEMORY recorded, nothing of them registered, and the next call tries again. */
+ct_status ct__ops_ready(void);
+
 /* ct_op_register and ct_kernel_register without the one-time registration of the built-in ops:
  * what the built-in registration itself calls. */
 ct_status ct__op_register(const ct_op_def *def);

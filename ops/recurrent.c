@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "ops/recurrent.h"
 #include "scope/scope_list.h"
 
@@ -48,8 +49,8 @@ ct_status ct__names_split(const char *s, ct__names *l) {
   memset(l, 0, sizeof *l);
   size_t len = strlen(s), commas = 0;
   for (size_t i = 0; i < len; i++) commas += s[i] == ',';
-  l->buf = malloc(len + 1);
-  l->v = malloc((commas + 1) * sizeof *l->v);
+  l->buf = ct__malloc(len + 1);
+  l->v = ct__malloc((commas + 1) * sizeof *l->v);
   if (l->buf == NULL || l->v == NULL) {
     ct__names_free(l);
     return CT_ERR_OUT_OF_MEMORY;

@@ -38,6 +38,7 @@ const char *ct_status_str(ct_status s) {
     case CT_ERR_DEVICE: return "device error";
     case CT_ERR_IO: return "i/o error";
     case CT_ERR_FORMAT: return "format error";
+    case CT_ERR_READ_ONLY: return "read only";
   }
   return "unknown status";
 }

@@ -159,6 +159,7 @@ static inline __attribute__((always_inline)) void block_init(ct__block *b, ct_pl
                                                              const ct_allocator *a) {
   atomic_init(&b->refs, 1);
   b->external = false;
+  b->read_only = false;
   b->coalloc = false;
   b->place = place;
   b->ptr = ptr;
@@ -182,7 +183,7 @@ static inline __attribute__((always_inline)) ct__block *block_alloc_from(
   if (b == NULL) return NULL;
   void *ptr = a->alloc(a->ctx, reserved, align);
   if (ptr == NULL) {
-    ct__free(b, sizeof *b);
+    ct__free_sized(b, sizeof *b);
     return NULL;
   }
   block_init(b, place, ptr, nbytes, reserved, a);
@@ -207,7 +208,7 @@ static CT__COLD ct__block *block_alloc_device(ct_place place, size_t nbytes) {
   void *handle = NULL;
   void *ptr = ct__cuda_alloc(place.device, reserved, &handle);
   if (ptr == NULL) {
-    ct__free(b, sizeof *b);
+    ct__free_sized(b, sizeof *b);
     return NULL;
   }
   block_init(b, place, ptr, nbytes, reserved, NULL);
@@ -312,7 +313,7 @@ void ct__block_free_last(ct__block *b) {
   } else {
     block_free_device(b);
   }
-  ct__free(b, sizeof *b);
+  ct__free_sized(b, sizeof *b);
 }
 
 ct_status ct__memcpy(void *dst, ct_place dst_place, const void *src, ct_place src_place, size_t n) {

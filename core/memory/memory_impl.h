@@ -21,6 +21,7 @@
 typedef struct ct__block {
   _Atomic size_t refs;
   bool external;
+  bool read_only;  /* external blocks lent read-only (DLPack's flag): never written through */
   bool coalloc;    /* host blocks of the default allocator: this header and the data are one
                       allocation, the data CT__BLOCK_HEADER bytes after the header */
   ct_place place;

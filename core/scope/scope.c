@@ -28,7 +28,7 @@ struct ct_scope {
 /* ---- Life ----------------------------------------------------------------------------------- */
 
 static ct_scope *scope_alloc(ct_scope *parent) {
-  ct_scope *s = calloc(1, sizeof *s);
+  ct_scope *s = ct__calloc(1, sizeof *s);
   if (s == NULL) {
     return ct__error_null(CT_ERR_OUT_OF_MEMORY, "ct_scope_new: out of host memory for a scope");
   }
@@ -51,7 +51,7 @@ ct_scope *ct_scope_new_kid(ct_scope *parent) {
   pthread_mutex_lock(&parent->lock);
   if (parent->nkids == parent->kids_cap) {
     size_t cap = parent->kids_cap ? parent->kids_cap * 2 : 4;
-    ct_scope **k = realloc(parent->kids, cap * sizeof *k);
+    ct_scope **k = ct__realloc(parent->kids, cap * sizeof *k);
     if (k == NULL) {
       pthread_mutex_unlock(&parent->lock);
       pthread_mutex_destroy(&kid->lock);
@@ -72,7 +72,7 @@ static void free_var(ct_var *v, void *arg) {
   v->owner = NULL;
   ct_var_clear(v);
   free(v->heap_name);
-  ct__free(v, sizeof *v);
+  ct__free_sized(v, sizeof *v);
 }
 
 /* The first step of freeing s: the list naming s forgets it, and every kid is marked as being
@@ -261,7 +261,7 @@ static int name_storage_for(const ct_var *v, size_t len, ct__name **block) {
   size_t cap = len + 1;
   if (v->heap_name != NULL && cap < v->heap_name->cap * 2) cap = v->heap_name->cap * 2;
   cap = (cap + 7) & ~(size_t)7; /* whole words: lookups read names 8 bytes at a time */
-  ct__name *n = malloc(sizeof *n + cap);
+  ct__name *n = ct__malloc(sizeof *n + cap);
   if (n == NULL) return 0;
   n->cap = cap;
   n->retired_next = NULL;
@@ -320,12 +320,12 @@ ct_var *ct_scope_var(ct_scope *s, const char *name) {
   if (!reused) ct__var_init(v);
   ct__name *block;
   if (!name_storage_for(v, len, &block)) {
-    if (!reused) ct__free(v, sizeof *v);
+    if (!reused) ct__free_sized(v, sizeof *v);
     goto oom;
   }
   if (!ct__table_reserve(&s->names)) {
     if (block != NULL && block != v->heap_name) free(block);
-    if (!reused) ct__free(v, sizeof *v);
+    if (!reused) ct__free_sized(v, sizeof *v);
     goto oom;
   }
   if (reused) s->free_vars = v->next_free;

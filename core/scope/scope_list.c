@@ -12,6 +12,7 @@
 
 #include <corten/scope.h>
 
+#include "common/alloc.h"
 #include "common/common.h"
 #include "scope/scope_list.h"
 
@@ -77,7 +78,7 @@ ct_status ct_scope_list_resize(ct_scope_list *l, ct_scope *parent, size_t n) {
       return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_scope_list_resize: %zu step scopes are too many",
                        n);
     }
-    ct_scope **grown = realloc(l->scopes, n * sizeof *grown);
+    ct_scope **grown = ct__realloc(l->scopes, n * sizeof *grown);
     if (grown == NULL) {
       return ct__error(CT_ERR_OUT_OF_MEMORY,
                        "ct_scope_list_resize: out of host memory for %zu step scope slots", n);

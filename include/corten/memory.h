@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* corten/memory.h: where tensor memory comes from, and how much of it there is.
  *
- * Each place has an allocator. Host memory (CT_DEVICE_CPU) comes from jemalloc, 64-byte
+ * Each place has an allocator. Host memory (CT_DEVICE_CPU) comes from jemalloc when the process
+ * has it (a program linked with jemalloc, as corten's own programs are), else from the C
+ * library (a library opened with dlopen, Python's ctypes say: see ct_host_allocator_name), 64-byte
  * aligned. Every tensor block is requested from the allocator rounded up to a multiple of 64
  * bytes (so a vector kernel may touch a whole last cache line), and a zero-byte tensor still
  * gets a 64-byte block so that its data pointer is valid.
@@ -69,6 +71,13 @@ typedef struct ct_allocator {
  * Thread-safety: call it while no other thread is allocating on that place (at start-up, or
  * around a test). */
 CT_API ct_status ct_set_allocator(ct_place place, const ct_allocator *a);
+
+/* Where the default host allocator gets memory in this process: "jemalloc" or "libc". Chosen
+ * once, as the library is loaded: jemalloc when it is already in the process then (linked into
+ * the program, or preloaded), the C library otherwise. corten never loads jemalloc itself: its
+ * initial-exec thread-local storage does not fit in what glibc keeps for libraries opened later
+ * with dlopen. Never NULL; always "libc" in a build without jemalloc (sanitizer builds). */
+CT_API const char *ct_host_allocator_name(void);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
  * as float32 allows, and a backend that follows the same order matches them bit for bit. */
 #include <stdlib.h>
 
+#include "common/alloc.h"
 #include "ops/defs.h"
 
 /* The wired outputs X@GRAD, Scale@GRAD, Bias@GRAD of a norm grad op (NULL where unwired). */
@@ -159,7 +160,7 @@ LN_KERNEL(layer_norm_f64, double)
     ct__norm_plan p;                                                                         \
     ct_status s = ct__ln_plan(c, &p);                                                        \
     if (s != CT_OK) return s;                                                                \
-    double *acc = calloc((size_t)(2 * p.inner + 1), sizeof *acc);                            \
+    double *acc = ct__calloc((size_t)(2 * p.inner + 1), sizeof *acc);                        \
     if (acc == NULL) {                                                                       \
       return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,                                         \
                             "cannot allocate %lld bytes of host memory for the row sums",    \

@@ -8,6 +8,7 @@
  * (ops/cuda/loss.c): the one synchronisation these kernels make. */
 #include <stdlib.h>
 
+#include "common/alloc.h"
 #include "ops/defs.h"
 
 #include "ops/cuda/cuda_kernels.h"
@@ -38,7 +39,7 @@ static ct_status check_ids(const ct_kernel_ctx *c) {
   const ct_tensor *it = ct_kernel_in(c, CT__LT_IDS, 0);
   int64_t n = it->numel, rows = ct_kernel_in(c, CT__LT_W, 0)->dims.d[0];
   if (n == 0) return CT_OK;
-  int64_t *host = malloc((size_t)n * sizeof *host);
+  int64_t *host = ct__malloc((size_t)n * sizeof *host);
   if (host == NULL) {
     return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,
                           "cannot allocate %lld bytes of host memory to check input Ids "
