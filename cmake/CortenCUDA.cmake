@@ -76,7 +76,7 @@ if(CORTEN_HAVE_CUDA)
     ops/cuda/reduce_grad.c
     ops/cuda/loss.c
     ops/cuda/optimizer.c
-    ops/cuda/conv.c)
+    ops/cuda/conv.c ops/cuda/nn.c ops/cuda/norm.c)
   # Device code (.cu): operator kernels join this list.
   set(CORTEN_CUDA_DEVICE_SOURCES
     core/cuda/fill.cu
@@ -88,7 +88,7 @@ if(CORTEN_HAVE_CUDA)
     ops/cuda/reduce_grad.cu
     ops/cuda/loss.cu
     ops/cuda/optimizer.cu
-    ops/cuda/conv.cu)
+    ops/cuda/conv.cu ops/cuda/nn.cu ops/cuda/norm.cu)
   # What the installed package files need to hand the runtime to static consumers.
   get_filename_component(CORTEN_CUDA_TOOLKIT_ROOT "${CUDAToolkit_BIN_DIR}" DIRECTORY)
   # The host stubs nvcc generates use the C++ runtime of its host compiler (libstdc++ for g++).

@@ -24,6 +24,7 @@ static const ct__def_table *const op_types[] = {
     &ct__loss_defs,
     &ct__optimizer_defs,
     &ct__conv_defs,        &ct__conv_grad_defs,
+    &ct__nn_defs, &ct__nn_grad_defs, &ct__norm_defs, &ct__norm_grad_defs,
 };
 
 static const ct__kernel_set any_place_sets[] = {
@@ -46,6 +47,7 @@ static const ct__backend_table kernel_tables[] = {
     {CT_DEVICE_CPU, &ct__cpu_loss},
     {CT_DEVICE_CPU, &ct__cpu_optimizer},
     {CT_DEVICE_CPU, &ct__cpu_conv},
+    {CT_DEVICE_CPU, &ct__cpu_nn}, {CT_DEVICE_CPU, &ct__cpu_norm},
     {CT_DEVICE_CPU, &any_place},
 #ifdef CORTEN_HAVE_CUDA
     {CT_DEVICE_CUDA, &ct__cuda_elementwise},
@@ -60,6 +62,7 @@ static const ct__backend_table kernel_tables[] = {
     {CT_DEVICE_CUDA, &ct__cuda_loss},
     {CT_DEVICE_CUDA, &ct__cuda_optimizer},
     {CT_DEVICE_CUDA, &ct__cuda_conv},
+    {CT_DEVICE_CUDA, &ct__cuda_nn}, {CT_DEVICE_CUDA, &ct__cuda_norm},
 #endif
 };
 

@@ -35,7 +35,7 @@ typedef struct gvar {
   long writer;         /* index of the op writing it, -1 for none */
   long first_read;     /* index of the first op reading it, -1 for none */
   bool written_twice;  /* by two ops, or by an op that also reads it */
-  bool dep, reach;
+  bool dep, reach, read_by_others; /* the last: read by an op besides its first reader */
   char *grad;          /* final gradient name once made final, else NULL */
   char **contrib;      /* the contributions handed out, in order */
   size_t n_contrib, cap_contrib;
@@ -150,8 +150,9 @@ static ct_status scan(pass *ps) {
       if (output) {
         if (v->writer >= 0) v->written_twice = true;
         v->writer = (long)k;
-      } else if (v->first_read < 0) {
-        v->first_read = (long)k;
+      } else {
+        v->read_by_others |= v->first_read >= 0 && v->first_read != (long)k;
+        if (v->first_read < 0) v->first_read = (long)k;
       }
     })
     /* An op that writes a variable it reads works in place. */
@@ -446,7 +447,8 @@ static ct_status check_path(const pass *ps) {
     }
     FOR_WIRED(op, output, name, {
       const gvar *v = find(ps, name);
-      if (output && v->written_twice) {
+      if (output && v->written_twice && /* an op's own state, updated in place, passes */
+          !(v->writer == (long)k && v->first_read == (long)k && !v->read_by_others)) {
         return ct__error(CT_ERR_UNSUPPORTED,
                          "ct_program_append_backward: %s writes variable '%s', which another op "
                          "writes too or which it also reads: give each value its own name",

@@ -9,6 +9,8 @@
 #ifndef CORTEN_OPS_DEFS_H
 #define CORTEN_OPS_DEFS_H
 
+#include <math.h>
+
 #include "ops/kernel.h"
 
 /* ---- Slots and attributes, in the order the op types define them -------------------------- */
@@ -108,6 +110,7 @@ bool ct__mm_batch_repeats(const ct__mm_shape *s, const int64_t *stride);
 ct_status ct__fill_check(const ct_kernel_ctx *c, double v);
 ct_status ct__random_check_range(const ct_kernel_ctx *c, bool gaussian);
 uint64_t ct__random_seed(const ct_kernel_ctx *c);
+uint64_t ct__fresh_seed(const ct_kernel_ctx *c); /* a new seed each call (seed 0's) */
 void ct__uniform_bounds(ct_dtype t, double lo, double hi, double *vmin, double *vmax);
 
 /* reduce_sum's summed dims: flags over X's rank from attribute `dim` (all dims when it is
@@ -137,6 +140,11 @@ extern const ct__def_table ct__matmul_grad_defs, ct__reduce_grad_defs, ct__shape
  * ct__grad_concat appends concat_grad. Each copies the forward op's attributes that its grad op
  * type also has. */
 ct_status ct__grad_concat(ct_grad_ctx *g);
+
+/* Out takes X's dims (the activations); a unary grad op's X@GRAD takes its first input's dims,
+ * which Out@GRAD must have. */
+ct_status ct__same_dims_infer(const ct_kernel_ctx *c);
+ct_status ct__unary_grad_infer(const ct_kernel_ctx *c);
 
 /* The name a grad op's many-variable output slot takes where an entry is not wanted
  * (PaddlePaddle's empty variable): concat_grad writes no X@GRAD entry of that name. */
@@ -249,5 +257,81 @@ static inline int64_t ct__pool_window(const ct__conv_geom *g, int64_t oy, int64_
   *x1 = xe > g->w ? g->w : xe;
   return g->exclusive ? (*y1 - *y0) * (*x1 - *x0) : g->kh * g->kw;
 }
+
+/* ---- Normalisation and the other layers (ops/defs/norm.c, norm_grad.c, nn.c, nn_grad.c) ---- */
+
+/* batch_norm: X, Scale, Bias, Mean, Variance -> Y, MeanOut, VarianceOut, SavedMean,
+ * SavedVariance; batch_norm_grad: X, Scale, Bias, SavedMean, SavedVariance, Y@GRAD -> X@GRAD,
+ * Scale@GRAD, Bias@GRAD (each optional). Both types take the same attributes. */
+enum { CT__BN_X, CT__BN_SCALE, CT__BN_BIAS, CT__BN_MEAN, CT__BN_VARIANCE };
+enum { CT__BN_Y, CT__BN_MEAN_OUT, CT__BN_VAR_OUT, CT__BN_SAVED_MEAN, CT__BN_SAVED_VAR };
+enum { CT__BN_MOMENTUM, CT__BN_EPSILON, CT__BN_IS_TEST, CT__BN_LAYOUT, CT__BN_GLOBAL_STATS };
+enum { CT__BNG_X, CT__BNG_SCALE, CT__BNG_BIAS, CT__BNG_SAVED_MEAN, CT__BNG_SAVED_VAR, CT__BNG_DY };
+/* layer_norm: X, Scale, Bias (both optional) -> Y, Mean, Variance; layer_norm_grad: X, Scale,
+ * Bias, Mean, Variance, Y@GRAD -> X@GRAD, Scale@GRAD, Bias@GRAD (each optional). */
+enum { CT__LN_X, CT__LN_SCALE, CT__LN_BIAS };
+enum { CT__LN_Y, CT__LN_MEAN, CT__LN_VARIANCE };
+enum { CT__LN_BEGIN_NORM_AXIS, CT__LN_EPSILON };
+enum { CT__LNG_X, CT__LNG_SCALE, CT__LNG_BIAS, CT__LNG_MEAN, CT__LNG_VARIANCE, CT__LNG_DY };
+/* Both grad types write X@GRAD, Scale@GRAD, Bias@GRAD in this order. */
+enum { CT__NG_DX, CT__NG_DSCALE, CT__NG_DBIAS };
+/* gelu (X -> Out; gelu_grad X, Out@GRAD -> X@GRAD); lookup_table_v2 (W, Ids -> Out;
+ * lookup_table_v2_grad W, Ids, Out@GRAD -> W@GRAD); dropout (X -> Out, Mask; dropout_grad
+ * Out@GRAD, Mask -> X@GRAD); arg_max (X -> Out). */
+enum { CT__GELU_APPROXIMATE };
+enum { CT__LT_W, CT__LT_IDS, CT__LTG_DOUT };
+enum { CT__LT_PADDING_IDX };
+enum { CT__DO_OUT, CT__DO_MASK };
+enum { CT__DOG_DOUT, CT__DOG_MASK };
+enum { CT__DO_PROB, CT__DO_IS_TEST, CT__DO_FIX_SEED, CT__DO_SEED, CT__DO_UPSCALE };
+enum { CT__AM_AXIS, CT__AM_KEEPDIMS, CT__AM_FLATTEN, CT__AM_DTYPE };
+extern const ct__def_table ct__norm_defs, ct__norm_grad_defs, ct__nn_defs, ct__nn_grad_defs;
+ct_status ct__grad_batch_norm(ct_grad_ctx *g);
+ct_status ct__grad_layer_norm(ct_grad_ctx *g);
+ct_status ct__grad_lookup_table_v2(ct_grad_ctx *g);
+ct_status ct__grad_dropout(ct_grad_ctx *g);
+
+/* The normalised groups of X: batch_norm's channel c holds the elements
+ * x[o][c][i] (o < outer, i < inner) of X seen as [outer, C, inner] (NCHW: [N, C, H*W];
+ * NHWC: [N*H*W, C, 1]); layer_norm's row r holds x[r][0..inner) of X seen as [outer, inner]
+ * (c 1). */
+typedef struct ct__norm_plan {
+  int64_t outer, c, inner;
+} ct__norm_plan;
+
+/* batch_norm's plan from input X (slot 0) and attribute data_layout, and layer_norm's from
+ * begin_norm_axis: CT_ERR_SHAPE or CT_ERR_INVALID_ARGUMENT naming the op otherwise. */
+ct_status ct__bn_plan(const ct_kernel_ctx *c, ct__norm_plan *p);
+ct_status ct__ln_plan(const ct_kernel_ctx *c, ct__norm_plan *p);
+extern const ct_attr_def ct__bn_attrs[5], ct__ln_attrs[2]; /* shared by the grad types */
+
+/* Input (slot, 0), when wired, holds n elements of the kernel's dtype as [n]; CT_ERR_SHAPE or
+ * CT_ERR_TYPE_MISMATCH naming the op, slot and variable (what: what its values are) otherwise. */
+ct_status ct__norm_check_vec(const ct_kernel_ctx *c, size_t slot, int64_t n, const char *what);
+
+/* 1 / sqrt(v + epsilon) in double, the inverse deviation both norms use. */
+static inline double ct__inv_std(double v, double eps) { return 1.0 / sqrt(v + eps); }
+
+/* dropout's seed of this run: attribute seed with fix_seed, else a fresh one. Element i is kept
+ * when ct__dropout_keep says so: Philox's 24-bit uniform of element i (word i % 4 of block i / 4,
+ * ops/philox.h) is at least dropout_prob, so every place draws the same mask. */
+uint64_t ct__dropout_seed(const ct_kernel_ctx *c);
+ct_status ct__dropout_check(const ct_kernel_ctx *c); /* dropout_prob, dropout_implementation */
+/* The factor of a kept element in training (1 / (1 - p) with upscale_in_train, else 1), and of
+ * every element in test mode (1, or 1 - p with downgrade_in_infer). */
+double ct__dropout_factor(const ct_kernel_ctx *c);
+
+/* lookup_table_v2's checks (W [rows, D], Ids int64, padding_idx) and Out's dims. */
+ct_status ct__lt_dims(const ct_kernel_ctx *c, ct_ddim *out);
+extern const ct_attr_def ct__gelu_attrs[1], ct__lt_attrs[1], ct__do_attrs[5];
+
+/* lookup_table_v2's ids of input `slot` (int64, host memory): each a row of W, in [0, rows);
+ * CT_ERR_OUT_OF_RANGE naming the op, variable and position otherwise. */
+ct_status ct__lt_check_ids(const ct_kernel_ctx *c, size_t slot, const int64_t *ids, int64_t n,
+                           int64_t rows);
+
+/* arg_max's walk: Out element o = (a, b) of [outer, inner] takes the first index k < n where
+ * X[a][k][b] is largest (a NaN counts as largest). */
+ct_status ct__am_plan(const ct_kernel_ctx *c, ct__norm_plan *p);
 
 #endif /* CORTEN_OPS_DEFS_H */

@@ -12,6 +12,7 @@
 #define CORTEN_CORE_OP_PHILOX_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #if defined(__CUDACC__)
@@ -127,6 +128,13 @@ CT__HD void ct__box_muller(double u1, double u2, double *z0, double *z1) {
   ct__sincos_2pi(u2, &s, &c);
   *z0 = r * c;
   *z1 = r * s;
+}
+
+/* dropout's mask (ops/defs/nn.c): element i of a run with this seed is kept when its 24-bit
+ * uniform, word i % 4 of block i / 4, is at least the drop probability p. */
+CT__HD bool ct__dropout_keep_word(uint32_t w, double p) { return ct__u24(w) >= p; }
+CT__HD bool ct__dropout_keep(uint64_t i, uint64_t seed, double p) {
+  return ct__dropout_keep_word(ct__philox(i / 4, seed).w[i % 4], p);
 }
 
 #endif /* CORTEN_CORE_OP_PHILOX_H */

@@ -68,3 +68,4 @@ corten_add_cuda_ops_suite(cuda_grad)
 corten_add_cuda_ops_suite(cuda_grad2)
 # cuda_conv  conv2d, pool2d and their gradients against the CPU, and a CNN's training steps.
 corten_add_cuda_ops_suite(cuda_conv)
+corten_add_cuda_ops_suite(cuda_layers) # the layers (test_cuda_layers.c)

@@ -7,11 +7,45 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <corten/corten.h>
 
 #include "ops/half.h"
+#include "ops/op_impl.h"
 #include "harness.h"
+
+/* ---- Which kernels are registered (with or without a device) ------------------------------- */
+
+/* A kernel of an op type for one dtype (CT_DTYPE_UNDEFINED: the any-dtype kernel). */
+typedef struct kernel_key {
+  const char *type;
+  ct_dtype dtype;
+} kernel_key;
+
+static inline ct_kernel_fn kernel_at(const char *type, ct_device_kind kind, ct_dtype dtype) {
+  const ct__opdef *d = ct__op_lookup(type);
+  ck_assert_msg(d != NULL, "op type %s", type);
+  return atomic_load(&((ct__opdef *)d)->kernels[kind][dtype]);
+}
+
+/* Each of the n kernels has a CUDA kernel in a CUDA build (none in a CPU-only one), and a CPU
+ * kernel of its dtype or for any dtype, which the GPU tests compare it with. */
+static inline void assert_cuda_kernels(const kernel_key *keys, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const char *type = keys[i].type;
+    ct_dtype dt = keys[i].dtype;
+    ct_kernel_fn fn = kernel_at(type, CT_DEVICE_CUDA, dt);
+#ifdef CORTEN_TEST_CUDA
+    ck_assert_msg(fn != NULL, "no CUDA kernel for %s/%s", type, ct_dtype_name(dt));
+    ck_assert_msg(kernel_at(type, CT_DEVICE_CPU, dt) != NULL ||
+                      kernel_at(type, CT_DEVICE_CPU, CT_DTYPE_UNDEFINED) != NULL,
+                  "no CPU kernel for %s", type);
+#else
+    ck_assert_msg(fn == NULL, "a CPU-only build has a CUDA kernel for %s", type);
+#endif
+  }
+}
 
 #ifdef CORTEN_TEST_CUDA
 
@@ -118,14 +152,31 @@ static inline ct_op *unary_op(const char *type) {
   return op;
 }
 
+/* An op of type whose slots are wired to variables of the same names (a grad op reads "X",
+ * "Out@GRAD" ...), as run_named and places_agree name their inputs and outputs. */
+static inline ct_op *named_op(const char *type, const char *const *ins, size_t n_in,
+                              const char *const *outs, size_t n_out) {
+  ct_op *op = ct_op_new(type);
+  ck_assert_msg(op != NULL, "%s", ct_last_error());
+  for (size_t i = 0; i < n_in; i++) ck_assert_int_eq(ct_op_set_input(op, ins[i], ins[i]), CT_OK);
+  for (size_t i = 0; i < n_out; i++) {
+    ck_assert_int_eq(ct_op_set_output(op, outs[i], outs[i]), CT_OK);
+  }
+  return op;
+}
+
+static inline void free_all(ct_tensor **t, size_t n) {
+  for (size_t i = 0; i < n; i++) ct_tensor_free(t[i]);
+}
+
 /* The most outputs places_agree compares. */
 #define MAX_OUTS 5
 
 /* Runs op over the named host inputs at place (each copied there) and returns its named outputs
  * copied back to the host, in outs. */
-static inline void run_named(const ct_op *op, const char *const *in_names, ct_tensor *const *in,
-                      size_t n_in, const char *const *out_names, ct_tensor **outs, size_t n_out,
-                      ct_place place) {
+static inline void run_named(const ct_op *op, const char *const *in_names,
+                             ct_tensor *const *in, size_t n_in, const char *const *out_names,
+                             ct_tensor **outs, size_t n_out, ct_place place) {
   ct_scope *s = ct_scope_new();
   for (size_t i = 0; i < n_in; i++) {
     ck_assert_int_eq(ct_tensor_copy(ct_var_tensor(ct_scope_var(s, in_names[i])), in[i], place),
@@ -145,9 +196,10 @@ static inline void run_named(const ct_op *op, const char *const *in_names, ct_te
 
 /* Runs op on the CPU and at cuda:0 and compares every named output: the same bytes for rel < 0,
  * else within abs_tol + rel |cpu|. */
-static inline void places_agree(const ct_op *op, const char *const *in_names, ct_tensor *const *in,
-                         size_t n_in, const char *const *out_names, size_t n_out, double rel,
-                         double abs_tol, const char *what) {
+static inline void places_agree(const ct_op *op, const char *const *in_names,
+                                ct_tensor *const *in, size_t n_in,
+                                const char *const *out_names, size_t n_out, double rel,
+                                double abs_tol, const char *what) {
   ct_tensor *cpu[MAX_OUTS], *gpu[MAX_OUTS];
   ck_assert_uint_le(n_out, MAX_OUTS);
   run_named(op, in_names, in, n_in, out_names, cpu, n_out, ct_cpu());

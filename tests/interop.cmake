@@ -39,18 +39,24 @@ set_tests_properties(tool PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
 # from a clean clone (tests/python/python.cmake).
 include(${CMAKE_CURRENT_SOURCE_DIR}/python/python.cmake)
 
-# PyTorch parity: torch_parity (C) trains a small MLP with SGD and a small CNN with adam and
-# writes their numbers; the script trains the same networks in PyTorch (Debian's python3-torch)
-# and compares them. Skipped (77) without torch, or while the build lacks a gradient they need.
-add_executable(torch_parity torch_parity.c)
-target_link_libraries(torch_parity PRIVATE corten::corten m)
-target_compile_options(torch_parity PRIVATE ${CORTEN_WARNINGS})
-if(CORTEN_PYTHON3)
-  add_test(NAME torch_parity
-           COMMAND ${CORTEN_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/python/test_torch_parity.py)
-else()
-  add_test(NAME torch_parity
-           COMMAND sh -c "echo 'SKIPPED: no python3 on PATH (Debian: python3-torch)'; exit 77")
-endif()
-set_tests_properties(torch_parity PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
-                     ENVIRONMENT "CORTEN_TORCH_PARITY=$<TARGET_FILE:torch_parity>")
+# PyTorch parity: a C program NAME (NAME.c) trains a network and writes its numbers; the script
+# python/test_NAME.py computes the same in PyTorch (Debian's python3-torch) and compares them.
+# Skipped (77) without torch, or while the build lacks a gradient the network needs.
+#   torch_parity         a small MLP with SGD, and a small CNN with adam
+#   torch_parity_layers  a transformer-style block with adam, and batch_norm
+function(corten_add_torch_parity name)
+  add_executable(${name} ${name}.c)
+  target_link_libraries(${name} PRIVATE corten::corten m)
+  target_compile_options(${name} PRIVATE ${CORTEN_WARNINGS})
+  if(CORTEN_PYTHON3)
+    add_test(NAME ${name}
+             COMMAND ${CORTEN_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/python/test_${name}.py)
+  else()
+    add_test(NAME ${name}
+             COMMAND sh -c "echo 'SKIPPED: no python3 on PATH (Debian: python3-torch)'; exit 77")
+  endif()
+  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
+                       ENVIRONMENT "CORTEN_TORCH_PARITY=$<TARGET_FILE:${name}>")
+endfunction()
+corten_add_torch_parity(torch_parity)
+corten_add_torch_parity(torch_parity_layers)

@@ -27,11 +27,6 @@
 
 /* ---- Without a device ------------------------------------------------------------------------ */
 
-typedef struct kernel_key {
-  const char *type;
-  ct_dtype dtype; /* CT_DTYPE_UNDEFINED: the any-dtype kernel */
-} kernel_key;
-
 static const kernel_key grad_kernels[] = {
     {"elementwise_add_grad", CT_FLOAT32}, {"elementwise_sub_grad", CT_FLOAT32},
     {"elementwise_mul_grad", CT_FLOAT32}, {"elementwise_div_grad", CT_FLOAT32},
@@ -42,26 +37,8 @@ static const kernel_key grad_kernels[] = {
     {"fill_any_like", CT_DTYPE_UNDEFINED},
 };
 
-static ct_kernel_fn kernel_at(const char *type, ct_device_kind kind, ct_dtype dtype) {
-  const ct__opdef *d = ct__op_lookup(type);
-  ck_assert_msg(d != NULL, "op type %s", type);
-  return atomic_load(&((ct__opdef *)d)->kernels[kind][dtype]);
-}
-
 START_TEST(absent_grad_kernels_are_registered_for_cuda_in_a_cuda_build) {
-  for (size_t i = 0; i < sizeof grad_kernels / sizeof grad_kernels[0]; i++) {
-    ct_kernel_fn fn = kernel_at(grad_kernels[i].type, CT_DEVICE_CUDA, grad_kernels[i].dtype);
-#ifdef CORTEN_TEST_CUDA
-    ck_assert_msg(fn != NULL, "no CUDA kernel for %s/%s", grad_kernels[i].type,
-                  ct_dtype_name(grad_kernels[i].dtype));
-    /* Every one has a CPU kernel too (of its dtype, or for any), which the GPU tests compare it
-     * with. */
-    ck_assert(kernel_at(grad_kernels[i].type, CT_DEVICE_CPU, grad_kernels[i].dtype) != NULL ||
-              kernel_at(grad_kernels[i].type, CT_DEVICE_CPU, CT_DTYPE_UNDEFINED) != NULL);
-#else
-    ck_assert_msg(fn == NULL, "a CPU-only build has a CUDA kernel for %s", grad_kernels[i].type);
-#endif
-  }
+  assert_cuda_kernels(grad_kernels, sizeof grad_kernels / sizeof grad_kernels[0]);
 #ifdef CORTEN_TEST_CUDA
   /* float64 gradients stay CPU-only, as do the half types for the float32 kernels. */
   ck_assert_ptr_null(kernel_at("elementwise_mul_grad", CT_DEVICE_CUDA, CT_FLOAT64));

@@ -27,10 +27,7 @@
 
 /* ---- Without a device ------------------------------------------------------------------------ */
 
-static const struct {
-  const char *type;
-  ct_dtype dtype; /* CT_DTYPE_UNDEFINED: the any-dtype kernel */
-} grad2_kernels[] = {
+static const kernel_key grad2_kernels[] = {
     {"matmul_grad", CT_FLOAT32},
     {"mean_grad", CT_FLOAT32},
     {"reduce_sum_grad", CT_FLOAT32},
@@ -45,25 +42,8 @@ static const struct {
     {"adam", CT_FLOAT32},
 };
 
-static ct_kernel_fn kernel_at(const char *type, ct_device_kind kind, ct_dtype dtype) {
-  const ct__opdef *d = ct__op_lookup(type);
-  ck_assert_msg(d != NULL, "op type %s", type);
-  return atomic_load(&((ct__opdef *)d)->kernels[kind][dtype]);
-}
-
 START_TEST(absent_kernels_are_registered_for_cuda_in_a_cuda_build) {
-  for (size_t i = 0; i < sizeof grad2_kernels / sizeof grad2_kernels[0]; i++) {
-    const char *type = grad2_kernels[i].type;
-    ct_dtype dt = grad2_kernels[i].dtype;
-    ct_kernel_fn fn = kernel_at(type, CT_DEVICE_CUDA, dt);
-#ifdef CORTEN_TEST_CUDA
-    ck_assert_msg(fn != NULL, "no CUDA kernel for %s/%s", type, ct_dtype_name(dt));
-    /* Each has a CPU kernel of its dtype too, which the GPU tests compare it with. */
-    ck_assert_msg(kernel_at(type, CT_DEVICE_CPU, dt) != NULL, "no CPU kernel for %s", type);
-#else
-    ck_assert_msg(fn == NULL, "a CPU-only build has a CUDA kernel for %s", type);
-#endif
-  }
+  assert_cuda_kernels(grad2_kernels, sizeof grad2_kernels / sizeof grad2_kernels[0]);
 #ifdef CORTEN_TEST_CUDA
   /* float64 stays CPU-only where the kernels compute (reduce_sum_grad only moves elements). */
   ck_assert_ptr_null(kernel_at("matmul_grad", CT_DEVICE_CUDA, CT_FLOAT64));
@@ -94,21 +74,6 @@ static ct_ddim forward_dims(const ct_op *fwd, const char *const *names, ct_tenso
   ct_ddim d = ct_tensor_dims(o);
   ct_tensor_free(o);
   return d;
-}
-
-/* A grad op reading the named inputs (slot = variable name) and writing the named outputs. */
-static ct_op *grad_op(const char *type, const char *const *ins, size_t n_in,
-                      const char *const *outs, size_t n_out) {
-  ct_op *op = new_op(type);
-  for (size_t i = 0; i < n_in; i++) ck_assert_int_eq(ct_op_set_input(op, ins[i], ins[i]), CT_OK);
-  for (size_t i = 0; i < n_out; i++) {
-    ck_assert_int_eq(ct_op_set_output(op, outs[i], outs[i]), CT_OK);
-  }
-  return op;
-}
-
-static void free_all(ct_tensor **t, size_t n) {
-  for (size_t i = 0; i < n; i++) ct_tensor_free(t[i]);
 }
 
 /* ---- matmul_grad ----------------------------------------------------------------------------- */
@@ -146,7 +111,7 @@ START_TEST(matmul_grad_matches_the_cpu) {
     in[2] = host_values(forward_dims(fwd, xy, in, 2), CT_FLOAT32, -1, 1, 90 + (unsigned)k);
     /* Both gradients, X@GRAD only, Y@GRAD only. */
     for (int wiring = 0; wiring < 3; wiring++) {
-      ct_op *op = grad_op("matmul_grad", ins, 3, wiring == 2 ? outs + 1 : outs, wiring ? 1 : 2);
+      ct_op *op = named_op("matmul_grad", ins, 3, wiring == 2 ? outs + 1 : outs, wiring ? 1 : 2);
       ck_assert_int_eq(ct_op_set_attr_bool(op, "transpose_x", mm_cases[k].tx), CT_OK);
       ck_assert_int_eq(ct_op_set_attr_bool(op, "transpose_y", mm_cases[k].ty), CT_OK);
       char what[64];
@@ -166,7 +131,7 @@ END_TEST
 START_TEST(mean_grad_matches_the_cpu_exactly) {
   static const char *const ins[] = {"X", "Out@GRAD"}, *const outs[] = {"X@GRAD"};
   const ct_ddim shapes[] = {CT_DIMS(1000), CT_DIMS(), CT_DIMS(0, 3), CT_DIMS(3, 7)};
-  ct_op *fwd = unary_op("mean"), *op = grad_op("mean_grad", ins, 2, outs, 1);
+  ct_op *fwd = unary_op("mean"), *op = named_op("mean_grad", ins, 2, outs, 1);
   for (size_t k = 0; k < 4; k++) {
     ct_tensor *in[2] = {host_values(shapes[k], CT_FLOAT32, -1, 1, (unsigned)k), NULL};
     in[1] = host_values(forward_dims(fwd, ins, in, 1), CT_FLOAT32, -3, 3, 10 + (unsigned)k);
@@ -196,7 +161,7 @@ START_TEST(reduce_sum_grad_matches_the_cpu_exactly) {
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     for (int wide = 0; wide < 2; wide++) {
       ct_dtype dt = wide ? CT_FLOAT64 : CT_FLOAT32;
-      ct_op *fwd = unary_op("reduce_sum"), *op = grad_op("reduce_sum_grad", ins, 2, outs, 1);
+      ct_op *fwd = unary_op("reduce_sum"), *op = named_op("reduce_sum_grad", ins, 2, outs, 1);
       ct_op *both[2] = {fwd, op};
       for (int i = 0; i < 2; i++) {
         ck_assert_int_eq(ct_op_set_attr_ints(both[i], "dim", cases[k].dim, cases[k].n_dim),
@@ -226,7 +191,7 @@ START_TEST(softmax_grad_matches_the_cpu_exactly) {
       {{2, {0, 4}}, 1},  {{1, {1}}, 0},       {{2, {3, 1000}}, -1},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-    ct_op *op = grad_op("softmax_grad", ins, 2, outs, 1);
+    ct_op *op = named_op("softmax_grad", ins, 2, outs, 1);
     ck_assert_int_eq(ct_op_set_attr_int(op, "axis", cases[k].axis), CT_OK);
     ct_tensor *in[2] = {host_values(cases[k].d, CT_FLOAT32, 0, 1, (unsigned)k),
                         host_values(cases[k].d, CT_FLOAT32, -2, 2, 30 + (unsigned)k)};
@@ -254,7 +219,7 @@ START_TEST(transpose_grad_matches_the_cpu_exactly) {
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     for (size_t t = 0; t < 3; t++) {
       size_t rank = (size_t)cases[k].x.rank;
-      ct_op *fwd = unary_op("transpose"), *op = grad_op("transpose_grad", ins, 2, outs, 1);
+      ct_op *fwd = unary_op("transpose"), *op = named_op("transpose_grad", ins, 2, outs, 1);
       ck_assert_int_eq(ct_op_set_attr_ints(fwd, "axis", cases[k].axis, rank), CT_OK);
       ck_assert_int_eq(ct_op_set_attr_ints(op, "axis", cases[k].axis, rank), CT_OK);
       ct_tensor *in[2] = {host_values(cases[k].x, types[t], -9, 9, (unsigned)k), NULL};
@@ -344,15 +309,15 @@ static const struct {
 
 static ct_op *sce_op(bool soft) {
   static const char *const ins[] = {"Logits", "Label"}, *const outs[] = {"Softmax", "Loss"};
-  ct_op *op = grad_op("softmax_with_cross_entropy", ins, 2, outs, 2);
+  ct_op *op = named_op("softmax_with_cross_entropy", ins, 2, outs, 2);
   ck_assert_int_eq(ct_op_set_attr_bool(op, "soft_label", soft), CT_OK);
   return op;
 }
 
-static ct_op *sce_grad_op(bool soft) {
+static ct_op *sce_named_op(bool soft) {
   static const char *const ins[] = {"Softmax", "Label", "Loss@GRAD"};
   static const char *const outs[] = {"Logits@GRAD"};
-  ct_op *op = grad_op("softmax_with_cross_entropy_grad", ins, 3, outs, 1);
+  ct_op *op = named_op("softmax_with_cross_entropy_grad", ins, 3, outs, 1);
   ck_assert_int_eq(ct_op_set_attr_bool(op, "soft_label", soft), CT_OK);
   return op;
 }
@@ -385,7 +350,7 @@ START_TEST(softmax_with_cross_entropy_grad_matches_the_cpu_exactly) {
     int64_t n = sce_shapes[k].n, c = sce_shapes[k].k;
     for (int mode = 0; mode < 4; mode++) {
       bool soft = mode >= 2;
-      ct_op *op = sce_grad_op(soft);
+      ct_op *op = sce_named_op(soft);
       ct_tensor *in[3] = {host_values(CT_DIMS(n, c), CT_FLOAT32, 0, 1, 1 + (unsigned)k),
                           soft ? host_values(CT_DIMS(n, c), CT_FLOAT32, 0, mode == 3 ? 2 : 1,
                                              5 + (unsigned)k)
@@ -427,7 +392,7 @@ START_TEST(a_bad_label_is_refused_with_the_cpus_message_before_any_output) {
                       host_values(CT_DIMS(4, 1), CT_FLOAT32, -1, 1, 3)};
   ((int64_t *)ct_tensor_mutable_data(in[1], CT_INT64, ct_cpu()))[2] = 3; /* one past the end */
   for (int grad = 0; grad < 2; grad++) {
-    ct_op *op = grad ? sce_grad_op(false) : sce_op(false);
+    ct_op *op = grad ? sce_named_op(false) : sce_op(false);
     const char *const *names = grad ? grad_in : fwd_in;
     const char *out = grad ? "Logits@GRAD" : "Softmax";
     char cpu_msg[1024], gpu_msg[1024];

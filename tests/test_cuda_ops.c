@@ -35,11 +35,6 @@
 
 /* ---- Without a device ------------------------------------------------------------------------ */
 
-typedef struct kernel_key {
-  const char *type;
-  ct_dtype dtype; /* CT_DTYPE_UNDEFINED: the any-dtype kernel */
-} kernel_key;
-
 static const kernel_key cuda_kernels[] = {
     {"recurrent", CT_DTYPE_UNDEFINED},
     {"elementwise_add", CT_FLOAT32}, {"elementwise_add", CT_FLOAT16},

@@ -40,7 +40,9 @@ extern "C" {
  *     make are named "<name>@GRAD@<k>" before they are summed.
  * The program's variables must each be written by at most one op (no op writes a variable it
  * also reads, as an in-place op would, and no variable is written twice), so that a name is one
- * value; optimizer ops, which update parameters in place, come after the backward pass.
+ * value; optimizer ops, which update parameters in place, come after the backward pass. One
+ * exception: an op may update in place a variable that no other op reads (its own state, as
+ * batch_norm's MeanOut = Mean), since no gradient flows through either value.
  * Errors (p unchanged):
  *   CT_ERR_INVALID_ARGUMENT  p or loss is NULL, params is NULL with n > 0, a name is NULL or
  *                            empty, or a name is listed twice
@@ -51,6 +53,7 @@ extern "C" {
  *   CT_ERR_UNSUPPORTED       an op on a path from a parameter to the loss has no gradient (the
  *                            message names the op's index and type), or a variable on such a
  *                            path is written by two ops or by an op that also reads it
+ *                            (and another op reads it too)
  *   CT_ERR_OUT_OF_MEMORY     no host memory
  *   any other                a grad-op maker's own failure, with its message */
 CT_API ct_status ct_program_append_backward(ct_program *p, const char *loss,

@@ -63,7 +63,7 @@ static ct_status binary_infer(const ct_kernel_ctx *c) {
   return s == CT_OK ? ct__k_resize(c, CT__OUT, 0, out) : s;
 }
 
-static ct_status same_dims_infer(const ct_kernel_ctx *c) {
+ct_status ct__same_dims_infer(const ct_kernel_ctx *c) {
   return ct__k_resize(c, CT__OUT, 0, ct_kernel_in(c, CT__IN_X, 0)->dims);
 }
 
@@ -86,19 +86,19 @@ static const ct_op_def defs[] = {
     SIMPLE("elementwise_sub", true, binary_infer, ct__grad_binary),
     SIMPLE("elementwise_mul", true, binary_infer, ct__grad_binary),
     SIMPLE("elementwise_div", true, binary_infer, ct__grad_binary),
-    SIMPLE("relu", false, same_dims_infer, ct__grad_unary),
-    SIMPLE("sigmoid", false, same_dims_infer, ct__grad_unary),
-    SIMPLE("tanh", false, same_dims_infer, ct__grad_unary),
-    SIMPLE("exp", false, same_dims_infer, ct__grad_unary),
-    SIMPLE("log", false, same_dims_infer, ct__grad_unary),
+    SIMPLE("relu", false, ct__same_dims_infer, ct__grad_unary),
+    SIMPLE("sigmoid", false, ct__same_dims_infer, ct__grad_unary),
+    SIMPLE("tanh", false, ct__same_dims_infer, ct__grad_unary),
+    SIMPLE("exp", false, ct__same_dims_infer, ct__grad_unary),
+    SIMPLE("log", false, ct__same_dims_infer, ct__grad_unary),
     {.type = "scale", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = scale_attrs, .n_attrs = 3, .infer_shape = same_dims_infer,
+     .n_outputs = 1, .attrs = scale_attrs, .n_attrs = 3, .infer_shape = ct__same_dims_infer,
      .grad = ct__grad_scale},
     {.type = "cast", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = cast_attrs, .n_attrs = 1, .infer_shape = same_dims_infer,
+     .n_outputs = 1, .attrs = cast_attrs, .n_attrs = 1, .infer_shape = ct__same_dims_infer,
      .grad = ct__grad_unary},
     {.type = "assign", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .infer_shape = same_dims_infer, .grad = ct__grad_assign},
+     .n_outputs = 1, .infer_shape = ct__same_dims_infer, .grad = ct__grad_assign},
 };
 
 const ct__def_table ct__elementwise_defs = CT__TABLE(defs);

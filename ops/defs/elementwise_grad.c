@@ -76,7 +76,7 @@ static ct_status binary_grad_infer(const ct_kernel_ctx *c) {
 }
 
 /* One input (Out or X) and Out@GRAD of the same dims and dtype; X@GRAD takes them. */
-static ct_status unary_grad_infer(const ct_kernel_ctx *c) {
+ct_status ct__unary_grad_infer(const ct_kernel_ctx *c) {
   const ct_tensor *a = ct_kernel_in(c, CT__G_UNARY_IN, 0);
   const ct_tensor *dout = ct_kernel_in(c, CT__G_UNARY_DOUT, 0);
   ct_status s = ct__k_check_dtype(c, CT__G_UNARY_DOUT, 0, a->dtype);
@@ -116,7 +116,7 @@ static ct_status cast_grad_infer(const ct_kernel_ctx *c) {
    .infer_shape = binary_grad_infer}
 #define UNARY_GRAD(name, in)                                                          \
   {.type = (name), .inputs = (in), .n_inputs = 2, .outputs = dx_out, .n_outputs = 1, \
-   .infer_shape = unary_grad_infer}
+   .infer_shape = ct__unary_grad_infer}
 
 static const ct_op_def defs[] = {
     BINARY_GRAD("elementwise_add_grad"), BINARY_GRAD("elementwise_sub_grad"),

@@ -57,7 +57,10 @@ static const ct_attr_def fill_attrs[] = {
 /* The seed of this run: the attribute, or a fresh one for seed 0. */
 uint64_t ct__random_seed(const ct_kernel_ctx *c) {
   uint64_t s = (uint64_t)c->attr[CT__RND_SEED].u.i;
-  if (s != 0) return s;
+  return s != 0 ? s : ct__fresh_seed(c);
+}
+
+uint64_t ct__fresh_seed(const ct_kernel_ctx *c) {
   uint64_t n = atomic_fetch_add(&seed_counter, 1) + 1;
   uint64_t t = (uint64_t)time(NULL);
   return (t * 0x9E3779B97F4A7C15u) ^ (n * 0xBF58476D1CE4E5B9u) ^ (uint64_t)(uintptr_t)c;
