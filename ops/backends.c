@@ -23,6 +23,7 @@ static const ct__def_table *const op_types[] = {
     &ct__matmul_grad_defs, &ct__reduce_grad_defs, &ct__shape_grad_defs,
     &ct__loss_defs,
     &ct__optimizer_defs,
+    &ct__comm_defs,
 };
 
 static const ct__kernel_set any_place_sets[] = {
@@ -44,6 +45,7 @@ static const ct__backend_table kernel_tables[] = {
     {CT_DEVICE_CPU, &ct__cpu_reduce_grad},
     {CT_DEVICE_CPU, &ct__cpu_loss},
     {CT_DEVICE_CPU, &ct__cpu_optimizer},
+    {CT_DEVICE_CPU, &ct__cpu_comm},
     {CT_DEVICE_CPU, &any_place},
 #ifdef CORTEN_HAVE_CUDA
     {CT_DEVICE_CUDA, &ct__cuda_elementwise},
@@ -57,6 +59,7 @@ static const ct__backend_table kernel_tables[] = {
     {CT_DEVICE_CUDA, &ct__cuda_reduce_grad},
     {CT_DEVICE_CUDA, &ct__cuda_loss},
     {CT_DEVICE_CUDA, &ct__cuda_optimizer},
+    {CT_DEVICE_CUDA, &ct__cuda_comm},
 #endif
 };
 

@@ -198,4 +198,18 @@ enum { CT__ADAM_M1_OUT = 1, CT__ADAM_M2_OUT = 2, CT__ADAM_B1POW_OUT = 3, CT__ADA
 enum { CT__ADAM_BETA1, CT__ADAM_BETA2, CT__ADAM_EPSILON };
 extern const ct__def_table ct__optimizer_defs;
 
+/* ---- Collectives (ops/defs/comm.c) ---------------------------------------------------------- */
+
+extern const ct__def_table ct__comm_defs;
+
+/* The kernel of every collective op type: engine (CT__ENGINE_MPI or CT__ENGINE_NCCL, from
+ * comm/comm_impl.h) is the one the backend's place needs; the op's communicator must be of it. */
+ct_status ct__comm_kernel(const ct_kernel_ctx *c, int engine);
+
+/* A backend's kernel sets of the collectives: fn (calling ct__comm_kernel) for every dtype. */
+#define CT__COMM_KERNEL_SETS(fn)                                                          \
+  {"c_allreduce_sum", CT__KERNELS([0] = fn)}, {"c_allreduce_max", CT__KERNELS([0] = fn)}, \
+      {"c_broadcast", CT__KERNELS([0] = fn)}, {"c_allgather", CT__KERNELS([0] = fn)},     \
+      {"c_reducescatter", CT__KERNELS([0] = fn)}, {"c_reduce_sum", CT__KERNELS([0] = fn)}
+
 #endif /* CORTEN_OPS_DEFS_H */

@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # Installs what building and testing corten needs on Debian (or Ubuntu): the compilers, CMake,
 # Check, jemalloc, OpenBLAS, DLPack, python3-numpy (the DLPack test against NumPy),
-# python3-torch (the training parity test against PyTorch) and libtorch-dev (the benchmarks'
-# libtorch baselines; about a minute to install). Packages already present are left alone; apt
+# python3-torch (the training parity test against PyTorch), libtorch-dev (the benchmarks'
+# libtorch baselines; about a minute to install) and OpenMPI (libopenmpi-dev, openmpi-bin: the
+# collectives, corten/comm.h, and mpirun for their tests). Packages already present are left alone; apt
 # runs only when something is missing. Uses sudo when not run as root.
 set -euo pipefail
 
 packages=(cmake make gcc g++ clang pkg-config check libjemalloc-dev libopenblas-dev libdlpack-dev
-          python3 python3-numpy python3-torch libtorch-dev)
+          python3 python3-numpy python3-torch libtorch-dev libopenmpi-dev openmpi-bin)
 
 missing=()
 for p in "${packages[@]}"; do

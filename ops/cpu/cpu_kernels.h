@@ -17,5 +17,7 @@ extern const ct__kernel_table ct__cpu_matmul_grad, ct__cpu_reduce_grad;
 void ct__cpu_gather(void *o, const void *x, size_t es, const ct__tr_plan *p);
 
 extern const ct__kernel_table ct__cpu_loss, ct__cpu_optimizer;
+/* The collectives over MPI (ops/cpu/comm.c). */
+extern const ct__kernel_table ct__cpu_comm;
 
 #endif /* CORTEN_OPS_CPU_KERNELS_H */

@@ -14,6 +14,8 @@ extern const ct__kernel_table ct__cuda_elementwise_grad;
  * the CPU), the loss and the optimizers. */
 extern const ct__kernel_table ct__cuda_matmul_grad, ct__cuda_reduce_grad, ct__cuda_loss,
     ct__cuda_optimizer;
+/* The collectives over NCCL (ops/cuda/comm.c). */
+extern const ct__kernel_table ct__cuda_comm;
 
 /* Loads cuBLAS (once) and says whether that worked: CT_OK, or CT_ERR_DEVICE recorded with the
  * reason. The CUDA matmul loads it on first use; the tests call this without a GPU. */
