@@ -12,13 +12,8 @@ if(NOT CORTEN_HAVE_MPI)
   return()
 endif()
 
-# What every mpirun of the suite needs: root allowed, no hunting for network interfaces that a
-# test box may lack, and OpenMPI's own leaks kept out of LeakSanitizer's report
-# (tests/lsan-openmpi.supp names only libraries of OpenMPI).
-set(CORTEN_MPI_ENV
-    "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_btl=self,vader"
-    "OMPI_MCA_rmaps_base_oversubscribe=1;CK_DEFAULT_TIMEOUT=120"
-    "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/lsan-openmpi.supp:print_suppressions=0")
+# The environment of every mpirun (CORTEN_MPI_TEST_ENV) is set beside the MPI check in the top
+# CMakeLists.txt.
 set(CORTEN_MPIRUN ${MPIEXEC_EXECUTABLE} --oversubscribe)
 
 add_executable(test_comm test_comm.c)
@@ -37,5 +32,5 @@ foreach(n 2 4)
                      ${mode} $<TARGET_FILE:comm_failure>)
   endforeach()
   set_tests_properties(comm_${n} comm_late_${n} comm_killed_${n} PROPERTIES TIMEOUT 300
-                       ENVIRONMENT "${CORTEN_MPI_ENV}")
+                       ENVIRONMENT "${CORTEN_MPI_TEST_ENV}")
 endforeach()
