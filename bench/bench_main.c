@@ -77,6 +77,7 @@ int main(int argc, char **argv) {
   bench_params_rows(&cfg);
   bench_memory_rows(&cfg);
   bench_cuda_rows(&cfg);
+  bench_comm_rows(&cfg);
 
   int missing = bench_finish(json, &cfg);
   if (missing > 0) {

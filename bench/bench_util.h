@@ -69,6 +69,7 @@ void bench_params_rows(const bench_cfg *cfg);
 void bench_memory_rows(const bench_cfg *cfg);
 void bench_train_rows(const bench_cfg *cfg);
 void bench_cuda_rows(const bench_cfg *cfg);
+void bench_comm_rows(const bench_cfg *cfg);
 
 #ifdef __cplusplus
 }
