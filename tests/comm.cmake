@@ -34,3 +34,12 @@ foreach(n 2 4)
   set_tests_properties(comm_${n} comm_late_${n} comm_killed_${n} PROPERTIES TIMEOUT 300
                        ENVIRONMENT "${CORTEN_MPI_TEST_ENV}")
 endforeach()
+
+# NCCL (test_cuda_comm.c): a GPU suite, skipped (77) without a device; one rank here, one per GPU
+# on a machine with more (mpirun -n <GPUs>).
+add_executable(test_cuda_comm test_cuda_comm.c)
+target_link_libraries(test_cuda_comm PRIVATE corten::corten PkgConfig::CHECK Threads::Threads)
+target_compile_options(test_cuda_comm PRIVATE ${CORTEN_WARNINGS})
+add_test(NAME cuda_comm COMMAND ${CORTEN_MPIRUN} -n 1 $<TARGET_FILE:test_cuda_comm>)
+set_tests_properties(cuda_comm PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
+                     ENVIRONMENT "${CORTEN_MPI_TEST_ENV}")
