@@ -126,24 +126,26 @@ const char *ct__comm_label(const ct__comm *c, const char *name, char *buf, size_
   return buf;
 }
 
-/* The communicator v holds for writing, or the error naming `what`. */
-static ct__comm *comm_of(ct_var *v, const char *what) {
-  if (v == NULL) return ct__error_null(CT_ERR_INVALID_ARGUMENT, "%s: the variable is NULL", what);
+/* Checks that v may hold a communicator (empty, or holding one); the error naming `what`. */
+static ct_status comm_check(const ct_var *v, const char *what) {
+  if (v == NULL) return ct__error(CT_ERR_INVALID_ARGUMENT, "%s: the variable is NULL", what);
   if (ct_var_type(v) != NULL && ct_var_type(v) != &ct_comm_type) {
-    return ct__error_null(CT_ERR_TYPE_MISMATCH, "%s: variable '%s' holds %s, not a communicator",
-                          what, ct_var_name(v), ct_var_type(v)->name);
+    return ct__error(CT_ERR_TYPE_MISMATCH, "%s: variable '%s' holds %s, not a communicator",
+                     what, ct_var_name(v), ct_var_type(v)->name);
   }
-  return ct_var_get_mutable(v, &ct_comm_type);
+  return CT_OK;
 }
 
-/* Makes a communicator aside with make(), then moves it into v over what v held. */
+/* Makes a communicator aside with make(), then moves it into v over what v held: a failure
+ * leaves v as it was. */
 static ct_status comm_install(ct_var *v, const char *what, int device,
                               ct_status (*make)(ct__comm *, int)) {
-  if (comm_of(v, what) == NULL) return ct_last_status();
+  ct_status s = comm_check(v, what);
+  if (s != CT_OK) return s;
   ct__comm fresh;
   memset(&fresh, 0, sizeof fresh);
   fresh.timeout = CT_COMM_DEFAULT_TIMEOUT;
-  ct_status s = make(&fresh, device);
+  s = make(&fresh, device);
   if (s != CT_OK) return s;
   ct_var_clear(v);
   ct__comm *c = ct_var_get_mutable(v, &ct_comm_type);
@@ -212,13 +214,10 @@ ct_status ct_comm_set_timeout(ct_var *v, double seconds) {
     return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_comm_set_timeout: %g seconds: give a finite "
                                               "time > 0", seconds);
   }
-  if (v != NULL && ct_var_type(v) == NULL) {
-    return ct__error(CT_ERR_UNINITIALIZED, "ct_comm_set_timeout: variable '%s' holds nothing: "
-                                           "call ct_comm_init_mpi first", ct_var_name(v));
-  }
-  ct__comm *c = comm_of(v, "ct_comm_set_timeout");
-  if (c == NULL) return ct_last_status();
-  if (c->engine == CT__ENGINE_NONE) {
+  ct_status s = comm_check(v, "ct_comm_set_timeout");
+  if (s != CT_OK) return s;
+  ct__comm *c = ct_var_type(v) != NULL ? ct_var_get_mutable(v, &ct_comm_type) : NULL;
+  if (c == NULL || c->engine == CT__ENGINE_NONE) {
     return ct__error(CT_ERR_UNINITIALIZED, "ct_comm_set_timeout: the communicator in variable "
                                            "'%s' is not initialised: call ct_comm_init_mpi "
                                            "first", ct_var_name(v));

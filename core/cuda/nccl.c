@@ -19,7 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* nccl.h declares a few functions with () instead of (void). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
 #include <nccl.h>
+#pragma GCC diagnostic pop
 
 #include "cuda/cuda_impl.h"
 

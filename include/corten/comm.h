@@ -19,7 +19,8 @@
  * Ranks that disagree on an op's dtype or dims fail it on every rank, naming both (the
  * communicator stays usable).
  *
- * Thread-safety: one thread at a time per communicator (the ops of one rank are ordered). */
+ * Thread-safety: one thread at a time runs collectives, whichever communicators (corten asks
+ * MPI for MPI_THREAD_SERIALIZED); the ops of one rank are ordered. */
 #ifndef CORTEN_COMM_H
 #define CORTEN_COMM_H
 
