@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_cuda_comm.c: the collectives on CUDA tensors over NCCL (ct_comm_init_nccl), a GPU
  * suite run by ctest under mpirun (tests/comm.cmake): one rank per GPU, rank r on device
- * r mod the device count; one GPU runs a 1-rank communicator. Without a device it checks that
- * the CUDA kernels of the collectives are registered (in a CUDA build) and reports itself
- * skipped (77). Check's fork mode is off: an MPI process cannot fork its communicators. Rank r's
+ * r mod the device count; one GPU runs a 1-rank communicator. Without a device (in a CUDA
+ * build) it checks that the CUDA kernels of the collectives are registered and that NCCL loads
+ * and then fails on the missing device, and reports itself skipped (77). Check's fork mode is off: an MPI process cannot fork its communicators. Rank r's
  * X holds r + 1 + i at element i, so every expected value is exact. */
 #include "harness.h"
 
@@ -112,6 +112,17 @@ START_TEST(test_collectives_have_cuda_kernels) {
 }
 END_TEST
 
+/* No device: NCCL loads (dlopen, every symbol found) and the init then fails on the device,
+ * leaving the variable empty. */
+START_TEST(test_nccl_init_without_a_device_fails_on_the_device) {
+  ct_var *v = ct_var_new();
+  ck_assert_ptr_nonnull(v);
+  CT_ASSERT_FAILS(ct_comm_init_nccl(v, 0), CT_ERR_DEVICE);
+  ck_assert_ptr_null(ct_var_type(v));
+  ct_var_free(v);
+}
+END_TEST
+
 static int run_nofork(Suite *suite) {
   SRunner *sr = srunner_create(suite);
   srunner_set_fork_status(sr, CK_NOFORK);
@@ -127,6 +138,7 @@ int main(void) {
     if (ct_cuda_is_built()) {
       Suite *a = suite_create("cuda_comm (no device)");
       CT_ADD_TEST(a, test_collectives_have_cuda_kernels);
+      CT_ADD_TEST(a, test_nccl_init_without_a_device_fails_on_the_device);
       if (run_nofork(a) != 0) return EXIT_FAILURE;
     }
     printf("skipped: the NCCL tests need a CUDA device\n");
