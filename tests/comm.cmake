@@ -17,8 +17,10 @@ endif()
 set(CORTEN_MPIRUN ${MPIEXEC_EXECUTABLE} --oversubscribe)
 
 add_executable(test_comm test_comm.c)
-target_link_libraries(test_comm PRIVATE corten::corten PkgConfig::CHECK Threads::Threads)
+target_link_libraries(test_comm PRIVATE corten::corten PkgConfig::CHECK Threads::Threads
+                      MPI::MPI_C)
 target_compile_options(test_comm PRIVATE ${CORTEN_WARNINGS})
+target_compile_definitions(test_comm PRIVATE CORTEN_TEST_MPI)
 # A rank that dies or never arrives: the others fail within the time limit (comm_failure.c,
 # checked by run_comm_failure.sh, which counts the ranks that saw what they should).
 add_executable(comm_failure comm_failure.c)

@@ -5,8 +5,14 @@
  * (Check's fork mode is off: an MPI process cannot fork its communicators). Rank r's X holds
  * value(r, i) = (r + 1) (i % 5 + 1) mod 7 + r at element i, small integers that every dtype holds
  * exactly, so each expected value is exact. The failure of a rank (killed, or late) is tested
- * by tests/comm_failure.c. */
+ * by tests/comm_failure.c. This program initialises MPI itself, so corten must leave MPI's
+ * start and end to it (checked at the end); comm_failure.c and examples/train_digits_dp.c
+ * leave both to corten. */
 #include <stdarg.h>
+
+#ifdef CORTEN_TEST_MPI
+#include <mpi.h>
+#endif
 
 #include "harness.h"
 #include "op_util.h"
@@ -285,7 +291,12 @@ static Suite *comm_suite(void) {
   return s;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+#ifdef CORTEN_TEST_MPI
+  MPI_Init(&argc, &argv);
+#else
+  (void)argc, (void)argv;
+#endif
   ct_var *world = ct_var_new();
   if (world == NULL || ct_comm_init_mpi(world) != CT_OK) {
     printf("test_comm: %s\n", ct_last_error());
@@ -300,5 +311,16 @@ int main(void) {
   srunner_run_all(sr, getenv("CT_COMM_VERBOSE") ? CK_VERBOSE : my_rank == 0 ? CK_NORMAL : CK_SILENT);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
+#ifdef CORTEN_TEST_MPI
+  /* Every communicator is freed: MPI must still be the program's to finalise. */
+  int done = 1;
+  MPI_Finalized(&done);
+  if (done) {
+    printf("test_comm: corten finalised MPI, which the program had initialised\n");
+    failed++;
+  } else {
+    MPI_Finalize();
+  }
+#endif
   return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
