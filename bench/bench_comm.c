@@ -61,7 +61,9 @@ static int bench_size(const char *row, int64_t n, int rounds, int iters, int ran
       tc[r] = (MPI_Wtime() - t) / iters;
       MPI_Barrier(MPI_COMM_WORLD);
       t = MPI_Wtime();
-      for (int i = 0; i < iters; i++) MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      for (int i = 0; i < iters; i++) {
+        MPI_Allreduce(in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      }
       tb[r] = (MPI_Wtime() - t) / iters;
     }
     if (bad) fprintf(stderr, "corten_bench_comm: %s\n", ct_last_error());

@@ -40,7 +40,9 @@ typedef struct run {
  * this build lacks a gradient. */
 static int setup(run *r, const char *path) {
   ct_var *comm = ct_scope_var(r->dp, "comm");
-  if (!ok(ct_comm_init_mpi(comm), "ct_comm_init_mpi")) return ct_last_status() == CT_ERR_UNSUPPORTED ? -1 : 0;
+  if (!ok(ct_comm_init_mpi(comm), "ct_comm_init_mpi")) {
+    return ct_last_status() == CT_ERR_UNSUPPORTED ? -1 : 0;
+  }
   r->rank = ct_comm_rank(comm);
   r->ranks = ct_comm_size(comm);
   if (BATCH % r->ranks != 0) {
@@ -104,7 +106,8 @@ static int compare(run *r, ct_executor *same, double *diff) {
 
 /* Trains `steps` steps; 0 when every step passed, 1 when one did not, 2 after a failure. */
 static int train(run *r, int steps) {
-  if (!run_program(r->init, r->dp, "initialising") || !run_program(r->init, r->ref, "initialising")) {
+  if (!run_program(r->init, r->dp, "initialising") ||
+      !run_program(r->init, r->ref, "initialising")) {
     return 2;
   }
   ct_executor *dp = ct_executor_new(r->step_dp, r->dp, ct_cpu());
@@ -160,7 +163,8 @@ static double accuracy(run *r) {
   int64_t n = ct_tensor_dims(lt).d[0], right = 0;
   for (int64_t i = 0; i < n; i++) {
     int best = 0;
-    for (int j = 1; j < CLASSES; j++) best = logits[i * CLASSES + j] > logits[i * CLASSES + best] ? j : best;
+    const double *row = logits + i * CLASSES;
+    for (int j = 1; j < CLASSES; j++) best = row[j] > row[best] ? j : best;
     right += best == labels[i];
   }
   return (double)right / (double)n;

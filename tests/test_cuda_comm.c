@@ -3,8 +3,9 @@
  * suite run by ctest under mpirun (tests/comm.cmake): one rank per GPU, rank r on device
  * r mod the device count; one GPU runs a 1-rank communicator. Without a device (in a CUDA
  * build) it checks that the CUDA kernels of the collectives are registered and that NCCL loads
- * and then fails on the missing device, and reports itself skipped (77). Check's fork mode is off: an MPI process cannot fork its communicators. Rank r's
- * X holds r + 1 + i at element i, so every expected value is exact. */
+ * and then fails on the missing device, and reports itself skipped (77). Check's fork mode is
+ * off: an MPI process cannot fork its communicators. Rank r's X holds r + 1 + i at element i,
+ * so every expected value is exact. */
 #include "harness.h"
 
 static int n_ranks, my_rank, n_devices;

@@ -69,7 +69,9 @@ static ct_status mpi_comm_make(ct__comm *c) {
   ct_status s = mpi_start();
   if (s != CT_OK) return s;
   int err = MPI_Comm_dup(MPI_COMM_WORLD, &c->mpi);
-  if (err != MPI_SUCCESS) return ct__mpi_fail(err, "ct_comm_init_mpi: MPI_Comm_dup(MPI_COMM_WORLD)");
+  if (err != MPI_SUCCESS) {
+    return ct__mpi_fail(err, "ct_comm_init_mpi: MPI_Comm_dup(MPI_COMM_WORLD)");
+  }
   MPI_Comm_set_errhandler(c->mpi, MPI_ERRORS_RETURN);
   MPI_Comm_rank(c->mpi, &c->rank);
   MPI_Comm_size(c->mpi, &c->size);

@@ -71,7 +71,9 @@ static void *sym(const char *name) {
 static void nccl_load(void) {
   nccl.lib = dlopen(CORTEN_NCCL_SONAME, RTLD_NOW | RTLD_LOCAL);
 #ifdef CORTEN_NCCL_DIR
-  if (nccl.lib == NULL) nccl.lib = dlopen(CORTEN_NCCL_DIR "/" CORTEN_NCCL_SONAME, RTLD_NOW | RTLD_LOCAL);
+  if (nccl.lib == NULL) {
+    nccl.lib = dlopen(CORTEN_NCCL_DIR "/" CORTEN_NCCL_SONAME, RTLD_NOW | RTLD_LOCAL);
+  }
 #endif
   if (nccl.lib == NULL) {
     const char *why = dlerror();
@@ -197,8 +199,10 @@ static ncclResult_t nccl_start(const ct__comm *c, const nccl_state *st, const ct
   const void *in = ct__tensor_ptr(a->x);
   void *out = ct__tensor_ptr(a->out);
   switch (a->kind) {
-  case CT__COLL_ALLREDUCE_SUM: return nccl.allreduce(in, out, count, t, ncclSum, st->comm, st->stream);
-  case CT__COLL_ALLREDUCE_MAX: return nccl.allreduce(in, out, count, t, ncclMax, st->comm, st->stream);
+  case CT__COLL_ALLREDUCE_SUM:
+    return nccl.allreduce(in, out, count, t, ncclSum, st->comm, st->stream);
+  case CT__COLL_ALLREDUCE_MAX:
+    return nccl.allreduce(in, out, count, t, ncclMax, st->comm, st->stream);
   case CT__COLL_BROADCAST: return nccl.bcast(in, out, count, t, a->root, st->comm, st->stream);
   case CT__COLL_ALLGATHER: return nccl.allgather(in, out, count, t, st->comm, st->stream);
   case CT__COLL_REDUCESCATTER:

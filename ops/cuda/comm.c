@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ops/cuda/comm.c: the collectives' kernels for CUDA tensors over NCCL, on the communicator's stream
- * (core/comm). One kernel serves every dtype: the engine checks which it can reduce. */
+/* ops/cuda/comm.c: the collectives' kernels for CUDA tensors over NCCL, on the communicator's
+ * stream (core/cuda/nccl.c). One kernel serves every dtype: the engine checks which it can
+ * reduce. */
 #include "ops/defs.h"
 
 #include "comm/comm_impl.h"
