@@ -73,7 +73,9 @@ int main(int argc, char **argv) {
 
   bench_core_rows(&cfg);
   bench_ops_rows(&cfg);
+  bench_expr_rows(&cfg);
   bench_train_rows(&cfg);
+  bench_rnn_rows(&cfg);
   bench_params_rows(&cfg);
   bench_memory_rows(&cfg);
   bench_cuda_rows(&cfg);

@@ -7,6 +7,11 @@
  *           steps that make corten's save atomic and durable, without the format work]
  *   load   ct_params_load into a new scope (then freed)
  *          [open + fstat + malloc + read() of the same bytes + close + free]
+ *   reload the same load, repeated: after the first one the tensors' blocks come from the host
+ *          cache (docs/design/memory.md)
+ *          [read() of the same bytes into one buffer allocated and touched beforehand]
+ *   reload page faults: minor faults (getrusage) of one reload after the warm-up
+ *          [the same count for open + malloc + read() + free of fresh memory]
  * The file sits in $TMPDIR (or the C library's P_tmpdir), warm in the page cache on both sides
  * after the warm-up run. Single thread. */
 #define _XOPEN_SOURCE 700
@@ -16,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,6 +37,7 @@ typedef struct io_ctx {
   ct_scope *scope;
   unsigned char *bytes; /* the saved file's bytes, for the baselines */
   size_t len;
+  unsigned char *touched; /* len bytes, written once: the reload baseline reads into it */
   int failed;
 } io_ctx;
 
@@ -99,6 +106,33 @@ static void raw_load_batch(void *arg, size_t iters) {
   }
 }
 
+/* read() of the raw file into memory touched beforehand: a reload that costs no page fault. */
+static void touched_load_batch(void *arg, size_t iters) {
+  io_ctx *c = arg;
+  for (size_t i = 0; i < iters; i++) {
+    int fd = open(c->raw_path, O_RDONLY);
+    size_t got = 0;
+    while (fd >= 0 && got < c->len) {
+      ssize_t r = read(fd, c->touched + got, c->len - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      got += (size_t)r;
+    }
+    if (got != c->len) c->failed = 1;
+    BENCH_KEEP(c->touched);
+    if (fd >= 0) close(fd);
+  }
+}
+
+/* Minor page faults of one run of fn. */
+static double faults_of(void (*fn)(void *, size_t), void *arg) {
+  struct rusage a, b;
+  getrusage(RUSAGE_SELF, &a);
+  fn(arg, 1);
+  getrusage(RUSAGE_SELF, &b);
+  return (double)(b.ru_minflt - a.ru_minflt);
+}
+
 /* Reads the whole file at path into *out (malloc'd). */
 static int slurp(const char *path, unsigned char **out, size_t *len) {
   FILE *f = fopen(path, "rb");
@@ -121,6 +155,8 @@ void bench_params_rows(const bench_cfg *cfg) {
   int reps = cfg->quick ? 3 : 7;
   const char *save_name = "params save 256 MiB (64 x 4 MiB)";
   const char *load_name = "params load 256 MiB (64 x 4 MiB)";
+  const char *reload_name = "params reload 256 MiB (64 x 4 MiB)";
+  const char *faults_name = "params reload 256 MiB, page faults";
   io_ctx *c = calloc(1, sizeof *c);
   const char *dir = getenv("TMPDIR");
   if (dir == NULL || dir[0] == '\0') dir = P_tmpdir;
@@ -143,26 +179,33 @@ void bench_params_rows(const bench_cfg *cfg) {
   }
   if (ct_params_save(c->path, c->scope, NULL, 0) != CT_OK) goto fail;
   if (slurp(c->path, &c->bytes, &c->len) != 0) goto fail;
+  if ((c->touched = malloc(c->len)) == NULL) goto fail;
+  memset(c->touched, 1, c->len);
 
   /* Each pair takes turns (bench_median_multi_ns): the disk and the machine's load are shared. */
   void (*const save_fns[2])(void *, size_t) = {save_batch, raw_save_batch};
-  void (*const load_fns[2])(void *, size_t) = {load_batch, raw_load_batch};
-  void *const args[2] = {c, c};
-  double save_t[2], load_t[2];
+  void (*const load_fns[3])(void *, size_t) = {load_batch, raw_load_batch, touched_load_batch};
+  void *const args[3] = {c, c, c};
+  double save_t[2], load_t[3];
   bench_median_multi_ns(2, save_fns, args, 1, reps, save_t);
-  bench_median_multi_ns(2, load_fns, args, 1, reps, load_t);
+  bench_median_multi_ns(3, load_fns, args, 1, reps, load_t);
+  double faults = faults_of(load_batch, c), raw_faults = faults_of(raw_load_batch, c);
   double save_ns = save_t[0], raw_save_ns = save_t[1];
   double load_ns = load_t[0], raw_load_ns = load_t[1];
   if (c->failed) goto fail;
   bench_record(save_name, save_ns / 1e6, "write() + fsync + rename, same bytes", raw_save_ns / 1e6,
                "ms");
   bench_record(load_name, load_ns / 1e6, "read() of the same bytes", raw_load_ns / 1e6, "ms");
+  bench_record(reload_name, load_ns / 1e6, "read() into touched memory", load_t[2] / 1e6, "ms");
+  bench_record(faults_name, faults, "malloc + read(), fresh memory", raw_faults, "faults");
   goto done;
 
 fail:
   fprintf(stderr, "bench_params: %s (%s)\n", ct_last_error(), strerror(errno));
   bench_record(save_name, NAN, "write() + fsync + rename, same bytes", NAN, "ms");
   bench_record(load_name, NAN, "read() of the same bytes", NAN, "ms");
+  bench_record(reload_name, NAN, "read() into touched memory", NAN, "ms");
+  bench_record(faults_name, NAN, "malloc + read(), fresh memory", NAN, "faults");
 done:
   if (c != NULL) {
     remove(c->path);
@@ -170,6 +213,7 @@ done:
     remove(c->raw_tmp);
     ct_scope_free(c->scope);
     free(c->bytes);
+    free(c->touched);
     free(c);
   }
 }

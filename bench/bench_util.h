@@ -65,9 +65,11 @@ int bench_append(ct_program *p, const char *type, const char *const *pairs);
 /* The groups of rows, one per source file. */
 void bench_core_rows(const bench_cfg *cfg);
 void bench_ops_rows(const bench_cfg *cfg);
+void bench_expr_rows(const bench_cfg *cfg);
 void bench_params_rows(const bench_cfg *cfg);
 void bench_memory_rows(const bench_cfg *cfg);
 void bench_train_rows(const bench_cfg *cfg);
+void bench_rnn_rows(const bench_cfg *cfg);
 void bench_cuda_rows(const bench_cfg *cfg);
 void bench_comm_rows(const bench_cfg *cfg);
 

@@ -6,8 +6,11 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <corten/corten.h>
+
+#include "fuzz_api.h"
 
 static char dir[512];
 
@@ -34,6 +37,45 @@ static void raw(const char *sub, const char *file, const unsigned char *b, size_
   if (f == NULL) return;
   fwrite(b, 1, n, f);
   fclose(f);
+}
+
+/* The API fuzzer's seeds (fuzz_api.h). Tensor bytes: 0..3 standalone tensors, 4 | i the
+ * variable names[i] of scope 0. Three are a mutation or two away from a defect of issue 21 (the
+ * fuzzer reaches those in seconds); three carry the scenario of a defect whole, because random
+ * mutation did not reach them within minutes (docs/design/reliability.md, "The API fuzzer"). */
+static void api_seeds(void) {
+  char sub[600];
+  snprintf(sub, sizeof sub, "%s/api", dir);
+  mkdir(sub, 0777);
+  /* A recurrent op holding program 0, appended to program 1; a matmul appended to program 0. */
+  static const unsigned char programs[] = {
+      FA_PROG_NEW, 0, FA_PROG_NEW, 1, FA_OP_NEW, 0, FA_RECURRENT, 0, 0, 0, 0,
+      FA_SET_PROGRAM, 0, 0, FA_APPEND, 1, 0, FA_OP_NEW, 1, FA_MATMUL, 0, 1, 2, 0,
+      FA_APPEND, 0, 1};
+  raw("api", "programs", programs, sizeof programs);
+  /* [0, 2^31, 2], a large but valid empty tensor, flattened and sliced. */
+  static const unsigned char dims[] = {FA_RESIZE, 0, 3, 0, 8, 2, FA_FLATTEN, 1, 0, 1,
+                                       FA_SLICE, 2, 0, 0, 0};
+  raw("api", "empty_dims", dims, sizeof dims);
+  /* A chain of 70 kids; DLPack round trips; a fault in a copy. */
+  static const unsigned char misc[] = {
+      FA_CHAIN, 7, FA_SET_VALUE, 0, 0, 2, 2, 3, FA_EXPORT, 0, 0, FA_IMPORT, 1, 0,
+      FA_IMPORT_OWN, 2, 1, 0, 1, 4, FA_FAULT, 0, FA_COPY, 3, 0, FA_EXPORT, 6, 1};
+  raw("api", "chain_dlpack_fault", misc, sizeof misc);
+  /* a = [4] float32, b wraps 4 floats; reshape of a (shape [2, 2]) into b. */
+  static const unsigned char reshape[] = {
+      FA_SET_VALUE, 4, 0, 1, 4, FA_WRAP, 5, 0, 0, 1, 4,
+      FA_OP_NEW, 1, FA_RESHAPE, 0, 0, 1, 2, 2, 2, FA_OP_RUN, 1, 0};
+  raw("api", "reshape_into_external", reshape, sizeof reshape);
+  /* a = [4] float32, b wraps 2 floats; relu of a into b (refused: the buffer is too small). */
+  static const unsigned char relu[] = {FA_SET_VALUE, 4, 0, 1, 4, FA_WRAP, 5, 0, 0, 1, 2,
+                                       FA_OP_NEW, 0, FA_RELU, 0, 0, 1, 0, FA_OP_RUN, 0, 0};
+  raw("api", "relu_into_small_external", relu, sizeof relu);
+  /* An executor runs relu a -> b, b is erased, the executor runs again; then a new variable c. */
+  static const unsigned char erase[] = {
+      FA_SET_VALUE, 4, 0, 1, 4, FA_OP_NEW, 0, FA_RELU, 0, 0, 1, 0, FA_PROG_NEW, 0,
+      FA_APPEND, 0, 0, FA_EXEC, 0, 0, 2 | 4 | 1 << 3, FA_SCOPE_VAR, 0, 2};
+  raw("api", "executor_writes_erased_variable", erase, sizeof erase);
 }
 
 int main(int argc, char **argv) {
@@ -105,5 +147,6 @@ int main(int argc, char **argv) {
   static const unsigned char relu[] = {4, 1, 5, 0, 0, 0, 0, 0, 0, 0, 1, 5, 2, 0, 1, 0, 1,
                                        2, 1, 1, 0, 1, 10, 1, 16, 0};
   raw("op_wiring", "relu_scale", relu, sizeof relu);
+  api_seeds();
   return 0;
 }

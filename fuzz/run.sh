@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(params_load dlpack op_wiring)
+[ ${#targets[@]} -gt 0 ] || targets=(params_load dlpack op_wiring api)
 build=${BUILD_DIR:-build-fuzz}
 jobs=${JOBS:-$(nproc)}
 

@@ -63,6 +63,9 @@ static const ct__backend_table kernel_tables[] = {
 #endif
 };
 
+/* The expression engines (corten/expr.h), one per place kind. */
+const ct__expr_engine *const ct__expr_engines[] = {&ct__cpu_expr, NULL};
+
 const ct__builtins ct__builtin_ops = {
     .types = op_types,
     .n_types = sizeof(op_types) / sizeof(op_types[0]),

@@ -25,6 +25,7 @@
 
 #include <corten/backward.h>
 
+#include "common/alloc.h"
 #include "ops/backward_impl.h"
 #include "ops/op_impl.h"
 
@@ -84,7 +85,7 @@ static gvar *intern(pass *ps, const char *name) {
   if (v != NULL) return v;
   if (2 * (ps->n_vars + 1) > ps->table_cap) {
     size_t cap = ps->table_cap ? 2 * ps->table_cap : 64;
-    size_t *t = calloc(cap, sizeof *t);
+    size_t *t = ct__calloc(cap, sizeof *t);
     if (t == NULL) return oom(), NULL;
     for (size_t k = 0; k < ps->n_vars; k++) {
       size_t i = hash(ps->vars[k].name) & (cap - 1);
@@ -97,7 +98,7 @@ static gvar *intern(pass *ps, const char *name) {
   }
   if (ps->n_vars == ps->cap_vars) {
     size_t cap = ps->cap_vars ? 2 * ps->cap_vars : 64;
-    gvar *g = realloc(ps->vars, cap * sizeof *g);
+    gvar *g = ct__realloc(ps->vars, cap * sizeof *g);
     if (g == NULL) return oom(), NULL;
     ps->vars = g;
     ps->cap_vars = cap;
@@ -211,7 +212,7 @@ static bool on_path(const pass *ps, const ct_op *op) {
 
 static char *join(const char *a, const char *b, size_t k, bool with_k) {
   size_t cap = strlen(a) + strlen(b) + 24;
-  char *s = malloc(cap);
+  char *s = ct__malloc(cap);
   if (s == NULL) return NULL;
   if (with_k) snprintf(s, cap, "%s%s@%zu", a, b, k);
   else snprintf(s, cap, "%s%s", a, b);
@@ -221,7 +222,7 @@ static char *join(const char *a, const char *b, size_t k, bool with_k) {
 static ct_status keep_made(pass *ps, ct_op *op) {
   if (ps->n_made == ps->cap_made) {
     size_t cap = ps->cap_made ? 2 * ps->cap_made : 16;
-    ct_op **m = realloc(ps->made, cap * sizeof *m);
+    ct_op **m = ct__realloc(ps->made, cap * sizeof *m);
     if (m == NULL) {
       ct_op_free(op);
       return oom();
@@ -348,7 +349,7 @@ const char *ct_grad_output_grad(ct_grad_ctx *g, const char *slot, size_t i) {
 static const char *add_contrib(gvar *v, const char *given) {
   if (v->n_contrib == v->cap_contrib) {
     size_t cap = v->cap_contrib ? 2 * v->cap_contrib : 2;
-    char **c = realloc(v->contrib, cap * sizeof *c);
+    char **c = ct__realloc(v->contrib, cap * sizeof *c);
     if (c == NULL) return oom(), NULL;
     v->contrib = c;
     v->cap_contrib = cap;

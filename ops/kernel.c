@@ -5,7 +5,7 @@
 
 #include "ops/kernel.h"
 
-void *ct__k_out_data(const ct_kernel_ctx *c, size_t slot, size_t i, ct_dtype dtype) {
+void *ct__k_out_data_slow(const ct_kernel_ctx *c, size_t slot, size_t i, ct_dtype dtype) {
   void *d = ct_tensor_mutable_data(ct_kernel_out(c, slot, i), dtype, c->place);
   if (CT__UNLIKELY(d == NULL)) {
     char text[512];

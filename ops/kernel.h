@@ -13,9 +13,23 @@
 /* The data of a tensor the framework checked (inputs: memory, place and capacity). */
 static inline const void *ct__k_in_data(const ct_tensor *t) { return ct__tensor_ptr(t); }
 
+/* ct__k_out_data's way when the output has no fitting memory yet (or on failure). */
+void *ct__k_out_data_slow(const ct_kernel_ctx *c, size_t slot, size_t i, ct_dtype dtype);
+
 /* Allocates output (slot, i) as dtype at the op's place; reports the failure naming the op,
- * slot and variable. */
-void *ct__k_out_data(const ct_kernel_ctx *c, size_t slot, size_t i, ct_dtype dtype);
+ * slot and variable. Inline for the common case of a prepared op run again: the output already
+ * holds enough memory at the op's place, and only its dtype is set. */
+static inline void *ct__k_out_data(const ct_kernel_ctx *c, size_t slot, size_t i, ct_dtype dtype) {
+  ct_tensor *t = ct_kernel_out(c, slot, i);
+  const ct__block *b = t->block;
+  if (CT__LIKELY(b != NULL && t->dims.rank >= 0 && b->place.kind == c->place.kind &&
+                 b->place.device == c->place.device && ct__dtype_valid(dtype) &&
+                 ct__tensor_bytes(t, dtype) <= b->nbytes - t->offset)) {
+    t->dtype = dtype;
+    return (char *)b->ptr + t->offset;
+  }
+  return ct__k_out_data_slow(c, slot, i, dtype);
+}
 
 /* Resizes output (slot, i) to dims, naming the op on failure. */
 ct_status ct__k_resize(const ct_kernel_ctx *c, size_t slot, size_t i, ct_ddim dims);

@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "ops/op_impl.h"
+
+_Atomic uint64_t ct__op_edits = 0;
 
 static void free_value(ct_attr_value *v) {
   switch (v->type) {
@@ -16,8 +19,9 @@ static void free_value(ct_attr_value *v) {
   }
 }
 
+/* w->names may be NULL with n > 0: a wiring whose name array could not be allocated. */
 static void free_wiring(ct__wiring *w) {
-  for (size_t i = 0; i < w->n; i++) free(w->names[i]);
+  for (size_t i = 0; w->names != NULL && i < w->n; i++) free(w->names[i]);
   free(w->names);
   w->names = NULL;
   w->n = 0;
@@ -28,7 +32,7 @@ static bool copy_value(ct_attr_value *dst, const ct_attr_value *src) {
   *dst = *src;
   if (src->type == CT_ATTR_STRING) {
     size_t n = strlen(src->u.s) + 1;
-    char *c = malloc(n);
+    char *c = ct__malloc(n);
     if (c == NULL) return false;
     memcpy(c, src->u.s, n);
     dst->u.s = c;
@@ -38,7 +42,7 @@ static bool copy_value(ct_attr_value *dst, const ct_attr_value *src) {
                                               : (const void *)src->u.floats.v;
     void *c = NULL;
     if (n > 0) {
-      c = malloc(n * 8);
+      c = ct__malloc(n * 8);
       if (c == NULL) return false;
       memcpy(c, v, n * 8);
     }
@@ -55,6 +59,7 @@ ct_op *ct_op_new(const char *type) {
   if (type == NULL || type[0] == '\0') {
     return ct__error_null(CT_ERR_INVALID_ARGUMENT, "ct_op_new: the op type is NULL or empty");
   }
+  if (ct__ops_ready() != CT_OK) return NULL;
   const ct__opdef *d = ct__op_lookup(type);
   if (d == NULL) {
     return ct__error_null(CT_ERR_NOT_FOUND,
@@ -62,14 +67,14 @@ ct_op *ct_op_new(const char *type) {
                           "register it with ct_op_register",
                           type);
   }
-  ct_op *op = calloc(1, sizeof *op);
+  ct_op *op = ct__calloc(1, sizeof *op);
   if (op == NULL) goto oom;
   op->def = d;
   op->index = -1;
-  op->in = calloc(d->n_in + 1, sizeof *op->in);
-  op->out = calloc(d->n_out + 1, sizeof *op->out);
-  op->attr = calloc(d->n_attr + 1, sizeof *op->attr);
-  op->attr_set = calloc(d->n_attr + 1, sizeof *op->attr_set);
+  op->in = ct__calloc(d->n_in + 1, sizeof *op->in);
+  op->out = ct__calloc(d->n_out + 1, sizeof *op->out);
+  op->attr = ct__calloc(d->n_attr + 1, sizeof *op->attr);
+  op->attr_set = ct__calloc(d->n_attr + 1, sizeof *op->attr_set);
   if (op->in == NULL || op->out == NULL || op->attr == NULL || op->attr_set == NULL) goto oom;
   for (size_t i = 0; i < d->n_attr; i++) {
     if (!copy_value(&op->attr[i], &d->attr[i].value)) {
@@ -161,11 +166,11 @@ static ct_status set_wiring(ct_op *op, bool output, const char *slot, const char
                        d->type, kind, slot, i);
     }
   }
-  ct__wiring w = {.names = n ? calloc(n, sizeof(char *)) : NULL, .n = n};
+  ct__wiring w = {.names = n ? ct__calloc(n, sizeof(char *)) : NULL, .n = n};
   bool ok = n == 0 || w.names != NULL;
   for (size_t i = 0; ok && i < n; i++) {
     size_t len = strlen(vars[i]) + 1;
-    w.names[i] = malloc(len);
+    w.names[i] = ct__malloc(len);
     if (w.names[i] == NULL) {
       ok = false;
     } else {
@@ -180,6 +185,7 @@ static ct_status set_wiring(ct_op *op, bool output, const char *slot, const char
   ct__wiring *dst = output ? &op->out[s] : &op->in[s];
   free_wiring(dst);
   *dst = w;
+  ct__op_edited();
   return CT_OK;
 }
 
@@ -232,6 +238,7 @@ static ct_status set_attr(ct_op *op, const char *name, ct_attr_value v, const ch
   free_value(&op->attr[a]);
   op->attr[a] = v;
   op->attr_set[a] = true;
+  ct__op_edited();
   return CT_OK;
 }
 

@@ -46,6 +46,10 @@ struct ct_op {
  * ops on first use. */
 const ct__opdef *ct__op_lookup(const char *type);
 
+/* CT_OK once the built-in ops are registered (the first call registers them); otherwise
+ * CT_ERR_OUT_OF_MEMORY recorded, nothing of them registered, and the next call tries again. */
+ct_status ct__ops_ready(void);
+
 /* ct_op_register and ct_kernel_register without the one-time registration of the built-in ops:
  * what the built-in registration itself calls. */
 ct_status ct__op_register(const ct_op_def *def);
@@ -108,5 +112,13 @@ void ct__program_set_owned(ct_program *p, bool owned);
 bool ct__program_contains(const ct_program *p, const ct_op *op);
 void ct__program_destroy(ct_program *p);
 
+
+/* A count of edits to ops and programs: every change of an op's wiring or attributes and every
+ * append to a program adds one. A cache of bound programs (the recurrent op's, ops/recurrent.h)
+ * keeps the count it bound at and binds again when it moved. */
+extern _Atomic uint64_t ct__op_edits;
+static inline void ct__op_edited(void) {
+  atomic_fetch_add_explicit(&ct__op_edits, 1, memory_order_relaxed);
+}
 
 #endif /* CORTEN_CORE_OP_IMPL_H */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "ops/kernel.h"
 
 const char *ct_kernel_in_name(const ct_kernel_ctx *c, size_t slot, size_t i) {
@@ -97,7 +98,7 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
    * flags (pointers and dims first, so each part is aligned). */
   size_t bytes = n * (sizeof(ct_var *) + sizeof(ct_tensor *)) + n_out * sizeof(ct_ddim) +
                  n_pos * sizeof(uint32_t) + n + 1;
-  char *mem = calloc(1, bytes);
+  char *mem = ct__calloc(1, bytes);
   if (mem == NULL) {
     return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: out of host memory binding %zu variables",
                      ct__op_label(op, label, sizeof label), n);
@@ -307,7 +308,7 @@ CT__COLD static ct_status run_aliased(ct__prep *p, ct_kernel_fn fn) {
   ct_tensor stack[2 * CT__ALIAS_STACK];
   ct_tensor *views = stack, *saved = stack + CT__ALIAS_STACK;
   if (n_in > CT__ALIAS_STACK || n_out > CT__ALIAS_STACK) {
-    views = calloc((size_t)n_in + n_out, sizeof *views);
+    views = ct__calloc((size_t)n_in + n_out, sizeof *views);
     if (views == NULL) {
       char label[CT__OP_LABEL_CAP];
       return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: out of host memory",

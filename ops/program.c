@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "ops/op_impl.h"
 
 struct ct_program {
@@ -22,7 +23,7 @@ struct ct_executor {
 };
 
 ct_program *ct_program_new(void) {
-  ct_program *p = calloc(1, sizeof *p);
+  ct_program *p = ct__calloc(1, sizeof *p);
   if (p == NULL) {
     return ct__error_null(CT_ERR_OUT_OF_MEMORY, "ct_program_new: out of host memory");
   }
@@ -102,7 +103,7 @@ ct_status ct_program_append(ct_program *p, ct_op *op) {
   }
   if (p->n == p->cap) {
     size_t cap = p->cap ? p->cap * 2 : 16;
-    ct_op **grown = realloc(p->ops, cap * sizeof *grown);
+    ct_op **grown = ct__realloc(p->ops, cap * sizeof *grown);
     if (grown == NULL) {
       ct_op_free(op);
       return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_program_append: out of host memory");
@@ -112,6 +113,7 @@ ct_status ct_program_append(ct_program *p, ct_op *op) {
   }
   op->index = (long)p->n;
   p->ops[p->n++] = op;
+  ct__op_edited();
   return CT_OK;
 }
 
@@ -125,7 +127,7 @@ ct_status ct__program_reserve(ct_program *p, size_t extra) {
   if (extra <= p->cap - p->n) return CT_OK;
   size_t cap = p->cap ? p->cap : 16;
   while (cap - p->n < extra) cap *= 2;
-  ct_op **grown = realloc(p->ops, cap * sizeof *grown);
+  ct_op **grown = ct__realloc(p->ops, cap * sizeof *grown);
   if (grown == NULL) return ct__error(CT_ERR_OUT_OF_MEMORY, "out of host memory for a program");
   p->ops = grown;
   p->cap = cap;
@@ -145,7 +147,7 @@ static void note_created(void *arg, ct_var *v) {
   created_set *c = arg;
   if (c->n == c->cap) {
     size_t cap = c->cap ? c->cap * 2 : 32;
-    ct_var **grown = realloc(c->vars, cap * sizeof *grown);
+    ct_var **grown = ct__realloc(c->vars, cap * sizeof *grown);
     if (grown == NULL) {
       c->oom = true;
       return;
@@ -216,7 +218,7 @@ static ct_status plan_frees(ct_executor *e, const created_set *c, const ct_execu
      * new value): a result, kept. */
     if (last_read < 0 || last_write >= last_read) continue;
     ct__prep *p = &e->preps[last_read];
-    ct_var **grown = realloc(p->release, (p->n_release + 1) * sizeof *grown);
+    ct_var **grown = ct__realloc(p->release, (p->n_release + 1) * sizeof *grown);
     if (grown == NULL) {
       return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_executor_new: out of host memory");
     }
@@ -245,9 +247,9 @@ ct_executor *ct_executor_new_with(const ct_program *p, ct_scope *scope, ct_place
                           options->n_keep);
   }
   if (ct__place_check(place, "ct_executor_new") != CT_OK) return NULL;
-  ct_executor *e = calloc(1, sizeof *e);
+  ct_executor *e = ct__calloc(1, sizeof *e);
   created_set created = {0};
-  if (e == NULL || (p->n > 0 && (e->preps = calloc(p->n, sizeof *e->preps)) == NULL)) {
+  if (e == NULL || (p->n > 0 && (e->preps = ct__calloc(p->n, sizeof *e->preps)) == NULL)) {
     free(e);
     return ct__error_null(CT_ERR_OUT_OF_MEMORY, "ct_executor_new: out of host memory");
   }

@@ -13,14 +13,15 @@
  * and the last step's states are copied into FinalStates. The step scopes stay for inspection:
  * scope t holds step t's variables until the next run (which reuses them) or until dropped.
  *
- * The step program is bound to each step scope by an executor made and freed within the run:
- * the executor holds pointers to the variables of the step scope and its ancestors, and any of
- * them may be erased between runs, so binding per run is what keeps a cached pointer from ever
- * dangling. Binding costs name lookups (lock-free hash probes), no tensor memory. */
+ * The step program is bound to each step scope once: the op keeps, on its StepScopes list, an
+ * executor per step scope with the step's variables (ops/recurrent_bind.c), and a later run
+ * reuses them as long as the step scope and its ancestors have the same variables (scope
+ * stamps) and no op or program was edited. A run of a shape seen before allocates nothing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "ops/recurrent.h"
 #include "scope/scope_list.h"
 
@@ -48,8 +49,8 @@ ct_status ct__names_split(const char *s, ct__names *l) {
   memset(l, 0, sizeof *l);
   size_t len = strlen(s), commas = 0;
   for (size_t i = 0; i < len; i++) commas += s[i] == ',';
-  l->buf = malloc(len + 1);
-  l->v = malloc((commas + 1) * sizeof *l->v);
+  l->buf = ct__malloc(len + 1);
+  l->v = ct__malloc((commas + 1) * sizeof *l->v);
   if (l->buf == NULL || l->v == NULL) {
     ct__names_free(l);
     return CT_ERR_OUT_OF_MEMORY;
@@ -80,7 +81,6 @@ long ct__names_find(const ct__names *l, const char *name) {
   return -1;
 }
 
-static void names_free(name_list *l) { ct__names_free(l); }
 
 static ct_status names_parse(const ct_kernel_ctx *c, size_t attr, name_list *l) {
   const char *s = c->attr[attr].u.s ? c->attr[attr].u.s : "";
@@ -98,8 +98,9 @@ static ct_status names_parse(const ct_kernel_ctx *c, size_t attr, name_list *l) 
 /* The run's state: parsed attributes and the list. */
 typedef struct rnn {
   const ct_kernel_ctx *c;
-  name_list states, ex, ins, outs;
+  const name_list *states, *ex, *ins, *outs; /* the tape's */
   ct_scope_list *list;
+  ct__rnn_tape *tape;
   int64_t T;
   bool reverse;
 } rnn;
@@ -111,41 +112,41 @@ static ct_status check_wiring(rnn *r) {
   const ct_kernel_ctx *c = r->c;
   size_t nx = ct_kernel_in_count(c, IN_X), ninit = ct_kernel_in_count(c, IN_INIT);
   size_t nout = ct_kernel_out_count(c, OUT_OUT), nfinal = ct_kernel_out_count(c, OUT_FINAL);
-  if (r->states.n != r->ex.n) {
+  if (r->states->n != r->ex->n) {
     return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
                           "attribute 'states' names %zu states but 'ex_states' names %zu "
                           "previous states: give one previous-state name per state",
-                          r->states.n, r->ex.n);
+                          r->states->n, r->ex->n);
   }
-  if (ninit < r->states.n) {
+  if (ninit < r->states->n) {
     return ct_kernel_fail(c, CT_ERR_NOT_FOUND,
                           "state '%s' (read as '%s' at each step) has no initial state: wire "
                           "InitStates with one variable per state (%zu wired, %zu states)",
-                          r->states.v[ninit], r->ex.v[ninit], ninit, r->states.n);
+                          r->states->v[ninit], r->ex->v[ninit], ninit, r->states->n);
   }
-  if (ninit > r->states.n) {
+  if (ninit > r->states->n) {
     return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
                           "input InitStates variable '%s' has no state: attribute 'states' "
                           "names %zu states but InitStates wires %zu variables",
-                          ct_kernel_in_name(c, IN_INIT, r->states.n), r->states.n, ninit);
+                          ct_kernel_in_name(c, IN_INIT, r->states->n), r->states->n, ninit);
   }
-  if (nfinal != 0 && nfinal != r->states.n) {
+  if (nfinal != 0 && nfinal != r->states->n) {
     return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
                           "output FinalStates wires %zu variables for %zu states: wire one per "
                           "state, or none",
-                          nfinal, r->states.n);
+                          nfinal, r->states->n);
   }
-  if (nx != r->ins.n) {
+  if (nx != r->ins->n) {
     return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
                           "input X wires %zu sequences but attribute 'step_inputs' names %zu: "
                           "give one step input name per sequence",
-                          nx, r->ins.n);
+                          nx, r->ins->n);
   }
-  if (nout != r->outs.n) {
+  if (nout != r->outs->n) {
     return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
                           "output Out wires %zu variables but attribute 'step_outputs' names "
                           "%zu: give one Out variable per step output",
-                          nout, r->outs.n);
+                          nout, r->outs->n);
   }
   r->T = -1;
   for (size_t i = 0; i < nx; i++) {
@@ -173,23 +174,21 @@ static ct_status check_wiring(rnn *r) {
   return CT_OK;
 }
 
-/* The local tensor called name in step scope s, created when missing. */
-static ct_tensor *local_tensor(rnn *r, ct_scope *s, int64_t t, const char *name) {
-  ct_var *v = ct_scope_var(s, name);
-  ct_tensor *x = v ? ct_var_tensor(v) : NULL;
-  if (x == NULL) {
-    char text[400];
-    snprintf(text, sizeof text, "%s", ct_last_error());
-    ct_kernel_fail(r->c, ct_last_status(), "step %lld: variable '%s': %s", (long long)t, name,
-                   text);
+/* Records a failure at step t about variable name, keeping the cause's message. */
+static ct_status step_fail(rnn *r, int64_t t, const char *name) {
+  char text[400];
+  snprintf(text, sizeof text, "%s", ct_last_error());
+  if (name == NULL) {
+    return ct_kernel_fail(r->c, ct_last_status(), "step %lld: %s", (long long)t, text);
   }
-  return x;
+  return ct_kernel_fail(r->c, ct_last_status(), "step %lld: variable '%s': %s", (long long)t, name,
+                        text);
 }
 
-/* A state or output the step program must have written in step scope s. */
-static const ct_tensor *written(rnn *r, ct_scope *s, int64_t t, const char *name,
+/* A state or output the step program must have written: v, the local variable of that name in
+ * the step scope (NULL when the scope has none). */
+static const ct_tensor *written(rnn *r, const ct_var *v, int64_t t, const char *name,
                                 const char *what) {
-  const ct_var *v = ct_scope_find_local_var(s, name);
   const ct_tensor *x = v ? ct_var_get_tensor(v) : NULL;
   if (x == NULL || !ct_tensor_has_memory(x)) {
     ct_kernel_fail(r->c, CT_ERR_NOT_FOUND,
@@ -212,49 +211,67 @@ static ct_status localize_outputs(rnn *r, ct_scope *s, int64_t t) {
         /* The step's inputs and previous states are views of the caller's sequences and of
          * the step before: a step op writing one would write through into them. */
         const char *name = op->out[slot].names[k];
-        for (size_t j = 0; j < r->ins.n + r->ex.n; j++) {
-          const char *bound = j < r->ins.n ? r->ins.v[j] : r->ex.v[j - r->ins.n];
+        for (size_t j = 0; j < r->ins->n + r->ex->n; j++) {
+          const char *bound = j < r->ins->n ? r->ins->v[j] : r->ex->v[j - r->ins->n];
           if (strcmp(name, bound) == 0) {
             return ct_kernel_fail(r->c, CT_ERR_INVALID_ARGUMENT,
                                   "step op #%zu '%s' writes '%s', which is a %s of the step (a "
                                   "view of the %s): write a new variable or the state instead",
                                   i, op->def->type, name,
-                                  j < r->ins.n ? "step input" : "previous state",
-                                  j < r->ins.n ? "sequence" : "step before");
+                                  j < r->ins->n ? "step input" : "previous state",
+                                  j < r->ins->n ? "sequence" : "step before");
           }
         }
-        if (ct_scope_var(s, name) == NULL) {
-          char text[400];
-          snprintf(text, sizeof text, "%s", ct_last_error());
-          return ct_kernel_fail(r->c, ct_last_status(), "step %lld: %s", (long long)t, text);
-        }
+        if (ct_scope_var(s, name) == NULL) return step_fail(r, t, NULL);
       }
     }
   }
   return CT_OK;
 }
 
-/* Runs the step program in step scope s. */
-static ct_status run_program(rnn *r, ct_scope *s, int64_t t) {
-  const ct_program *p = r->c->attr[A_PROGRAM].u.program;
-  ct_executor *e = ct_executor_new(p, s, r->c->place);
-  ct_status st = e ? ct_executor_run(e) : ct_last_status();
-  ct_executor_free(e);
-  if (st != CT_OK) {
-    char text[400];
-    snprintf(text, sizeof text, "%s", ct_last_error());
-    return ct_kernel_fail(r->c, st, "step %lld: %s", (long long)t, text);
-  }
-  return CT_OK;
+/* The step's variables, in the order of a binding's vars: step inputs, previous states, states,
+ * step outputs. */
+static size_t n_step_vars(const rnn *r) {
+  return r->ins->n + r->ex->n + r->states->n + r->outs->n;
 }
 
-/* Binds step t's inputs and previous states in s; prev is the step scope of the step before
- * (NULL at the first step). */
-static ct_status bind_step(rnn *r, ct_scope *s, const ct_scope *prev, int64_t t) {
+/* Binds step t to s the first time (or after the scope or an ancestor changed its names): makes
+ * the step inputs and previous states local, localizes the step program's outputs, then binds
+ * an executor of the step program with the step's variables. */
+static ct__rnn_step *bind_step(rnn *r, ct_scope *s, int64_t t) {
+  enum { STACK = 32 };
+  size_t n = n_step_vars(r), k = 0;
+  ct_var *stack[STACK], **vars = n <= STACK ? stack : ct__malloc(n * sizeof *vars);
+  ct__rnn_step *b = NULL;
+  if (vars == NULL) {
+    ct_kernel_fail(r->c, CT_ERR_OUT_OF_MEMORY, "out of host memory");
+    return NULL;
+  }
+  for (size_t i = 0; i < r->ins->n + r->ex->n; i++, k++) {
+    const char *name = i < r->ins->n ? r->ins->v[i] : r->ex->v[i - r->ins->n];
+    vars[k] = ct_scope_var(s, name);
+    if (vars[k] == NULL) {
+      step_fail(r, t, name);
+      goto done;
+    }
+  }
+  if (localize_outputs(r, s, t) != CT_OK) goto done;
+  for (size_t j = 0; j < r->states->n; j++) vars[k++] = ct_scope_find_local_var(s, r->states->v[j]);
+  for (size_t j = 0; j < r->outs->n; j++) vars[k++] = ct_scope_find_local_var(s, r->outs->v[j]);
+  b = ct__rnn_tape_bind(r->tape, (size_t)t, s, r->c->attr[A_PROGRAM].u.program, vars);
+  if (b == NULL) step_fail(r, t, NULL);
+done:
+  if (vars != stack) free(vars);
+  return b;
+}
+
+/* Sets step t's inputs and previous states in its binding b: a view of row t of each sequence,
+ * and a shared view of each state of the step before (bound as prev; NULL at the first step). */
+static ct_status set_step(rnn *r, const ct__rnn_step *b, const ct__rnn_step *prev, int64_t t) {
   const ct_kernel_ctx *c = r->c;
-  for (size_t i = 0; i < r->ins.n; i++) {
-    ct_tensor *x = local_tensor(r, s, t, r->ins.v[i]);
-    if (x == NULL) return ct_last_status();
+  for (size_t i = 0; i < r->ins->n; i++) {
+    ct_tensor *x = ct_var_tensor(b->vars[i]);
+    if (x == NULL) return step_fail(r, t, r->ins->v[i]);
     const ct_tensor *seq = ct_kernel_in(c, IN_X, i);
     if (ct_tensor_slice(x, seq, t, t + 1) != CT_OK) {
       return ct_kernel_fail(c, ct_last_status(), "step %lld: slicing input X variable '%s'",
@@ -265,46 +282,55 @@ static ct_status bind_step(rnn *r, ct_scope *s, const ct_scope *prev, int64_t t)
     memmove(row.d, row.d + 1, (size_t)row.rank * sizeof row.d[0]);
     ct__tensor_set_dims(x, row, ct_ddim_numel(row));
   }
-  for (size_t j = 0; j < r->states.n; j++) {
-    ct_tensor *ex = local_tensor(r, s, t, r->ex.v[j]);
-    if (ex == NULL) return ct_last_status();
-    const ct_tensor *from = prev ? written(r, (ct_scope *)prev, t, r->states.v[j], "state")
-                                 : ct_kernel_in(c, IN_INIT, j);
+  size_t states_at = r->ins->n + r->ex->n;
+  for (size_t j = 0; j < r->states->n; j++) {
+    ct_tensor *ex = ct_var_tensor(b->vars[r->ins->n + j]);
+    if (ex == NULL) return step_fail(r, t, r->ex->v[j]);
+    const ct_tensor *from = prev != NULL
+                                ? written(r, prev->vars[states_at + j], t, r->states->v[j], "state")
+                                : ct_kernel_in(c, IN_INIT, j);
     if (from == NULL) return ct_last_status();
     if (ct_tensor_share(ex, from) != CT_OK) {
       return ct_kernel_fail(c, ct_last_status(), "step %lld: sharing state '%s' as '%s'",
-                            (long long)t, r->states.v[j], r->ex.v[j]);
+                            (long long)t, r->states->v[j], r->ex->v[j]);
     }
   }
   return CT_OK;
 }
 
-/* Checks the states step t wrote in s against the initial states. */
-static ct_status check_states(rnn *r, ct_scope *s, int64_t t) {
+/* Checks the states step t wrote (binding b) against the initial states. */
+static ct_status check_states(rnn *r, const ct__rnn_step *b, int64_t t) {
   const ct_kernel_ctx *c = r->c;
-  for (size_t j = 0; j < r->states.n; j++) {
-    const ct_tensor *h = written(r, s, t, r->states.v[j], "state");
+  size_t states_at = r->ins->n + r->ex->n;
+  for (size_t j = 0; j < r->states->n; j++) {
+    const ct_tensor *h = written(r, b->vars[states_at + j], t, r->states->v[j], "state");
     if (h == NULL) return ct_last_status();
     const ct_tensor *h0 = ct_kernel_in(c, IN_INIT, j);
     if (!ct_ddim_equal(h->dims, h0->dims) || h->dtype != h0->dtype) {
-      char a[CT__DDIM_STR_CAP], b[CT__DDIM_STR_CAP];
+      char a[CT__DDIM_STR_CAP], b2[CT__DDIM_STR_CAP];
       return ct_kernel_fail(c, CT_ERR_SHAPE,
                             "step %lld: state '%s' is %s %s but its initial state, input "
                             "InitStates variable '%s', is %s %s: a state keeps its dims and "
                             "dtype",
-                            (long long)t, r->states.v[j], ct_ddim_str(h->dims, a, sizeof a),
+                            (long long)t, r->states->v[j], ct_ddim_str(h->dims, a, sizeof a),
                             ct_dtype_name(h->dtype), ct_kernel_in_name(c, IN_INIT, j),
-                            ct_ddim_str(h0->dims, b, sizeof b), ct_dtype_name(h0->dtype));
+                            ct_ddim_str(h0->dims, b2, sizeof b2), ct_dtype_name(h0->dtype));
     }
   }
   return CT_OK;
 }
 
-/* Stacks step output i of every step scope into Out variable i. */
+/* Step output i as step t wrote it (every step is bound once the steps ran). */
+static const ct_tensor *step_output(rnn *r, int64_t t, size_t i) {
+  const ct__rnn_step *b = &r->tape->steps[t];
+  return written(r, b->vars[n_step_vars(r) - r->outs->n + i], t, r->outs->v[i], "step output");
+}
+
+/* Stacks step output i of every step into Out variable i. */
 static ct_status stack_output(rnn *r, size_t i) {
   const ct_kernel_ctx *c = r->c;
-  const char *name = r->outs.v[i];
-  const ct_tensor *first = written(r, ct_scope_list_get(r->list, 0), 0, name, "step output");
+  const char *name = r->outs->v[i];
+  const ct_tensor *first = step_output(r, 0, i);
   if (first == NULL) return ct_last_status();
   char a[CT__DDIM_STR_CAP], b[CT__DDIM_STR_CAP];
   if (first->dims.rank + 1 > CT_MAX_RANK) {
@@ -322,7 +348,7 @@ static ct_status stack_output(rnn *r, size_t i) {
   if (out == NULL) return ct_last_status();
   size_t row = ct__tensor_bytes(first, first->dtype);
   for (int64_t t = 0; t < r->T; t++) {
-    const ct_tensor *y = written(r, ct_scope_list_get(r->list, (size_t)t), t, name, "step output");
+    const ct_tensor *y = step_output(r, t, i);
     if (y == NULL) return ct_last_status();
     if (!ct_ddim_equal(y->dims, first->dims) || y->dtype != first->dtype) {
       return ct_kernel_fail(c, CT_ERR_SHAPE,
@@ -355,10 +381,9 @@ static ct_status check_home(rnn *r) {
   return CT_OK;
 }
 
-static ct_status run_steps(rnn *r) {
+/* The list in the StepScopes variable, and the op's tape on it (names parsed when fresh). */
+static ct_status find_tape(rnn *r) {
   const ct_kernel_ctx *c = r->c;
-  ct_status st = check_wiring(r);
-  if (st != CT_OK) return st;
   ct_var *sv = ct_kernel_out_var(c, OUT_SCOPES, 0);
   r->list = ct_var_get_mutable(sv, &ct_scope_list_type);
   if (r->list == NULL) {
@@ -367,29 +392,55 @@ static ct_status run_steps(rnn *r) {
     return ct_kernel_fail(c, ct_last_status(), "output StepScopes variable '%s': %s",
                           ct_kernel_out_name(c, OUT_SCOPES, 0), text);
   }
-  if ((st = check_home(r)) != CT_OK) return st;
+  bool fresh;
+  r->tape = ct__rnn_tape_get(r->list, c, &fresh);
+  if (r->tape == NULL) return ct_last_status();
+  ct__names *n = r->tape->names;
+  r->states = &n[0];
+  r->ex = &n[1];
+  r->ins = &n[2];
+  r->outs = &n[3];
+  if (!fresh) return CT_OK;
+  ct_status st = names_parse(c, A_STATES, &n[0]);
+  if (st == CT_OK) st = names_parse(c, A_EX_STATES, &n[1]);
+  if (st == CT_OK) st = names_parse(c, A_STEP_INPUTS, &n[2]);
+  if (st == CT_OK) st = names_parse(c, A_STEP_OUTPUTS, &n[3]);
+  if (st != CT_OK) ct__rnn_tape_drop(r->tape);
+  return st;
+}
+
+static ct_status run_steps(rnn *r) {
+  const ct_kernel_ctx *c = r->c;
+  ct_status st = find_tape(r);
+  if (st == CT_OK) st = check_wiring(r);
+  if (st == CT_OK) st = check_home(r);
+  if (st != CT_OK) return st;
   if (ct_scope_list_resize(r->list, c->scope, (size_t)r->T) != CT_OK) {
     char text[400];
     snprintf(text, sizeof text, "%s", ct_last_error());
     return ct_kernel_fail(c, ct_last_status(), "output StepScopes variable '%s': %s",
                           ct_kernel_out_name(c, OUT_SCOPES, 0), text);
   }
-  const ct_scope *prev = NULL;
+  st = ct__rnn_tape_begin(r->tape, c->scope, (size_t)r->T, n_step_vars(r));
+  if (st != CT_OK) return ct_kernel_fail(c, st, "out of host memory for its step bindings");
+  const ct__rnn_step *prev = NULL;
   for (int64_t k = 0; k < r->T; k++) {
     int64_t t = r->reverse ? r->T - 1 - k : k;
     ct_scope *s = ct_scope_list_get(r->list, (size_t)t);
-    if ((st = bind_step(r, s, prev, t)) != CT_OK) return st;
-    if ((st = localize_outputs(r, s, t)) != CT_OK) return st;
-    if ((st = run_program(r, s, t)) != CT_OK) return st;
-    if ((st = check_states(r, s, t)) != CT_OK) return st;
-    prev = s;
+    const ct__rnn_step *b = ct__rnn_tape_bound(r->tape, (size_t)t, s);
+    if (b == NULL && (b = bind_step(r, s, t)) == NULL) return ct_last_status();
+    if ((st = set_step(r, b, prev, t)) != CT_OK) return st;
+    if ((st = ct_executor_run(b->exec)) != CT_OK) return step_fail(r, t, NULL);
+    if ((st = check_states(r, b, t)) != CT_OK) return st;
+    prev = b;
   }
-  for (size_t i = 0; i < r->outs.n; i++) {
+  for (size_t i = 0; i < r->outs->n; i++) {
     if ((st = stack_output(r, i)) != CT_OK) return st;
   }
+  size_t states_at = r->ins->n + r->ex->n;
   for (size_t j = 0; j < ct_kernel_out_count(c, OUT_FINAL); j++) {
-    const ct_tensor *h = written(r, (ct_scope *)prev, r->reverse ? 0 : r->T - 1, r->states.v[j],
-                                 "state");
+    const ct_tensor *h = written(r, prev->vars[states_at + j], r->reverse ? 0 : r->T - 1,
+                                 r->states->v[j], "state");
     if (h == NULL) return ct_last_status();
     if (ct_tensor_copy(ct_kernel_out(c, OUT_FINAL, j), h, c->place) != CT_OK) {
       char text[400];
@@ -403,21 +454,12 @@ static ct_status run_steps(rnn *r) {
 
 ct_status ct__recurrent_kernel(const ct_kernel_ctx *c) {
   rnn r = {.c = c, .reverse = c->attr[A_REVERSE].u.b};
-  ct_status st = names_parse(c, A_STATES, &r.states);
-  if (st == CT_OK) st = names_parse(c, A_EX_STATES, &r.ex);
-  if (st == CT_OK) st = names_parse(c, A_STEP_INPUTS, &r.ins);
-  if (st == CT_OK) st = names_parse(c, A_STEP_OUTPUTS, &r.outs);
-  if (st == CT_OK && c->attr[A_PROGRAM].u.program == NULL) {
-    st = ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
-                        "attribute '%s' holds no program: set it with ct_op_set_attr_program",
-                        attr_name(c, A_PROGRAM));
+  if (c->attr[A_PROGRAM].u.program == NULL) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                          "attribute '%s' holds no program: set it with ct_op_set_attr_program",
+                          attr_name(c, A_PROGRAM));
   }
-  if (st == CT_OK) st = run_steps(&r);
-  names_free(&r.states);
-  names_free(&r.ex);
-  names_free(&r.ins);
-  names_free(&r.outs);
-  return st;
+  return run_steps(&r);
 }
 
 static const ct_slot_def rnn_in[] = {

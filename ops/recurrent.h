@@ -6,6 +6,7 @@
 #define CORTEN_OPS_RECURRENT_H
 
 #include "ops/defs.h"
+#include "scope/scope_list.h"
 
 /* recurrent: X, InitStates, Params -> Out, FinalStates, StepScopes. */
 enum { CT__RNN_X, CT__RNN_INIT, CT__RNN_PARAMS };
@@ -34,5 +35,54 @@ void ct__names_free(ct__names *l);
 
 /* The index of name in l, or -1. */
 long ct__names_find(const ct__names *l, const char *name);
+
+/* ---- Bindings kept between runs (ops/recurrent_bind.c) ---------------------------------------
+ *
+ * An op's tape, hung on its StepScopes list: its name lists, parsed once, and per step scope an
+ * executor of the step program bound to that scope, with the variables the kernel itself reads
+ * and writes there. A binding holds pointers to variables of the step scope and its ancestors,
+ * so it is trusted only while their name tables are as they were (ct__scope_stamp): a variable
+ * created, erased or renamed in any of them, an edit of any op or program (ct__op_edits), another
+ * place or another parent scope, and the binding is made again. */
+enum { CT__RNN_N_NAMES = 5 }; /* states, ex_states, step_inputs, step_outputs, one more */
+
+typedef struct ct__rnn_step {
+  const ct_scope *scope; /* bound to this scope at this stamp; NULL: not bound */
+  uint64_t stamp;
+  ct_executor *exec;
+  ct_var **vars; /* the kernel's: n_vars entries */
+} ct__rnn_step;
+
+typedef struct ct__rnn_tape {
+  const ct_op *op; /* NULL: an empty tape */
+  uint64_t edits;
+  ct_place place;
+  ct__names names[CT__RNN_N_NAMES];
+  const ct_scope *parent;
+  uint64_t *chain; /* the stamps of parent and its ancestors */
+  size_t depth, chain_cap;
+  ct__rnn_step *steps;
+  size_t n_steps, n_vars;
+} ct__rnn_tape;
+
+/* The tape of c's op on list. *fresh: it was just made or emptied (op, place or an edit changed),
+ * so its names must be parsed (on failure, ct__rnn_tape_drop it). NULL: out of host memory
+ * (recorded). */
+ct__rnn_tape *ct__rnn_tape_get(ct_scope_list *list, const ct_kernel_ctx *c, bool *fresh);
+
+/* Empties a tape: the next ct__rnn_tape_get finds it fresh. */
+void ct__rnn_tape_drop(ct__rnn_tape *tp);
+
+/* Prepares tp for a run of T steps under parent, with n_vars variables per step: unbinds every
+ * step when parent or an ancestor changed its names. CT_OK, or CT_ERR_OUT_OF_MEMORY recorded. */
+ct_status ct__rnn_tape_begin(ct__rnn_tape *tp, const ct_scope *parent, size_t T, size_t n_vars);
+
+/* Step t's binding when it still holds for s, else NULL. */
+ct__rnn_step *ct__rnn_tape_bound(ct__rnn_tape *tp, size_t t, const ct_scope *s);
+
+/* Binds step t to s: an executor of p on s at the tape's place, vars copied (n_vars entries).
+ * Call it after the kernel made every variable it needs in s. NULL with the error recorded. */
+ct__rnn_step *ct__rnn_tape_bind(ct__rnn_tape *tp, size_t t, ct_scope *s, const ct_program *p,
+                                ct_var *const *vars);
 
 #endif /* CORTEN_OPS_RECURRENT_H */

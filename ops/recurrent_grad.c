@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "ops/backward_impl.h"
 #include "ops/recurrent.h"
 #include "scope/scope_list.h"
@@ -35,7 +36,7 @@ enum { A_INIT_STATES = CT__RNN_REVERSE + 1 };
 /* "<a><suffix>" in new memory; NULL when out of memory (nothing recorded). */
 static char *suffixed(const char *a, const char *suffix) {
   size_t n = strlen(a) + strlen(suffix) + 1;
-  char *s = malloc(n);
+  char *s = ct__malloc(n);
   if (s != NULL) snprintf(s, n, "%s%s", a, suffix);
   return s;
 }
@@ -44,7 +45,7 @@ static char *suffixed(const char *a, const char *suffix) {
 static char *joined(char *const *v, const char **pick, size_t n) {
   size_t len = 1;
   for (size_t i = 0; i < n; i++) len += (pick == NULL || pick[i]) ? strlen(v[i]) + 2 : 0;
-  char *s = malloc(len);
+  char *s = ct__malloc(len);
   if (s == NULL) return NULL;
   s[0] = '\0';
   for (size_t i = 0; i < n; i++) {
@@ -116,8 +117,8 @@ static ct_status maker_parse(maker *m) {
                       "to see what is wrong");
   }
   size_t n = m->nx + m->ninit + m->nparams + m->nout + m->nfinal;
-  m->dx = calloc(n + 1, sizeof *m->dx);
-  m->made = calloc(2 * (m->states.n + m->outs.n) + 4, sizeof *m->made);
+  m->dx = ct__calloc(n + 1, sizeof *m->dx);
+  m->made = ct__calloc(2 * (m->states.n + m->outs.n) + 4, sizeof *m->made);
   if (m->dx == NULL || m->made == NULL) return maker_fail(m, CT_ERR_OUT_OF_MEMORY, NULL);
   m->dinit = m->dx + m->nx;
   m->dparam = m->dinit + m->ninit;
@@ -129,8 +130,8 @@ static ct_status maker_parse(maker *m) {
  * parameters the previous states, the wanted step inputs and the wanted Params. */
 static ct_status maker_step_backward(maker *m, ct_program *bwd) {
   size_t ns = m->states.n + m->outs.n, np = 0;
-  ct__grad_seed *seeds = malloc((ns + 1) * sizeof *seeds);
-  const char **params = malloc((m->ex.n + m->ins.n + m->nparams + 1) * sizeof *params);
+  ct__grad_seed *seeds = ct__malloc((ns + 1) * sizeof *seeds);
+  const char **params = ct__malloc((m->ex.n + m->ins.n + m->nparams + 1) * sizeof *params);
   ct_status s = seeds && params ? CT_OK : CT_ERR_OUT_OF_MEMORY;
   for (size_t i = 0; s == CT_OK && i < ns; i++) {
     bool state = i < m->states.n;
@@ -167,7 +168,7 @@ static ct_status maker_step_backward(maker *m, ct_program *bwd) {
 /* Wires the recurrent_grad op. */
 static ct_status maker_wire(maker *m, ct_op *gop) {
   ct_grad_ctx *g = m->g;
-  const char **names = calloc(m->nx + m->ninit + m->nparams + 1, sizeof *names);
+  const char **names = ct__calloc(m->nx + m->ninit + m->nparams + 1, sizeof *names);
   if (names == NULL) return maker_fail(m, CT_ERR_OUT_OF_MEMORY, NULL);
   static const char *const slots[] = {"X", "InitStates", "Params"};
   const char **wanted[] = {m->dx, m->dinit, m->dparam};
@@ -280,7 +281,7 @@ static ct_status parse(bptt *r) {
                           "ct_program_append_backward make this op from a recurrent op");
   }
   r->n_names = 2 * r->states.n + r->outs.n + r->ins.n + np;
-  r->names = calloc(r->n_names + 1, sizeof *r->names);
+  r->names = ct__calloc(r->n_names + 1, sizeof *r->names);
   if (r->names == NULL) return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY, "out of host memory");
   r->next = r->names;
   r->ex_grad = r->next + r->states.n;
@@ -357,7 +358,8 @@ static const ct_tensor *step_value(const bptt *r, ct_scope *s, int64_t t, const 
 
 /* The local tensor called name in s, made when missing. */
 static ct_tensor *local(const bptt *r, ct_scope *s, int64_t t, const char *name) {
-  ct_tensor *x = ct_var_tensor(ct_scope_var(s, name));
+  ct_var *v = ct_scope_var(s, name); /* NULL: out of memory, recorded (kept for relabel) */
+  ct_tensor *x = v ? ct_var_tensor(v) : NULL;
   if (x == NULL) {
     char what[64];
     snprintf(what, sizeof what, "step %lld", (long long)t);
@@ -429,11 +431,16 @@ static ct_status localize(bptt *r, ct_scope *s, int64_t t) {
   return CT_OK;
 }
 
-static ct_status run_step(bptt *r, ct_scope *s, int64_t t) {
-  ct_executor *e = ct_executor_new(r->c->attr[CT__RNN_PROGRAM].u.program, s, r->c->place);
-  ct_status st = e ? ct_executor_run(e) : ct_last_status();
-  ct_executor_free(e);
-  if (st != CT_OK) {
+/* Runs the backward step program in step scope s, bound once and kept on the list's tape
+ * (ops/recurrent_bind.c); the first time, after localize and seed_step made its variables. */
+static ct_status run_step(bptt *r, ct__rnn_tape *tp, ct_scope *s, ct_scope *after, int64_t t) {
+  ct__rnn_step *b = ct__rnn_tape_bound(tp, (size_t)t, s);
+  ct_status st = b != NULL ? CT_OK : localize(r, s, t);
+  if (st == CT_OK) st = seed_step(r, s, after, t);
+  if (st != CT_OK) return st;
+  const ct_program *p = r->c->attr[CT__RNN_PROGRAM].u.program;
+  if (b == NULL) b = ct__rnn_tape_bind(tp, (size_t)t, s, p, NULL);
+  if (b == NULL || ct_executor_run(b->exec) != CT_OK) {
     char what[64];
     snprintf(what, sizeof what, "step %lld", (long long)t);
     return relabel(r, what);
@@ -470,7 +477,7 @@ static ct_status sum_dparam(bptt *r, size_t k) {
   const ct_kernel_ctx *c = r->c;
   const char *out = ct_kernel_out_name(c, G_DPARAMS, k);
   size_t T = (size_t)r->T;
-  char **names = calloc(T, sizeof *names);
+  char **names = ct__calloc(T, sizeof *names);
   ct_scope *tmp = ct_scope_new_kid(c->scope);
   ct_op *sum = ct_op_new("sum");
   ct_status st = names && tmp && sum ? CT_OK : CT_ERR_OUT_OF_MEMORY;
@@ -480,7 +487,8 @@ static ct_status sum_dparam(bptt *r, size_t k) {
     const ct_tensor *g = step_value(r, ct_scope_list_get(r->list, t), (int64_t)t, r->param_grad[k]);
     if (g == NULL) st = ct_last_status();
     else if ((names[t] = suffixed(out, suffix)) == NULL) st = CT_ERR_OUT_OF_MEMORY;
-    ct_tensor *v = st == CT_OK ? ct_var_tensor(ct_scope_var(tmp, names[t])) : NULL;
+    ct_var *var = st == CT_OK ? ct_scope_var(tmp, names[t]) : NULL;
+    ct_tensor *v = var ? ct_var_tensor(var) : NULL;
     if (st == CT_OK && (v == NULL || ct_tensor_share(v, g) != CT_OK)) st = relabel(r, "summing");
   }
   if (st == CT_OK) st = ct_op_set_inputs(sum, "X", (const char *const *)names, T);
@@ -503,13 +511,17 @@ static ct_status sum_dparam(bptt *r, size_t k) {
 static ct_status run_bptt(bptt *r) {
   const ct_kernel_ctx *c = r->c;
   ct_status st = find_steps(r);
+  ct__rnn_tape *tp = NULL;
+  if (st == CT_OK) {
+    bool fresh;
+    tp = ct__rnn_tape_get((ct_scope_list *)r->list, c, &fresh); /* the list is the op's input */
+    st = tp == NULL ? ct_last_status() : ct__rnn_tape_begin(tp, c->scope, (size_t)r->T, 0);
+  }
   ct_scope *after = NULL;
   for (int64_t k = 0; st == CT_OK && k < r->T; k++) {
     int64_t t = r->reverse ? k : r->T - 1 - k;
     ct_scope *s = ct_scope_list_get(r->list, (size_t)t);
-    if ((st = localize(r, s, t)) == CT_OK && (st = seed_step(r, s, after, t)) == CT_OK) {
-      st = run_step(r, s, t);
-    }
+    st = run_step(r, tp, s, after, t);
     after = s;
   }
   for (size_t i = 0; st == CT_OK && i < r->ins.n; i++) st = stack_dx(r, i);

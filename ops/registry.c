@@ -7,13 +7,16 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "ops/defs.h"
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t builtins_once = PTHREAD_ONCE_INIT;
-static void register_builtins(void);
+static pthread_mutex_t builtins_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int builtins_ready;
+static ct_status register_builtins(void);
 static ct__opdef **defs;
 static size_t n_defs, cap_defs;
 
@@ -57,7 +60,7 @@ static void free_def(ct__opdef *d) {
 
 static char *dup_str(const char *s) {
   size_t n = strlen(s) + 1;
-  char *c = malloc(n);
+  char *c = ct__malloc(n);
   if (c != NULL) memcpy(c, s, n);
   return c;
 }
@@ -65,7 +68,7 @@ static char *dup_str(const char *s) {
 /* Copies n elements of size sz (NULL for n == 0 is fine); *ok cleared on failure. */
 static void *dup_mem(const void *src, size_t n, size_t sz, bool *ok) {
   if (n == 0) return NULL;
-  void *c = calloc(n, sz);
+  void *c = ct__calloc(n, sz);
   if (c == NULL) {
     *ok = false;
     return NULL;
@@ -147,7 +150,7 @@ static ct_status check_def(const ct_op_def *def) {
 
 /* The registry's own copy of def; NULL when memory runs out. */
 static ct__opdef *copy_def(const ct_op_def *def) {
-  ct__opdef *d = calloc(1, sizeof *d);
+  ct__opdef *d = ct__calloc(1, sizeof *d);
   if (d == NULL) return NULL;
   bool ok = true;
   d->n_in = def->n_inputs;
@@ -214,8 +217,8 @@ static const ct__opdef *lookup_locking(const char *type) {
 }
 
 ct_status ct_op_register(const ct_op_def *def) {
-  pthread_once(&builtins_once, register_builtins);
-  return ct__op_register(def);
+  ct_status s = ct__ops_ready();
+  return s != CT_OK ? s : ct__op_register(def);
 }
 
 ct_status ct__op_register(const ct_op_def *def) {
@@ -236,7 +239,7 @@ ct_status ct__op_register(const ct_op_def *def) {
   }
   if (n_defs == cap_defs) {
     size_t cap = cap_defs ? cap_defs * 2 : 64;
-    ct__opdef **grown = realloc(defs, cap * sizeof *grown);
+    ct__opdef **grown = ct__realloc(defs, cap * sizeof *grown);
     if (grown == NULL) {
       pthread_mutex_unlock(&registry_lock);
       free_def(d);
@@ -253,22 +256,33 @@ ct_status ct__op_register(const ct_op_def *def) {
 
 /* ---- The built-in ops ------------------------------------------------------------------------ */
 
-/* Out of memory leaves an op type unregistered (ct_op_new then reports it missing) and its
- * kernels skipped; any other failure is a mistake in corten's own tables, so it aborts. */
+/* A failure other than a lack of memory is a mistake in corten's own tables, so it aborts. */
 CT__COLD static void builtin_failed(const char *what, const char *type) {
   fprintf(stderr, "corten: registering %s of built-in op '%s' failed: %s\n", what, type,
           ct_last_error());
   abort();
 }
 
-static void register_builtins(void) {
+/* Out of memory: every definition registered so far goes again (only built-ins can be there:
+ * ct_op_register waits for them), so the next call starts over from nothing. */
+CT__COLD static ct_status builtins_oom(void) {
+  pthread_mutex_lock(&registry_lock);
+  for (size_t i = 0; i < n_defs; i++) free_def(defs[i]);
+  n_defs = 0;
+  pthread_mutex_unlock(&registry_lock);
+  return ct__error(CT_ERR_OUT_OF_MEMORY,
+                   "corten: out of host memory registering the built-in ops: free some memory "
+                   "and call again");
+}
+
+static ct_status register_builtins(void) {
   const ct__builtins *b = &ct__builtin_ops;
   for (size_t t = 0; t < b->n_types; t++) {
     for (size_t i = 0; i < b->types[t]->n; i++) {
       const ct_op_def *def = &b->types[t]->v[i];
-      if (ct__op_register(def) != CT_OK && ct_last_status() != CT_ERR_OUT_OF_MEMORY) {
-        builtin_failed("the type", def->type);
-      }
+      if (ct__op_register(def) == CT_OK) continue;
+      if (ct_last_status() == CT_ERR_OUT_OF_MEMORY) return builtins_oom();
+      builtin_failed("the type", def->type);
     }
   }
   for (size_t t = 0; t < b->n_kernels; t++) {
@@ -280,25 +294,35 @@ static void register_builtins(void) {
             ct__kernel_register(k->v[i].type, b->kernels[t].kind, (ct_dtype)d, fn) == CT_OK) {
           continue;
         }
-        ct_status st = ct_last_status();
-        if (st == CT_ERR_OUT_OF_MEMORY || st == CT_ERR_NOT_FOUND) break; /* type not registered */
-        builtin_failed("a kernel", k->v[i].type);
+        builtin_failed("a kernel", k->v[i].type); /* kernels allocate nothing */
       }
     }
   }
+  return CT_OK;
+}
+
+ct_status ct__ops_ready(void) {
+  if (CT__LIKELY(atomic_load_explicit(&builtins_ready, memory_order_acquire))) return CT_OK;
+  pthread_mutex_lock(&builtins_lock);
+  ct_status s = CT_OK;
+  if (!atomic_load_explicit(&builtins_ready, memory_order_relaxed)) {
+    s = register_builtins();
+    if (s == CT_OK) atomic_store_explicit(&builtins_ready, 1, memory_order_release);
+  }
+  pthread_mutex_unlock(&builtins_lock);
+  return s;
 }
 
 const ct__opdef *ct__op_lookup(const char *type) {
-  pthread_once(&builtins_once, register_builtins);
-  return lookup_locking(type);
+  return ct__ops_ready() == CT_OK ? lookup_locking(type) : NULL;
 }
 
 bool ct_op_registered(const char *type) { return type != NULL && ct__op_lookup(type) != NULL; }
 
 ct_status ct_kernel_register(const char *type, ct_device_kind kind, ct_dtype dtype,
                              ct_kernel_fn fn) {
-  pthread_once(&builtins_once, register_builtins);
-  return ct__kernel_register(type, kind, dtype, fn);
+  ct_status s = ct__ops_ready();
+  return s != CT_OK ? s : ct__kernel_register(type, kind, dtype, fn);
 }
 
 ct_status ct__kernel_register(const char *type, ct_device_kind kind, ct_dtype dtype,
@@ -337,6 +361,8 @@ ct_status ct_op_type_get(const char *type, ct_op_def *out) {
   if (type == NULL || out == NULL) {
     return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_op_type_get: the type name or out is NULL");
   }
+  ct_status s = ct__ops_ready();
+  if (s != CT_OK) return s;
   const ct__opdef *d = ct__op_lookup(type);
   if (d == NULL) {
     return ct__error(CT_ERR_NOT_FOUND,
@@ -356,10 +382,10 @@ static int by_name(const void *a, const void *b) {
 }
 
 size_t ct_op_type_names(const char **out, size_t cap) {
-  pthread_once(&builtins_once, register_builtins);
+  if (ct__ops_ready() != CT_OK) return 0;
   pthread_mutex_lock(&registry_lock);
   size_t n = n_defs;
-  const char **all = n > 0 ? malloc(n * sizeof *all) : NULL;
+  const char **all = n > 0 ? ct__malloc(n * sizeof *all) : NULL;
   for (size_t i = 0; all != NULL && i < n; i++) all[i] = defs[i]->type;
   pthread_mutex_unlock(&registry_lock);
   if (all == NULL) {

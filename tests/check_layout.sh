@@ -8,7 +8,9 @@
 #   4. the `corten` tool (tools/) includes public headers only (<corten/...>; "..." only for its
 #      own headers in tools/);
 #   5. no library or tool source file is longer than 600 lines;
-#   6. every source, build and script file carries the licence's SPDX line in its first lines.
+#   6. every source, build and script file carries the licence's SPDX line in its first lines;
+#   7. core/ and ops/ allocate through core/common/alloc.h only (the door fault injection
+#      watches): no direct malloc, calloc, realloc, strdup, strndup or aligned_alloc elsewhere.
 # Usage: check_layout.sh ROOT   checks the tree at ROOT; exits 1 naming each violation.
 #        check_layout.sh --self-test   builds a small tree that breaks each rule once and checks
 #        that every rule fires (so the check cannot pass by matching nothing).
@@ -52,13 +54,18 @@ $hits"
     n=$(wc -l <"$f")
     [ "$n" -gt 600 ] && report "$f has $n lines: split it (a file should fit in your head)"
   done
-  for f in $(find core ops tools tests bench examples fuzz include scripts cmake -type f \
+  for f in $(find core ops tools tests bench examples fuzz include scripts cmake python -type f \
              \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cc' \
              -o -name '*.sh' -o -name '*.py' -o -name '*.cmake' -o -name 'CMakeLists.txt' \) \
-             2>/dev/null | grep -v '/corpus/' | sort); do
+             2>/dev/null | grep -v '/corpus/' | grep -v '^python/build/' | sort); do
     head -n 3 "$f" | grep -q 'SPDX-License-Identifier: Apache-2.0' ||
       report "$f has no SPDX-License-Identifier line at its top: add the licence's"
   done
+  hits=$(grep -rnE '(^|[^_[:alnum:]])(malloc|calloc|realloc|strdup|strndup|aligned_alloc)[[:space:]]*\(' \
+           core ops 2>/dev/null | grep -v '^core/common/alloc\.h:' |
+         grep -v '^core/memory/host_allocator\.c:')
+  [ -n "$hits" ] && report "a direct C-library allocation in core/ or ops/ (use ct__malloc and the rest of core/common/alloc.h, so fault injection sees it):
+$hits"
   return $((bad > 0))
 }
 
@@ -92,19 +99,23 @@ self_test() {
       fails=$((fails + 1))
     fi
   }
-  for t in core_up cpu_cuda foreign tool_private long no_spdx; do cp -r "$tmp/ok" "$tmp/$t"; done
+  for t in core_up cpu_cuda foreign tool_private long no_spdx raw_alloc; do
+    cp -r "$tmp/ok" "$tmp/$t"
+  done
   echo '#include "ops/op_impl.h"' >>"$tmp/core_up/core/tensor/t.c"
   echo '/* calls cudaMemcpy */' >>"$tmp/cpu_cuda/ops/cpu/k.c"
   printf '%s\n#include "ops/cuda/launch.h"\n' "$spdx" >"$tmp/foreign/ops/prep.c"
   echo '#include "interop/params_format.h"' >>"$tmp/tool_private/tools/tool.c"
   { echo "$spdx"; seq 1 600 | sed 's|.*|/* line */|'; } >"$tmp/long/ops/big.c"
   echo '/* no licence line */' >"$tmp/no_spdx/ops/plain.c"
+  echo 'static void *f(void) { return malloc(8); }' >>"$tmp/raw_alloc/core/tensor/t.c"
   expect core_up "core/ includes from ops/"
   expect cpu_cuda "ops/cpu names CUDA"
   expect foreign "ops/cuda is included from outside"
   expect tool_private "tools/ includes a private header"
   expect long "ops/big.c has 601 lines"
   expect no_spdx "ops/plain.c has no SPDX-License-Identifier"
+  expect raw_alloc "a direct C-library allocation"
   [ "$fails" -eq 0 ] && echo "layout self-test: every rule fires"
   exit $((fails > 0))
 }

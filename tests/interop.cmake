@@ -12,6 +12,10 @@ get_filename_component(CORTEN_PARAMS_DIR "${CORTEN_SHARED_DIR}/data/params" ABSO
 
 corten_add_suite(dlpack)
 corten_add_suite(dlpack_import)
+corten_add_suite(dlpack_versioned)
+# corten/dlpack.h under a DLPack 1.x header (a stand-in in tests/dlpack_1x, found first).
+corten_add_suite(dlpack_header)
+target_include_directories(test_dlpack_header BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/dlpack_1x)
 corten_add_suite(params)
 corten_add_suite(params_bad)
 corten_add_suite(params_files)
@@ -31,51 +35,9 @@ add_test(NAME tool
 set_tests_properties(tool PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
                      ENVIRONMENT "CORTEN_PARAMS_DIR=${CORTEN_PARAMS_DIR}")
 
-# NumPy: the shim loads the shared library with ctypes. A sanitizer build's library expects the
-# sanitizer runtime in the process, so python runs with it preloaded (leak checking off: the
-# interpreter itself keeps memory until exit).
-include(${CMAKE_CURRENT_SOURCE_DIR}/python/find_numpy_python.cmake)
-set(_numpy_env "CORTEN_LIB=$<TARGET_FILE:corten>")
-if(CORTEN_JEMALLOC)
-  # Debian's libjemalloc uses initial-exec TLS, more than glibc keeps spare for a library opened
-  # with dlopen ("cannot allocate memory in static TLS block"); reserve more, as an embedding
-  # application would (see docs/design/interop.md).
-  list(APPEND _numpy_env "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=65536")
-endif()
-set(_numpy_skip "")
-if(CORTEN_SANITIZE)
-  if(CMAKE_C_COMPILER_ID MATCHES "Clang")
-    set(_rt_name "libclang_rt.asan-${CMAKE_SYSTEM_PROCESSOR}.so")
-  else()
-    set(_rt_name "libasan.so")
-  endif()
-  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=${_rt_name}
-                  OUTPUT_VARIABLE _rt OUTPUT_STRIP_TRAILING_WHITESPACE)
-  set(_preload "${_rt}")
-  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
-    execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libubsan.so
-                    OUTPUT_VARIABLE _ubsan OUTPUT_STRIP_TRAILING_WHITESPACE)
-    set(_preload "${_rt}:${_ubsan}")
-  endif()
-  if(IS_ABSOLUTE "${_rt}" AND EXISTS "${_rt}")
-    list(APPEND _numpy_env "LD_PRELOAD=${_preload}"
-         "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1"
-         "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1")
-  else()
-    set(_numpy_skip "the sanitizer runtime ${_rt_name} was not found to preload into python")
-  endif()
-endif()
-if(NOT CORTEN_PYTHON3)
-  set(_numpy_skip "no python3 on PATH (Debian: apt-get install python3 python3-numpy)")
-endif()
-if(_numpy_skip)
-  add_test(NAME dlpack_numpy COMMAND sh -c "echo 'SKIPPED: ${_numpy_skip}'; exit 77")
-else()
-  add_test(NAME dlpack_numpy
-           COMMAND ${CORTEN_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/python/test_dlpack_numpy.py)
-endif()
-set_tests_properties(dlpack_numpy PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
-                     ENVIRONMENT "${_numpy_env}")
+# The Python package (python/) with pytest, against NumPy 1.24 and 2 and PyTorch, and installed
+# from a clean clone (tests/python/python.cmake).
+include(${CMAKE_CURRENT_SOURCE_DIR}/python/python.cmake)
 
 # PyTorch parity: torch_parity (C) trains a small MLP with SGD and writes its numbers; the
 # script trains the same network in PyTorch (Debian's python3-torch) and compares them. Skipped

@@ -59,7 +59,8 @@ static inline void b_record(bytes *b, uint8_t code, uint8_t bits, int ndim,
   b_put(b, data, nbytes);
 }
 
-/* The sample entries: w float32 [2,3] 0..5, b int64 [3], flag bool [4] (TVM's uint1). */
+/* The sample entries: w float32 [2,3] 0..5, b int64 [3], flag bool [4] (kDLBool, 8 bits, as
+ * current TVM writes it). */
 static const float w_data[6] = {0, 1, 2, 3, 4, 5};
 static const int64_t w_shape[2] = {2, 3};
 static const int64_t b_data[3] = {-1, 0, (int64_t)1 << 40};
@@ -70,7 +71,7 @@ static const int64_t flag_shape[1] = {4};
 static inline void b_sample_record(bytes *b, const char *name) {
   if (strcmp(name, "w") == 0) b_record(b, 2, 32, 2, w_shape, w_data, sizeof w_data);
   if (strcmp(name, "b") == 0) b_record(b, 0, 64, 1, b_shape, b_data, sizeof b_data);
-  if (strcmp(name, "flag") == 0) b_record(b, 1, 1, 1, flag_shape, flag_data, sizeof flag_data);
+  if (strcmp(name, "flag") == 0) b_record(b, 6, 8, 1, flag_shape, flag_data, sizeof flag_data);
 }
 
 /* A dictionary of the sample entries in the given order. Offsets in the order w, b, flag:

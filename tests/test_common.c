@@ -14,7 +14,7 @@ _Static_assert(CT_OK == 0 && CT_ERR_INVALID_ARGUMENT == -1 && CT_ERR_OUT_OF_MEMO
                    CT_ERR_UNINITIALIZED == -5 && CT_ERR_OUT_OF_RANGE == -6 &&
                    CT_ERR_ALREADY_EXISTS == -7 && CT_ERR_EXTERNAL_BUFFER == -8 &&
                    CT_ERR_SHAPE == -9 && CT_ERR_UNSUPPORTED == -10 && CT_ERR_DEVICE == -11 &&
-                   CT_ERR_IO == -12 && CT_ERR_FORMAT == -13,
+                   CT_ERR_IO == -12 && CT_ERR_FORMAT == -13 && CT_ERR_READ_ONLY == -14,
                "status codes as in the contract");
 _Static_assert(CT_DEVICE_CPU == 1 && CT_DEVICE_CUDA == 2 && CT_DEVICE_CUDA_HOST == 3,
                "device kinds are DLPack's codes");
@@ -28,23 +28,23 @@ END_TEST
 
 /* Every code has its own non-empty text, distinct from the others and from "unknown status". */
 START_TEST(test_status_str_distinct_for_every_code) {
-  const char *texts[14];
+  const char *texts[15];
   int i, j;
-  for (i = 0; i < 14; i++) {
+  for (i = 0; i < 15; i++) {
     texts[i] = ct_status_str((ct_status)(-i));
     ck_assert_ptr_nonnull(texts[i]);
     ck_assert_uint_gt(strlen(texts[i]), 0);
     ck_assert_str_ne(texts[i], "unknown status");
   }
-  for (i = 0; i < 14; i++) {
-    for (j = i + 1; j < 14; j++) ck_assert_str_ne(texts[i], texts[j]);
+  for (i = 0; i < 15; i++) {
+    for (j = i + 1; j < 15; j++) ck_assert_str_ne(texts[i], texts[j]);
   }
 }
 END_TEST
 
 START_TEST(test_status_str_unknown_outside_enum) {
   ck_assert_str_eq(ct_status_str((ct_status)1), "unknown status");
-  ck_assert_str_eq(ct_status_str((ct_status)-14), "unknown status");
+  ck_assert_str_eq(ct_status_str((ct_status)-15), "unknown status");
   ck_assert_str_eq(ct_status_str((ct_status)-1000), "unknown status");
   ck_assert_str_eq(ct_status_str((ct_status)12345), "unknown status");
 }

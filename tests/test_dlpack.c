@@ -104,11 +104,7 @@ START_TEST(to_dlpack_maps_every_dtype) {
       {CT_INT8, kDLInt, 8},       {CT_UINT8, kDLUInt, 8},     {CT_INT16, kDLInt, 16},
       {CT_INT32, kDLInt, 32},     {CT_INT64, kDLInt, 64},     {CT_FLOAT16, kDLFloat, 16},
       {CT_BFLOAT16, kDLBfloat, 16}, {CT_FLOAT32, kDLFloat, 32}, {CT_FLOAT64, kDLFloat, 64},
-#if defined(DLPACK_MAJOR_VERSION) || (defined(DLPACK_VERSION) && DLPACK_VERSION >= 80)
-      {CT_BOOL, 6, 8}, /* kDLBool */
-#else
-      {CT_BOOL, kDLUInt, 1}, /* TVM's bool, for a DLPack header without kDLBool */
-#endif
+      {CT_BOOL, CT_DLPACK_BOOL, 8}, /* kDLBool, whatever the DLPack header's version */
   };
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
     ct_tensor *t = ct_tensor_new();

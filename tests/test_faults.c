@@ -5,9 +5,9 @@
  * to 0; the ASan build's LeakSanitizer checks the rest), and leave its objects usable: the same
  * steps re-run on the same objects with the default allocator must succeed with exact values.
  *
- * Only tensor memory goes through the replaceable allocator (ct_set_allocator). Corten's own
- * small objects (variables, tensor and block headers, names, ops, executors, scope tables) come
- * from malloc / ct__alloc and cannot be failed from here.
+ * Only tensor memory goes through the replaceable allocator (ct_set_allocator), the public seam
+ * used here. Corten's own small objects are failed through the internal fault-injection hook by
+ * tests/test_alloc_faults*.c.
  *
  * I/O faults: a save runs under RLIMIT_FSIZE set to every byte count below the file's size
  * (SIGXFSZ ignored, so write() fails with EFBIG); each must fail with CT_ERR_IO, leave the old

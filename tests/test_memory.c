@@ -96,9 +96,11 @@ START_TEST(free_returns_stats_to_zero) {
   ct_tensor_free(c);
   s = cpu_stats();
   ck_assert_uint_eq(s.allocated, 0);
-  ck_assert_uint_eq(s.reserved, 0);
+  ck_assert_uint_eq(s.reserved, 80000); /* the 80 KB block stays in the host cache */
   ck_assert_uint_eq(s.allocs, 3);
   ck_assert_uint_eq(s.frees, 3);
+  ck_assert_int_eq(ct_memory_empty_cache(ct_cpu()), CT_OK);
+  ck_assert_uint_eq(cpu_stats().reserved, 0);
 }
 END_TEST
 
@@ -167,6 +169,58 @@ START_TEST(stats_get_invalid_place_is_invalid_argument) {
                    CT_ERR_INVALID_ARGUMENT);
   ck_assert_int_eq(ct_memory_stats_get((ct_place){(ct_device_kind)0, 0}, &s),
                    CT_ERR_INVALID_ARGUMENT);
+}
+END_TEST
+
+/* ---- The host cache ------------------------------------------------------------------------ */
+
+START_TEST(freed_large_block_is_reused_at_the_same_size) {
+  ct_tensor *t = alloc_tensor(CT_DIMS(1 << 18), CT_FLOAT32, NULL); /* 1 MiB */
+  const void *first = ct_tensor_data(t, CT_FLOAT32);
+  ct_tensor_free(t);
+  ct_memory_stats s = cpu_stats();
+  ck_assert_uint_eq(s.allocated, 0);
+  ck_assert_uint_eq(s.reserved, 1 << 20); /* kept, pages and all */
+  t = alloc_tensor(CT_DIMS(1 << 18), CT_FLOAT32, NULL);
+  ck_assert_ptr_eq(ct_tensor_data(t, CT_FLOAT32), first);
+  s = cpu_stats();
+  ck_assert_uint_eq(s.allocated, 1 << 20);
+  ck_assert_uint_eq(s.reserved, 1 << 20); /* counted once */
+  ck_assert_uint_eq(s.peak, 1 << 20);
+  ck_assert_uint_eq(s.allocs, 2);
+  ck_assert_uint_eq(s.frees, 1);
+  ct_tensor *u = alloc_tensor(CT_DIMS((1 << 18) - 32), CT_FLOAT32, NULL); /* another size */
+  ck_assert_ptr_ne(ct_tensor_data(u, CT_FLOAT32), first);
+  s = cpu_stats();
+  ck_assert_uint_eq(s.allocated, (1 << 20) + (1 << 20) - 128); /* exact, before rounding */
+  ck_assert_uint_eq(s.peak, s.allocated);
+  ck_assert_uint_eq(s.reserved, (1 << 20) + (1 << 20) - 128);
+  ct_tensor_free(t);
+  ct_tensor_free(u);
+  s = cpu_stats();
+  ck_assert_uint_eq(s.allocated, 0);
+  ck_assert_uint_eq(s.peak, (1 << 20) + (1 << 20) - 128);
+  ck_assert_uint_eq(s.reserved, (1 << 20) + (1 << 20) - 128);
+}
+END_TEST
+
+START_TEST(empty_cache_gives_back_what_no_tensor_holds) {
+  ct_tensor *a = alloc_tensor(CT_DIMS(1 << 16), CT_FLOAT32, NULL); /* 256 KiB: cached */
+  ct_tensor *b = alloc_tensor(CT_DIMS(1 << 17), CT_FLOAT32, NULL); /* 512 KiB: kept alive */
+  ct_tensor *c = alloc_tensor(CT_DIMS(100), CT_FLOAT32, NULL);     /* small: never cached */
+  ct_tensor_free(a);
+  ct_tensor_free(c);
+  ck_assert_uint_eq(cpu_stats().reserved, (1 << 18) + (1 << 19));
+  ck_assert_int_eq(ct_memory_empty_cache(ct_cpu()), CT_OK);
+  ct_memory_stats s = cpu_stats();
+  ck_assert_uint_eq(s.reserved, 1 << 19);
+  ck_assert_uint_eq(s.allocated, 1 << 19);
+  ck_assert_int_eq(ct_memory_empty_cache(ct_cpu()), CT_OK); /* nothing left: fine */
+  ck_assert_uint_eq(cpu_stats().reserved, 1 << 19);
+  ct_tensor_free(b);
+  ck_assert_int_eq(ct_memory_empty_cache(ct_cpu()), CT_OK);
+  ck_assert_uint_eq(cpu_stats().reserved, 0);
+  ck_assert_int_eq(ct_memory_empty_cache(bad_place()), CT_ERR_INVALID_ARGUMENT);
 }
 END_TEST
 
@@ -249,6 +303,8 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, stats_get_null_out_is_invalid_argument);
   CT_ADD_TEST(s, stats_get_cuda_is_unsupported);
   CT_ADD_TEST(s, stats_get_invalid_place_is_invalid_argument);
+  CT_ADD_TEST(s, freed_large_block_is_reused_at_the_same_size);
+  CT_ADD_TEST(s, empty_cache_gives_back_what_no_tensor_holds);
   CT_ADD_TEST(s, new_tensor_and_resize_allocate_nothing);
   CT_ADD_TEST(s, stats_stay_exact_across_threads);
   return s;

@@ -95,6 +95,22 @@ static void restore_default_alloc(void) {
 
 /* ---- Replaceable allocators ------------------------------------------------------------------ */
 
+/* This program links jemalloc (as every corten program of the build tree does), so the library
+ * picked it up as it was loaded; a sanitizer build (CORTEN_TEST_LIBC_HOST) has no jemalloc. */
+START_TEST(default_host_allocator_is_jemalloc_when_the_program_has_it) {
+#ifdef CORTEN_TEST_LIBC_HOST
+  ck_assert_str_eq(ct_host_allocator_name(), "libc");
+#else
+  ck_assert_str_eq(ct_host_allocator_name(), "jemalloc");
+#endif
+  ct_tensor *t = ct_tensor_new();
+  ck_assert_int_eq(ct_tensor_resize(t, CT_DIMS(3)), CT_OK);
+  ck_assert_ptr_nonnull(ct_tensor_mutable_data(t, CT_FLOAT32, ct_cpu()));
+  ck_assert_uint_eq((uintptr_t)ct_tensor_data(t, CT_FLOAT32) % 64, 0);
+  ct_tensor_free(t);
+}
+END_TEST
+
 START_TEST(custom_allocator_sees_rounded_sizes_and_align_64) {
   test_alloc a;
   ct_tensor *t1, *t2, *t3;
@@ -433,6 +449,7 @@ END_TEST
 
 static Suite *make_suite(void) {
   Suite *s = suite_create("memory_alloc");
+  CT_ADD_TEST(s, default_host_allocator_is_jemalloc_when_the_program_has_it);
   CT_ADD_TEST(s, custom_allocator_sees_rounded_sizes_and_align_64);
   CT_ADD_TEST(s, custom_allocator_keeps_stats);
   CT_ADD_TEST(s, null_allocator_restores_default);

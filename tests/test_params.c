@@ -125,8 +125,8 @@ START_TEST(bool_is_written_as_tvm_writes_it) {
   unsigned char *p = read_all(in_dir("f.params"), &len);
   /* 24 header + 12 name + 8 count = 44, then the record: dtype at 44 + 28 */
   ck_assert_uint_eq(len, 44 + 40 + 8 + 4);
-  ck_assert_uint_eq(p[44 + 28], 1); /* code: uint */
-  ck_assert_uint_eq(p[44 + 29], 1); /* bits: 1 */
+  ck_assert_uint_eq(p[44 + 28], 6); /* code: kDLBool */
+  ck_assert_uint_eq(p[44 + 29], 8); /* bits: 8 */
   ck_assert_uint_eq(p[44 + 30], 1); /* lanes: 1 */
   ck_assert_uint_eq(p[44 + 31], 0);
   free(p);
@@ -135,7 +135,8 @@ START_TEST(bool_is_written_as_tvm_writes_it) {
 }
 END_TEST
 
-START_TEST(load_accepts_dlpack_bool_code) {
+/* Older TVM (and corten before it) wrote bool as (uint, 1 bit), one byte per element. */
+START_TEST(load_accepts_the_older_uint1_bool) {
   const unsigned char v[2] = {1, 0};
   const int64_t shape[1] = {2};
   bytes b = {NULL, 0, 0};
@@ -145,7 +146,7 @@ START_TEST(load_accepts_dlpack_bool_code) {
   b_u64(&b, 1);
   b_name(&b, "m", 1);
   b_u64(&b, 1);
-  b_record(&b, 6, 8, 1, shape, v, 2); /* kDLBool, 8 bits */
+  b_record(&b, 1, 1, 1, shape, v, 2); /* uint, 1 bit */
   ck_assert_int_eq(ct_params_load_memory(b.p, b.n, s), CT_OK);
   ck_assert_int_eq(ct_tensor_dtype(find_tensor(s, "m")), CT_BOOL);
   ct_scope_free(s);
@@ -488,7 +489,7 @@ static Suite *params_suite(void) {
   CT_ADD_TEST(s, save_all_writes_entries_sorted_by_name);
   CT_ADD_TEST(s, save_then_load_round_trips_every_dtype);
   CT_ADD_TEST(s, bool_is_written_as_tvm_writes_it);
-  CT_ADD_TEST(s, load_accepts_dlpack_bool_code);
+  CT_ADD_TEST(s, load_accepts_the_older_uint1_bool);
   CT_ADD_TEST(s, empty_dictionary_round_trips);
   CT_ADD_TEST(s, save_finds_names_in_ancestors);
   CT_ADD_TEST(s, load_replaces_existing_tensors_and_keeps_their_views);

@@ -9,6 +9,7 @@
 
 #include <corten/corten.h>
 
+#include "alloc_count.h"
 #include "harness.h"
 
 enum { B = 2, D = 3, H = 4 };
@@ -194,6 +195,97 @@ START_TEST(second_run_reuses_step_scopes) {
   const float *hs = var_f32(root, "h_seq");
   for (int i = 0; i < 6 * B * H; i++) ck_assert(fabs(hs[i] - ref[i]) < 1e-5);
   ct_op_free(op);
+  ct_scope_free(root);
+}
+END_TEST
+
+/* Checks h_seq in s against the hand-written loop. */
+static void expect_elman(const ct_scope *s, int64_t T, bool reverse) {
+  double ref[8 * B * H];
+  elman_ref(s, T, reverse, ref);
+  const float *hs = var_f32(s, "h_seq");
+  for (int64_t i = 0; i < T * B * H; i++) ck_assert(fabs(hs[i] - ref[i]) < 1e-5);
+}
+
+/* The recurrent op in a one-op program, prepared over s. */
+static ct_executor *elman_executor(ct_scope *s, ct_program **p, ct_op **op) {
+  *p = ct_program_new();
+  *op = elman_op(false);
+  ck_assert_int_eq(ct_program_append(*p, *op), CT_OK);
+  ct_executor *e = ct_executor_new(*p, s, ct_cpu());
+  ck_assert_ptr_nonnull(e);
+  return e;
+}
+
+START_TEST(second_run_allocates_nothing) {
+  ck_assert(alloc_count_works());
+  ct_scope *root = ct_scope_new();
+  elman_data(root, 6);
+  ct_program *p;
+  ct_op *op;
+  ct_executor *e = elman_executor(root, &p, &op);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  put(root, "x_seq", CT_DIMS(6, B, D), 42);
+  ct_memory_stats s1 = cpu_stats();
+  uint64_t a1 = alloc_count(); /* no ck_assert in between: Check allocates in them */
+  ct_status r1 = ct_executor_run(e), r2 = ct_executor_run(e);
+  uint64_t a2 = alloc_count();
+  ck_assert_int_eq(r1, CT_OK);
+  ck_assert_int_eq(r2, CT_OK);
+  ct_memory_stats s2 = cpu_stats();
+  ck_assert_uint_eq(a2, a1); /* no host allocation: the step programs stay bound */
+  ck_assert_uint_eq(s2.allocs, s1.allocs);
+  expect_elman(root, 6, false);
+  ct_executor_free(e);
+  ct_program_free(p);
+  ct_scope_free(root);
+}
+END_TEST
+
+START_TEST(new_variables_rebind_the_steps) {
+  ct_scope *root = ct_scope_new(), *mid = ct_scope_new_kid(root);
+  elman_data(root, 5);
+  ct_program *p;
+  ct_op *op;
+  ct_executor *e = elman_executor(mid, &p, &op);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  /* A W in the op's scope now shadows the root's: the steps must read it. */
+  put(mid, "W", CT_DIMS(D, H), 77);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  double ref[5 * B * H];
+  put(root, "W", CT_DIMS(D, H), 77); /* the reference reads the root's */
+  elman_ref(root, 5, false, ref);
+  const float *hs = var_f32(mid, "h_seq");
+  for (int i = 0; i < 5 * B * H; i++) ck_assert(fabs(hs[i] - ref[i]) < 1e-5);
+  /* Erased from the op's scope, W is the root's again, renamed away from the root it is gone. */
+  const char *w[] = {"W"};
+  ck_assert_uint_eq(ct_scope_erase_vars(mid, w, 1), 1);
+  put(root, "W", CT_DIMS(D, H), 78);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  elman_ref(root, 5, false, ref);
+  hs = var_f32(mid, "h_seq");
+  for (int i = 0; i < 5 * B * H; i++) ck_assert(fabs(hs[i] - ref[i]) < 1e-5);
+  ck_assert_int_eq(ct_scope_rename(root, "W", "W_old"), CT_OK);
+  ck_assert_int_eq(ct_executor_run(e), CT_ERR_NOT_FOUND);
+  ck_assert_ptr_nonnull(strstr(ct_last_error(), "'W'"));
+  ct_executor_free(e);
+  ct_program_free(p);
+  ct_scope_free(root);
+}
+END_TEST
+
+START_TEST(edited_op_rebinds_the_steps) {
+  ct_scope *root = ct_scope_new();
+  elman_data(root, 4);
+  ct_program *p;
+  ct_op *op;
+  ct_executor *e = elman_executor(root, &p, &op);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_bool(op, "reverse", true), CT_OK);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  expect_elman(root, 4, true);
+  ct_executor_free(e);
+  ct_program_free(p);
   ct_scope_free(root);
 }
 END_TEST
@@ -479,6 +571,9 @@ static Suite *rnn_suite(void) {
   CT_ADD_TEST(s, elman_reverse_matches_loop);
   CT_ADD_TEST(s, step_inputs_and_states_are_views);
   CT_ADD_TEST(s, second_run_reuses_step_scopes);
+  CT_ADD_TEST(s, second_run_allocates_nothing);
+  CT_ADD_TEST(s, new_variables_rebind_the_steps);
+  CT_ADD_TEST(s, edited_op_rebinds_the_steps);
   CT_ADD_TEST(s, rerun_other_lengths_and_drops);
   CT_ADD_TEST(s, stateful_final_state_is_initial_state);
   CT_ADD_TEST(s, runs_inside_an_executor);

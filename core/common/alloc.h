@@ -1,29 +1,78 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* core/common/alloc.h: corten's own small allocations (variables, tensor headers, block headers,
- * DLPack export records; scope tables come from the C library). They come from jemalloc's sized
- * API when corten is built with it, so they take its thread-cache fast path whatever malloc the
- * process resolved; a sanitizer build uses the C library so that AddressSanitizer sees them. Pair
- * ct__alloc/ct__calloc with ct__free(p, size) and the same size. */
+/* core/common/alloc.h: the one door for corten's own allocations. Every allocation in core/ and
+ * ops/ goes through these (tensor blocks of the default host allocator ask ct__fault too), so a
+ * fault-injection build (CORTEN_FAULT_INJECTION, core/common/fault.h) can fail any of them.
+ *
+ * Two families:
+ * - sized, for the hot small objects (variables, tensor and block headers, DLPack export
+ *   records): ct__alloc / ct__zalloc with ct__free_sized(p, size) and the same size. They come
+ *   from jemalloc's sized API when the process has jemalloc (core/memory/host_allocator.c makes
+ *   the choice once, when the library is loaded), so they take its thread-cache fast path
+ *   whatever malloc the process resolved; otherwise, and in a sanitizer build, from the C
+ *   library.
+ * - C library: ct__malloc, ct__calloc, ct__realloc, ct__strdup, ct__strndup,
+ *   ct__aligned_alloc, released with free() (or ct__realloc). A failed ct__realloc leaves the
+ *   old block as it was, like realloc. */
 #ifndef CORTEN_CORE_ALLOC_H
 #define CORTEN_CORE_ALLOC_H
 
 #include <stdlib.h>
+#include <string.h>
 
-#ifdef CORTEN_HAVE_JEMALLOC
-#include <jemalloc/jemalloc.h>
+#include "common/fault.h"
 
-static inline void *ct__alloc(size_t size) { return mallocx(size, 0); }
-static inline void *ct__calloc(size_t size) { return mallocx(size, MALLOCX_ZERO); }
-static inline void ct__free(void *p, size_t size) {
-  if (p != NULL) sdallocx(p, size, 0);
+/* jemalloc's mallocx and sdallocx when the process had jemalloc loaded as corten was loaded;
+ * both NULL otherwise (and always in a build without CORTEN_HAVE_JEMALLOC). Set once, before any
+ * corten allocation, never changed after. */
+typedef struct ct__jemalloc_api {
+  void *(*mallocx)(size_t size, int flags);
+  void (*sdallocx)(void *ptr, size_t size, int flags);
+} ct__jemalloc_api;
+extern ct__jemalloc_api ct__je;
+
+/* jemalloc's flag bits (its <jemalloc/jemalloc.h>, stable since 4.0): zero-fill, and an
+ * alignment given as its base-2 logarithm. */
+#define CT__MALLOCX_ZERO 0x40
+#define CT__MALLOCX_LG_ALIGN(lg) ((int)(lg))
+
+static inline void *ct__alloc(size_t size) {
+  if (ct__fault()) return NULL;
+  return ct__je.mallocx != NULL ? ct__je.mallocx(size, 0) : malloc(size);
 }
-#else
-static inline void *ct__alloc(size_t size) { return malloc(size); }
-static inline void *ct__calloc(size_t size) { return calloc(1, size); }
-static inline void ct__free(void *p, size_t size) {
-  (void)size;
-  free(p);
+static inline void *ct__zalloc(size_t size) {
+  if (ct__fault()) return NULL;
+  return ct__je.mallocx != NULL ? ct__je.mallocx(size, CT__MALLOCX_ZERO) : calloc(1, size);
 }
-#endif
+static inline void ct__free_sized(void *p, size_t size) {
+  if (p == NULL) return;
+  if (ct__je.sdallocx != NULL) {
+    ct__je.sdallocx(p, size, 0);
+  } else {
+    free(p);
+  }
+}
+
+static inline void *ct__malloc(size_t size) { return ct__fault() ? NULL : malloc(size); }
+static inline void *ct__calloc(size_t n, size_t size) {
+  return ct__fault() ? NULL : calloc(n, size);
+}
+static inline void *ct__realloc(void *p, size_t size) {
+  return ct__fault() ? NULL : realloc(p, size);
+}
+/* size a multiple of align (aligned_alloc's rule). */
+static inline void *ct__aligned_alloc(size_t align, size_t size) {
+  return ct__fault() ? NULL : aligned_alloc(align, size);
+}
+/* A copy of the first n bytes of s (fewer when s ends sooner), terminated. */
+static inline char *ct__strndup(const char *s, size_t n) {
+  size_t len = 0;
+  while (len < n && s[len] != '\0') len++; /* strnlen, which ISO C lacks */
+  char *c = ct__malloc(len + 1);
+  if (c == NULL) return NULL;
+  memcpy(c, s, len);
+  c[len] = '\0';
+  return c;
+}
+static inline char *ct__strdup(const char *s) { return ct__strndup(s, strlen(s)); }
 
 #endif /* CORTEN_CORE_ALLOC_H */

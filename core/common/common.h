@@ -29,7 +29,11 @@ ct_status ct__error(ct_status s, const char *fmt, ...) CT__COLD CT__PRINTF(2, 3)
 
 /* How many errors this thread has recorded so far: a caller that compares the count before and
  * after a call of foreign code (a kernel) knows whether that code recorded its failure. */
-uint64_t ct__error_count(void);
+extern _Thread_local uint64_t ct__errors_recorded; /* status.c; read inline on the per-op path.
+                                                     Not initial-exec TLS: a library loaded with
+                                                     dlopen (Python's ctypes) may find no static
+                                                     TLS room left. */
+static inline uint64_t ct__error_count(void) { return ct__errors_recorded; }
 
 /* As ct__error, for NULL-returning functions: records the error and returns NULL. */
 void *ct__error_null(ct_status s, const char *fmt, ...) CT__COLD CT__PRINTF(2, 3);
@@ -50,6 +54,12 @@ int ct__place_valid(ct_place p);
 
 /* Whether dtype is a defined ct_dtype (not UNDEFINED, not outside the enum). */
 static inline int ct__dtype_valid(ct_dtype t) { return t > CT_DTYPE_UNDEFINED && t <= CT_FLOAT64; }
+
+/* ct_dtype_size inline, for the per-op path (no call through the PLT): 0 outside the enum. */
+static inline size_t ct__dtype_size(ct_dtype t) {
+  static const unsigned char sizes[] = {0, 1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
+  return (unsigned)t < sizeof sizes ? sizes[t] : 0;
+}
 
 /* Checks dims for a tensor: rank 0..CT_MAX_RANK, no negative extent, and numel x 8 bytes
  * representable. Returns CT_OK with the element count in *numel, or records the error (naming

@@ -16,9 +16,7 @@ typedef struct ct__error_state {
 } ct__error_state;
 
 static _Thread_local ct__error_state tls_error = {.status = CT_OK, .text = "no error"};
-static _Thread_local uint64_t tls_recorded; /* errors recorded on this thread so far */
-
-uint64_t ct__error_count(void) { return tls_recorded; }
+_Thread_local uint64_t ct__errors_recorded; /* errors recorded on this thread so far */
 
 static void append(char *buf, size_t *pos, const char *src, size_t n);
 
@@ -38,6 +36,7 @@ const char *ct_status_str(ct_status s) {
     case CT_ERR_DEVICE: return "device error";
     case CT_ERR_IO: return "i/o error";
     case CT_ERR_FORMAT: return "format error";
+    case CT_ERR_READ_ONLY: return "read only";
   }
   return "unknown status";
 }
@@ -65,7 +64,7 @@ void ct_clear_error(void) {
 
 static void set_error_v(ct_status s, const char *fmt, va_list ap) {
   ct__error_state *e = &tls_error;
-  tls_recorded++;
+  ct__errors_recorded++;
   e->status = s;
   e->prefix = e->suffix = NULL;
   if (vsnprintf(e->text, sizeof e->text, fmt, ap) < 0) {
@@ -99,7 +98,7 @@ static void append(char *buf, size_t *pos, const char *src, size_t n) {
 
 void ct__error_name(ct_status s, const char *prefix, const char *name, size_t len,
                     const char *suffix) {
-  tls_recorded++;
+  ct__errors_recorded++;
   ct__error_state *e = &tls_error;
   if (len > CT__ERROR_CAP) len = CT__ERROR_CAP;
   e->status = s;

@@ -5,22 +5,7 @@
 
 #include "common/common.h"
 
-size_t ct_dtype_size(ct_dtype t) {
-  switch (t) {
-    case CT_BOOL:
-    case CT_INT8:
-    case CT_UINT8: return 1;
-    case CT_INT16:
-    case CT_FLOAT16:
-    case CT_BFLOAT16: return 2;
-    case CT_INT32:
-    case CT_FLOAT32: return 4;
-    case CT_INT64:
-    case CT_FLOAT64: return 8;
-    case CT_DTYPE_UNDEFINED: return 0;
-  }
-  return 0;
-}
+size_t ct_dtype_size(ct_dtype t) { return ct__dtype_size(t); }
 
 const char *ct_dtype_name(ct_dtype t) {
   switch (t) {

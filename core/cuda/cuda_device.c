@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/alloc.h"
 #include "common/common.h"
 #include "cuda/cuda_device.h"
 
@@ -122,7 +123,7 @@ ct__cuda_dev *ct__cuda_dev_get(int device) {
   pthread_mutex_lock(&setup_lock);
   d = atomic_load_explicit(&devs[device], memory_order_relaxed);
   if (d == NULL) {
-    d = calloc(1, sizeof *d);
+    d = ct__calloc(1, sizeof *d);
     if (d != NULL) {
       ct__pool_backing b;
       d->device = device;

@@ -8,6 +8,7 @@
  * size, address), where the best fit for a stream is one lower-bound search, and their stream's
  * list in the order they were freed, so that an event recorded after free number k cleans a
  * prefix of that list. Clean chunks belong to the pseudo-stream with id 0, which sorts first. */
+#include "common/alloc.h"
 #include "cuda/cuda_pool.h"
 
 #include <pthread.h>
@@ -145,7 +146,7 @@ static ct__pool_chunk *record_new(ct__pool *p) {
   if (c != NULL) {
     p->spare = c->next;
   } else {
-    c = malloc(sizeof *c);
+    c = ct__malloc(sizeof *c);
     if (c == NULL) return NULL;
   }
   memset(c, 0, sizeof *c);
@@ -194,7 +195,7 @@ static pstream *stream_find(ct__pool *p, uint64_t id) {
 static pstream *stream_get(ct__pool *p, ct__pool_stream key) {
   pstream *s = stream_find(p, key.id);
   if (s != NULL) return s;
-  s = calloc(1, sizeof *s);
+  s = ct__calloc(1, sizeof *s);
   if (s == NULL) return NULL;
   s->id = key.id;
   s->handle = key.handle;
@@ -418,7 +419,7 @@ static ct__pool_chunk *take_fit(ct__pool *p, bool large, pstream *s, size_t size
 /* ---- The pool ----------------------------------------------------------------------------- */
 
 ct__pool *ct__pool_new(const ct__pool_backing *backing) {
-  ct__pool *p = calloc(1, sizeof *p);
+  ct__pool *p = ct__calloc(1, sizeof *p);
   if (p == NULL) return NULL;
   if (pthread_mutex_init(&p->lock, NULL) != 0) {
     free(p);

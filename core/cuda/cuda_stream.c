@@ -2,6 +2,7 @@
 /* core/cuda/cuda_stream.c: streams, and each thread's current stream per device. */
 #include <stdlib.h>
 
+#include "common/alloc.h"
 #include "common/common.h"
 #include "cuda/cuda_device.h"
 
@@ -46,7 +47,7 @@ static ct__cuda_dev *stream_device(ct_place place, const char *what) {
 ct_stream *ct_stream_new(ct_place place) {
   ct__cuda_dev *d = stream_device(place, "ct_stream_new");
   if (d == NULL) return NULL;
-  ct_stream *s = calloc(1, sizeof *s);
+  ct_stream *s = ct__calloc(1, sizeof *s);
   if (s == NULL) {
     return ct__error_null(CT_ERR_OUT_OF_MEMORY,
                           "ct_stream_new: out of host memory for a stream on cuda:%d",

@@ -16,14 +16,6 @@
 #include "interop/interop_impl.h"
 #include "tensor/tensor_impl.h"
 
-/* kDLBool is in DLPack 0.8 (DLPACK_VERSION 80) and later; 1.0 replaced DLPACK_VERSION with
- * DLPACK_MAJOR_VERSION. */
-#if defined(DLPACK_MAJOR_VERSION) || (defined(DLPACK_VERSION) && DLPACK_VERSION >= 80)
-#define CT__DL_HEADER_HAS_BOOL 1
-#else
-#define CT__DL_HEADER_HAS_BOOL 0
-#endif
-
 /* ---- dtypes ---------------------------------------------------------------------------------- */
 
 ct_dtype ct__dtype_from_dl(uint8_t code, uint8_t bits) {
@@ -59,7 +51,7 @@ ct_dtype ct__dtype_from_dl(uint8_t code, uint8_t bits) {
 
 void ct__dtype_to_dl_file(ct_dtype t, uint8_t *code, uint8_t *bits) {
   switch (t) {
-    case CT_BOOL: *code = CT__DL_UINT; *bits = 1; return;
+    case CT_BOOL: *code = CT__DL_BOOL; *bits = 8; return; /* DLPack 1.x's and TVM's bool */
     case CT_INT8: *code = CT__DL_INT; *bits = 8; return;
     case CT_UINT8: *code = CT__DL_UINT; *bits = 8; return;
     case CT_INT16: *code = CT__DL_INT; *bits = 16; return;
@@ -92,45 +84,58 @@ const char *ct__dl_code_name(uint8_t code) {
 static DLDataType dl_type_of(ct_dtype t) {
   DLDataType d;
   ct__dtype_to_dl_file(t, &d.code, &d.bits);
-#if CT__DL_HEADER_HAS_BOOL
-  if (t == CT_BOOL) {
-    d.code = CT__DL_BOOL;
-    d.bits = 8;
-  }
-#endif
   d.lanes = 1;
   return d;
 }
 
 /* ---- Export ---------------------------------------------------------------------------------- */
 
+/* One allocation per export: the managed tensor of either form first (the handed-out pointer is
+ * the allocation), then the reference that keeps the memory alive and the shape and strides. */
 typedef struct export_ctx {
-  DLManagedTensor managed; /* first, so the handed-out pointer is the allocation */
-  ct__block *block;        /* the reference that keeps the memory alive */
+  union {
+    DLManagedTensor v0;
+    DLManagedTensorVersioned v1;
+  } managed;
+  ct__block *block;
   int64_t shape[CT_MAX_RANK];
   int64_t strides[CT_MAX_RANK];
 } export_ctx;
 
-static void export_deleter(DLManagedTensor *self) {
-  if (self == NULL) return;
-  export_ctx *c = self->manager_ctx;
+static void export_free(export_ctx *c) {
   ct__block_release(c->block);
-  ct__free(c, sizeof *c);
+  ct__free_sized(c, sizeof *c);
 }
 
-ct_status ct_tensor_to_dlpack(const ct_tensor *t, DLManagedTensor **out) {
-  if (out != NULL) *out = NULL;
+static void export_deleter(DLManagedTensor *self) {
+  if (self != NULL) export_free(self->manager_ctx);
+}
+
+static void export_deleter_versioned(DLManagedTensorVersioned *self) {
+  if (self != NULL) export_free(self->manager_ctx);
+}
+
+/* Checks t and makes the record, its DLTensor (*x, inside the form `versioned` picks) filled in
+ * and a reference to t's block taken; NULL with the error recorded. */
+static export_ctx *export_new(const ct_tensor *t, const void *out, bool versioned, DLTensor **x) {
+  const char *what = versioned ? "ct_tensor_to_dlpack_versioned" : "ct_tensor_to_dlpack";
+  char label[CT__LABEL_CAP];
   if (t == NULL || out == NULL) {
-    return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_tensor_to_dlpack: the %s is NULL",
-                     t == NULL ? "tensor" : "out pointer");
+    return ct__error_null(CT_ERR_INVALID_ARGUMENT, "%s: the %s is NULL", what,
+                          t == NULL ? "tensor" : "out pointer");
   }
-  ct_status s = ct__tensor_check_data(t, "ct_tensor_to_dlpack");
-  if (s != CT_OK) return s;
-  export_ctx *c = ct__alloc(sizeof *c);
+  if (ct__tensor_check_data(t, what) != CT_OK) return NULL;
+  if (!versioned && t->block->read_only) {
+    return ct__error_null(CT_ERR_READ_ONLY,
+                          "%s: %s is read-only, which an unversioned DLManagedTensor cannot say: "
+                          "export it with ct_tensor_to_dlpack_versioned (DLPack 1.x), or copy it",
+                          what, ct__tensor_label(t, label, sizeof label));
+  }
+  export_ctx *c = ct__zalloc(sizeof *c);
   if (c == NULL) {
-    return ct__error(CT_ERR_OUT_OF_MEMORY,
-                     "ct_tensor_to_dlpack: out of host memory for a %zu-byte DLManagedTensor",
-                     sizeof *c);
+    return ct__error_null(CT_ERR_OUT_OF_MEMORY,
+                          "%s: out of host memory for a %zu-byte DLPack managed tensor", what,
+                          sizeof *c);
   }
   int rank = t->dims.rank;
   int64_t stride = 1;
@@ -142,20 +147,43 @@ ct_status ct_tensor_to_dlpack(const ct_tensor *t, DLManagedTensor **out) {
     if (__builtin_mul_overflow(stride, t->dims.d[i], &stride)) stride = 0;
   }
   ct_place p = t->block->place;
-  DLTensor *x = &c->managed.dl_tensor;
-  x->data = ct__tensor_ptr(t);
-  x->device.device_type = (DLDeviceType)p.kind; /* corten's kinds are DLPack's codes */
-  x->device.device_id = p.kind == CT_DEVICE_CUDA ? p.device : 0;
-  x->ndim = rank;
-  x->dtype = dl_type_of(t->dtype);
-  x->shape = c->shape;
-  x->strides = c->strides;
-  x->byte_offset = 0;
-  c->managed.manager_ctx = c;
-  c->managed.deleter = export_deleter;
+  *x = versioned ? &c->managed.v1.dl_tensor : &c->managed.v0.dl_tensor;
+  (*x)->data = ct__tensor_ptr(t);
+  (*x)->device.device_type = (DLDeviceType)p.kind; /* corten's kinds are DLPack's codes */
+  (*x)->device.device_id = p.kind == CT_DEVICE_CUDA ? p.device : 0;
+  (*x)->ndim = rank;
+  (*x)->dtype = dl_type_of(t->dtype);
+  (*x)->shape = c->shape;
+  (*x)->strides = c->strides;
+  (*x)->byte_offset = 0;
   c->block = t->block;
   ct__block_retain(c->block);
-  *out = &c->managed;
+  return c;
+}
+
+ct_status ct_tensor_to_dlpack(const ct_tensor *t, DLManagedTensor **out) {
+  if (out != NULL) *out = NULL;
+  DLTensor *x;
+  export_ctx *c = export_new(t, out, false, &x);
+  if (c == NULL) return ct_last_status();
+  c->managed.v0.manager_ctx = c;
+  c->managed.v0.deleter = export_deleter;
+  *out = &c->managed.v0;
+  return CT_OK;
+}
+
+ct_status ct_tensor_to_dlpack_versioned(const ct_tensor *t, DLManagedTensorVersioned **out) {
+  if (out != NULL) *out = NULL;
+  DLTensor *x;
+  export_ctx *c = export_new(t, out, true, &x);
+  if (c == NULL) return ct_last_status();
+  DLManagedTensorVersioned *m = &c->managed.v1;
+  m->version.major = CT_DLPACK_MAJOR;
+  m->version.minor = CT_DLPACK_MINOR;
+  m->manager_ctx = c;
+  m->deleter = export_deleter_versioned;
+  m->flags = t->block->read_only ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
+  *out = m;
   return CT_OK;
 }
 
@@ -290,13 +318,11 @@ static ct_status import_strides(const DLTensor *x, const char *desc, int64_t num
   return CT_OK;
 }
 
-ct_status ct_tensor_from_dlpack(ct_tensor *t, DLManagedTensor *m) {
+/* What both forms share: checks the DLTensor x and makes t view it, its block released by
+ * release(ctx); t unchanged and nothing owned on failure. */
+static ct_status import_tensor(ct_tensor *t, const DLTensor *x, void (*release)(void *),
+                               void *ctx, bool read_only) {
   char desc[CT__DDIM_STR_CAP + 64];
-  if (t == NULL || m == NULL) {
-    return ct__error(CT_ERR_INVALID_ARGUMENT, WHAT ": the %s is NULL",
-                     t == NULL ? "tensor" : "DLManagedTensor");
-  }
-  const DLTensor *x = &m->dl_tensor;
   describe(x, desc, sizeof desc);
   ct_ddim dims;
   int64_t numel = 0;
@@ -307,7 +333,6 @@ ct_status ct_tensor_from_dlpack(ct_tensor *t, DLManagedTensor *m) {
   if (s == CT_OK) s = import_place(x, desc, &place);
   if (s == CT_OK) s = import_strides(x, desc, numel);
   if (s != CT_OK) return s;
-
   size_t size = ct_dtype_size(dtype);
   size_t nbytes = (size_t)numel * size; /* numel <= INT64_MAX / 8 */
   if (x->data == NULL && nbytes > 0) {
@@ -333,13 +358,44 @@ ct_status ct_tensor_from_dlpack(ct_tensor *t, DLManagedTensor *m) {
   }
   s = ct__place_check(place, WHAT);
   if (s != CT_OK) return s;
-  ct__block *b = ct__block_wrap(ptr, nbytes, place, import_release, m);
+  ct__block *b = ct__block_wrap(ptr, nbytes, place, release, ctx);
   if (b == NULL) {
     return ct__error(CT_ERR_OUT_OF_MEMORY,
                      WHAT ": out of host memory for the block header of DLTensor %s; the "
                      "DLManagedTensor is still the caller's",
                      desc);
   }
+  b->read_only = read_only;
   ct__tensor_adopt(t, b, dims, numel, dtype);
   return CT_OK;
+}
+
+ct_status ct_tensor_from_dlpack(ct_tensor *t, DLManagedTensor *m) {
+  if (t == NULL || m == NULL) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT, WHAT ": the %s is NULL",
+                     t == NULL ? "tensor" : "DLManagedTensor");
+  }
+  return import_tensor(t, &m->dl_tensor, import_release, m, false);
+}
+
+static void import_release_versioned(void *ctx) {
+  DLManagedTensorVersioned *m = ctx;
+  if (m->deleter != NULL) m->deleter(m);
+}
+
+ct_status ct_tensor_from_dlpack_versioned(ct_tensor *t, DLManagedTensorVersioned *m) {
+  if (t == NULL || m == NULL) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_tensor_from_dlpack_versioned: the %s is NULL",
+                     t == NULL ? "tensor" : "DLManagedTensorVersioned");
+  }
+  if (m->version.major != CT_DLPACK_MAJOR) {
+    return ct__error(CT_ERR_UNSUPPORTED,
+                     "ct_tensor_from_dlpack_versioned: DLManagedTensorVersioned of DLPack "
+                     "%u.%u: corten reads major version %d only; ask the producer for "
+                     "max_version (%d, %d), and call its deleter",
+                     (unsigned)m->version.major, (unsigned)m->version.minor, CT_DLPACK_MAJOR,
+                     CT_DLPACK_MAJOR, CT_DLPACK_MINOR);
+  }
+  return import_tensor(t, &m->dl_tensor, import_release_versioned, m,
+                       (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0);
 }

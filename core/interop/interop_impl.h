@@ -21,11 +21,11 @@ enum {
 };
 
 /* The corten dtype of a DLPack (code, bits) with one lane; CT_DTYPE_UNDEFINED when there is
- * none. Bool is accepted both as TVM writes it (uint, 1 bit) and as kDLBool (bool, 8 bits). */
+ * none. Bool is accepted both as older TVM wrote it (uint, 1 bit) and as kDLBool (bool, 8 bits). */
 ct_dtype ct__dtype_from_dl(uint8_t code, uint8_t bits);
 
-/* The (code, bits) a parameter file stores for t: TVM's convention, bool as (uint, 1). t must be
- * a valid dtype. */
+/* The (code, bits) a parameter file stores for t, and a DLPack export carries: bool as kDLBool
+ * with 8 bits (DLPack 1.x, current TVM). t must be a valid dtype. */
 void ct__dtype_to_dl_file(ct_dtype t, uint8_t *code, uint8_t *bits);
 
 /* "int", "uint", "float", "opaque handle", "bfloat", "complex", "bool", or "unknown" beyond

@@ -15,6 +15,7 @@
 #include <corten/params.h>
 #include <corten/variable.h>
 
+#include "common/alloc.h"
 #include "common/common.h"
 #include "interop/params_format.h"
 
@@ -30,8 +31,8 @@ static ct_status stage_begin(void *ctx, ct__params_kind kind, uint64_t count) {
   staging *st = ctx;
   (void)kind;
   /* count was checked against the input's size: at most one entry per 48 bytes */
-  st->names = calloc(count ? (size_t)count : 1, sizeof *st->names);
-  st->tensors = calloc(count ? (size_t)count : 1, sizeof *st->tensors);
+  st->names = ct__calloc(count ? (size_t)count : 1, sizeof *st->names);
+  st->tensors = ct__calloc(count ? (size_t)count : 1, sizeof *st->tensors);
   if (st->names == NULL || st->tensors == NULL) {
     return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_params_load: no host memory to stage %llu tensors",
                      (unsigned long long)count);
@@ -43,7 +44,7 @@ static ct_status stage_begin(void *ctx, ct__params_kind kind, uint64_t count) {
 static ct_status stage_entry(void *ctx, const ct__params_pos *pos, const char *name,
                              ct_tensor *t) {
   staging *st = ctx;
-  char *copy = strdup(name != NULL ? name : "");
+  char *copy = ct__strdup(name != NULL ? name : "");
   (void)pos;
   if (copy == NULL || st->n >= st->count) {
     free(copy);
@@ -68,8 +69,8 @@ static void staging_free(staging *st) {
 /* Puts every staged tensor into its local variable of scope, or changes nothing. */
 static ct_status commit(ct_scope *scope, staging *st, const char *label) {
   size_t n = (size_t)st->n;
-  ct_var **vars = calloc(n ? n : 1, sizeof *vars);
-  const char **created = calloc(n ? n : 1, sizeof *created);
+  ct_var **vars = ct__calloc(n ? n : 1, sizeof *vars);
+  const char **created = ct__calloc(n ? n : 1, sizeof *created);
   size_t ncreated = 0;
   ct_status s = CT_OK;
   if (vars == NULL || created == NULL) {
@@ -317,7 +318,7 @@ static ct_status collect_names(const ct_scope *scope, const char *const *names, 
                                const char ***out, size_t *count) {
   const char *what = "ct_params_save";
   if (names != NULL) {
-    const char **sorted = malloc((n ? n : 1) * sizeof *sorted);
+    const char **sorted = ct__malloc((n ? n : 1) * sizeof *sorted);
     if (sorted == NULL) return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: no host memory", what);
     for (size_t i = 0; i < n; i++) {
       if (names[i] == NULL || names[i][0] == '\0') {
@@ -343,7 +344,7 @@ static ct_status collect_names(const ct_scope *scope, const char *const *names, 
     return CT_OK;
   }
   size_t total = ct_scope_local_var_names(scope, NULL, 0);
-  const char **all = malloc((total ? total : 1) * sizeof *all);
+  const char **all = ct__malloc((total ? total : 1) * sizeof *all);
   if (all == NULL) return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: no host memory", what);
   size_t got = ct_scope_local_var_names(scope, all, total);
   if (got > total) got = total;
@@ -385,7 +386,7 @@ static ct_status resolve(const ct_scope *scope, const char **list, size_t count,
 static ct_status write_dict(const char *path, const char **list, size_t count,
                             const ct_tensor **tensors) {
   const char *what = "ct_params_save";
-  ct__params_out *o = malloc(sizeof *o);
+  ct__params_out *o = ct__malloc(sizeof *o);
   if (o == NULL) return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: no host memory", what);
   ct_status s = ct__params_out_open(o, path, what);
   if (s != CT_OK) {
@@ -422,7 +423,7 @@ ct_status ct_params_save(const char *path, const ct_scope *scope, const char *co
   size_t count = 0;
   ct_status s = collect_names(scope, names, n, &list, &count);
   if (s != CT_OK) return s;
-  const ct_tensor **tensors = malloc((count ? count : 1) * sizeof *tensors);
+  const ct_tensor **tensors = ct__malloc((count ? count : 1) * sizeof *tensors);
   if (tensors == NULL) {
     s = ct__error(CT_ERR_OUT_OF_MEMORY, "ct_params_save: no host memory for %zu tensors", count);
   }
@@ -441,7 +442,7 @@ ct_status ct_tensor_save(const char *path, const ct_tensor *t) {
   }
   ct_status s = check_savable(t, what, "the tensor");
   if (s != CT_OK) return s;
-  ct__params_out *o = malloc(sizeof *o);
+  ct__params_out *o = ct__malloc(sizeof *o);
   if (o == NULL) return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: no host memory", what);
   s = ct__params_out_open(o, path, what);
   if (s == CT_OK) {

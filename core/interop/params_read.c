@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/alloc.h"
 #include "common/common.h"
 #include "interop/interop_impl.h"
 #include "interop/params_format.h"
@@ -280,7 +281,7 @@ static ct_status read_names(parser *p, uint64_t *count_out, char ***names_out) {
                 "bytes): the input is cut short or the count is corrupt",
                 count, count_at, rem, most, CT__PARAMS_MIN_ENTRY);
   }
-  char **names = calloc(count ? (size_t)count : 1, sizeof *names);
+  char **names = ct__calloc(count ? (size_t)count : 1, sizeof *names);
   if (names == NULL) {
     return fail(p, CT_ERR_OUT_OF_MEMORY, "no host memory for %" PRIu64 " names", count);
   }
@@ -300,7 +301,7 @@ static ct_status read_names(parser *p, uint64_t *count_out, char ***names_out) {
                   " remain: the input is cut short",
                   i, at, len, remaining(p));
     }
-    names[i] = malloc((size_t)len + 1);
+    names[i] = ct__malloc((size_t)len + 1);
     if (names[i] == NULL) {
       return fail(p, CT_ERR_OUT_OF_MEMORY, "no host memory for name %" PRIu64 " (%" PRIu64
                   " bytes)", i, len);
@@ -334,7 +335,7 @@ static int cmp_name(const void *a, const void *b) {
 /* Refuses a dictionary that names one tensor twice. */
 static ct_status check_unique(parser *p, char **names, uint64_t count) {
   if (count < 2) return CT_OK;
-  char ***order = malloc((size_t)count * sizeof *order);
+  char ***order = ct__malloc((size_t)count * sizeof *order);
   if (order == NULL) {
     return fail(p, CT_ERR_OUT_OF_MEMORY, "no host memory to sort %" PRIu64 " names", count);
   }

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/common.h"
 #include "interop/interop_impl.h"
 #include "interop/params_format.h"
@@ -48,7 +50,7 @@ static char *resolve_target(const char *path) {
     if (real != NULL) return real;
   }
   size_t n = strlen(path) + 1;
-  char *c = malloc(n);
+  char *c = ct__malloc(n);
   if (c != NULL) memcpy(c, path, n);
   return c;
 }
@@ -106,18 +108,29 @@ static bool stale_name(const char *rest, const char *tag) {
   return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
+/* The directory holding path, opened read-only; -1 when it cannot be. Allocates nothing (a
+ * directory name longer than PATH_MAX could not be opened anyway), so the best-effort steps
+ * that use it cannot fail for lack of memory. */
+static int open_dir_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  char dir[PATH_MAX];
+  size_t len = slash == NULL ? 1 : slash == path ? 1 : (size_t)(slash - path);
+  if (len >= sizeof dir) return -1;
+  memcpy(dir, slash == NULL ? "." : path, len);
+  dir[len] = '\0';
+  return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
 /* Best effort, before a save of target: removes the temporary files that interrupted saves of
  * the same target left beside it (see the top of this file). Errors are ignored: a file left
  * here is removed by a later save, and the save itself does not depend on it. */
 static void remove_stale_temps(const char *target) {
   const char *slash = strrchr(target, '/');
   const char *base = slash ? slash + 1 : target;
-  char *dir = slash == NULL ? strdup(".")
-                            : strndup(target, slash == target ? 1 : (size_t)(slash - target));
-  if (dir == NULL) return;
-  DIR *d = opendir(dir);
+  int dir_fd = open_dir_of(target);
+  DIR *d = dir_fd < 0 ? NULL : fdopendir(dir_fd);
   if (d == NULL) {
-    free(dir);
+    if (dir_fd >= 0) close(dir_fd);
     return;
   }
   char tag[CT__HOST_TAG_CAP];
@@ -138,7 +151,6 @@ static void remove_stale_temps(const char *target) {
     close(fd);
   }
   closedir(d);
-  free(dir);
 }
 
 ct_status ct__params_out_open(ct__params_out *o, const char *path, const char *what) {
@@ -149,7 +161,7 @@ ct_status ct__params_out_open(ct__params_out *o, const char *path, const char *w
   o->used = 0;
   o->target = resolve_target(path);
   size_t cap = o->target ? strlen(o->target) + CT__HOST_TAG_CAP + 64 : 0;
-  o->tmp_path = o->target ? malloc(cap) : NULL;
+  o->tmp_path = o->target ? ct__malloc(cap) : NULL;
   if (o->tmp_path == NULL) {
     free(o->target);
     o->target = NULL;
@@ -297,21 +309,11 @@ void ct__params_out_abort(ct__params_out *o) {
 /* Best effort: makes the rename durable. Some file systems refuse fsync on a directory; the
  * rename has happened either way. */
 static void sync_dir_of(const char *path) {
-  const char *slash = strrchr(path, '/');
-  char *dir;
-  if (slash == NULL) {
-    dir = strdup(".");
-  } else {
-    size_t len = slash == path ? 1 : (size_t)(slash - path);
-    dir = strndup(path, len);
-  }
-  if (dir == NULL) return;
-  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int fd = open_dir_of(path);
   if (fd >= 0) {
     (void)fsync(fd);
     close(fd);
   }
-  free(dir);
 }
 
 ct_status ct__params_out_commit(ct__params_out *o, const char *what) {

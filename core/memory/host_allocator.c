@@ -1,38 +1,71 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* core/memory/host_allocator.c: the default host allocator.
+/* core/memory/host_allocator.c: the default host allocator, and the choice of jemalloc or the
+ * C library, made once as the library is loaded.
  *
  * jemalloc's sized API: mallocx with the alignment flag, sdallocx with the same flag and the
- * size, which spares jemalloc a metadata lookup on free. Without jemalloc (sanitizer builds) the
- * C library's aligned_alloc, so AddressSanitizer tracks every tensor block. */
+ * size, which spares jemalloc a metadata lookup on free. The library does not link jemalloc:
+ * Debian's libjemalloc uses initial-exec thread-local storage, which glibc can place only for
+ * objects loaded with the program (a dlopen'ed libcorten.so that needed it failed with "cannot
+ * allocate memory in static TLS block"). So a constructor asks the dynamic linker whether
+ * jemalloc is already in the process (RTLD_NOLOAD: it never loads it) and takes its functions
+ * when it is. Programs linked with jemalloc (corten's own tests, examples, tools and bench) get
+ * jemalloc; Python and other dlopen users get the C library's aligned_alloc. Sanitizer builds
+ * (no CORTEN_HAVE_JEMALLOC) always use the C library, so AddressSanitizer tracks every block. */
 #include <stdlib.h>
 
+#ifdef CORTEN_HAVE_JEMALLOC
+#include <dlfcn.h>
+#endif
+
+#include <corten/memory.h>
+
+#include "common/alloc.h"
 #include "memory/memory_impl.h"
 
+ct__jemalloc_api ct__je = {NULL, NULL};
+
 #ifdef CORTEN_HAVE_JEMALLOC
-#include <jemalloc/jemalloc.h>
+/* Runs before any corten call can allocate: the program's own code, and every library that
+ * needs libcorten, start after it. dlerror is read to leave no error pending for the caller's
+ * next dlerror. */
+__attribute__((constructor)) static void choose_host_allocator(void) {
+  void *h = dlopen("libjemalloc.so.2", RTLD_NOW | RTLD_NOLOAD);
+  if (h == NULL) {
+    (void)dlerror();
+    return;
+  }
+  ct__jemalloc_api api;
+  *(void **)&api.mallocx = dlsym(h, "mallocx");
+  *(void **)&api.sdallocx = dlsym(h, "sdallocx");
+  if (api.mallocx != NULL && api.sdallocx != NULL) {
+    ct__je = api; /* the handle is kept: jemalloc stays loaded while corten may use it */
+  } else {
+    (void)dlerror();
+    dlclose(h);
+  }
+}
+#endif
+
+const char *ct_host_allocator_name(void) { return ct__je.mallocx != NULL ? "jemalloc" : "libc"; }
 
 static void *host_alloc(void *ctx, size_t size, size_t align) {
   (void)ctx;
-  return mallocx(size, MALLOCX_ALIGN(align));
+  if (ct__fault()) return NULL;
+  if (ct__je.mallocx != NULL) {
+    return ct__je.mallocx(size, CT__MALLOCX_LG_ALIGN(__builtin_ctzll(align)));
+  }
+  return aligned_alloc(align, size); /* size is a multiple of align: ct__block_alloc rounds */
 }
 
 /* The allocator interface passes no alignment to free; every tensor block is CT__BLOCK_ALIGN
  * aligned (ct__block_alloc asks for nothing else), which sdallocx needs to find the size class. */
 static void host_free(void *ctx, void *ptr, size_t size) {
   (void)ctx;
-  sdallocx(ptr, size, MALLOCX_ALIGN(CT__BLOCK_ALIGN));
+  if (ct__je.sdallocx != NULL) {
+    ct__je.sdallocx(ptr, size, CT__MALLOCX_LG_ALIGN(__builtin_ctzll(CT__BLOCK_ALIGN)));
+  } else {
+    free(ptr);
+  }
 }
-#else
-static void *host_alloc(void *ctx, size_t size, size_t align) {
-  (void)ctx;
-  return aligned_alloc(align, size); /* size is a multiple of align: ct__block_alloc rounds */
-}
-
-static void host_free(void *ctx, void *ptr, size_t size) {
-  (void)ctx;
-  (void)size;
-  free(ptr);
-}
-#endif
 
 const ct_allocator ct__host_allocator = {.alloc = host_alloc, .free = host_free, .ctx = NULL};

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <corten/cuda.h>
+
 #include "common/alloc.h"
 #include "cuda/cuda_place.h"
 #include "memory/memory_impl.h"
@@ -72,6 +74,14 @@ static inline void stats_free(domain *d, size_t nbytes, size_t reserved) {
   domain_unlock(d);
 }
 
+/* Counts out reserved bytes the host cache gave back to the allocator. */
+static void stats_unreserve(domain *d, size_t reserved) {
+  if (reserved == 0) return;
+  domain_lock(d);
+  d->stats.reserved -= reserved;
+  domain_unlock(d);
+}
+
 ct_status ct__place_check(ct_place place, const char *what) {
   char p[CT__PLACE_STR_CAP];
   if (!ct__place_valid(place)) {
@@ -129,6 +139,14 @@ void ct_memory_reset_peak(ct_place place) {
   domain_unlock(d);
 }
 
+ct_status ct_memory_empty_cache(ct_place place) {
+  domain *d = domain_of(place, "ct_memory_empty_cache");
+  if (d == NULL) return ct_last_status();
+  if (place.kind == CT_DEVICE_CUDA) return ct_cuda_empty_cache();
+  if (place.kind == CT_DEVICE_CPU) stats_unreserve(d, ct__host_cache_empty());
+  return CT_OK;
+}
+
 ct_status ct_set_allocator(ct_place place, const ct_allocator *a) {
   domain *d = domain_of(place, "ct_set_allocator");
   if (d == NULL) return ct_last_status();
@@ -159,6 +177,7 @@ static inline __attribute__((always_inline)) void block_init(ct__block *b, ct_pl
                                                              const ct_allocator *a) {
   atomic_init(&b->refs, 1);
   b->external = false;
+  b->read_only = false;
   b->coalloc = false;
   b->place = place;
   b->ptr = ptr;
@@ -182,7 +201,7 @@ static inline __attribute__((always_inline)) ct__block *block_alloc_from(
   if (b == NULL) return NULL;
   void *ptr = a->alloc(a->ctx, reserved, align);
   if (ptr == NULL) {
-    ct__free(b, sizeof *b);
+    ct__free_sized(b, sizeof *b);
     return NULL;
   }
   block_init(b, place, ptr, nbytes, reserved, a);
@@ -207,7 +226,7 @@ static CT__COLD ct__block *block_alloc_device(ct_place place, size_t nbytes) {
   void *handle = NULL;
   void *ptr = ct__cuda_alloc(place.device, reserved, &handle);
   if (ptr == NULL) {
-    ct__free(b, sizeof *b);
+    ct__free_sized(b, sizeof *b);
     return NULL;
   }
   block_init(b, place, ptr, nbytes, reserved, NULL);
@@ -222,12 +241,19 @@ static CT__COLD ct__block *block_alloc_device(ct_place place, size_t nbytes) {
  * sizes it is asked for, so its blocks keep a separate header.) */
 static inline __attribute__((always_inline)) ct__block *block_alloc_host(size_t nbytes,
                                                                          size_t reserved) {
-  char *mem = ct__host_allocator.alloc(NULL, CT__BLOCK_HEADER + reserved, CT__BLOCK_ALIGN);
+  size_t total = CT__BLOCK_HEADER + reserved;
+  char *mem = NULL;
+  size_t taken = reserved; /* a block from the host cache was counted as reserved already */
+  if (CT__UNLIKELY(total >= CT__HOST_CACHE_MIN) && (mem = ct__host_cache_take(total)) != NULL) {
+    taken = 0;
+  } else {
+    mem = ct__host_allocator.alloc(NULL, total, CT__BLOCK_ALIGN);
+  }
   if (CT__UNLIKELY(mem == NULL)) return NULL;
   ct__block *b = (ct__block *)(void *)mem;
   block_init(b, ct_cpu(), mem + CT__BLOCK_HEADER, nbytes, reserved, NULL);
   b->coalloc = true;
-  stats_alloc(&host_domain, nbytes, reserved);
+  stats_alloc(&host_domain, nbytes, taken);
   return b;
 }
 
@@ -300,9 +326,14 @@ static CT__COLD void block_free_device(ct__block *b) {
 void ct__block_free_last(ct__block *b) {
   if (CT__LIKELY(b->coalloc)) {
     domain *d = &host_domain;
-    size_t reserved = b->reserved;
+    size_t reserved = b->reserved, total = CT__BLOCK_HEADER + reserved;
+    if (CT__UNLIKELY(total >= CT__HOST_CACHE_MIN)) {
+      stats_free(d, b->nbytes, 0); /* the cache keeps the memory: still reserved */
+      stats_unreserve(d, ct__host_cache_put(b, total));
+      return;
+    }
     stats_free(d, b->nbytes, reserved);
-    ct__host_allocator.free(NULL, b, CT__BLOCK_HEADER + reserved);
+    ct__host_allocator.free(NULL, b, total);
     return;
   }
   if (b->external) {
@@ -312,7 +343,7 @@ void ct__block_free_last(ct__block *b) {
   } else {
     block_free_device(b);
   }
-  ct__free(b, sizeof *b);
+  ct__free_sized(b, sizeof *b);
 }
 
 ct_status ct__memcpy(void *dst, ct_place dst_place, const void *src, ct_place src_place, size_t n) {

@@ -21,6 +21,7 @@
 typedef struct ct__block {
   _Atomic size_t refs;
   bool external;
+  bool read_only;  /* external blocks lent read-only (DLPack's flag): never written through */
   bool coalloc;    /* host blocks of the default allocator: this header and the data are one
                       allocation, the data CT__BLOCK_HEADER bytes after the header */
   ct_place place;
@@ -87,5 +88,22 @@ ct_status ct__memcpy(void *dst, ct_place dst_place, const void *src, ct_place sr
 
 /* The default host allocator (jemalloc, or aligned_alloc in a sanitizer build). */
 extern const ct_allocator ct__host_allocator;
+
+/* The cache of large host blocks (host_cache.c): a co-allocated block (header and data) of at
+ * least CT__HOST_CACHE_MIN bytes goes there when freed, and the cache keeps at most
+ * CT__HOST_CACHE_LIMIT bytes, giving the least recently freed back to the allocator first. */
+#define CT__HOST_CACHE_MIN ((size_t)64 << 10)
+#define CT__HOST_CACHE_LIMIT ((size_t)1 << 30)
+
+/* Memory of exactly size bytes (header and data) the cache kept, NULL when it has none. */
+void *ct__host_cache_take(size_t size);
+
+/* Keeps mem (size bytes, from ct__host_allocator); returns the data bytes (each block less its
+ * header, as `reserved` counts them) of the blocks it gave back to the allocator to make room,
+ * mem itself when it is larger than the whole cache. */
+size_t ct__host_cache_put(void *mem, size_t size);
+
+/* Gives every cached block back to the allocator; returns their data bytes. */
+size_t ct__host_cache_empty(void);
 
 #endif /* CORTEN_CORE_MEMORY_IMPL_H */

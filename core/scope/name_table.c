@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "common/common.h"
 #include "scope/name_table.h"
 
@@ -35,7 +36,7 @@ int ct__table_reserve(ct__name_table *t) {
   size_t cap = old ? old->mask + 1 : 0;
   if ((count + 1) * 2 <= cap) return 1;
   size_t ncap = cap ? cap * 2 : MIN_SLOTS;
-  ct__slots *sl = calloc(1, sizeof *sl + ncap * sizeof(ct__slot));
+  ct__slots *sl = ct__calloc(1, sizeof *sl + ncap * sizeof(ct__slot));
   if (sl == NULL) return 0;
   sl->mask = ncap - 1;
   for (size_t i = 0; i < cap; i++) {

@@ -2,6 +2,8 @@
 /* core/scope/scope.c: nested scopes of named variables. See corten/scope.h for the contract and
  * scope/name_table.h for how lookups run without a lock. */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,12 +25,26 @@ struct ct_scope {
   ct_scope_list *list; /* the step-scope list naming this scope, or NULL (scope/scope_list.h) */
   size_t list_index;
   bool dying; /* a teardown that frees this scope has begun: a list must leave it alone */
+  _Atomic uint64_t stamp; /* this scope's name table as it stands (scope/scope_list.h) */
 };
+
+/* Stamps are unique in the process: a scope made at the address of a freed one never shows a
+ * stamp the freed one had, so (scope, stamp) names one state of one scope's name table. */
+static _Atomic uint64_t next_stamp = 1;
+
+static void restamp(ct_scope *s) {
+  atomic_store_explicit(&s->stamp, atomic_fetch_add_explicit(&next_stamp, 1, memory_order_relaxed),
+                        memory_order_release);
+}
+
+uint64_t ct__scope_stamp(const ct_scope *s) {
+  return atomic_load_explicit(&((ct_scope *)s)->stamp, memory_order_acquire);
+}
 
 /* ---- Life ----------------------------------------------------------------------------------- */
 
 static ct_scope *scope_alloc(ct_scope *parent) {
-  ct_scope *s = calloc(1, sizeof *s);
+  ct_scope *s = ct__calloc(1, sizeof *s);
   if (s == NULL) {
     return ct__error_null(CT_ERR_OUT_OF_MEMORY, "ct_scope_new: out of host memory for a scope");
   }
@@ -37,6 +53,7 @@ static ct_scope *scope_alloc(ct_scope *parent) {
     return ct__error_null(CT_ERR_OUT_OF_MEMORY, "ct_scope_new: could not create the scope's lock");
   }
   s->parent = parent;
+  restamp(s);
   return s;
 }
 
@@ -51,7 +68,7 @@ ct_scope *ct_scope_new_kid(ct_scope *parent) {
   pthread_mutex_lock(&parent->lock);
   if (parent->nkids == parent->kids_cap) {
     size_t cap = parent->kids_cap ? parent->kids_cap * 2 : 4;
-    ct_scope **k = realloc(parent->kids, cap * sizeof *k);
+    ct_scope **k = ct__realloc(parent->kids, cap * sizeof *k);
     if (k == NULL) {
       pthread_mutex_unlock(&parent->lock);
       pthread_mutex_destroy(&kid->lock);
@@ -72,7 +89,7 @@ static void free_var(ct_var *v, void *arg) {
   v->owner = NULL;
   ct_var_clear(v);
   free(v->heap_name);
-  ct__free(v, sizeof *v);
+  ct__free_sized(v, sizeof *v);
 }
 
 /* The first step of freeing s: the list naming s forgets it, and every kid is marked as being
@@ -261,7 +278,7 @@ static int name_storage_for(const ct_var *v, size_t len, ct__name **block) {
   size_t cap = len + 1;
   if (v->heap_name != NULL && cap < v->heap_name->cap * 2) cap = v->heap_name->cap * 2;
   cap = (cap + 7) & ~(size_t)7; /* whole words: lookups read names 8 bytes at a time */
-  ct__name *n = malloc(sizeof *n + cap);
+  ct__name *n = ct__malloc(sizeof *n + cap);
   if (n == NULL) return 0;
   n->cap = cap;
   n->retired_next = NULL;
@@ -320,12 +337,12 @@ ct_var *ct_scope_var(ct_scope *s, const char *name) {
   if (!reused) ct__var_init(v);
   ct__name *block;
   if (!name_storage_for(v, len, &block)) {
-    if (!reused) ct__free(v, sizeof *v);
+    if (!reused) ct__free_sized(v, sizeof *v);
     goto oom;
   }
   if (!ct__table_reserve(&s->names)) {
     if (block != NULL && block != v->heap_name) free(block);
-    if (!reused) ct__free(v, sizeof *v);
+    if (!reused) ct__free_sized(v, sizeof *v);
     goto oom;
   }
   if (reused) s->free_vars = v->next_free;
@@ -335,6 +352,7 @@ ct_var *ct_scope_var(ct_scope *s, const char *name) {
   set_name(s, v, block, name, len);
   ct__table_insert(&s->names, v, h);
   ct__table_write_end(&s->names);
+  restamp(s);
   pthread_mutex_unlock(&s->lock);
   return v;
 
@@ -367,6 +385,7 @@ size_t ct_scope_erase_vars(ct_scope *s, const char *const *names, size_t n) {
     count++;
   }
   ct__table_write_end(&s->names);
+  if (count > 0) restamp(s);
   pthread_mutex_unlock(&s->lock);
 
   /* Destroy the values outside the lock: a value's destroy may call back into this scope. */
@@ -418,6 +437,7 @@ ct_status ct_scope_rename(ct_scope *s, const char *from, const char *to) {
       set_name(s, v, block, to, tlen);
       ct__table_insert(&s->names, v, th);
       ct__table_write_end(&s->names);
+      restamp(s);
     }
   }
   pthread_mutex_unlock(&s->lock);

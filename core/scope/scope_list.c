@@ -12,6 +12,7 @@
 
 #include <corten/scope.h>
 
+#include "common/alloc.h"
 #include "common/common.h"
 #include "scope/scope_list.h"
 
@@ -19,7 +20,16 @@ struct ct_scope_list {
   ct_scope **scopes; /* slots; NULL for a scope freed elsewhere; scopes[n - 1] != NULL */
   size_t n, cap;
   ct_scope *parent; /* of every live step scope; NULL while n == 0 */
+  void *cache;      /* the user's (scope/scope_list.h), freed with free_cache */
+  void (*free_cache)(void *cache);
 };
+
+void *ct__scope_list_cache(const ct_scope_list *l) { return l->cache; }
+
+void ct__scope_list_set_cache(ct_scope_list *l, void *cache, void (*free_cache)(void *cache)) {
+  l->cache = cache;
+  l->free_cache = free_cache;
+}
 
 static void trim(ct_scope_list *l) {
   while (l->n > 0 && l->scopes[l->n - 1] == NULL) l->n--;
@@ -77,7 +87,7 @@ ct_status ct_scope_list_resize(ct_scope_list *l, ct_scope *parent, size_t n) {
       return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_scope_list_resize: %zu step scopes are too many",
                        n);
     }
-    ct_scope **grown = realloc(l->scopes, n * sizeof *grown);
+    ct_scope **grown = ct__realloc(l->scopes, n * sizeof *grown);
     if (grown == NULL) {
       return ct__error(CT_ERR_OUT_OF_MEMORY,
                        "ct_scope_list_resize: out of host memory for %zu step scope slots", n);
@@ -109,6 +119,9 @@ static void list_destroy(void *obj) {
   free(l->scopes);
   l->scopes = NULL;
   l->cap = 0;
+  if (l->free_cache != NULL) l->free_cache(l->cache);
+  l->cache = NULL;
+  l->free_cache = NULL;
 }
 
 const ct_type ct_scope_list_type = {.name = "ct_scope_list",

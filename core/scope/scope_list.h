@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <corten/scope.h>
 
@@ -24,5 +25,17 @@ bool ct__scope_dying(const ct_scope *s);
 
 /* Called by the teardown of the scope in slot index of l: empties the slot. */
 void ct__scope_list_forget(ct_scope_list *l, size_t index);
+
+/* The stamp of s's name table: it changes whenever a variable of s is created, erased or
+ * renamed, and no other scope, live or freed, ever had the same stamp. Whoever caches what a
+ * name lookup through s found (a bound step program) keeps the stamps of s and its ancestors,
+ * and rebinds when one differs. Lock-free. */
+uint64_t ct__scope_stamp(const ct_scope *s);
+
+/* A cache its user hangs on a list (the recurrent op's bound step programs): freed with
+ * free_cache(cache) when the list is destroyed, never otherwise. The list does not look inside;
+ * the user checks, with scope stamps, that what it cached still holds. NULL when none. */
+void *ct__scope_list_cache(const ct_scope_list *l);
+void ct__scope_list_set_cache(ct_scope_list *l, void *cache, void (*free_cache)(void *cache));
 
 #endif /* CORTEN_CORE_SCOPE_LIST_H */

@@ -40,7 +40,7 @@ ct_tensor *ct_tensor_new(void) {
 void ct_tensor_free(ct_tensor *t) {
   if (t == NULL) return;
   ct__block_release(t->block);
-  ct__free(t, sizeof *t);
+  ct__free_sized(t, sizeof *t);
 }
 
 ct_status ct_tensor_resize(ct_tensor *t, ct_ddim dims) {
@@ -86,6 +86,13 @@ CT__COLD static void *mutable_data_slow(ct_tensor *t, ct_dtype dtype, ct_place p
   size_t need = ct__tensor_bytes(t, dtype);
   ct__block *b = t->block;
   if (b != NULL && ct_place_equal(b->place, place) && need <= ct__tensor_capacity(t)) {
+    if (b->read_only) {
+      return ct__error_null(CT_ERR_READ_ONLY,
+                            "ct_tensor_mutable_data: %s views memory its producer lent "
+                            "read-only (a DLPack tensor flagged read-only): read it with "
+                            "ct_tensor_data, or ct_tensor_copy it into a tensor of its own",
+                            ct__tensor_label(t, label, sizeof label));
+    }
     t->dtype = dtype;
     return ct__tensor_ptr(t);
   }
@@ -116,8 +123,8 @@ CT__COLD static void *mutable_data_slow(ct_tensor *t, ct_dtype dtype, ct_place p
 }
 
 void *ct_tensor_mutable_data(ct_tensor *t, ct_dtype dtype, ct_place place) {
-  if (CT__LIKELY(t != NULL && t->block != NULL && t->dims.rank >= 0 && ct__dtype_valid(dtype) &&
-                 t->block->place.kind == place.kind && t->block->place.device == place.device &&
+  if (CT__LIKELY(t != NULL && t->block != NULL && !t->block->read_only && t->dims.rank >= 0 &&
+                 ct__dtype_valid(dtype) && t->block->place.kind == place.kind && t->block->place.device == place.device &&
                  ct__tensor_bytes(t, dtype) <= ct__tensor_capacity(t))) {
     t->dtype = dtype;
     return ct__tensor_ptr(t);
@@ -189,6 +196,9 @@ int64_t ct_tensor_numel(const ct_tensor *t) { return t ? t->numel : -1; }
 bool ct_tensor_has_memory(const ct_tensor *t) { return t != NULL && t->block != NULL; }
 bool ct_tensor_is_external(const ct_tensor *t) {
   return t != NULL && t->block != NULL && t->block->external;
+}
+bool ct_tensor_is_read_only(const ct_tensor *t) {
+  return t != NULL && t->block != NULL && t->block->read_only;
 }
 size_t ct_tensor_capacity(const ct_tensor *t) { return t ? ct__tensor_capacity(t) : 0; }
 bool ct_tensor_shares_memory(const ct_tensor *a, const ct_tensor *b) {

@@ -36,7 +36,7 @@ static inline void ct__tensor_set_dims(ct_tensor *t, ct_ddim dims, int64_t numel
 
 /* numel x dtype size for a tensor whose dims are set (checked dims keep numel x 8 in range). */
 static inline size_t ct__tensor_bytes(const ct_tensor *t, ct_dtype dtype) {
-  return (size_t)t->numel * ct_dtype_size(dtype);
+  return (size_t)t->numel * ct__dtype_size(dtype);
 }
 
 /* Checks that t's memory covers its dims and dtype (the rule of ct_tensor_data). */

@@ -57,7 +57,7 @@ void ct_var_free(ct_var *v) {
     return;
   }
   ct_var_clear(v);
-  ct__free(v, sizeof *v);
+  ct__free_sized(v, sizeof *v);
 }
 
 /* A type's name for messages; a type may leave it NULL. */
@@ -97,7 +97,7 @@ CT__COLD static void *get_mutable_slow(ct_var *v, const ct_type *type) {
     size_t a = align < sizeof(void *) ? sizeof(void *) : align;
     size_t size = (type->size + a - 1) & ~(a - 1);
     /* size < type->size: the rounding wrapped, no allocator can provide it */
-    obj = size < type->size ? NULL : aligned_alloc(a, size);
+    obj = size < type->size ? NULL : ct__aligned_alloc(a, size);
     if (obj == NULL) {
       return ct__error_null(CT_ERR_OUT_OF_MEMORY, "%s: out of host memory for a %s of %zu bytes",
                             label_of(v, buf, sizeof buf), tname(type), type->size);

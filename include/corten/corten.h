@@ -35,6 +35,7 @@
 #include <corten/step_scopes.h>
 #include <corten/dlpack.h>
 #include <corten/params.h>
+#include <corten/expr.h>
 #include <corten/comm.h>
 
 #define CORTEN_VERSION_MAJOR 0

@@ -16,14 +16,25 @@
  * without a corten dtype, devices other than CPU, CUDA and pinned host memory, and places this
  * build has not got (CUDA in a CPU-only build).
  *
+ * Two forms of the managed tensor, both ways:
+ *   DLManagedTensor            DLPack 0.x, for older consumers and producers (NumPy 1.x,
+ *                              PyTorch 1.x); it has no flags, so a read-only tensor is not
+ *                              exported in it (CT_ERR_READ_ONLY).
+ *   DLManagedTensorVersioned   DLPack 1.x: a version (corten writes 1.0, reads any 1.x) and
+ *                              flags; DLPACK_FLAG_BITMASK_READ_ONLY is kept both ways: an import
+ *                              with it gives a read-only tensor (ct_tensor_is_read_only), which
+ *                              no corten call writes (CT_ERR_READ_ONLY), and such a tensor is
+ *                              exported with the flag.
+ * Which form a Python consumer gets is negotiated there (__dlpack__'s max_version).
+ *
  * dtype mapping (code, bits), lanes always 1:
  *   int (0)    8 int8, 16 int16, 32 int32, 64 int64
  *   uint (1)   8 uint8; 1 bool (TVM's convention: one byte per element, 0 or 1)
  *   float (2)  16 float16, 32 float32, 64 float64
  *   bfloat (4) 16 bfloat16
  *   bool (6)   8 bool (kDLBool of DLPack 0.8 and later)
- * A corten bool tensor is exported as kDLBool when the DLPack header has it (0.8 and later),
- * and as (uint, 1 bit) with the older header, as TVM writes it.
+ * A corten bool tensor is exported as kDLBool (code 6, 8 bits), in both forms, as DLPack 1.x and
+ * current TVM write it; the older (uint, 1 bit) form is still read.
  *
  * Places: kDLCPU is ct_cpu(), kDLCUDA with device_id n is ct_cuda(n), kDLCUDAHost is
  * ct_cuda_host(), and back. The tensor takes the producer's place as it is: memory is never
@@ -34,10 +45,44 @@
 #ifndef CORTEN_DLPACK_H
 #define CORTEN_DLPACK_H
 
+#include <stdint.h>
+
 #include <dlpack/dlpack.h>
 
 #include <corten/status.h>
 #include <corten/tensor.h>
+
+/* The DLPack 1.x additions corten uses, declared here when the system header is older (Debian
+ * 12's libdlpack-dev is 0.6). They follow the DLPack 1.0 specification's ABI: the version pair,
+ * the versioned managed tensor (version, manager_ctx, deleter, flags, then the DLTensor) and the
+ * flag bits. A 1.x header defines DLPACK_MAJOR_VERSION and its own declarations win. */
+#ifndef DLPACK_MAJOR_VERSION
+typedef struct DLPackVersion {
+  uint32_t major;
+  uint32_t minor;
+} DLPackVersion;
+
+typedef struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensorVersioned *self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+} DLManagedTensorVersioned;
+
+#ifndef DLPACK_FLAG_BITMASK_READ_ONLY
+#define DLPACK_FLAG_BITMASK_READ_ONLY (UINT64_C(1) << 0)
+#endif
+#ifndef DLPACK_FLAG_BITMASK_IS_COPIED
+#define DLPACK_FLAG_BITMASK_IS_COPIED (UINT64_C(1) << 1)
+#endif
+#endif /* DLPACK_MAJOR_VERSION */
+
+/* The DLPack version corten's versioned exports carry, and the major version it reads. */
+#define CT_DLPACK_MAJOR 1
+#define CT_DLPACK_MINOR 0
+/* kDLBool's code (DLPack 0.8 and later), spelled out for an older header. */
+#define CT_DLPACK_BOOL 6
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,8 +99,16 @@ extern "C" {
  *   CT_ERR_INVALID_ARGUMENT  t or out is NULL
  *   CT_ERR_UNINITIALIZED     t holds no memory
  *   CT_ERR_OUT_OF_RANGE      t's dims exceed its capacity
+ *   CT_ERR_READ_ONLY         t is read-only, which this form cannot say: export it versioned
  *   CT_ERR_OUT_OF_MEMORY     no host memory for the managed tensor */
 CT_API ct_status ct_tensor_to_dlpack(const ct_tensor *t, DLManagedTensor **out);
+
+/* As ct_tensor_to_dlpack, in DLPack 1.x's form: version {CT_DLPACK_MAJOR, CT_DLPACK_MINOR},
+ * flags DLPACK_FLAG_BITMASK_READ_ONLY when t is read-only (else 0; never IS_COPIED: nothing is
+ * copied). The consumer calls (*out)->deleter(*out) exactly once. Errors as there, except that
+ * a read-only t is exported (with the flag). */
+CT_API ct_status ct_tensor_to_dlpack_versioned(const ct_tensor *t,
+                                               DLManagedTensorVersioned **out);
 
 /* Makes t view the memory m describes, without copying, and takes ownership of m: m->deleter
  * (when not NULL) runs exactly once, when the last view of that memory goes (t, and every
@@ -76,6 +129,22 @@ CT_API ct_status ct_tensor_to_dlpack(const ct_tensor *t, DLManagedTensor **out);
  *   CT_ERR_DEVICE            a CUDA ordinal with no device
  *   CT_ERR_OUT_OF_MEMORY     no memory for corten's block header */
 CT_API ct_status ct_tensor_from_dlpack(ct_tensor *t, DLManagedTensor *m);
+
+/* As ct_tensor_from_dlpack, for DLPack 1.x's form: m->deleter runs exactly once, when the last
+ * view goes; with DLPACK_FLAG_BITMASK_READ_ONLY in m->flags, t and its views are read-only
+ * (ct_tensor_is_read_only). Errors as there (no ownership taken), and:
+ *   CT_ERR_UNSUPPORTED       m->version.major is not CT_DLPACK_MAJOR: the layout past the
+ *                            version is unknown, nothing else is read; DLPack asks the consumer
+ *                            to call m->deleter then, which stays the caller's to do */
+CT_API ct_status ct_tensor_from_dlpack_versioned(ct_tensor *t, DLManagedTensorVersioned *m);
+
+/* For Python bindings: a PyCapsule destructor (pass its address to PyCapsule_New) for capsules
+ * holding a DLManagedTensor named "dltensor" or a DLManagedTensorVersioned named
+ * "dltensor_versioned", as DLPack's Python protocol has producers make them. A capsule destroyed
+ * under that name was never consumed: its deleter runs. A consumed one (renamed "used_...") is
+ * left alone. Safe with a Python exception pending, which it keeps. Call it only from Python
+ * with the GIL held (it finds CPython's functions in the process; it does nothing elsewhere). */
+CT_API void ct_dlpack_capsule_destructor(void *capsule);
 
 #ifdef __cplusplus
 }

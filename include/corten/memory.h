@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* corten/memory.h: where tensor memory comes from, and how much of it there is.
  *
- * Each place has an allocator. Host memory (CT_DEVICE_CPU) comes from jemalloc, 64-byte
+ * Each place has an allocator. Host memory (CT_DEVICE_CPU) comes from jemalloc when the process
+ * has it (a program linked with jemalloc, as corten's own programs are), else from the C
+ * library (a library opened with dlopen, Python's ctypes say: see ct_host_allocator_name), 64-byte
  * aligned. Every tensor block is requested from the allocator rounded up to a multiple of 64
  * bytes (so a vector kernel may touch a whole last cache line), and a zero-byte tensor still
  * gets a 64-byte block so that its data pointer is valid.
@@ -47,6 +49,14 @@ CT_API ct_status ct_memory_stats_get(ct_place place, ct_memory_stats *out);
  * invalid place, or a device this build or machine lacks); never fails. Thread-safe. */
 CT_API void ct_memory_reset_peak(ct_place place);
 
+/* Gives the memory the place keeps for reuse back to the system: reserved drops to what live
+ * tensors take. The host keeps freed tensor blocks of 64 KiB and more (up to 1 GiB in all, the
+ * least recently freed going first beyond that), so that a block allocated again at the same
+ * size costs no page faults; page-locked memory keeps nothing; a CUDA device gives back its
+ * cache as ct_cuda_empty_cache does (every device's). Thread-safe.
+ * Errors: those of ct_memory_stats_get, and CT_ERR_DEVICE when a CUDA call fails. */
+CT_API ct_status ct_memory_empty_cache(ct_place place);
+
 /* A replaceable allocator: pools, tracing, fault injection.
  * alloc returns size bytes aligned to align (a power of two, at least 64 for tensors), or NULL
  * on failure; free gets back the pointer and the same size. Both may be called from any thread.
@@ -69,6 +79,13 @@ typedef struct ct_allocator {
  * Thread-safety: call it while no other thread is allocating on that place (at start-up, or
  * around a test). */
 CT_API ct_status ct_set_allocator(ct_place place, const ct_allocator *a);
+
+/* Where the default host allocator gets memory in this process: "jemalloc" or "libc". Chosen
+ * once, as the library is loaded: jemalloc when it is already in the process then (linked into
+ * the program, or preloaded), the C library otherwise. corten never loads jemalloc itself: its
+ * initial-exec thread-local storage does not fit in what glibc keeps for libraries opened later
+ * with dlopen. Never NULL; always "libc" in a build without jemalloc (sanitizer builds). */
+CT_API const char *ct_host_allocator_name(void);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,8 @@
  *
  * A single-tensor file (TVM's NDArray::Save) is one record on its own; ct_tensor_save and
  * ct_tensor_load read and write those. dtype codes and bits are DLPack's (see corten/dlpack.h),
- * bool written as TVM writes it: code 1 (uint), 1 bit, one byte per element.
+ * bool written as current TVM writes it: code 6 (kDLBool), 8 bits, one byte per element; the
+ * older form (code 1 uint, 1 bit, also one byte per element) is still read.
  *
  * What is byte-identical: corten writes exactly the layout above, with reserved fields 0,
  * device (1, 0), lanes 1 and each tensor's data as it is in memory. Saving the tensors of a

@@ -34,6 +34,7 @@ typedef enum ct_status {
   CT_ERR_DEVICE = -11,          /* CUDA error, or no such device */
   CT_ERR_IO = -12,              /* open/read/write/rename failed */
   CT_ERR_FORMAT = -13,          /* malformed or foreign file or DLPack tensor */
+  CT_ERR_READ_ONLY = -14,       /* would write memory its producer lent read-only (DLPack) */
 } ct_status;
 
 /* A short static text for a code: "ok", "type mismatch", "format error" ...; "unknown status"

@@ -53,6 +53,7 @@ CT_API ct_status ct_tensor_resize(ct_tensor *t, ct_ddim dims);
  *   CT_ERR_SHAPE             the dims are unset
  *   CT_ERR_EXTERNAL_BUFFER   the tensor wraps an external buffer that is too small or on another
  *                            place
+ *   CT_ERR_READ_ONLY         the tensor views memory lent read-only (ct_tensor_is_read_only)
  *   CT_ERR_UNSUPPORTED       a place this build cannot allocate on
  *   CT_ERR_DEVICE            a CUDA place without such a device, or a CUDA failure
  *   CT_ERR_OUT_OF_MEMORY     the allocator failed
@@ -84,6 +85,10 @@ CT_API ct_place ct_tensor_place(const ct_tensor *t);
 CT_API int64_t ct_tensor_numel(const ct_tensor *t);
 CT_API bool ct_tensor_has_memory(const ct_tensor *t);
 CT_API bool ct_tensor_is_external(const ct_tensor *t);
+/* Whether t views memory its producer lent read-only (a DLPack 1.x import with the read-only
+ * flag, and every view of it): ct_tensor_mutable_data, ct_tensor_copy and ct_tensor_set_value
+ * into it fail with CT_ERR_READ_ONLY, and so does an op writing it; reading is unrestricted. */
+CT_API bool ct_tensor_is_read_only(const ct_tensor *t);
 
 /* Bytes from the tensor's offset to the end of its block; 0 without memory or for NULL t. */
 CT_API size_t ct_tensor_capacity(const ct_tensor *t);
@@ -137,6 +142,7 @@ CT_API ct_status ct_tensor_wrap(ct_tensor *t, void *data, ct_ddim dims, ct_dtype
  *   CT_ERR_OUT_OF_RANGE      src's dims exceed its capacity
  *   CT_ERR_EXTERNAL_BUFFER   dst is external and the bytes do not fit its buffer, or dst_place
  *                            is not the buffer's place
+ *   CT_ERR_READ_ONLY         dst views memory lent read-only
  *   CT_ERR_UNSUPPORTED       a place this build does not support
  *   CT_ERR_DEVICE            a CUDA place without such a device, or a failed CUDA copy
  *   CT_ERR_OUT_OF_MEMORY     allocation failed; dst keeps its dims and dtype, as

@@ -6,6 +6,7 @@
 
 #include "ops/kernel.h"
 #include "ops/defs.h"
+#include "ops/expr/expr_impl.h"
 
 extern const ct__kernel_table ct__cpu_elementwise, ct__cpu_matmul, ct__cpu_random, ct__cpu_reduce,
     ct__cpu_shape;
@@ -19,5 +20,8 @@ void ct__cpu_gather(void *o, const void *x, size_t es, const ct__tr_plan *p);
 extern const ct__kernel_table ct__cpu_loss, ct__cpu_optimizer;
 /* The collectives over MPI (ops/cpu/comm.c). */
 extern const ct__kernel_table ct__cpu_comm;
+
+/* The expression engine of corten/expr.h (ops/cpu/expr.c). */
+extern const ct__expr_engine ct__cpu_expr;
 
 #endif /* CORTEN_OPS_CPU_KERNELS_H */

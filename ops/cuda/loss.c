@@ -9,6 +9,7 @@
  * these kernels make, and only for hard labels. */
 #include <stdlib.h>
 
+#include "common/alloc.h"
 #include "ops/defs.h"
 
 #include "ops/cuda/cuda_kernels.h"
@@ -17,7 +18,7 @@
 /* Checks the n hard labels of input `slot` (device memory) against k classes on the host. */
 static ct_status check_labels(const ct_kernel_ctx *c, size_t slot, int64_t n, int64_t k) {
   if (n == 0) return CT_OK;
-  int64_t *host = malloc((size_t)n * sizeof *host);
+  int64_t *host = ct__malloc((size_t)n * sizeof *host);
   if (host == NULL) {
     return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,
                           "cannot allocate %lld bytes of host memory to check input Label "

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "ops/defs.h"
 
 #include "ops/cuda/cuda_kernels.h"
@@ -82,7 +83,7 @@ static ct_status concat_cu(const ct_kernel_ctx *c) {
   if (CT__UNLIKELY(o == NULL)) return ct_last_status();
   if (ct_kernel_out(c, CT__OUT, 0)->numel == 0) return CT_OK;
   size_t n = ct_kernel_in_count(c, CT__IN_X);
-  void **part = malloc(n * sizeof *part);
+  void **part = ct__malloc(n * sizeof *part);
   if (part == NULL) {
     return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY, "cannot allocate the list of %zu inputs", n);
   }
@@ -99,7 +100,7 @@ static ct_status concat_grad_cu(const ct_kernel_ctx *c) {
   ct_status st = ct__cu_around_axis(c, CT__CONCAT_AXIS, &a);
   if (CT__UNLIKELY(st != CT_OK)) return st;
   size_t n = ct_kernel_out_count(c, CT__G_DX);
-  void **part = calloc(n > 0 ? n : 1, sizeof *part);
+  void **part = ct__calloc(n > 0 ? n : 1, sizeof *part);
   if (part == NULL) {
     return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY, "cannot allocate the list of %zu outputs", n);
   }

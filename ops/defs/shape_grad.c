@@ -15,6 +15,7 @@
 
 #include <corten/backward.h>
 
+#include "common/alloc.h"
 #include "ops/defs.h"
 
 enum { IN_X = 0, IN_DOUT = 1 };
@@ -105,7 +106,7 @@ const ct__def_table ct__shape_grad_defs = CT__TABLE(defs);
  * of those that need one. */
 ct_status ct__grad_concat(ct_grad_ctx *g) {
   size_t n = ct_grad_input_count(g, "X");
-  const char **names = malloc(2 * (n ? n : 1) * sizeof *names);
+  const char **names = ct__malloc(2 * (n ? n : 1) * sizeof *names);
   if (names == NULL) {
     return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_program_append_backward: out of host memory");
   }

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* core/memory/host_cache.c: the cache of large host blocks in front of the default allocator.
+ *
+ * jemalloc gives freed large extents back to the system after a while (its decay), so a tensor
+ * of many megabytes freed and allocated again (a parameter reload, an intermediate of the next
+ * step) pays a page fault per 4 KiB page every time. The cache keeps such blocks, pages and all,
+ * and hands one back to the next request of exactly its size. Blocks are binned by size class (4
+ * classes per power of two); a bin holds the blocks of its class, most recently freed first, and
+ * a request takes the first of exactly its size. Every cached block is also on one list from the
+ * least to the most recently freed, so that when the cache would pass CT__HOST_CACHE_LIMIT bytes
+ * it gives the oldest blocks back to the allocator first. ct_memory_empty_cache gives back all.
+ *
+ * The cache holds the allocator's memory, so the bytes it keeps stay in the place's `reserved`;
+ * `allocated` and `peak` count tensors only. In an AddressSanitizer build a cached block is
+ * poisoned, so a read through a pointer kept past the free is still reported. */
+#include <pthread.h>
+#include <stdint.h>
+
+#include "memory/memory_impl.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HOST_CACHE_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define HOST_CACHE_ASAN 1
+#endif
+#ifdef HOST_CACHE_ASAN
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+/* A cached block's first bytes while it sits in the cache. */
+typedef struct node {
+  struct node *older, *newer; /* the age list */
+  struct node *next, *prev;   /* the bin */
+  size_t size;                /* the whole allocation, as the allocator was asked */
+} node;
+
+enum { CLASS_STEPS = 4, N_BINS = 64 * CLASS_STEPS };
+
+static struct {
+  pthread_mutex_t lock;
+  node *bins[N_BINS];
+  node *oldest, *newest;
+  size_t bytes;
+} cache = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The bin of a size: its power of two and the quarter of it below. */
+static size_t bin_of(size_t size) {
+  unsigned lg = 63u - (unsigned)__builtin_clzll((unsigned long long)size);
+  size_t quarter = lg >= 2 ? (size >> (lg - 2)) & 3u : 0;
+  return (size_t)lg * CLASS_STEPS + quarter;
+}
+
+static void unlink_node(node *n) {
+  if (n->older) n->older->newer = n->newer; else cache.oldest = n->newer;
+  if (n->newer) n->newer->older = n->older; else cache.newest = n->older;
+  size_t b = bin_of(n->size);
+  if (n->prev) n->prev->next = n->next; else cache.bins[b] = n->next;
+  if (n->next) n->next->prev = n->prev;
+  cache.bytes -= n->size;
+}
+
+void *ct__host_cache_take(size_t size) {
+  pthread_mutex_lock(&cache.lock);
+  node *n = cache.bins[bin_of(size)];
+  while (n != NULL && n->size != size) n = n->next;
+  if (n != NULL) unlink_node(n);
+  pthread_mutex_unlock(&cache.lock);
+  if (n != NULL) UNPOISON((char *)n + sizeof *n, size - sizeof *n);
+  return n;
+}
+
+/* Gives the blocks of a chain linked through `next` back to the allocator; returns the bytes
+ * their data took (what `reserved` counted: each block less its header). */
+static size_t give_back(node *chain) {
+  size_t bytes = 0;
+  while (chain != NULL) {
+    node *next = chain->next;
+    size_t size = chain->size;
+    UNPOISON((char *)chain + sizeof *chain, size - sizeof *chain);
+    bytes += size - CT__BLOCK_HEADER;
+    ct__host_allocator.free(NULL, chain, size);
+    chain = next;
+  }
+  return bytes;
+}
+
+size_t ct__host_cache_put(void *mem, size_t size) {
+  if (size > CT__HOST_CACHE_LIMIT) {
+    ct__host_allocator.free(NULL, mem, size);
+    return size - CT__BLOCK_HEADER;
+  }
+  node *n = mem, *evicted = NULL;
+  pthread_mutex_lock(&cache.lock);
+  while (cache.bytes + size > CT__HOST_CACHE_LIMIT) {
+    node *old = cache.oldest;
+    unlink_node(old);
+    old->next = evicted;
+    evicted = old;
+  }
+  size_t b = bin_of(size);
+  *n = (node){.older = cache.newest, .newer = NULL, .next = cache.bins[b], .prev = NULL,
+              .size = size};
+  if (n->next) n->next->prev = n;
+  cache.bins[b] = n;
+  if (cache.newest) cache.newest->newer = n; else cache.oldest = n;
+  cache.newest = n;
+  cache.bytes += size;
+  pthread_mutex_unlock(&cache.lock);
+  POISON((char *)n + sizeof *n, size - sizeof *n);
+  return give_back(evicted);
+}
+
+size_t ct__host_cache_empty(void) {
+  pthread_mutex_lock(&cache.lock);
+  node *chain = NULL;
+  while (cache.oldest != NULL) {
+    node *old = cache.oldest;
+    unlink_node(old);
+    old->next = chain;
+    chain = old;
+  }
+  pthread_mutex_unlock(&cache.lock);
+  return give_back(chain);
+}

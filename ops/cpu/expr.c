@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/cpu/expr.c: the CPU expression engine (ops/expr/expr_impl.h).
+ *
+ * A plan runs over the flat output in blocks of CT__EXPR_BLOCK elements. Within a block each
+ * instruction is one loop over the block: a leaf is read in place when it has the output's dims
+ * and the computing type (else gathered and converted into a block buffer), a scalar stays a
+ * scalar, and a node runs a loop specialised for its kind and for which operands are scalars, so
+ * the compiler vectorises it. Buffers live on the stack (a few KiB) and stay in L1; the last
+ * node writes straight into dst when dst holds the computing type. Nothing calls through a
+ * pointer per element.
+ *
+ * Each node computes exactly as the kernel of its op in ops/cpu/elementwise.c (the same
+ * expression in the same type; this file, like the library, is compiled without FMA
+ * contraction), so results are bit-identical to the op-by-op program. float16 and bfloat16
+ * compute in float32 and round once when stored. */
+#include <cblas.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tgmath.h>
+
+#include "ops/cpu/cpu_kernels.h"
+#include "ops/expr/expr_impl.h"
+#include "ops/half.h"
+
+#define BLOCK CT__EXPR_BLOCK
+
+/* ---- Node loops, per computing type C (float or double; tgmath picks expf or exp) ---------- */
+
+#define UNARY_CASES(C, LOOP)                               \
+  case CT_EXPR_NEG: LOOP(-a); break;                       \
+  case CT_EXPR_EXP: LOOP(exp(a)); break;                   \
+  case CT_EXPR_LOG: LOOP(log(a)); break;                   \
+  case CT_EXPR_TANH: LOOP(tanh(a)); break;                 \
+  case CT_EXPR_SIGMOID: LOOP((C)1 / ((C)1 + exp(-a))); break; \
+  case CT_EXPR_RELU: LOOP(a > 0 ? a : (C)0); break;        \
+  case CT_EXPR_SQRT: LOOP(sqrt(a)); break;                 \
+  case CT_EXPR_ABS: LOOP(fabs(a)); break;                  \
+  default: break;
+
+/* MAX and MIN give NaN when either side is NaN (as numpy's maximum and minimum). */
+#define BINARY_CASES(LOOP)                               \
+  case CT_EXPR_ADD: LOOP(a + b); break;                  \
+  case CT_EXPR_SUB: LOOP(a - b); break;                  \
+  case CT_EXPR_MUL: LOOP(a * b); break;                  \
+  case CT_EXPR_DIV: LOOP(a / b); break;                  \
+  case CT_EXPR_MAX: LOOP(a > b || a != a ? a : b); break; \
+  case CT_EXPR_MIN: LOOP(a < b || a != a ? a : b); break; \
+  case CT_EXPR_POW: LOOP(pow(a, b)); break;              \
+  default: break;
+
+/* A value on the evaluation stack: a block of n elements at p, or one scalar s. */
+#define VALUE_TYPE(C, SUF) \
+  typedef struct val_##SUF {   \
+    const C *p;                \
+    C s;                       \
+    bool sc;                   \
+  } val_##SUF;
+
+#define NODE_LOOPS(C, SUF)                                                                  \
+  VALUE_TYPE(C, SUF)                                                                        \
+  static C unary1_##SUF(int op, C a) {                                                      \
+    C r = a;                                                                                \
+    switch (op) { UNARY_CASES(C, ONE) }                                                     \
+    return r;                                                                               \
+  }                                                                                         \
+  static C binary1_##SUF(int op, C a, C b) {                                                \
+    C r = a;                                                                                \
+    switch (op) { BINARY_CASES(ONE) }                                                       \
+    return r;                                                                               \
+  }                                                                                         \
+  static void unary_##SUF(int op, C *o, const C *x, int n) {                                \
+    switch (op) { UNARY_CASES(C, U_LOOP) }                                                  \
+  }                                                                                         \
+  static void binary_##SUF(int op, C *o, val_##SUF x, val_##SUF y, int n) {                 \
+    if (!x.sc && !y.sc) {                                                                   \
+      const C *xp = x.p, *yp = y.p;                                                         \
+      switch (op) { BINARY_CASES(VV_LOOP) }                                                 \
+    } else if (y.sc) {                                                                      \
+      const C *xp = x.p, b = y.s;                                                           \
+      switch (op) { BINARY_CASES(VS_LOOP) }                                                 \
+    } else {                                                                                \
+      const C *yp = y.p, a = x.s;                                                           \
+      switch (op) { BINARY_CASES(SV_LOOP) }                                                 \
+    }                                                                                       \
+  }
+
+#define ONE(EXPR) r = (EXPR)
+#define U_LOOP(EXPR)                   \
+  for (int i = 0; i < n; i++) {        \
+    __typeof__(o[0]) a = x[i];         \
+    o[i] = (EXPR);                     \
+  }
+#define VV_LOOP(EXPR)                                       \
+  for (int i = 0; i < n; i++) {                             \
+    __typeof__(o[0]) a = xp[i], b = yp[i];                  \
+    o[i] = (EXPR);                                          \
+  }
+#define VS_LOOP(EXPR)                \
+  for (int i = 0; i < n; i++) {      \
+    __typeof__(o[0]) a = xp[i];      \
+    o[i] = (EXPR);                   \
+  }
+#define SV_LOOP(EXPR)                \
+  for (int i = 0; i < n; i++) {      \
+    __typeof__(o[0]) b = yp[i];      \
+    o[i] = (EXPR);                   \
+  }
+
+/* The fused pairs of arithmetic nodes: op x 4 + arg (ADD .. DIV each), left and right. Each
+ * operation is its own statement, so it rounds as its own node would. */
+#define PAIR(LOOP, A, OA, B, OB) \
+  case (CT_EXPR_##A - 1) * 4 + CT_EXPR_##B - 1: LOOP(OA, OB); break;
+#define PAIRS(LOOP, A, OA) \
+  PAIR(LOOP, A, OA, ADD, +)    \
+  PAIR(LOOP, A, OA, SUB, -)    \
+  PAIR(LOOP, A, OA, MUL, *)    \
+  PAIR(LOOP, A, OA, DIV, /)
+#define ALL_PAIRS(LOOP) \
+  PAIRS(LOOP, ADD, +) PAIRS(LOOP, SUB, -) PAIRS(LOOP, MUL, *) PAIRS(LOOP, DIV, /)
+#define LEFT_LOOP(OP, ARG)                 \
+  for (int i = 0; i < n; i++) {            \
+    __typeof__(o[0]) t = x[i] OP y[i];     \
+    o[i] = t ARG z[i];                     \
+  }
+#define RIGHT_LOOP(OP, ARG)                \
+  for (int i = 0; i < n; i++) {            \
+    __typeof__(o[0]) t = y[i] OP z[i];     \
+    o[i] = x[i] ARG t;                     \
+  }
+
+#define FUSED_LOOPS(C, SUF)                                                                   \
+  static void fused_##SUF(bool left, int op, int arg, C *o, const C *x, const C *y,          \
+                          const C *z, int n) {                                               \
+    if (left) {                                                                              \
+      switch ((op - 1) * 4 + arg - 1) { ALL_PAIRS(LEFT_LOOP) default: break; }              \
+    } else {                                                                                 \
+      switch ((op - 1) * 4 + arg - 1) { ALL_PAIRS(RIGHT_LOOP) default: break; }             \
+    }                                                                                        \
+  }
+
+NODE_LOOPS(float, f)
+NODE_LOOPS(double, d)
+FUSED_LOOPS(float, f)
+FUSED_LOOPS(double, d)
+
+/* ---- Storage: reading leaves into the computing type, storing the result ------------------ */
+
+#define LOAD_F32(p, i) (((const float *)(p))[i])
+#define LOAD_F64(p, i) (((const double *)(p))[i])
+#define LOAD_F16(p, i) ct__half_to_float(((const uint16_t *)(p))[i])
+#define LOAD_BF16(p, i) ct__bf16_to_float(((const uint16_t *)(p))[i])
+#define STORE_F32(p, i, v) (((float *)(p))[i] = (v))
+#define STORE_F64(p, i, v) (((double *)(p))[i] = (v))
+#define STORE_F16(p, i, v) (((uint16_t *)(p))[i] = ct__float_to_half(v))
+#define STORE_BF16(p, i, v) (((uint16_t *)(p))[i] = ct__float_to_bf16(v))
+
+/* Asks for the next block of every leaf read in place, and of dst, while this block computes:
+ * the block's node loops run one after another, each over only some of the streams, so without
+ * this the memory system would see few streams at a time. */
+static void prefetch_next(const ct__expr_plan *p, int64_t i0, size_t es) {
+  if (i0 >= p->numel) return;
+  size_t bytes = (size_t)(p->numel - i0 < BLOCK ? p->numel - i0 : BLOCK) * es;
+  for (int k = 0; k < p->n_leaves; k++) {
+    const ct__expr_leaf *l = &p->leaves[k];
+    if (!l->full || l->scalar) continue;
+    const char *q = (const char *)l->data + (size_t)i0 * es;
+    for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(q + b, 0, 3);
+  }
+  char *d = (char *)p->dst + (size_t)i0 * es;
+  for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(d + b, 1, 3);
+}
+
+/* One engine per storage dtype: S the storage (name), C the computing type, DIRECT whether a
+ * leaf of the output's dims is read in place and the last node writes dst in place. */
+#define ENGINE(NAME, STORAGE, C, SUF, LOAD, STORE, DIRECT)                                   \
+  /* Elements [i0, i0 + n) of leaf l, broadcast to the output, into o. */                    \
+  static void gather_##NAME(C *o, const ct__expr_leaf *l, const ct_ddim *out, int64_t i0,    \
+                            int n) {                                                         \
+    if (l->full) { /* a float16 or bfloat16 leaf of the output's dims: convert in order */    \
+      for (int j = 0; j < n; j++) o[j] = LOAD(l->data, i0 + j);                              \
+      return;                                                                                \
+    }                                                                                        \
+    int r = out->rank;                                                                       \
+    int64_t idx[CT_MAX_RANK], off = 0, rem = i0;                                             \
+    for (int d = r - 1; d >= 0; d--) {                                                       \
+      idx[d] = rem % out->d[d];                                                              \
+      rem /= out->d[d];                                                                      \
+      off += idx[d] * l->stride[d];                                                          \
+    }                                                                                        \
+    int64_t last = out->d[r - 1], s = l->stride[r - 1];                                      \
+    for (int done = 0; done < n;) {                                                          \
+      int run = (int)(last - idx[r - 1] < n - done ? last - idx[r - 1] : n - done);          \
+      if (s == 0) {                                                                          \
+        C v = LOAD(l->data, off);                                                            \
+        for (int j = 0; j < run; j++) o[done + j] = v;                                       \
+      } else {                                                                               \
+        for (int j = 0; j < run; j++) o[done + j] = LOAD(l->data, off + j);                  \
+      }                                                                                      \
+      done += run;                                                                           \
+      idx[r - 1] += run;                                                                     \
+      off += run * s;                                                                        \
+      for (int d = r - 1; d > 0 && idx[d] == out->d[d]; d--) {                               \
+        off += l->stride[d - 1] - l->stride[d] * out->d[d];                                  \
+        idx[d] = 0;                                                                          \
+        idx[d - 1]++;                                                                        \
+      }                                                                                      \
+    }                                                                                        \
+  }                                                                                          \
+  static void block_##NAME(const ct__expr_plan *p, C (*buf)[BLOCK], val_##SUF *st,           \
+                           int64_t i0, int n) {                                              \
+    int sp = 0;                                                                              \
+    for (int k = 0; k < p->n_code; k++) {                                                    \
+      const ct__expr_instr *in = &p->code[k];                                                \
+      bool to_dst = DIRECT && k == p->n_code - 1;                                            \
+      if (in->code == CT__XC_LEAF) {                                                         \
+        const ct__expr_leaf *l = &p->leaves[in->arg];                                        \
+        if (l->scalar) {                                                                     \
+          st[sp] = (val_##SUF){.s = LOAD(l->data, 0), .sc = true};                           \
+        } else if (DIRECT && l->full) {                                                      \
+          st[sp] = (val_##SUF){.p = (const C *)l->data + i0};                                \
+        } else {                                                                             \
+          gather_##NAME(buf[sp], l, &p->out, i0, n);                                         \
+          st[sp] = (val_##SUF){.p = buf[sp]};                                                \
+        }                                                                                    \
+        sp++;                                                                                \
+      } else if (in->code == CT__XC_SCALAR) {                                                \
+        st[sp++] = (val_##SUF){.s = (C)in->v, .sc = true};                                   \
+      } else if (in->code == CT__XC_UNARY) {                                                 \
+        val_##SUF *x = &st[sp - 1];                                                          \
+        if (x->sc) {                                                                         \
+          x->s = unary1_##SUF(in->op, x->s);                                                 \
+        } else {                                                                             \
+          C *o = to_dst ? (C *)p->dst + i0 : buf[sp - 1];                                    \
+          unary_##SUF(in->op, o, x->p, n);                                                   \
+          x->p = o;                                                                          \
+        }                                                                                    \
+      } else if (in->code != CT__XC_BINARY) { /* FUSED_L, FUSED_R: three blocks */          \
+        C *o = to_dst ? (C *)p->dst + i0 : buf[sp - 3];                                      \
+        fused_##SUF(in->code == CT__XC_FUSED_L, in->op, in->arg, o, st[sp - 3].p,            \
+                    st[sp - 2].p, st[sp - 1].p, n);                                          \
+        st[sp - 3].p = o;                                                                    \
+        sp -= 2;                                                                             \
+      } else {                                                                               \
+        val_##SUF *x = &st[sp - 2], *y = &st[sp - 1];                                        \
+        if (x->sc && y->sc) {                                                                \
+          x->s = binary1_##SUF(in->op, x->s, y->s);                                          \
+        } else {                                                                             \
+          C *o = to_dst ? (C *)p->dst + i0 : buf[sp - 2];                                    \
+          binary_##SUF(in->op, o, *x, *y, n);                                                \
+          *x = (val_##SUF){.p = o};                                                          \
+        }                                                                                    \
+        sp--;                                                                                \
+      }                                                                                      \
+    }                                                                                        \
+    /* The result into dst, unless the last node already wrote it there. */                 \
+    if (st[0].sc) {                                                                          \
+      for (int i = 0; i < n; i++) STORE(p->dst, i0 + i, st[0].s);                            \
+    } else if (!DIRECT || st[0].p != (const C *)p->dst + i0) {                               \
+      for (int i = 0; i < n; i++) STORE(p->dst, i0 + i, st[0].p[i]);                         \
+    }                                                                                        \
+  }                                                                                          \
+  static void run_##NAME(const ct__expr_plan *p) {                                           \
+    C stack_buf[CT__EXPR_STACK_BUFS][BLOCK];                                                 \
+    val_##SUF stack_val[CT__EXPR_STACK_BUFS];                                                \
+    C(*buf)[BLOCK] = p->depth > CT__EXPR_STACK_BUFS ? (C(*)[BLOCK])p->scratch : stack_buf;   \
+    /* A deep program's values sit after its buffers, in the same scratch. */               \
+    val_##SUF *st = p->depth > CT__EXPR_STACK_BUFS ? (val_##SUF *)(buf + p->depth) : stack_val; \
+    for (int64_t i0 = 0; i0 < p->numel; i0 += BLOCK) {                                       \
+      int n = p->numel - i0 < BLOCK ? (int)(p->numel - i0) : BLOCK;                          \
+      prefetch_next(p, i0 + BLOCK, sizeof(*(STORAGE *)0));                                   \
+      block_##NAME(p, buf, st, i0, n);                                                       \
+    }                                                                                        \
+  }
+
+ENGINE(f32, float, float, f, LOAD_F32, STORE_F32, true)
+ENGINE(f64, double, double, d, LOAD_F64, STORE_F64, true)
+ENGINE(f16, uint16_t, float, f, LOAD_F16, STORE_F16, false)
+ENGINE(bf16, uint16_t, float, f, LOAD_BF16, STORE_BF16, false)
+
+static ct_status eval(const ct__expr_plan *p) {
+  switch (p->dtype) {
+    case CT_FLOAT32: run_f32(p); break;
+    case CT_FLOAT64: run_f64(p); break;
+    case CT_FLOAT16: run_f16(p); break;
+    case CT_BFLOAT16: run_bf16(p); break;
+    default:
+      return ct__error(CT_ERR_UNSUPPORTED, "ct_expr_assign: no CPU expression engine for %s",
+                       ct_dtype_name(p->dtype));
+  }
+  return CT_OK;
+}
+
+/* ---- The dot rule: one GEMM --------------------------------------------------------------- */
+
+static ct_status gemm(const ct__expr_gemm *g) {
+  if (g->m == 0 || g->n == 0) return CT_OK;
+  size_t es = ct_dtype_size(g->dtype);
+  if (g->k == 0) { /* alpha x (an empty sum) + beta x C */
+    if (g->beta == 0) memset(g->c, 0, (size_t)(g->m * g->n) * es);
+    return CT_OK;
+  }
+  if (g->m > INT_MAX || g->n > INT_MAX || g->k > INT_MAX || g->lda > INT_MAX ||
+      g->ldb > INT_MAX) {
+    return ct__error(CT_ERR_OUT_OF_RANGE,
+                     "ct_expr_assign: a dot of %lld x %lld x %lld exceeds what one BLAS call "
+                     "takes (dims up to %d)", (long long)g->m, (long long)g->k,
+                     (long long)g->n, INT_MAX);
+  }
+  enum CBLAS_TRANSPOSE ta = g->ta ? CblasTrans : CblasNoTrans;
+  enum CBLAS_TRANSPOSE tb = g->tb ? CblasTrans : CblasNoTrans;
+  if (g->dtype == CT_FLOAT32) {
+    cblas_sgemm(CblasRowMajor, ta, tb, (int)g->m, (int)g->n, (int)g->k, (float)g->alpha, g->a,
+                (int)g->lda, g->b, (int)g->ldb, (float)g->beta, g->c, (int)g->n);
+  } else {
+    cblas_dgemm(CblasRowMajor, ta, tb, (int)g->m, (int)g->n, (int)g->k, g->alpha, g->a,
+                (int)g->lda, g->b, (int)g->ldb, g->beta, g->c, (int)g->n);
+  }
+  return CT_OK;
+}
+
+const ct__expr_engine ct__cpu_expr = {.kind = CT_DEVICE_CPU, .eval = eval, .gemm = gemm};

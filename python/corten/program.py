@@ -1,0 +1,167 @@
+# SPDX-License-Identifier: Apache-2.0
+# python/corten/program.py: corten.Op, Program and Executor, and training through
+# ct_program_append_backward.
+"""Ops, programs and the executor: build a computation by variable names, run it on a scope."""
+from __future__ import annotations
+
+import ctypes
+from typing import Any, List, Mapping, Optional, Sequence, Union
+
+from ._lib import Error, check, check_ptr, cstr, cstr_array, lib, place
+from .scope import Scope
+
+Names = Union[str, Sequence[str]]
+
+_INVALID_ARGUMENT = -1
+
+
+def _names(v: Names) -> List[str]:
+    return [v] if isinstance(v, str) else list(v)
+
+
+class Op:
+    """One operator: a type (``"matmul"``, ``"elementwise_add"``, ... see docs/ops.md), its
+    input and output variables by slot, and attributes.
+
+    ``Op("elementwise_add", inputs={"X": "a", "Y": "b"}, outputs={"Out": "c"})``; attributes
+    come as keyword arguments or ``attrs``, typed by their Python value: bool, int, float, str,
+    a list of ints, a list of floats, or a Program. An unknown type raises corten.Error
+    (CT_ERR_NOT_FOUND); a wiring mistake raises when the op runs, naming the slot.
+    """
+
+    def __init__(self, type: str, inputs: Optional[Mapping[str, Names]] = None,
+                 outputs: Optional[Mapping[str, Names]] = None,
+                 attrs: Optional[Mapping[str, Any]] = None, **kwattrs: Any) -> None:
+        self._h = check_ptr(lib.op_new(cstr(type, "op type")))
+        self.type = type
+        for slot, names in (inputs or {}).items():
+            self.set_inputs(slot, names)
+        for slot, names in (outputs or {}).items():
+            self.set_outputs(slot, names)
+        for name, value in dict(attrs or {}, **kwattrs).items():
+            self.set_attr(name, value)
+
+    def __del__(self, _free=lib.op_free) -> None:
+        h, self._h = getattr(self, "_h", None), None
+        if h:
+            _free(h)
+
+    def _handle(self) -> int:
+        if not self._h:
+            raise Error(_INVALID_ARGUMENT, "op %r was appended to a program, which owns it now"
+                        % self.type)
+        return self._h
+
+    def set_inputs(self, slot: str, names: Names) -> "Op":
+        """Sets the variables an input slot reads."""
+        arr, keep = cstr_array(_names(names), "variable name")
+        check(lib.op_set_inputs(self._handle(), cstr(slot, "slot"), arr, len(keep)))
+        return self
+
+    def set_outputs(self, slot: str, names: Names) -> "Op":
+        """Sets the variables an output slot writes."""
+        arr, keep = cstr_array(_names(names), "variable name")
+        check(lib.op_set_outputs(self._handle(), cstr(slot, "slot"), arr, len(keep)))
+        return self
+
+    def set_attr(self, name: str, value: Any) -> "Op":
+        """Sets an attribute, its C type chosen by the Python value's type."""
+        h, n = self._handle(), cstr(name, "attribute name")
+        if isinstance(value, bool):
+            check(lib.op_set_attr_bool(h, n, value))
+        elif isinstance(value, int):
+            check(lib.op_set_attr_int(h, n, value))
+        elif isinstance(value, float):
+            check(lib.op_set_attr_float(h, n, value))
+        elif isinstance(value, str):
+            check(lib.op_set_attr_string(h, n, cstr(value, "attribute value")))
+        elif isinstance(value, Program):
+            check(lib.op_set_attr_program(h, n, value._take()))
+        elif isinstance(value, (list, tuple)) and all(isinstance(v, int) and
+                                                     not isinstance(v, bool) for v in value):
+            arr = (ctypes.c_int64 * max(len(value), 1))(*value)
+            check(lib.op_set_attr_ints(h, n, arr, len(value)))
+        elif isinstance(value, (list, tuple)) and all(isinstance(v, (int, float)) and
+                                                     not isinstance(v, bool) for v in value):
+            arr = (ctypes.c_double * max(len(value), 1))(*value)
+            check(lib.op_set_attr_floats(h, n, arr, len(value)))
+        else:
+            raise TypeError("attribute %r: %r is not a bool, int, float, str, list of ints or "
+                            "floats, or Program" % (name, value))
+        return self
+
+    def run(self, scope: Scope, device: str = "cpu") -> None:
+        """Runs the op once on scope's variables (outputs are created when missing)."""
+        check(lib.op_run(self._handle(), scope._h, place(device)))
+
+    def __repr__(self) -> str:
+        return "corten.Op(%r)" % self.type
+
+
+class Program:
+    """A list of ops run in order. ``append`` adds an Op (the program takes it) or builds one
+    from the same arguments as :class:`Op`."""
+
+    def __init__(self) -> None:
+        self._h = check_ptr(lib.program_new())
+
+    def __del__(self, _free=lib.program_free) -> None:
+        h, self._h = getattr(self, "_h", None), None
+        if h:
+            _free(h)
+
+    def _handle(self) -> int:
+        if not self._h:
+            raise Error(_INVALID_ARGUMENT, "the program was given to an op as an attribute, "
+                        "which owns it now")
+        return self._h
+
+    def _take(self) -> int:
+        h = self._handle()
+        self._h = None
+        return h
+
+    def append(self, op: Union[Op, str], inputs: Optional[Mapping[str, Names]] = None,
+               outputs: Optional[Mapping[str, Names]] = None, **attrs: Any) -> "Program":
+        """Appends op (an Op, or a type with inputs, outputs and attributes to build one)."""
+        if isinstance(op, str):
+            op = Op(op, inputs, outputs, **attrs)
+        elif inputs or outputs or attrs:
+            raise TypeError("append: pass an Op alone, or a type with its slots")
+        check(lib.program_append(self._handle(), op._handle()))
+        op._h = None  # the program owns it now
+        return self
+
+    def append_backward(self, loss: str, params: Sequence[str]) -> List[str]:
+        """Appends the ops computing d(loss)/d(p) for each p into variables named ``p@GRAD``;
+        returns those names. Raises corten.Error (CT_ERR_UNSUPPORTED) for an op on the path
+        without a gradient, leaving the program as it was."""
+        arr, keep = cstr_array(list(params), "parameter name")
+        check(lib.program_append_backward(self._handle(), cstr(loss, "loss name"), arr,
+                                          len(keep)))
+        return [p + "@GRAD" for p in params]
+
+    def __len__(self) -> int:
+        return int(lib.program_size(self._handle()))
+
+    def run(self, scope: Scope, device: str = "cpu") -> None:
+        """Runs the program once (a new Executor each call; keep one to run it many times)."""
+        Executor(self, scope, device).run()
+
+
+class Executor:
+    """Runs a program on a scope at a device. Every name and kernel is resolved once, here;
+    :meth:`run` then runs without look-ups. Keeps the program and the scope alive."""
+
+    def __init__(self, program: Program, scope: Scope, device: str = "cpu") -> None:
+        self._program, self._scope = program, scope
+        self._h = check_ptr(lib.executor_new(program._handle(), scope._h, place(device)))
+
+    def __del__(self, _free=lib.executor_free) -> None:
+        h, self._h = getattr(self, "_h", None), None
+        if h:
+            _free(h)
+
+    def run(self) -> None:
+        """Runs the program once; the first failing op raises corten.Error naming it."""
+        check(lib.executor_run(self._h))

@@ -1,0 +1,197 @@
+# SPDX-License-Identifier: Apache-2.0
+# tests/python/test_py_numpy.py: corten and NumPy (1.24 from Debian, 2.x from PyPI) through
+# DLPack, both ways, zero copy.
+"""NumPy reads corten tensors (numpy.from_dlpack) and corten reads NumPy arrays
+(corten.from_dlpack), with the same memory on both sides: a write through either is seen by the
+other, nothing is allocated, and each side's memory lives until the other lets go."""
+import weakref
+
+import pytest
+
+import corten
+from conftest import NUMPY2, collect, np
+
+ALL = ["bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64"]
+
+
+def test_numpy_array_into_corten_is_zero_copy(stats):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = corten.from_dlpack(a)
+    assert (t.shape, t.dtype, t.device, t.read_only) == ((3, 4), "float32", "cpu", False)
+    assert t.data_ptr == a.ctypes.data
+    a[2, 3] = -1.0
+    assert np.from_dlpack(t)[2, 3] == -1.0
+    assert stats.delta("allocs") == 0
+
+
+def test_corten_tensor_into_numpy_is_zero_copy_and_writes_show(stats):
+    t = corten.zeros((2, 3), "float32")
+    a = np.from_dlpack(t)
+    assert a.ctypes.data == t.data_ptr
+    assert a.shape == (2, 3) and a.dtype == np.float32
+    # NumPy 2 asks for DLPack 1.x and gets a writable array; NumPy 1.24 marks it read-only.
+    assert a.flags.writeable == NUMPY2
+    if NUMPY2:
+        a[1, 2] = 7.0
+    else:  # corten writes: an op's output in place
+        b = corten.from_dlpack(np.ones((2, 3), np.float32))
+        s = corten.Scope()
+        s["t"], s["b"] = t, b
+        corten.Op("scale", inputs={"X": "b"}, outputs={"Out": "t"}, scale=7.0).run(s)
+    assert a[1, 2] == 7.0
+    assert stats.delta("allocs") == 1  # the zeros; the export allocates no tensor memory
+
+
+def test_numpy_negotiates_the_dlpack_version():
+    t = corten.zeros((2,), "int32")
+    v = t.__dlpack__(max_version=(1, 0))
+    old = t.__dlpack__()
+    assert "dltensor_versioned" in repr(v)
+    assert '"dltensor"' in repr(old)
+    assert "dltensor" in repr(t.__dlpack__(max_version=(0, 8)))
+    assert t.__dlpack_device__() == (1, 0)
+
+
+def test_corten_memory_lives_until_numpy_lets_go(stats):
+    t = corten.from_dlpack(np.arange(4, dtype=np.float32)).copy()
+    a = np.from_dlpack(t)
+    del t
+    assert stats.delta("frees") == 0
+    view = a[1:]
+    del a
+    assert stats.delta("frees") == 0
+    assert view.tolist() == [1, 2, 3]
+    del view
+    assert stats.delta("frees") == 1
+
+
+def test_numpy_memory_lives_until_corten_lets_go():
+    a = np.arange(6, dtype=np.int64)
+    alive = weakref.ref(a)
+    t = corten.from_dlpack(a)
+    s = corten.Scope()
+    s["x"] = t
+    del a, t
+    collect()
+    assert alive() is not None  # the scope's variable holds NumPy's array
+    assert np.from_dlpack(s["x"]).tolist() == [0, 1, 2, 3, 4, 5]
+    del s
+    collect()
+    assert alive() is None
+
+
+def test_an_unconsumed_capsule_frees_its_export(stats):
+    t = corten.zeros((3,), "float32")
+    cap = t.__dlpack__(max_version=(1, 0))
+    del t
+    assert stats.delta("frees") == 0
+    del cap
+    assert stats.delta("frees") == 1
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_every_dtype_numpy_to_corten(dtype):
+    a = np.array([1, 0, 1], dtype=dtype)
+    if dtype == "bool" and not NUMPY2:
+        with pytest.raises(BufferError):  # NumPy 1.24 does not export bool
+            corten.from_dlpack(a)
+        return
+    t = corten.from_dlpack(a)
+    assert t.dtype == dtype
+    assert t.data_ptr == a.ctypes.data
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_every_dtype_corten_to_numpy(dtype):
+    t = corten.zeros((3,), dtype)
+    if dtype == "bool" and not NUMPY2:
+        with pytest.raises(RuntimeError, match="Unsupported dtype"):  # NumPy 1.24: no kDLBool
+            np.from_dlpack(t)
+        return
+    a = np.from_dlpack(t)
+    assert a.dtype == np.dtype(dtype)
+    assert a.tolist() == [0, 0, 0]
+
+
+@pytest.mark.skipif(not NUMPY2, reason="NumPy 1.24 exchanges no bool through DLPack")
+def test_bool_both_ways_with_numpy2():
+    a = np.array([True, False, True])
+    t = corten.from_dlpack(a)
+    b = np.from_dlpack(t)
+    assert b.dtype == np.bool_ and b.tolist() == [True, False, True]
+    b[1] = True
+    assert a[1]
+
+
+def test_float16_values_cross_unchanged():
+    a = np.array([0.5, -2.0, 65504.0], dtype=np.float16)
+    t = corten.from_dlpack(a)
+    assert t.dtype == "float16"
+    assert np.from_dlpack(t.copy()).tolist() == [0.5, -2.0, 65504.0]
+
+
+def test_zero_dim_both_ways():
+    t = corten.from_dlpack(np.array(2.5))
+    assert t.shape == () and t.size == 1
+    a = np.from_dlpack(t.copy())
+    assert a.shape == () and float(a) == 2.5
+
+
+def test_empty_arrays_both_ways():
+    t = corten.from_dlpack(np.zeros((0, 3), np.float32))
+    assert t.shape == (0, 3) and t.size == 0
+    a = np.from_dlpack(corten.zeros((2, 0), "int64"))
+    assert a.shape == (2, 0) and a.dtype == np.int64
+
+
+def test_read_only_numpy_array():
+    a = np.arange(3, dtype=np.float32)
+    a.flags.writeable = False
+    if not NUMPY2:
+        with pytest.raises(BufferError):  # NumPy 1.24 refuses to export it at all
+            corten.from_dlpack(a)
+        return
+    t = corten.from_dlpack(a)
+    assert t.read_only
+    s = corten.Scope()
+    s["x"], s["y"] = t, np.ones(3, np.float32)
+    with pytest.raises(corten.Error) as e:
+        corten.Op("scale", inputs={"X": "y"}, outputs={"Out": "x"}, scale=2.0).run(s)
+    assert e.value.status == "CT_ERR_READ_ONLY"
+    assert a.tolist() == [0, 1, 2]
+    b = np.from_dlpack(t)  # back to NumPy 2, still read-only
+    assert not b.flags.writeable
+    with pytest.raises(BufferError):
+        t.__dlpack__()  # the unversioned form cannot say read-only
+    assert not t.copy().read_only
+
+
+def test_strided_arrays_are_refused_and_stay_numpys():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4).T
+    alive = weakref.ref(a.base)
+    with pytest.raises(corten.Error) as e:
+        corten.from_dlpack(a)
+    assert e.value.status == "CT_ERR_UNSUPPORTED" and "stride" in e.value.message
+    del a, e  # the traceback holds from_dlpack's frame, and the capsule in it
+    collect()
+    assert alive() is None  # NumPy's own capsule destructor freed it
+
+
+@pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64", "complex64"])
+def test_dtypes_corten_lacks_are_refused(dtype):
+    with pytest.raises(corten.Error) as e:
+        corten.from_dlpack(np.zeros(3, dtype=dtype))
+    assert e.value.status == "CT_ERR_UNSUPPORTED"
+
+
+def test_copy_and_device_requests():
+    t = corten.zeros((2,), "float32")
+    a = np.from_dlpack(t)
+    c = corten.from_dlpack(t.__dlpack__(max_version=(1, 0), copy=True))
+    assert c.data_ptr != t.data_ptr
+    assert np.from_dlpack(corten.from_dlpack(t.__dlpack__(dl_device=(1, 0)))).ctypes.data == \
+        a.ctypes.data
+    with pytest.raises(BufferError):
+        t.__dlpack__(stream=1)
+    with pytest.raises(BufferError):
+        t.__dlpack__(dl_device=(2, 0))
