@@ -75,8 +75,8 @@ static ct_status mpi_comm_make(ct__comm *c) {
   MPI_Comm_set_errhandler(c->mpi, MPI_ERRORS_RETURN);
   MPI_Comm_rank(c->mpi, &c->rank);
   MPI_Comm_size(c->mpi, &c->size);
-  c->peers = calloc((size_t)c->size, sizeof *c->peers);
-  c->reqs = calloc(2 * (size_t)c->size, sizeof *c->reqs);
+  c->peers = ct__calloc((size_t)c->size, sizeof *c->peers);
+  c->reqs = ct__calloc(2 * (size_t)c->size, sizeof *c->reqs);
   if (c->peers == NULL || c->reqs == NULL) {
     free(c->peers);
     free(c->reqs);

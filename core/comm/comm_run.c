@@ -44,7 +44,7 @@ static void keep_alive(void *p) {
   pthread_mutex_lock(&orphans.mu);
   if (orphans.n == orphans.cap) {
     size_t cap = orphans.cap ? 2 * orphans.cap : 8;
-    void **v = realloc(orphans.v, cap * sizeof *v);
+    void **v = ct__realloc(orphans.v, cap * sizeof *v);
     if (v != NULL) {
       orphans.v = v;
       orphans.cap = cap;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "comm/comm_impl.h"
+#include "common/alloc.h"
 #include "common/common.h"
 
 #ifdef CORTEN_HAVE_MPI

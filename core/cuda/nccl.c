@@ -129,7 +129,7 @@ ct_status ct__nccl_init(ct__comm *c, int device) {
   if (nccl.lib == NULL) return ct__error(CT_ERR_UNSUPPORTED, "ct_comm_init_nccl: %s", nccl.error);
   ct__cuda_guard g;
   if (ct__cuda_guard_enter(&g, device) != CT_OK) return ct_last_status();
-  nccl_state *st = calloc(1, sizeof *st);
+  nccl_state *st = ct__calloc(1, sizeof *st);
   ct_status s = CT_OK;
   if (st == NULL) {
     s = ct__error(CT_ERR_OUT_OF_MEMORY, "ct_comm_init_nccl: out of host memory");
