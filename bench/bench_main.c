@@ -87,8 +87,8 @@ int main(int argc, char **argv) {
                 {"kernels", bench_kernels_rows}, {"expr", bench_expr_rows},
                 {"train", bench_train_rows},   {"rnn", bench_rnn_rows},
                 {"conv", bench_conv_rows},     {"params", bench_params_rows},
-                {"memory", bench_memory_rows},
-                {"cuda", bench_cuda_rows}};
+                {"memory", bench_memory_rows}, {"cuda", bench_cuda_rows},
+                {"comm", bench_comm_rows}};
   int ran = 0;
   for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
     if (only != NULL && strcmp(only, groups[g].name) != 0) continue;

@@ -78,6 +78,7 @@ void bench_train_rows(const bench_cfg *cfg);
 void bench_rnn_rows(const bench_cfg *cfg);
 void bench_conv_rows(const bench_cfg *cfg);
 void bench_cuda_rows(const bench_cfg *cfg);
+void bench_comm_rows(const bench_cfg *cfg);
 
 #ifdef __cplusplus
 }

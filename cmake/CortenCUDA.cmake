@@ -65,6 +65,7 @@ if(CORTEN_HAVE_CUDA)
     core/cuda/cuda_device.c
     core/cuda/cuda_stream.c
     core/cuda/cuda_memory.c
+    core/cuda/nccl.c
     ops/cuda/launch.c
     ops/cuda/elementwise.c
     ops/cuda/matmul.c
@@ -76,7 +77,7 @@ if(CORTEN_HAVE_CUDA)
     ops/cuda/reduce_grad.c
     ops/cuda/loss.c
     ops/cuda/optimizer.c
-    ops/cuda/conv.c ops/cuda/nn.c ops/cuda/norm.c)
+    ops/cuda/conv.c ops/cuda/nn.c ops/cuda/norm.c ops/cuda/comm.c)
   # Device code (.cu): operator kernels join this list.
   set(CORTEN_CUDA_DEVICE_SOURCES
     core/cuda/fill.cu
@@ -122,7 +123,9 @@ function(corten_cuda_link objects shared static)
   # (ops/cuda/matmul.c).
   target_compile_definitions(${objects} PRIVATE
     "CORTEN_CUBLAS_SONAME=\"libcublas.so.${CUDAToolkit_VERSION_MAJOR}\""
-    "CORTEN_CUBLAS_DIR=\"${CUDAToolkit_LIBRARY_DIR}\"")
+    "CORTEN_CUBLAS_DIR=\"${CUDAToolkit_LIBRARY_DIR}\""
+    # NCCL likewise (core/cuda/nccl.c), for the collectives on CUDA tensors.
+    "CORTEN_NCCL_DIR=\"${CUDAToolkit_LIBRARY_DIR}\"")
   # Device code: its own object library, so nvcc never sees the C warning or sanitizer flags.
   add_library(corten_cuda_objects OBJECT ${CORTEN_CUDA_DEVICE_SOURCES})
   set_target_properties(corten_cuda_objects PROPERTIES

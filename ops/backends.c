@@ -25,6 +25,7 @@ static const ct__def_table *const op_types[] = {
     &ct__optimizer_defs,
     &ct__conv_defs,        &ct__conv_grad_defs,
     &ct__nn_defs, &ct__nn_grad_defs, &ct__norm_defs, &ct__norm_grad_defs,
+    &ct__comm_defs,
 };
 
 static const ct__kernel_set any_place_sets[] = {
@@ -48,6 +49,7 @@ static const ct__backend_table kernel_tables[] = {
     {CT_DEVICE_CPU, &ct__cpu_optimizer},
     {CT_DEVICE_CPU, &ct__cpu_conv},
     {CT_DEVICE_CPU, &ct__cpu_nn}, {CT_DEVICE_CPU, &ct__cpu_norm},
+    {CT_DEVICE_CPU, &ct__cpu_comm},
     {CT_DEVICE_CPU, &any_place},
 #ifdef CORTEN_HAVE_CUDA
     {CT_DEVICE_CUDA, &ct__cuda_elementwise},
@@ -63,6 +65,7 @@ static const ct__backend_table kernel_tables[] = {
     {CT_DEVICE_CUDA, &ct__cuda_optimizer},
     {CT_DEVICE_CUDA, &ct__cuda_conv},
     {CT_DEVICE_CUDA, &ct__cuda_nn}, {CT_DEVICE_CUDA, &ct__cuda_norm},
+    {CT_DEVICE_CUDA, &ct__cuda_comm},
 #endif
 };
 

@@ -334,4 +334,18 @@ ct_status ct__lt_check_ids(const ct_kernel_ctx *c, size_t slot, const int64_t *i
  * X[a][k][b] is largest (a NaN counts as largest). */
 ct_status ct__am_plan(const ct_kernel_ctx *c, ct__norm_plan *p);
 
+/* ---- Collectives (ops/defs/comm.c) ---------------------------------------------------------- */
+
+extern const ct__def_table ct__comm_defs;
+
+/* The kernel of every collective op type: engine (CT__ENGINE_MPI or CT__ENGINE_NCCL, from
+ * comm/comm_impl.h) is the one the backend's place needs; the op's communicator must be of it. */
+ct_status ct__comm_kernel(const ct_kernel_ctx *c, int engine);
+
+/* A backend's kernel sets of the collectives: fn (calling ct__comm_kernel) for every dtype. */
+#define CT__COMM_KERNEL_SETS(fn)                                                          \
+  {"c_allreduce_sum", CT__KERNELS([0] = fn)}, {"c_allreduce_max", CT__KERNELS([0] = fn)}, \
+      {"c_broadcast", CT__KERNELS([0] = fn)}, {"c_allgather", CT__KERNELS([0] = fn)},     \
+      {"c_reducescatter", CT__KERNELS([0] = fn)}, {"c_reduce_sum", CT__KERNELS([0] = fn)}
+
 #endif /* CORTEN_OPS_DEFS_H */

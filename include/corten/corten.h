@@ -36,6 +36,7 @@
 #include <corten/dlpack.h>
 #include <corten/params.h>
 #include <corten/expr.h>
+#include <corten/comm.h>
 
 #define CORTEN_VERSION_MAJOR 0
 #define CORTEN_VERSION_MINOR 1

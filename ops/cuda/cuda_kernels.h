@@ -16,6 +16,8 @@ extern const ct__kernel_table ct__cuda_matmul_grad, ct__cuda_reduce_grad, ct__cu
     ct__cuda_optimizer;
 extern const ct__kernel_table ct__cuda_conv; /* conv2d, pool2d and their gradients */
 extern const ct__kernel_table ct__cuda_nn, ct__cuda_norm; /* the layers: ops/cuda/nn.c, norm.c */
+/* The collectives over NCCL (ops/cuda/comm.c). */
+extern const ct__kernel_table ct__cuda_comm;
 
 /* Loads cuBLAS (once) and says whether that worked: CT_OK, or CT_ERR_DEVICE recorded with the
  * reason. The CUDA matmul loads it on first use; the tests call this without a GPU. */

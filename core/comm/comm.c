@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* core/comm/comm.c: the communicator value (ct_comm_type), MPI's start and end, and the public
+ * calls of corten/comm.h. The collectives themselves are in core/comm/comm_run.c.
+ *
+ * MPI is initialised by corten only when the program has not done it (MPI_Initialized), and then
+ * finalised by an atexit handler, after the program's own exit work, unless a communicator broke
+ * (a peer died or stalled: MPI_Finalize could then wait on it forever, so the process leaves
+ * without it). Each communicator is a duplicate of MPI_COMM_WORLD with MPI_ERRORS_RETURN, so
+ * errors come back as codes and corten's messages never match the program's own. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm_state.h"
+#include "common/common.h"
+
+#ifdef CORTEN_HAVE_MPI
+#include <pthread.h>
+
+static struct {
+  pthread_mutex_t mu;
+  bool ours;   /* corten called MPI_Init_thread */
+  bool broken; /* some communicator broke: no MPI_Finalize at exit */
+} mpi_life = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void finalize_at_exit(void) {
+  int done = 0;
+  MPI_Finalized(&done);
+  if (!done && !mpi_life.broken) MPI_Finalize();
+}
+
+void ct__comm_mark_mpi_broken(void) { mpi_life.broken = true; }
+
+ct_status ct__mpi_fail(int err, const char *fmt, ...) {
+  char what[200], text[MPI_MAX_ERROR_STRING] = "";
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  int len = 0;
+  if (MPI_Error_string(err, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "code %d", err);
+  return ct__error(CT_ERR_DEVICE, "%s failed: %s", what, text);
+}
+
+/* Initialises MPI unless the program did; CT_OK when MPI is usable. */
+static ct_status mpi_start(void) {
+  pthread_mutex_lock(&mpi_life.mu);
+  int init = 0, fin = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  ct_status s = CT_OK;
+  if (fin) {
+    s = ct__error(CT_ERR_UNSUPPORTED, "ct_comm_init_mpi: MPI was finalised already: make the "
+                                      "communicators before MPI_Finalize");
+  } else if (!init) {
+    int provided = 0, err = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
+    if (err != MPI_SUCCESS) {
+      s = ct__mpi_fail(err, "ct_comm_init_mpi: MPI_Init_thread");
+    } else {
+      mpi_life.ours = true;
+      atexit(finalize_at_exit);
+    }
+  }
+  pthread_mutex_unlock(&mpi_life.mu);
+  return s;
+}
+
+static ct_status mpi_comm_make(ct__comm *c) {
+  ct_status s = mpi_start();
+  if (s != CT_OK) return s;
+  int err = MPI_Comm_dup(MPI_COMM_WORLD, &c->mpi);
+  if (err != MPI_SUCCESS) {
+    return ct__mpi_fail(err, "ct_comm_init_mpi: MPI_Comm_dup(MPI_COMM_WORLD)");
+  }
+  MPI_Comm_set_errhandler(c->mpi, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(c->mpi, &c->rank);
+  MPI_Comm_size(c->mpi, &c->size);
+  c->peers = ct__calloc((size_t)c->size, sizeof *c->peers);
+  c->reqs = ct__calloc(2 * (size_t)c->size, sizeof *c->reqs);
+  if (c->peers == NULL || c->reqs == NULL) {
+    free(c->peers);
+    free(c->reqs);
+    MPI_Comm_free(&c->mpi);
+    return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_comm_init_mpi: out of host memory for %d ranks",
+                     c->size);
+  }
+  c->has_mpi = true;
+  return CT_OK;
+}
+
+static void mpi_comm_free(ct__comm *c) {
+  int fin = 0;
+  MPI_Finalized(&fin);
+  /* A broken communicator may have requests outstanding: its handle and buffers stay (freeing
+   * them could hang or let MPI write into freed memory). */
+  if (c->broken[0] == '\0') {
+    if (!fin) MPI_Comm_free(&c->mpi);
+    free(c->peers);
+    free(c->reqs);
+  }
+}
+#else
+static ct_status mpi_comm_make(ct__comm *c) {
+  (void)c;
+  return ct__error(CT_ERR_UNSUPPORTED, "ct_comm_init_mpi: this build of corten has no MPI (CMake "
+                                       "found none): install an MPI (libopenmpi-dev) and rebuild");
+}
+static void mpi_comm_free(ct__comm *c) { (void)c; }
+#endif
+
+static void comm_destroy(void *obj) {
+  ct__comm *c = obj;
+  if (c->engine == CT__ENGINE_NONE) return;
+  if (c->engine == CT__ENGINE_NCCL) ct__nccl_destroy(c);
+  if (c->has_mpi) mpi_comm_free(c);
+}
+
+const ct_type ct_comm_type = {.name = "ct_comm", .size = sizeof(ct__comm),
+                              .align = _Alignof(ct__comm), .init = NULL, .destroy = comm_destroy};
+
+int ct__comm_engine(const ct__comm *c) { return c ? c->engine : CT__ENGINE_NONE; }
+int ct__comm_rank_of(const ct__comm *c) { return c->rank; }
+int ct__comm_size_of(const ct__comm *c) { return c->size; }
+
+const char *ct__comm_label(const ct__comm *c, const char *name, char *buf, size_t cap) {
+  snprintf(buf, cap, "communicator '%s' (%s, rank %d of %d)", name,
+           c->engine == CT__ENGINE_NCCL ? "NCCL" : "MPI", c->rank, c->size);
+  return buf;
+}
+
+/* Checks that v may hold a communicator (empty, or holding one); the error naming `what`. */
+static ct_status comm_check(const ct_var *v, const char *what) {
+  if (v == NULL) return ct__error(CT_ERR_INVALID_ARGUMENT, "%s: the variable is NULL", what);
+  if (ct_var_type(v) != NULL && ct_var_type(v) != &ct_comm_type) {
+    return ct__error(CT_ERR_TYPE_MISMATCH, "%s: variable '%s' holds %s, not a communicator",
+                     what, ct_var_name(v), ct_var_type(v)->name);
+  }
+  return CT_OK;
+}
+
+/* Makes a communicator aside with make(), then moves it into v over what v held: a failure
+ * leaves v as it was. */
+static ct_status comm_install(ct_var *v, const char *what, int device,
+                              ct_status (*make)(ct__comm *, int)) {
+  ct_status s = comm_check(v, what);
+  if (s != CT_OK) return s;
+  ct__comm fresh;
+  memset(&fresh, 0, sizeof fresh);
+  fresh.timeout = CT_COMM_DEFAULT_TIMEOUT;
+  s = make(&fresh, device);
+  if (s != CT_OK) return s;
+  ct_var_clear(v);
+  ct__comm *c = ct_var_get_mutable(v, &ct_comm_type);
+  if (c == NULL) {
+    comm_destroy(&fresh);
+    return ct_last_status();
+  }
+  *c = fresh;
+  return CT_OK;
+}
+
+static ct_status make_mpi(ct__comm *c, int device) {
+  (void)device;
+  ct_status s = mpi_comm_make(c);
+  if (s == CT_OK) c->engine = CT__ENGINE_MPI;
+  return s;
+}
+
+static ct_status make_nccl(ct__comm *c, int device) {
+  ct_status s = mpi_comm_make(c);
+  if (s != CT_OK) return s;
+  s = ct__nccl_init(c, device);
+  if (s != CT_OK) {
+    mpi_comm_free(c);
+    return s;
+  }
+  c->engine = CT__ENGINE_NCCL;
+  return CT_OK;
+}
+
+ct_status ct_comm_init_mpi(ct_var *v) { return comm_install(v, "ct_comm_init_mpi", 0, make_mpi); }
+
+ct_status ct_comm_init_nccl(ct_var *v, int device) {
+  return comm_install(v, "ct_comm_init_nccl", device, make_nccl);
+}
+
+/* The initialised communicator v holds, or NULL (nothing recorded). */
+static const ct__comm *comm_peek(const ct_var *v) {
+  if (v == NULL || ct_var_type(v) != &ct_comm_type) return NULL;
+  const ct__comm *c = ct_var_get(v, &ct_comm_type);
+  return c != NULL && c->engine != CT__ENGINE_NONE ? c : NULL;
+}
+
+int ct_comm_rank(const ct_var *v) {
+  const ct__comm *c = comm_peek(v);
+  return c ? c->rank : -1;
+}
+
+int ct_comm_size(const ct_var *v) {
+  const ct__comm *c = comm_peek(v);
+  return c ? c->size : -1;
+}
+
+double ct_comm_timeout(const ct_var *v) {
+  const ct__comm *c = comm_peek(v);
+  return c ? c->timeout : 0.0;
+}
+
+bool ct_comm_broken(const ct_var *v) {
+  const ct__comm *c = comm_peek(v);
+  return c != NULL && c->broken[0] != '\0';
+}
+
+ct_status ct_comm_set_timeout(ct_var *v, double seconds) {
+  if (!(seconds > 0) || !isfinite(seconds)) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_comm_set_timeout: %g seconds: give a finite "
+                                              "time > 0", seconds);
+  }
+  ct_status s = comm_check(v, "ct_comm_set_timeout");
+  if (s != CT_OK) return s;
+  ct__comm *c = ct_var_type(v) != NULL ? ct_var_get_mutable(v, &ct_comm_type) : NULL;
+  if (c == NULL || c->engine == CT__ENGINE_NONE) {
+    return ct__error(CT_ERR_UNINITIALIZED, "ct_comm_set_timeout: the communicator in variable "
+                                           "'%s' is not initialised: call ct_comm_init_mpi "
+                                           "first", ct_var_name(v));
+  }
+  c->timeout = seconds;
+  return CT_OK;
+}
+
+#ifndef CORTEN_HAVE_CUDA
+ct_status ct__nccl_init(ct__comm *c, int device) {
+  (void)c, (void)device;
+  return ct__error(CT_ERR_UNSUPPORTED, "ct_comm_init_nccl: this build of corten has no CUDA");
+}
+ct_status ct__nccl_run(ct__comm *c, const ct__coll *a, double deadline) {
+  (void)c, (void)deadline;
+  return ct__error(CT_ERR_UNSUPPORTED, "%s: this build of corten has no CUDA", a->op);
+}
+void ct__nccl_destroy(ct__comm *c) { (void)c; }
+#endif

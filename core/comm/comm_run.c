@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* core/comm/comm_run.c: running a collective: the header exchange that checks the peers agree,
+ * the transfer over MPI's nonblocking collectives (or NCCL's, core/cuda/nccl.c), the wait with a
+ * deadline, and what a failure leaves behind.
+ *
+ * No blocking MPI call is made: a blocking MPI_Allreduce waits forever for a peer that died.
+ * Each collective is started nonblocking (MPI_Iallreduce ...) and polled with MPI_Testall until
+ * it completes or the communicator's time limit passes. The header exchange is point to point
+ * (each rank sends its 64-byte header to every peer and receives theirs), so a rank that never
+ * arrives is named by the ranks that waited for it. MPI cannot cancel a started collective:
+ * after a timeout the engine may still read X and write Out if the peer turns up, so both blocks
+ * are kept alive (on a list reachable until exit), the communicator is broken, and Out is left
+ * holding no memory (an in-place op gets its input back from the framework). */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm_state.h"
+
+/* The collectives' names in the ops, for messages. */
+static const char *const coll_names[] = {
+    [CT__COLL_ALLREDUCE_SUM] = "c_allreduce_sum", [CT__COLL_ALLREDUCE_MAX] = "c_allreduce_max",
+    [CT__COLL_BROADCAST] = "c_broadcast",         [CT__COLL_ALLGATHER] = "c_allgather",
+    [CT__COLL_REDUCESCATTER] = "c_reducescatter", [CT__COLL_REDUCE_SUM] = "c_reduce_sum",
+};
+
+static const char *coll_name(int32_t kind) {
+  return kind >= CT__COLL_ALLREDUCE_SUM && kind <= CT__COLL_REDUCE_SUM ? coll_names[kind] : "?";
+}
+
+#ifdef CORTEN_HAVE_MPI
+#include <pthread.h>
+
+/* Memory an abandoned transfer may still touch (tensor blocks, a broken communicator's header
+ * buffers): held until exit, reachable from here. Never freed: MPI may write it any time. */
+static struct {
+  pthread_mutex_t mu;
+  void **v;
+  size_t n, cap;
+} orphans = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void keep_alive(void *p) {
+  if (p == NULL) return;
+  pthread_mutex_lock(&orphans.mu);
+  if (orphans.n == orphans.cap) {
+    size_t cap = orphans.cap ? 2 * orphans.cap : 8;
+    void **v = ct__realloc(orphans.v, cap * sizeof *v);
+    if (v != NULL) {
+      orphans.v = v;
+      orphans.cap = cap;
+    }
+  }
+  if (orphans.n < orphans.cap) orphans.v[orphans.n++] = p; /* else: unreachable, still alive */
+  pthread_mutex_unlock(&orphans.mu);
+}
+
+static void keep_block(ct__block *b) {
+  if (b == NULL) return;
+  ct__block_retain(b);
+  keep_alive(b);
+}
+
+int ct__mpi_wait(MPI_Request *reqs, int n, double deadline, const char *what) {
+  double spin_until = MPI_Wtime() + 1e-3;
+  for (;;) {
+    /* One MPI_Test per request (MPI_Testall leaves completed ones pending while others are): a
+     * completed request becomes MPI_REQUEST_NULL, so the missing peers can be named. */
+    int left = 0;
+    for (int i = 0; i < n; i++) {
+      if (reqs[i] == MPI_REQUEST_NULL) continue;
+      int done = 0, err = MPI_Test(&reqs[i], &done, MPI_STATUS_IGNORE);
+      if (err != MPI_SUCCESS) return ct__mpi_fail(err, "%s", what);
+      left += !done;
+    }
+    if (left == 0) return CT_OK;
+    double now = MPI_Wtime();
+    if (now > deadline) return -1;
+    if (now > spin_until) sched_yield();
+  }
+}
+
+static void header_of(const ct__comm *c, const ct__coll *a, ct__coll_header *h) {
+  memset(h, 0, sizeof *h);
+  h->seq = c->seq;
+  h->kind = a->kind;
+  h->dtype = a->x->dtype;
+  h->root = a->root;
+  h->rank = a->x->dims.rank;
+  for (int i = 0; i < a->x->dims.rank; i++) h->dims[i] = a->x->dims.d[i];
+}
+
+static const char *header_str(const ct__coll_header *h, char *buf, size_t cap) {
+  ct_ddim d = {.rank = h->rank >= 0 && h->rank <= CT_MAX_RANK ? h->rank : 0};
+  for (int i = 0; i < d.rank; i++) d.d[i] = h->dims[i];
+  char dims[CT__DDIM_STR_CAP];
+  snprintf(buf, cap, "%s of %s %s", coll_name(h->kind), ct_dtype_name((ct_dtype)h->dtype),
+           ct_ddim_str(d, dims, sizeof dims));
+  if (h->kind == CT__COLL_BROADCAST || h->kind == CT__COLL_REDUCE_SUM) {
+    size_t n = strlen(buf);
+    snprintf(buf + n, cap - n, " (root %d)", (int)h->root);
+  }
+  return buf;
+}
+
+/* The ranks whose receive did not complete, "1, 3" into buf. */
+static const char *missing_ranks(const ct__comm *c, char *buf, size_t cap) {
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int r = 0; r < c->size && n + 16 < cap; r++) {
+    if (r == c->rank || c->reqs[r] == MPI_REQUEST_NULL) continue;
+    n += (size_t)snprintf(buf + n, cap - n, "%s%d", n ? ", " : "", r);
+  }
+  return buf;
+}
+
+ct_status ct__comm_check_peers(ct__comm *c, const ct__coll *a, double deadline) {
+  char label[CT__COMM_LABEL_CAP];
+  ct__comm_label(c, a->name, label, sizeof label);
+  /* This rank's header lives beside the received ones: a send a dead peer never takes must not
+   * point into a stack frame that is gone. */
+  ct__coll_header *mine = &c->peers[c->rank];
+  header_of(c, a, mine);
+  const int tag = 0x63740; /* corten's header exchange, on corten's own duplicate */
+  for (int r = 0; r < c->size; r++) {
+    c->reqs[r] = c->reqs[c->size + r] = MPI_REQUEST_NULL;
+    if (r == c->rank) continue;
+    int e1 = MPI_Irecv(&c->peers[r], (int)sizeof *mine, MPI_BYTE, r, tag, c->mpi, &c->reqs[r]);
+    int e2 = MPI_Isend(mine, (int)sizeof *mine, MPI_BYTE, r, tag, c->mpi, &c->reqs[c->size + r]);
+    if (e1 != MPI_SUCCESS || e2 != MPI_SUCCESS) {
+      ct__mpi_fail(e1 != MPI_SUCCESS ? e1 : e2, "%s: %s: the header exchange with rank %d", a->op,
+                   label, r);
+      return ct__comm_break(c, CT_ERR_DEVICE, a, false);
+    }
+  }
+  int w = ct__mpi_wait(c->reqs, 2 * c->size, deadline, "the header exchange");
+  if (w == -1) {
+    char who[256];
+    ct__error(CT_ERR_DEVICE, "%s: %s: rank(s) %s did not arrive within %g s (the communicator's "
+                             "time limit, ct_comm_set_timeout): a peer died, stalled or runs "
+                             "other ops; the communicator is now broken", a->op, label,
+              missing_ranks(c, who, sizeof who), c->timeout);
+    return ct__comm_break(c, CT_ERR_DEVICE, a, false);
+  }
+  if (w != CT_OK) {
+    char copy[300];
+    snprintf(copy, sizeof copy, "%s", ct_last_error());
+    ct__error(CT_ERR_DEVICE, "%s: %s: %s", a->op, label, copy);
+    return ct__comm_break(c, CT_ERR_DEVICE, a, false);
+  }
+  c->seq++;
+  for (int r = 0; r < c->size; r++) {
+    const ct__coll_header *h = &c->peers[r];
+    if (r == c->rank || memcmp(h, mine, sizeof *mine) == 0) continue;
+    char x[CT__DDIM_STR_CAP + 64], y[CT__DDIM_STR_CAP + 64];
+    ct_status s = h->kind != mine->kind || h->seq != mine->seq || h->root != mine->root
+                      ? CT_ERR_INVALID_ARGUMENT
+                  : h->dtype != mine->dtype ? CT_ERR_TYPE_MISMATCH
+                                           : CT_ERR_SHAPE;
+    return ct__error(s, "%s: %s: this rank runs %s (collective #%lld) but rank %d runs %s "
+                        "(collective #%lld): every rank must run the same ops on the same "
+                        "dtypes and dims, in the same order", a->op, label,
+                     header_str(mine, x, sizeof x), (long long)mine->seq, r,
+                     header_str(h, y, sizeof y), (long long)h->seq);
+  }
+  return CT_OK;
+}
+
+/* The MPI datatype of t for a reduction, or MPI_DATATYPE_NULL (no arithmetic on it in MPI). */
+static MPI_Datatype mpi_arith_type(ct_dtype t) {
+  switch (t) {
+  case CT_INT8: return MPI_INT8_T;
+  case CT_UINT8: return MPI_UINT8_T;
+  case CT_INT16: return MPI_INT16_T;
+  case CT_INT32: return MPI_INT32_T;
+  case CT_INT64: return MPI_INT64_T;
+  case CT_FLOAT32: return MPI_FLOAT;
+  case CT_FLOAT64: return MPI_DOUBLE;
+  default: return MPI_DATATYPE_NULL;
+  }
+}
+
+static bool reduces(ct__coll_kind k) {
+  return k != CT__COLL_BROADCAST && k != CT__COLL_ALLGATHER;
+}
+
+/* Starts the transfer of a; count elements of X (bytes for the moves of dtypes without an MPI
+ * arithmetic type). */
+static int mpi_start_coll(ct__comm *c, const ct__coll *a, MPI_Request *req) {
+  const ct_tensor *x = a->x;
+  void *in = ct__tensor_ptr(x), *out = ct__tensor_ptr(a->out);
+  MPI_Datatype t = mpi_arith_type(x->dtype);
+  int64_t count = x->numel;
+  if (!reduces(a->kind)) {
+    t = MPI_BYTE;
+    count *= (int64_t)ct_dtype_size(x->dtype);
+  }
+  int n = (int)count;
+  switch (a->kind) {
+  case CT__COLL_ALLREDUCE_SUM: return MPI_Iallreduce(in, out, n, t, MPI_SUM, c->mpi, req);
+  case CT__COLL_ALLREDUCE_MAX: return MPI_Iallreduce(in, out, n, t, MPI_MAX, c->mpi, req);
+  case CT__COLL_BROADCAST:
+    if (c->rank == a->root) memcpy(out, in, (size_t)count);
+    return MPI_Ibcast(out, n, t, a->root, c->mpi, req);
+  case CT__COLL_ALLGATHER: return MPI_Iallgather(in, n, t, out, n, t, c->mpi, req);
+  case CT__COLL_REDUCESCATTER:
+    return MPI_Ireduce_scatter_block(in, out, n / c->size, t, MPI_SUM, c->mpi, req);
+  case CT__COLL_REDUCE_SUM:
+    if (c->rank != a->root) memset(out, 0, (size_t)x->numel * ct_dtype_size(x->dtype));
+    return MPI_Ireduce(in, c->rank == a->root ? out : NULL, n, t, MPI_SUM, a->root, c->mpi, req);
+  }
+  return MPI_ERR_OP;
+}
+
+/* Checks what MPI can carry: an arithmetic dtype for the reductions, counts that fit an int. */
+static ct_status mpi_check(const ct__comm *c, const ct__coll *a, const char *label) {
+  if (reduces(a->kind) && mpi_arith_type(a->x->dtype) == MPI_DATATYPE_NULL) {
+    return ct__error(CT_ERR_UNSUPPORTED, "%s: %s: MPI has no arithmetic on %s: cast X '%s' to "
+                                         "float32 (NCCL reduces float16 and bfloat16 on CUDA)",
+                     a->op, label, ct_dtype_name(a->x->dtype), a->name);
+  }
+  int64_t count = a->x->numel * (reduces(a->kind) ? 1 : (int64_t)ct_dtype_size(a->x->dtype));
+  if (count > INT32_MAX) {
+    return ct__error(CT_ERR_OUT_OF_RANGE, "%s: %s: %lld elements exceed MPI's int count: split "
+                                          "the tensor", a->op, label, (long long)count);
+  }
+  (void)c;
+  return CT_OK;
+}
+
+static ct_status mpi_run(ct__comm *c, const ct__coll *a, double deadline) {
+  char label[CT__COMM_LABEL_CAP];
+  ct__comm_label(c, a->name, label, sizeof label);
+  ct_status s = mpi_check(c, a, label);
+  if (s == CT_OK) s = ct__comm_check_peers(c, a, deadline);
+  if (s != CT_OK) return s;
+  MPI_Request req = MPI_REQUEST_NULL;
+  int err = mpi_start_coll(c, a, &req);
+  if (err != MPI_SUCCESS) {
+    ct__mpi_fail(err, "%s: %s: starting the transfer", a->op, label);
+    return ct__comm_break(c, CT_ERR_DEVICE, a, false);
+  }
+  int w = ct__mpi_wait(&req, 1, deadline, "the transfer");
+  if (w == CT_OK) return CT_OK;
+  if (w == -1) {
+    ct__error(CT_ERR_DEVICE, "%s: %s: the transfer did not complete within %g s (the "
+                             "communicator's time limit, ct_comm_set_timeout) although every "
+                             "rank had arrived: a peer died or stalled mid-transfer; output Out "
+                             "holds no memory now and the communicator is broken", a->op, label,
+              c->timeout);
+  } else {
+    char copy[300];
+    snprintf(copy, sizeof copy, "%s", ct_last_error());
+    ct__error(CT_ERR_DEVICE, "%s: %s: %s; output Out holds no memory now", a->op, label, copy);
+  }
+  return ct__comm_break(c, CT_ERR_DEVICE, a, true);
+}
+
+ct_status ct__comm_break(ct__comm *c, ct_status s, const ct__coll *a, bool begun) {
+  if (c->broken[0] == '\0') snprintf(c->broken, sizeof c->broken, "%s", ct_last_error());
+  if (c->peers != NULL) { /* the communicator no longer owns its buffers (comm.c) */
+    keep_alive(c->peers);
+    keep_alive(c->reqs);
+    c->peers = NULL;
+    c->reqs = NULL;
+  }
+  ct__comm_mark_mpi_broken();
+  if (begun) {
+    keep_block(a->x->block);
+    keep_block(a->out->block);
+  }
+  if (begun) ct__tensor_drop_memory(a->out);
+  return s;
+}
+
+ct_status ct__comm_run(ct__comm *c, const ct__coll *a) {
+  if (c->broken[0] != '\0') {
+    char label[CT__COMM_LABEL_CAP];
+    return ct__error(CT_ERR_DEVICE, "%s: %s is broken by an earlier failure (%s): make a new "
+                                    "one (ct_comm_init_mpi) on every rank", a->op,
+                     ct__comm_label(c, a->name, label, sizeof label), c->broken);
+  }
+  double deadline = MPI_Wtime() + c->timeout;
+  if (c->engine == CT__ENGINE_NCCL) return ct__nccl_run(c, a, deadline);
+  return mpi_run(c, a, deadline);
+}
+#else
+ct_status ct__comm_check_peers(ct__comm *c, const ct__coll *a, double deadline) {
+  (void)c, (void)deadline;
+  return ct__error(CT_ERR_UNSUPPORTED, "%s: this build of corten has no MPI", a->op);
+}
+
+ct_status ct__comm_break(ct__comm *c, ct_status s, const ct__coll *a, bool begun) {
+  (void)c, (void)a, (void)begun;
+  return s;
+}
+
+ct_status ct__comm_run(ct__comm *c, const ct__coll *a) {
+  (void)c;
+  return ct__error(CT_ERR_UNSUPPORTED, "%s: this build of corten has no MPI (CMake found none): "
+                                       "%s cannot run", a->op, coll_name(a->kind));
+}
+#endif

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* core/cuda/nccl.c: the NCCL engine of the collectives, for CUDA tensors.
+ *
+ * NCCL is loaded with dlopen on the first ct_comm_init_nccl (by its soname, then from the toolkit
+ * corten was built with), never linked: libcorten needs only the driver. The communicator keeps
+ * its MPI duplicate beside the NCCL one: MPI carries the unique id at init and every
+ * collective's header exchange (core/comm/comm_run.c), so ranks that disagree fail before any
+ * kernel is queued. Each NCCL communicator owns a stream: the collective waits there for the
+ * work queued on the caller's current stream, and the current stream waits for the collective,
+ * so the ops stay in order. The host polls the completion event and ncclCommGetAsyncError until
+ * the deadline; at the deadline it aborts the NCCL communicator (ncclCommAbort), which stops the
+ * kernels, so Out is left holding no memory and the communicator is broken. */
+#include "comm/comm_state.h"
+
+#if defined(CORTEN_HAVE_MPI)
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* nccl.h declares a few functions with () instead of (void). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#include <nccl.h>
+#pragma GCC diagnostic pop
+
+#include "cuda/cuda_impl.h"
+
+#ifndef CORTEN_NCCL_SONAME
+#define CORTEN_NCCL_SONAME "libnccl.so.2"
+#endif
+
+typedef ncclResult_t (*nccl_get_id_fn)(ncclUniqueId *);
+typedef ncclResult_t (*nccl_init_rank_fn)(ncclComm_t *, int, ncclUniqueId, int);
+typedef ncclResult_t (*nccl_comm_fn)(ncclComm_t);
+typedef ncclResult_t (*nccl_async_fn)(ncclComm_t, ncclResult_t *);
+typedef const char *(*nccl_string_fn)(ncclResult_t);
+typedef ncclResult_t (*nccl_allreduce_fn)(const void *, void *, size_t, ncclDataType_t,
+                                          ncclRedOp_t, ncclComm_t, cudaStream_t);
+typedef ncclResult_t (*nccl_reduce_fn)(const void *, void *, size_t, ncclDataType_t,
+                                       ncclRedOp_t, int, ncclComm_t, cudaStream_t);
+typedef ncclResult_t (*nccl_bcast_fn)(const void *, void *, size_t, ncclDataType_t, int,
+                                      ncclComm_t, cudaStream_t);
+typedef ncclResult_t (*nccl_allgather_fn)(const void *, void *, size_t, ncclDataType_t,
+                                          ncclComm_t, cudaStream_t);
+
+static struct {
+  pthread_once_t once;
+  void *lib;
+  char error[256];
+  nccl_get_id_fn get_id;
+  nccl_init_rank_fn init_rank;
+  nccl_comm_fn destroy, abort;
+  nccl_async_fn async_error;
+  nccl_string_fn string;
+  nccl_allreduce_fn allreduce, reduce_scatter;
+  nccl_reduce_fn reduce;
+  nccl_bcast_fn bcast;
+  nccl_allgather_fn allgather;
+} nccl = {.once = PTHREAD_ONCE_INIT};
+
+static void *sym(const char *name) {
+  void *p = dlsym(nccl.lib, name);
+  if (p == NULL && nccl.error[0] == '\0') {
+    snprintf(nccl.error, sizeof nccl.error, "%s has no %s", CORTEN_NCCL_SONAME, name);
+  }
+  return p;
+}
+
+static void nccl_load(void) {
+  nccl.lib = dlopen(CORTEN_NCCL_SONAME, RTLD_NOW | RTLD_LOCAL);
+#ifdef CORTEN_NCCL_DIR
+  if (nccl.lib == NULL) {
+    nccl.lib = dlopen(CORTEN_NCCL_DIR "/" CORTEN_NCCL_SONAME, RTLD_NOW | RTLD_LOCAL);
+  }
+#endif
+  if (nccl.lib == NULL) {
+    const char *why = dlerror();
+    snprintf(nccl.error, sizeof nccl.error, "cannot load %s (%s): install NCCL or add its "
+             "directory to LD_LIBRARY_PATH", CORTEN_NCCL_SONAME, why ? why : "not found");
+    return;
+  }
+  /* ISO C has no cast from void * to a function pointer; memcpy carries the address. */
+#define CT__NCCL_SYM(field, name)            \
+  do {                                       \
+    void *p_ = sym(name);                    \
+    memcpy(&nccl.field, &p_, sizeof p_);     \
+  } while (0)
+  CT__NCCL_SYM(get_id, "ncclGetUniqueId");
+  CT__NCCL_SYM(init_rank, "ncclCommInitRank");
+  CT__NCCL_SYM(destroy, "ncclCommDestroy");
+  CT__NCCL_SYM(abort, "ncclCommAbort");
+  CT__NCCL_SYM(async_error, "ncclCommGetAsyncError");
+  CT__NCCL_SYM(string, "ncclGetErrorString");
+  CT__NCCL_SYM(allreduce, "ncclAllReduce");
+  CT__NCCL_SYM(reduce_scatter, "ncclReduceScatter");
+  CT__NCCL_SYM(reduce, "ncclReduce");
+  CT__NCCL_SYM(bcast, "ncclBroadcast");
+  CT__NCCL_SYM(allgather, "ncclAllGather");
+#undef CT__NCCL_SYM
+  if (nccl.error[0] != '\0') {
+    dlclose(nccl.lib);
+    nccl.lib = NULL;
+  }
+}
+
+/* The engine's state behind ct__comm.nccl. */
+typedef struct nccl_state {
+  ncclComm_t comm;
+  int device;
+  cudaStream_t stream;
+  cudaEvent_t ready, done;
+} nccl_state;
+
+static ct_status nccl_fail(ncclResult_t r, const char *what) {
+  return ct__error(CT_ERR_DEVICE, "%s failed: %s", what, nccl.string ? nccl.string(r) : "NCCL");
+}
+
+static void state_free(nccl_state *st) {
+  if (st->done) cudaEventDestroy(st->done);
+  if (st->ready) cudaEventDestroy(st->ready);
+  if (st->stream) cudaStreamDestroy(st->stream);
+  free(st);
+}
+
+ct_status ct__nccl_init(ct__comm *c, int device) {
+  pthread_once(&nccl.once, nccl_load);
+  if (nccl.lib == NULL) return ct__error(CT_ERR_UNSUPPORTED, "ct_comm_init_nccl: %s", nccl.error);
+  ct__cuda_guard g;
+  if (ct__cuda_guard_enter(&g, device) != CT_OK) return ct_last_status();
+  nccl_state *st = ct__calloc(1, sizeof *st);
+  ct_status s = CT_OK;
+  if (st == NULL) {
+    s = ct__error(CT_ERR_OUT_OF_MEMORY, "ct_comm_init_nccl: out of host memory");
+    goto out;
+  }
+  st->device = device;
+  cudaError_t e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking);
+  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&st->ready, cudaEventDisableTiming);
+  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&st->done, cudaEventDisableTiming);
+  if (e != cudaSuccess) {
+    s = ct__cuda_fail(e, device, "ct_comm_init_nccl: making the communicator's stream");
+    goto out;
+  }
+  ncclUniqueId id;
+  memset(&id, 0, sizeof id);
+  ncclResult_t r = c->rank == 0 ? nccl.get_id(&id) : ncclSuccess;
+  if (r != ncclSuccess) {
+    s = nccl_fail(r, "ct_comm_init_nccl: ncclGetUniqueId");
+    goto out;
+  }
+  MPI_Request req = MPI_REQUEST_NULL;
+  int err = MPI_Ibcast(&id, (int)sizeof id, MPI_BYTE, 0, c->mpi, &req);
+  int w = err == MPI_SUCCESS ? ct__mpi_wait(&req, 1, MPI_Wtime() + c->timeout, "MPI_Ibcast")
+                             : ct__mpi_fail(err, "MPI_Ibcast");
+  if (w != CT_OK) {
+    s = w == -1 ? ct__error(CT_ERR_DEVICE, "ct_comm_init_nccl: rank 0's NCCL id did not arrive "
+                                           "within %g s", c->timeout)
+                : ct_last_status();
+    goto out;
+  }
+  r = nccl.init_rank(&st->comm, c->size, id, c->rank);
+  if (r != ncclSuccess) s = nccl_fail(r, "ct_comm_init_nccl: ncclCommInitRank");
+out:
+  if (s != CT_OK && st != NULL) state_free(st);
+  if (s == CT_OK) c->nccl = st;
+  ct__cuda_guard_exit(&g);
+  return s;
+}
+
+void ct__nccl_destroy(ct__comm *c) {
+  nccl_state *st = c->nccl;
+  if (st == NULL) return;
+  ct__cuda_guard g;
+  if (ct__cuda_guard_enter(&g, st->device) != CT_OK) return;
+  if (c->broken[0] == '\0') nccl.destroy(st->comm);
+  state_free(st);
+  c->nccl = NULL;
+  ct__cuda_guard_exit(&g);
+}
+
+static bool nccl_type(ct_dtype t, ncclDataType_t *out) {
+  switch (t) {
+  case CT_INT8: *out = ncclInt8; return true;
+  case CT_UINT8: *out = ncclUint8; return true;
+  case CT_INT32: *out = ncclInt32; return true;
+  case CT_INT64: *out = ncclInt64; return true;
+  case CT_FLOAT16: *out = ncclFloat16; return true;
+  case CT_BFLOAT16: *out = ncclBfloat16; return true;
+  case CT_FLOAT32: *out = ncclFloat32; return true;
+  case CT_FLOAT64: *out = ncclFloat64; return true;
+  default: return false;
+  }
+}
+
+static ncclResult_t nccl_start(const ct__comm *c, const nccl_state *st, const ct__coll *a,
+                               ncclDataType_t t, size_t count) {
+  const void *in = ct__tensor_ptr(a->x);
+  void *out = ct__tensor_ptr(a->out);
+  switch (a->kind) {
+  case CT__COLL_ALLREDUCE_SUM:
+    return nccl.allreduce(in, out, count, t, ncclSum, st->comm, st->stream);
+  case CT__COLL_ALLREDUCE_MAX:
+    return nccl.allreduce(in, out, count, t, ncclMax, st->comm, st->stream);
+  case CT__COLL_BROADCAST: return nccl.bcast(in, out, count, t, a->root, st->comm, st->stream);
+  case CT__COLL_ALLGATHER: return nccl.allgather(in, out, count, t, st->comm, st->stream);
+  case CT__COLL_REDUCESCATTER:
+    return nccl.reduce_scatter(in, out, count / (size_t)c->size, t, ncclSum, st->comm, st->stream);
+  case CT__COLL_REDUCE_SUM:
+    if (c->rank != a->root &&
+        cudaMemsetAsync(out, 0, count * ct_dtype_size(a->x->dtype), st->stream) != cudaSuccess) {
+      return ncclUnhandledCudaError;
+    }
+    return nccl.reduce(in, out, count, t, ncclSum, a->root, st->comm, st->stream);
+  }
+  return ncclInvalidArgument;
+}
+
+/* Polls the completion event and NCCL's async error until the deadline: CT_OK, or the failure
+ * recorded (-1 for the deadline, nothing recorded). */
+static int nccl_wait(const nccl_state *st, double deadline) {
+  double spin_until = MPI_Wtime() + 1e-3;
+  for (;;) {
+    cudaError_t e = cudaEventQuery(st->done);
+    if (e == cudaSuccess) return CT_OK;
+    if (e != cudaErrorNotReady) return ct__cuda_fail(e, st->device, "the NCCL transfer");
+    ncclResult_t ar = ncclSuccess;
+    nccl.async_error(st->comm, &ar);
+    if (ar != ncclSuccess && ar != ncclInProgress) return nccl_fail(ar, "the NCCL transfer");
+    double now = MPI_Wtime();
+    if (now > deadline) return -1;
+    if (now > spin_until) sched_yield();
+  }
+}
+
+ct_status ct__nccl_run(ct__comm *c, const ct__coll *a, double deadline) {
+  char label[CT__COMM_LABEL_CAP];
+  ct__comm_label(c, a->name, label, sizeof label);
+  nccl_state *st = c->nccl;
+  ncclDataType_t t = ncclUint8;
+  size_t count = (size_t)a->x->numel;
+  bool moves = a->kind == CT__COLL_BROADCAST || a->kind == CT__COLL_ALLGATHER;
+  if (!nccl_type(a->x->dtype, &t)) {
+    if (!moves) {
+      return ct__error(CT_ERR_UNSUPPORTED, "%s: %s: NCCL has no arithmetic on %s: cast X to "
+                                           "float32", a->op, label, ct_dtype_name(a->x->dtype));
+    }
+    t = ncclUint8;
+    count *= ct_dtype_size(a->x->dtype);
+  }
+  ct_status s = ct__comm_check_peers(c, a, deadline);
+  if (s != CT_OK) return s;
+  ct__cuda_guard g;
+  if (ct__cuda_guard_enter(&g, st->device) != CT_OK) return ct_last_status();
+  cudaStream_t caller = ct__cuda_stream(st->device);
+  cudaError_t e = cudaEventRecord(st->ready, caller);
+  if (e == cudaSuccess) e = cudaStreamWaitEvent(st->stream, st->ready, 0);
+  if (e != cudaSuccess) {
+    ct__cuda_guard_exit(&g);
+    return ct__cuda_fail(e, st->device, "%s: %s: ordering the NCCL stream", a->op, label);
+  }
+  ncclResult_t r = nccl_start(c, st, a, t, count);
+  int w = r != ncclSuccess ? nccl_fail(r, "starting the NCCL transfer") : CT_OK;
+  if (w == CT_OK) {
+    e = cudaEventRecord(st->done, st->stream);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(caller, st->done, 0);
+    w = e == cudaSuccess ? nccl_wait(st, deadline)
+                         : ct__cuda_fail(e, st->device, "ordering the caller's stream");
+  }
+  if (w == CT_OK) {
+    ct__cuda_guard_exit(&g);
+    return CT_OK;
+  }
+  if (w == -1) {
+    ct__error(CT_ERR_DEVICE, "%s: %s: the NCCL transfer did not complete within %g s (the "
+                             "communicator's time limit): a peer died or stalled; the "
+                             "communicator is aborted and Out holds no memory now", a->op, label,
+              c->timeout);
+  } else {
+    char copy[300];
+    snprintf(copy, sizeof copy, "%s", ct_last_error());
+    ct__error(CT_ERR_DEVICE, "%s: %s: %s; the communicator is aborted and Out holds no memory "
+                             "now", a->op, label, copy);
+  }
+  nccl.abort(st->comm); /* stops the kernels: nothing writes Out after this */
+  ct__cuda_guard_exit(&g);
+  return ct__comm_break(c, CT_ERR_DEVICE, a, true);
+}
+#else
+ct_status ct__nccl_init(ct__comm *c, int device) {
+  (void)c, (void)device;
+  return ct__error(CT_ERR_UNSUPPORTED, "ct_comm_init_nccl: this build of corten has no MPI, "
+                                       "which carries NCCL's unique id: install an MPI and "
+                                       "rebuild");
+}
+ct_status ct__nccl_run(ct__comm *c, const ct__coll *a, double deadline) {
+  (void)c, (void)deadline;
+  return ct__error(CT_ERR_UNSUPPORTED, "%s: this build of corten has no MPI", a->op);
+}
+void ct__nccl_destroy(ct__comm *c) { (void)c; }
+#endif

@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: Apache-2.0
+# The collectives (corten/comm.h) under mpirun, with 2 and 4 ranks on however many cores there
+# are (--oversubscribe), as root too (OpenMPI refuses root unless told). Check's fork mode is
+# off in these suites (an MPI process cannot fork its communicators). Without MPI the suite
+# still builds and reports itself skipped.
+if(NOT CORTEN_HAVE_MPI)
+  add_executable(test_comm test_comm.c)
+  target_link_libraries(test_comm PRIVATE corten::corten PkgConfig::CHECK)
+  target_compile_options(test_comm PRIVATE ${CORTEN_WARNINGS})
+  add_test(NAME comm COMMAND test_comm)
+  set_tests_properties(comm PROPERTIES SKIP_RETURN_CODE 77)
+  return()
+endif()
+
+# The environment of every mpirun (CORTEN_MPI_TEST_ENV) is set beside the MPI check in the top
+# CMakeLists.txt.
+set(CORTEN_MPIRUN ${MPIEXEC_EXECUTABLE} --oversubscribe)
+
+add_executable(test_comm test_comm.c)
+target_link_libraries(test_comm PRIVATE corten::corten PkgConfig::CHECK Threads::Threads
+                      MPI::MPI_C)
+target_compile_options(test_comm PRIVATE ${CORTEN_WARNINGS})
+target_compile_definitions(test_comm PRIVATE CORTEN_TEST_MPI)
+# A rank that dies or never arrives: the others fail within the time limit (comm_failure.c,
+# checked by run_comm_failure.sh, which counts the ranks that saw what they should).
+add_executable(comm_failure comm_failure.c)
+target_link_libraries(comm_failure PRIVATE corten::corten)
+target_compile_options(comm_failure PRIVATE ${CORTEN_WARNINGS})
+foreach(n 2 4)
+  add_test(NAME comm_${n} COMMAND ${CORTEN_MPIRUN} -n ${n} $<TARGET_FILE:test_comm>)
+  foreach(mode late killed)
+    add_test(NAME comm_${mode}_${n}
+             COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/run_comm_failure.sh ${MPIEXEC_EXECUTABLE} ${n}
+                     ${mode} $<TARGET_FILE:comm_failure>)
+  endforeach()
+  set_tests_properties(comm_${n} comm_late_${n} comm_killed_${n} PROPERTIES TIMEOUT 300
+                       ENVIRONMENT "${CORTEN_MPI_TEST_ENV}")
+endforeach()
+
+# NCCL (test_cuda_comm.c): a GPU suite, skipped (77) without a device; one rank here, one per GPU
+# on a machine with more (mpirun -n <GPUs>).
+add_executable(test_cuda_comm test_cuda_comm.c)
+target_link_libraries(test_cuda_comm PRIVATE corten::corten PkgConfig::CHECK Threads::Threads)
+target_compile_options(test_cuda_comm PRIVATE ${CORTEN_WARNINGS})
+add_test(NAME cuda_comm COMMAND ${CORTEN_MPIRUN} -n 1 $<TARGET_FILE:test_cuda_comm>)
+set_tests_properties(cuda_comm PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
+                     ENVIRONMENT "${CORTEN_MPI_TEST_ENV}")

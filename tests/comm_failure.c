@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tests/comm_failure.c: a rank that never arrives, or dies, makes the others fail within the
+ * communicator's time limit, with an error naming the op, the communicator and the rank; run
+ * under mpirun by tests/run_comm_failure.sh, which counts the "PASS" lines (a process that
+ * broke a communicator leaves without MPI_Finalize, so mpirun's own exit code says nothing).
+ *
+ *   comm_failure late    the last rank starts its collective twice the limit late: the others
+ *                        fail in the header exchange naming it, their in-place X left as it
+ *                        was; the late rank then fails mid-transfer, its Out holding no memory
+ *   comm_failure killed  the last rank kills itself after one good collective (mpirun
+ *                        --enable-recovery keeps the others alive): the others fail naming it
+ * Each rank that saw what it should prints "PASS rank R: ..."; anything else prints "FAIL". */
+#define _POSIX_C_SOURCE 200809L
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <corten/corten.h>
+
+static const double LIMIT = 1.0; /* seconds */
+static const double SLACK = 3.0; /* a busy 2-core machine under a sanitizer */
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int fail(int rank, const char *what) {
+  printf("FAIL rank %d: %s: %s\n", rank, what, ct_last_error());
+  return 1;
+}
+
+static ct_op *allreduce(const char *x, const char *out) {
+  ct_op *op = ct_op_new("c_allreduce_sum");
+  if (op == NULL || ct_op_set_input(op, "X", x) != CT_OK ||
+      ct_op_set_output(op, "Out", out) != CT_OK ||
+      ct_op_set_attr_string(op, "comm", "grads") != CT_OK) {
+    ct_op_free(op);
+    return NULL;
+  }
+  return op;
+}
+
+/* Runs op and checks that it fails in [LIMIT, LIMIT + SLACK) seconds with CT_ERR_DEVICE and a
+ * message holding each of need (NULL-terminated). */
+static int fails_in_time(ct_op *op, ct_scope *s, int rank, const char *const *need) {
+  double t0 = now();
+  ct_status st = ct_op_run(op, s, ct_cpu());
+  double dt = now() - t0;
+  if (st != CT_ERR_DEVICE) return fail(rank, "the collective did not fail with CT_ERR_DEVICE");
+  if (dt < LIMIT || dt >= LIMIT + SLACK) {
+    printf("FAIL rank %d: failed after %.2f s, not within the limit %.1f s\n", rank, dt, LIMIT);
+    return 1;
+  }
+  for (; *need != NULL; need++) {
+    if (strstr(ct_last_error(), *need) == NULL) {
+      printf("FAIL rank %d: '%s' not in: %s\n", rank, *need, ct_last_error());
+      return 1;
+    }
+  }
+  printf("PASS rank %d: failed after %.2f s: %s\n", rank, dt, ct_last_error());
+  return 0;
+}
+
+static int run(ct_scope *s, const char *mode) {
+  ct_var *comm = ct_scope_var(s, "grads");
+  if (ct_comm_init_mpi(comm) != CT_OK) return fail(-1, "ct_comm_init_mpi");
+  int rank = ct_comm_rank(comm), size = ct_comm_size(comm), last = size - 1;
+  ct_comm_set_timeout(comm, LIMIT);
+  float x[4] = {1, 2, 3, 4};
+  ct_op *op = allreduce("x", "x"), *op_out = allreduce("x", "out");
+  if (op == NULL || op_out == NULL ||
+      ct_tensor_set_value(ct_var_tensor(ct_scope_var(s, "x")), x, CT_DIMS(4), CT_FLOAT32,
+                          ct_cpu()) != CT_OK ||
+      ct_op_run(op_out, s, ct_cpu()) != CT_OK) {
+    ct_op_free(op);
+    ct_op_free(op_out);
+    return fail(rank, "setting up");
+  }
+  char who[64];
+  snprintf(who, sizeof who, "rank(s) %d did not arrive", last);
+  const char *need[] = {"c_allreduce_sum", "communicator 'grads'", who, NULL};
+  int bad = 0;
+  if (rank == last && strcmp(mode, "killed") == 0) {
+    fflush(stdout);
+    raise(SIGKILL);
+  } else if (rank == last) { /* late: arrives when the others gave up */
+    struct timespec nap = {.tv_sec = (time_t)(2 * LIMIT)};
+    nanosleep(&nap, NULL);
+    const char *mid[] = {"c_allreduce_sum", "communicator 'grads'", "mid-transfer", NULL};
+    bad = fails_in_time(op_out, s, rank, mid);
+    if (!bad && ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "out")), CT_FLOAT32)) {
+      bad = fail(rank, "Out still holds memory after a failed transfer");
+    }
+  } else {
+    bad = fails_in_time(op, s, rank, need);
+    const float *after = ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "x")), CT_FLOAT32);
+    if (!bad && (after == NULL || memcmp(after, x, sizeof x) != 0)) {
+      bad = fail(rank, "the in-place X changed");
+    }
+    if (!bad && (!ct_comm_broken(comm) || ct_op_run(op, s, ct_cpu()) != CT_ERR_DEVICE ||
+                 strstr(ct_last_error(), "broken") == NULL)) {
+      bad = fail(rank, "the communicator is not broken");
+    }
+  }
+  ct_op_free(op);
+  ct_op_free(op_out);
+  return bad;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2 || (strcmp(argv[1], "late") != 0 && strcmp(argv[1], "killed") != 0)) {
+    fprintf(stderr, "usage: comm_failure late|killed\n");
+    return 2;
+  }
+  ct_scope *s = ct_scope_new();
+  int bad = s == NULL ? fail(-1, "ct_scope_new") : run(s, argv[1]);
+  ct_scope_free(s);
+  fflush(stdout);
+  return bad;
+}

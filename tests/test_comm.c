@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tests/test_comm.c: the collective ops over MPI (corten/comm.h), run by ctest under
+ * `mpirun -n 2` and `-n 4`: every op, every dtype each one takes, in place, the checks that
+ * ranks agree, the gradients. Every rank runs every test, in the same order, in one process
+ * (Check's fork mode is off: an MPI process cannot fork its communicators). Rank r's X holds
+ * value(r, i) = (r + 1) (i % 5 + 1) mod 7 + r at element i, small integers that every dtype holds
+ * exactly, so each expected value is exact. The failure of a rank (killed, or late) is tested
+ * by tests/comm_failure.c. This program initialises MPI itself, so corten must leave MPI's
+ * start and end to it (checked at the end); comm_failure.c and examples/train_digits_dp.c
+ * leave both to corten. */
+#include <stdarg.h>
+
+#ifdef CORTEN_TEST_MPI
+#include <mpi.h>
+#endif
+
+#include "harness.h"
+#include "op_util.h"
+
+static int n_ranks, my_rank;
+
+static double value(int r, int64_t i) { return (double)((r + 1) * (i % 5 + 1) % 7 + r); }
+
+/* A scope holding communicator "comm" and X of dims and dtype with this rank's values. */
+static ct_scope *setup(ct_dtype dt, ct_ddim dims) {
+  ct_scope *s = ct_scope_new();
+  ck_assert_ptr_nonnull(s);
+  ck_assert_msg(ct_comm_init_mpi(ct_scope_var(s, "comm")) == CT_OK, "%s", ct_last_error());
+  /* A rank whose test failed skips the rest of it: the others then fail soon, not in 2 min. */
+  ck_assert_int_eq(ct_comm_set_timeout(ct_scope_var(s, "comm"), 20), CT_OK);
+  int64_t n = ct_ddim_numel(dims);
+  void *p = xmalloc(n, 8);
+  for (int64_t i = 0; i < n; i++) set_elem(p, dt, i, value(my_rank, i));
+  put(s, "x", dt, dims, p);
+  free(p);
+  return s;
+}
+
+/* An op of type reading X and writing out over communicator "comm" (root when >= 0). */
+static ct_op *coll(const char *type, const char *x, const char *out, int root) {
+  ct_op *op = op_x(type, x, out);
+  ck_assert_int_eq(ct_op_set_attr_string(op, "comm", "comm"), CT_OK);
+  if (root >= 0) ck_assert_int_eq(ct_op_set_attr_int(op, "root", root), CT_OK);
+  return op;
+}
+
+static void run_coll(ct_scope *s, const char *type, const char *x, const char *out, int root) {
+  ct_op *op = coll(type, x, out, root);
+  run(op, s);
+  ct_op_free(op);
+}
+
+static const ct_dtype arith[] = {CT_INT8, CT_UINT8, CT_INT16, CT_INT32, CT_INT64, CT_FLOAT32,
+                                 CT_FLOAT64};
+enum { N_ARITH = sizeof arith / sizeof arith[0] };
+
+START_TEST(test_rank_and_size) {
+  ct_scope *s = setup(CT_FLOAT32, CT_DIMS(1));
+  ct_var *c = ct_scope_var(s, "default");
+  ck_assert_int_eq(ct_comm_init_mpi(c), CT_OK);
+  /* What mpirun told this process: OpenMPI's variables, or the PMI ones of MPICH. */
+  const char *size = getenv("OMPI_COMM_WORLD_SIZE"), *rank = getenv("OMPI_COMM_WORLD_RANK");
+  if (size == NULL) size = getenv("PMI_SIZE"), rank = getenv("PMI_RANK");
+  ck_assert(size != NULL && rank != NULL);
+  ck_assert_int_eq(ct_comm_size(c), atoi(size));
+  ck_assert_int_eq(ct_comm_rank(c), atoi(rank));
+  ck_assert(ct_comm_timeout(c) == CT_COMM_DEFAULT_TIMEOUT);
+  ck_assert_int_eq(ct_comm_set_timeout(c, 2.5), CT_OK);
+  ck_assert(ct_comm_timeout(c) == 2.5);
+  CT_ASSERT_FAILS(ct_comm_set_timeout(c, 0), CT_ERR_INVALID_ARGUMENT);
+  ck_assert(!ct_comm_broken(c));
+  ck_assert_int_eq(ct_comm_rank(ct_scope_var(s, "x")), -1);
+  ct_scope_free(s);
+}
+END_TEST
+
+/* Runs type over every arithmetic dtype; want(i) is element i of the result. */
+static void check_reduce(const char *type, double (*want)(int64_t)) {
+  for (int k = 0; k < N_ARITH; k++) {
+    ct_scope *s = setup(arith[k], CT_DIMS(2, 5));
+    run_coll(s, type, "x", "out", -1);
+    const void *p = result(s, "out", arith[k], CT_DIMS(2, 5));
+    for (int64_t i = 0; i < 10; i++) {
+      ck_assert_msg(get_elem(p, arith[k], i) == want(i), "%s %s element %lld: %g, want %g", type,
+                    ct_dtype_name(arith[k]), (long long)i, get_elem(p, arith[k], i), want(i));
+    }
+    ct_scope_free(s);
+  }
+}
+
+static double sum_of(int64_t i) {
+  double v = 0;
+  for (int r = 0; r < n_ranks; r++) v += value(r, i);
+  return v;
+}
+
+static double max_of(int64_t i) {
+  double v = value(0, i);
+  for (int r = 1; r < n_ranks; r++) v = value(r, i) > v ? value(r, i) : v;
+  return v;
+}
+
+START_TEST(test_allreduce_sum_every_dtype) { check_reduce("c_allreduce_sum", sum_of); }
+END_TEST
+
+START_TEST(test_allreduce_max_every_dtype) { check_reduce("c_allreduce_max", max_of); }
+END_TEST
+
+START_TEST(test_allreduce_in_place) {
+  ct_scope *s = setup(CT_FLOAT64, CT_DIMS(7));
+  run_coll(s, "c_allreduce_sum", "x", "x", -1);
+  const double *p = result(s, "x", CT_FLOAT64, CT_DIMS(7));
+  for (int64_t i = 0; i < 7; i++) ck_assert(p[i] == sum_of(i));
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(test_broadcast_every_dtype) {
+  for (size_t k = 0; k < sizeof all_dtypes / sizeof all_dtypes[0]; k++) {
+    ct_dtype t = all_dtypes[k];
+    ct_scope *s = ct_scope_new();
+    ck_assert_int_eq(ct_comm_init_mpi(ct_scope_var(s, "comm")), CT_OK);
+    unsigned char v[6 * 8];
+    for (int i = 0; i < 6; i++) {
+      set_elem(v, t, i, t == CT_BOOL ? (my_rank + i) % 2 : my_rank * 10 + i);
+    }
+    put(s, "x", t, CT_DIMS(2, 3), v);
+    int root = n_ranks - 1;
+    run_coll(s, "c_broadcast", "x", k % 2 ? "x" : "out", root);
+    const void *o = result(s, k % 2 ? "x" : "out", t, CT_DIMS(2, 3));
+    for (int i = 0; i < 6; i++) {
+      double want = t == CT_BOOL ? (root + i) % 2 : root * 10 + i;
+      ck_assert_msg(get_elem(o, t, i) == want, "%s element %d", ct_dtype_name(t), i);
+    }
+    ct_scope_free(s);
+  }
+}
+END_TEST
+
+START_TEST(test_allgather_stacks_ranks_along_dim_0) {
+  const ct_dtype types[] = {CT_INT32, CT_FLOAT16};
+  for (int k = 0; k < 2; k++) {
+    ct_scope *s = setup(types[k], CT_DIMS(2, 3));
+    run_coll(s, "c_allgather", "x", "out", -1);
+    const void *p = result(s, "out", types[k], CT_DIMS(2 * n_ranks, 3));
+    for (int r = 0; r < n_ranks; r++) {
+      for (int64_t i = 0; i < 6; i++) ck_assert(get_elem(p, types[k], r * 6 + i) == value(r, i));
+    }
+    ct_scope_free(s);
+  }
+}
+END_TEST
+
+START_TEST(test_reducescatter_keeps_this_ranks_slice_of_the_sum) {
+  ct_scope *s = setup(CT_FLOAT32, CT_DIMS(2 * n_ranks, 3));
+  run_coll(s, "c_reducescatter", "x", "out", -1);
+  const float *p = result(s, "out", CT_FLOAT32, CT_DIMS(2, 3));
+  for (int64_t i = 0; i < 6; i++) ck_assert(p[i] == sum_of(my_rank * 6 + i));
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(test_reduce_sum_to_root_zeros_elsewhere) {
+  ct_scope *s = setup(CT_INT64, CT_DIMS(5));
+  run_coll(s, "c_reduce_sum", "x", "out", 0);
+  const int64_t *p = result(s, "out", CT_INT64, CT_DIMS(5));
+  for (int64_t i = 0; i < 5; i++) ck_assert(p[i] == (my_rank == 0 ? sum_of(i) : 0));
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(test_half_reductions_are_unsupported_over_mpi) {
+  ct_scope *s = setup(CT_FLOAT16, CT_DIMS(4));
+  ct_op *op = coll("c_allreduce_sum", "x", "out", -1);
+  run_fails(op, s, CT_ERR_UNSUPPORTED, "c_allreduce_sum", "float16", "communicator 'comm'",
+            NULL);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+/* Rank 0 runs X of dims a and dtype ta, the others dims b and dtype tb: every rank fails with
+ * want, naming both; the communicator stays usable. */
+static void check_mismatch(ct_ddim a, ct_dtype ta, ct_ddim b, ct_dtype tb, ct_status want,
+                           const char *mine, const char *theirs) {
+  ct_scope *s = setup(my_rank == 0 ? ta : tb, my_rank == 0 ? a : b);
+  ct_op *op = coll("c_allreduce_sum", "x", "out", -1);
+  run_fails(op, s, want, "c_allreduce_sum", "communicator 'comm'", my_rank == 0 ? mine : theirs,
+            my_rank == 0 ? theirs : mine, "rank", NULL);
+  ct_op_free(op);
+  put_fn(s, "y", CT_FLOAT32, CT_DIMS(3), data_iota);
+  run_coll(s, "c_allreduce_sum", "y", "out", -1);
+  const float *p = result(s, "out", CT_FLOAT32, CT_DIMS(3));
+  ck_assert(p[2] == 2.0f * (float)n_ranks);
+  ct_scope_free(s);
+}
+
+START_TEST(test_ranks_with_other_dims_fail_naming_both) {
+  check_mismatch(CT_DIMS(2, 3), CT_FLOAT32, CT_DIMS(3, 2), CT_FLOAT32, CT_ERR_SHAPE,
+                 "float32 [2,3]", "float32 [3,2]");
+}
+END_TEST
+
+START_TEST(test_ranks_with_other_dtypes_fail_naming_both) {
+  check_mismatch(CT_DIMS(4), CT_FLOAT32, CT_DIMS(4), CT_FLOAT64, CT_ERR_TYPE_MISMATCH,
+                 "float32 [4]", "float64 [4]");
+}
+END_TEST
+
+START_TEST(test_comm_attribute_errors) {
+  ct_scope *s = setup(CT_FLOAT32, CT_DIMS(4));
+  ct_op *op = coll("c_allreduce_sum", "x", "out", -1);
+  ck_assert_int_eq(ct_op_set_attr_string(op, "comm", "nope"), CT_OK);
+  run_fails(op, s, CT_ERR_NOT_FOUND, "'nope'", NULL);
+  ck_assert_ptr_nonnull(ct_var_get_mutable(ct_scope_var(s, "fresh"), &ct_comm_type));
+  ck_assert_int_eq(ct_op_set_attr_string(op, "comm", "fresh"), CT_OK);
+  run_fails(op, s, CT_ERR_UNINITIALIZED, "'fresh'", "ct_comm_init_mpi", NULL);
+  ck_assert_int_eq(ct_op_set_attr_string(op, "comm", "x"), CT_OK);
+  run_fails(op, s, CT_ERR_TYPE_MISMATCH, "'x'", NULL);
+  ct_op_free(op);
+  op = coll("c_broadcast", "x", "out", n_ranks);
+  run_fails(op, s, CT_ERR_OUT_OF_RANGE, "root", NULL);
+  ct_op_free(op);
+  CT_ASSERT_FAILS(ct_comm_init_mpi(ct_scope_var(s, "x")), CT_ERR_TYPE_MISMATCH);
+  ct_scope_free(s);
+}
+END_TEST
+
+static double one_up(int64_t i) { return (double)(i + 1); }
+
+/* A program: w -> collective `type` -> y; loss = mean(y * c) with c[i] = i + 1 on every rank;
+ * the backward pass's w@GRAD is checked against want(i). */
+static void check_grad(const char *type, ct_ddim w_dims, ct_ddim y_dims, double (*want)(int64_t)) {
+  ct_scope *s = setup(CT_FLOAT64, w_dims);
+  put_fn(s, "c", CT_FLOAT64, y_dims, one_up);
+  ct_program *p = ct_program_new();
+  int root = strcmp(type, "c_broadcast") == 0 ? 0 : -1;
+  ck_assert_int_eq(ct_program_append(p, coll(type, "x", "y", root)), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_mul", "y", "c", "yc")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, op_x("reduce_sum", "yc", "loss")), CT_OK);
+  const char *params[] = {"x"};
+  ck_assert_msg(ct_program_append_backward(p, "loss", params, 1) == CT_OK, "%s", ct_last_error());
+  ct_executor *e = ct_executor_new(p, s, ct_cpu());
+  ck_assert_ptr_nonnull(e);
+  ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+  ct_executor_free(e);
+  const double *g = result(s, "x@GRAD", CT_FLOAT64, w_dims);
+  for (int64_t i = 0; i < ct_ddim_numel(w_dims); i++) {
+    ck_assert_msg(g[i] == want(i), "%s: x@GRAD[%lld] = %g, want %g", type, (long long)i, g[i],
+                  want(i));
+  }
+  ct_program_free(p);
+  ct_scope_free(s);
+}
+
+/* Every rank's loss sums y c: d(sum of the losses)/dx sums each rank's c. */
+static double grad_allreduce(int64_t i) { return (double)n_ranks * (double)(i + 1); }
+static double grad_broadcast(int64_t i) { return my_rank == 0 ? grad_allreduce(i) : 0.0; }
+static double grad_allgather(int64_t i) { return (double)n_ranks * (double)(my_rank * 3 + i + 1); }
+
+START_TEST(test_grad_allreduce_sum_is_allreduce_of_the_grad) {
+  check_grad("c_allreduce_sum", CT_DIMS(3), CT_DIMS(3), grad_allreduce);
+}
+END_TEST
+
+START_TEST(test_grad_broadcast_is_a_reduce_to_the_root) {
+  check_grad("c_broadcast", CT_DIMS(3), CT_DIMS(3), grad_broadcast);
+}
+END_TEST
+
+START_TEST(test_grad_allgather_is_a_reduce_scatter) {
+  check_grad("c_allgather", CT_DIMS(3), CT_DIMS(3 * n_ranks), grad_allgather);
+}
+END_TEST
+
+static Suite *comm_suite(void) {
+  Suite *s = suite_create("comm");
+  CT_ADD_TEST(s, test_rank_and_size);
+  CT_ADD_TEST(s, test_allreduce_sum_every_dtype);
+  CT_ADD_TEST(s, test_allreduce_max_every_dtype);
+  CT_ADD_TEST(s, test_allreduce_in_place);
+  CT_ADD_TEST(s, test_broadcast_every_dtype);
+  CT_ADD_TEST(s, test_allgather_stacks_ranks_along_dim_0);
+  CT_ADD_TEST(s, test_reducescatter_keeps_this_ranks_slice_of_the_sum);
+  CT_ADD_TEST(s, test_reduce_sum_to_root_zeros_elsewhere);
+  CT_ADD_TEST(s, test_half_reductions_are_unsupported_over_mpi);
+  CT_ADD_TEST(s, test_ranks_with_other_dims_fail_naming_both);
+  CT_ADD_TEST(s, test_ranks_with_other_dtypes_fail_naming_both);
+  CT_ADD_TEST(s, test_comm_attribute_errors);
+  CT_ADD_TEST(s, test_grad_allreduce_sum_is_allreduce_of_the_grad);
+  CT_ADD_TEST(s, test_grad_broadcast_is_a_reduce_to_the_root);
+  CT_ADD_TEST(s, test_grad_allgather_is_a_reduce_scatter);
+  return s;
+}
+
+int main(int argc, char **argv) {
+#ifdef CORTEN_TEST_MPI
+  MPI_Init(&argc, &argv);
+#else
+  (void)argc, (void)argv;
+#endif
+  ct_var *world = ct_var_new();
+  if (world == NULL || ct_comm_init_mpi(world) != CT_OK) {
+    printf("test_comm: %s\n", ct_last_error());
+    ct_var_free(world);
+    return ct_last_status() == CT_ERR_UNSUPPORTED ? 77 : EXIT_FAILURE;
+  }
+  n_ranks = ct_comm_size(world);
+  my_rank = ct_comm_rank(world);
+  ct_var_free(world);
+  SRunner *sr = srunner_create(comm_suite());
+  srunner_set_fork_status(sr, CK_NOFORK);
+  srunner_run_all(sr, my_rank == 0 ? CK_NORMAL : CK_SILENT); /* one report, rank 0's */
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+#ifdef CORTEN_TEST_MPI
+  /* Every communicator is freed: MPI must still be the program's to finalise. */
+  int done = 1;
+  MPI_Finalized(&done);
+  if (done) {
+    printf("test_comm: corten finalised MPI, which the program had initialised\n");
+    failed++;
+  } else {
+    MPI_Finalize();
+  }
+#endif
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
