@@ -26,12 +26,6 @@
 static const char *const conv_kernels[] = {"conv2d", "depthwise_conv2d", "conv2d_grad",
                                            "depthwise_conv2d_grad", "pool2d", "pool2d_grad"};
 
-static ct_kernel_fn kernel_at(const char *type, ct_device_kind kind, ct_dtype dtype) {
-  const ct__opdef *d = ct__op_lookup(type);
-  ck_assert_msg(d != NULL, "op type %s", type);
-  return atomic_load(&((ct__opdef *)d)->kernels[kind][dtype]);
-}
-
 START_TEST(absent_kernels_are_registered_for_cuda_in_a_cuda_build) {
   for (size_t i = 0; i < sizeof conv_kernels / sizeof conv_kernels[0]; i++) {
     ct_kernel_fn fn = kernel_at(conv_kernels[i], CT_DEVICE_CUDA, CT_FLOAT32);
