@@ -172,6 +172,10 @@ START_TEST(read_only_import_refuses_every_write) {
   const float six[6] = {9, 9, 9, 9, 9, 9};
   CT_ASSERT_FAILS(ct_tensor_set_value(t, six, CT_DIMS(2, 3), CT_FLOAT32, ct_cpu()),
                   CT_ERR_READ_ONLY);
+  /* Expressions write in place with every mode but CT_SAVETO (which would reallocate). */
+  ct_expr *e = ct_expr_tensor(src);
+  CT_ASSERT_FAILS(ct_expr_assign(t, CT_PLUSTO, e), CT_ERR_READ_ONLY);
+  ct_expr_free(e);
   ck_assert_int_eq(ct_tensor_slice(v, t, 0, 1), CT_OK); /* views stay read-only */
   ck_assert(ct_tensor_is_read_only(v));
   ck_assert_ptr_null(ct_tensor_mutable_data(v, CT_FLOAT32, ct_cpu()));

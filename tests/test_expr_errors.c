@@ -269,6 +269,60 @@ START_TEST(a_dot_into_its_own_operand_or_of_halves_is_refused) {
 }
 END_TEST
 
+/* The contract's trees: a node has one parent, so one node as both operands, or a node already
+ * below another, would be freed twice. Refused, and each node is freed once (ASan checks). */
+START_TEST(a_shared_node_is_refused_and_freed_once) {
+  ct_tensor *a = tensor_k(CT_FLOAT32, CT_DIMS(3), 1);
+  ct_expr *x = LEAF(a);
+  ct_clear_error();
+  ck_assert_ptr_null(ct_expr_binary(CT_EXPR_MUL, x, x)); /* x freed once */
+  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
+  assert_message_has("only one parent", NULL);
+  ct_expr *y = LEAF(a), *z = LEAF(a);
+  ct_expr *sum = ct_expr_binary(CT_EXPR_ADD, y, z);
+  ck_assert_ptr_nonnull(sum);
+  ct_clear_error();
+  ck_assert_ptr_null(ct_expr_binary(CT_EXPR_MUL, y, LEAF(a))); /* the new leaf freed, y kept */
+  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(ct_expr_unary(CT_EXPR_EXP, z));
+  ck_assert_int_eq(ct_last_status(), CT_ERR_INVALID_ARGUMENT);
+  ct_tensor *d = dst_1234();
+  ck_assert_int_eq(ct_expr_assign(d, CT_SAVETO, sum), CT_OK); /* sum is whole */
+  const float *v = ct_tensor_data(d, CT_FLOAT32);
+  const float *av = ct_tensor_data(a, CT_FLOAT32);
+  for (int i = 0; i < 3; i++) ck_assert(v[i] == av[i] + av[i]);
+  ct_expr_free(sum);
+  ct_tensor_free(d);
+  ct_tensor_free(a);
+}
+END_TEST
+
+/* dst written in place (every mode but CT_SAVETO) must hold memory for its dims: a resize after
+ * its last mutable_data does not grow it. Refused before anything is written. */
+START_TEST(an_in_place_dst_whose_memory_does_not_cover_its_dims_is_refused) {
+  ct_tensor *d = tensor_k(CT_FLOAT32, CT_DIMS(4), 1);
+  float before[4];
+  memcpy(before, ct_tensor_data(d, CT_FLOAT32), sizeof before);
+  ck_assert_int_eq(ct_tensor_resize(d, CT_DIMS(100000)), CT_OK);
+  ct_tensor *big = tensor_k(CT_FLOAT32, CT_DIMS(100000), 2);
+  ct_expr *e = LEAF(big);
+  CT_ASSERT_FAILS(ct_expr_assign(d, CT_PLUSTO, e), CT_ERR_OUT_OF_RANGE);
+  ct_expr_free(e);
+  assert_message_has("ct_expr_assign: dst", "needs 400000 bytes", NULL);
+  /* The dot rule writes through GEMM: the same check. */
+  ck_assert_int_eq(ct_tensor_resize(d, CT_DIMS(300, 300)), CT_OK);
+  ct_tensor *p = tensor_k(CT_FLOAT32, CT_DIMS(300, 300), 4);
+  e = ct_expr_dot(LEAF(p), false, LEAF(p), false);
+  CT_ASSERT_FAILS(ct_expr_assign(d, CT_PLUSTO, e), CT_ERR_OUT_OF_RANGE);
+  ct_expr_free(e);
+  ck_assert_int_eq(ct_tensor_resize(d, CT_DIMS(4)), CT_OK);
+  ck_assert_mem_eq(ct_tensor_data(d, CT_FLOAT32), before, sizeof before);
+  ct_tensor_free(p);
+  ct_tensor_free(big);
+  ct_tensor_free(d);
+}
+END_TEST
+
 static Suite *expr_errors_suite(void) {
   Suite *s = suite_create("expr_errors");
   CT_ADD_TEST(s, a_failing_node_anywhere_frees_the_whole_tree_and_keeps_the_first_error);
@@ -284,6 +338,8 @@ static Suite *expr_errors_suite(void) {
   CT_ADD_TEST(s, a_dot_outside_the_rule_is_unsupported);
   CT_ADD_TEST(s, a_dot_of_mismatched_dims_is_a_shape_error_naming_them);
   CT_ADD_TEST(s, a_dot_into_its_own_operand_or_of_halves_is_refused);
+  CT_ADD_TEST(s, a_shared_node_is_refused_and_freed_once);
+  CT_ADD_TEST(s, an_in_place_dst_whose_memory_does_not_cover_its_dims_is_refused);
   return s;
 }
 

@@ -17,6 +17,10 @@
  * Ownership: a constructor takes its operand expressions, also when it fails (it frees them and
  * returns NULL). A NULL operand makes it return NULL without recording a new error, so nested
  * calls never leak and ct_last_error() keeps the first failure; check only the outermost result.
+ * An expression is a tree: a node has one parent. Passing one node as both operands, or a node
+ * that is already another node's operand, is refused (CT_ERR_INVALID_ARGUMENT); such a node
+ * stays with the parent it has, and the other operand is freed. Build a leaf twice to use a
+ * tensor twice (x * x is ct_expr_binary(CT_EXPR_MUL, ct_expr_tensor(x), ct_expr_tensor(x))).
  *
  * Results: every tensor leaf holds float16, bfloat16, float32 or float64, all the same dtype on
  * the same place; float16 and bfloat16 compute in float32 and round once, on the store. Each
@@ -108,8 +112,9 @@ CT_API void ct_expr_free(ct_expr *e);
  *   CT_ERR_UNSUPPORTED       leaves of an integer or bool dtype, a dot anywhere but under the dot
  *                            rule (or of float16 or bfloat16), or a place without an expression
  *                            engine in this build (CUDA tensors for now)
- *   CT_ERR_OUT_OF_RANGE      a tree deeper than 1000 nodes, or a leaf whose dims exceed its
- *                            capacity
+ *   CT_ERR_OUT_OF_RANGE      a tree deeper than 1000 nodes, or a leaf (or a dst written in
+ *                            place: every mode but CT_SAVETO) whose dims exceed its capacity
+ *   CT_ERR_READ_ONLY         dst views memory lent read-only (a DLPack import flagged so)
  *   CT_ERR_OUT_OF_MEMORY     no memory for dst (CT_SAVETO) or for the evaluation plan */
 CT_API ct_status ct_expr_assign(ct_tensor *dst, ct_assign mode, const ct_expr *e);
 

@@ -32,13 +32,30 @@ ct_expr *ct_expr_scalar(double v) {
   return e;
 }
 
+/* Frees an operand a failing constructor was given, unless it is already another node's
+ * operand (that node owns it and frees it). */
+static void drop(ct_expr *x) {
+  if (x != NULL && !x->has_parent) ct_expr_free(x);
+}
+
 /* A node over a and b (b NULL for a unary one) that owns them from here on, whatever happens. */
 static ct_expr *inner_new(ct__expr_kind kind, ct_expr_op op, ct_expr *a, ct_expr *b, bool unary,
                           const char *what) {
   if (a == NULL || (!unary && b == NULL)) { /* an operand failed: its error stays */
-    ct_expr_free(a);
-    ct_expr_free(b);
+    drop(a);
+    drop(b);
     return NULL;
+  }
+  bool same = a == b;
+  if (same || a->has_parent || (b != NULL && b->has_parent)) {
+    /* A tree: each node has one parent. Sharing a node would free it twice. */
+    drop(a);
+    if (!same) drop(b);
+    return ct__error_null(CT_ERR_INVALID_ARGUMENT,
+                          "%s: an operand is already an operand (of this node or of another), "
+                          "and a node can have only one parent: build it twice (e.g. two "
+                          "ct_expr_tensor leaves of one tensor)",
+                          what);
   }
   if (kind != CT__EXPR_DOT && !(unary ? ct__expr_op_unary(op) : ct__expr_op_binary(op))) {
     ct_expr_free(a);
@@ -57,6 +74,8 @@ static ct_expr *inner_new(ct__expr_kind kind, ct_expr_op op, ct_expr *a, ct_expr
   e->op = op;
   e->a = a;
   e->b = b;
+  a->has_parent = true;
+  if (b != NULL) b->has_parent = true;
   return e;
 }
 

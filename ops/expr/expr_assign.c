@@ -262,6 +262,15 @@ ct_status ct__expr_prepare_dst(ct_tensor *dst, ct_assign mode, ct_ddim out, ct_d
                        "ct_expr_assign: dst is on %s but the leaves are on %s (copy one of them)",
                        ct__expr_place_s(ct_tensor_place(dst), p1), ct__expr_place_s(pl, p2));
     }
+    /* Written in place: its memory must cover its dims (a resize since the last mutable_data
+     * does not grow it) and be writable. */
+    ct_status st = ct__tensor_check_data(dst, "ct_expr_assign: dst");
+    if (st != CT_OK) return st;
+    if (dst->block->read_only) {
+      return ct__error(CT_ERR_READ_ONLY,
+                       "ct_expr_assign: dst views memory its producer lent read-only (a DLPack "
+                       "tensor flagged read-only): assign into a tensor of its own");
+    }
     *data = ct__tensor_ptr(dst);
     return CT_OK;
   }

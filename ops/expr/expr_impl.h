@@ -28,6 +28,7 @@ struct ct_expr {
   const ct_tensor *t;   /* TENSOR */
   double v;             /* SCALAR */
   ct_expr *a, *b;       /* operands (a only for UNARY) */
+  bool has_parent;      /* an operand of another node already, which owns and frees it */
 };
 
 /* A tensor leaf as the engine reads it: its data and, for each dim of the output, the stride in
