@@ -111,32 +111,30 @@ static inline ct_status put_pattern(ct_scope *s, const char *name, ct_ddim dims,
                              ct_cpu());
 }
 
+/* The names adam reads for param: its gradient and state, "<param><suffix>". */
+static const char *const ADAM_SUFFIX[5] = {"@GRAD", ".m1", ".m2", ".b1p", ".b2p"};
+
 /* adam's state of param (dims): zero moments <param>.m1, .m2 and the powers <param>.b1p = 0.9,
  * .b2p = 0.999. */
 static inline ct_status put_adam_state(ct_scope *s, const char *param, ct_ddim dims) {
-  static const char *const suffix[] = {"m1", "m2", "b1p", "b2p"};
   ct_status st = CT_OK;
-  for (int k = 0; k < 4 && st == CT_OK; k++) {
+  for (int k = 1; k < 5 && st == CT_OK; k++) {
     char n[48];
-    snprintf(n, sizeof n, "%s.%s", param, suffix[k]);
-    st = k < 2 ? put_pattern(s, n, dims, 0, 0, 0, 0)
-               : put_pattern(s, n, CT_DIMS(1), 0, 0, 0, k == 2 ? 0.9 : 0.999);
+    snprintf(n, sizeof n, "%s%s", param, ADAM_SUFFIX[k]);
+    st = k < 3 ? put_pattern(s, n, dims, 0, 0, 0, 0)
+               : put_pattern(s, n, CT_DIMS(1), 0, 0, 0, k == 3 ? 0.9 : 0.999);
   }
   return st;
 }
 
 /* Appends adam (learning rate in variable lr) on param, in place, with the state above. */
 static inline ct_status add_adam(ct_program *p, const char *param) {
-  char g[48], m1[48], m2[48], b1[48], b2[48];
-  snprintf(g, sizeof g, "%s@GRAD", param);
-  snprintf(m1, sizeof m1, "%s.m1", param);
-  snprintf(m2, sizeof m2, "%s.m2", param);
-  snprintf(b1, sizeof b1, "%s.b1p", param);
-  snprintf(b2, sizeof b2, "%s.b2p", param);
-  return add(p, mk("adam", "Param", param, "Grad", g, "LearningRate", "lr", "Moment1", m1,
-                   "Moment2", m2, "Beta1Pow", b1, "Beta2Pow", b2, NULL, "ParamOut", param,
-                   "Moment1Out", m1, "Moment2Out", m2, "Beta1PowOut", b1, "Beta2PowOut", b2,
-                   NULL));
+  char n[5][48];
+  for (int k = 0; k < 5; k++) snprintf(n[k], sizeof n[k], "%s%s", param, ADAM_SUFFIX[k]);
+  return add(p, mk("adam", "Param", param, "Grad", n[0], "LearningRate", "lr", "Moment1", n[1],
+                   "Moment2", n[2], "Beta1Pow", n[3], "Beta2Pow", n[4], NULL, "ParamOut", param,
+                   "Moment1Out", n[1], "Moment2Out", n[2], "Beta1PowOut", n[3], "Beta2PowOut",
+                   n[4], NULL));
 }
 
 /* Writes variable name (float64 or int64) to f as "label count" (label NULL: the name) and its
