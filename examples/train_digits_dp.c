@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* train_digits_dp: the digits MLP of train_digits.c (examples/digits_model.h), trained data
- * parallel over MPI ranks, and checked against one process training on the whole batch.
+/* train_digits_dp: the digits MLP of examples/digits_model.h (train_digits.c trains a CNN),
+ * trained data parallel over MPI ranks, and checked against one process training on the whole
+ * batch.
  *
  *   mpirun -n 4 build/examples/train_digits_dp [digits.params] [steps]
  *
