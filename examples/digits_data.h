@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* examples/digits_data.h: what the digits examples (train_digits.c, train_digits_dp.c through
  * digits_model.h, lenet.c) share: reporting a failed call, appending a wired op, loading and
- * checking the digits file, pointing the batch variables at some of its rows, and adam's state
- * and update. Before including it, a program defines digits_program (its name, for messages)
- * and digits_dtype (the dtype of the parameters that add_init makes). Each program uses a part
- * of it, so the functions are static inline. */
+ * checking the digits file, pointing the batch variables at some of its rows, the pixels'
+ * preparation, the loss and backward pass, and adam's state and update. Before including it, a
+ * program defines digits_program (its name, for messages) and digits_dtype (the dtype of the
+ * parameters and pixels). Each program uses a part of it, so the functions are static inline. */
 #ifndef CORTEN_EXAMPLES_DIGITS_DATA_H
 #define CORTEN_EXAMPLES_DIGITS_DATA_H
 
@@ -83,6 +83,36 @@ static inline int take_rows(ct_scope *s, const char *from, int64_t begin, int64_
             "slicing the images") &&
          ok(ct_tensor_slice(ct_var_tensor(ct_scope_var(s, "batch.labels")), labels, begin, end),
             "slicing the labels");
+}
+
+/* The ops from batch.images to x: reshaped to `shape` (rank dims), cast to digits_dtype and
+ * scaled by 1/16, the pixels in [0, 1]. */
+static inline int add_pixels(ct_program *p, const int64_t *shape, size_t rank) {
+  ct_op *op = add(p, "reshape", "X", "batch.images", NULL, "Out", "pixels.u8", NULL);
+  if (op == NULL || !ok(ct_op_set_attr_ints(op, "shape", shape, rank), "reshape")) return 0;
+  op = add(p, "cast", "X", "pixels.u8", NULL, "Out", "pixels", NULL);
+  if (op == NULL || !ok(ct_op_set_attr_int(op, "dtype", digits_dtype), "cast")) return 0;
+  op = add(p, "scale", "X", "pixels", NULL, "Out", "x", NULL);
+  return op != NULL && ok(ct_op_set_attr_float(op, "scale", 1.0 / 16), "scale");
+}
+
+/* The loss of the logits in variable logits against batch.labels (softmax_with_cross_entropy,
+ * row_loss, their mean: loss) and the backward pass from it to the n params (<param>@GRAD).
+ * 1, 0 after reporting a failure, or -1 (reported as a skip) when an op on the path has no
+ * gradient in this build. */
+static inline int add_loss_and_backward(ct_program *p, const char *const *params, size_t n) {
+  if (!add(p, "softmax_with_cross_entropy", "Logits", "logits", "Label", "batch.labels", NULL,
+           "Softmax", "prob", "Loss", "row_loss", NULL) ||
+      !add(p, "mean", "X", "row_loss", NULL, "Out", "loss", NULL)) {
+    return 0;
+  }
+  ct_status s = ct_program_append_backward(p, "loss", params, n);
+  if (s == CT_ERR_UNSUPPORTED) {
+    printf("SKIPPED: this build of corten lacks a gradient the network needs: %s\n",
+           ct_last_error());
+    return -1;
+  }
+  return ok(s, "the backward pass");
 }
 
 /* An op with only an Out slot making a digits_dtype tensor of `dims`: uniform_random in

@@ -44,13 +44,8 @@ static int build_init(ct_program *p) {
 /* The forward ops, from batch.images to logits. */
 static int build_forward(ct_program *p) {
   static const int64_t flat[2] = {-1, PIXELS};
-  ct_op *op = add(p, "reshape", "X", "batch.images", NULL, "Out", "pixels.u8", NULL);
-  if (op == NULL || !ok(ct_op_set_attr_ints(op, "shape", flat, 2), "reshape")) return 0;
-  op = add(p, "cast", "X", "pixels.u8", NULL, "Out", "pixels", NULL);
-  if (op == NULL || !ok(ct_op_set_attr_int(op, "dtype", digits_dtype), "cast")) return 0;
-  op = add(p, "scale", "X", "pixels", NULL, "Out", "x", NULL);
-  if (op == NULL || !ok(ct_op_set_attr_float(op, "scale", 1.0 / 16), "scale")) return 0;
-  return add(p, "matmul", "X", "x", "Y", "fc1.w", NULL, "Out", "h.mm", NULL) &&
+  return add_pixels(p, flat, 2) &&
+         add(p, "matmul", "X", "x", "Y", "fc1.w", NULL, "Out", "h.mm", NULL) &&
          add(p, "elementwise_add", "X", "h.mm", "Y", "fc1.b", NULL, "Out", "h.pre", NULL) &&
          add(p, "relu", "X", "h.pre", NULL, "Out", "h", NULL) &&
          add(p, "matmul", "X", "h", "Y", "fc2.w", NULL, "Out", "z.mm", NULL) &&
@@ -71,19 +66,9 @@ static int add_average(ct_program *p, const char *g, const char *comm, int ranks
  * comm, not NULL, the gradients averaged over its `ranks` ranks), adam on every parameter.
  * Returns 1, 0 after reporting a failure, or -1 when an op on the path has no gradient. */
 static int build_train(ct_program *p, const char *comm, int ranks) {
-  if (!build_forward(p) ||
-      !add(p, "softmax_with_cross_entropy", "Logits", "logits", "Label", "batch.labels", NULL,
-           "Softmax", "prob", "Loss", "row_loss", NULL) ||
-      !add(p, "mean", "X", "row_loss", NULL, "Out", "loss", NULL)) {
-    return 0;
-  }
-  ct_status s = ct_program_append_backward(p, "loss", PARAMS, N_PARAMS);
-  if (s == CT_ERR_UNSUPPORTED) {
-    printf("SKIPPED: this build of corten lacks a gradient the network needs: %s\n",
-           ct_last_error());
-    return -1;
-  }
-  if (!ok(s, "the backward pass")) return 0;
+  if (!build_forward(p)) return 0;
+  int built = add_loss_and_backward(p, PARAMS, N_PARAMS);
+  if (built <= 0) return built;
   for (int i = 0; i < N_PARAMS; i++) {
     char g[32];
     snprintf(g, sizeof g, "%s@GRAD", PARAMS[i]);
