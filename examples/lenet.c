@@ -20,47 +20,27 @@
  * Usage: lenet [lenet.params [digits.params]]. Exits 0 when the network ran and its
  * probabilities sum to 1, 1 otherwise, 2 when a file cannot be read. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <corten/corten.h>
 
-enum { N = 297, SIDE = 28, DIGIT = 20, SRC = 8, CLASSES = 10, FIRST_TEST = 1500 };
+static const char digits_program[] = "lenet";
+static const ct_dtype digits_dtype = CT_FLOAT32;
 
-static int failed(const char *what) {
-  fprintf(stderr, "lenet: %s failed: %s\n", what, ct_last_error());
-  return 0;
-}
+/* Loading the digits file, failed/ok and add (an op wired from slot/name pairs), shared with
+ * train_digits.c. */
+#include "digits_data.h"
 
-static int ok(ct_status s, const char *what) { return s == CT_OK ? 1 : failed(what); }
+/* The N test digits (FIRST_TEST on) of SRC x SRC pixels, scaled up to DIGIT x DIGIT and centred
+ * in SIDE x SIDE. */
+enum { SIDE = 28, DIGIT = 20, SRC = DIGIT_SIDE, FIRST_TEST = N_TRAIN, N = N_ALL - N_TRAIN };
 
 static void show(const char *step) {
   ct_memory_stats st;
   ct_memory_stats_get(ct_cpu(), &st);
   printf("%-52s allocated %9zu B  peak %9zu B  allocs %4llu  frees %4llu\n", step, st.allocated,
          st.peak, (unsigned long long)st.allocs, (unsigned long long)st.frees);
-}
-
-/* Appends an op of `type` wired from slot/name pairs: the inputs, NULL, the outputs, NULL. */
-static ct_op *add(ct_program *p, const char *type, ...) {
-  ct_op *op = ct_op_new(type);
-  if (op == NULL) return failed(type), NULL;
-  va_list ap;
-  va_start(ap, type);
-  ct_status s = CT_OK;
-  for (int output = 0; output < 2; output++) {
-    for (const char *slot; (slot = va_arg(ap, const char *)) != NULL;) {
-      const char *name = va_arg(ap, const char *);
-      if (s == CT_OK) s = output ? ct_op_set_output(op, slot, name) : ct_op_set_input(op, slot, name);
-    }
-  }
-  va_end(ap);
-  if (s != CT_OK) {
-    ct_op_free(op);
-    return failed(type), NULL;
-  }
-  return ct_program_append(p, op) == CT_OK ? op : (failed(type), NULL);
 }
 
 /* The weights the network needs and their dims, as the manifest lists them. */
@@ -129,15 +109,10 @@ static int build(ct_program *p) {
 }
 
 /* The test digits (images FIRST_TEST ..) scaled to 20x20 bilinearly and centred in 28x28, as
- * data [N,1,28,28] float32 in [0, 1]; their labels in labels. */
+ * data [N,1,28,28] float32 in [0, 1]; their labels in labels (load_digits checked the file). */
 static int put_data(ct_scope *digits, ct_scope *s, int64_t *labels) {
   const ct_tensor *im = ct_var_get_tensor(ct_scope_find_var(digits, "images"));
   const ct_tensor *lb = ct_var_get_tensor(ct_scope_find_var(digits, "labels"));
-  if (im == NULL || lb == NULL || ct_tensor_dtype(im) != CT_UINT8 ||
-      ct_tensor_dims(im).d[0] < FIRST_TEST + N) {
-    fprintf(stderr, "lenet: the digits file lacks images uint8 [1797,8,8] and labels\n");
-    return 0;
-  }
   const uint8_t *src = ct_tensor_data(im, CT_UINT8);
   const int64_t *lab = ct_tensor_data(lb, CT_INT64);
   static float data[N * SIDE * SIDE];
@@ -235,8 +210,7 @@ int main(int argc, char **argv) {
   }
   show("LeNet's 8 weight tensors loaded (431080 floats)");
   input = ct_scope_new_kid(weights);
-  if (input == NULL || !ok(ct_params_load(digits, dg), "loading the digits") ||
-      !put_data(dg, input, labels)) {
+  if (input == NULL || !load_digits(digits, dg) || !put_data(dg, input, labels)) {
     goto done;
   }
   ct_scope_free(dg);

@@ -28,74 +28,30 @@
  * when the data cannot be read or a call fails, and 77 (a skip to ctest) when this build has no
  * gradient for one of the ops. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
 
 #include <corten/corten.h>
 
+static const char digits_program[] = "train_digits";
+static const ct_dtype digits_dtype = CT_FLOAT32;
+
+/* The digits file, batch views, op and adam helpers shared with lenet.c and train_digits_dp.c. */
+#include "digits_data.h"
+
 enum {
-  N_ALL = 1797,   /* images in the file */
-  N_TRAIN = 1500, /* the first ones train, the rest test */
-  SIDE = 8,       /* images are SIDE x SIDE */
-  FILTERS = 32,   /* conv2d's output channels */
+  SIDE = DIGIT_SIDE, /* images are SIDE x SIDE */
+  FILTERS = 32,      /* conv2d's output channels */
   FLAT = FILTERS * (SIDE / 2) * (SIDE / 2), /* after 2x2 pooling */
-  SHIFTS = 9,     /* each training image as is and moved by one pixel in the 8 directions */
+  SHIFTS = 9,        /* each training image as is and moved by one pixel in the 8 directions */
   HIDDEN = 64,
-  CLASSES = 10,
   BATCH = 50,
-  EPOCHS = 6,     /* over the augmented set */
+  EPOCHS = 6,        /* over the augmented set */
 };
 
 static const double LEARNING_RATE = 0.01;
 static const char *const PARAMS[] = {"conv.w", "conv.b", "fc1.w", "fc1.b", "fc2.w", "fc2.b"};
 enum { N_PARAMS = sizeof PARAMS / sizeof PARAMS[0] };
-
-/* Reports a failed call with corten's message; returns 0 so that callers can chain on it. */
-static int failed(const char *what) {
-  fprintf(stderr, "train_digits: %s failed: %s\n", what, ct_last_error());
-  return 0;
-}
-
-static int ok(ct_status s, const char *what) { return s == CT_OK ? 1 : failed(what); }
-
-/* Appends an op of `type` to p, wired from slot/name pairs: the inputs, NULL, the outputs,
- * NULL. Returns the op (the program's) for its attributes, or NULL after reporting. */
-static ct_op *add(ct_program *p, const char *type, ...) {
-  ct_op *op = ct_op_new(type);
-  if (op == NULL) return failed(type), NULL;
-  va_list ap;
-  va_start(ap, type);
-  ct_status s = CT_OK;
-  for (int output = 0; output < 2; output++) {
-    for (const char *slot; (slot = va_arg(ap, const char *)) != NULL;) {
-      const char *name = va_arg(ap, const char *);
-      if (s != CT_OK) continue;
-      s = output ? ct_op_set_output(op, slot, name) : ct_op_set_input(op, slot, name);
-    }
-  }
-  va_end(ap);
-  if (s != CT_OK) {
-    ct_op_free(op);
-    return failed(type), NULL;
-  }
-  return ct_program_append(p, op) == CT_OK ? op : (failed(type), NULL);
-}
-
-/* An op with only an Out slot making a float32 tensor of `dims`: uniform_random in
- * [-bound, bound) when bound > 0, else fill_constant with value. */
-static int add_init(ct_program *p, const char *out, const int64_t *dims, size_t rank,
-                    double bound, double value, int64_t seed) {
-  ct_op *op = add(p, bound > 0 ? "uniform_random" : "fill_constant", NULL, "Out", out, NULL);
-  if (op == NULL) return 0;
-  if (!ok(ct_op_set_attr_ints(op, "shape", dims, rank), out)) return 0;
-  if (bound > 0) {
-    return ok(ct_op_set_attr_float(op, "min", -bound), out) &&
-           ok(ct_op_set_attr_float(op, "max", bound), out) &&
-           ok(ct_op_set_attr_int(op, "seed", seed), out);
-  }
-  return ok(ct_op_set_attr_float(op, "value", value), out);
-}
 
 /* The parameters' dims (rank 4 at most; 0 ends a row) and fan-in, for the init. */
 static const struct {
@@ -118,15 +74,9 @@ static int build_init(ct_program *p) {
     const int64_t *dims = SHAPES[i].dims;
     size_t rank = 0;
     while (rank < 4 && dims[rank] != 0) rank++;
-    char m1[32], m2[32], b1[32], b2[32];
-    snprintf(m1, sizeof m1, "%s.m1", PARAMS[i]);
-    snprintf(m2, sizeof m2, "%s.m2", PARAMS[i]);
-    snprintf(b1, sizeof b1, "%s.beta1_pow", PARAMS[i]);
-    snprintf(b2, sizeof b2, "%s.beta2_pow", PARAMS[i]);
     double bound = 1 / sqrt(SHAPES[i].fan_in);
     if (!add_init(p, PARAMS[i], dims, rank, bound, 0.0, 1 + i) ||
-        !add_init(p, m1, dims, rank, 0, 0.0, 0) || !add_init(p, m2, dims, rank, 0, 0.0, 0) ||
-        !add_init(p, b1, one, 1, 0, 0.9, 0) || !add_init(p, b2, one, 1, 0, 0.999, 0)) {
+        !add_adam_init(p, PARAMS[i], dims, rank)) {
       return 0;
     }
   }
@@ -156,14 +106,8 @@ static int add_conv_block(ct_program *p, const char *in, const char *name, const
 /* The forward ops, from batch.images to logits. */
 static int build_forward(ct_program *p) {
   static const int64_t nchw[4] = {-1, 1, SIDE, SIDE}, flat[2] = {-1, FLAT};
-  ct_op *op = add(p, "reshape", "X", "batch.images", NULL, "Out", "pixels.u8", NULL);
-  if (op == NULL || !ok(ct_op_set_attr_ints(op, "shape", nchw, 4), "reshape")) return 0;
-  op = add(p, "cast", "X", "pixels.u8", NULL, "Out", "pixels", NULL);
-  if (op == NULL || !ok(ct_op_set_attr_int(op, "dtype", CT_FLOAT32), "cast")) return 0;
-  op = add(p, "scale", "X", "pixels", NULL, "Out", "x", NULL);
-  if (op == NULL || !ok(ct_op_set_attr_float(op, "scale", 1.0 / 16), "scale")) return 0;
-  if (!add_conv_block(p, "x", "conv", "c")) return 0;
-  op = add(p, "reshape", "X", "c", NULL, "Out", "c.flat", NULL);
+  if (!add_pixels(p, nchw, 4) || !add_conv_block(p, "x", "conv", "c")) return 0;
+  ct_op *op = add(p, "reshape", "X", "c", NULL, "Out", "c.flat", NULL);
   if (op == NULL || !ok(ct_op_set_attr_ints(op, "shape", flat, 2), "reshape")) return 0;
   return add(p, "matmul", "X", "c.flat", "Y", "fc1.w", NULL, "Out", "h.mm", NULL) &&
          add(p, "elementwise_add", "X", "h.mm", "Y", "fc1.b", NULL, "Out", "h.pre", NULL) &&
@@ -175,48 +119,13 @@ static int build_forward(ct_program *p) {
 /* The training step: the forward ops, the loss, the backward pass, adam on every parameter.
  * Returns 1, 0 after reporting a failure, or -1 when an op on the path has no gradient. */
 static int build_train(ct_program *p) {
-  if (!build_forward(p) ||
-      !add(p, "softmax_with_cross_entropy", "Logits", "logits", "Label", "batch.labels", NULL,
-           "Softmax", "prob", "Loss", "row_loss", NULL) ||
-      !add(p, "mean", "X", "row_loss", NULL, "Out", "loss", NULL)) {
-    return 0;
-  }
-  ct_status s = ct_program_append_backward(p, "loss", PARAMS, N_PARAMS);
-  if (s == CT_ERR_UNSUPPORTED) {
-    printf("SKIPPED: this build of corten lacks a gradient the network needs: %s\n",
-           ct_last_error());
-    return -1;
-  }
-  if (!ok(s, "the backward pass")) return 0;
+  if (!build_forward(p)) return 0;
+  int built = add_loss_and_backward(p, PARAMS, N_PARAMS);
+  if (built <= 0) return built;
   for (int i = 0; i < N_PARAMS; i++) {
-    const char *w = PARAMS[i];
-    char g[32], m1[32], m2[32], b1[32], b2[32];
-    snprintf(g, sizeof g, "%s@GRAD", w);
-    snprintf(m1, sizeof m1, "%s.m1", w);
-    snprintf(m2, sizeof m2, "%s.m2", w);
-    snprintf(b1, sizeof b1, "%s.beta1_pow", w);
-    snprintf(b2, sizeof b2, "%s.beta2_pow", w);
-    if (!add(p, "adam", "Param", w, "Grad", g, "LearningRate", "lr", "Moment1", m1, "Moment2",
-             m2, "Beta1Pow", b1, "Beta2Pow", b2, NULL, "ParamOut", w, "Moment1Out", m1,
-             "Moment2Out", m2, "Beta1PowOut", b1, "Beta2PowOut", b2, NULL)) {
-      return 0;
-    }
+    if (!add_adam(p, PARAMS[i])) return 0;
   }
   return 1;
-}
-
-/* Points the batch variables at rows [begin, end) of the images and labels of the variables
- * <from>images and <from>labels ("" for the loaded set, "train." for the augmented one). */
-static int take_rows(ct_scope *s, const char *from, int64_t begin, int64_t end) {
-  char in[32], ln[32];
-  snprintf(in, sizeof in, "%simages", from);
-  snprintf(ln, sizeof ln, "%slabels", from);
-  const ct_tensor *images = ct_var_get_tensor(ct_scope_find_var(s, in));
-  const ct_tensor *labels = ct_var_get_tensor(ct_scope_find_var(s, ln));
-  return ok(ct_tensor_slice(ct_var_tensor(ct_scope_var(s, "batch.images")), images, begin, end),
-            "slicing the images") &&
-         ok(ct_tensor_slice(ct_var_tensor(ct_scope_var(s, "batch.labels")), labels, begin, end),
-            "slicing the labels");
 }
 
 /* The training set, augmented: each of the first N_TRAIN images as is and moved by one pixel in
@@ -277,20 +186,6 @@ static double accuracy(ct_scope *s) {
   return n > 0 ? (double)right / (double)n : 0.0;
 }
 
-static int check_data(ct_scope *s) {
-  const ct_tensor *images = ct_var_get_tensor(ct_scope_find_var(s, "images"));
-  const ct_tensor *labels = ct_var_get_tensor(ct_scope_find_var(s, "labels"));
-  if (images != NULL && labels != NULL && ct_tensor_dtype(images) == CT_UINT8 &&
-      ct_tensor_dtype(labels) == CT_INT64 &&
-      ct_ddim_equal(ct_tensor_dims(images), CT_DIMS(N_ALL, 8, 8)) &&
-      ct_ddim_equal(ct_tensor_dims(labels), CT_DIMS(N_ALL))) {
-    return 1;
-  }
-  fprintf(stderr, "train_digits: the file does not hold images uint8 [%d,8,8] and labels int64 "
-                  "[%d]\n", N_ALL, N_ALL);
-  return 0;
-}
-
 static double seconds(void) {
   struct timespec t;
   timespec_get(&t, TIME_UTC);
@@ -301,8 +196,8 @@ static double seconds(void) {
  * a gradient is missing from this build (reported as a skip). */
 static double train(const char *path, ct_scope *s, ct_program *init, ct_program *step,
                     ct_program *eval) {
-  if (!ok(ct_params_load(path, s), "loading the digits") || !check_data(s) ||
-      !augment(s) || !take_rows(s, "train.", 0, BATCH) || !build_init(init)) {
+  if (!load_digits(path, s) || !augment(s) || !take_rows(s, "train.", 0, BATCH) ||
+      !build_init(init)) {
     return -1;
   }
   int built = build_train(step);

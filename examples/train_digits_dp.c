@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* train_digits_dp: the digits MLP of train_digits.c (examples/digits_model.h), trained data
- * parallel over MPI ranks, and checked against one process training on the whole batch.
+/* train_digits_dp: the digits MLP of examples/digits_model.h (train_digits.c trains a CNN),
+ * trained data parallel over MPI ranks, and checked against one process training on the whole
+ * batch.
  *
  *   mpirun -n 4 build/examples/train_digits_dp [digits.params] [steps]
  *
@@ -49,9 +50,8 @@ static int setup(run *r, const char *path) {
     fprintf(stderr, "train_digits_dp: %d ranks do not divide the batch of %d\n", r->ranks, BATCH);
     return 0;
   }
-  if (!ok(ct_params_load(path, r->dp), "loading the digits") ||
-      !ok(ct_params_load(path, r->ref), "loading the digits") || !take_rows(r->dp, 0, BATCH) ||
-      !take_rows(r->ref, 0, BATCH) || !build_init(r->init) || !build_forward(r->eval)) {
+  if (!load_digits(path, r->dp) || !load_digits(path, r->ref) || !take_rows(r->dp, "", 0, BATCH) ||
+      !take_rows(r->ref, "", 0, BATCH) || !build_init(r->init) || !build_forward(r->eval)) {
     return 0;
   }
   int a = build_train(r->step_dp, "comm", r->ranks), b = build_train(r->step_ref, NULL, 1);
@@ -122,7 +122,7 @@ static int train(run *r, int steps) {
   int64_t shard = BATCH / r->ranks;
   for (int k = 0; k < steps; k++) {
     int64_t b = (int64_t)(k % STEPS_PER_EPOCH) * BATCH, mine = b + r->rank * shard;
-    if (!take_rows(r->dp, mine, mine + shard) || !take_rows(r->ref, b, b + BATCH) ||
+    if (!take_rows(r->dp, "", mine, mine + shard) || !take_rows(r->ref, "", b, b + BATCH) ||
         !ok(ct_executor_run(dp), "a data-parallel step") ||
         !ok(ct_executor_run(ref), "a single-process step")) {
       goto done;
@@ -155,7 +155,7 @@ done:
 
 /* The test accuracy of the data-parallel model (every rank holds the same one). */
 static double accuracy(run *r) {
-  if (!take_rows(r->dp, N_TRAIN, N_ALL) || !run_program(r->eval, r->dp, "scoring")) return -1;
+  if (!take_rows(r->dp, "", N_TRAIN, N_ALL) || !run_program(r->eval, r->dp, "scoring")) return -1;
   const ct_tensor *lt = ct_var_get_tensor(ct_scope_find_var(r->dp, "logits"));
   const double *logits = ct_tensor_data(lt, CT_FLOAT64);
   const int64_t *labels =

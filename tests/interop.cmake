@@ -42,7 +42,7 @@ include(${CMAKE_CURRENT_SOURCE_DIR}/python/python.cmake)
 # PyTorch parity: a C program NAME (NAME.c) trains a network and writes its numbers; the script
 # python/test_NAME.py computes the same in PyTorch (Debian's python3-torch) and compares them.
 # Skipped (77) without torch, or while the build lacks a gradient the network needs.
-#   torch_parity         a small MLP with SGD, and a small CNN with adam
+#   torch_parity         a small MLP with SGD, and a small CNN with batch_norm and adam
 #   torch_parity_layers  a transformer-style block with adam, and batch_norm
 function(corten_add_torch_parity name)
   add_executable(${name} ${name}.c)

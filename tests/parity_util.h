@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What the C sides of the PyTorch parity tests (torch_parity*.c) share: the failure report,
- * writing a variable as the scripts read it (tests/python/torch_parity_util.py), and main.
- * Each program sets parity_name and calls parity_main with its run function. */
+ * making ops (mk, add, with_*), adam and its state, the fixed input patterns, writing a variable
+ * as the scripts read it (tests/python/torch_parity_util.py), the training loop, and main.
+ * Each program sets parity_name and calls parity_main with its run function. The helpers a
+ * program may not use are static inline. */
 #ifndef CORTEN_TESTS_PARITY_UTIL_H
 #define CORTEN_TESTS_PARITY_UTIL_H
 
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include <corten/corten.h>
@@ -16,6 +21,120 @@ static const char *parity_name;
 static int fail(const char *what) {
   fprintf(stderr, "%s: %s: %s\n", parity_name, what, ct_last_error());
   return 1;
+}
+
+/* An op of type with the given wiring: slot, name pairs for the inputs, NULL, then pairs for
+ * the outputs, NULL. NULL on failure (recorded). */
+static inline ct_op *mk(const char *type, ...) {
+  ct_op *op = ct_op_new(type);
+  if (op == NULL) return NULL;
+  va_list ap;
+  va_start(ap, type);
+  ct_status s = CT_OK;
+  for (int out = 0; out < 2; out++) {
+    for (const char *slot = va_arg(ap, const char *); slot != NULL;
+         slot = va_arg(ap, const char *)) {
+      const char *name = va_arg(ap, const char *);
+      if (s == CT_OK) s = out ? ct_op_set_output(op, slot, name) : ct_op_set_input(op, slot, name);
+    }
+  }
+  va_end(ap);
+  if (s != CT_OK) {
+    ct_op_free(op);
+    return NULL;
+  }
+  return op;
+}
+
+/* Appends op (NULL: the failure of making it). */
+static inline ct_status add(ct_program *p, ct_op *op) {
+  return op == NULL ? ct_last_status() : ct_program_append(p, op);
+}
+
+/* op with attribute name set (freed, NULL, when that fails; NULL passes through). */
+static inline ct_op *with_int(ct_op *op, const char *name, int64_t v) {
+  if (op != NULL && ct_op_set_attr_int(op, name, v) != CT_OK) {
+    ct_op_free(op);
+    return NULL;
+  }
+  return op;
+}
+
+static inline ct_op *with_bool(ct_op *op, const char *name, bool v) {
+  if (op != NULL && ct_op_set_attr_bool(op, name, v) != CT_OK) {
+    ct_op_free(op);
+    return NULL;
+  }
+  return op;
+}
+
+static inline ct_op *with_string(ct_op *op, const char *name, const char *v) {
+  if (op != NULL && ct_op_set_attr_string(op, name, v) != CT_OK) {
+    ct_op_free(op);
+    return NULL;
+  }
+  return op;
+}
+
+/* Sets int list attribute name of op to {a, b}. */
+static inline ct_op *with_pair(ct_op *op, const char *name, int64_t a, int64_t b) {
+  const int64_t v[2] = {a, b};
+  if (op != NULL && ct_op_set_attr_ints(op, name, v, 2) != CT_OK) {
+    ct_op_free(op);
+    return NULL;
+  }
+  return op;
+}
+
+/* Appends ops[0..n) in order; after a failure frees the rest. */
+static inline ct_status add_all(ct_program *p, ct_op *const *ops, size_t n) {
+  ct_status s = CT_OK;
+  for (size_t k = 0; k < n; k++) {
+    if (s == CT_OK) {
+      s = add(p, ops[k]);
+    } else if (ops[k] != NULL) {
+      ct_op_free(ops[k]);
+    }
+  }
+  return s;
+}
+
+/* A float64 tensor of dims (1024 elements at most) in variable name, element i =
+ * a sin(b i + c) + d. */
+static inline ct_status put_pattern(ct_scope *s, const char *name, ct_ddim dims, double a,
+                                    double b, double c, double d) {
+  double v[1024];
+  int64_t n = ct_ddim_numel(dims);
+  if (n > 1024) return CT_ERR_OUT_OF_RANGE;
+  for (int64_t i = 0; i < n; i++) v[i] = a * sin(b * (double)i + c) + d;
+  return ct_tensor_set_value(ct_var_tensor(ct_scope_var(s, name)), v, dims, CT_FLOAT64,
+                             ct_cpu());
+}
+
+/* The names adam reads for param: its gradient and state, "<param><suffix>". */
+static const char *const ADAM_SUFFIX[5] = {"@GRAD", ".m1", ".m2", ".b1p", ".b2p"};
+
+/* adam's state of param (dims): zero moments <param>.m1, .m2 and the powers <param>.b1p = 0.9,
+ * .b2p = 0.999. */
+static inline ct_status put_adam_state(ct_scope *s, const char *param, ct_ddim dims) {
+  ct_status st = CT_OK;
+  for (int k = 1; k < 5 && st == CT_OK; k++) {
+    char n[48];
+    snprintf(n, sizeof n, "%s%s", param, ADAM_SUFFIX[k]);
+    st = k < 3 ? put_pattern(s, n, dims, 0, 0, 0, 0)
+               : put_pattern(s, n, CT_DIMS(1), 0, 0, 0, k == 3 ? 0.9 : 0.999);
+  }
+  return st;
+}
+
+/* Appends adam (learning rate in variable lr) on param, in place, with the state above. */
+static inline ct_status add_adam(ct_program *p, const char *param) {
+  char n[5][48];
+  for (int k = 0; k < 5; k++) snprintf(n[k], sizeof n[k], "%s%s", param, ADAM_SUFFIX[k]);
+  return add(p, mk("adam", "Param", param, "Grad", n[0], "LearningRate", "lr", "Moment1", n[1],
+                   "Moment2", n[2], "Beta1Pow", n[3], "Beta2Pow", n[4], NULL, "ParamOut", param,
+                   "Moment1Out", n[1], "Moment2Out", n[2], "Beta1PowOut", n[3], "Beta2PowOut",
+                   n[4], NULL));
 }
 
 /* Writes variable name (float64 or int64) to f as "label count" (label NULL: the name) and its

@@ -18,65 +18,18 @@
  *
  * Usage: torch_parity_layers OUT. OUT is text: for each array a line "name count", then count
  * values one per line (%.17g). Exits 0 when written, 1 on a failure. */
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
 
 #include <corten/corten.h>
 
 #include "parity_util.h"
 
 enum { B = 2, T = 5, V = 11, D = 8, H = 16, C = 4, STEPS = 20 };
-enum { BN_N = 4, BN_C = 3, BN_HW = 6 };
+enum { BN_N = 4, BN_C = 3 };
 
 static const char *const PARAMS[] = {"emb.w", "ln1.scale", "ln1.bias", "fc1.w", "fc1.b",
                                      "fc2.w", "fc2.b",     "ln2.scale", "ln2.bias", "out.w"};
 enum { N_PARAMS = sizeof PARAMS / sizeof PARAMS[0] };
-
-/* An op of type with the given wiring: slot, name pairs for the inputs, NULL, then pairs for
- * the outputs, NULL. NULL on failure (recorded). */
-static ct_op *mk(const char *type, ...) {
-  ct_op *op = ct_op_new(type);
-  if (op == NULL) return NULL;
-  va_list ap;
-  va_start(ap, type);
-  ct_status s = CT_OK;
-  for (int out = 0; out < 2; out++) {
-    for (const char *slot = va_arg(ap, const char *); slot != NULL;
-         slot = va_arg(ap, const char *)) {
-      const char *name = va_arg(ap, const char *);
-      if (s == CT_OK) s = out ? ct_op_set_output(op, slot, name) : ct_op_set_input(op, slot, name);
-    }
-  }
-  va_end(ap);
-  if (s != CT_OK) {
-    ct_op_free(op);
-    return NULL;
-  }
-  return op;
-}
-
-/* Appends op (NULL: the failure of making it). */
-static ct_status add(ct_program *p, ct_op *op) {
-  return op == NULL ? ct_last_status() : ct_program_append(p, op);
-}
-
-static ct_op *with_int(ct_op *op, const char *name, int64_t v) {
-  if (op != NULL && ct_op_set_attr_int(op, name, v) != CT_OK) {
-    ct_op_free(op);
-    return NULL;
-  }
-  return op;
-}
-
-static ct_op *with_bool(ct_op *op, const char *name, bool v) {
-  if (op != NULL && ct_op_set_attr_bool(op, name, v) != CT_OK) {
-    ct_op_free(op);
-    return NULL;
-  }
-  return op;
-}
 
 static ct_op *ln(const char *x, const char *pre, const char *y) {
   char sc[32], bi[32], mean[32], var[32];
@@ -90,12 +43,9 @@ static ct_op *ln(const char *x, const char *pre, const char *y) {
 }
 
 static ct_status build_block(ct_program *p) {
-  ct_op *drop = mk("dropout", "X", "f.act", NULL, "Out", "f.drop", "Mask", "f.mask", NULL);
-  if (drop != NULL && ct_op_set_attr_string(drop, "dropout_implementation",
-                                            "upscale_in_train") != CT_OK) {
-    ct_op_free(drop);
-    drop = NULL;
-  }
+  ct_op *drop = with_string(mk("dropout", "X", "f.act", NULL, "Out", "f.drop", "Mask", "f.mask",
+                                NULL),
+                             "dropout_implementation", "upscale_in_train");
   static const int64_t rows[2] = {B * T, C};
   ct_op *reshape = mk("reshape", "X", "z.out", NULL, "Out", "logits", NULL);
   if (reshape != NULL && ct_op_set_attr_ints(reshape, "shape", rows, 2) != CT_OK) {
@@ -121,42 +71,10 @@ static ct_status build_block(ct_program *p) {
       mk("mean", "X", "row_loss", NULL, "Out", "loss", NULL),
       with_int(mk("arg_max", "X", "logits", NULL, "Out", "pred", NULL), "axis", 1),
   };
-  ct_status s = CT_OK;
-  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
-    if (s == CT_OK) {
-      s = add(p, ops[k]);
-    } else if (ops[k] != NULL) {
-      ct_op_free(ops[k]);
-    }
-  }
+  ct_status s = add_all(p, ops, sizeof ops / sizeof ops[0]);
   if (s == CT_OK) s = ct_program_append_backward(p, "loss", PARAMS, N_PARAMS);
-  for (int i = 0; i < N_PARAMS && s == CT_OK; i++) {
-    char g[40], m1[40], m2[40], b1[40], b2[40];
-    snprintf(g, sizeof g, "%s@GRAD", PARAMS[i]);
-    snprintf(m1, sizeof m1, "%s.m1", PARAMS[i]);
-    snprintf(m2, sizeof m2, "%s.m2", PARAMS[i]);
-    snprintf(b1, sizeof b1, "%s.b1p", PARAMS[i]);
-    snprintf(b2, sizeof b2, "%s.b2p", PARAMS[i]);
-    s = add(p, mk("adam", "Param", PARAMS[i], "Grad", g, "LearningRate", "lr", "Moment1", m1,
-                  "Moment2", m2, "Beta1Pow", b1, "Beta2Pow", b2, NULL, "ParamOut", PARAMS[i],
-                  "Moment1Out", m1, "Moment2Out", m2, "Beta1PowOut", b1, "Beta2PowOut", b2,
-                  NULL));
-  }
+  for (int i = 0; i < N_PARAMS && s == CT_OK; i++) s = add_adam(p, PARAMS[i]);
   return s;
-}
-
-/* A float64 tensor of dims in variable name, element i = a sin(b i + c) + d. */
-static ct_status put_pattern(ct_scope *s, const char *name, ct_ddim dims, double a, double b,
-                             double c, double d) {
-  static double v[V * D + H * D + BN_N * BN_C * BN_HW];
-  int64_t n = ct_ddim_numel(dims);
-  for (int64_t i = 0; i < n; i++) v[i] = a * sin(b * (double)i + c) + d;
-  return ct_tensor_set_value(ct_var_tensor(ct_scope_var(s, name)), v, dims, CT_FLOAT64,
-                             ct_cpu());
-}
-
-static ct_status put_zeros(ct_scope *s, const char *name, ct_ddim dims) {
-  return put_pattern(s, name, dims, 0, 0, 0, 0);
 }
 
 static ct_status put_block_inputs(ct_scope *s) {
@@ -178,16 +96,8 @@ static ct_status put_block_inputs(ct_scope *s) {
   };
   ct_status st = CT_OK;
   for (size_t k = 0; k < sizeof w / sizeof w[0] && st == CT_OK; k++) {
-    char n[40];
     st = put_pattern(s, w[k].name, w[k].dims, w[k].a, w[k].b, w[k].c, w[k].d);
-    snprintf(n, sizeof n, "%s.m1", w[k].name);
-    if (st == CT_OK) st = put_zeros(s, n, w[k].dims);
-    snprintf(n, sizeof n, "%s.m2", w[k].name);
-    if (st == CT_OK) st = put_zeros(s, n, w[k].dims);
-    snprintf(n, sizeof n, "%s.b1p", w[k].name);
-    if (st == CT_OK) st = put_pattern(s, n, CT_DIMS(1), 0, 0, 0, 0.9);
-    snprintf(n, sizeof n, "%s.b2p", w[k].name);
-    if (st == CT_OK) st = put_pattern(s, n, CT_DIMS(1), 0, 0, 0, 0.999);
+    if (st == CT_OK) st = put_adam_state(s, w[k].name, w[k].dims);
   }
   if (st == CT_OK) st = put_pattern(s, "lr", CT_DIMS(1), 0, 0, 0, 0.01);
   if (st == CT_OK) {

@@ -27,31 +27,10 @@ BN_SHAPE = (4, 3, 2, 3)
 EPS = 1e-5
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_parity_util import import_torch, run_corten  # noqa: E402
+from torch_parity_util import Checker, import_torch, run_corten  # noqa: E402
 
 torch = import_torch()
 F = torch.nn.functional
-
-
-class Checker:
-    def __init__(self):
-        self.failures = []
-        self.worst = 0.0
-
-    def close(self, name, got, want):
-        """got (corten) against want (torch): max |got - want| <= REL * max |want|."""
-        want = want.detach()
-        got = torch.tensor(got, dtype=torch.float64).reshape(want.shape)
-        scale = max(want.abs().max().item(), 1e-300)
-        err = (got - want).abs().max().item()
-        if err > REL * scale:
-            self.failures.append("%s: max difference %.3g, %.3g relative" % (name, err,
-                                                                               err / scale))
-        self.worst = max(self.worst, err / scale)
-
-    def equal(self, name, got, want):
-        if [int(v) for v in got] != [int(v) for v in want.reshape(-1).tolist()]:
-            self.failures.append("%s: %s, torch %s" % (name, got, want.tolist()))
 
 
 def f64(c, name, shape):
@@ -118,17 +97,10 @@ def main():
     c = run_corten()
     if not isinstance(c, dict):
         return c
-    ck = Checker()
+    ck = Checker(torch, REL)
     block(c, ck)
     batch_norm(c, ck)
-    if ck.failures:
-        print("corten and torch %s differ:" % torch.__version__)
-        for f in ck.failures:
-            print("  " + f)
-        return 1
-    print("corten and torch %s agree: the block over %d adam steps and batch_norm (largest "
-          "relative difference %.3g)" % (torch.__version__, STEPS, ck.worst))
-    return 0
+    return ck.report("the block over %d adam steps and batch_norm" % STEPS)
 
 
 if __name__ == "__main__":
