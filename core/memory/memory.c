@@ -142,7 +142,7 @@ void ct_memory_reset_peak(ct_place place) {
 ct_status ct_memory_empty_cache(ct_place place) {
   domain *d = domain_of(place, "ct_memory_empty_cache");
   if (d == NULL) return ct_last_status();
-  if (place.kind == CT_DEVICE_CUDA) return ct_cuda_empty_cache();
+  if (place.kind == CT_DEVICE_CUDA) return ct__cuda_empty_device_cache(place.device);
   if (place.kind == CT_DEVICE_CPU) stats_unreserve(d, ct__host_cache_empty());
   return CT_OK;
 }

@@ -53,7 +53,7 @@ CT_API void ct_memory_reset_peak(ct_place place);
  * tensors take. The host keeps freed tensor blocks of 64 KiB and more (up to 1 GiB in all, the
  * least recently freed going first beyond that), so that a block allocated again at the same
  * size costs no page faults; page-locked memory keeps nothing; a CUDA device gives back its
- * cache as ct_cuda_empty_cache does (every device's). Thread-safe.
+ * cache (that device's only; ct_cuda_empty_cache empties every device's). Thread-safe.
  * Errors: those of ct_memory_stats_get, and CT_ERR_DEVICE when a CUDA call fails. */
 CT_API ct_status ct_memory_empty_cache(ct_place place);
 
