@@ -36,7 +36,9 @@ fi
 case $(uname -m) in x86_64 | amd64) ;; *) echo "simd: not x86-64, not checked"; exit 77 ;; esac
 command -v objdump >/dev/null || { echo "simd: objdump not found (binutils)"; exit 1; }
 
-objdump -d --no-show-raw-insn "$lib" >"${TMPDIR:-/tmp}/check_simd.$$" || exit 1
+dis=$(mktemp) || exit 2
+trap 'rm -f "$dis"' EXIT
+objdump -d --no-show-raw-insn "$lib" >"$dis" || exit 1
 bad=0
 for k in $kernels; do
   name=${k%%:*}
@@ -44,7 +46,7 @@ for k in $kernels; do
   n=$(awk -v f="$name" -v pat="$pat" '
     /^[0-9a-f]+ <[^>]*>:$/ { s = $2; gsub(/[<>:]/, "", s); sub(/\..*/, "", s); inside = (s == f); if (inside) found = 1; next }
     inside { split($0, a, "\t"); op = a[2]; sub(/ .*/, "", op); if (op ~ "^(" pat ")$") hits++ }
-    END { if (!found) print "missing"; else print hits + 0 }' "${TMPDIR:-/tmp}/check_simd.$$")
+    END { if (!found) print "missing"; else print hits + 0 }' "$dis")
   if [ "$n" = "missing" ]; then
     echo "simd: kernel $name not found in $lib (renamed? update tests/check_simd.sh)"
     bad=$((bad + 1))
@@ -55,5 +57,4 @@ for k in $kernels; do
     echo "simd: $name: $n packed instructions"
   fi
 done
-rm -f "${TMPDIR:-/tmp}/check_simd.$$"
 [ "$bad" -eq 0 ]

@@ -253,6 +253,20 @@ START_TEST(versioned_round_trip_through_corten_shares_memory) {
 }
 END_TEST
 
+/* A C test program has no CPython functions: the capsule destructor says so and leaves the
+ * (fake) capsule alone; a NULL capsule sets no error. */
+START_TEST(capsule_destructor_without_python_sets_an_error) {
+  ct_clear_error();
+  ct_dlpack_capsule_destructor(NULL);
+  ck_assert_int_eq(ct_last_status(), CT_OK);
+  int not_a_capsule = 0;
+  ct_dlpack_capsule_destructor(&not_a_capsule);
+  ck_assert_int_eq(ct_last_status(), CT_ERR_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(ct_last_error(), "leaked"));
+  ck_assert_int_eq(not_a_capsule, 0);
+}
+END_TEST
+
 static Suite *dlpack_versioned_suite(void) {
   Suite *s = suite_create("dlpack_versioned");
   CT_ADD_TEST(s, to_dlpack_versioned_is_version_1_0_zero_copy);
@@ -266,6 +280,7 @@ static Suite *dlpack_versioned_suite(void) {
   CT_ADD_TEST(s, read_only_output_of_an_op_fails_the_op);
   CT_ADD_TEST(s, read_only_tensor_exports_with_the_flag_and_not_unversioned);
   CT_ADD_TEST(s, versioned_round_trip_through_corten_shares_memory);
+  CT_ADD_TEST(s, capsule_destructor_without_python_sets_an_error);
   return s;
 }
 

@@ -174,6 +174,14 @@ START_TEST(bn_refusals_name_the_problem) {
   run_fails(op, s, CT_ERR_SHAPE, "empty", "is_test", NULL);
   put_smooth(s, "x", CT_DIMS(3), 0);
   run_fails(op, s, CT_ERR_SHAPE, "[N, C]", NULL);
+  put_smooth(s, "x", CT_DIMS(2, 3, 4), 0);
+  ck_assert_int_eq(ct_op_set_attr_float(op, "epsilon", -1e-3), CT_OK);
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "batch_norm", "epsilon", "-0.001", ">= 0", NULL);
+  ck_assert_int_eq(ct_op_set_attr_float(op, "epsilon", 1e-5), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_float(op, "momentum", 1.5), CT_OK);
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "batch_norm", "momentum", "1.5", "[0, 1]", NULL);
+  ck_assert_int_eq(ct_op_set_attr_float(op, "momentum", -0.25), CT_OK);
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "batch_norm", "momentum", "-0.25", NULL);
   ct_op_free(op);
   ct_scope_free(s);
 }
@@ -337,6 +345,10 @@ START_TEST(ln_refusals_name_the_problem) {
   run_fails(op, s, CT_ERR_SHAPE, "Bias", "'bias'", "[3]", NULL);
   ck_assert_int_eq(ct_op_set_attr_int(op, "begin_norm_axis", 2), CT_OK);
   run_fails(op, s, CT_ERR_OUT_OF_RANGE, "begin_norm_axis", "[1, 2)", NULL);
+  ck_assert_int_eq(ct_op_set_attr_int(op, "begin_norm_axis", 1), CT_OK);
+  put_smooth(s, "bias", CT_DIMS(3), 0);
+  ck_assert_int_eq(ct_op_set_attr_float(op, "epsilon", -0.5), CT_OK);
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "layer_norm", "epsilon", "-0.5", ">= 0", NULL);
   ct_op_free(op);
   ct_scope_free(s);
 }

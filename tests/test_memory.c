@@ -224,6 +224,43 @@ START_TEST(empty_cache_gives_back_what_no_tensor_holds) {
 }
 END_TEST
 
+/* Blocks of 256 KiB, 512 KiB and 1 MiB freed in that order; a limit with room for the last two
+ * (and their headers, a few hundred bytes) gives back the oldest only; 0 gives back the rest and
+ * keeps nothing freed afterwards. */
+START_TEST(cache_limit_gives_back_the_oldest_and_0_disables) {
+  ct_tensor *a = alloc_tensor(CT_DIMS(1 << 16), CT_FLOAT32, NULL);
+  ct_tensor *b = alloc_tensor(CT_DIMS(1 << 17), CT_FLOAT32, NULL);
+  ct_tensor *c = alloc_tensor(CT_DIMS(1 << 18), CT_FLOAT32, NULL);
+  ct_tensor_free(a);
+  ct_tensor_free(b);
+  ct_tensor_free(c);
+  ck_assert_uint_eq(cpu_stats().reserved, (1 << 18) + (1 << 19) + (1 << 20));
+  ck_assert_int_eq(ct_memory_set_cache_limit(ct_cpu(), (1 << 19) + (1 << 20) + 4096), CT_OK);
+  ck_assert_uint_eq(cpu_stats().reserved, (1 << 19) + (1 << 20));
+  ck_assert_int_eq(ct_memory_set_cache_limit(ct_cpu(), 0), CT_OK);
+  ck_assert_uint_eq(cpu_stats().reserved, 0);
+  a = alloc_tensor(CT_DIMS(1 << 16), CT_FLOAT32, NULL);
+  ck_assert_uint_eq(cpu_stats().reserved, 1 << 18);
+  ct_tensor_free(a);
+  ck_assert_uint_eq(cpu_stats().reserved, 0); /* not kept */
+  ck_assert_int_eq(ct_memory_set_cache_limit(ct_cpu(), 1 << 20), CT_OK);
+  c = alloc_tensor(CT_DIMS(1 << 18), CT_FLOAT32, NULL); /* 1 MiB and its header: past it */
+  a = alloc_tensor(CT_DIMS(1 << 16), CT_FLOAT32, NULL);
+  ct_tensor_free(c);
+  ct_tensor_free(a);
+  ck_assert_uint_eq(cpu_stats().reserved, 1 << 18);
+  ck_assert_int_eq(ct_memory_empty_cache(ct_cpu()), CT_OK);
+  ck_assert_uint_eq(cpu_stats().reserved, 0);
+}
+END_TEST
+
+START_TEST(cache_limit_is_the_hosts_only) {
+  CT_ASSERT_FAILS(ct_memory_set_cache_limit(bad_place(), 0), CT_ERR_INVALID_ARGUMENT);
+  ct_status want = ct_cuda_device_count() > 0 ? CT_ERR_UNSUPPORTED : no_cuda_status();
+  CT_ASSERT_FAILS(ct_memory_set_cache_limit(ct_cuda(0), 0), want);
+}
+END_TEST
+
 START_TEST(new_tensor_and_resize_allocate_nothing) {
   ct_tensor *t = ct_tensor_new();
   ct_memory_stats s;
@@ -305,6 +342,8 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, stats_get_invalid_place_is_invalid_argument);
   CT_ADD_TEST(s, freed_large_block_is_reused_at_the_same_size);
   CT_ADD_TEST(s, empty_cache_gives_back_what_no_tensor_holds);
+  CT_ADD_TEST(s, cache_limit_gives_back_the_oldest_and_0_disables);
+  CT_ADD_TEST(s, cache_limit_is_the_hosts_only);
   CT_ADD_TEST(s, new_tensor_and_resize_allocate_nothing);
   CT_ADD_TEST(s, stats_stay_exact_across_threads);
   return s;

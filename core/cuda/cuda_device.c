@@ -185,12 +185,15 @@ ct_status ct_device_synchronize(ct_place place) {
   return CT_OK;
 }
 
+ct_status ct__cuda_empty_device_cache(int device) {
+  ct__cuda_dev *d = ct__cuda_dev_peek(device);
+  return d == NULL ? CT_OK : ct__pool_empty_cache(d->pool);
+}
+
 ct_status ct_cuda_empty_cache(void) {
   ct_status first = CT_OK;
   for (int i = 0; i < CT__CUDA_MAX_DEVICES; i++) {
-    ct__cuda_dev *d = ct__cuda_dev_peek(i);
-    if (d == NULL) continue;
-    ct_status s = ct__pool_empty_cache(d->pool);
+    ct_status s = ct__cuda_empty_device_cache(i);
     if (first == CT_OK) first = s;
   }
   return first;

@@ -31,6 +31,10 @@ void *ct__cuda_alloc(int device, size_t nbytes, void **handle);
 /* Gives a chunk back to device's pool. */
 void ct__cuda_release(int device, void *handle);
 
+/* Gives the free blocks of device's caching pool back to the driver (nothing before its first
+ * allocation). CT_OK or the CT_ERR_DEVICE recorded. */
+ct_status ct__cuda_empty_device_cache(int device);
+
 /* Bytes device's pool holds from the driver (0 before its first allocation). */
 size_t ct__cuda_reserved(int device);
 

@@ -7,14 +7,19 @@
  * and hands one back to the next request of exactly its size. Blocks are binned by size class (4
  * classes per power of two); a bin holds the blocks of its class, most recently freed first, and
  * a request takes the first of exactly its size. Every cached block is also on one list from the
- * least to the most recently freed, so that when the cache would pass CT__HOST_CACHE_LIMIT bytes
- * it gives the oldest blocks back to the allocator first. ct_memory_empty_cache gives back all.
+ * least to the most recently freed, so that when the cache would pass its limit it gives the
+ * oldest blocks back to the allocator first. ct_memory_empty_cache gives back all.
+ *
+ * The limit is CT__HOST_CACHE_LIMIT, or CORTEN_HOST_CACHE_LIMIT from the environment (read once,
+ * at the cache's first use), or what ct_memory_set_cache_limit set last; 0 caches nothing. The
+ * lock is held across fork (pthread_atfork), so a child finds the cache whole and unlocked.
  *
  * The cache holds the allocator's memory, so the bytes it keeps stay in the place's `reserved`;
  * `allocated` and `peak` count tensors only. In an AddressSanitizer build a cached block is
  * poisoned, so a read through a pointer kept past the free is still reported. */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "memory/memory_impl.h"
 
@@ -49,7 +54,46 @@ static struct {
   node *bins[N_BINS];
   node *oldest, *newest;
   size_t bytes;
-} cache = {.lock = PTHREAD_MUTEX_INITIALIZER};
+  size_t limit; /* under lock, once set_up has run */
+} cache = {.lock = PTHREAD_MUTEX_INITIALIZER, .limit = CT__HOST_CACHE_LIMIT};
+
+static pthread_once_t set_up_once = PTHREAD_ONCE_INIT;
+
+bool ct__host_cache_parse_limit(const char *text, size_t *out) {
+  if (text == NULL || *text < '0' || *text > '9') return false;
+  size_t v = 0;
+  for (; *text >= '0' && *text <= '9'; text++) {
+    size_t digit = (size_t)(*text - '0');
+    if (v > (SIZE_MAX - digit) / 10) return false;
+    v = v * 10 + digit;
+  }
+  unsigned shift = 0;
+  switch (*text) {
+    case 'k': case 'K': shift = 10; text++; break;
+    case 'm': case 'M': shift = 20; text++; break;
+    case 'g': case 'G': shift = 30; text++; break;
+    default: break;
+  }
+  if (*text != '\0' || (shift > 0 && v > (SIZE_MAX >> shift))) return false;
+  *out = v << shift;
+  return true;
+}
+
+static void lock_for_fork(void) { pthread_mutex_lock(&cache.lock); }
+static void unlock_after_fork(void) { pthread_mutex_unlock(&cache.lock); }
+
+/* Once, at the first use: the environment's limit (a bad value leaves the default), and the
+ * fork handlers. */
+static void set_up(void) {
+  size_t limit;
+  if (ct__host_cache_parse_limit(getenv("CORTEN_HOST_CACHE_LIMIT"), &limit)) cache.limit = limit;
+  pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork);
+}
+
+static void lock_cache(void) {
+  pthread_once(&set_up_once, set_up);
+  pthread_mutex_lock(&cache.lock);
+}
 
 /* The bin of a size: its power of two and the quarter of it below. */
 static size_t bin_of(size_t size) {
@@ -68,7 +112,7 @@ static void unlink_node(node *n) {
 }
 
 void *ct__host_cache_take(size_t size) {
-  pthread_mutex_lock(&cache.lock);
+  lock_cache();
   node *n = cache.bins[bin_of(size)];
   while (n != NULL && n->size != size) n = n->next;
   if (n != NULL) unlink_node(n);
@@ -92,19 +136,28 @@ static size_t give_back(node *chain) {
   return bytes;
 }
 
-size_t ct__host_cache_put(void *mem, size_t size) {
-  if (size > CT__HOST_CACHE_LIMIT) {
-    ct__host_allocator.free(NULL, mem, size);
-    return size - CT__BLOCK_HEADER;
-  }
-  node *n = mem, *evicted = NULL;
-  pthread_mutex_lock(&cache.lock);
-  while (cache.bytes + size > CT__HOST_CACHE_LIMIT) {
+/* Unlinks the oldest blocks until the cache holds at most `keep` bytes (under the lock); returns
+ * them chained through `next`. */
+static node *evict_down_to(size_t keep) {
+  node *evicted = NULL;
+  while (cache.oldest != NULL && cache.bytes > keep) {
     node *old = cache.oldest;
     unlink_node(old);
     old->next = evicted;
     evicted = old;
   }
+  return evicted;
+}
+
+size_t ct__host_cache_put(void *mem, size_t size) {
+  node *n = mem;
+  lock_cache();
+  if (size > cache.limit) {
+    pthread_mutex_unlock(&cache.lock);
+    ct__host_allocator.free(NULL, mem, size);
+    return size - CT__BLOCK_HEADER;
+  }
+  node *evicted = evict_down_to(cache.limit - size);
   size_t b = bin_of(size);
   *n = (node){.older = cache.newest, .newer = NULL, .next = cache.bins[b], .prev = NULL,
               .size = size};
@@ -118,15 +171,17 @@ size_t ct__host_cache_put(void *mem, size_t size) {
   return give_back(evicted);
 }
 
+size_t ct__host_cache_set_limit(size_t bytes) {
+  lock_cache();
+  cache.limit = bytes;
+  node *evicted = evict_down_to(bytes);
+  pthread_mutex_unlock(&cache.lock);
+  return give_back(evicted);
+}
+
 size_t ct__host_cache_empty(void) {
-  pthread_mutex_lock(&cache.lock);
-  node *chain = NULL;
-  while (cache.oldest != NULL) {
-    node *old = cache.oldest;
-    unlink_node(old);
-    old->next = chain;
-    chain = old;
-  }
+  lock_cache();
+  node *chain = evict_down_to(0);
   pthread_mutex_unlock(&cache.lock);
   return give_back(chain);
 }

@@ -12,6 +12,7 @@
 #include <corten/cuda.h>
 
 #include "common/alloc.h"
+#include "common/fault.h"
 #include "cuda/cuda_place.h"
 #include "memory/memory_impl.h"
 
@@ -142,8 +143,22 @@ void ct_memory_reset_peak(ct_place place) {
 ct_status ct_memory_empty_cache(ct_place place) {
   domain *d = domain_of(place, "ct_memory_empty_cache");
   if (d == NULL) return ct_last_status();
-  if (place.kind == CT_DEVICE_CUDA) return ct_cuda_empty_cache();
+  if (place.kind == CT_DEVICE_CUDA) return ct__cuda_empty_device_cache(place.device);
   if (place.kind == CT_DEVICE_CPU) stats_unreserve(d, ct__host_cache_empty());
+  return CT_OK;
+}
+
+ct_status ct_memory_set_cache_limit(ct_place place, size_t bytes) {
+  domain *d = domain_of(place, "ct_memory_set_cache_limit");
+  if (d == NULL) return ct_last_status();
+  if (place.kind != CT_DEVICE_CPU) {
+    char p[CT__PLACE_STR_CAP];
+    return ct__error(CT_ERR_UNSUPPORTED,
+                     "ct_memory_set_cache_limit: %s has no cache with a limit (only the host's, "
+                     "ct_cpu(), has one): use ct_memory_empty_cache to give its memory back",
+                     ct_place_str(place, p, sizeof p));
+  }
+  stats_unreserve(d, ct__host_cache_set_limit(bytes));
   return CT_OK;
 }
 
@@ -245,6 +260,10 @@ static inline __attribute__((always_inline)) ct__block *block_alloc_host(size_t 
   char *mem = NULL;
   size_t taken = reserved; /* a block from the host cache was counted as reserved already */
   if (CT__UNLIKELY(total >= CT__HOST_CACHE_MIN) && (mem = ct__host_cache_take(total)) != NULL) {
+    if (CT__UNLIKELY(ct__fault())) { /* a cache hit counts as an allocation for the fault suite */
+      stats_unreserve(&host_domain, ct__host_cache_put(mem, total));
+      return NULL;
+    }
     taken = 0;
   } else {
     mem = ct__host_allocator.alloc(NULL, total, CT__BLOCK_ALIGN);

@@ -90,10 +90,11 @@ ct_status ct__memcpy(void *dst, ct_place dst_place, const void *src, ct_place sr
 extern const ct_allocator ct__host_allocator;
 
 /* The cache of large host blocks (host_cache.c): a co-allocated block (header and data) of at
- * least CT__HOST_CACHE_MIN bytes goes there when freed, and the cache keeps at most
- * CT__HOST_CACHE_LIMIT bytes, giving the least recently freed back to the allocator first. */
+ * least CT__HOST_CACHE_MIN bytes goes there when freed, and the cache keeps at most its limit
+ * (CT__HOST_CACHE_LIMIT by default, CORTEN_HOST_CACHE_LIMIT from the environment, or
+ * ct_memory_set_cache_limit's), giving the least recently freed back to the allocator first. */
 #define CT__HOST_CACHE_MIN ((size_t)64 << 10)
-#define CT__HOST_CACHE_LIMIT ((size_t)1 << 30)
+#define CT__HOST_CACHE_LIMIT ((size_t)256 << 20)
 
 /* Memory of exactly size bytes (header and data) the cache kept, NULL when it has none. */
 void *ct__host_cache_take(size_t size);
@@ -105,5 +106,14 @@ size_t ct__host_cache_put(void *mem, size_t size);
 
 /* Gives every cached block back to the allocator; returns their data bytes. */
 size_t ct__host_cache_empty(void);
+
+/* Sets the cache's limit in bytes (0: keep nothing), giving the least recently freed blocks
+ * back until the cache fits it; returns their data bytes. */
+size_t ct__host_cache_set_limit(size_t bytes);
+
+/* Reads a limit written as decimal digits with an optional K, M or G suffix (powers of 1024,
+ * either case) and nothing else: "0", "65536", "512M", "2G". false for anything else (empty,
+ * a sign, spaces, another suffix, a value past SIZE_MAX), *out then untouched. */
+bool ct__host_cache_parse_limit(const char *text, size_t *out);
 
 #endif /* CORTEN_CORE_MEMORY_IMPL_H */

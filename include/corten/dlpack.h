@@ -143,7 +143,10 @@ CT_API ct_status ct_tensor_from_dlpack_versioned(ct_tensor *t, DLManagedTensorVe
  * "dltensor_versioned", as DLPack's Python protocol has producers make them. A capsule destroyed
  * under that name was never consumed: its deleter runs. A consumed one (renamed "used_...") is
  * left alone. Safe with a Python exception pending, which it keeps. Call it only from Python
- * with the GIL held (it finds CPython's functions in the process; it does nothing elsewhere). */
+ * with the GIL held. It finds CPython's functions in the process once (thread-safe); where they
+ * are not visible (Python's library loaded RTLD_LOCAL, or a plain C program) it cannot read the
+ * capsule: it sets the thread's error message (CT_ERR_UNSUPPORTED) and the unconsumed tensor is
+ * leaked. A NULL capsule does nothing. */
 CT_API void ct_dlpack_capsule_destructor(void *capsule);
 
 #ifdef __cplusplus

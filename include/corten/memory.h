@@ -50,12 +50,28 @@ CT_API ct_status ct_memory_stats_get(ct_place place, ct_memory_stats *out);
 CT_API void ct_memory_reset_peak(ct_place place);
 
 /* Gives the memory the place keeps for reuse back to the system: reserved drops to what live
- * tensors take. The host keeps freed tensor blocks of 64 KiB and more (up to 1 GiB in all, the
- * least recently freed going first beyond that), so that a block allocated again at the same
- * size costs no page faults; page-locked memory keeps nothing; a CUDA device gives back its
- * cache as ct_cuda_empty_cache does (every device's). Thread-safe.
+ * tensors take. The host keeps freed tensor blocks of 64 KiB and more (up to its cache limit in
+ * all, 256 MiB by default, the least recently freed going first beyond that; see
+ * ct_memory_set_cache_limit), so that a block allocated again at exactly the same size costs no
+ * page faults; page-locked memory keeps nothing; a CUDA device gives back its
+ * cache (that device's only; ct_cuda_empty_cache empties every device's). Thread-safe.
  * Errors: those of ct_memory_stats_get, and CT_ERR_DEVICE when a CUDA call fails. */
 CT_API ct_status ct_memory_empty_cache(ct_place place);
+
+/* Sets how many bytes of freed blocks the host's cache (see ct_memory_empty_cache) may keep;
+ * 0 keeps none. Blocks past the new limit, the least recently freed first, are given back now
+ * (reserved drops by their bytes); a block larger than the limit is never kept. The default is
+ * 256 MiB, or the environment's CORTEN_HOST_CACHE_LIMIT, read once when the cache is first used:
+ * decimal bytes with an optional K, M or G suffix (powers of 1024), e.g. "0", "512M", "2G". A
+ * value not of that form (a sign, spaces, another suffix, too large for size_t) is ignored and
+ * the default stands; nothing aborts. A call of this function wins over the environment.
+ * Thread-safe.
+ * Errors (the limit unchanged):
+ *   CT_ERR_INVALID_ARGUMENT  place is not a valid place
+ *   CT_ERR_UNSUPPORTED       a place other than ct_cpu() (CUDA devices cache in their own pool,
+ *                            page-locked memory keeps nothing), or CUDA without CUDA
+ *   CT_ERR_DEVICE            a CUDA place without such a device */
+CT_API ct_status ct_memory_set_cache_limit(ct_place place, size_t bytes);
 
 /* A replaceable allocator: pools, tracing, fault injection.
  * alloc returns size bytes aligned to align (a power of two, at least 64 for tensors), or NULL

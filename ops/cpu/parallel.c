@@ -61,7 +61,9 @@ static int threads_now(void) {
 void ct_set_num_threads(int n) {
   atomic_store(&pool.want, n < 0 ? 0 : n > MAX_THREADS ? MAX_THREADS : n);
   /* OpenBLAS (matmul) runs while corten's kernels do not: the same count for both keeps the
-   * machine from running more busy threads than it has cores. */
+   * machine from running more busy threads than it has cores. This is OpenBLAS's process-wide
+   * setting (0.3.21, Debian 12's, has no openblas_set_num_threads_local): it changes NumPy's
+   * BLAS threads too, and is not to be called while a BLAS call runs (corten/op.h says so). */
   openblas_set_num_threads(threads_now());
 }
 

@@ -40,7 +40,23 @@ const ct_attr_def ct__ln_attrs[2] = {
     {"epsilon", {.type = CT_ATTR_FLOAT, .u.f = 1e-5}, false},
 };
 
+/* epsilon must be >= 0 (a negative one makes 1 / sqrt(var + epsilon) NaN where var is small). */
+static ct_status check_epsilon(const ct_kernel_ctx *c, double eps) {
+  if (eps >= 0) return CT_OK; /* NaN fails too */
+  return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                        "attribute epsilon is %g: it must be >= 0 (1e-5 is usual)", eps);
+}
+
 ct_status ct__bn_plan(const ct_kernel_ctx *c, ct__norm_plan *p) {
+  ct_status s = check_epsilon(c, c->attr[CT__BN_EPSILON].u.f);
+  if (s != CT_OK) return s;
+  double mom = c->attr[CT__BN_MOMENTUM].u.f;
+  if (!(mom >= 0 && mom <= 1)) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                          "attribute momentum is %g: it must lie in [0, 1] (the weight of the "
+                          "running mean and variance, 0.9 is usual)",
+                          mom);
+  }
   const ct_tensor *x = ct_kernel_in(c, CT__BN_X, 0);
   const char *layout = c->attr[CT__BN_LAYOUT].u.s;
   bool nhwc = strcmp(layout, "NHWC") == 0;
@@ -65,6 +81,8 @@ ct_status ct__bn_plan(const ct_kernel_ctx *c, ct__norm_plan *p) {
 }
 
 ct_status ct__ln_plan(const ct_kernel_ctx *c, ct__norm_plan *p) {
+  ct_status s = check_epsilon(c, c->attr[CT__LN_EPSILON].u.f);
+  if (s != CT_OK) return s;
   const ct_tensor *x = ct_kernel_in(c, CT__LN_X, 0);
   int64_t b = c->attr[CT__LN_BEGIN_NORM_AXIS].u.i;
   int r = x->dims.rank;
