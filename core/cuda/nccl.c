@@ -324,9 +324,11 @@ ct_status ct__nccl_run(ct__comm *c, const ct__coll *a, double deadline) {
   }
   ncclResult_t r = nccl_start(c, st, a, t, count);
   int w = r != ncclSuccess ? nccl_fail(r, "starting the NCCL transfer") : CT_OK;
+  bool ordered = false; /* the caller's stream waits for the collective */
   if (w == CT_OK) {
     e = cudaEventRecord(st->done, st->stream);
     if (e == cudaSuccess) e = cudaStreamWaitEvent(caller, st->done, 0);
+    ordered = e == cudaSuccess;
     w = e == cudaSuccess ? nccl_wait(st, deadline)
                          : ct__cuda_fail(e, st->device, "ordering the caller's stream");
   }
@@ -347,7 +349,9 @@ ct_status ct__nccl_run(ct__comm *c, const ct__coll *a, double deadline) {
   }
   nccl.abort(st->comm); /* stops the kernels: nothing reads X or writes Out after this */
   ct__cuda_guard_exit(&g);
-  return ct__comm_break(c, CT_ERR_DEVICE, a, CT__LEFT_STOPPED);
+  /* X's and Out's blocks go back to the caller stream's pool, whose later work waits for the
+   * (aborted) collective; only when that ordering failed to be set up are they kept. */
+  return ct__comm_break(c, CT_ERR_DEVICE, a, ordered ? CT__LEFT_STOPPED : CT__LEFT_RUNNING);
 }
 #else
 ct_status ct__nccl_init(ct__comm *c, int device) {
