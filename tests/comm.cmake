@@ -20,12 +20,20 @@ add_executable(test_comm test_comm.c)
 target_link_libraries(test_comm PRIVATE corten::corten PkgConfig::CHECK Threads::Threads
                       MPI::MPI_C)
 target_compile_options(test_comm PRIVATE ${CORTEN_WARNINGS})
-target_compile_definitions(test_comm PRIVATE CORTEN_TEST_MPI)
+# CORTEN_HAVE_MPI: the test reads a communicator's fields (core/comm/comm_state.h) as corten does.
+target_compile_definitions(test_comm PRIVATE CORTEN_TEST_MPI CORTEN_HAVE_MPI)
+target_include_directories(test_comm PRIVATE ${PROJECT_SOURCE_DIR}/core)
 # A rank that dies or never arrives: the others fail within the time limit (comm_failure.c,
 # checked by run_comm_failure.sh, which counts the ranks that saw what they should).
 add_executable(comm_failure comm_failure.c)
 target_link_libraries(comm_failure PRIVATE corten::corten)
 target_compile_options(comm_failure PRIVATE ${CORTEN_WARNINGS})
+# A program that initialised MPI below MPI_THREAD_SERIALIZED: ct_comm_init_mpi refuses.
+add_executable(comm_thread_level comm_thread_level.c)
+target_link_libraries(comm_thread_level PRIVATE corten::corten MPI::MPI_C)
+target_compile_options(comm_thread_level PRIVATE ${CORTEN_WARNINGS})
+add_test(NAME comm_thread_level COMMAND ${CORTEN_MPIRUN} -n 1 $<TARGET_FILE:comm_thread_level>)
+set_tests_properties(comm_thread_level PROPERTIES TIMEOUT 120 ENVIRONMENT "${CORTEN_MPI_TEST_ENV}")
 foreach(n 2 4)
   add_test(NAME comm_${n} COMMAND ${CORTEN_MPIRUN} -n ${n} $<TARGET_FILE:test_comm>)
   foreach(mode late killed)

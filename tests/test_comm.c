@@ -12,6 +12,8 @@
 
 #ifdef CORTEN_TEST_MPI
 #include <mpi.h>
+
+#include "comm/comm_state.h" /* a rank's collective count, to make it skip one */
 #endif
 
 #include "harness.h"
@@ -173,7 +175,7 @@ START_TEST(test_half_reductions_are_unsupported_over_mpi) {
   ct_scope *s = setup(CT_FLOAT16, CT_DIMS(4));
   ct_op *op = coll("c_allreduce_sum", "x", "out", -1);
   run_fails(op, s, CT_ERR_UNSUPPORTED, "c_allreduce_sum", "float16", "communicator 'comm'",
-            NULL);
+            "cast X 'x'", NULL);
   ct_op_free(op);
   ct_scope_free(s);
 }
@@ -204,6 +206,53 @@ END_TEST
 START_TEST(test_ranks_with_other_dtypes_fail_naming_both) {
   check_mismatch(CT_DIMS(4), CT_FLOAT32, CT_DIMS(4), CT_FLOAT64, CT_ERR_TYPE_MISMATCH,
                  "float32 [4]", "float64 [4]");
+}
+END_TEST
+
+#ifdef CORTEN_TEST_MPI
+START_TEST(test_a_rank_out_of_step_breaks_the_communicator) {
+  ct_scope *s = setup(CT_FLOAT32, CT_DIMS(4));
+  ct_var *v = ct_scope_var(s, "comm");
+  /* Rank 0 counts one collective more, as if the others had skipped it. */
+  if (my_rank == 0) ((ct__comm *)ct_var_get_mutable(v, &ct_comm_type))->seq++;
+  ct_op *op = coll("c_allreduce_sum", "x", "out", -1);
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "c_allreduce_sum", "communicator 'comm'",
+            my_rank == 0 ? "(collective #1)" : "(collective #0)", "skipped a collective",
+            "now broken", NULL);
+  ck_assert(ct_comm_broken(v));
+  run_fails(op, s, CT_ERR_DEVICE, "broken by an earlier failure", "ct_comm_init_mpi", NULL);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+#endif
+
+START_TEST(test_a_failed_init_leaves_the_communicator_as_it_was) {
+  ct_scope *s = setup(CT_FLOAT32, CT_DIMS(4));
+  ct_var *v = ct_scope_var(s, "comm");
+  /* No device -1 on any rank (and no NCCL in a build without CUDA): every rank fails alike. */
+  ck_assert_int_ne(ct_comm_init_nccl(v, -1), CT_OK);
+  ck_assert_int_eq(ct_comm_rank(v), my_rank);
+  ck_assert_int_eq(ct_comm_size(v), n_ranks);
+  ck_assert(ct_comm_timeout(v) == 20);
+  ck_assert(!ct_comm_broken(v));
+  run_coll(s, "c_allreduce_sum", "x", "out", -1);
+  const float *p = result(s, "out", CT_FLOAT32, CT_DIMS(4));
+  double want = 0;
+  for (int r = 0; r < n_ranks; r++) want += value(r, 3);
+  ck_assert(p[3] == (float)want);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(test_allgather_refuses_a_first_dim_that_overflows) {
+  ct_scope *s = setup(CT_FLOAT32, CT_DIMS(1));
+  /* No element, so X exists; gathered from 2 or more ranks its first dim passes 2^63. */
+  put(s, "big", CT_FLOAT32, CT_DIMS(INT64_C(1) << 62, 0), NULL);
+  ct_op *op = coll("c_allgather", "big", "out", -1);
+  run_fails(op, s, CT_ERR_SHAPE, "c_allgather", "'big'", "2^63", NULL);
+  ct_op_free(op);
+  ct_scope_free(s);
 }
 END_TEST
 
@@ -287,6 +336,11 @@ static Suite *comm_suite(void) {
   CT_ADD_TEST(s, test_ranks_with_other_dims_fail_naming_both);
   CT_ADD_TEST(s, test_ranks_with_other_dtypes_fail_naming_both);
   CT_ADD_TEST(s, test_comm_attribute_errors);
+  CT_ADD_TEST(s, test_a_failed_init_leaves_the_communicator_as_it_was);
+  CT_ADD_TEST(s, test_allgather_refuses_a_first_dim_that_overflows);
+#ifdef CORTEN_TEST_MPI
+  CT_ADD_TEST(s, test_a_rank_out_of_step_breaks_the_communicator);
+#endif
   CT_ADD_TEST(s, test_grad_allreduce_sum_is_allreduce_of_the_grad);
   CT_ADD_TEST(s, test_grad_broadcast_is_a_reduce_to_the_root);
   CT_ADD_TEST(s, test_grad_allgather_is_a_reduce_scatter);
@@ -295,7 +349,9 @@ static Suite *comm_suite(void) {
 
 int main(int argc, char **argv) {
 #ifdef CORTEN_TEST_MPI
-  MPI_Init(&argc, &argv);
+  /* corten needs MPI_THREAD_SERIALIZED (comm_thread_level.c checks the refusal of less). */
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
 #else
   (void)argc, (void)argv;
 #endif

@@ -42,7 +42,15 @@ ct_status ct__mpi_fail(int err, const char *fmt, ...) {
   return ct__error(CT_ERR_DEVICE, "%s failed: %s", what, text);
 }
 
-/* Initialises MPI unless the program did; CT_OK when MPI is usable. */
+static const char *thread_level_name(int level) {
+  return level == MPI_THREAD_SINGLE       ? "MPI_THREAD_SINGLE"
+         : level == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
+         : level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+                                          : "MPI_THREAD_MULTIPLE";
+}
+
+/* Initialises MPI unless the program did; CT_OK when MPI is usable from any thread, one call at
+ * a time (MPI_THREAD_SERIALIZED or better, whoever initialised it). */
 static ct_status mpi_start(void) {
   pthread_mutex_lock(&mpi_life.mu);
   int init = 0, fin = 0;
@@ -52,13 +60,25 @@ static ct_status mpi_start(void) {
   if (fin) {
     s = ct__error(CT_ERR_UNSUPPORTED, "ct_comm_init_mpi: MPI was finalised already: make the "
                                       "communicators before MPI_Finalize");
-  } else if (!init) {
-    int provided = 0, err = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
-    if (err != MPI_SUCCESS) {
-      s = ct__mpi_fail(err, "ct_comm_init_mpi: MPI_Init_thread");
+  } else {
+    int provided = MPI_THREAD_SINGLE, err = MPI_SUCCESS;
+    if (!init) {
+      err = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
+      if (err == MPI_SUCCESS) {
+        mpi_life.ours = true;
+        atexit(finalize_at_exit);
+      }
     } else {
-      mpi_life.ours = true;
-      atexit(finalize_at_exit);
+      err = MPI_Query_thread(&provided);
+    }
+    if (err != MPI_SUCCESS) {
+      s = ct__mpi_fail(err, "ct_comm_init_mpi: %s", init ? "MPI_Query_thread" : "MPI_Init_thread");
+    } else if (provided < MPI_THREAD_SERIALIZED) {
+      s = ct__error(CT_ERR_UNSUPPORTED, "ct_comm_init_mpi: MPI provides thread level %s but "
+                    "corten needs MPI_THREAD_SERIALIZED (an executor may run collectives from "
+                    "different threads, one at a time): initialise MPI with "
+                    "MPI_Init_thread(..., MPI_THREAD_SERIALIZED, ...) or use an MPI built with "
+                    "thread support", thread_level_name(provided));
     }
   }
   pthread_mutex_unlock(&mpi_life.mu);
@@ -68,22 +88,26 @@ static ct_status mpi_start(void) {
 static ct_status mpi_comm_make(ct__comm *c) {
   ct_status s = mpi_start();
   if (s != CT_OK) return s;
+  /* Every host buffer first: after MPI_Comm_dup nothing can fail, so no rank alone ever frees
+   * the duplicate (MPI_Comm_free is collective). */
+  MPI_Comm_size(MPI_COMM_WORLD, &c->size);
+  c->peers = ct__calloc((size_t)c->size + 2, sizeof *c->peers);
+  c->reqs = ct__calloc(2 * (size_t)c->size, sizeof *c->reqs);
+  if (c->peers == NULL || c->reqs == NULL) {
+    free(c->peers);
+    free(c->reqs);
+    return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_comm_init_mpi: out of host memory for %d ranks",
+                     c->size);
+  }
   int err = MPI_Comm_dup(MPI_COMM_WORLD, &c->mpi);
   if (err != MPI_SUCCESS) {
+    free(c->peers);
+    free(c->reqs);
     return ct__mpi_fail(err, "ct_comm_init_mpi: MPI_Comm_dup(MPI_COMM_WORLD)");
   }
   MPI_Comm_set_errhandler(c->mpi, MPI_ERRORS_RETURN);
   MPI_Comm_rank(c->mpi, &c->rank);
   MPI_Comm_size(c->mpi, &c->size);
-  c->peers = ct__calloc((size_t)c->size, sizeof *c->peers);
-  c->reqs = ct__calloc(2 * (size_t)c->size, sizeof *c->reqs);
-  if (c->peers == NULL || c->reqs == NULL) {
-    free(c->peers);
-    free(c->reqs);
-    MPI_Comm_free(&c->mpi);
-    return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_comm_init_mpi: out of host memory for %d ranks",
-                     c->size);
-  }
   c->has_mpi = true;
   return CT_OK;
 }
@@ -138,24 +162,27 @@ static ct_status comm_check(const ct_var *v, const char *what) {
   return CT_OK;
 }
 
-/* Makes a communicator aside with make(), then moves it into v over what v held: a failure
- * leaves v as it was. */
+/* Takes v's slot first (creating an empty communicator when v is empty), then makes the new
+ * communicator aside with make() and swaps it in at the end, destroying the old one: a failure
+ * leaves v as it was, and no rank frees a collective handle alone on an error path. */
 static ct_status comm_install(ct_var *v, const char *what, int device,
                               ct_status (*make)(ct__comm *, int)) {
   ct_status s = comm_check(v, what);
   if (s != CT_OK) return s;
+  bool was_empty = ct_var_type(v) == NULL;
+  ct__comm *c = ct_var_get_mutable(v, &ct_comm_type);
+  if (c == NULL) return ct_last_status();
   ct__comm fresh;
   memset(&fresh, 0, sizeof fresh);
   fresh.timeout = CT_COMM_DEFAULT_TIMEOUT;
   s = make(&fresh, device);
-  if (s != CT_OK) return s;
-  ct_var_clear(v);
-  ct__comm *c = ct_var_get_mutable(v, &ct_comm_type);
-  if (c == NULL) {
-    comm_destroy(&fresh);
-    return ct_last_status();
+  if (s != CT_OK) {
+    if (was_empty) ct_var_clear(v); /* an uninitialised communicator: nothing to free */
+    return s;
   }
+  ct__comm old = *c;
   *c = fresh;
+  comm_destroy(&old);
   return CT_OK;
 }
 
@@ -170,7 +197,7 @@ static ct_status make_nccl(ct__comm *c, int device) {
   ct_status s = mpi_comm_make(c);
   if (s != CT_OK) return s;
   s = ct__nccl_init(c, device);
-  if (s != CT_OK) {
+  if (s != CT_OK) { /* every rank fails here alike, or the duplicate is broken and kept */
     mpi_comm_free(c);
     return s;
   }

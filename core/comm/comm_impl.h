@@ -35,6 +35,7 @@ typedef struct ct__coll {
   ct__coll_kind kind;
   const char *op;   /* "op 'c_allreduce_sum'" */
   const char *name; /* the variable holding the communicator */
+  const char *x_name; /* the variable holding X */
   const ct_tensor *x;
   ct_tensor *out;
   int root;
@@ -48,7 +49,8 @@ int ct__comm_size_of(const ct__comm *c);
 
 /* Runs a collective on the communicator: the header exchange (every rank checks that the
  * others run the same op on the same dtype and dims; CT_ERR_TYPE_MISMATCH or CT_ERR_SHAPE
- * naming both otherwise), then the transfer, waiting at most the time limit. On a timeout or an
+ * naming both otherwise; a rank out of step, one that skipped a collective, breaks the
+ * communicator), then the transfer, waiting at most the time limit. On a timeout or an
  * engine error the communicator is broken, the buffers the engine may still touch are kept
  * alive, and Out, when the transfer had begun, is left holding no memory (marked invalid). */
 ct_status ct__comm_run(ct__comm *c, const ct__coll *a);
@@ -59,10 +61,18 @@ ct_status ct__comm_run(ct__comm *c, const ct__coll *a);
  * runs the same collective on the same dtype and dims before the deadline (MPI_Wtime). */
 ct_status ct__comm_check_peers(ct__comm *c, const ct__coll *a, double deadline);
 
-/* Marks c broken with the message just recorded (the first failure is kept) and keeps blocks
- * x and out (NULL allowed) alive for the rest of the process, since the engine may still write
- * them; Out is then left holding no memory when `begun`. Returns the recorded status. */
-ct_status ct__comm_break(ct__comm *c, ct_status s, const ct__coll *a, bool begun);
+/* What a broken collective leaves of X and Out (ct__comm_break). */
+typedef enum ct__coll_left {
+  CT__LEFT_UNTOUCHED, /* no transfer began: X and Out are left alone */
+  CT__LEFT_RUNNING,   /* the engine may still read X and write Out (MPI cannot cancel): both
+                       * blocks are kept alive for the rest of the process, Out holds no memory */
+  CT__LEFT_STOPPED,   /* the engine was stopped (ncclCommAbort returned): Out holds no memory,
+                       * nothing is kept */
+} ct__coll_left;
+
+/* Marks c broken with the message just recorded (the first failure is kept); what X and Out
+ * become is `left` (a may be NULL with CT__LEFT_UNTOUCHED). Returns s. */
+ct_status ct__comm_break(ct__comm *c, ct_status s, const ct__coll *a, ct__coll_left left);
 
 /* "communicator 'grads' (MPI, rank 1 of 4)" into buf, for messages. */
 const char *ct__comm_label(const ct__comm *c, const char *name, char *buf, size_t cap);

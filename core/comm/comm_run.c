@@ -39,7 +39,7 @@ static struct {
   size_t n, cap;
 } orphans = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-static void keep_alive(void *p) {
+void ct__comm_keep_alive(void *p) {
   if (p == NULL) return;
   pthread_mutex_lock(&orphans.mu);
   if (orphans.n == orphans.cap) {
@@ -57,7 +57,7 @@ static void keep_alive(void *p) {
 static void keep_block(ct__block *b) {
   if (b == NULL) return;
   ct__block_retain(b);
-  keep_alive(b);
+  ct__comm_keep_alive(b);
 }
 
 int ct__mpi_wait(MPI_Request *reqs, int n, double deadline, const char *what) {
@@ -129,7 +129,7 @@ ct_status ct__comm_check_peers(ct__comm *c, const ct__coll *a, double deadline) 
     if (e1 != MPI_SUCCESS || e2 != MPI_SUCCESS) {
       ct__mpi_fail(e1 != MPI_SUCCESS ? e1 : e2, "%s: %s: the header exchange with rank %d", a->op,
                    label, r);
-      return ct__comm_break(c, CT_ERR_DEVICE, a, false);
+      return ct__comm_break(c, CT_ERR_DEVICE, a, CT__LEFT_UNTOUCHED);
     }
   }
   int w = ct__mpi_wait(c->reqs, 2 * c->size, deadline, "the header exchange");
@@ -139,28 +139,32 @@ ct_status ct__comm_check_peers(ct__comm *c, const ct__coll *a, double deadline) 
                              "time limit, ct_comm_set_timeout): a peer died, stalled or runs "
                              "other ops; the communicator is now broken", a->op, label,
               missing_ranks(c, who, sizeof who), c->timeout);
-    return ct__comm_break(c, CT_ERR_DEVICE, a, false);
+    return ct__comm_break(c, CT_ERR_DEVICE, a, CT__LEFT_UNTOUCHED);
   }
   if (w != CT_OK) {
     char copy[300];
     snprintf(copy, sizeof copy, "%s", ct_last_error());
     ct__error(CT_ERR_DEVICE, "%s: %s: %s", a->op, label, copy);
-    return ct__comm_break(c, CT_ERR_DEVICE, a, false);
+    return ct__comm_break(c, CT_ERR_DEVICE, a, CT__LEFT_UNTOUCHED);
   }
   c->seq++;
   for (int r = 0; r < c->size; r++) {
     const ct__coll_header *h = &c->peers[r];
     if (r == c->rank || memcmp(h, mine, sizeof *mine) == 0) continue;
     char x[CT__DDIM_STR_CAP + 64], y[CT__DDIM_STR_CAP + 64];
-    ct_status s = h->kind != mine->kind || h->seq != mine->seq || h->root != mine->root
+    bool out_of_step = h->seq != mine->seq;
+    ct_status s = out_of_step || h->kind != mine->kind || h->root != mine->root
                       ? CT_ERR_INVALID_ARGUMENT
                   : h->dtype != mine->dtype ? CT_ERR_TYPE_MISMATCH
                                            : CT_ERR_SHAPE;
-    return ct__error(s, "%s: %s: this rank runs %s (collective #%lld) but rank %d runs %s "
-                        "(collective #%lld): every rank must run the same ops on the same "
-                        "dtypes and dims, in the same order", a->op, label,
-                     header_str(mine, x, sizeof x), (long long)mine->seq, r,
-                     header_str(h, y, sizeof y), (long long)h->seq);
+    ct__error(s, "%s: %s: this rank runs %s (collective #%lld) but rank %d runs %s (collective "
+                 "#%lld): every rank must run the same ops on the same dtypes and dims, in the "
+                 "same order%s", a->op, label, header_str(mine, x, sizeof x),
+              (long long)mine->seq, r, header_str(h, y, sizeof y), (long long)h->seq,
+              out_of_step ? "; a rank skipped a collective, so every later one would disagree: "
+                            "the communicator is now broken" : "");
+    /* Out of step, the ranks can never agree again: break rather than fail every call alike. */
+    return out_of_step ? ct__comm_break(c, s, a, CT__LEFT_UNTOUCHED) : s;
   }
   return CT_OK;
 }
@@ -216,7 +220,7 @@ static ct_status mpi_check(const ct__comm *c, const ct__coll *a, const char *lab
   if (reduces(a->kind) && mpi_arith_type(a->x->dtype) == MPI_DATATYPE_NULL) {
     return ct__error(CT_ERR_UNSUPPORTED, "%s: %s: MPI has no arithmetic on %s: cast X '%s' to "
                                          "float32 (NCCL reduces float16 and bfloat16 on CUDA)",
-                     a->op, label, ct_dtype_name(a->x->dtype), a->name);
+                     a->op, label, ct_dtype_name(a->x->dtype), a->x_name);
   }
   int64_t count = a->x->numel * (reduces(a->kind) ? 1 : (int64_t)ct_dtype_size(a->x->dtype));
   if (count > INT32_MAX) {
@@ -237,7 +241,7 @@ static ct_status mpi_run(ct__comm *c, const ct__coll *a, double deadline) {
   int err = mpi_start_coll(c, a, &req);
   if (err != MPI_SUCCESS) {
     ct__mpi_fail(err, "%s: %s: starting the transfer", a->op, label);
-    return ct__comm_break(c, CT_ERR_DEVICE, a, false);
+    return ct__comm_break(c, CT_ERR_DEVICE, a, CT__LEFT_UNTOUCHED);
   }
   int w = ct__mpi_wait(&req, 1, deadline, "the transfer");
   if (w == CT_OK) return CT_OK;
@@ -252,23 +256,23 @@ static ct_status mpi_run(ct__comm *c, const ct__coll *a, double deadline) {
     snprintf(copy, sizeof copy, "%s", ct_last_error());
     ct__error(CT_ERR_DEVICE, "%s: %s: %s; output Out holds no memory now", a->op, label, copy);
   }
-  return ct__comm_break(c, CT_ERR_DEVICE, a, true);
+  return ct__comm_break(c, CT_ERR_DEVICE, a, CT__LEFT_RUNNING);
 }
 
-ct_status ct__comm_break(ct__comm *c, ct_status s, const ct__coll *a, bool begun) {
+ct_status ct__comm_break(ct__comm *c, ct_status s, const ct__coll *a, ct__coll_left left) {
   if (c->broken[0] == '\0') snprintf(c->broken, sizeof c->broken, "%s", ct_last_error());
   if (c->peers != NULL) { /* the communicator no longer owns its buffers (comm.c) */
-    keep_alive(c->peers);
-    keep_alive(c->reqs);
+    ct__comm_keep_alive(c->peers);
+    ct__comm_keep_alive(c->reqs);
     c->peers = NULL;
     c->reqs = NULL;
   }
   ct__comm_mark_mpi_broken();
-  if (begun) {
+  if (left == CT__LEFT_RUNNING) {
     keep_block(a->x->block);
     keep_block(a->out->block);
   }
-  if (begun) ct__tensor_drop_memory(a->out);
+  if (left != CT__LEFT_UNTOUCHED) ct__tensor_drop_memory(a->out);
   return s;
 }
 
@@ -289,8 +293,8 @@ ct_status ct__comm_check_peers(ct__comm *c, const ct__coll *a, double deadline) 
   return ct__error(CT_ERR_UNSUPPORTED, "%s: this build of corten has no MPI", a->op);
 }
 
-ct_status ct__comm_break(ct__comm *c, ct_status s, const ct__coll *a, bool begun) {
-  (void)c, (void)a, (void)begun;
+ct_status ct__comm_break(ct__comm *c, ct_status s, const ct__coll *a, ct__coll_left left) {
+  (void)c, (void)a, (void)left;
   return s;
 }
 

@@ -32,7 +32,8 @@ struct ct__comm {
   bool has_mpi;
 #ifdef CORTEN_HAVE_MPI
   MPI_Comm mpi;
-  ct__coll_header *peers; /* size entries: the headers received */
+  ct__coll_header *peers; /* size + 2 entries: the headers received, then two spare ones that
+                           * carry NCCL's id and readiness at init (core/cuda/nccl.c) */
   MPI_Request *reqs;      /* 2 x size: the header exchange's receives and sends */
 #endif
   void *nccl; /* the NCCL engine's state (core/cuda/nccl.c) */
@@ -49,6 +50,10 @@ void ct__comm_mark_mpi_broken(void);
  * first, then yielding the core). CT_OK when all completed; CT_ERR_DEVICE when MPI reported an
  * error (recorded, naming what); -1 (nothing recorded) at the deadline. */
 int ct__mpi_wait(MPI_Request *reqs, int n, double deadline, const char *what);
+
+/* Keeps p (NULL allowed) allocated and reachable until exit: an abandoned MPI request may
+ * still write it. */
+void ct__comm_keep_alive(void *p);
 #endif
 
 #endif /* CORTEN_CORE_COMM_STATE_H */

@@ -9,7 +9,12 @@
  * work queued on the caller's current stream, and the current stream waits for the collective,
  * so the ops stay in order. The host polls the completion event and ncclCommGetAsyncError until
  * the deadline; at the deadline it aborts the NCCL communicator (ncclCommAbort), which stops the
- * kernels, so Out is left holding no memory and the communicator is broken. */
+ * kernels, so Out is left holding no memory, X's and Out's blocks are released as usual (nothing
+ * touches them after the abort), and the communicator is broken.
+ *
+ * Init never leaves a rank waiting for one that gave up: every rank, whatever failed on it,
+ * takes part in the id's broadcast and a vote on readiness (both nonblocking, polled to the time
+ * limit) before ncclCommInitRank, which runs only when every rank is ready. */
 #include "comm/comm_state.h"
 
 #if defined(CORTEN_HAVE_MPI)
@@ -124,7 +129,20 @@ static void state_free(nccl_state *st) {
   free(st);
 }
 
-ct_status ct__nccl_init(ct__comm *c, int device) {
+/* What the ranks exchange at init: rank 0's unique id, then each rank's readiness and their
+ * minimum. It lives in the two spare entries at the end of c->peers (comm_state.h), which a
+ * rank that gives up at the deadline keeps alive with the rest of the broken communicator. */
+typedef struct nccl_hello {
+  ncclUniqueId id;
+  int ready, all_ready;
+} nccl_hello;
+_Static_assert(sizeof(nccl_hello) <= 2 * sizeof(ct__coll_header),
+               "nccl_hello must fit the spare entries of ct__comm.peers");
+
+/* This rank's own part of the init: NCCL loaded, the device, the stream and events, and on rank
+ * 0 the unique id. The state into *out, or the failure recorded. */
+static ct_status nccl_local(const ct__comm *c, int device, nccl_state **out, ncclUniqueId *id) {
+  *out = NULL;
   pthread_once(&nccl.once, nccl_load);
   if (nccl.lib == NULL) return ct__error(CT_ERR_UNSUPPORTED, "ct_comm_init_nccl: %s", nccl.error);
   ct__cuda_guard g;
@@ -133,38 +151,81 @@ ct_status ct__nccl_init(ct__comm *c, int device) {
   ct_status s = CT_OK;
   if (st == NULL) {
     s = ct__error(CT_ERR_OUT_OF_MEMORY, "ct_comm_init_nccl: out of host memory");
-    goto out;
+  } else {
+    st->device = device;
+    cudaError_t e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&st->ready, cudaEventDisableTiming);
+    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&st->done, cudaEventDisableTiming);
+    if (e != cudaSuccess) {
+      s = ct__cuda_fail(e, device, "ct_comm_init_nccl: making the communicator's stream");
+    }
   }
-  st->device = device;
-  cudaError_t e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking);
-  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&st->ready, cudaEventDisableTiming);
-  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&st->done, cudaEventDisableTiming);
-  if (e != cudaSuccess) {
-    s = ct__cuda_fail(e, device, "ct_comm_init_nccl: making the communicator's stream");
-    goto out;
-  }
-  ncclUniqueId id;
-  memset(&id, 0, sizeof id);
-  ncclResult_t r = c->rank == 0 ? nccl.get_id(&id) : ncclSuccess;
-  if (r != ncclSuccess) {
-    s = nccl_fail(r, "ct_comm_init_nccl: ncclGetUniqueId");
-    goto out;
-  }
-  MPI_Request req = MPI_REQUEST_NULL;
-  int err = MPI_Ibcast(&id, (int)sizeof id, MPI_BYTE, 0, c->mpi, &req);
-  int w = err == MPI_SUCCESS ? ct__mpi_wait(&req, 1, MPI_Wtime() + c->timeout, "MPI_Ibcast")
-                             : ct__mpi_fail(err, "MPI_Ibcast");
-  if (w != CT_OK) {
-    s = w == -1 ? ct__error(CT_ERR_DEVICE, "ct_comm_init_nccl: rank 0's NCCL id did not arrive "
-                                           "within %g s", c->timeout)
-                : ct_last_status();
-    goto out;
-  }
-  r = nccl.init_rank(&st->comm, c->size, id, c->rank);
-  if (r != ncclSuccess) s = nccl_fail(r, "ct_comm_init_nccl: ncclCommInitRank");
-out:
+  ncclResult_t r = s == CT_OK && c->rank == 0 ? nccl.get_id(id) : ncclSuccess;
+  if (r != ncclSuccess) s = nccl_fail(r, "ct_comm_init_nccl: ncclGetUniqueId");
   if (s != CT_OK && st != NULL) state_free(st);
-  if (s == CT_OK) c->nccl = st;
+  if (s == CT_OK) *out = st;
+  ct__cuda_guard_exit(&g);
+  return s;
+}
+
+static void state_release(nccl_state *st) {
+  ct__cuda_guard g;
+  if (st == NULL || ct__cuda_guard_enter(&g, st->device) != CT_OK) return;
+  state_free(st);
+  ct__cuda_guard_exit(&g);
+}
+
+/* Every rank takes part in the id's broadcast and in the vote on readiness, whatever failed on
+ * it before (a rank that left early would leave the others in ncclCommInitRank forever), all
+ * polled to the communicator's deadline. ncclCommInitRank runs only when every rank is ready;
+ * otherwise every rank fails, and the MPI duplicate is freed on all of them (comm.c). */
+ct_status ct__nccl_init(ct__comm *c, int device) {
+  nccl_hello *h = (nccl_hello *)(void *)(c->peers + c->size);
+  memset(h, 0, sizeof *h);
+  nccl_state *st = NULL;
+  ct_status s = nccl_local(c, device, &st, &h->id);
+  char why[300] = "";
+  if (s != CT_OK) snprintf(why, sizeof why, "%s", ct_last_error());
+  h->ready = s == CT_OK;
+  MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  int err = MPI_Ibcast(&h->id, (int)sizeof h->id, MPI_BYTE, 0, c->mpi, &req[0]);
+  if (err == MPI_SUCCESS) {
+    err = MPI_Iallreduce(&h->ready, &h->all_ready, 1, MPI_INT, MPI_MIN, c->mpi, &req[1]);
+  }
+  int w = err == MPI_SUCCESS
+              ? ct__mpi_wait(req, 2, MPI_Wtime() + c->timeout, "ct_comm_init_nccl: the NCCL id")
+              : ct__mpi_fail(err, "ct_comm_init_nccl: sending the NCCL id (rank %d of %d)",
+                             c->rank, c->size);
+  if (w != CT_OK) {
+    state_release(st);
+    if (w == -1) {
+      ct__error(CT_ERR_DEVICE, "ct_comm_init_nccl: rank %d of %d: not every rank arrived "
+                               "within %g s (the time limit) to share NCCL's id: a peer died, "
+                               "stalled or does not call ct_comm_init_nccl",
+                c->rank, c->size, c->timeout);
+    }
+    /* Requests may be left on h: the MPI duplicate and its buffers are kept, never freed. */
+    return ct__comm_break(c, CT_ERR_DEVICE, NULL, CT__LEFT_UNTOUCHED);
+  }
+  if (!h->all_ready) {
+    state_release(st);
+    if (s != CT_OK) return ct__error(s, "%s", why);
+    return ct__error(CT_ERR_DEVICE, "ct_comm_init_nccl: rank %d of %d was ready but another "
+                                    "rank could not set up NCCL (its own error says why): no "
+                                    "communicator was made", c->rank, c->size);
+  }
+  ct__cuda_guard g;
+  if (ct__cuda_guard_enter(&g, device) != CT_OK) { /* it just worked in nccl_local */
+    state_release(st);
+    return ct_last_status();
+  }
+  ncclResult_t r = nccl.init_rank(&st->comm, c->size, h->id, c->rank);
+  if (r != ncclSuccess) {
+    s = nccl_fail(r, "ct_comm_init_nccl: ncclCommInitRank");
+    state_free(st);
+  } else {
+    c->nccl = st;
+  }
   ct__cuda_guard_exit(&g);
   return s;
 }
@@ -243,8 +304,9 @@ ct_status ct__nccl_run(ct__comm *c, const ct__coll *a, double deadline) {
   bool moves = a->kind == CT__COLL_BROADCAST || a->kind == CT__COLL_ALLGATHER;
   if (!nccl_type(a->x->dtype, &t)) {
     if (!moves) {
-      return ct__error(CT_ERR_UNSUPPORTED, "%s: %s: NCCL has no arithmetic on %s: cast X to "
-                                           "float32", a->op, label, ct_dtype_name(a->x->dtype));
+      return ct__error(CT_ERR_UNSUPPORTED, "%s: %s: NCCL has no arithmetic on %s: cast X '%s' "
+                                           "to float32", a->op, label, ct_dtype_name(a->x->dtype),
+                       a->x_name);
     }
     t = ncclUint8;
     count *= ct_dtype_size(a->x->dtype);
@@ -262,9 +324,11 @@ ct_status ct__nccl_run(ct__comm *c, const ct__coll *a, double deadline) {
   }
   ncclResult_t r = nccl_start(c, st, a, t, count);
   int w = r != ncclSuccess ? nccl_fail(r, "starting the NCCL transfer") : CT_OK;
+  bool ordered = false; /* the caller's stream waits for the collective */
   if (w == CT_OK) {
     e = cudaEventRecord(st->done, st->stream);
     if (e == cudaSuccess) e = cudaStreamWaitEvent(caller, st->done, 0);
+    ordered = e == cudaSuccess;
     w = e == cudaSuccess ? nccl_wait(st, deadline)
                          : ct__cuda_fail(e, st->device, "ordering the caller's stream");
   }
@@ -283,9 +347,11 @@ ct_status ct__nccl_run(ct__comm *c, const ct__coll *a, double deadline) {
     ct__error(CT_ERR_DEVICE, "%s: %s: %s; the communicator is aborted and Out holds no memory "
                              "now", a->op, label, copy);
   }
-  nccl.abort(st->comm); /* stops the kernels: nothing writes Out after this */
+  nccl.abort(st->comm); /* stops the kernels: nothing reads X or writes Out after this */
   ct__cuda_guard_exit(&g);
-  return ct__comm_break(c, CT_ERR_DEVICE, a, true);
+  /* X's and Out's blocks go back to the caller stream's pool, whose later work waits for the
+   * (aborted) collective; only when that ordering failed to be set up are they kept. */
+  return ct__comm_break(c, CT_ERR_DEVICE, a, ordered ? CT__LEFT_STOPPED : CT__LEFT_RUNNING);
 }
 #else
 ct_status ct__nccl_init(ct__comm *c, int device) {

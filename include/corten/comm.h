@@ -10,14 +10,18 @@
  *
  * MPI: corten initialises MPI (MPI_Init_thread, MPI_THREAD_SERIALIZED asked) only when the
  * program has not (MPI_Initialized), and then finalises it at exit, never otherwise; a program
- * that initialised MPI itself finalises it itself, after freeing its communicators.
+ * that initialised MPI itself finalises it itself, after freeing its communicators. corten needs
+ * MPI_THREAD_SERIALIZED or better (an executor may run collectives from different threads, one
+ * at a time): a program that initialises MPI must ask for it (MPI_Init_thread), and
+ * ct_comm_init_mpi refuses a lower level, naming it.
  *
  * Failure: a collective waits for its peers at most the communicator's time limit
  * (CT_COMM_DEFAULT_TIMEOUT, or ct_comm_set_timeout), then fails with CT_ERR_DEVICE naming the
  * op, the communicator and the ranks that did not arrive, instead of hanging. A communicator
  * that timed out mid-transfer is broken: every later op on it fails at once (make a new one).
  * Ranks that disagree on an op's dtype or dims fail it on every rank, naming both (the
- * communicator stays usable).
+ * communicator stays usable). Ranks out of step (one skipped a collective, so every later one
+ * would disagree) fail with CT_ERR_INVALID_ARGUMENT and break the communicator.
  *
  * Thread-safety: one thread at a time runs collectives, whichever communicators (corten asks
  * MPI for MPI_THREAD_SERIALIZED); the ops of one rank are ordered. */
@@ -48,13 +52,18 @@ CT_API extern const ct_type ct_comm_type;
  * Errors (v unchanged):
  *   CT_ERR_INVALID_ARGUMENT  v is NULL
  *   CT_ERR_TYPE_MISMATCH     v holds something other than a communicator
- *   CT_ERR_UNSUPPORTED       this build has no MPI (CMake found none), or MPI was finalised
+ *   CT_ERR_UNSUPPORTED       this build has no MPI (CMake found none), MPI was finalised, or
+ *                            it provides less than MPI_THREAD_SERIALIZED (the message names
+ *                            the level needed and the one provided)
  *   CT_ERR_DEVICE            MPI failed to initialise or to duplicate the communicator
  *   CT_ERR_OUT_OF_MEMORY     no host memory */
 CT_API ct_status ct_comm_init_mpi(ct_var *v);
 
 /* Makes v hold an NCCL communicator over the MPI ranks, this rank on CUDA device `device`: rank
- * 0 makes the unique id and MPI carries it to the others. Collective. NCCL (libnccl.so.2) is
+ * 0 makes the unique id and MPI carries it to the others. Collective: every rank takes part in
+ * the id's exchange and a vote on readiness, whatever failed on it, so a rank that cannot set
+ * up (no such device, no NCCL) makes every rank fail instead of leaving them waiting in NCCL's
+ * init; a peer that does not arrive within the time limit fails it with CT_ERR_DEVICE. NCCL (libnccl.so.2) is
  * loaded with dlopen, from the library path or the CUDA toolkit corten was built with.
  * Errors (v unchanged): those of ct_comm_init_mpi, and
  *   CT_ERR_UNSUPPORTED       this build has no CUDA, or NCCL cannot be loaded (the message
@@ -75,7 +84,8 @@ CT_API ct_status ct_comm_set_timeout(ct_var *v, double seconds);
 /* v's time limit in seconds; 0 when v holds no initialised communicator. */
 CT_API double ct_comm_timeout(const ct_var *v);
 
-/* Whether v's communicator is broken (a collective on it failed mid-transfer). */
+/* Whether v's communicator is broken (a collective on it timed out, failed in the engine, or
+ * found the ranks out of step). */
 CT_API bool ct_comm_broken(const ct_var *v);
 
 #ifdef __cplusplus

@@ -92,7 +92,18 @@ static ct_status comm_infer(const ct_kernel_ctx *c) {
                             k == CT__COLL_REDUCESCATTER ? " that the number of ranks divides"
                                                         : "");
     }
-    d.d[0] = k == CT__COLL_ALLGATHER ? d.d[0] * size : d.d[0] / size;
+    if (k == CT__COLL_REDUCESCATTER) {
+      d.d[0] /= size;
+    } else {
+      ct_ddim g = d;
+      if (__builtin_mul_overflow(d.d[0], (int64_t)size, &g.d[0]) || ct_ddim_numel(g) < 0) {
+        return ct_kernel_fail(c, CT_ERR_SHAPE, "input X variable '%s' is %s: gathered from %d "
+                                               "ranks it would hold more than 2^63 elements: "
+                                               "shrink X", ct_kernel_in_name(c, CT__IN_X, 0),
+                              ct_ddim_str(d, buf, sizeof buf), size);
+      }
+      d = g;
+    }
   }
   return ct__k_resize(c, CT__OUT, 0, d);
 }
@@ -116,6 +127,7 @@ ct_status ct__comm_kernel(const ct_kernel_ctx *c, int engine) {
   ct__coll a = {.kind = coll_kind(c),
                 .op = ct__op_label(c->op, label, sizeof label),
                 .name = name,
+                .x_name = ct_kernel_in_name(c, CT__IN_X, 0),
                 .x = ct_kernel_in(c, CT__IN_X, 0),
                 .out = ct_kernel_out(c, CT__OUT, 0),
                 .root = c->op->def->n_attr > CT__COMM_ROOT ? (int)c->attr[CT__COMM_ROOT].u.i : 0};
