@@ -90,12 +90,12 @@ static bool push(void **arr, size_t *n, size_t size) {
   return true;
 }
 
-/* The prep writing v, the only one (the caller checked). */
-static size_t writer_of(const planner *pl, const ct_var *v) {
+/* The fusable prep whose output is intermediate v; pl->n when v is not an intermediate. */
+static size_t inner_writer(const planner *pl, const ct_var *v) {
   for (size_t i = 0; i < pl->n; i++) {
-    if (pl->preps[i].vars[pl->preps[i].n_in_vars] == v) return i;
+    if (pl->inner[i] && pl->preps[i].vars[pl->preps[i].n_in_vars] == v) return i;
   }
-  return 0;
+  return pl->n;
 }
 
 /* Appends prep i's tree to the group, postorder. */
@@ -108,8 +108,8 @@ static void gather(planner *pl, size_t i, int depth) {
   }
   for (uint32_t k = 0; k < p->n_in_vars; k++) {
     ct_var *v = p->vars[k];
-    size_t w = writer_of(pl, v);
-    if (pl->preps[w].vars[pl->preps[w].n_in_vars] == v && pl->inner[w]) {
+    size_t w = inner_writer(pl, v);
+    if (w < pl->n) {
       gather(pl, w, depth + 1);
       if (pl->oom || pl->deep) return;
       if (!push((void **)&f->inner, &f->n_inner, sizeof *f->inner)) {
@@ -190,8 +190,9 @@ static ct_status move_releases(ct__prep *preps, const ct__fused *f) {
 static bool is_inner(const planner *pl, size_t i, bool (*candidate)(void *, const ct_var *),
                      void *arg) {
   const ct__prep *p = &pl->preps[i];
-  const ct_var *v = p->vars[p->n_in_vars];
-  if (pl->node[i] < 0 || !candidate(arg, v)) return false;
+  if (pl->node[i] < 0) return false;
+  const ct_var *v = p->vars[p->n_in_vars]; /* its one output */
+  if (!candidate(arg, v)) return false;
   size_t reads = 0, reader = 0;
   for (size_t j = 0; j < pl->n; j++) {
     const ct__prep *q = &pl->preps[j];
