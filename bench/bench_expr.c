@@ -6,9 +6,16 @@
  *                                           contraction, as the library is;
  *                                           the same sum as two ops (elementwise_mul, then
  *                                           elementwise_add) in a prepared program]
+ *   fuse 5 ops ... 4M   out = relu(b * scale(relu(x + b))) and relu(scale(sigmoid(tanh(x + b))))
+ *                                          over 16M float32 (b a row of 1024 broadcast over
+ *                                          x's 16384 rows), a program run with fuse_elementwise
+ *                                          and free_intermediates
+ *                                          [the same program with free_intermediates only;
+ *                                           the peak memory of a run, both ways]
  * Single thread, like the ops. corten and the baselines take turns (bench_median_multi_ns). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <corten/corten.h>
 
@@ -65,7 +72,73 @@ static void program_batch(void *arg, size_t iters) {
   }
 }
 
+/* A scope holding x [16384, 1024] and the row b [1024] broadcast over it. */
+static ct_scope *chain_scope(void) {
+  ct_scope *s = ct_scope_new();
+  if (s == NULL) fail("ct_scope_new");
+  bench_put_pattern(s, "x", CT_DIMS(16384, 1024), 0.01f);
+  bench_put_pattern(s, "b", CT_DIMS(1024), 0.02f);
+  return s;
+}
+
+/* The 5-op chain t1 = x + b, t2 = ops[0](t1), .., out = ops[3](t4) (each op unary or "*b"). */
+static ct_program *chain_program(const char *const ops[4]) {
+  ct_program *p = ct_program_new();
+  if (p == NULL || BENCH_APPEND(p, "elementwise_add", "X", "x", "Y", "b", ">Out", "t1") != 0) {
+    fail("chain program");
+  }
+  static const char *const names[] = {"t1", "t2", "t3", "t4", "out"};
+  for (int k = 0; k < 4; k++) {
+    int r = strcmp(ops[k], "*b") == 0
+                ? BENCH_APPEND(p, "elementwise_mul", "X", names[k], "Y", "b", ">Out", names[k + 1])
+                : BENCH_APPEND(p, ops[k], "X", names[k], ">Out", names[k + 1]);
+    if (r != 0) fail("chain program");
+  }
+  return p;
+}
+
+/* An executor of p over s, with free_intermediates and with or without fuse_elementwise, run
+ * once; *peak_mib: that run's peak above what s held before, in MiB. */
+static ct_executor *chain_executor(ct_program *p, ct_scope *s, bool fuse, double *peak_mib) {
+  ct_executor_options o = {.free_intermediates = true, .fuse_elementwise = fuse};
+  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
+  if (e == NULL) fail("ct_executor_new_with");
+  ct_memory_stats st;
+  ct_memory_reset_peak(ct_cpu());
+  ct_memory_stats_get(ct_cpu(), &st);
+  size_t before = st.allocated;
+  program_batch(e, 1);
+  ct_memory_stats_get(ct_cpu(), &st);
+  *peak_mib = (double)(st.peak - before) / (1024.0 * 1024.0);
+  return e;
+}
+
+static void fused_chain_rows(const bench_cfg *cfg, const char *name, const char *const ops[4]) {
+  ct_scope *sf = chain_scope(), *sp = chain_scope();
+  ct_program *p = chain_program(ops);
+  double peak_fused, peak_plain;
+  ct_executor *fused = chain_executor(p, sf, true, &peak_fused);
+  ct_executor *plain = chain_executor(p, sp, false, &peak_plain);
+  void (*fns[2])(void *, size_t) = {program_batch, program_batch};
+  void *args[2] = {fused, plain};
+  double t[2];
+  bench_median_multi_ns(2, fns, args, 1, cfg->reps, t);
+  char row[96];
+  bench_record(name, t[0] / 1e6, "unfused, free_intermediates", t[1] / 1e6, "ms");
+  snprintf(row, sizeof row, "%s peak", name);
+  bench_record(row, peak_fused, "unfused, free_intermediates", peak_plain, "MiB");
+  ct_executor_free(fused);
+  ct_executor_free(plain);
+  ct_program_free(p);
+  ct_scope_free(sf);
+  ct_scope_free(sp);
+}
+
 void bench_expr_rows(const bench_cfg *cfg) {
+  static const char *const cheap[4] = {"relu", "scale", "*b", "relu"};
+  static const char *const math[4] = {"tanh", "sigmoid", "scale", "relu"};
+  fused_chain_rows(cfg, "fuse 5 ops +b,relu,scale,*b,relu 16M", cheap);
+  fused_chain_rows(cfg, "fuse 5 ops +b,tanh,sigmoid,scale,relu 16M", math);
   const int64_t n = (int64_t)1 << 24;
   ct_scope *s = ct_scope_new();
   if (s == NULL) fail("ct_scope_new");

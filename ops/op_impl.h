@@ -84,7 +84,21 @@ typedef struct ct__prep {
   unsigned char *any_type; /* per variable: its slot is CT_SLOT_ANY_TYPE */
   ct_var **release;       /* variables whose memory goes after this op (executor option) */
   size_t n_release;
+  struct ct__fused *fused; /* fuse_elementwise: the group this op roots, run in its place */
+  bool deferred;          /* fuse_elementwise: a group member, run by its root */
 } ct__prep;
+
+/* ops/fuse.c: the fuse_elementwise option. ct__fuse_plan forms the groups over an executor's
+ * preps (candidate: whether a variable may be an intermediate, that is created by the executor
+ * and not kept), after the release lists are planned; ct__fused_run runs one group. */
+typedef struct ct__fused ct__fused;
+ct_status ct__fuse_plan(ct__prep *preps, size_t n, bool (*candidate)(void *, const ct_var *),
+                        void *arg);
+ct_status ct__fused_run(ct__prep *preps, const ct__fused *f);
+void ct__fused_free(ct__fused *f);
+
+/* ops/program.c: whether one of op's program attributes reads variable `name`. */
+bool ct__nested_reads(const ct_op *op, const char *name);
 
 /* Resolves op's wiring over scope: inputs through the ancestors, outputs likewise, created in
  * scope when missing anywhere (created, when not NULL, is called with each one it creates).

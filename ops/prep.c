@@ -29,6 +29,7 @@ ct_status ct_kernel_fail(const ct_kernel_ctx *c, ct_status s, const char *fmt, .
 }
 
 void ct__prep_destroy(ct__prep *p) {
+  ct__fused_free(p->fused);
   free(p->vars);
   free(p->release);
   memset(p, 0, sizeof *p);

@@ -3,7 +3,8 @@
  *
  * The executor binds every op once (ct__prep_init), so a run is a loop over prepared ops with no
  * name look-up. With free_intermediates it also computes, per op, the intermediates whose last
- * read that op is, and drops their memory right after it. */
+ * read that op is, and drops their memory right after it. With fuse_elementwise, trees of
+ * elementwise ops run as one expression (ops/fuse.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,7 +167,6 @@ static bool kept(const ct_var *v, const ct_executor_options *o) {
   return false;
 }
 
-static bool nested_reads(const ct_op *op, const char *name);
 
 /* Whether an op of p names `name` as an input, directly or in a program nested in it. */
 static bool program_reads(const ct_program *p, const char *name) {
@@ -177,14 +177,14 @@ static bool program_reads(const ct_program *p, const char *name) {
         if (strcmp(o->in[s].names[k], name) == 0) return true;
       }
     }
-    if (nested_reads(o, name)) return true;
+    if (ct__nested_reads(o, name)) return true;
   }
   return false;
 }
 
 /* Whether one of op's program attributes reads `name`: a nested program (a recurrent op's step)
  * may read the variable through the scope's ancestors. */
-static bool nested_reads(const ct_op *op, const char *name) {
+bool ct__nested_reads(const ct_op *op, const char *name) {
   for (size_t a = 0; a < op->def->n_attr; a++) {
     const ct_attr_value *v = &op->attr[a];
     if (v->type == CT_ATTR_PROGRAM && v->u.program != NULL && program_reads(v->u.program, name)) {
@@ -212,7 +212,7 @@ static ct_status plan_frees(ct_executor *e, const created_set *c, const ct_execu
           last_write = (long)i;
         }
       }
-      if (last_read < (long)i && nested_reads(p->op, ct_var_name(v))) last_read = (long)i;
+      if (last_read < (long)i && ct__nested_reads(p->op, ct_var_name(v))) last_read = (long)i;
     }
     /* Never read, or written again at or after its last read (an in-place op's output is a
      * new value): a result, kept. */
@@ -226,6 +226,20 @@ static ct_status plan_frees(ct_executor *e, const created_set *c, const ct_execu
     p->release[p->n_release++] = v;
   }
   return CT_OK;
+}
+
+/* fuse_elementwise's intermediates: created by the executor and not kept. */
+typedef struct fuse_arg {
+  const created_set *created;
+  const ct_executor_options *options;
+} fuse_arg;
+
+static bool fuse_candidate(void *arg, const ct_var *v) {
+  const fuse_arg *a = arg;
+  for (size_t j = 0; j < a->created->n; j++) {
+    if (a->created->vars[j] == v) return !kept(v, a->options);
+  }
+  return false;
 }
 
 /* ---- The executor ---------------------------------------------------------------------------- */
@@ -264,6 +278,10 @@ ct_executor *ct_executor_new_with(const ct_program *p, ct_scope *scope, ct_place
     }
   }
   if (options->free_intermediates && plan_frees(e, &created, options) != CT_OK) goto fail;
+  if (options->fuse_elementwise && place.kind == CT_DEVICE_CPU) {
+    fuse_arg fa = {&created, options};
+    if (ct__fuse_plan(e->preps, e->n, fuse_candidate, &fa) != CT_OK) goto fail;
+  }
   free(created.vars);
   return e;
 fail:
@@ -284,7 +302,9 @@ ct_status ct_executor_run(ct_executor *e) {
   }
   for (size_t i = 0; i < e->n; i++) {
     ct__prep *p = &e->preps[i];
-    ct_status s = ct__prep_run(p);
+    if (p->deferred) continue;
+    ct_status s = CT__UNLIKELY(p->fused != NULL) ? ct__fused_run(e->preps, p->fused)
+                                                 : ct__prep_run(p);
     if (CT__UNLIKELY(s != CT_OK)) return s;
     for (size_t j = 0; j < p->n_release; j++) {
       ct_tensor *t = (ct_tensor *)ct_var_get_tensor(p->release[j]);

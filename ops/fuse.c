@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/fuse.c: the executor's fuse_elementwise option: trees of elementwise ops run as one
+ * expression (corten/expr.h), their intermediates never allocated.
+ *
+ * At executor creation an intermediate is a variable the executor created, not kept, written by
+ * one fusable op and read once, by one later fusable op, and by no nested program. The op that
+ * reads no intermediate's value onward (the root) gathers the ops that wrote the intermediates
+ * it reads, recursively, into a group: the members are skipped in the run and the root evaluates
+ * the group's tree in one pass. A group whose leaves an op between a member and the root may
+ * write (or run a nested program) is not formed. At run time a group whose leaves are not all
+ * float32 or all float64 CPU tensors, or whose destination is one of them or an external
+ * buffer, runs its ops one by one instead (float16 would round differently), dropping the
+ * intermediates' memory afterwards. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "ops/defs.h"
+#include "ops/expr/expr_impl.h"
+#include "ops/op_impl.h"
+
+/* The op types that fuse, and their expression node (0: scale, two nodes). */
+static const struct {
+  const char *type;
+  int node;
+} fusable_types[] = {
+    {"elementwise_add", CT_EXPR_ADD}, {"elementwise_sub", CT_EXPR_SUB},
+    {"elementwise_mul", CT_EXPR_MUL}, {"elementwise_div", CT_EXPR_DIV},
+    {"relu", CT_EXPR_RELU},           {"sigmoid", CT_EXPR_SIGMOID},
+    {"tanh", CT_EXPR_TANH},           {"exp", CT_EXPR_EXP},
+    {"log", CT_EXPR_LOG},             {"scale", 0},
+};
+
+/* The node of prep p's op, or -1 when it does not fuse. */
+static int node_of(const ct__prep *p) {
+  const ct__opdef *d = p->op->def;
+  if (p->n_out_vars != 1 || p->n_in_vars < 1 || p->n_in_vars > 2) return -1;
+  for (uint32_t k = 0; k < p->n_in_vars + p->n_out_vars; k++) {
+    if (p->any_type[k]) return -1;
+  }
+  for (size_t i = 0; i < sizeof fusable_types / sizeof fusable_types[0]; i++) {
+    if (strcmp(d->type, fusable_types[i].type) == 0) return fusable_types[i].node;
+  }
+  return -1;
+}
+
+typedef struct fuse_instr {
+  int code;  /* 1 leaf (vars[arg]), 2 unary (node), 3 binary (node), 4 scale (preps[arg]) */
+  int node;
+  size_t arg;
+} fuse_instr;
+
+struct ct__fused {
+  fuse_instr *code;  /* postorder */
+  size_t n_code;
+  ct_var **leaves;   /* the leaf variables, as code's leaf instructions name them */
+  size_t n_leaves;
+  size_t *members;   /* the preps of the group, in program order (the root last) */
+  size_t n_members;
+  ct_var **inner;    /* the intermediates */
+  size_t n_inner;
+};
+
+void ct__fused_free(ct__fused *f) {
+  if (f == NULL) return;
+  free(f->code);
+  free(f->leaves);
+  free(f->members);
+  free(f->inner);
+  free(f);
+}
+
+/* The planning state: per prep its node (-1: not fusable) and, per prep, whether its output is
+ * an intermediate. */
+typedef struct planner {
+  ct__prep *preps;
+  size_t n;
+  int *node;
+  bool *inner;
+  ct__fused *f;
+  bool oom, deep;
+} planner;
+
+static bool push(void **arr, size_t *n, size_t size) {
+  void *grown = ct__realloc(*arr, (*n + 1) * size);
+  if (grown == NULL) return false;
+  *arr = grown;
+  (*n)++;
+  return true;
+}
+
+/* The fusable prep whose output is intermediate v; pl->n when v is not an intermediate. */
+static size_t inner_writer(const planner *pl, const ct_var *v) {
+  for (size_t i = 0; i < pl->n; i++) {
+    if (pl->inner[i] && pl->preps[i].vars[pl->preps[i].n_in_vars] == v) return i;
+  }
+  return pl->n;
+}
+
+/* Appends prep i's tree to the group, postorder. */
+static void gather(planner *pl, size_t i, int depth) {
+  ct__fused *f = pl->f;
+  const ct__prep *p = &pl->preps[i];
+  if (pl->oom || pl->deep || depth > 200 || f->n_code > 900) {
+    pl->deep = true;
+    return;
+  }
+  for (uint32_t k = 0; k < p->n_in_vars; k++) {
+    ct_var *v = p->vars[k];
+    size_t w = inner_writer(pl, v);
+    if (w < pl->n) {
+      gather(pl, w, depth + 1);
+      if (pl->oom || pl->deep) return;
+      if (!push((void **)&f->inner, &f->n_inner, sizeof *f->inner)) {
+        pl->oom = true;
+        return;
+      }
+      f->inner[f->n_inner - 1] = v;
+      continue;
+    }
+    if (!push((void **)&f->leaves, &f->n_leaves, sizeof *f->leaves) ||
+        !push((void **)&f->code, &f->n_code, sizeof *f->code)) {
+      pl->oom = true;
+      return;
+    }
+    f->leaves[f->n_leaves - 1] = v;
+    f->code[f->n_code - 1] = (fuse_instr){1, 0, f->n_leaves - 1};
+  }
+  if (!push((void **)&f->members, &f->n_members, sizeof *f->members) ||
+      !push((void **)&f->code, &f->n_code, sizeof *f->code)) {
+    pl->oom = true;
+    return;
+  }
+  f->members[f->n_members - 1] = i;
+  int node = pl->node[i];
+  f->code[f->n_code - 1] = (fuse_instr){node == 0 ? 4 : p->n_in_vars == 2 ? 3 : 2, node, i};
+}
+
+static int cmp_size(const void *a, const void *b) {
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static bool has_program_attr(const ct_op *op) {
+  for (size_t a = 0; a < op->def->n_attr; a++) {
+    if (op->attr[a].type == CT_ATTR_PROGRAM) return true;
+  }
+  return false;
+}
+
+/* Whether no op between a member and the root, outside the group, writes a leaf or runs a
+ * nested program (the members run at the root's turn, so their leaves must hold then what they
+ * held at the member's). */
+static bool leaves_stable(const planner *pl, const ct__fused *f) {
+  size_t root = f->members[f->n_members - 1], m = 0;
+  for (size_t k = f->members[0] + 1; k < root; k++) {
+    while (m < f->n_members && f->members[m] < k) m++;
+    if (m < f->n_members && f->members[m] == k) continue;
+    const ct__prep *p = &pl->preps[k];
+    if (has_program_attr(p->op)) return false;
+    for (uint32_t o = p->n_in_vars; o < p->n_in_vars + p->n_out_vars; o++) {
+      for (size_t l = 0; l < f->n_leaves; l++) {
+        if (p->vars[o] == f->leaves[l]) return false;
+      }
+    }
+  }
+  return true;
+}
+
+/* Moves the members' release lists to the root (their leaves are read at the root's turn). */
+static ct_status move_releases(ct__prep *preps, const ct__fused *f) {
+  ct__prep *root = &preps[f->members[f->n_members - 1]];
+  for (size_t m = 0; m + 1 < f->n_members; m++) {
+    ct__prep *p = &preps[f->members[m]];
+    if (p->n_release == 0) continue;
+    ct_var **grown = ct__realloc(root->release, (root->n_release + p->n_release) * sizeof *grown);
+    if (grown == NULL) return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_executor_new: out of host memory");
+    memcpy(grown + root->n_release, p->release, p->n_release * sizeof *grown);
+    root->release = grown;
+    root->n_release += p->n_release;
+    free(p->release);
+    p->release = NULL;
+    p->n_release = 0;
+  }
+  return CT_OK;
+}
+
+/* Whether prep i's output is an intermediate: see the file's comment. */
+static bool is_inner(const planner *pl, size_t i, bool (*candidate)(void *, const ct_var *),
+                     void *arg) {
+  const ct__prep *p = &pl->preps[i];
+  if (pl->node[i] < 0) return false;
+  const ct_var *v = p->vars[p->n_in_vars]; /* its one output */
+  if (!candidate(arg, v)) return false;
+  size_t reads = 0, reader = 0;
+  for (size_t j = 0; j < pl->n; j++) {
+    const ct__prep *q = &pl->preps[j];
+    for (uint32_t k = 0; k < q->n_in_vars + q->n_out_vars; k++) {
+      if (q->vars[k] != v) continue;
+      if (k >= q->n_in_vars && j != i) return false; /* written again */
+      if (k < q->n_in_vars) {
+        reads++;
+        reader = j;
+      }
+    }
+    if (has_program_attr(q->op) && ct__nested_reads(q->op, ct_var_name(v))) return false;
+  }
+  return reads == 1 && reader > i && pl->node[reader] >= 0;
+}
+
+ct_status ct__fuse_plan(ct__prep *preps, size_t n, bool (*candidate)(void *, const ct_var *),
+                        void *arg) {
+  planner pl = {preps, n, ct__calloc(n + 1, sizeof(int)), ct__calloc(n + 1, sizeof(bool)), NULL,
+                false, false};
+  ct_status s = CT_OK;
+  if (pl.node == NULL || pl.inner == NULL) goto oom;
+  for (size_t i = 0; i < n; i++) pl.node[i] = node_of(&preps[i]);
+  for (size_t i = 0; i < n; i++) pl.inner[i] = is_inner(&pl, i, candidate, arg);
+  for (size_t r = 0; r < n; r++) {
+    if (pl.node[r] < 0 || pl.inner[r]) continue;
+    pl.f = ct__calloc(1, sizeof *pl.f);
+    if (pl.f == NULL) goto oom;
+    gather(&pl, r, 0);
+    if (pl.oom) goto oom;
+    qsort(pl.f->members, pl.f->n_members, sizeof *pl.f->members, cmp_size);
+    if (pl.deep || pl.f->n_members < 2 || !leaves_stable(&pl, pl.f)) {
+      pl.deep = false; /* too deep, nothing to fuse, or moving the members is unsafe */
+      ct__fused_free(pl.f);
+      pl.f = NULL;
+      continue;
+    }
+    if ((s = move_releases(preps, pl.f)) != CT_OK) goto out;
+    for (size_t m = 0; m + 1 < pl.f->n_members; m++) preps[pl.f->members[m]].deferred = true;
+    preps[r].fused = pl.f;
+  }
+  pl.f = NULL;
+  goto out;
+oom:
+  s = ct__error(CT_ERR_OUT_OF_MEMORY, "ct_executor_new: out of host memory planning fusion");
+out:
+  ct__fused_free(pl.f);
+  free(pl.node);
+  free(pl.inner);
+  return s;
+}
+
+/* ---- Running a group ------------------------------------------------------------------------- */
+
+/* The group's ops one by one, then the intermediates' memory dropped. */
+static ct_status run_unfused(ct__prep *preps, const ct__fused *f) {
+  ct_status s = CT_OK;
+  for (size_t m = 0; m < f->n_members && s == CT_OK; m++) s = ct__prep_run(&preps[f->members[m]]);
+  for (size_t k = 0; k < f->n_inner; k++) {
+    ct_tensor *t = (ct_tensor *)ct_var_get_tensor(f->inner[k]);
+    if (t != NULL) ct__tensor_drop_memory(t);
+  }
+  return s;
+}
+
+/* The tree of the group over tensors `leaf`, of dtype dt; NULL with the error recorded. */
+static ct_expr *build(const ct__prep *preps, const ct__fused *f, ct_tensor **leaf, ct_dtype dt) {
+  ct_expr *stack[1024];
+  size_t top = 0;
+  for (size_t c = 0; c < f->n_code; c++) {
+    const fuse_instr *in = &f->code[c];
+    if (in->code == 1) {
+      stack[top++] = ct_expr_tensor(leaf[in->arg]);
+    } else if (in->code == 2) {
+      stack[top - 1] = ct_expr_unary((ct_expr_op)in->node, stack[top - 1]);
+    } else if (in->code == 3) {
+      top--;
+      stack[top - 1] = ct_expr_binary((ct_expr_op)in->node, stack[top - 1], stack[top]);
+    } else {
+      /* scale: sc * x + bi, bi multiplied by sc first when the bias goes before, as the kernel
+       * computes them (in the dtype). */
+      const ct_attr_value *a = preps[in->arg].op->attr;
+      double sc, bi;
+      if (dt == CT_FLOAT32) {
+        float s32 = (float)a[CT__SCALE_SCALE].u.f, b32 = (float)a[CT__SCALE_BIAS].u.f;
+        if (!a[CT__SCALE_BIAS_AFTER].u.b) b32 *= s32;
+        sc = s32;
+        bi = b32;
+      } else {
+        sc = a[CT__SCALE_SCALE].u.f;
+        bi = a[CT__SCALE_BIAS].u.f;
+        if (!a[CT__SCALE_BIAS_AFTER].u.b) bi *= sc;
+      }
+      stack[top - 1] = ct_expr_binary(
+          CT_EXPR_ADD, ct_expr_binary(CT_EXPR_MUL, stack[top - 1], ct_expr_scalar(sc)),
+          ct_expr_scalar(bi));
+    }
+  }
+  return stack[0];
+}
+
+/* The fused ops' labels, "op #1 'exp', op #2 'relu'", into buf. */
+static void labels(const ct__prep *preps, const ct__fused *f, char *buf, size_t cap) {
+  size_t pos = 0;
+  buf[0] = '\0';
+  for (size_t m = 0; m < f->n_members && pos + 1 < cap; m++) {
+    char label[CT__OP_LABEL_CAP];
+    int w = snprintf(buf + pos, cap - pos, "%s%s", m ? ", " : "",
+                     ct__op_label(preps[f->members[m]].op, label, sizeof label));
+    if (w > 0) pos += (size_t)w;
+  }
+}
+
+ct_status ct__fused_run(ct__prep *preps, const ct__fused *f) {
+  ct_tensor *stack_leaves[16], **leaf = stack_leaves;
+  if (f->n_leaves > 16) {
+    leaf = ct__calloc(f->n_leaves, sizeof *leaf);
+    if (leaf == NULL) return ct__error(CT_ERR_OUT_OF_MEMORY, "out of host memory running fused ops");
+  }
+  ct__prep *root = &preps[f->members[f->n_members - 1]];
+  ct_var *out = root->vars[root->n_in_vars];
+  const ct_tensor *dst_now = ct_var_get_tensor(out);
+  ct_dtype dt = CT_DTYPE_UNDEFINED;
+  bool fuse = root->ctx.place.kind == CT_DEVICE_CPU &&
+              (dst_now == NULL || dst_now->block == NULL || !dst_now->block->external);
+  for (size_t l = 0; l < f->n_leaves && fuse; l++) {
+    ct_tensor *t = leaf[l] = (ct_tensor *)ct_var_get_tensor(f->leaves[l]);
+    fuse = t != NULL && t->block != NULL && t->block->place.kind == CT_DEVICE_CPU &&
+           (t->dtype == CT_FLOAT32 || t->dtype == CT_FLOAT64) && (l == 0 || t->dtype == dt) &&
+           (dst_now == NULL || t->block != dst_now->block) &&
+           ct__tensor_bytes(t, t->dtype) <= ct__tensor_capacity(t);
+    dt = fuse ? t->dtype : dt;
+  }
+  ct_status s;
+  if (!fuse) {
+    s = run_unfused(preps, f);
+  } else {
+    ct_expr *e = build(preps, f, leaf, dt);
+    ct_tensor *dst = ct_var_tensor(out);
+    s = dst == NULL ? ct_last_status() : e == NULL ? ct_last_status()
+                                                    : ct_expr_assign(dst, CT_SAVETO, e);
+    ct_expr_free(e);
+    if (s != CT_OK) {
+      char names[600], text[400];
+      labels(preps, f, names, sizeof names);
+      snprintf(text, sizeof text, "%s", ct_last_error());
+      s = ct__error(s, "fused %s: %s", names, text);
+    }
+  }
+  if (leaf != stack_leaves) free(leaf);
+  return s;
+}

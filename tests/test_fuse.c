@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The executor's fuse_elementwise option: random trees of elementwise ops (every fusable kind,
+ * broadcasting leaves, float32 and float64) give the unfused program's bits and never allocate
+ * their intermediates; kept, pre-existing and twice-read variables are not fused; it composes
+ * with free_intermediates and with a training program; other dtypes run op by op; a failure in
+ * a fused group names its ops. */
+#include "harness.h"
+#include "op_util.h"
+#include "grad_util.h"
+
+/* A small seeded generator (the runs must repeat). */
+static uint32_t rng_state;
+static uint32_t rnd(uint32_t n) {
+  rng_state = rng_state * 1664525u + 1013904223u;
+  return (rng_state >> 8) % n;
+}
+
+static const char *const unary_ops[] = {"relu", "sigmoid", "tanh", "exp", "log", "scale"};
+static const char *const binary_ops[] = {"elementwise_add", "elementwise_sub",
+                                         "elementwise_mul", "elementwise_div"};
+
+/* Leaves l0 .. l3 of dims broadcasting to [3, 5]: [3, 5], [5], [3, 1], [1]. */
+static void put_leaves(ct_scope *s, ct_dtype dt, uint32_t seed) {
+  const ct_ddim dims[4] = {CT_DIMS(3, 5), CT_DIMS(5), CT_DIMS(3, 1), CT_DIMS(1)};
+  for (int l = 0; l < 4; l++) {
+    int64_t n = ct_ddim_numel(dims[l]);
+    double v[15];
+    double step = dt == CT_INT32 ? 1.0 : 0.25; /* -2 .. 2 in quarters, integers for int32 */
+    for (int64_t i = 0; i < n; i++) {
+      v[i] = step * ((double)((seed + 7 * (uint32_t)(l * 15 + i)) % 17) - 8.0);
+    }
+    void *data = xmalloc(n, 8);
+    for (int64_t i = 0; i < n; i++) set_elem(data, dt, i, v[i]);
+    char name[8];
+    snprintf(name, sizeof name, "l%d", l);
+    put(s, name, dt, dims[l], data);
+    free(data);
+  }
+}
+
+static void append(ct_program *p, ct_op *op) { ck_assert_int_eq(ct_program_append(p, op), CT_OK); }
+
+/* A random tree: each op consumes one or two pending intermediates (or a leaf), the pending
+ * ones are summed at the end into "out". Every intermediate t<k> is read exactly once. Returns
+ * how many intermediates it made. */
+static int random_program(ct_program *p, uint32_t seed) {
+  rng_state = seed;
+  char pending[16][16], leaf[8];
+  int n_pending = 0, n_t = 0, n_ops = 2 + (int)rnd(7);
+  for (int k = 0; k < n_ops; k++) {
+    char out[16];
+    snprintf(out, sizeof out, "t%d", n_t++);
+    snprintf(leaf, sizeof leaf, "l%u", rnd(4));
+    const char *a = leaf, *b;
+    char ta[16], tb[16];
+    if (n_pending > 0 && rnd(4) != 0) {
+      snprintf(ta, sizeof ta, "%s", pending[--n_pending]);
+      a = ta;
+    }
+    if (rnd(2) == 0) {
+      const char *type = unary_ops[rnd(6)];
+      ct_op *op = op_x(type, a, out);
+      if (strcmp(type, "scale") == 0) {
+        ck_assert_int_eq(ct_op_set_attr_float(op, "scale", 0.1 * (double)rnd(30) - 1.3), CT_OK);
+        ck_assert_int_eq(ct_op_set_attr_float(op, "bias", 0.37 * (double)rnd(9) - 1.0), CT_OK);
+        ck_assert_int_eq(ct_op_set_attr_bool(op, "bias_after_scale", rnd(2) == 0), CT_OK);
+      }
+      append(p, op);
+    } else {
+      char lb[8];
+      snprintf(lb, sizeof lb, "l%u", rnd(4));
+      b = lb;
+      if (n_pending > 0 && rnd(2) == 0) {
+        snprintf(tb, sizeof tb, "%s", pending[--n_pending]);
+        b = tb;
+      }
+      if (rnd(2) == 0) {
+        const char *x = a;
+        a = b;
+        b = x;
+      }
+      append(p, op_xy(binary_ops[rnd(4)], a, b, out));
+    }
+    snprintf(pending[n_pending++], sizeof pending[0], "%s", out);
+  }
+  while (n_pending > 1) {
+    char out[16];
+    snprintf(out, sizeof out, "t%d", n_t++);
+    append(p, op_xy("elementwise_add", pending[n_pending - 2], pending[n_pending - 1], out));
+    n_pending -= 2;
+    snprintf(pending[n_pending++], sizeof pending[0], "%s", out);
+  }
+  append(p, op_x("relu", pending[0], "out"));
+  return n_t;
+}
+
+/* Runs p over a fresh scope holding the leaves (twice, so a second run sees its own state). */
+static ct_scope *run_prog(const ct_program *p, ct_dtype dt, uint32_t seed,
+                             const ct_executor_options *o) {
+  ct_scope *s = ct_scope_new();
+  put_leaves(s, dt, seed);
+  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), o);
+  ck_assert_msg(e != NULL, "%s", ct_last_error());
+  for (int r = 0; r < 2; r++) {
+    ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+  }
+  ct_executor_free(e);
+  return s;
+}
+
+static void assert_same_bits(ct_scope *a, ct_scope *b, const char *name) {
+  const ct_tensor *x = tensor_of(a, name), *y = tensor_of(b, name);
+  ck_assert(ct_ddim_equal(ct_tensor_dims(x), ct_tensor_dims(y)));
+  ck_assert_int_eq(ct_tensor_dtype(x), ct_tensor_dtype(y));
+  size_t bytes = (size_t)ct_tensor_numel(x) * ct_dtype_size(ct_tensor_dtype(x));
+  ck_assert_msg(memcmp(ct_tensor_data(x, ct_tensor_dtype(x)), ct_tensor_data(y, ct_tensor_dtype(y)),
+                       bytes) == 0,
+                "'%s' differs from the unfused program's", name);
+}
+
+static bool holds_memory(ct_scope *s, const char *name) {
+  const ct_tensor *t = tensor_of(s, name);
+  return t != NULL && ct_tensor_has_memory(t);
+}
+
+START_TEST(random_trees_match_unfused_bits) {
+  static const ct_executor_options fused = {.fuse_elementwise = true}, plain = {0};
+  for (uint32_t trial = 0; trial < 200; trial++) {
+    ct_dtype dt = trial % 2 ? CT_FLOAT64 : CT_FLOAT32;
+    ct_program *p = ct_program_new();
+    int n_t = random_program(p, 1000 + trial);
+    ct_scope *a = run_prog(p, dt, trial, &fused), *b = run_prog(p, dt, trial, &plain);
+    assert_same_bits(a, b, "out");
+    for (int k = 0; k < n_t; k++) {
+      char name[16];
+      snprintf(name, sizeof name, "t%d", k);
+      ck_assert_msg(!holds_memory(a, name), "trial %u: %s was allocated", trial, name);
+      ck_assert(holds_memory(b, name));
+    }
+    ct_scope_free(a);
+    ct_scope_free(b);
+    ct_program_free(p);
+  }
+}
+END_TEST
+
+/* t1 = exp(l0), t2 = sigmoid(t1), t3 = t2 * l1, out = t3 + t1: t1 is read twice and computed
+ * on its own; t2 and t3 fuse into out. */
+static ct_program *shared_program(void) {
+  ct_program *p = ct_program_new();
+  append(p, op_x("exp", "l0", "t1"));
+  append(p, op_x("sigmoid", "t1", "t2"));
+  append(p, op_xy("elementwise_mul", "t2", "l1", "t3"));
+  append(p, op_xy("elementwise_add", "t3", "t1", "out"));
+  return p;
+}
+
+START_TEST(twice_read_kept_and_existing_variables_are_not_fused) {
+  static const char *const keep[] = {"t3"};
+  ct_program *p = shared_program();
+  ct_executor_options plain = {0}, fused = {.fuse_elementwise = true};
+  ct_scope *b = run_prog(p, CT_FLOAT32, 3, &plain);
+  ct_scope *a = run_prog(p, CT_FLOAT32, 3, &fused);
+  assert_same_bits(a, b, "out");
+  ck_assert(holds_memory(a, "t1"));
+  ck_assert(!holds_memory(a, "t2"));
+  ck_assert(!holds_memory(a, "t3"));
+  ct_scope_free(a);
+  /* Kept by name: t3 holds its value; t2 still fuses into it. */
+  fused.keep = keep;
+  fused.n_keep = 1;
+  a = run_prog(p, CT_FLOAT32, 3, &fused);
+  assert_same_bits(a, b, "out");
+  assert_same_bits(a, b, "t3");
+  ck_assert(!holds_memory(a, "t2"));
+  ct_scope_free(a);
+  /* Existing before the executor: t2 is the caller's and holds its value. */
+  a = ct_scope_new();
+  put_leaves(a, CT_FLOAT32, 3);
+  ck_assert_ptr_nonnull(ct_scope_var(a, "t2"));
+  fused.n_keep = 0;
+  ct_executor *e = ct_executor_new_with(p, a, ct_cpu(), &fused);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  assert_same_bits(a, b, "t2");
+  assert_same_bits(a, b, "out");
+  ck_assert(!holds_memory(a, "t3"));
+  ct_executor_free(e);
+  ct_scope_free(a);
+  ct_scope_free(b);
+  ct_program_free(p);
+}
+END_TEST
+
+/* An op between the members that rewrites a leaf: the members cannot move past it, so nothing
+ * fuses and the result is the unfused one. */
+START_TEST(a_leaf_rewritten_between_is_not_fused) {
+  ct_program *p = ct_program_new();
+  append(p, op_x("exp", "l0", "t1"));
+  append(p, op_x("scale", "l1", "l0"));
+  append(p, op_xy("elementwise_add", "t1", "l0", "out"));
+  static const ct_executor_options plain = {0}, fused = {.fuse_elementwise = true};
+  ct_scope *a = run_prog(p, CT_FLOAT64, 5, &fused), *b = run_prog(p, CT_FLOAT64, 5, &plain);
+  assert_same_bits(a, b, "out");
+  ck_assert(holds_memory(a, "t1"));
+  ct_scope_free(a);
+  ct_scope_free(b);
+  ct_program_free(p);
+}
+END_TEST
+
+/* With free_intermediates too: the same bits, t1 freed after its last read, the fused
+ * intermediates never allocated, and a lower peak than free_intermediates alone. */
+START_TEST(fuses_with_free_intermediates) {
+  static const ct_executor_options plain = {.free_intermediates = true},
+                                   fused = {.free_intermediates = true, .fuse_elementwise = true};
+  ct_program *p = shared_program();
+  ct_scope *b = run_prog(p, CT_FLOAT64, 9, &plain);
+  ct_scope *a = ct_scope_new();
+  put_leaves(a, CT_FLOAT64, 9);
+  ct_memory_reset_peak(ct_cpu());
+  size_t before = cpu_stats().allocated;
+  ct_executor *e = ct_executor_new_with(p, a, ct_cpu(), &fused);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  size_t fused_peak = cpu_stats().peak - before;
+  assert_same_bits(a, b, "out");
+  for (int k = 1; k <= 3; k++) {
+    char name[8];
+    snprintf(name, sizeof name, "t%d", k);
+    ck_assert(!holds_memory(a, name));
+  }
+  ct_executor_free(e);
+  ct_scope_free(a);
+  /* The same program unfused: its peak holds one more [3, 5] float64 tensor. */
+  a = ct_scope_new();
+  put_leaves(a, CT_FLOAT64, 9);
+  ct_memory_reset_peak(ct_cpu());
+  before = cpu_stats().allocated;
+  e = ct_executor_new_with(p, a, ct_cpu(), &plain);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  ck_assert_uint_eq(cpu_stats().peak - before, fused_peak + 15 * sizeof(double));
+  ct_executor_free(e);
+  ct_scope_free(a);
+  ct_scope_free(b);
+  ct_program_free(p);
+}
+END_TEST
+
+/* int32 leaves: no expression engine for them, so the group runs op by op (same values) and
+ * still leaves its intermediate without memory. */
+START_TEST(other_dtypes_run_op_by_op) {
+  ct_program *p = ct_program_new();
+  ct_op *sc = op_x("scale", "l0", "t1");
+  ck_assert_int_eq(ct_op_set_attr_float(sc, "scale", -3.0), CT_OK);
+  append(p, sc);
+  append(p, op_xy("elementwise_add", "t1", "l1", "out"));
+  static const ct_executor_options plain = {0}, fused = {.fuse_elementwise = true};
+  ct_scope *a = run_prog(p, CT_INT32, 4, &fused), *b = run_prog(p, CT_INT32, 4, &plain);
+  assert_same_bits(a, b, "out");
+  ck_assert(!holds_memory(a, "t1"));
+  ct_scope_free(a);
+  ct_scope_free(b);
+  ct_program_free(p);
+}
+END_TEST
+
+/* Leaves that do not broadcast: CT_ERR_SHAPE naming every fused op and both dims. */
+START_TEST(a_failing_group_names_its_ops) {
+  static const double v[4] = {1, 2, 3, 4};
+  ct_program *p = ct_program_new();
+  append(p, op_x("exp", "x", "t1"));
+  append(p, op_xy("elementwise_add", "t1", "y", "out"));
+  ct_scope *s = ct_scope_new();
+  put(s, "x", CT_FLOAT64, CT_DIMS(2, 2), v);
+  put(s, "y", CT_FLOAT64, CT_DIMS(3), v);
+  ct_executor_options o = {.fuse_elementwise = true};
+  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
+  CT_ASSERT_FAILS(ct_executor_run(e), CT_ERR_SHAPE);
+  const char *msg = ct_last_error();
+  ck_assert_msg(strstr(msg, "op #0 'exp'") && strstr(msg, "op #1 'elementwise_add'") &&
+                    strstr(msg, "[2,2]") && strstr(msg, "[3]"),
+                "%s", msg);
+  ck_assert(!holds_memory(s, "out"));
+  ct_executor_free(e);
+  ct_scope_free(s);
+  ct_program_free(p);
+}
+END_TEST
+
+/* A training step (out = tanh(scale(x * w)), a weighted loss, the backward pass, sgd on w):
+ * w after three steps has the same bits with and without the option, with and without
+ * free_intermediates. */
+static ct_scope *train(bool fuse, bool free_intermediates) {
+  static const double x[4] = {1.0, 2.0, -1.0, 0.5}, w0[4] = {0.5, -0.25, 0.75, 0.125};
+  static const char *const params[] = {"w"};
+  ct_scope *s = ct_scope_new();
+  put(s, "x", CT_FLOAT64, CT_DIMS(4), x);
+  put(s, "w", CT_FLOAT64, CT_DIMS(4), w0);
+  double lr = 0.25;
+  put(s, "lr", CT_FLOAT64, CT_DIMS(1), &lr);
+  ct_program *p = ct_program_new();
+  append(p, op_xy("elementwise_mul", "x", "w", "xw"));
+  ct_op *sc = op_x("scale", "xw", "z");
+  ck_assert_int_eq(ct_op_set_attr_float(sc, "scale", 1.5), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_float(sc, "bias", 0.1), CT_OK);
+  append(p, sc);
+  append(p, op_x("tanh", "z", "out"));
+  append_weighted_loss(p, "out", "total");
+  ck_assert_msg(ct_program_append_backward(p, "total", params, 1) == CT_OK, "%s", ct_last_error());
+  ct_op *opt = new_op("sgd");
+  ck_assert_int_eq(ct_op_set_input(opt, "Param", "w"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(opt, "Grad", "w@GRAD"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(opt, "LearningRate", "lr"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(opt, "ParamOut", "w"), CT_OK);
+  append(p, opt);
+  ct_executor_options o = {.free_intermediates = free_intermediates, .fuse_elementwise = fuse};
+  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
+  ck_assert_msg(e != NULL, "%s", ct_last_error());
+  for (int k = 0; k < 3; k++) ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+  ct_executor_free(e);
+  ct_program_free(p);
+  return s;
+}
+
+START_TEST(training_step_is_identical) {
+  for (int free_them = 0; free_them < 2; free_them++) {
+    ct_scope *a = train(true, free_them), *b = train(false, free_them);
+    assert_same_bits(a, b, "w");
+    ck_assert(var_f64(a, "w")[0] != 0.5); /* it did move */
+    if (!free_them) { /* the backward ops read out, not xw or z: those two fused into out */
+      ck_assert(!holds_memory(a, "xw") && !holds_memory(a, "z") && holds_memory(a, "out"));
+      ck_assert(holds_memory(b, "xw") && holds_memory(b, "z"));
+    }
+    ct_scope_free(a);
+    ct_scope_free(b);
+  }
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("fuse");
+  CT_ADD_TEST(s, random_trees_match_unfused_bits);
+  CT_ADD_TEST(s, twice_read_kept_and_existing_variables_are_not_fused);
+  CT_ADD_TEST(s, a_leaf_rewritten_between_is_not_fused);
+  CT_ADD_TEST(s, fuses_with_free_intermediates);
+  CT_ADD_TEST(s, other_dtypes_run_op_by_op);
+  CT_ADD_TEST(s, a_failing_group_names_its_ops);
+  CT_ADD_TEST(s, training_step_is_identical);
+  return s;
+}
+
+CT_TEST_MAIN(make_suite)
