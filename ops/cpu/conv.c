@@ -18,7 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <corten/op.h>
+
 #include "ops/cpu/cpu_kernels.h"
+#include "ops/cpu/parallel.h"
 #include "common/alloc.h"
 
 /* A conv2d run: the plan, whether there is nothing to multiply, whether the groups are
@@ -70,6 +73,29 @@ static void *conv_scratch(const ct_kernel_ctx *c, int64_t n, size_t es) {
                    (long long)n, ct_kernel_in_name(c, CT__CONV_INPUT, 0));
   }
   return p;
+}
+
+/* How many pieces conv2d's per-image GEMM path splits the images into: one per thread when there
+ * are at least as many images as threads (each piece then runs its GEMMs on one thread, with its
+ * own col), else 1 (the images one after the other, OpenBLAS's threads inside each GEMM). Each
+ * image's result is the same either way: a GEMM's threads split its output, not its sums. */
+static int conv_image_pieces(const conv_job *j) {
+  int t = ct_get_num_threads();
+  return t > 1 && !j->batched && !j->depthwise && !j->empty && j->g.n >= t ? t : 1;
+}
+
+/* Runs fn over pieces [0, pieces) of a conv kernel with OpenBLAS on one thread, so that the pieces'
+ * GEMMs do not each start a team of OpenBLAS threads (OpenBLAS's count is then set back). */
+static void conv_split_images(int pieces, ct__range_fn fn, void *ctx) {
+  openblas_set_num_threads(1);
+  ct__parallel_for(pieces, 1, fn, ctx);
+  openblas_set_num_threads(ct_get_num_threads());
+}
+
+/* Planes (or groups) per piece for a loop whose item touches `elems` elements: at least
+ * CT__GRAIN_MEM elements of work a piece. */
+static int64_t conv_grain(int64_t elems) {
+  return elems >= CT__GRAIN_MEM ? 1 : CT__GRAIN_MEM / (elems > 0 ? elems : 1);
 }
 
 /* The outputs ox in [*x0, *x1) whose input column ox s + off lies in [0, w). */
