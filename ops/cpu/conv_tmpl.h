@@ -168,7 +168,7 @@ static void SFX(conv_grad_batched)(const conv_job *j, const T *x, const T *w, co
 typedef struct SFX(conv_run) {
   const conv_job *j;
   const T *x, *w, *d;
-  T *o, *dx, *dw, *col;
+  T *o, *dx, *dw, *col, *part, *scratch; /* scratch: what to free */
   int64_t pieces;
 } SFX(conv_run);
 
@@ -194,18 +194,46 @@ static void SFX(conv_image)(const SFX(conv_run) *r, int64_t n, T *col) {
   }
 }
 
-/* dInput of image n, all groups: dcol = W_g^T dOut_g, folded back with col2im (or, direct,
- * added to dX by the GEMM). */
-static void SFX(conv_image_dx)(const SFX(conv_run) *r, int64_t n, T *col) {
+/* The gradient of image n, all groups: Filter@GRAD += dOut_g col^T into dw (r->dw or a chunk's
+ * partial), and dcol = W_g^T dOut_g folded back into Input@GRAD with col2im (or, direct, added
+ * to it by the GEMM). */
+static void SFX(conv_image_grad)(const SFX(conv_run) *r, int64_t n, T *col, T *dw) {
   const ct__conv_geom *g = &r->j->g;
   const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, cg = g->c / g->groups;
   const int64_t mg = g->m / g->groups, k = cg * g->kh * g->kw;
   for (int64_t gi = 0; gi < g->groups; gi++) {
-    T *dxg = r->dx + (n * g->c + gi * cg) * hw;
-    GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k, (int)ohw, (int)mg, 1,
-         r->w + gi * mg * k, (int)k, r->d + (n * g->m + gi * mg) * ohw, (int)ohw,
-         col != NULL ? 0 : 1, col != NULL ? col : dxg, (int)ohw);
-    if (col != NULL) SFX(col2im)(g, cg, col, ohw, dxg);
+    const T *dg = r->d + (n * g->m + gi * mg) * ohw;
+    if (dw != NULL) {
+      const T *b = r->x + (n * g->c + gi * cg) * hw;
+      if (col != NULL) {
+        SFX(im2col)(g, cg, b, col, ohw);
+        b = col;
+      }
+      GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)mg, (int)k, (int)ohw, 1, dg, (int)ohw,
+           b, (int)ohw, 1, dw + gi * mg * k, (int)k);
+    }
+    if (r->dx != NULL) {
+      T *dxg = r->dx + (n * g->c + gi * cg) * hw;
+      GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k, (int)ohw, (int)mg, 1,
+           r->w + gi * mg * k, (int)k, dg, (int)ohw, col != NULL ? 0 : 1,
+           col != NULL ? col : dxg, (int)ohw);
+      if (col != NULL) SFX(col2im)(g, cg, col, ohw, dxg);
+    }
+  }
+}
+
+/* Chunks [b, e) of conv2d_grad's r->pieces fixed chunks of images: chunk 0 sums into Filter@GRAD,
+ * chunk p > 0 into its partial r->part + (p - 1) M K (added in chunk order afterwards). */
+static void SFX(conv_grad_chunks)(void *arg, int64_t b, int64_t e) {
+  const SFX(conv_run) *r = arg;
+  const ct__conv_geom *g = &r->j->g;
+  const int64_t n = g->n, mk = g->m * (g->c / g->groups) * g->kh * g->kw;
+  for (int64_t p = b; p < e; p++) {
+    T *dw = r->dw == NULL ? NULL : p == 0 ? r->dw : r->part + (p - 1) * mk;
+    if (dw != NULL && p > 0) memset(dw, 0, (size_t)mk * sizeof(T));
+    for (int64_t i = n * p / r->pieces; i < n * (p + 1) / r->pieces; i++) {
+      SFX(conv_image_grad)(r, i, SFX(conv_col)(r, p), dw);
+    }
   }
 }
 
@@ -221,7 +249,6 @@ static void SFX(conv_image_dx)(const SFX(conv_run) *r, int64_t n, T *col) {
     }                                                                                    \
   }
 CONV_PIECES(conv_images, conv_image)
-CONV_PIECES(conv_images_dx, conv_image_dx)
 #undef CONV_PIECES
 
 /* Depthwise planes [b, e) of N x groups: image i / groups, group i % groups. */
@@ -258,12 +285,18 @@ static void SFX(dw_groups_grad)(void *arg, int64_t b, int64_t e) {
   }
 }
 
-/* The run's scratch: pieces col buffers (none for a direct or depthwise conv). */
-static ct_status SFX(conv_alloc)(const ct_kernel_ctx *c, SFX(conv_run) *r) {
-  r->col = NULL;
-  if (r->j->col_elems == 0) return CT_OK;
-  r->col = conv_scratch(c, r->j->col_elems * r->pieces, sizeof(T));
-  return r->col != NULL ? CT_OK : ct_last_status();
+/* The run's scratch: pieces col buffers (none for a direct or depthwise conv), then `part`
+ * elements of Filter@GRAD partials. */
+static ct_status SFX(conv_alloc)(const ct_kernel_ctx *c, SFX(conv_run) *r, int64_t part) {
+  r->col = r->part = r->scratch = NULL;
+  int64_t cols = r->j->col_elems * r->pieces;
+  if (cols + part == 0) return CT_OK;
+  T *p = conv_scratch(c, cols + part, sizeof(T));
+  if (p == NULL) return ct_last_status();
+  r->col = cols > 0 ? p : NULL;
+  r->part = part > 0 ? p + cols : NULL;
+  r->scratch = p;
+  return CT_OK;
 }
 
 static ct_status SFX(conv2d)(const ct_kernel_ctx *c) {
@@ -280,12 +313,12 @@ static ct_status SFX(conv2d)(const ct_kernel_ctx *c) {
   }
   SFX(conv_run) r = {&j, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
                      ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)), NULL, o, NULL, NULL,
-                     NULL, conv_image_pieces(&j)};
+                     NULL, NULL, NULL, conv_image_pieces(&j)};
   if (j.depthwise) {
     ct__parallel_for(g->n * g->groups, conv_grain(mg * ohw * g->kh * g->kw), SFX(dw_planes), &r);
     return CT_OK;
   }
-  if ((st = SFX(conv_alloc)(c, &r)) != CT_OK) return st;
+  if ((st = SFX(conv_alloc)(c, &r, 0)) != CT_OK) return st;
   if (j.batched) {
     SFX(conv_batched)(&j, r.x, r.w, o, r.col, r.col + j.col_elems - j.t_elems);
   } else if (r.pieces > 1) {
@@ -293,7 +326,7 @@ static ct_status SFX(conv2d)(const ct_kernel_ctx *c) {
   } else {
     SFX(conv_images)(&r, 0, 1);
   }
-  free(r.col);
+  free(r.scratch);
   return CT_OK;
 }
 
@@ -311,43 +344,32 @@ static ct_status SFX(conv2d_grad)(const ct_kernel_ctx *c) {
       (dw = ct__k_out_data(c, CT__CONV_DFILTER, 0, c->dtype)) == NULL) {
     return ct_last_status();
   }
-  const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, cg = g->c / g->groups;
-  const int64_t mg = g->m / g->groups, k = cg * g->kh * g->kw;
+  const int64_t hw = g->h * g->w, ohw = g->oh * g->ow;
+  const int64_t mk = g->m * (g->c / g->groups) * g->kh * g->kw;
   if (dx != NULL) memset(dx, 0, (size_t)(g->n * g->c * hw) * sizeof(T));
-  if (dw != NULL) memset(dw, 0, (size_t)(g->m * k) * sizeof(T));
+  if (dw != NULL) memset(dw, 0, (size_t)mk * sizeof(T));
   if (j.empty || (dx == NULL && dw == NULL)) return CT_OK;
   SFX(conv_run) r = {&j, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
                      ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)),
-                     ct__k_in_data(ct_kernel_in(c, CT__CONV_DOUT, 0)), NULL, dx, dw, NULL,
-                     dx != NULL ? conv_image_pieces(&j) : 1};
+                     ct__k_in_data(ct_kernel_in(c, CT__CONV_DOUT, 0)), NULL, dx, dw, NULL, NULL,
+                     NULL, j.batched || j.depthwise ? 1 : conv_grad_chunks(&j)};
   if (j.depthwise) {
-    ct__parallel_for(g->groups, conv_grain(g->n * mg * ohw * k), SFX(dw_groups_grad), &r);
+    ct__parallel_for(g->groups, conv_grain(g->n * ohw * mk / g->groups), SFX(dw_groups_grad), &r);
     return CT_OK;
   }
-  if ((st = SFX(conv_alloc)(c, &r)) != CT_OK) return st;
+  if ((st = SFX(conv_alloc)(c, &r, dw != NULL ? (r.pieces - 1) * mk : 0)) != CT_OK) return st;
   if (j.batched) {
     SFX(conv_grad_batched)(&j, r.x, r.w, r.d, dx, dw, r.col, r.col + j.col_elems - j.t_elems);
-    free(r.col);
-    return CT_OK;
+  } else if (r.pieces > 1 && ct_get_num_threads() > 1) {
+    conv_split_images((int)r.pieces, SFX(conv_grad_chunks), &r);
+  } else {
+    SFX(conv_grad_chunks)(&r, 0, r.pieces);
   }
-  for (int64_t n = 0; dw != NULL && n < g->n; n++) { /* dW_g += dOut_g col^T, images in order */
-    for (int64_t gi = 0; gi < g->groups; gi++) {
-      const T *b = r.x + (n * g->c + gi * cg) * hw;
-      if (r.col != NULL) {
-        SFX(im2col)(g, cg, b, r.col, ohw);
-        b = r.col;
-      }
-      GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)mg, (int)k, (int)ohw, 1,
-           r.d + (n * g->m + gi * mg) * ohw, (int)ohw, b, (int)ohw, 1, dw + gi * mg * k,
-           (int)k);
-    }
+  for (int64_t p = 1; dw != NULL && p < r.pieces; p++) { /* the chunks' partials, in order */
+    const T *part = r.part + (p - 1) * mk;
+    CT__SIMD for (int64_t i = 0; i < mk; i++) dw[i] += part[i];
   }
-  if (dx != NULL && r.pieces > 1) {
-    conv_split_images((int)r.pieces, SFX(conv_images_dx), &r);
-  } else if (dx != NULL) {
-    SFX(conv_images_dx)(&r, 0, 1);
-  }
-  free(r.col);
+  free(r.scratch);
   return CT_OK;
 }
 
