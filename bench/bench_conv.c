@@ -67,7 +67,7 @@ static void conv_row(const bench_cfg *cfg, ct_scope *s, const float *const *data
                 : ct_op_set_output(op, "Output", "out") != CT_OK)) {
     fail("conv op");
   }
-  openblas_set_num_threads(threads);
+  ct_set_num_threads(threads); /* corten's pool and OpenBLAS's threads */
   op_run r = {op, s};
   void (*fns[2])(void *, size_t) = {op_batch, NULL};
   void *args[2] = {&r, NULL};
@@ -90,7 +90,7 @@ static void conv_row(const bench_cfg *cfg, ct_scope *s, const float *const *data
   tbc_conv_teardown(tb);
   tb_set_threads(1);
 #endif
-  openblas_set_num_threads(1);
+  ct_set_num_threads(1);
   ct_op_free(op);
 }
 

@@ -17,6 +17,7 @@
 
 #include <corten/corten.h>
 
+#include "conv_util.h"
 #include "op_util.h"
 
 static const int counts[] = {1, 2, 3, 7};
@@ -195,6 +196,115 @@ START_TEST(softmax_along_each_axis_at_every_count) {
 }
 END_TEST
 
+/* ---- conv2d, depthwise conv2d and pool2d ------------------------------------------------------ */
+
+/* conv2d_grad of a case: Input x, Filter f, Output@GRAD d; Input@GRAD dx, Filter@GRAD df. */
+static ct_op *conv_grad_op(const conv_case *k) {
+  ct_op *op = new_op("conv2d_grad");
+  ck_assert_int_eq(ct_op_set_input(op, "Input", "x"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Filter", "f"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Output@GRAD", "d"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Input@GRAD", "dx"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Filter@GRAD", "df"), CT_OK);
+  int64_t st[2] = {k->sh, k->sw};
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "strides", st, 2), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "paddings", k->pads, k->n_pads), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_int(op, "groups", k->groups), CT_OK);
+  return op;
+}
+
+/* conv2d and conv2d_grad of case k in dt give the same bytes at every count. */
+static void check_conv_at_counts(const conv_case *k, ct_dtype dt) {
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", dt, conv_x_dims(k), dt == CT_FLOAT32 ? data_mixed : data_mixed64);
+  put_fn(s, "f", dt, conv_f_dims(k), dt == CT_FLOAT32 ? data_mixed : data_mixed64);
+  put_fn(s, "d", dt, conv_out_dims(k), dt == CT_FLOAT32 ? data_mixed : data_mixed64);
+  ct_op *op = conv_case_op(k, "x", "f", "out");
+  check_same_at_counts(s, op, "out");
+  ct_op_free(op);
+  op = conv_grad_op(k);
+  check_same_at_counts(s, op, "dx");
+  check_same_at_counts(s, op, "df");
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+
+/* Images of 400 output pixels (one GEMM each, split across images), two groups. */
+START_TEST(conv2d_and_grad_at_every_count) {
+  const conv_case *k = CONV(.n = 9, .c = 4, .h = 20, .w = 20, .m = 6, .kh = 3, .kw = 3,
+                            .groups = 2, .pads = {1, 1});
+  check_conv_at_counts(k, CT_FLOAT32);
+  check_conv_at_counts(k, CT_FLOAT64);
+  const conv_case *one = CONV(.n = 8, .c = 3, .h = 20, .w = 20, .m = 5, .kh = 1, .kw = 1);
+  check_conv_at_counts(one, CT_FLOAT32); /* 1x1: no col */
+}
+END_TEST
+
+/* The split forward path gives conv2d's definition. */
+START_TEST(split_conv2d_is_the_definition) {
+  const conv_case *k = CONV(.n = 7, .c = 2, .h = 17, .w = 18, .m = 3, .kh = 3, .kw = 2,
+                            .sh = 1, .sw = 2, .pads = {1, 0});
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_FLOAT64, conv_x_dims(k), data_mixed64);
+  put_fn(s, "f", CT_FLOAT64, conv_f_dims(k), data_mixed64);
+  ct_op *op = conv_case_op(k, "x", "f", "out");
+  ct_set_num_threads(3);
+  run(op, s);
+  ct_set_num_threads(0);
+  int64_t nx = ct_ddim_numel(conv_x_dims(k)), nf = ct_ddim_numel(conv_f_dims(k));
+  int64_t no = ct_ddim_numel(conv_out_dims(k));
+  double *x = xmalloc(nx, sizeof(double)), *f = xmalloc(nf, sizeof(double));
+  double *want = xmalloc(no, sizeof(double));
+  for (int64_t i = 0; i < nx; i++) x[i] = data_mixed64(i);
+  for (int64_t i = 0; i < nf; i++) f[i] = data_mixed64(i);
+  conv_naive(k, x, f, want);
+  const double *got = result(s, "out", CT_FLOAT64, conv_out_dims(k));
+  for (int64_t i = 0; i < no; i++) {
+    ck_assert_msg(fabs(got[i] - want[i]) <= 1e-9 * (1 + fabs(want[i])), "out[%lld] %.17g, want %.17g",
+                  (long long)i, got[i], want[i]);
+  }
+  free(x);
+  free(f);
+  free(want);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(depthwise_conv2d_and_grad_at_every_count) {
+  const conv_case *k = CONV(.n = 4, .c = 48, .h = 16, .w = 16, .m = 96, .kh = 3, .kw = 3,
+                            .groups = 48, .pads = {1, 1});
+  check_conv_at_counts(k, CT_FLOAT32);
+}
+END_TEST
+
+START_TEST(pool2d_and_grad_at_every_count) {
+  const char *types[2] = {"max", "avg"};
+  for (int t = 0; t < 2; t++) {
+    const conv_case *k = POOL(.pool = types[t], .n = 4, .c = 32, .h = 30, .w = 30, .kh = 3,
+                              .kw = 3, .sh = 2, .sw = 2, .pads = {1, 1});
+    ct_scope *s = ct_scope_new();
+    put_fn(s, "x", CT_FLOAT32, conv_x_dims(k), data_mixed);
+    ct_op *op = conv_case_op(k, "x", NULL, "out");
+    check_same_at_counts(s, op, "out");
+    ct_op_free(op);
+    op = new_op("pool2d_grad");
+    ck_assert_int_eq(ct_op_set_input(op, "X", "x"), CT_OK);
+    ck_assert_int_eq(ct_op_set_input(op, "Out", "out"), CT_OK);
+    ck_assert_int_eq(ct_op_set_input(op, "Out@GRAD", "out"), CT_OK);
+    ck_assert_int_eq(ct_op_set_output(op, "X@GRAD", "dx"), CT_OK);
+    int64_t ks[2] = {3, 3}, st[2] = {2, 2};
+    ck_assert_int_eq(ct_op_set_attr_string(op, "pooling_type", types[t]), CT_OK);
+    ck_assert_int_eq(ct_op_set_attr_ints(op, "ksize", ks, 2), CT_OK);
+    ck_assert_int_eq(ct_op_set_attr_ints(op, "strides", st, 2), CT_OK);
+    ck_assert_int_eq(ct_op_set_attr_ints(op, "paddings", k->pads, 2), CT_OK);
+    check_same_at_counts(s, op, "dx");
+    ct_op_free(op);
+    ct_scope_free(s);
+  }
+}
+END_TEST
+
 /* ---- Transpose and random -------------------------------------------------------------------- */
 
 START_TEST(transpose_is_a_gather_at_every_count) {
@@ -319,6 +429,10 @@ static Suite *threads_suite(void) {
   CT_ADD_TEST(s, reduce_sum_of_rows_and_columns_at_every_count);
   CT_ADD_TEST(s, mean_at_every_count);
   CT_ADD_TEST(s, softmax_along_each_axis_at_every_count);
+  CT_ADD_TEST(s, conv2d_and_grad_at_every_count);
+  CT_ADD_TEST(s, split_conv2d_is_the_definition);
+  CT_ADD_TEST(s, depthwise_conv2d_and_grad_at_every_count);
+  CT_ADD_TEST(s, pool2d_and_grad_at_every_count);
   CT_ADD_TEST(s, transpose_is_a_gather_at_every_count);
   CT_ADD_TEST(s, random_at_every_count);
   CT_ADD_TEST(s, kernels_from_several_threads_at_once);

@@ -3,22 +3,28 @@
  * and float64, following the geometry plan of ops/defs/conv.c.
  *
  * conv2d per image and group: im2col unfolds the input into col [Cg KH KW, OH OW], and one GEMM
- * (CBLAS, OpenBLAS's threads) multiplies the group's filters [Mg, Cg KH KW] by it. Small images
+ * (CBLAS) multiplies the group's filters [Mg, Cg KH KW] by it. Small images
  * (under BATCH_PIXELS outputs) unfold all images side by side and take one GEMM per group. A 1x1 filter
  * with stride 1, no padding and no dilation reads the input as col directly. Depthwise groups
  * (one input channel each) run a direct loop per output plane instead: their GEMM would be a
- * matrix-vector product per plane. The gradient: Filter@GRAD accumulates dOut col^T over the
- * images in order (so the sum order is fixed), Input@GRAD folds W^T dOut back with col2im.
+ * matrix-vector product per plane. The gradient: Filter@GRAD accumulates dOut col^T over fixed
+ * chunks of images (each in image order, the chunks' sums then added in order, so the sum order
+ * follows the sizes alone), Input@GRAD folds W^T dOut back with col2im.
  * pool2d walks each output's window (ct__pool_window); its gradient sends max's to the first
- * element equal to Out, avg's evenly over the window. The kernels are in ops/cpu/conv_tmpl.h,
- * included once per dtype. */
+ * element equal to Out, avg's evenly over the window. Threads (docs/design/threads.md): the
+ * per-image path splits across images (one-thread GEMMs), depthwise over planes, pool over
+ * planes; conv2d_grad over its chunks. The kernels are in ops/cpu/conv_tmpl.h, included once
+ * per dtype. */
 #include <cblas.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <corten/op.h>
+
 #include "ops/cpu/cpu_kernels.h"
+#include "ops/cpu/parallel.h"
 #include "common/alloc.h"
 
 /* A conv2d run: the plan, whether there is nothing to multiply, whether the groups are
@@ -70,6 +76,43 @@ static void *conv_scratch(const ct_kernel_ctx *c, int64_t n, size_t es) {
                    (long long)n, ct_kernel_in_name(c, CT__CONV_INPUT, 0));
   }
   return p;
+}
+
+/* How many pieces conv2d's per-image GEMM path splits the images into: one per thread when there
+ * are at least as many images as threads (each piece then runs its GEMMs on one thread, with its
+ * own col), else 1 (the images one after the other, OpenBLAS's threads inside each GEMM). Each
+ * image's result is the same either way: a GEMM's threads split its output, not its sums. */
+static int conv_image_pieces(const conv_job *j) {
+  int t = ct_get_num_threads();
+  return t > 1 && !j->batched && !j->depthwise && !j->empty && j->g.n >= t ? t : 1;
+}
+
+/* conv2d_grad's chunks of images, fixed by the sizes alone so that Filter@GRAD (a sum over the
+ * images) adds the same terms in the same order at every thread count: each chunk sums its
+ * images in order, the chunks' sums add in order. At most GRAD_CHUNKS, fewer when their scratch
+ * (a col and a Filter@GRAD partial each) would pass GRAD_SCRATCH elements. */
+enum { GRAD_CHUNKS = 8, GRAD_SCRATCH = 1 << 22 };
+static int64_t conv_grad_chunks(const conv_job *j) {
+  const ct__conv_geom *g = &j->g;
+  int64_t per = j->col_elems + g->m * (g->c / g->groups) * g->kh * g->kw;
+  int64_t f = GRAD_SCRATCH / (per > 0 ? per : 1);
+  if (f > GRAD_CHUNKS) f = GRAD_CHUNKS;
+  if (f > g->n) f = g->n;
+  return f < 1 ? 1 : f;
+}
+
+/* Runs fn over pieces [0, pieces) of a conv kernel with OpenBLAS on one thread, so that the pieces'
+ * GEMMs do not each start a team of OpenBLAS threads (OpenBLAS's count is then set back). */
+static void conv_split_images(int pieces, ct__range_fn fn, void *ctx) {
+  openblas_set_num_threads(1);
+  ct__parallel_for(pieces, 1, fn, ctx);
+  openblas_set_num_threads(ct_get_num_threads());
+}
+
+/* Planes (or groups) per piece for a loop whose item touches `elems` elements: at least
+ * CT__GRAIN_MEM elements of work a piece. */
+static int64_t conv_grain(int64_t elems) {
+  return elems >= CT__GRAIN_MEM ? 1 : CT__GRAIN_MEM / (elems > 0 ? elems : 1);
 }
 
 /* The outputs ox in [*x0, *x1) whose input column ox s + off lies in [0, w). */

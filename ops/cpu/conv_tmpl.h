@@ -164,6 +164,141 @@ static void SFX(conv_grad_batched)(const conv_job *j, const T *x, const T *w, co
 
 /* ---- conv2d ------------------------------------------------------------------------------- */
 
+/* One run of conv2d or its gradient; col holds `pieces` scratch buffers of j->col_elems each. */
+typedef struct SFX(conv_run) {
+  const conv_job *j;
+  const T *x, *w, *d;
+  T *o, *dx, *dw, *col, *part, *scratch; /* scratch: what to free */
+  int64_t pieces;
+} SFX(conv_run);
+
+/* The col buffer of piece p (NULL for a direct 1x1 conv). */
+static T *SFX(conv_col)(const SFX(conv_run) *r, int64_t p) {
+  return r->col != NULL ? r->col + p * r->j->col_elems : NULL;
+}
+
+/* Output of image n, all groups, through GEMMs on col. */
+static void SFX(conv_image)(const SFX(conv_run) *r, int64_t n, T *col) {
+  const ct__conv_geom *g = &r->j->g;
+  const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, cg = g->c / g->groups;
+  const int64_t mg = g->m / g->groups, k = cg * g->kh * g->kw;
+  for (int64_t gi = 0; gi < g->groups; gi++) {
+    const T *b = r->x + (n * g->c + gi * cg) * hw;
+    if (col != NULL) {
+      SFX(im2col)(g, cg, b, col, ohw);
+      b = col;
+    }
+    GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mg, (int)ohw, (int)k, 1,
+         r->w + gi * mg * k, (int)k, b, (int)ohw, 0, r->o + (n * g->m + gi * mg) * ohw,
+         (int)ohw);
+  }
+}
+
+/* The gradient of image n, all groups: Filter@GRAD += dOut_g col^T into dw (r->dw or a chunk's
+ * partial), and dcol = W_g^T dOut_g folded back into Input@GRAD with col2im (or, direct, added
+ * to it by the GEMM). */
+static void SFX(conv_image_grad)(const SFX(conv_run) *r, int64_t n, T *col, T *dw) {
+  const ct__conv_geom *g = &r->j->g;
+  const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, cg = g->c / g->groups;
+  const int64_t mg = g->m / g->groups, k = cg * g->kh * g->kw;
+  for (int64_t gi = 0; gi < g->groups; gi++) {
+    const T *dg = r->d + (n * g->m + gi * mg) * ohw;
+    if (dw != NULL) {
+      const T *b = r->x + (n * g->c + gi * cg) * hw;
+      if (col != NULL) {
+        SFX(im2col)(g, cg, b, col, ohw);
+        b = col;
+      }
+      GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)mg, (int)k, (int)ohw, 1, dg, (int)ohw,
+           b, (int)ohw, 1, dw + gi * mg * k, (int)k);
+    }
+    if (r->dx != NULL) {
+      T *dxg = r->dx + (n * g->c + gi * cg) * hw;
+      GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k, (int)ohw, (int)mg, 1,
+           r->w + gi * mg * k, (int)k, dg, (int)ohw, col != NULL ? 0 : 1,
+           col != NULL ? col : dxg, (int)ohw);
+      if (col != NULL) SFX(col2im)(g, cg, col, ohw, dxg);
+    }
+  }
+}
+
+/* Chunks [b, e) of conv2d_grad's r->pieces fixed chunks of images: chunk 0 sums into Filter@GRAD,
+ * chunk p > 0 into its partial r->part + (p - 1) M K (added in chunk order afterwards). */
+static void SFX(conv_grad_chunks)(void *arg, int64_t b, int64_t e) {
+  const SFX(conv_run) *r = arg;
+  const ct__conv_geom *g = &r->j->g;
+  const int64_t n = g->n, mk = g->m * (g->c / g->groups) * g->kh * g->kw;
+  for (int64_t p = b; p < e; p++) {
+    T *dw = r->dw == NULL ? NULL : p == 0 ? r->dw : r->part + (p - 1) * mk;
+    if (dw != NULL && p > 0) memset(dw, 0, (size_t)mk * sizeof(T));
+    for (int64_t i = n * p / r->pieces; i < n * (p + 1) / r->pieces; i++) {
+      SFX(conv_image_grad)(r, i, SFX(conv_col)(r, p), dw);
+    }
+  }
+}
+
+/* Pieces [b, e) of the images (pieces of r->pieces): the images n pieces / N ... of each. */
+#define CONV_PIECES(NAME, PER_IMAGE)                                                    \
+  static void SFX(NAME)(void *arg, int64_t b, int64_t e) {                              \
+    const SFX(conv_run) *r = arg;                                                        \
+    const int64_t n = r->j->g.n;                                                         \
+    for (int64_t p = b; p < e; p++) {                                                    \
+      for (int64_t i = n * p / r->pieces; i < n * (p + 1) / r->pieces; i++) {            \
+        SFX(PER_IMAGE)(r, i, SFX(conv_col)(r, p));                                       \
+      }                                                                                  \
+    }                                                                                    \
+  }
+CONV_PIECES(conv_images, conv_image)
+#undef CONV_PIECES
+
+/* Depthwise planes [b, e) of N x groups: image i / groups, group i % groups. */
+static void SFX(dw_planes)(void *arg, int64_t b, int64_t e) {
+  const SFX(conv_run) *r = arg;
+  const ct__conv_geom *g = &r->j->g;
+  const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, mg = g->m / g->groups;
+  const int64_t k = g->kh * g->kw;
+  for (int64_t i = b; i < e; i++) {
+    int64_t n = i / g->groups, gi = i % g->groups;
+    for (int64_t mo = 0; mo < mg; mo++) {
+      SFX(dw_plane)(g, r->x + (n * g->c + gi) * hw, r->w + (gi * mg + mo) * k,
+                    r->o + (n * g->m + gi * mg + mo) * ohw);
+    }
+  }
+}
+
+/* Depthwise gradient of groups [b, e): each group's images in order (dFilter sums over them). */
+static void SFX(dw_groups_grad)(void *arg, int64_t b, int64_t e) {
+  const SFX(conv_run) *r = arg;
+  const ct__conv_geom *g = &r->j->g;
+  const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, mg = g->m / g->groups;
+  const int64_t k = g->kh * g->kw;
+  for (int64_t gi = b; gi < e; gi++) {
+    for (int64_t n = 0; n < g->n; n++) {
+      for (int64_t mo = 0; mo < mg; mo++) {
+        int64_t m = gi * mg + mo;
+        SFX(dw_plane_grad)(g, r->x + (n * g->c + gi) * hw, r->w + m * k,
+                           r->d + (n * g->m + m) * ohw,
+                           r->dx != NULL ? r->dx + (n * g->c + gi) * hw : NULL,
+                           r->dw != NULL ? r->dw + m * k : NULL);
+      }
+    }
+  }
+}
+
+/* The run's scratch: pieces col buffers (none for a direct or depthwise conv), then `part`
+ * elements of Filter@GRAD partials. */
+static ct_status SFX(conv_alloc)(const ct_kernel_ctx *c, SFX(conv_run) *r, int64_t part) {
+  r->col = r->part = r->scratch = NULL;
+  int64_t cols = r->j->col_elems * r->pieces;
+  if (cols + part == 0) return CT_OK;
+  T *p = conv_scratch(c, cols + part, sizeof(T));
+  if (p == NULL) return ct_last_status();
+  r->col = cols > 0 ? p : NULL;
+  r->part = part > 0 ? p + cols : NULL;
+  r->scratch = p;
+  return CT_OK;
+}
+
 static ct_status SFX(conv2d)(const ct_kernel_ctx *c) {
   conv_job j;
   ct_status st = conv_prepare(c, &j);
@@ -171,41 +306,27 @@ static ct_status SFX(conv2d)(const ct_kernel_ctx *c) {
   const ct__conv_geom *g = &j.g;
   T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);
   if (CT__UNLIKELY(o == NULL)) return ct_last_status();
-  const T *x = ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0));
-  const T *w = ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0));
-  const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, cg = g->c / g->groups;
-  const int64_t mg = g->m / g->groups, k = cg * g->kh * g->kw;
+  const int64_t ohw = g->oh * g->ow, mg = g->m / g->groups;
   if (j.empty) {
     memset(o, 0, (size_t)(g->n * g->m * ohw) * sizeof(T));
     return CT_OK;
   }
-  T *col = NULL;
-  if (j.col_elems > 0 && (col = conv_scratch(c, j.col_elems, sizeof(T))) == NULL) {
-    return ct_last_status();
-  }
-  if (j.batched) {
-    SFX(conv_batched)(&j, x, w, o, col, col + j.col_elems - j.t_elems);
-    free(col);
+  SFX(conv_run) r = {&j, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
+                     ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)), NULL, o, NULL, NULL,
+                     NULL, NULL, NULL, conv_image_pieces(&j)};
+  if (j.depthwise) {
+    ct__parallel_for(g->n * g->groups, conv_grain(mg * ohw * g->kh * g->kw), SFX(dw_planes), &r);
     return CT_OK;
   }
-  for (int64_t n = 0; n < g->n; n++) {
-    for (int64_t gi = 0; gi < g->groups; gi++) {
-      const T *xg = x + (n * g->c + gi * cg) * hw, *wg = w + gi * mg * k;
-      T *og = o + (n * g->m + gi * mg) * ohw;
-      if (j.depthwise) {
-        for (int64_t mo = 0; mo < mg; mo++) SFX(dw_plane)(g, xg, wg + mo * k, og + mo * ohw);
-        continue;
-      }
-      const T *b = xg;
-      if (col != NULL) {
-        SFX(im2col)(g, cg, xg, col, ohw);
-        b = col;
-      }
-      GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mg, (int)ohw, (int)k, 1, wg, (int)k,
-           b, (int)ohw, 0, og, (int)ohw);
-    }
+  if ((st = SFX(conv_alloc)(c, &r, 0)) != CT_OK) return st;
+  if (j.batched) {
+    SFX(conv_batched)(&j, r.x, r.w, o, r.col, r.col + j.col_elems - j.t_elems);
+  } else if (r.pieces > 1) {
+    conv_split_images((int)r.pieces, SFX(conv_images), &r);
+  } else {
+    SFX(conv_images)(&r, 0, 1);
   }
-  free(col);
+  free(r.scratch);
   return CT_OK;
 }
 
@@ -223,117 +344,94 @@ static ct_status SFX(conv2d_grad)(const ct_kernel_ctx *c) {
       (dw = ct__k_out_data(c, CT__CONV_DFILTER, 0, c->dtype)) == NULL) {
     return ct_last_status();
   }
-  const T *x = ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0));
-  const T *w = ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0));
-  const T *d = ct__k_in_data(ct_kernel_in(c, CT__CONV_DOUT, 0));
-  const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, cg = g->c / g->groups;
-  const int64_t mg = g->m / g->groups, k = cg * g->kh * g->kw;
+  const int64_t hw = g->h * g->w, ohw = g->oh * g->ow;
+  const int64_t mk = g->m * (g->c / g->groups) * g->kh * g->kw;
   if (dx != NULL) memset(dx, 0, (size_t)(g->n * g->c * hw) * sizeof(T));
-  if (dw != NULL) memset(dw, 0, (size_t)(g->m * k) * sizeof(T));
+  if (dw != NULL) memset(dw, 0, (size_t)mk * sizeof(T));
   if (j.empty || (dx == NULL && dw == NULL)) return CT_OK;
-  T *col = NULL;
-  if (j.col_elems > 0 && (col = conv_scratch(c, j.col_elems, sizeof(T))) == NULL) {
-    return ct_last_status();
-  }
-  if (j.batched) {
-    SFX(conv_grad_batched)(&j, x, w, d, dx, dw, col, col + j.col_elems - j.t_elems);
-    free(col);
+  SFX(conv_run) r = {&j, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
+                     ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)),
+                     ct__k_in_data(ct_kernel_in(c, CT__CONV_DOUT, 0)), NULL, dx, dw, NULL, NULL,
+                     NULL, j.batched || j.depthwise ? 1 : conv_grad_chunks(&j)};
+  if (j.depthwise) {
+    ct__parallel_for(g->groups, conv_grain(g->n * ohw * mk / g->groups), SFX(dw_groups_grad), &r);
     return CT_OK;
   }
-  for (int64_t n = 0; n < g->n; n++) {
-    for (int64_t gi = 0; gi < g->groups; gi++) {
-      const T *xg = x + (n * g->c + gi * cg) * hw, *wg = w + gi * mg * k;
-      const T *dg = d + (n * g->m + gi * mg) * ohw;
-      T *dxg = dx != NULL ? dx + (n * g->c + gi * cg) * hw : NULL;
-      T *dwg = dw != NULL ? dw + gi * mg * k : NULL;
-      if (j.depthwise) {
-        for (int64_t mo = 0; mo < mg; mo++) {
-          SFX(dw_plane_grad)(g, xg, wg + mo * k, dg + mo * ohw, dxg,
-                             dwg != NULL ? dwg + mo * k : NULL);
-        }
-        continue;
-      }
-      if (dwg != NULL) { /* dW_g += dOut_g col^T, images in order */
-        const T *b = xg;
-        if (col != NULL) {
-          SFX(im2col)(g, cg, xg, col, ohw);
-          b = col;
-        }
-        GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)mg, (int)k, (int)ohw, 1, dg,
-             (int)ohw, b, (int)ohw, 1, dwg, (int)k);
-      }
-      if (dxg != NULL) { /* dcol = W_g^T dOut_g, folded back into dX */
-        GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k, (int)ohw, (int)mg, 1, wg, (int)k,
-             dg, (int)ohw, col != NULL ? 0 : 1, col != NULL ? col : dxg, (int)ohw);
-        if (col != NULL) SFX(col2im)(g, cg, col, ohw, dxg);
-      }
-    }
+  if ((st = SFX(conv_alloc)(c, &r, dw != NULL ? (r.pieces - 1) * mk : 0)) != CT_OK) return st;
+  if (j.batched) {
+    SFX(conv_grad_batched)(&j, r.x, r.w, r.d, dx, dw, r.col, r.col + j.col_elems - j.t_elems);
+  } else if (r.pieces > 1 && ct_get_num_threads() > 1) {
+    conv_split_images((int)r.pieces, SFX(conv_grad_chunks), &r);
+  } else {
+    SFX(conv_grad_chunks)(&r, 0, r.pieces);
   }
-  free(col);
+  for (int64_t p = 1; dw != NULL && p < r.pieces; p++) { /* the chunks' partials, in order */
+    const T *part = r.part + (p - 1) * mk;
+    CT__SIMD for (int64_t i = 0; i < mk; i++) dw[i] += part[i];
+  }
+  free(r.scratch);
   return CT_OK;
 }
 
-/* ---- pool2d -------------------------------------------------------------------------------- */
+/* ---- pool2d --------------------------------------------------------------------------------
+ * Split across threads over the N x C planes (each plane's outputs and gradient its own). */
 
-static ct_status SFX(pool2d)(const ct_kernel_ctx *c) {
+typedef struct SFX(pool_run) {
   ct__conv_geom g;
-  ct_status st = ct__pool_plan(c, ct_kernel_in(c, CT__IN_X, 0)->dims, &g);
-  if (CT__UNLIKELY(st != CT_OK)) return st;
-  T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);
-  if (CT__UNLIKELY(o == NULL)) return ct_last_status();
-  const T *x = ct__k_in_data(ct_kernel_in(c, CT__IN_X, 0));
-  for (int64_t p = 0; p < g.n * g.c; p++) {
-    const T *xp = x + p * g.h * g.w;
-    for (int64_t oy = 0; oy < g.oh; oy++) {
-      for (int64_t ox = 0; ox < g.ow; ox++, o++) {
-        int64_t y0, y1, x0, x1, cnt = ct__pool_window(&g, oy, ox, &y0, &y1, &x0, &x1);
-        T acc = g.max ? -(T)INFINITY : 0;
+  const T *x, *o, *d;
+  T *out;
+} SFX(pool_run);
+
+static void SFX(pool_planes)(void *arg, int64_t b, int64_t e) {
+  const SFX(pool_run) *r = arg;
+  const ct__conv_geom *g = &r->g;
+  T *o = r->out + b * g->oh * g->ow;
+  for (int64_t p = b; p < e; p++) {
+    const T *xp = r->x + p * g->h * g->w;
+    for (int64_t oy = 0; oy < g->oh; oy++) {
+      for (int64_t ox = 0; ox < g->ow; ox++, o++) {
+        int64_t y0, y1, x0, x1, cnt = ct__pool_window(g, oy, ox, &y0, &y1, &x0, &x1);
+        T acc = g->max ? -(T)INFINITY : 0;
         for (int64_t iy = y0; iy < y1; iy++) {
           for (int64_t ix = x0; ix < x1; ix++) {
-            T v = xp[iy * g.w + ix];
-            if (!g.max) {
+            T v = xp[iy * g->w + ix];
+            if (!g->max) {
               acc += v;
             } else if (v > acc || v != v) {
               acc = v;
             }
           }
         }
-        *o = g.max ? (y1 > y0 && x1 > x0 ? acc : 0) : (cnt > 0 ? acc / (T)cnt : 0);
+        *o = g->max ? (y1 > y0 && x1 > x0 ? acc : 0) : (cnt > 0 ? acc / (T)cnt : 0);
       }
     }
   }
-  return CT_OK;
 }
 
-static ct_status SFX(pool2d_grad)(const ct_kernel_ctx *c) {
-  ct__conv_geom g;
-  ct_status st = ct__pool_plan(c, ct_kernel_in(c, CT__POOL_X, 0)->dims, &g);
-  if (CT__UNLIKELY(st != CT_OK)) return st;
-  T *dx = ct__k_out_data(c, 0, 0, c->dtype);
-  if (CT__UNLIKELY(dx == NULL)) return ct_last_status();
-  const T *x = ct__k_in_data(ct_kernel_in(c, CT__POOL_X, 0));
-  const T *o = ct__k_in_data(ct_kernel_in(c, CT__POOL_OUT, 0));
-  const T *d = ct__k_in_data(ct_kernel_in(c, CT__POOL_DOUT, 0));
-  memset(dx, 0, (size_t)(g.n * g.c * g.h * g.w) * sizeof(T));
-  for (int64_t p = 0; p < g.n * g.c; p++) {
-    const T *xp = x + p * g.h * g.w;
-    T *dxp = dx + p * g.h * g.w;
-    for (int64_t oy = 0; oy < g.oh; oy++) {
-      for (int64_t ox = 0; ox < g.ow; ox++, o++, d++) {
-        int64_t y0, y1, x0, x1, cnt = ct__pool_window(&g, oy, ox, &y0, &y1, &x0, &x1);
-        if (!g.max) {
+static void SFX(pool_planes_grad)(void *arg, int64_t b, int64_t e) {
+  const SFX(pool_run) *r = arg;
+  const ct__conv_geom *g = &r->g;
+  const T *o = r->o + b * g->oh * g->ow, *d = r->d + b * g->oh * g->ow;
+  for (int64_t p = b; p < e; p++) {
+    const T *xp = r->x + p * g->h * g->w;
+    T *dxp = r->out + p * g->h * g->w;
+    for (int64_t i = 0; i < g->h * g->w; i++) dxp[i] = 0;
+    for (int64_t oy = 0; oy < g->oh; oy++) {
+      for (int64_t ox = 0; ox < g->ow; ox++, o++, d++) {
+        int64_t y0, y1, x0, x1, cnt = ct__pool_window(g, oy, ox, &y0, &y1, &x0, &x1);
+        if (!g->max) {
           T share = cnt > 0 ? *d / (T)cnt : 0;
           for (int64_t iy = y0; iy < y1; iy++) {
-            for (int64_t ix = x0; ix < x1; ix++) dxp[iy * g.w + ix] += share;
+            for (int64_t ix = x0; ix < x1; ix++) dxp[iy * g->w + ix] += share;
           }
           continue;
         }
         bool done = false; /* the first element equal to Out takes the gradient */
         for (int64_t iy = y0; iy < y1 && !done; iy++) {
           for (int64_t ix = x0; ix < x1 && !done; ix++) {
-            T v = xp[iy * g.w + ix];
+            T v = xp[iy * g->w + ix];
             if (v == *o || (v != v && *o != *o)) {
-              dxp[iy * g.w + ix] += *d;
+              dxp[iy * g->w + ix] += *d;
               done = true;
             }
           }
@@ -341,5 +439,30 @@ static ct_status SFX(pool2d_grad)(const ct_kernel_ctx *c) {
       }
     }
   }
+}
+
+static ct_status SFX(pool2d)(const ct_kernel_ctx *c) {
+  SFX(pool_run) r;
+  ct_status st = ct__pool_plan(c, ct_kernel_in(c, CT__IN_X, 0)->dims, &r.g);
+  if (CT__UNLIKELY(st != CT_OK)) return st;
+  r.out = ct__k_out_data(c, CT__OUT, 0, c->dtype);
+  if (CT__UNLIKELY(r.out == NULL)) return ct_last_status();
+  r.x = ct__k_in_data(ct_kernel_in(c, CT__IN_X, 0));
+  ct__parallel_for(r.g.n * r.g.c, conv_grain(r.g.h * r.g.w + r.g.oh * r.g.ow), SFX(pool_planes),
+                   &r);
+  return CT_OK;
+}
+
+static ct_status SFX(pool2d_grad)(const ct_kernel_ctx *c) {
+  SFX(pool_run) r;
+  ct_status st = ct__pool_plan(c, ct_kernel_in(c, CT__POOL_X, 0)->dims, &r.g);
+  if (CT__UNLIKELY(st != CT_OK)) return st;
+  r.out = ct__k_out_data(c, 0, 0, c->dtype);
+  if (CT__UNLIKELY(r.out == NULL)) return ct_last_status();
+  r.x = ct__k_in_data(ct_kernel_in(c, CT__POOL_X, 0));
+  r.o = ct__k_in_data(ct_kernel_in(c, CT__POOL_OUT, 0));
+  r.d = ct__k_in_data(ct_kernel_in(c, CT__POOL_DOUT, 0));
+  ct__parallel_for(r.g.n * r.g.c, conv_grain(r.g.h * r.g.w + r.g.oh * r.g.ow),
+                   SFX(pool_planes_grad), &r);
   return CT_OK;
 }

@@ -169,7 +169,7 @@ void ct__parallel_for(int64_t n, int64_t grain, ct__range_fn fn, void *ctx) {
   int64_t most = grain > 0 ? n / grain : n;
   int pieces = most < threads ? (int)most : threads;
   bool idle = false;
-  if (pieces < 2 || in_piece || n < 128 ||
+  if (pieces < 2 || in_piece ||
       !atomic_compare_exchange_strong(&pool.busy, &idle, true)) {
     fn(ctx, 0, n);
     return;
