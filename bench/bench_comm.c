@@ -81,7 +81,10 @@ static int bench_size(const char *row, int64_t n, int rounds, int iters, int ran
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
+  /* corten's collectives need MPI_THREAD_SERIALIZED (corten/comm.h); a lower level makes
+   * ct_comm_init_mpi say so and every row report no figure. */
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   int rank = 0, quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   /* One element: the latency, where corten's header exchange shows. */
