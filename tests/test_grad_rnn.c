@@ -11,6 +11,7 @@
 #include <corten/corten.h>
 
 #include "grad_util.h"
+#include "rnn_util.h"
 
 enum { T = 5, B = 2, H = 3 };
 
@@ -45,20 +46,6 @@ static void gate(ct_program *p, const char *g, const char *act) {
   add(p, op_x(act, pre, g));
 }
 
-static ct_op *rnn_op(ct_program *step, const char *states, const char *ex) {
-  ct_op *op = new_op("recurrent");
-  ck_assert_int_eq(ct_op_set_attr_program(op, "step_program", step), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_string(op, "states", states), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_string(op, "ex_states", ex), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_string(op, "step_inputs", "x"), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_string(op, "step_outputs", "h"), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_bool(op, "reverse", reverse), CT_OK);
-  ck_assert_int_eq(ct_op_set_input(op, "X", "x_seq"), CT_OK);
-  ck_assert_int_eq(ct_op_set_output(op, "Out", "h_seq"), CT_OK);
-  ck_assert_int_eq(ct_op_set_output(op, "StepScopes", "steps"), CT_OK);
-  return op;
-}
-
 /* The loss of loss_kind over h_seq [T, B, H] (and c_last, h_last). */
 static void append_loss(ct_program *p) {
   switch (loss_kind) {
@@ -84,7 +71,7 @@ static void append_loss(ct_program *p) {
 static void build_elman(ct_program *p) {
   ct_program *step = ct_program_new();
   gate(step, "h", "tanh");
-  ct_op *op = rnn_op(step, "h", "h_prev");
+  ct_op *op = recurrent_op(step, "h", "h_prev", reverse);
   const char *params[] = {"Wh", "Uh", "bh"};
   ck_assert_int_eq(ct_op_set_inputs(op, "Params", params, 3), CT_OK);
   ck_assert_int_eq(ct_op_set_input(op, "InitStates", "h0"), CT_OK);
@@ -105,7 +92,7 @@ static void build_lstm(ct_program *p) {
   add(step, op_xy("elementwise_add", "fc", "ig", "c"));
   add(step, op_x("tanh", "c", "tc"));
   add(step, op_xy("elementwise_mul", "o", "tc", "h"));
-  ct_op *op = rnn_op(step, "h, c", "h_prev, c_prev");
+  ct_op *op = recurrent_op(step, "h, c", "h_prev, c_prev", reverse);
   const char *params[] = {"Wi", "Wf", "Wo", "Wg", "Ui", "Uf", "Uo", "Ug", "bi", "bf", "bo", "bg"};
   const char *init[] = {"h0", "c0"}, *final[] = {"h_last", "c_last"};
   ck_assert_int_eq(ct_op_set_inputs(op, "Params", params, 12), CT_OK);

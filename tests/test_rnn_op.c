@@ -11,6 +11,7 @@
 
 #include "alloc_count.h"
 #include "harness.h"
+#include "rnn_util.h"
 
 enum { B = 2, D = 3, H = 4 };
 
@@ -53,23 +54,8 @@ static ct_program *elman_program(void) {
   return p;
 }
 
-static ct_op *rnn_op(ct_program *p, const char *states, const char *ex, bool reverse) {
-  ct_op *op = ct_op_new("recurrent");
-  ck_assert_ptr_nonnull(op);
-  ck_assert_int_eq(ct_op_set_attr_program(op, "step_program", p), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_string(op, "states", states), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_string(op, "ex_states", ex), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_string(op, "step_inputs", "x"), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_string(op, "step_outputs", "h"), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_bool(op, "reverse", reverse), CT_OK);
-  ck_assert_int_eq(ct_op_set_input(op, "X", "x_seq"), CT_OK);
-  ck_assert_int_eq(ct_op_set_output(op, "Out", "h_seq"), CT_OK);
-  ck_assert_int_eq(ct_op_set_output(op, "StepScopes", "steps"), CT_OK);
-  return op;
-}
-
 static ct_op *elman_op(bool reverse) {
-  ct_op *op = rnn_op(elman_program(), "h", "h_prev", reverse);
+  ct_op *op = recurrent_op(elman_program(), "h", "h_prev", reverse);
   const char *params[] = {"W", "U", "b"};
   ck_assert_int_eq(ct_op_set_inputs(op, "Params", params, 3), CT_OK);
   ck_assert_int_eq(ct_op_set_input(op, "InitStates", "h0"), CT_OK);
@@ -318,7 +304,7 @@ START_TEST(stateful_final_state_is_initial_state) {
   /* FinalStates wired to the initial state variable: each run continues the last. */
   ct_scope *root = ct_scope_new();
   elman_data(root, 3);
-  ct_op *op = rnn_op(elman_program(), "h", "h_prev", false);
+  ct_op *op = recurrent_op(elman_program(), "h", "h_prev", false);
   ck_assert_int_eq(ct_op_set_input(op, "InitStates", "h0"), CT_OK);
   ck_assert_int_eq(ct_op_set_output(op, "FinalStates", "h0"), CT_OK);
   double ref[3 * B * H];
@@ -397,7 +383,7 @@ START_TEST(lstm_matches_reference) {
   append(p, "elementwise_add", "fc", "ig", "c");
   append(p, "tanh", "c", NULL, "tc");
   append(p, "elementwise_mul", "o", "tc", "h");
-  ct_op *op = rnn_op(p, "h, c", "h_prev, c_prev", false);
+  ct_op *op = recurrent_op(p, "h, c", "h_prev, c_prev", false);
   const char *init[] = {"h0", "c0"}, *final[] = {"h_last", "c_last"};
   ck_assert_int_eq(ct_op_set_inputs(op, "InitStates", init, 2), CT_OK);
   ck_assert_int_eq(ct_op_set_outputs(op, "FinalStates", final, 2), CT_OK);
@@ -443,7 +429,7 @@ END_TEST
 START_TEST(missing_initial_state) {
   ct_scope *root = ct_scope_new();
   elman_data(root, 3);
-  ct_op *op = rnn_op(elman_program(), "h", "h_prev", false);
+  ct_op *op = recurrent_op(elman_program(), "h", "h_prev", false);
   ck_assert_int_eq(ct_op_run(op, root, ct_cpu()), CT_ERR_NOT_FOUND);
   HAS(ct_last_error(), "recurrent");
   HAS(ct_last_error(), "state 'h'");
@@ -508,7 +494,7 @@ START_TEST(step_program_writes_no_state) {
   elman_data(root, 3);
   ct_program *p = ct_program_new();
   append(p, "matmul", "x", "W", "h_other");
-  ct_op *op = rnn_op(p, "h", "h_prev", false);
+  ct_op *op = recurrent_op(p, "h", "h_prev", false);
   ck_assert_int_eq(ct_op_set_input(op, "InitStates", "h0"), CT_OK);
   ck_assert_int_eq(ct_op_run(op, root, ct_cpu()), CT_ERR_NOT_FOUND);
   HAS(ct_last_error(), "recurrent");
@@ -529,7 +515,7 @@ START_TEST(step_program_may_not_write_its_views) {
   for (int which = 0; which < 2; which++) {
     ct_program *p = elman_program();
     append(p, "relu", "h", NULL, which == 0 ? "h_prev" : "x"); /* writes a view */
-    ct_op *op = rnn_op(p, "h", "h_prev", false);
+    ct_op *op = recurrent_op(p, "h", "h_prev", false);
     const char *params[] = {"W", "U", "b"};
     ck_assert_int_eq(ct_op_set_inputs(op, "Params", params, 3), CT_OK);
     ck_assert_int_eq(ct_op_set_input(op, "InitStates", "h0"), CT_OK);
