@@ -15,6 +15,7 @@
 #include "ops/expr/nvrtc.h"
 
 char *ct__expr_source_for(ct_tensor *dst, ct_assign mode, const ct_expr *e, const char *name);
+char *ct__expr_param_kinds_for(ct_tensor *dst, ct_assign mode, const ct_expr *e);
 
 /* The source of d = a * b + c (all of dtype dt; b broadcasts over dim 0 when bcast). */
 static char *source(ct_dtype dt, bool bcast, double s) {
@@ -56,6 +57,62 @@ START_TEST(every_dtype_compiles_to_ptx_and_to_a_cubin) {
     ck_assert_int_eq(memcmp(bin, "\x7f" "ELF", 4), 0);
     free(bin);
     free(src);
+  }
+}
+END_TEST
+
+/* The kinds of the compiled kernel's parameters as its PTX lists them: 'x' for a 64-bit
+ * integer or pointer, 'f' and 'd' for float and double. */
+static void ptx_kinds(const char *ptx, char *out, size_t cap) {
+  size_t n = 0;
+  const char *at = strstr(ptx, ".entry ct_expr_kernel(");
+  ck_assert_ptr_nonnull(at);
+  const char *end = strchr(at, ')');
+  for (const char *q = strstr(at, ".param ."); q != NULL && q < end; q = strstr(q + 1, ".param .")) {
+    ck_assert_uint_lt(n + 1, cap);
+    out[n++] = strncmp(q, ".param .f32", 11) == 0 ? 'f' : strncmp(q, ".param .f64", 11) == 0 ? 'd'
+             : strncmp(q, ".param .u64", 11) == 0 || strncmp(q, ".param .b64", 11) == 0 ? 'x'
+                                                                                        : '?';
+  }
+  out[n] = '\0';
+}
+
+/* The parameters the CUDA engine passes (ct__expr_cuda_params) are those the kernel takes, in
+ * number, order and type, for scalars, broadcasts along several dims, modes and every dtype. */
+START_TEST(the_engine_passes_the_parameters_the_kernel_takes) {
+  static const ct_dtype dts[] = {CT_FLOAT32, CT_FLOAT64, CT_FLOAT16, CT_BFLOAT16};
+  for (int i = 0; i < 4; i++) {
+    ct_dtype dt = dts[i];
+    ct_tensor *a = tensor_k(dt, CT_DIMS(2, 3, 4), 1), *b = tensor_k(dt, CT_DIMS(3, 1), 2);
+    ct_tensor *c = tensor_k(dt, CT_DIMS(2, 1, 4), 3), *one = tensor_k(dt, CT_DIMS(1), 4);
+    ct_tensor *d = tensor_k(dt, CT_DIMS(2, 3, 4), 5);
+    ct_expr *e = BIN(MAX, BIN(MUL, BIN(ADD, LEAF(a), LEAF(b)), ct_expr_scalar(1.5)),
+                     BIN(SUB, LEAF(c), BIN(MUL, LEAF(one), ct_expr_scalar(-2))));
+    ck_assert_ptr_nonnull(e);
+    ct_assign mode = i % 2 ? CT_PLUSTO : CT_SAVETO;
+    char *src = ct__expr_source_for(d, mode, e, "ct_expr_kernel");
+    char *kinds = ct__expr_param_kinds_for(d, mode, e);
+    ck_assert_ptr_nonnull(src);
+    ck_assert_ptr_nonnull(kinds);
+    void *ptx = NULL;
+    size_t n = 0;
+    ck_assert_msg(ct__nvrtc_compile(src, "compute_80", &ptx, &n) == CT_OK, "%s", ct_last_error());
+    char got[64], want[64];
+    ptx_kinds(ptx, got, sizeof got);
+    /* 'p' (pointers) and 'i' (long long) are both 64-bit integers in PTX. */
+    size_t k = 0;
+    for (; kinds[k] != '\0'; k++) want[k] = kinds[k] == 'p' || kinds[k] == 'i' ? 'x' : kinds[k];
+    want[k] = '\0';
+    ck_assert_str_eq(got, want);
+    /* dst, n, 4 leaves (5 with dst in PLUSTO), 2 scalars, 3 extents, b's stride along dim 1
+     * and c's along dims 0 and 2. */
+    ck_assert_uint_eq(strlen(kinds), (size_t)(2 + (mode == CT_PLUSTO ? 5 : 4) + 2 + 3 + 3));
+    free(ptx);
+    free(src);
+    free(kinds);
+    ct_expr_free(e);
+    ct_tensor *all[] = {a, b, c, one, d};
+    for (int j = 0; j < 5; j++) ct_tensor_free(all[j]);
   }
 }
 END_TEST
@@ -194,6 +251,7 @@ END_TEST
 static Suite *expr_nvrtc_suite(void) {
   Suite *s = suite_create("expr_nvrtc");
   CT_ADD_TEST(s, every_dtype_compiles_to_ptx_and_to_a_cubin);
+  CT_ADD_TEST(s, the_engine_passes_the_parameters_the_kernel_takes);
   CT_ADD_TEST(s, a_device_nvrtc_does_not_know_gets_ptx_of_an_older_one);
   CT_ADD_TEST(s, a_kernel_is_compiled_once_then_read_from_memory_then_from_disk);
   CT_ADD_TEST(s, a_corrupt_cache_entry_is_recompiled);

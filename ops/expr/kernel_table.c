@@ -172,6 +172,13 @@ void ct__kernels_put(ct__kernel *k) {
   destroy(x);
 }
 
+void *ct__kernels_loaded(ct__kernel *k) {
+  pthread_mutex_lock(&tab.mu);
+  void *fn = k->fn;
+  pthread_mutex_unlock(&tab.mu);
+  return fn;
+}
+
 bool ct__kernels_attach(ct__kernel *k, void *handle, void *fn, void (*unload)(void *handle)) {
   entry *x = (entry *)k;
   pthread_mutex_lock(&tab.mu);

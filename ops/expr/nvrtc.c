@@ -74,7 +74,7 @@ static void load(void) {
   if (nv.lib == NULL) {
     const char *why = dlerror();
     snprintf(nv.error, sizeof nv.error,
-             "cannot load NVRTC, %s (%s): CUDA expressions compile their kernels with it; install "
+             "ct_expr_assign: cannot load NVRTC, %s (%s): CUDA expressions compile their kernels with it; install "
              "the CUDA toolkit's NVRTC (libnvrtc) and add its directory to LD_LIBRARY_PATH, or "
              "set CORTEN_NVRTC to its path", tried, why ? why : "not found");
     return;

@@ -44,13 +44,16 @@ typedef struct ct__kernel {
   const void *bin; /* the compiled binary (PTX or CUBIN) */
   size_t n;
   void *handle;    /* what the device engine loaded from bin (NULL until ct__kernels_attach) */
-  void *fn;        /* the kernel's handle in it */
+  void *fn;        /* the kernel's handle in it (read it with ct__kernels_loaded) */
 } ct__kernel;
 
 /* The kernel of source for target: from memory, else from the disk cache, else compiled (and
  * stored on disk). NULL with the failure recorded (ct__nvrtc_compile's errors). */
 ct__kernel *ct__kernels_get(const char *source, const char *target);
 void ct__kernels_put(ct__kernel *k);
+
+/* The function loaded from k's binary (ct__kernels_attach), or NULL before. */
+void *ct__kernels_loaded(ct__kernel *k);
 
 /* Gives k the handle and function loaded from its binary, unless another thread did first:
  * true when k took them (unload(handle) runs when k is freed); false when k had some already,
