@@ -108,6 +108,10 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
 
 /* Runs a prepared op: checks the input tensors, picks the kernel, infers dims, runs it. */
 ct_status ct__prep_run(ct__prep *p);
+/* ct__prep_run with the address of this thread's error count (ct__error_count) given: a loop
+ * over many ops takes it once, not once per op (thread-local storage of a shared library costs
+ * a call to read). */
+ct_status ct__prep_run_counted(ct__prep *p, const uint64_t *errors);
 
 void ct__prep_destroy(ct__prep *p);
 

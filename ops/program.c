@@ -300,11 +300,12 @@ ct_status ct_executor_run(ct_executor *e) {
                      "the last error before this call was: %s)",
                      cause);
   }
+  const uint64_t *errors = ct__error_counter();
   for (size_t i = 0; i < e->n; i++) {
     ct__prep *p = &e->preps[i];
     if (p->deferred) continue;
     ct_status s = CT__UNLIKELY(p->fused != NULL) ? ct__fused_run(e->preps, p->fused)
-                                                 : ct__prep_run(p);
+                                                 : ct__prep_run_counted(p, errors);
     if (CT__UNLIKELY(s != CT_OK)) return s;
     for (size_t j = 0; j < p->n_release; j++) {
       ct_tensor *t = (ct_tensor *)ct_var_get_tensor(p->release[j]);

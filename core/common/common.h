@@ -34,6 +34,9 @@ extern _Thread_local uint64_t ct__errors_recorded; /* status.c; read inline on t
                                                      dlopen (Python's ctypes) may find no static
                                                      TLS room left. */
 static inline uint64_t ct__error_count(void) { return ct__errors_recorded; }
+/* The address of this thread's count: a loop over many calls takes it once (a call, so that the
+ * compiler does not compute the thread-local address again in the loop). */
+const uint64_t *ct__error_counter(void);
 
 /* As ct__error, for NULL-returning functions: records the error and returns NULL. */
 void *ct__error_null(ct_status s, const char *fmt, ...) CT__COLD CT__PRINTF(2, 3);
