@@ -48,6 +48,7 @@
   case CT_EXPR_MAX: LOOP(a > b || a != a ? a : b); break; \
   case CT_EXPR_MIN: LOOP(a < b || a != a ? a : b); break; \
   case CT_EXPR_POW: LOOP(pow(a, b)); break;              \
+  case CT__EXPR_RELU_GRAD: LOOP(a > 0 ? b : 0); break;   \
   default: break;
 
 /* A value on the evaluation stack: a block of n elements at p, or one scalar s. */
