@@ -225,6 +225,35 @@ START_TEST(threads_give_the_same_bits) {
 }
 END_TEST
 
+/* A RELU right after a binary node runs in the node's loop: relu(a op b), relu(a op 0.375) and
+ * relu(0.375 op b) for every binary kind, as the two ops. */
+START_TEST(a_relu_after_a_binary_node_matches_the_ops) {
+  static const char *types[] = {NULL, "elementwise_add", "elementwise_sub", "elementwise_mul",
+                                "elementwise_div"};
+  for (size_t t = 0; t < 2; t++) {
+    ct_tensor *a = tensor_k(float_types[t], CT_DIMS(N), 1);
+    ct_tensor *b = tensor_k(float_types[t], CT_DIMS(N), 2);
+    ct_tensor *s = tensor_fn(float_types[t], CT_DIMS(), three_eighths, 1);
+    for (int op = CT_EXPR_ADD; op <= CT_EXPR_DIV; op++) {
+      for (int form = 0; form < 3; form++) {
+        ct_expr *x = form == 2 ? ct_expr_scalar(0.375) : LEAF(a);
+        ct_expr *y = form == 1 ? ct_expr_scalar(0.375) : LEAF(b);
+        ct_tensor *got = eval_new(UN(RELU, ct_expr_binary(op, x, y)));
+        ct_tensor *in = ref_op(types[op], form == 2 ? s : a, form == 1 ? s : b);
+        ct_tensor *want = ref_op("relu", in, NULL);
+        assert_same_bits(got, want);
+        ct_tensor_free(got);
+        ct_tensor_free(in);
+        ct_tensor_free(want);
+      }
+    }
+    ct_tensor_free(a);
+    ct_tensor_free(b);
+    ct_tensor_free(s);
+  }
+}
+END_TEST
+
 /* An output of 32 MiB or more is written with streaming stores: the same values. z * 0 + (a +
  * a * 0.5), z a column of 2049 and a a row of 4096: 33.6 MB of float32. */
 START_TEST(a_large_output_streams_the_same_values) {
@@ -499,6 +528,7 @@ static Suite *expr_suite(void) {
   CT_ADD_TEST(s, every_pair_with_two_scalars_matches_the_ops);
   CT_ADD_TEST(s, threads_give_the_same_bits);
   CT_ADD_TEST(s, a_large_output_streams_the_same_values);
+  CT_ADD_TEST(s, a_relu_after_a_binary_node_matches_the_ops);
   CT_ADD_TEST(s, a_deep_right_leaning_tree_is_exact);
   CT_ADD_TEST(s, a_scalar_leaf_is_broadcast_in_the_leaves_type);
   CT_ADD_TEST(s, leaves_are_read_at_assignment);

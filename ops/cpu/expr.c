@@ -77,16 +77,21 @@
   static void unary_##SUF(int op, C *o, const C *x, int n) {                                \
     switch (op) { UNARY_CASES(C, U_LOOP) }                                                  \
   }                                                                                         \
-  static void binary_##SUF(int op, C *o, val_##SUF x, val_##SUF y, int n) {                 \
+  BINARY_FN(binary_##SUF, C, SUF, VV_LOOP, VS_LOOP, SV_LOOP)                                \
+  BINARY_FN(binary_relu_##SUF, C, SUF, VV_RELU, VS_RELU, SV_RELU)
+
+/* A binary node's loops over two blocks, a block and a scalar, a scalar and a block. */
+#define BINARY_FN(NAME, C, SUF, VV, VS, SV)                                                 \
+  static void NAME(int op, C *o, val_##SUF x, val_##SUF y, int n) {                         \
     if (!x.sc && !y.sc) {                                                                   \
       const C *xp = x.p, *yp = y.p;                                                         \
-      switch (op) { BINARY_CASES(VV_LOOP) }                                                 \
+      switch (op) { BINARY_CASES(VV) }                                                      \
     } else if (y.sc) {                                                                      \
       const C *xp = x.p, b = y.s;                                                           \
-      switch (op) { BINARY_CASES(VS_LOOP) }                                                 \
+      switch (op) { BINARY_CASES(VS) }                                                      \
     } else {                                                                                \
       const C *yp = y.p, a = x.s;                                                           \
-      switch (op) { BINARY_CASES(SV_LOOP) }                                                 \
+      switch (op) { BINARY_CASES(SV) }                                                      \
     }                                                                                       \
   }
 
@@ -96,21 +101,29 @@
     __typeof__(o[0]) a = x[i];         \
     o[i] = (EXPR);                     \
   }
-#define VV_LOOP(EXPR)                                       \
+/* POST is what is stored of the node's value r: r itself, or a RELU node's r > 0 ? r : 0 when a
+ * RELU follows the node (one loop for both, each rounding as its node). */
+#define VV_POST(EXPR, POST)                                 \
   for (int i = 0; i < n; i++) {                             \
-    __typeof__(o[0]) a = xp[i], b = yp[i];                  \
-    o[i] = (EXPR);                                          \
+    __typeof__(o[0]) a = xp[i], b = yp[i], r = (EXPR);      \
+    o[i] = (POST);                                          \
   }
-#define VS_LOOP(EXPR)                \
-  for (int i = 0; i < n; i++) {      \
-    __typeof__(o[0]) a = xp[i];      \
-    o[i] = (EXPR);                   \
+#define VS_POST(EXPR, POST)                          \
+  for (int i = 0; i < n; i++) {                      \
+    __typeof__(o[0]) a = xp[i], r = (EXPR);          \
+    o[i] = (POST);                                   \
   }
-#define SV_LOOP(EXPR)                \
-  for (int i = 0; i < n; i++) {      \
-    __typeof__(o[0]) b = yp[i];      \
-    o[i] = (EXPR);                   \
+#define SV_POST(EXPR, POST)                          \
+  for (int i = 0; i < n; i++) {                      \
+    __typeof__(o[0]) b = yp[i], r = (EXPR);          \
+    o[i] = (POST);                                   \
   }
+#define VV_LOOP(EXPR) VV_POST(EXPR, r)
+#define VS_LOOP(EXPR) VS_POST(EXPR, r)
+#define SV_LOOP(EXPR) SV_POST(EXPR, r)
+#define VV_RELU(EXPR) VV_POST(EXPR, r > 0 ? r : 0)
+#define VS_RELU(EXPR) VS_POST(EXPR, r > 0 ? r : 0)
+#define SV_RELU(EXPR) SV_POST(EXPR, r > 0 ? r : 0)
 
 /* The fused pairs of arithmetic nodes: op x 4 + arg (ADD .. DIV each), left and right. Each
  * operation is its own statement, so it rounds as its own node would. */
@@ -354,10 +367,14 @@ static int64_t grain_blocks(const ct__expr_plan *p) {
           scalar_pair_##SUF(in->op, in2->op, o, x->p, y->s, (C)p->code[k + 1].v, n);         \
           *x = (val_##SUF){.p = o};                                                          \
           k += 2;                                                                            \
-        } else {                                                                             \
-          C *o = to_dst ? (C *)p->dst + i0 : buf[sp - 2];                                    \
-          binary_##SUF(in->op, o, *x, *y, n);                                                \
+        } else { /* a RELU right after runs in the same loop */                              \
+          bool relu = k + 1 < p->n_code && p->code[k + 1].code == CT__XC_UNARY &&           \
+                      p->code[k + 1].op == CT_EXPR_RELU;                                    \
+          C *o = DIRECT && !stream && k + relu == p->n_code - 1 ? (C *)p->dst + i0           \
+                                                                : buf[sp - 2];               \
+          (relu ? binary_relu_##SUF : binary_##SUF)(in->op, o, *x, *y, n);                   \
           *x = (val_##SUF){.p = o};                                                          \
+          k += relu;                                                                         \
         }                                                                                    \
         sp--;                                                                                \
       }                                                                                      \
