@@ -18,9 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <tgmath.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/cpu/parallel.h"
@@ -214,8 +211,7 @@ static const void *leaf_run(const ct__expr_leaf *l, const ct_ddim *out, int64_t 
 /* Asks for the next block of every leaf read in place, and of dst, while this block computes:
  * the block's node loops run one after another, each over only some of the streams, so without
  * this the memory system would see few streams at a time. */
-static void prefetch_next(const ct__expr_plan *p, int64_t i0, int64_t end, size_t es,
-                          bool stream) {
+static void prefetch_next(const ct__expr_plan *p, int64_t i0, int64_t end, size_t es) {
   size_t bytes = (size_t)(end - i0 < BLOCK ? end - i0 : BLOCK) * es;
   for (int k = 0; k < p->n_leaves; k++) {
     const ct__expr_leaf *l = &p->leaves[k];
@@ -224,50 +220,8 @@ static void prefetch_next(const ct__expr_plan *p, int64_t i0, int64_t end, size_
     for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(q + b, 0, 3);
   }
   char *d = (char *)p->dst + (size_t)i0 * es;
-  for (size_t b = 0; !stream && b < bytes; b += 64) __builtin_prefetch(d + b, 1, 3);
+  for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(d + b, 1, 3);
 }
-
-/* An output of this many bytes or more is written with non-temporal stores (SSE2's streaming
- * stores, past the caches): it would not stay in a last-level cache anyway, and a plain store
- * would first read each line in. The result is computed into a block buffer, then streamed. */
-#define STREAM_BYTES ((size_t)32 << 20)
-
-/* n elements from s to d (16-byte aligned) with streaming stores; the same bits as a copy. */
-static void stream_f(float *d, const float *s, int n) {
-  int i = 0;
-#if defined(__SSE2__)
-  for (; i + 4 <= n; i += 4) _mm_stream_ps(d + i, _mm_loadu_ps(s + i));
-#endif
-  for (; i < n; i++) d[i] = s[i];
-}
-static void stream_d(double *d, const double *s, int n) {
-  int i = 0;
-#if defined(__SSE2__)
-  for (; i + 2 <= n; i += 2) _mm_stream_pd(d + i, _mm_loadu_pd(s + i));
-#endif
-  for (; i < n; i++) d[i] = s[i];
-}
-static void stream_fence(void) {
-#if defined(__SSE2__)
-  _mm_sfence(); /* the streamed lines reach memory before another thread reads dst */
-#endif
-}
-
-/* Whether plan p, whose storage is es bytes an element, streams its output. */
-static bool streams(const ct__expr_plan *p, size_t es) {
-#if defined(__SSE2__)
-  return (size_t)p->numel * es >= STREAM_BYTES && ((uintptr_t)p->dst & 15) == 0;
-#else
-  (void)p, (void)es;
-  return false;
-#endif
-}
-
-/* A range of blocks' work: the plan and whether the output streams. */
-typedef struct range_job {
-  const ct__expr_plan *p;
-  bool stream;
-} range_job;
 
 /* The fewest blocks worth a thread: a program with a libm node (exp, log, tanh, sigmoid, pow)
  * costs as the math kernels per element, any other as the memory-bound ones. Each element is
@@ -321,12 +275,12 @@ static int64_t grain_blocks(const ct__expr_plan *p) {
     }                                                                                        \
   }                                                                                          \
   static void block_##NAME(const ct__expr_plan *p, C (*buf)[BLOCK], val_##SUF *st,           \
-                           int64_t i0, int n, bool stream) {                                 \
+                           int64_t i0, int n) {                                              \
     int sp = 0;                                                                              \
     const void *run;                                                                         \
     for (int k = 0; k < p->n_code; k++) {                                                    \
       const ct__expr_instr *in = &p->code[k];                                                \
-      bool to_dst = DIRECT && !stream && k == p->n_code - 1;                                 \
+      bool to_dst = DIRECT && k == p->n_code - 1;                                            \
       if (in->code == CT__XC_LEAF) {                                                         \
         const ct__expr_leaf *l = &p->leaves[in->arg];                                        \
         if (l->scalar) {                                                                     \
@@ -363,14 +317,14 @@ static int64_t grain_blocks(const ct__expr_plan *p) {
           x->s = binary1_##SUF(in->op, x->s, y->s);                                          \
         } else if (y->sc && scalar_pair_next(p, k)) { /* (x op a) arg b: one loop */         \
           const ct__expr_instr *in2 = &p->code[k + 2];                                       \
-          C *o = DIRECT && !stream && k + 2 == p->n_code - 1 ? (C *)p->dst + i0 : buf[sp - 2]; \
+          C *o = DIRECT && k + 2 == p->n_code - 1 ? (C *)p->dst + i0 : buf[sp - 2];          \
           scalar_pair_##SUF(in->op, in2->op, o, x->p, y->s, (C)p->code[k + 1].v, n);         \
           *x = (val_##SUF){.p = o};                                                          \
           k += 2;                                                                            \
         } else { /* a RELU right after runs in the same loop */                              \
           bool relu = k + 1 < p->n_code && p->code[k + 1].code == CT__XC_UNARY &&           \
                       p->code[k + 1].op == CT_EXPR_RELU;                                    \
-          C *o = DIRECT && !stream && k + relu == p->n_code - 1 ? (C *)p->dst + i0           \
+          C *o = DIRECT && k + relu == p->n_code - 1 ? (C *)p->dst + i0                      \
                                                                 : buf[sp - 2];               \
           (relu ? binary_relu_##SUF : binary_##SUF)(in->op, o, *x, *y, n);                   \
           *x = (val_##SUF){.p = o};                                                          \
@@ -382,8 +336,6 @@ static int64_t grain_blocks(const ct__expr_plan *p) {
     /* The result into dst, unless the last node already wrote it there. */                 \
     if (st[0].sc) {                                                                          \
       for (int i = 0; i < n; i++) STORE(p->dst, i0 + i, st[0].s);                            \
-    } else if (DIRECT && stream) {                                                           \
-      stream_##SUF((C *)p->dst + i0, st[0].p, n);                                            \
     } else if (!DIRECT || st[0].p != (const C *)p->dst + i0) {                               \
       for (int i = 0; i < n; i++) STORE(p->dst, i0 + i, st[0].p[i]);                         \
     }                                                                                        \
@@ -391,8 +343,7 @@ static int64_t grain_blocks(const ct__expr_plan *p) {
   /* Blocks [b, e) of the output (block b covers elements from b x BLOCK on), on this thread's \
    * own buffers (a deep program's come in scratch, for one thread only). */                \
   static void range_##NAME(void *arg, int64_t b, int64_t e) {                               \
-    const ct__expr_plan *p = ((const range_job *)arg)->p;                                    \
-    bool stream = ((const range_job *)arg)->stream;                                          \
+    const ct__expr_plan *p = arg;                                                            \
     C stack_buf[CT__EXPR_STACK_BUFS][BLOCK];                                                 \
     val_##SUF stack_val[CT__EXPR_STACK_BUFS];                                                \
     C(*buf)[BLOCK] = p->depth > CT__EXPR_STACK_BUFS ? (C(*)[BLOCK])p->scratch : stack_buf;   \
@@ -401,18 +352,16 @@ static int64_t grain_blocks(const ct__expr_plan *p) {
     int64_t end = e * BLOCK < p->numel ? e * BLOCK : p->numel;                               \
     for (int64_t i0 = b * BLOCK; i0 < end; i0 += BLOCK) {                                    \
       int n = end - i0 < BLOCK ? (int)(end - i0) : BLOCK;                                    \
-      if (i0 + BLOCK < end) prefetch_next(p, i0 + BLOCK, end, sizeof(STORAGE), stream);      \
-      block_##NAME(p, buf, st, i0, n, stream);                                               \
+      if (i0 + BLOCK < end) prefetch_next(p, i0 + BLOCK, end, sizeof(*(STORAGE *)0));        \
+      block_##NAME(p, buf, st, i0, n);                                                       \
     }                                                                                        \
-    if (stream) stream_fence();                                                              \
   }                                                                                          \
   static void run_##NAME(const ct__expr_plan *p) {                                           \
     int64_t blocks = (p->numel + BLOCK - 1) / BLOCK;                                         \
-    range_job j = {p, DIRECT && streams(p, sizeof(STORAGE))};                                \
     if (p->depth > CT__EXPR_STACK_BUFS) {                                                    \
-      range_##NAME(&j, 0, blocks);                                                           \
+      range_##NAME((void *)p, 0, blocks);                                                    \
     } else {                                                                                 \
-      ct__parallel_for(blocks, grain_blocks(p), range_##NAME, &j);                           \
+      ct__parallel_for(blocks, grain_blocks(p), range_##NAME, (void *)p);                    \
     }                                                                                        \
   }
 
