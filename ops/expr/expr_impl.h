@@ -103,6 +103,14 @@ typedef struct ct__expr_engine {
 /* ops/backends.c: the engines of this build, NULL-terminated. */
 extern const ct__expr_engine *const ct__expr_engines[];
 
+/* A binary kind of the library's own, built only by ct__expr_binary_any (the executor's fusion
+ * of relu_grad; no public constructor, and only the CPU engine runs it): a > 0 ? b : 0, with a
+ * relu's output and b its output's gradient, as relu_grad's kernel. */
+#define CT__EXPR_RELU_GRAD ((ct_expr_op)(CT_EXPR_ABS + 1))
+
+/* ct_expr_binary that also takes the library's own kinds above. */
+ct_expr *ct__expr_binary_any(ct_expr_op op, ct_expr *a, ct_expr *b);
+
 /* Whether op is a binary kind (ADD .. POW) or a unary one (NEG .. ABS). */
 static inline bool ct__expr_op_binary(int op) { return op >= CT_EXPR_ADD && op <= CT_EXPR_POW; }
 static inline bool ct__expr_op_unary(int op) { return op >= CT_EXPR_NEG && op <= CT_EXPR_ABS; }
