@@ -382,61 +382,151 @@ typedef struct SFX(pool_run) {
   T *out;
 } SFX(pool_run);
 
+/* max pooling's step: v when it is larger or a NaN (a NaN wins its window), else acc; written
+ * as selects, not a branch, so the data does not steer the loop. */
+static inline T SFX(pool_take)(T acc, T v) {
+  T m = v > acc ? v : acc;
+  return v != v ? v : m;
+}
+
+/* Output (oy, ox) of plane xp, its window walked row by row. */
+static inline T SFX(pool_one)(const ct__conv_geom *g, const T *xp, int64_t oy, int64_t ox) {
+  int64_t y0, y1, x0, x1, cnt = ct__pool_window(g, oy, ox, &y0, &y1, &x0, &x1);
+  T acc = g->max ? -(T)INFINITY : 0;
+  for (int64_t iy = y0; iy < y1; iy++) {
+    const T *row = xp + iy * g->w;
+    if (g->max) {
+      for (int64_t ix = x0; ix < x1; ix++) acc = SFX(pool_take)(acc, row[ix]);
+    } else {
+      for (int64_t ix = x0; ix < x1; ix++) acc += row[ix];
+    }
+  }
+  return g->max ? (y1 > y0 && x1 > x0 ? acc : 0) : (cnt > 0 ? acc / (T)cnt : 0);
+}
+
+/* Row oy of a plane: the outputs whose window lies within the image's columns, [ca, cb), take
+ * each window element (row by row, left to right: each output's own order) across the whole run
+ * at once, one tap at a time; the outputs at the edges go one by one. */
+static void SFX(pool_row)(const ct__conv_geom *g, const T *xp, int64_t oy, T *orow, int64_t ca,
+                          int64_t cb) {
+  for (int64_t ox = 0; ox < g->ow; ox++) {
+    if (ox == ca && ca < cb) ox = cb;
+    if (ox < g->ow) orow[ox] = SFX(pool_one)(g, xp, oy, ox);
+  }
+  if (ca >= cb) return;
+  int64_t y0, y1, x0, x1, cnt = ct__pool_window(g, oy, ca, &y0, &y1, &x0, &x1);
+  for (int64_t ox = ca; ox < cb; ox++) orow[ox] = g->max ? -(T)INFINITY : 0;
+  for (int64_t iy = y0; iy < y1; iy++) {
+    for (int64_t kx = 0; kx < g->kw; kx++) {
+      const T *row = xp + iy * g->w;
+      int64_t off = kx - g->pl, sw = g->sw;
+      if (g->max) {
+        for (int64_t ox = ca; ox < cb; ox++) {
+          orow[ox] = SFX(pool_take)(orow[ox], row[ox * sw + off]);
+        }
+      } else {
+        for (int64_t ox = ca; ox < cb; ox++) orow[ox] += row[ox * sw + off];
+      }
+    }
+  }
+  for (int64_t ox = ca; ox < cb; ox++) {
+    orow[ox] = g->max ? (y1 > y0 ? orow[ox] : 0) : (cnt > 0 ? orow[ox] / (T)cnt : 0);
+  }
+}
+
+/* The outputs of a row whose window lies within the image's columns: [*ca, *cb) (ox sw - pl >= 0
+ * and ox sw - pl + kw <= w); empty when none does. */
+static void SFX(pool_inner_cols)(const ct__conv_geom *g, int64_t *ca, int64_t *cb) {
+  int64_t last = g->w + g->pl - g->kw;
+  *ca = (g->pl + g->sw - 1) / g->sw;
+  if (*ca > g->ow) *ca = g->ow;
+  *cb = last < 0 ? 0 : last / g->sw + 1;
+  if (*cb > g->ow) *cb = g->ow;
+  if (*cb < *ca) *cb = *ca;
+}
+
 static void SFX(pool_planes)(void *arg, int64_t b, int64_t e) {
   const SFX(pool_run) *r = arg;
   const ct__conv_geom *g = &r->g;
-  T *o = r->out + b * g->oh * g->ow;
+  int64_t ca, cb;
+  SFX(pool_inner_cols)(g, &ca, &cb);
   for (int64_t p = b; p < e; p++) {
     const T *xp = r->x + p * g->h * g->w;
-    for (int64_t oy = 0; oy < g->oh; oy++) {
-      for (int64_t ox = 0; ox < g->ow; ox++, o++) {
-        int64_t y0, y1, x0, x1, cnt = ct__pool_window(g, oy, ox, &y0, &y1, &x0, &x1);
-        T acc = g->max ? -(T)INFINITY : 0;
-        for (int64_t iy = y0; iy < y1; iy++) {
-          for (int64_t ix = x0; ix < x1; ix++) {
-            T v = xp[iy * g->w + ix];
-            if (!g->max) {
-              acc += v;
-            } else if (v > acc || v != v) {
-              acc = v;
-            }
-          }
+    T *o = r->out + p * g->oh * g->ow;
+    for (int64_t oy = 0; oy < g->oh; oy++) SFX(pool_row)(g, xp, oy, o + oy * g->ow, ca, cb);
+  }
+}
+
+/* The hit mask of max pooling's gradient: all ones where v is Out's value ov (NaN matching NaN),
+ * else 0. */
+static inline int64_t SFX(pool_hit)(T v, T ov) {
+  return -(int64_t)((v == ov) | ((v != v) & (ov != ov)));
+}
+
+/* Output (oy, ox)'s gradient dv into plane dxp: max gives it to the first element (row-major)
+ * equal to Out's ov (the window walked backwards with a select, so the last match kept is the
+ * first, without a branch); avg spreads it evenly. */
+static inline void SFX(pool_grad_one)(const ct__conv_geom *g, const T *xp, T *dxp, int64_t oy,
+                                      int64_t ox, T ov, T dv) {
+  int64_t y0, y1, x0, x1, cnt = ct__pool_window(g, oy, ox, &y0, &y1, &x0, &x1);
+  if (!g->max) {
+    T share = cnt > 0 ? dv / (T)cnt : 0;
+    for (int64_t iy = y0; iy < y1; iy++) {
+      for (int64_t ix = x0; ix < x1; ix++) dxp[iy * g->w + ix] += share;
+    }
+    return;
+  }
+  int64_t at = -1;
+  for (int64_t iy = y1 - 1; iy >= y0; iy--) {
+    for (int64_t ix = x1 - 1; ix >= x0; ix--) {
+      int64_t hit = SFX(pool_hit)(xp[iy * g->w + ix], ov);
+      at = (at & ~hit) | ((iy * g->w + ix) & hit);
+    }
+  }
+  if (at >= 0) dxp[at] += dv;
+}
+
+/* Row oy of max pooling's gradient, outputs in order: the run [ca, cb) whose windows lie within
+ * the columns finds its elements 64 outputs at a time, one window tap across them all. */
+static void SFX(pool_grad_row)(const ct__conv_geom *g, const T *xp, T *dxp, int64_t oy,
+                               const T *orow, const T *drow, int64_t ca, int64_t cb) {
+  for (int64_t ox = 0; ox < ca; ox++) SFX(pool_grad_one)(g, xp, dxp, oy, ox, orow[ox], drow[ox]);
+  int64_t y0, y1, x0, x1, sw = g->sw;
+  ct__pool_window(g, oy, ca, &y0, &y1, &x0, &x1);
+  for (int64_t c0 = ca; c0 < cb; c0 += 64) {
+    int64_t n = cb - c0 < 64 ? cb - c0 : 64, at[64];
+    for (int64_t k = 0; k < n; k++) at[k] = -1;
+    for (int64_t iy = y1 - 1; iy >= y0; iy--) {
+      for (int64_t kx = g->kw - 1; kx >= 0; kx--) {
+        int64_t base = iy * g->w + kx - g->pl + c0 * sw;
+        for (int64_t k = 0; k < n; k++) {
+          int64_t hit = SFX(pool_hit)(xp[base + k * sw], orow[c0 + k]);
+          at[k] = (at[k] & ~hit) | ((base + k * sw) & hit);
         }
-        *o = g->max ? (y1 > y0 && x1 > x0 ? acc : 0) : (cnt > 0 ? acc / (T)cnt : 0);
       }
     }
+    for (int64_t k = 0; k < n; k++) {
+      if (at[k] >= 0) dxp[at[k]] += drow[c0 + k];
+    }
+  }
+  for (int64_t ox = cb; ox < g->ow; ox++) {
+    SFX(pool_grad_one)(g, xp, dxp, oy, ox, orow[ox], drow[ox]);
   }
 }
 
 static void SFX(pool_planes_grad)(void *arg, int64_t b, int64_t e) {
   const SFX(pool_run) *r = arg;
   const ct__conv_geom *g = &r->g;
-  const T *o = r->o + b * g->oh * g->ow, *d = r->d + b * g->oh * g->ow;
+  int64_t ca, cb;
+  SFX(pool_inner_cols)(g, &ca, &cb);
+  if (!g->max) ca = cb = g->ow; /* avg: one output after the other (overlaps add in order) */
   for (int64_t p = b; p < e; p++) {
     const T *xp = r->x + p * g->h * g->w;
     T *dxp = r->out + p * g->h * g->w;
     for (int64_t i = 0; i < g->h * g->w; i++) dxp[i] = 0;
     for (int64_t oy = 0; oy < g->oh; oy++) {
-      for (int64_t ox = 0; ox < g->ow; ox++, o++, d++) {
-        int64_t y0, y1, x0, x1, cnt = ct__pool_window(g, oy, ox, &y0, &y1, &x0, &x1);
-        if (!g->max) {
-          T share = cnt > 0 ? *d / (T)cnt : 0;
-          for (int64_t iy = y0; iy < y1; iy++) {
-            for (int64_t ix = x0; ix < x1; ix++) dxp[iy * g->w + ix] += share;
-          }
-          continue;
-        }
-        bool done = false; /* the first element equal to Out takes the gradient */
-        for (int64_t iy = y0; iy < y1 && !done; iy++) {
-          for (int64_t ix = x0; ix < x1 && !done; ix++) {
-            T v = xp[iy * g->w + ix];
-            if (v == *o || (v != v && *o != *o)) {
-              dxp[iy * g->w + ix] += *d;
-              done = true;
-            }
-          }
-        }
-      }
+      int64_t at = (p * g->oh + oy) * g->ow;
+      SFX(pool_grad_row)(g, xp, dxp, oy, r->o + at, r->d + at, ca, cb);
     }
   }
 }
