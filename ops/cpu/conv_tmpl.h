@@ -457,76 +457,35 @@ static void SFX(pool_planes)(void *arg, int64_t b, int64_t e) {
   }
 }
 
-/* The hit mask of max pooling's gradient: all ones where v is Out's value ov (NaN matching NaN),
- * else 0. */
-static inline int64_t SFX(pool_hit)(T v, T ov) {
-  return -(int64_t)((v == ov) | ((v != v) & (ov != ov)));
-}
-
-/* Output (oy, ox)'s gradient dv into plane dxp: max gives it to the first element (row-major)
- * equal to Out's ov (the window walked backwards with a select, so the last match kept is the
- * first, without a branch); avg spreads it evenly. */
-static inline void SFX(pool_grad_one)(const ct__conv_geom *g, const T *xp, T *dxp, int64_t oy,
-                                      int64_t ox, T ov, T dv) {
-  int64_t y0, y1, x0, x1, cnt = ct__pool_window(g, oy, ox, &y0, &y1, &x0, &x1);
-  if (!g->max) {
-    T share = cnt > 0 ? dv / (T)cnt : 0;
-    for (int64_t iy = y0; iy < y1; iy++) {
-      for (int64_t ix = x0; ix < x1; ix++) dxp[iy * g->w + ix] += share;
-    }
-    return;
-  }
-  int64_t at = -1;
-  for (int64_t iy = y1 - 1; iy >= y0; iy--) {
-    for (int64_t ix = x1 - 1; ix >= x0; ix--) {
-      int64_t hit = SFX(pool_hit)(xp[iy * g->w + ix], ov);
-      at = (at & ~hit) | ((iy * g->w + ix) & hit);
-    }
-  }
-  if (at >= 0) dxp[at] += dv;
-}
-
-/* Row oy of max pooling's gradient, outputs in order: the run [ca, cb) whose windows lie within
- * the columns finds its elements 64 outputs at a time, one window tap across them all. */
-static void SFX(pool_grad_row)(const ct__conv_geom *g, const T *xp, T *dxp, int64_t oy,
-                               const T *orow, const T *drow, int64_t ca, int64_t cb) {
-  for (int64_t ox = 0; ox < ca; ox++) SFX(pool_grad_one)(g, xp, dxp, oy, ox, orow[ox], drow[ox]);
-  int64_t y0, y1, x0, x1, sw = g->sw;
-  ct__pool_window(g, oy, ca, &y0, &y1, &x0, &x1);
-  for (int64_t c0 = ca; c0 < cb; c0 += 64) {
-    int64_t n = cb - c0 < 64 ? cb - c0 : 64, at[64];
-    for (int64_t k = 0; k < n; k++) at[k] = -1;
-    for (int64_t iy = y1 - 1; iy >= y0; iy--) {
-      for (int64_t kx = g->kw - 1; kx >= 0; kx--) {
-        int64_t base = iy * g->w + kx - g->pl + c0 * sw;
-        for (int64_t k = 0; k < n; k++) {
-          int64_t hit = SFX(pool_hit)(xp[base + k * sw], orow[c0 + k]);
-          at[k] = (at[k] & ~hit) | ((base + k * sw) & hit);
-        }
-      }
-    }
-    for (int64_t k = 0; k < n; k++) {
-      if (at[k] >= 0) dxp[at[k]] += drow[c0 + k];
-    }
-  }
-  for (int64_t ox = cb; ox < g->ow; ox++) {
-    SFX(pool_grad_one)(g, xp, dxp, oy, ox, orow[ox], drow[ox]);
-  }
-}
-
 static void SFX(pool_planes_grad)(void *arg, int64_t b, int64_t e) {
   const SFX(pool_run) *r = arg;
   const ct__conv_geom *g = &r->g;
-  int64_t ca, cb;
-  SFX(pool_inner_cols)(g, &ca, &cb);
-  if (!g->max) ca = cb = g->ow; /* avg: one output after the other (overlaps add in order) */
+  const T *o = r->o + b * g->oh * g->ow, *d = r->d + b * g->oh * g->ow;
   for (int64_t p = b; p < e; p++) {
     const T *xp = r->x + p * g->h * g->w;
     T *dxp = r->out + p * g->h * g->w;
     for (int64_t i = 0; i < g->h * g->w; i++) dxp[i] = 0;
     for (int64_t oy = 0; oy < g->oh; oy++) {
-      int64_t at = (p * g->oh + oy) * g->ow;
-      SFX(pool_grad_row)(g, xp, dxp, oy, r->o + at, r->d + at, ca, cb);
+      for (int64_t ox = 0; ox < g->ow; ox++, o++, d++) {
+        int64_t y0, y1, x0, x1, cnt = ct__pool_window(g, oy, ox, &y0, &y1, &x0, &x1);
+        if (!g->max) {
+          T share = cnt > 0 ? *d / (T)cnt : 0;
+          for (int64_t iy = y0; iy < y1; iy++) {
+            for (int64_t ix = x0; ix < x1; ix++) dxp[iy * g->w + ix] += share;
+          }
+          continue;
+        }
+        bool done = false; /* the first element equal to Out takes the gradient */
+        for (int64_t iy = y0; iy < y1 && !done; iy++) {
+          for (int64_t ix = x0; ix < x1 && !done; ix++) {
+            T v = xp[iy * g->w + ix];
+            if (v == *o || (v != v && *o != *o)) {
+              dxp[iy * g->w + ix] += *d;
+              done = true;
+            }
+          }
+        }
+      }
     }
   }
 }
