@@ -56,4 +56,20 @@ static inline ct_status ct__layer_run(const ct_kernel_ctx *c, ct__layer_job *j, 
   return CT_OK;
 }
 
+/* Plans the kernel (ct__bn_plan, ct__ln_plan, ct__am_plan into j->p), then runs fn as
+ * ct__layer_run does over the plan's channels (by 'c'), rows ('r': outer) or positions ('p':
+ * outer x inner), each item counting its elements toward CT__GRAIN_MEM. */
+static inline ct_status ct__layer_plan_run(const ct_kernel_ctx *c,
+                                           ct_status (*plan)(const ct_kernel_ctx *,
+                                                             ct__norm_plan *),
+                                           char by, size_t n_in, size_t n_out, const ct_dtype *dt,
+                                           ct__range_fn fn) {
+  ct__layer_job j;
+  ct_status s = plan(c, &j.p);
+  if (s != CT_OK) return s;
+  int64_t n = by == 'c' ? j.p.c : by == 'r' ? j.p.outer : j.p.outer * j.p.inner;
+  int64_t per = by == 'c' ? j.p.outer * j.p.inner : by == 'r' ? j.p.inner : j.p.c;
+  return ct__layer_run(c, &j, n_in, n_out, dt, n, CT__GRAIN_MEM / (per > 0 ? per : 1), fn);
+}
+
 #endif /* CORTEN_OPS_CPU_LAYER_JOB_H */

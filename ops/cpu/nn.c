@@ -178,37 +178,33 @@ DROPOUT_KERNELS(f64, double, 1)
 /* ---- arg_max --------------------------------------------------------------------------------- */
 
 /* Items: Out's positions (a, b) of [outer, inner], each the first largest along the axis. */
-#define ARG_MAX_KERNEL(NAME, T)                                      \
-  static void NAME##_range(void *arg, int64_t b, int64_t e) {        \
-    const ct__layer_job *j = arg;                                    \
-    const T *x = j->in[CT__IN_X];                                    \
-    bool is64 = j->c->attr[CT__AM_DTYPE].u.i == CT_INT64;            \
-    int64_t n = j->p.c, inner = j->p.inner;                          \
-    for (int64_t q = b; q < e; q++) {                                \
-      const T *xr = x + (q / inner) * n * inner + q % inner;         \
-      T best = xr[0];                                                \
-      int64_t at = 0;                                                \
-      for (int64_t k = 1; k < n; k++) {                              \
-        T v = xr[k * inner];                                         \
-        if (v > best || (v != v && best == best)) {                  \
-          best = v;                                                  \
-          at = k;                                                    \
-        }                                                            \
-      }                                                              \
-      if (is64) {                                                    \
-        ((int64_t *)j->out[CT__OUT])[q] = at;                        \
-      } else {                                                       \
-        ((int32_t *)j->out[CT__OUT])[q] = (int32_t)at;               \
-      }                                                              \
-    }                                                                \
-  }                                                                  \
-  static ct_status NAME(const ct_kernel_ctx *c) {                    \
-    ct__layer_job j;                                                 \
-    ct_status s = ct__am_plan(c, &j.p);                              \
-    if (s != CT_OK) return s;                                        \
-    const ct_dtype dt[1] = {(ct_dtype)c->attr[CT__AM_DTYPE].u.i};    \
-    return ct__layer_run(c, &j, 1, 1, dt, j.p.outer * j.p.inner,     \
-                         CT__GRAIN_MEM / (j.p.c + 1), NAME##_range); \
+#define ARG_MAX_KERNEL(NAME, T)                                             \
+  static void NAME##_range(void *arg, int64_t b, int64_t e) {               \
+    const ct__layer_job *j = arg;                                           \
+    const T *x = j->in[CT__IN_X];                                           \
+    bool is64 = j->c->attr[CT__AM_DTYPE].u.i == CT_INT64;                   \
+    int64_t n = j->p.c, inner = j->p.inner;                                 \
+    for (int64_t q = b; q < e; q++) {                                       \
+      const T *xr = x + (q / inner) * n * inner + q % inner;                \
+      T best = xr[0];                                                       \
+      int64_t at = 0;                                                       \
+      for (int64_t k = 1; k < n; k++) {                                     \
+        T v = xr[k * inner];                                                \
+        if (v > best || (v != v && best == best)) {                         \
+          best = v;                                                         \
+          at = k;                                                           \
+        }                                                                   \
+      }                                                                     \
+      if (is64) {                                                           \
+        ((int64_t *)j->out[CT__OUT])[q] = at;                               \
+      } else {                                                              \
+        ((int32_t *)j->out[CT__OUT])[q] = (int32_t)at;                      \
+      }                                                                     \
+    }                                                                       \
+  }                                                                         \
+  static ct_status NAME(const ct_kernel_ctx *c) {                           \
+    const ct_dtype dt[1] = {(ct_dtype)c->attr[CT__AM_DTYPE].u.i};           \
+    return ct__layer_plan_run(c, ct__am_plan, 'p', 1, 1, dt, NAME##_range); \
   }
 
 ARG_MAX_KERNEL(arg_max_f32, float)

@@ -58,48 +58,40 @@ static int64_t grain_of(int64_t n) { return CT__GRAIN_MEM / (n > 0 ? n : 1); }
     }                                                                                     \
   }                                                                                       \
   static ct_status NAME(const ct_kernel_ctx *c) {                                         \
-    ct__layer_job j;                                                                      \
-    ct_status s = ct__bn_plan(c, &j.p);                                                   \
-    if (s != CT_OK) return s;                                                             \
-    return ct__layer_run(c, &j, 5, 5, NULL, j.p.c, grain_of(j.p.outer * j.p.inner),       \
-                         NAME##_range);                                                   \
+    return ct__layer_plan_run(c, ct__bn_plan, 'c', 5, 5, NULL, NAME##_range);             \
   }
 
 BN_KERNEL(batch_norm_f32, float)
 BN_KERNEL(batch_norm_f64, double)
 
-#define BN_GRAD_KERNEL(NAME, T)                                                           \
-  static void NAME##_range(void *arg, int64_t b, int64_t e) {                             \
-    const ct__layer_job *j = arg;                                                         \
-    T *dx = j->out[CT__NG_DX], *dsc = j->out[CT__NG_DSCALE], *dbi = j->out[CT__NG_DBIAS]; \
-    const T *x = j->in[CT__BNG_X], *sc = j->in[CT__BNG_SCALE];                            \
-    const T *sm = j->in[CT__BNG_SAVED_MEAN], *sv = j->in[CT__BNG_SAVED_VAR];              \
-    const T *dy = j->in[CT__BNG_DY];                                                      \
-    bool global = j->c->attr[CT__BN_IS_TEST].u.b || j->c->attr[CT__BN_GLOBAL_STATS].u.b;  \
-    double m = (double)(j->p.outer * j->p.inner);                                         \
-    for (int64_t ch = b; ch < e; ch++) {                                                  \
-      double mu = sm[ch], inv = sv[ch], sdy = 0, sdyx = 0;                                \
-      FOR_CHANNEL(j->p, ch, at, {                                                         \
-        sdy += (double)dy[at];                                                            \
-        sdyx += (double)dy[at] * (((double)x[at] - mu) * inv);                            \
-      })                                                                                  \
-      if (dsc != NULL) dsc[ch] = (T)sdyx;                                                 \
-      if (dbi != NULL) dbi[ch] = (T)sdy;                                                  \
-      if (dx == NULL) continue;                                                           \
-      double k = (double)sc[ch] * inv, mdy = global ? 0 : sdy / m;                        \
-      double mdyx = global ? 0 : sdyx / m;                                                \
-      FOR_CHANNEL(j->p, ch, at, {                                                         \
-        double xh = ((double)x[at] - mu) * inv;                                           \
-        dx[at] = (T)(k * ((double)dy[at] - mdy - xh * mdyx));                             \
-      })                                                                                  \
-    }                                                                                     \
-  }                                                                                       \
-  static ct_status NAME(const ct_kernel_ctx *c) {                                         \
-    ct__layer_job j;                                                                      \
-    ct_status s = ct__bn_plan(c, &j.p);                                                   \
-    if (s != CT_OK) return s;                                                             \
-    return ct__layer_run(c, &j, CT__BNG_DY + 1, 3, NULL, j.p.c,                           \
-                         grain_of(j.p.outer * j.p.inner), NAME##_range);                  \
+#define BN_GRAD_KERNEL(NAME, T)                                                            \
+  static void NAME##_range(void *arg, int64_t b, int64_t e) {                              \
+    const ct__layer_job *j = arg;                                                          \
+    T *dx = j->out[CT__NG_DX], *dsc = j->out[CT__NG_DSCALE], *dbi = j->out[CT__NG_DBIAS];  \
+    const T *x = j->in[CT__BNG_X], *sc = j->in[CT__BNG_SCALE];                             \
+    const T *sm = j->in[CT__BNG_SAVED_MEAN], *sv = j->in[CT__BNG_SAVED_VAR];               \
+    const T *dy = j->in[CT__BNG_DY];                                                       \
+    bool global = j->c->attr[CT__BN_IS_TEST].u.b || j->c->attr[CT__BN_GLOBAL_STATS].u.b;   \
+    double m = (double)(j->p.outer * j->p.inner);                                          \
+    for (int64_t ch = b; ch < e; ch++) {                                                   \
+      double mu = sm[ch], inv = sv[ch], sdy = 0, sdyx = 0;                                 \
+      FOR_CHANNEL(j->p, ch, at, {                                                          \
+        sdy += (double)dy[at];                                                             \
+        sdyx += (double)dy[at] * (((double)x[at] - mu) * inv);                             \
+      })                                                                                   \
+      if (dsc != NULL) dsc[ch] = (T)sdyx;                                                  \
+      if (dbi != NULL) dbi[ch] = (T)sdy;                                                   \
+      if (dx == NULL) continue;                                                            \
+      double k = (double)sc[ch] * inv, mdy = global ? 0 : sdy / m;                         \
+      double mdyx = global ? 0 : sdyx / m;                                                 \
+      FOR_CHANNEL(j->p, ch, at, {                                                          \
+        double xh = ((double)x[at] - mu) * inv;                                            \
+        dx[at] = (T)(k * ((double)dy[at] - mdy - xh * mdyx));                              \
+      })                                                                                   \
+    }                                                                                      \
+  }                                                                                        \
+  static ct_status NAME(const ct_kernel_ctx *c) {                                          \
+    return ct__layer_plan_run(c, ct__bn_plan, 'c', CT__BNG_DY + 1, 3, NULL, NAME##_range); \
   }
 
 BN_GRAD_KERNEL(batch_norm_grad_f32, float)
@@ -132,11 +124,7 @@ BN_GRAD_KERNEL(batch_norm_grad_f64, double)
     }                                                                                     \
   }                                                                                       \
   static ct_status NAME(const ct_kernel_ctx *c) {                                         \
-    ct__layer_job j;                                                                      \
-    ct_status s = ct__ln_plan(c, &j.p);                                                   \
-    if (s != CT_OK) return s;                                                             \
-    return ct__layer_run(c, &j, 3, 3, NULL, j.p.outer, grain_of(j.p.inner),               \
-                         NAME##_range);                                                   \
+    return ct__layer_plan_run(c, ct__ln_plan, 'r', 3, 3, NULL, NAME##_range);             \
   }
 
 LN_KERNEL(layer_norm_f32, float)
