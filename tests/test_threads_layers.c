@@ -64,6 +64,15 @@ static void check_same(ct_scope *s, const ct_op *op, const char *const *outs, in
   ct_set_num_threads(0);
 }
 
+/* check_same over op's outputs, then over its grad op g's (which read them); frees both ops. */
+static void check_pair(ct_scope *s, ct_op *op, const char *const *outs, int n_out, ct_op *g,
+                       const char *const *gouts, int n_gout) {
+  check_same(s, op, outs, n_out);
+  check_same(s, g, gouts, n_gout);
+  ct_op_free(g);
+  ct_op_free(op);
+}
+
 /* batch_norm over [8, 16, 40, 40] (two channels a piece at most): training and its gradient,
  * float32 and float64. */
 START_TEST(batch_norm_and_grad_same_at_every_count) {
@@ -81,13 +90,10 @@ START_TEST(batch_norm_and_grad_same_at_every_count) {
     ct_op *op = op_with("batch_norm", "X", "x", "Scale", "sc", "Bias", "bi", "Mean", "rm",
                         "Variance", "rv", ">Y", "y", ">MeanOut", "mo", ">VarianceOut", "vo",
                         ">SavedMean", "sm", ">SavedVariance", "sv", NULL);
-    check_same(s, op, outs, 5);
     ct_op *g = op_with("batch_norm_grad", "X", "x", "Scale", "sc", "Bias", "bi", "SavedMean",
                        "sm", "SavedVariance", "sv", "Y@GRAD", "dy", ">X@GRAD", "dx",
                        ">Scale@GRAD", "dsc", ">Bias@GRAD", "dbi", NULL);
-    check_same(s, g, gouts, 3);
-    ct_op_free(g);
-    ct_op_free(op);
+    check_pair(s, op, outs, 5, g, gouts, 3);
     ct_scope_free(s);
   }
 }
@@ -105,13 +111,10 @@ START_TEST(layer_norm_and_grad_same_at_every_count) {
   put_fn(s, "bi", CT_FLOAT32, CT_DIMS(300), data_unary);
   ct_op *op = op_with("layer_norm", "X", "x", "Scale", "sc", "Bias", "bi", ">Y", "y", ">Mean",
                       "mean", ">Variance", "var", NULL);
-  check_same(s, op, outs, 3);
   ct_op *g = op_with("layer_norm_grad", "X", "x", "Scale", "sc", "Bias", "bi", "Mean", "mean",
                      "Variance", "var", "Y@GRAD", "dy", ">X@GRAD", "dx", ">Scale@GRAD", "dsc",
                      ">Bias@GRAD", "dbi", NULL);
-  check_same(s, g, gouts, 3);
-  ct_op_free(g);
-  ct_op_free(op);
+  check_pair(s, op, outs, 3, g, gouts, 3);
   ct_scope_free(s);
 }
 END_TEST
@@ -126,10 +129,7 @@ START_TEST(gelu_and_grad_same_at_every_count) {
     ct_op *g = op_with("gelu_grad", "X", "x", "Out@GRAD", "d", ">X@GRAD", "dx", NULL);
     ck_assert_int_eq(ct_op_set_attr_bool(op, "approximate", a), CT_OK);
     ck_assert_int_eq(ct_op_set_attr_bool(g, "approximate", a), CT_OK);
-    check_same(s, op, outs, 1);
-    check_same(s, g, gouts, 1);
-    ct_op_free(g);
-    ct_op_free(op);
+    check_pair(s, op, outs, 1, g, gouts, 1);
   }
   ct_scope_free(s);
 }
@@ -152,10 +152,7 @@ START_TEST(lookup_and_grad_same_at_every_count) {
                        ">W@GRAD", "dw", NULL);
     ck_assert_int_eq(ct_op_set_attr_int(op, "padding_idx", 5), CT_OK);
     ck_assert_int_eq(ct_op_set_attr_int(g, "padding_idx", 5), CT_OK);
-    check_same(s, op, outs, 1);
-    check_same(s, g, gouts, 1);
-    ct_op_free(g);
-    ct_op_free(op);
+    check_pair(s, op, outs, 1, g, gouts, 1);
     ct_scope_free(s);
   }
 }
@@ -173,10 +170,7 @@ START_TEST(dropout_and_grad_same_at_every_count) {
     ck_assert_int_eq(ct_op_set_attr_int(op, "seed", 17), CT_OK);
     ck_assert_int_eq(ct_op_set_attr_bool(op, "is_test", t), CT_OK);
     ct_op *g = op_with("dropout_grad", "Out@GRAD", "d", "Mask", "mask", ">X@GRAD", "dx", NULL);
-    check_same(s, op, outs, 2);
-    check_same(s, g, gouts, 1);
-    ct_op_free(g);
-    ct_op_free(op);
+    check_pair(s, op, outs, 2, g, gouts, 1);
   }
   ct_scope_free(s);
 }
