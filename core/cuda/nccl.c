@@ -130,14 +130,14 @@ static void state_free(nccl_state *st) {
 }
 
 /* What the ranks exchange at init: rank 0's unique id, then each rank's readiness and their
- * minimum. It lives in the two spare entries at the end of c->peers (comm_state.h), which a
+ * minimum. It lives in the spare entry at the end of c->peers (comm_state.h), which a
  * rank that gives up at the deadline keeps alive with the rest of the broken communicator. */
 typedef struct nccl_hello {
   ncclUniqueId id;
   int ready, all_ready;
 } nccl_hello;
-_Static_assert(sizeof(nccl_hello) <= 2 * sizeof(ct__coll_header),
-               "nccl_hello must fit the spare entries of ct__comm.peers");
+_Static_assert(sizeof(nccl_hello) <= sizeof(ct__coll_slot),
+               "nccl_hello must fit the spare entry of ct__comm.peers");
 
 /* This rank's own part of the init: NCCL loaded, the device, the stream and events, and on rank
  * 0 the unique id. The state into *out, or the failure recorded. */
@@ -180,7 +180,7 @@ static void state_release(nccl_state *st) {
  * polled to the communicator's deadline. ncclCommInitRank runs only when every rank is ready;
  * otherwise every rank fails, and the MPI duplicate is freed on all of them (comm.c). */
 ct_status ct__nccl_init(ct__comm *c, int device) {
-  nccl_hello *h = (nccl_hello *)(void *)(c->peers + c->size);
+  nccl_hello *h = (nccl_hello *)(void *)&c->peers[c->size];
   memset(h, 0, sizeof *h);
   nccl_state *st = NULL;
   ct_status s = nccl_local(c, device, &st, &h->id);
