@@ -158,7 +158,8 @@ int ct__mpi_start(ct__comm *c, const ct__coll *a, MPI_Request *req) {
 
 ct_status ct__mpi_check(const ct__comm *c, const ct__coll *a) {
   char label[CT__COMM_LABEL_CAP];
-  if (reduces(a->kind) && (mpi_arith_type(a->x->dtype) == MPI_DATATYPE_NULL || a->combine == NULL)) {
+  bool arith = mpi_arith_type(a->x->dtype) != MPI_DATATYPE_NULL && a->combine != NULL;
+  if (reduces(a->kind) && !arith) {
     return ct__error(CT_ERR_UNSUPPORTED, "%s: %s: the MPI engine has no arithmetic on %s: cast X "
                                          "'%s' to a number type", a->op,
                      ct__comm_label(c, a->name, label, sizeof label),
