@@ -57,10 +57,10 @@ static const ct_dtype arith[] = {CT_INT8,    CT_UINT8,    CT_INT16,   CT_INT32, 
 enum { N_ARITH = sizeof arith / sizeof arith[0] };
 
 /* Each collective runs at two lengths along the last dim: a small X travels with the header
- * exchange and every rank finishes the op itself; a large one (18,000 bytes and more, past
- * CT__COMM_INLINE_BYTES; from float32 on past the 64 KiB where the engine asks for MPI's halving
- * algorithm) goes through MPI's nonblocking collectives. */
-static const int64_t lengths[] = {5, 9000};
+ * exchange and every rank finishes the op itself; a large one (1,200 bytes and more, past
+ * CT__COMM_INLINE_BYTES) goes through MPI's nonblocking collectives. The 64 KiB from which the
+ * engine asks for MPI's halving algorithm: test_allreduce_in_place and the half sums. */
+static const int64_t lengths[] = {5, 600};
 enum { N_LENGTHS = sizeof lengths / sizeof lengths[0] };
 
 START_TEST(test_rank_and_size) {
@@ -119,11 +119,14 @@ START_TEST(test_allreduce_max_every_dtype) { check_reduce("c_allreduce_max", max
 END_TEST
 
 START_TEST(test_allreduce_in_place) {
-  ct_scope *s = setup(CT_FLOAT64, CT_DIMS(7));
-  run_coll(s, "c_allreduce_sum", "x", "x", -1);
-  const double *p = result(s, "x", CT_FLOAT64, CT_DIMS(7));
-  for (int64_t i = 0; i < 7; i++) ck_assert(p[i] == sum_of(i));
-  ct_scope_free(s);
+  const int64_t ns[] = {7, 10000}; /* 80,000 bytes: MPI's halving algorithm */
+  for (int k = 0; k < 2; k++) {
+    ct_scope *s = setup(CT_FLOAT64, CT_DIMS(ns[k]));
+    run_coll(s, "c_allreduce_sum", "x", "x", -1);
+    const double *p = result(s, "x", CT_FLOAT64, CT_DIMS(ns[k]));
+    for (int64_t i = 0; i < ns[k]; i++) ck_assert(p[i] == sum_of(i));
+    ct_scope_free(s);
+  }
 }
 END_TEST
 
