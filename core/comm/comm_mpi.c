@@ -24,7 +24,7 @@ enum {
   NBC_RABENSEIFNER = 3,        /* libnbc's number for reduce-scatter + allgather */
   NBC_FROM_BYTES = 64 * 1024,  /* below, libnbc's own choice already matches */
 };
-static const double SPIN_SECONDS = 2e-3; /* polls without yielding the core, then yields */
+static const double SPIN_SECONDS = 1e-3; /* polls without yielding the core, then yields */
 
 int ct__mpi_wait(MPI_Request *reqs, int n, double deadline, const char *what) {
   double spin_until = 0;
