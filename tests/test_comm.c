@@ -23,6 +23,15 @@ static int n_ranks, my_rank;
 
 static double value(int r, int64_t i) { return (double)((r + 1) * (i % 5 + 1) % 7 + r); }
 
+/* Puts this rank's values, of dims and dtype, into variable name of s. */
+static void put_values(ct_scope *s, const char *name, ct_dtype dt, ct_ddim dims) {
+  int64_t n = ct_ddim_numel(dims);
+  void *p = xmalloc(n, 8);
+  for (int64_t i = 0; i < n; i++) set_elem(p, dt, i, value(my_rank, i));
+  put(s, name, dt, dims, p);
+  free(p);
+}
+
 /* A scope holding communicator "comm" and X of dims and dtype with this rank's values. */
 static ct_scope *setup(ct_dtype dt, ct_ddim dims) {
   ct_scope *s = ct_scope_new();
@@ -30,11 +39,7 @@ static ct_scope *setup(ct_dtype dt, ct_ddim dims) {
   ck_assert_msg(ct_comm_init_mpi(ct_scope_var(s, "comm")) == CT_OK, "%s", ct_last_error());
   /* A rank whose test failed skips the rest of it: the others then fail soon, not in 2 min. */
   ck_assert_int_eq(ct_comm_set_timeout(ct_scope_var(s, "comm"), 20), CT_OK);
-  int64_t n = ct_ddim_numel(dims);
-  void *p = xmalloc(n, 8);
-  for (int64_t i = 0; i < n; i++) set_elem(p, dt, i, value(my_rank, i));
-  put(s, "x", dt, dims, p);
-  free(p);
+  put_values(s, "x", dt, dims);
   return s;
 }
 
@@ -85,16 +90,19 @@ END_TEST
 
 /* Runs type over every arithmetic dtype; want(i) is element i of the result. */
 static void check_reduce(const char *type, double (*want)(int64_t)) {
-  for (int k = 0; k < N_ARITH * N_LENGTHS; k++) {
-    ct_dtype t = arith[k % N_ARITH];
-    int64_t n = lengths[k / N_ARITH];
-    ct_scope *s = setup(t, CT_DIMS(2, n));
-    run_coll(s, type, "x", "out", -1);
-    const void *p = result(s, "out", t, CT_DIMS(2, n));
-    for (int64_t i = 0; i < 2 * n; i++) {
-      ck_assert_msg(get_elem(p, t, i) == want(i), "%s %s [2,%lld] element %lld: %g, want %g",
-                    type, ct_dtype_name(t), (long long)n, (long long)i, get_elem(p, t, i),
-                    want(i));
+  for (int k = 0; k < N_ARITH; k++) {
+    ct_dtype t = arith[k];
+    ct_scope *s = setup(t, CT_DIMS(2, lengths[0]));
+    put_values(s, "x_long", t, CT_DIMS(2, lengths[1]));
+    for (int j = 0; j < N_LENGTHS; j++) {
+      int64_t n = lengths[j];
+      run_coll(s, type, j ? "x_long" : "x", "out", -1);
+      const void *p = result(s, "out", t, CT_DIMS(2, n));
+      for (int64_t i = 0; i < 2 * n; i++) {
+        ck_assert_msg(get_elem(p, t, i) == want(i), "%s %s [2,%lld] element %lld: %g, want %g",
+                      type, ct_dtype_name(t), (long long)n, (long long)i, get_elem(p, t, i),
+                      want(i));
+      }
     }
     ct_scope_free(s);
   }
@@ -137,21 +145,24 @@ static double bvalue(ct_dtype t, int r, int64_t i) {
 
 START_TEST(test_broadcast_every_dtype) {
   enum { N_ALL = sizeof all_dtypes / sizeof all_dtypes[0] };
-  for (int k = 0; k < N_ALL * N_LENGTHS; k++) {
-    ct_dtype t = all_dtypes[k % N_ALL];
-    int64_t n = 2 * lengths[k / N_ALL];
+  for (int k = 0; k < N_ALL; k++) {
+    ct_dtype t = all_dtypes[k];
     ct_scope *s = ct_scope_new();
     ck_assert_int_eq(ct_comm_init_mpi(ct_scope_var(s, "comm")), CT_OK);
-    unsigned char *v = xmalloc(n, 8);
-    for (int64_t i = 0; i < n; i++) set_elem(v, t, i, bvalue(t, my_rank, i));
-    put(s, "x", t, CT_DIMS(2, n / 2), v);
-    free(v);
-    int root = n_ranks - 1;
-    run_coll(s, "c_broadcast", "x", k % 2 ? "x" : "out", root);
-    const void *o = result(s, k % 2 ? "x" : "out", t, CT_DIMS(2, n / 2));
-    for (int64_t i = 0; i < n; i++) {
-      ck_assert_msg(get_elem(o, t, i) == bvalue(t, root, i), "%s element %lld", ct_dtype_name(t),
-                    (long long)i);
+    for (int j = 0; j < N_LENGTHS; j++) {
+      int64_t n = 2 * lengths[j];
+      unsigned char *v = xmalloc(n, 8);
+      for (int64_t i = 0; i < n; i++) set_elem(v, t, i, bvalue(t, my_rank, i));
+      put(s, "x", t, CT_DIMS(2, n / 2), v);
+      free(v);
+      int root = n_ranks - 1;
+      bool in_place = (k + j) % 2;
+      run_coll(s, "c_broadcast", "x", in_place ? "x" : "out", root);
+      const void *o = result(s, in_place ? "x" : "out", t, CT_DIMS(2, n / 2));
+      for (int64_t i = 0; i < n; i++) {
+        ck_assert_msg(get_elem(o, t, i) == bvalue(t, root, i), "%s element %lld",
+                      ct_dtype_name(t), (long long)i);
+      }
     }
     ct_scope_free(s);
   }
