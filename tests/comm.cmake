@@ -42,8 +42,10 @@ foreach(n 2 4)
              COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/run_comm_failure.sh ${MPIEXEC_EXECUTABLE} ${n}
                      ${mode} $<TARGET_FILE:comm_failure>)
   endforeach()
+  # 600 s: the suites make ~60 communicators and ~150 collectives, each a few round trips that
+  # wait for a peer to be scheduled: minutes under ASan on 2 cores loaded 15 times over.
   set_tests_properties(comm_${n} comm_late_${n} comm_killed_${n} comm_noinit_${n}
-                       PROPERTIES TIMEOUT 300
+                       PROPERTIES TIMEOUT 600
                        ENVIRONMENT "${CORTEN_MPI_TEST_ENV}")
 endforeach()
 
