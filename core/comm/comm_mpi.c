@@ -8,10 +8,12 @@
  *
  * The algorithm: OpenMPI runs MPI_Iallreduce in libnbc, which on fewer than 4 ranks picks a
  * binomial tree (the sum travels to rank 0 and back: twice the data in series) where the
- * blocking MPI_Allreduce halves the vector and exchanges halves. For a vector of 64 KiB or
- * more the engine asks libnbc for that halving algorithm (Rabenseifner's: reduce-scatter, then
- * allgather) through MPI's tool interface (control variable coll_libnbc_iallreduce_algorithm,
- * set for the one call and put back), unless the program chose an algorithm itself. An MPI
+ * blocking MPI_Allreduce halves the vector and exchanges halves. For a vector from 64 KiB to
+ * below 16 MiB the engine asks libnbc for that halving algorithm (Rabenseifner's:
+ * reduce-scatter, then allgather) through MPI's tool interface (control variable
+ * coll_libnbc_iallreduce_algorithm, set for the one call and put back), unless the program
+ * chose an algorithm itself. From 16 MiB the binomial tree measured faster than the blocking
+ * call already (docs/performance.md), and under load faster than the halving one. An MPI
  * without that variable is left to its own choice. */
 #include <sched.h>
 #include <stdatomic.h>
@@ -23,6 +25,7 @@
 enum {
   NBC_RABENSEIFNER = 3,        /* libnbc's number for reduce-scatter + allgather */
   NBC_FROM_BYTES = 64 * 1024,  /* below, libnbc's own choice already matches */
+  NBC_BELOW_BYTES = 16 << 20,  /* from here libnbc's binomial tree measured fast enough */
 };
 static const double SPIN_SECONDS = 1e-3; /* polls without yielding the core, then yields */
 
@@ -125,7 +128,7 @@ static MPI_Op reduction(const ct__comm *c, const ct__coll *a) {
 static int iallreduce(ct__comm *c, const void *in, void *out, int n, MPI_Datatype t, MPI_Op op,
                       size_t bytes, MPI_Request *req) {
   int before = -1, want = NBC_RABENSEIFNER;
-  bool set = c->has_tune && bytes >= NBC_FROM_BYTES &&
+  bool set = c->has_tune && bytes >= NBC_FROM_BYTES && bytes < NBC_BELOW_BYTES &&
              MPI_T_cvar_read(c->tune, &before) == MPI_SUCCESS && before == 0 &&
              MPI_T_cvar_write(c->tune, &want) == MPI_SUCCESS;
   int err = MPI_Iallreduce(in, out, n, t, op, c->mpi, req);
