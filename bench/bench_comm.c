@@ -3,6 +3,7 @@
  * corten_bench runs under `mpirun -n 2` (bench_comm_rows.c) and whose figures it records.
  *
  *   mpirun -n 2 corten_bench_comm [--quick]
+ *   mpirun -n <GPUs> corten_bench_comm --nccl [--quick]    (bench_comm_nccl.c)
  *
  * For each size (one float32, where the fixed costs show: corten's header exchange and
  * dispatch; 4 MiB; 64 MiB): c_allreduce_sum run by an executor (corten's header
@@ -18,12 +19,14 @@
 
 #include <corten/corten.h>
 
+#include "bench_comm.h"
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
 
-static double median(double *v, int n) {
+double bench_comm_median(double *v, int n) {
   qsort(v, (size_t)n, sizeof *v, cmp_double);
   return v[n / 2];
 }
@@ -68,7 +71,8 @@ static int bench_size(const char *row, int64_t n, int rounds, int iters, int ran
     }
     if (bad) fprintf(stderr, "corten_bench_comm: %s\n", ct_last_error());
     if (!bad && rank == 0) {
-      printf("%s\t%.0f\t%.0f\n", row, 1e9 * median(tc, rounds), 1e9 * median(tb, rounds));
+      printf("%s\t%.0f\t%.0f\n", row, 1e9 * bench_comm_median(tc, rounds),
+             1e9 * bench_comm_median(tb, rounds));
     }
   }
   ct_executor_free(e);
@@ -85,8 +89,24 @@ int main(int argc, char **argv) {
    * ct_comm_init_mpi say so and every row report no figure. */
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
-  int rank = 0, quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+  int rank = 0, size = 0, quick = 0, nccl = 0;
+  for (int i = 1; i < argc; i++) {
+    quick |= strcmp(argv[i], "--quick") == 0;
+    nccl |= strcmp(argv[i], "--nccl") == 0;
+  }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (nccl) {
+#ifdef CORTEN_BENCH_NCCL
+    int bad = bench_comm_nccl(rank, size, quick);
+#else
+    int bad = 1;
+    fprintf(stderr, "corten_bench_comm: this build has no CUDA: no NCCL rows\n");
+#endif
+    fflush(stdout);
+    MPI_Finalize();
+    return bad;
+  }
   /* One element: the latency, where corten's header exchange shows. */
   int bad = bench_size("allreduce 1 float32, MPI, 2 ranks", 1, quick ? 5 : 21, 1000, rank) ||
             bench_size("allreduce 4 MiB float32, MPI, 2 ranks", 1 << 20, quick ? 5 : 21, 4, rank) ||

@@ -348,8 +348,10 @@ ct_status ct__am_plan(const ct_kernel_ctx *c, ct__norm_plan *p);
 extern const ct__def_table ct__comm_defs;
 
 /* The kernel of every collective op type: engine (CT__ENGINE_MPI or CT__ENGINE_NCCL, from
- * comm/comm_impl.h) is the one the backend's place needs; the op's communicator must be of it. */
-ct_status ct__comm_kernel(const ct_kernel_ctx *c, int engine);
+ * comm/comm_impl.h) is the one the backend's place needs; the op's communicator must be of it.
+ * combine is the engine's host arithmetic (ct__coll_combine; NULL for NCCL). */
+ct_status ct__comm_kernel(const ct_kernel_ctx *c, int engine,
+                          void (*combine)(void *, const void *, int64_t, ct_dtype, bool));
 
 /* A backend's kernel sets of the collectives: fn (calling ct__comm_kernel) for every dtype. */
 #define CT__COMM_KERNEL_SETS(fn)                                                          \

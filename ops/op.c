@@ -109,12 +109,34 @@ void ct_op_free(ct_op *op) {
 
 const char *ct_op_type(const ct_op *op) { return op ? op->def->type : ""; }
 
+/* Appends s to buf[*n] within cap (kept terminated). */
+static void label_put(char *buf, size_t cap, size_t *n, const char *s) {
+  for (; *s != '\0' && *n + 1 < cap; s++) buf[(*n)++] = *s;
+  buf[*n] = '\0';
+}
+
+/* Without snprintf: collectives label their op on every run (ops/defs/comm.c), where snprintf's
+ * cost showed in a one-element allreduce. */
 const char *ct__op_label(const ct_op *op, char *buf, size_t cap) {
+  size_t n = 0;
+  if (cap == 0) return buf;
+  label_put(buf, cap, &n, "op ");
   if (op->index >= 0) {
-    snprintf(buf, cap, "op #%ld '%s'", op->index, op->def->type);
-  } else {
-    snprintf(buf, cap, "op '%s'", op->def->type);
+    char digits[24];
+    int k = (int)sizeof digits - 1;
+    digits[k] = '\0';
+    long v = op->index;
+    do {
+      digits[--k] = (char)('0' + v % 10);
+      v /= 10;
+    } while (v > 0 && k > 0);
+    label_put(buf, cap, &n, "#");
+    label_put(buf, cap, &n, digits + k);
+    label_put(buf, cap, &n, " ");
   }
+  label_put(buf, cap, &n, "'");
+  label_put(buf, cap, &n, op->def->type);
+  label_put(buf, cap, &n, "'");
   return buf;
 }
 

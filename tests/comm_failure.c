@@ -9,6 +9,10 @@
  *                        was; the late rank then fails mid-transfer, its Out holding no memory
  *   comm_failure killed  the last rank kills itself after one good collective (mpirun
  *                        --enable-recovery keeps the others alive): the others fail naming it
+ *   comm_failure noinit  the last rank calls ct_comm_init_mpi twice the limit late: the others'
+ *                        init fails within the limit (set before it) naming the communicator
+ *                        and the fix, leaving the variable uninitialised; then the late rank's
+ *                        fails alike, its peers gone
  * Each rank that saw what it should prints "PASS rank R: ..."; anything else prints "FAIL". */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
@@ -16,6 +20,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <mpi.h>
 
 #include <corten/corten.h>
 
@@ -52,15 +58,47 @@ static int fails_with(ct_op *op, ct_scope *s, int rank, const char *const *need)
   return 0;
 }
 
+static void nap(double seconds) {
+  struct timespec t = {.tv_sec = (time_t)seconds};
+  nanosleep(&t, NULL);
+}
+
+/* noinit: MPI is up on every rank (the program's own MPI_Init_thread), but the last rank comes
+ * to ct_comm_init_mpi late. */
+static int run_noinit(ct_scope *s) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  ct_var *comm = ct_scope_var(s, "grads");
+  if (ct_comm_set_timeout(comm, LIMIT) != CT_OK) return fail(rank, "ct_comm_set_timeout");
+  if (rank == size - 1) nap(2 * LIMIT);
+  if (ct_comm_init_mpi(comm) != CT_ERR_DEVICE) return fail(rank, "ct_comm_init_mpi did not fail");
+  const char *need[] = {"ct_comm_init_mpi", "communicator 'grads'", "not every rank arrived",
+                        "ct_comm_set_timeout", "call it on every rank", NULL};
+  for (const char *const *w = need; *w != NULL; w++) {
+    if (strstr(ct_last_error(), *w) == NULL) {
+      printf("FAIL rank %d: '%s' not in: %s\n", rank, *w, ct_last_error());
+      return 1;
+    }
+  }
+  if (ct_comm_rank(comm) != -1) return fail(rank, "the variable holds a communicator");
+  printf("PASS rank %d: %s\n", rank, ct_last_error());
+  return 0;
+}
+
 static int run(ct_scope *s, const char *mode) {
+  if (strcmp(mode, "noinit") == 0) return run_noinit(s);
   ct_var *comm = ct_scope_var(s, "grads");
   if (ct_comm_init_mpi(comm) != CT_OK) return fail(-1, "ct_comm_init_mpi");
   int rank = ct_comm_rank(comm), size = ct_comm_size(comm), last = size - 1;
   ct_comm_set_timeout(comm, LIMIT);
-  float x[4] = {1, 2, 3, 4};
+  /* 4 KiB: past what travels with the header exchange, so a transfer follows it (a small X
+   * would reach the late rank with its peers' headers, before they gave up). */
+  float x[1024];
+  for (int i = 0; i < 1024; i++) x[i] = (float)(i % 7);
   ct_op *op = allreduce("x", "x"), *op_out = allreduce("x", "out");
   if (op == NULL || op_out == NULL ||
-      ct_tensor_set_value(ct_var_tensor(ct_scope_var(s, "x")), x, CT_DIMS(4), CT_FLOAT32,
+      ct_tensor_set_value(ct_var_tensor(ct_scope_var(s, "x")), x, CT_DIMS(1024), CT_FLOAT32,
                           ct_cpu()) != CT_OK ||
       ct_op_run(op_out, s, ct_cpu()) != CT_OK) {
     ct_op_free(op);
@@ -75,8 +113,7 @@ static int run(ct_scope *s, const char *mode) {
     fflush(stdout);
     raise(SIGKILL);
   } else if (rank == last) { /* late: arrives when the others gave up */
-    struct timespec nap = {.tv_sec = (time_t)(2 * LIMIT)};
-    nanosleep(&nap, NULL);
+    nap(2 * LIMIT);
     const char *mid[] = {"c_allreduce_sum", "communicator 'grads'", "mid-transfer", NULL};
     bad = fails_with(op_out, s, rank, mid);
     if (!bad && ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "out")), CT_FLOAT32)) {
@@ -99,9 +136,14 @@ static int run(ct_scope *s, const char *mode) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2 || (strcmp(argv[1], "late") != 0 && strcmp(argv[1], "killed") != 0)) {
-    fprintf(stderr, "usage: comm_failure late|killed\n");
+  if (argc != 2 || (strcmp(argv[1], "late") != 0 && strcmp(argv[1], "killed") != 0 &&
+                    strcmp(argv[1], "noinit") != 0)) {
+    fprintf(stderr, "usage: comm_failure late|killed|noinit\n");
     return 2;
+  }
+  int provided = 0; /* noinit: MPI must be up before ct_comm_init_mpi, which comes late */
+  if (strcmp(argv[1], "noinit") == 0) {
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   }
   ct_scope *s = ct_scope_new();
   int bad = s == NULL ? fail(-1, "ct_scope_new") : run(s, argv[1]);

@@ -23,6 +23,15 @@ static int n_ranks, my_rank;
 
 static double value(int r, int64_t i) { return (double)((r + 1) * (i % 5 + 1) % 7 + r); }
 
+/* Puts this rank's values, of dims and dtype, into variable name of s. */
+static void put_values(ct_scope *s, const char *name, ct_dtype dt, ct_ddim dims) {
+  int64_t n = ct_ddim_numel(dims);
+  void *p = xmalloc(n, 8);
+  for (int64_t i = 0; i < n; i++) set_elem(p, dt, i, value(my_rank, i));
+  put(s, name, dt, dims, p);
+  free(p);
+}
+
 /* A scope holding communicator "comm" and X of dims and dtype with this rank's values. */
 static ct_scope *setup(ct_dtype dt, ct_ddim dims) {
   ct_scope *s = ct_scope_new();
@@ -30,11 +39,7 @@ static ct_scope *setup(ct_dtype dt, ct_ddim dims) {
   ck_assert_msg(ct_comm_init_mpi(ct_scope_var(s, "comm")) == CT_OK, "%s", ct_last_error());
   /* A rank whose test failed skips the rest of it: the others then fail soon, not in 2 min. */
   ck_assert_int_eq(ct_comm_set_timeout(ct_scope_var(s, "comm"), 20), CT_OK);
-  int64_t n = ct_ddim_numel(dims);
-  void *p = xmalloc(n, 8);
-  for (int64_t i = 0; i < n; i++) set_elem(p, dt, i, value(my_rank, i));
-  put(s, "x", dt, dims, p);
-  free(p);
+  put_values(s, "x", dt, dims);
   return s;
 }
 
@@ -52,9 +57,16 @@ static void run_coll(ct_scope *s, const char *type, const char *x, const char *o
   ct_op_free(op);
 }
 
-static const ct_dtype arith[] = {CT_INT8, CT_UINT8, CT_INT16, CT_INT32, CT_INT64, CT_FLOAT32,
-                                 CT_FLOAT64};
+static const ct_dtype arith[] = {CT_INT8,    CT_UINT8,    CT_INT16,   CT_INT32,  CT_INT64,
+                                 CT_FLOAT16, CT_BFLOAT16, CT_FLOAT32, CT_FLOAT64};
 enum { N_ARITH = sizeof arith / sizeof arith[0] };
+
+/* Each collective runs at two lengths along the last dim: a small X travels with the header
+ * exchange and every rank finishes the op itself; a large one (1,200 bytes and more, past
+ * CT__COMM_INLINE_BYTES) goes through MPI's nonblocking collectives. The 64 KiB from which the
+ * engine asks for MPI's halving algorithm: test_allreduce_in_place and the half sums. */
+static const int64_t lengths[] = {5, 600};
+enum { N_LENGTHS = sizeof lengths / sizeof lengths[0] };
 
 START_TEST(test_rank_and_size) {
   ct_scope *s = setup(CT_FLOAT32, CT_DIMS(1));
@@ -79,12 +91,18 @@ END_TEST
 /* Runs type over every arithmetic dtype; want(i) is element i of the result. */
 static void check_reduce(const char *type, double (*want)(int64_t)) {
   for (int k = 0; k < N_ARITH; k++) {
-    ct_scope *s = setup(arith[k], CT_DIMS(2, 5));
-    run_coll(s, type, "x", "out", -1);
-    const void *p = result(s, "out", arith[k], CT_DIMS(2, 5));
-    for (int64_t i = 0; i < 10; i++) {
-      ck_assert_msg(get_elem(p, arith[k], i) == want(i), "%s %s element %lld: %g, want %g", type,
-                    ct_dtype_name(arith[k]), (long long)i, get_elem(p, arith[k], i), want(i));
+    ct_dtype t = arith[k];
+    ct_scope *s = setup(t, CT_DIMS(2, lengths[0]));
+    put_values(s, "x_long", t, CT_DIMS(2, lengths[1]));
+    for (int j = 0; j < N_LENGTHS; j++) {
+      int64_t n = lengths[j];
+      run_coll(s, type, j ? "x_long" : "x", "out", -1);
+      const void *p = result(s, "out", t, CT_DIMS(2, n));
+      for (int64_t i = 0; i < 2 * n; i++) {
+        ck_assert_msg(get_elem(p, t, i) == want(i), "%s %s [2,%lld] element %lld: %g, want %g",
+                      type, ct_dtype_name(t), (long long)n, (long long)i, get_elem(p, t, i),
+                      want(i));
+      }
     }
     ct_scope_free(s);
   }
@@ -109,30 +127,42 @@ START_TEST(test_allreduce_max_every_dtype) { check_reduce("c_allreduce_max", max
 END_TEST
 
 START_TEST(test_allreduce_in_place) {
-  ct_scope *s = setup(CT_FLOAT64, CT_DIMS(7));
-  run_coll(s, "c_allreduce_sum", "x", "x", -1);
-  const double *p = result(s, "x", CT_FLOAT64, CT_DIMS(7));
-  for (int64_t i = 0; i < 7; i++) ck_assert(p[i] == sum_of(i));
-  ct_scope_free(s);
+  const int64_t ns[] = {7, 10000}; /* 80,000 bytes: MPI's halving algorithm */
+  for (int k = 0; k < 2; k++) {
+    ct_scope *s = setup(CT_FLOAT64, CT_DIMS(ns[k]));
+    run_coll(s, "c_allreduce_sum", "x", "x", -1);
+    const double *p = result(s, "x", CT_FLOAT64, CT_DIMS(ns[k]));
+    for (int64_t i = 0; i < ns[k]; i++) ck_assert(p[i] == sum_of(i));
+    ct_scope_free(s);
+  }
 }
 END_TEST
 
+/* Broadcast's value of element i on rank r: fits every dtype (bool: its parity). */
+static double bvalue(ct_dtype t, int r, int64_t i) {
+  return t == CT_BOOL ? (r + i) % 2 : r * 10 + i % 50;
+}
+
 START_TEST(test_broadcast_every_dtype) {
-  for (size_t k = 0; k < sizeof all_dtypes / sizeof all_dtypes[0]; k++) {
+  enum { N_ALL = sizeof all_dtypes / sizeof all_dtypes[0] };
+  for (int k = 0; k < N_ALL; k++) {
     ct_dtype t = all_dtypes[k];
     ct_scope *s = ct_scope_new();
     ck_assert_int_eq(ct_comm_init_mpi(ct_scope_var(s, "comm")), CT_OK);
-    unsigned char v[6 * 8];
-    for (int i = 0; i < 6; i++) {
-      set_elem(v, t, i, t == CT_BOOL ? (my_rank + i) % 2 : my_rank * 10 + i);
-    }
-    put(s, "x", t, CT_DIMS(2, 3), v);
-    int root = n_ranks - 1;
-    run_coll(s, "c_broadcast", "x", k % 2 ? "x" : "out", root);
-    const void *o = result(s, k % 2 ? "x" : "out", t, CT_DIMS(2, 3));
-    for (int i = 0; i < 6; i++) {
-      double want = t == CT_BOOL ? (root + i) % 2 : root * 10 + i;
-      ck_assert_msg(get_elem(o, t, i) == want, "%s element %d", ct_dtype_name(t), i);
+    for (int j = 0; j < N_LENGTHS; j++) {
+      int64_t n = 2 * lengths[j];
+      unsigned char *v = xmalloc(n, 8);
+      for (int64_t i = 0; i < n; i++) set_elem(v, t, i, bvalue(t, my_rank, i));
+      put(s, "x", t, CT_DIMS(2, n / 2), v);
+      free(v);
+      int root = n_ranks - 1;
+      bool in_place = (k + j) % 2;
+      run_coll(s, "c_broadcast", "x", in_place ? "x" : "out", root);
+      const void *o = result(s, in_place ? "x" : "out", t, CT_DIMS(2, n / 2));
+      for (int64_t i = 0; i < n; i++) {
+        ck_assert_msg(get_elem(o, t, i) == bvalue(t, root, i), "%s element %lld",
+                      ct_dtype_name(t), (long long)i);
+      }
     }
     ct_scope_free(s);
   }
@@ -141,12 +171,14 @@ END_TEST
 
 START_TEST(test_allgather_stacks_ranks_along_dim_0) {
   const ct_dtype types[] = {CT_INT32, CT_FLOAT16};
-  for (int k = 0; k < 2; k++) {
-    ct_scope *s = setup(types[k], CT_DIMS(2, 3));
+  for (int k = 0; k < 2 * N_LENGTHS; k++) {
+    ct_dtype t = types[k % 2];
+    int64_t n = lengths[k / 2];
+    ct_scope *s = setup(t, CT_DIMS(2, n));
     run_coll(s, "c_allgather", "x", "out", -1);
-    const void *p = result(s, "out", types[k], CT_DIMS(2 * n_ranks, 3));
+    const void *p = result(s, "out", t, CT_DIMS(2 * n_ranks, n));
     for (int r = 0; r < n_ranks; r++) {
-      for (int64_t i = 0; i < 6; i++) ck_assert(get_elem(p, types[k], r * 6 + i) == value(r, i));
+      for (int64_t i = 0; i < 2 * n; i++) ck_assert(get_elem(p, t, r * 2 * n + i) == value(r, i));
     }
     ct_scope_free(s);
   }
@@ -154,30 +186,70 @@ START_TEST(test_allgather_stacks_ranks_along_dim_0) {
 END_TEST
 
 START_TEST(test_reducescatter_keeps_this_ranks_slice_of_the_sum) {
-  ct_scope *s = setup(CT_FLOAT32, CT_DIMS(2 * n_ranks, 3));
-  run_coll(s, "c_reducescatter", "x", "out", -1);
-  const float *p = result(s, "out", CT_FLOAT32, CT_DIMS(2, 3));
-  for (int64_t i = 0; i < 6; i++) ck_assert(p[i] == sum_of(my_rank * 6 + i));
-  ct_scope_free(s);
+  for (int k = 0; k < N_LENGTHS; k++) {
+    int64_t n = lengths[k];
+    ct_scope *s = setup(CT_FLOAT32, CT_DIMS(2 * n_ranks, n));
+    run_coll(s, "c_reducescatter", "x", "out", -1);
+    const float *p = result(s, "out", CT_FLOAT32, CT_DIMS(2, n));
+    for (int64_t i = 0; i < 2 * n; i++) ck_assert(p[i] == sum_of(my_rank * 2 * n + i));
+    ct_scope_free(s);
+  }
 }
 END_TEST
 
 START_TEST(test_reduce_sum_to_root_zeros_elsewhere) {
-  ct_scope *s = setup(CT_INT64, CT_DIMS(5));
-  run_coll(s, "c_reduce_sum", "x", "out", 0);
-  const int64_t *p = result(s, "out", CT_INT64, CT_DIMS(5));
-  for (int64_t i = 0; i < 5; i++) ck_assert(p[i] == (my_rank == 0 ? sum_of(i) : 0));
+  for (int k = 0; k < N_LENGTHS; k++) {
+    int64_t n = lengths[k];
+    ct_scope *s = setup(CT_INT64, CT_DIMS(n));
+    run_coll(s, "c_reduce_sum", "x", "out", 0);
+    const int64_t *p = result(s, "out", CT_INT64, CT_DIMS(n));
+    for (int64_t i = 0; i < n; i++) ck_assert(p[i] == (my_rank == 0 ? sum_of(i) : 0));
+    ct_scope_free(s);
+  }
+}
+END_TEST
+
+START_TEST(test_bool_reductions_are_unsupported_over_mpi) {
+  ct_scope *s = setup(CT_BOOL, CT_DIMS(4));
+  ct_op *op = coll("c_allreduce_sum", "x", "out", -1);
+  run_fails(op, s, CT_ERR_UNSUPPORTED, "c_allreduce_sum", "bool", "communicator 'comm'",
+            "cast X 'x'", NULL);
+  ct_op_free(op);
   ct_scope_free(s);
 }
 END_TEST
 
-START_TEST(test_half_reductions_are_unsupported_over_mpi) {
-  ct_scope *s = setup(CT_FLOAT16, CT_DIMS(4));
-  ct_op *op = coll("c_allreduce_sum", "x", "out", -1);
-  run_fails(op, s, CT_ERR_UNSUPPORTED, "c_allreduce_sum", "float16", "communicator 'comm'",
-            "cast X 'x'", NULL);
-  ct_op_free(op);
+/* float16 and bfloat16 sums are float32 sums rounded to nearest even, as corten's kernels
+ * round. Rank 0 holds big (where the format's spacing is 2), rank 1 holds 1 and 3 by turns, the
+ * others 0, so every order of summing gives the same: big + 1 is a tie that rounds to the even
+ * big, big + 3 a tie that rounds up to big + 4. The max is big. */
+static void check_half_sum(ct_dtype t, double big, int64_t n) {
+  ct_scope *s = ct_scope_new();
+  ck_assert_int_eq(ct_comm_set_timeout(ct_scope_var(s, "comm"), 20), CT_OK);
+  ck_assert_int_eq(ct_comm_init_mpi(ct_scope_var(s, "comm")), CT_OK);
+  void *v = xmalloc(2 * n, 8);
+  for (int64_t i = 0; i < 2 * n; i++) {
+    set_elem(v, t, i, my_rank == 0 ? big : my_rank == 1 ? (i % 2 ? 3 : 1) : 0);
+  }
+  put(s, "x", t, CT_DIMS(2, n), v);
+  free(v);
+  run_coll(s, "c_allreduce_sum", "x", "out", -1);
+  run_coll(s, "c_allreduce_max", "x", "top", -1);
+  const void *p = result(s, "out", t, CT_DIMS(2, n)), *m = result(s, "top", t, CT_DIMS(2, n));
+  for (int64_t i = 0; i < 2 * n; i++) {
+    ck_assert_msg(get_elem(p, t, i) == (i % 2 ? big + 4 : big), "%s element %lld: %g",
+                  ct_dtype_name(t), (long long)i, get_elem(p, t, i));
+    ck_assert(get_elem(m, t, i) == big);
+  }
   ct_scope_free(s);
+}
+
+START_TEST(test_half_sums_round_as_the_kernels_do) {
+  const int64_t ns[] = {5, 20000}; /* 80,000 bytes: MPI's halving algorithm too */
+  for (int k = 0; k < 2; k++) {
+    check_half_sum(CT_FLOAT16, 2048, ns[k]); /* float16 spacing 2 from 2048 */
+    check_half_sum(CT_BFLOAT16, 256, ns[k]); /* bfloat16 spacing 2 from 256 */
+  }
 }
 END_TEST
 
@@ -332,7 +404,8 @@ static Suite *comm_suite(void) {
   CT_ADD_TEST(s, test_allgather_stacks_ranks_along_dim_0);
   CT_ADD_TEST(s, test_reducescatter_keeps_this_ranks_slice_of_the_sum);
   CT_ADD_TEST(s, test_reduce_sum_to_root_zeros_elsewhere);
-  CT_ADD_TEST(s, test_half_reductions_are_unsupported_over_mpi);
+  CT_ADD_TEST(s, test_bool_reductions_are_unsupported_over_mpi);
+  CT_ADD_TEST(s, test_half_sums_round_as_the_kernels_do);
   CT_ADD_TEST(s, test_ranks_with_other_dims_fail_naming_both);
   CT_ADD_TEST(s, test_ranks_with_other_dtypes_fail_naming_both);
   CT_ADD_TEST(s, test_comm_attribute_errors);

@@ -85,25 +85,54 @@ static ct_status mpi_start(void) {
   return s;
 }
 
-static ct_status mpi_comm_make(ct__comm *c) {
+/* The duplicate of MPI_COMM_WORLD into c->mpi: MPI_Comm_idup polled to c's time limit, so a rank
+ * that never calls ct_comm_init_mpi (it died, or runs something else) fails the others instead
+ * of leaving them in a blocking MPI_Comm_dup. name is the variable, for the message. */
+static ct_status mpi_dup(ct__comm *c, const char *what, const char *name) {
+  /* MPI writes the handle when the duplicate completes: into memory that outlives a timeout. */
+  MPI_Comm *dup = ct__malloc(sizeof *dup);
+  if (dup == NULL) return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: out of host memory", what);
+  MPI_Request req = MPI_REQUEST_NULL;
+  int err = MPI_Comm_idup(MPI_COMM_WORLD, dup, &req);
+  int w = err == MPI_SUCCESS ? ct__mpi_wait(&req, 1, MPI_Wtime() + c->timeout, "MPI_Comm_idup")
+                             : ct__mpi_fail(err, "%s: MPI_Comm_idup(MPI_COMM_WORLD)", what);
+  if (w == -1) {
+    ct__comm_keep_alive(dup); /* the abandoned request may still write it */
+    ct__comm_mark_mpi_broken();
+    return ct__error(CT_ERR_DEVICE, "%s: communicator '%s' (MPI, rank %d of %d): not every rank "
+                     "arrived within %g s (the time limit; ct_comm_set_timeout before the init "
+                     "sets it) to make it: a rank died, stalled or does not call %s; call it on "
+                     "every rank, at the same point of the program", what, name, c->rank,
+                     c->size, c->timeout, what);
+  }
+  if (w == CT_OK) c->mpi = *dup;
+  free(dup);
+  return w == CT_OK ? CT_OK : ct_last_status();
+}
+
+static ct_status mpi_comm_make(ct__comm *c, const char *what, const char *name) {
   ct_status s = mpi_start();
   if (s != CT_OK) return s;
-  /* Every host buffer first: after MPI_Comm_dup nothing can fail, so no rank alone ever frees
-   * the duplicate (MPI_Comm_free is collective). */
+  /* Every host buffer first: after the duplicate nothing can fail, so no rank alone ever frees
+   * it (MPI_Comm_free is collective). */
   MPI_Comm_size(MPI_COMM_WORLD, &c->size);
-  c->peers = ct__calloc((size_t)c->size + 2, sizeof *c->peers);
+  MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
+  c->peers = ct__calloc((size_t)c->size + 1, sizeof *c->peers);
   c->reqs = ct__calloc(2 * (size_t)c->size, sizeof *c->reqs);
   if (c->peers == NULL || c->reqs == NULL) {
     free(c->peers);
     free(c->reqs);
-    return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_comm_init_mpi: out of host memory for %d ranks",
-                     c->size);
+    return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: out of host memory for %d ranks", what, c->size);
   }
-  int err = MPI_Comm_dup(MPI_COMM_WORLD, &c->mpi);
-  if (err != MPI_SUCCESS) {
+  s = ct__mpi_extras_open(c);
+  if (s == CT_OK) {
+    s = mpi_dup(c, what, name);
+    if (s != CT_OK) ct__mpi_extras_close(c);
+  }
+  if (s != CT_OK) {
     free(c->peers);
     free(c->reqs);
-    return ct__mpi_fail(err, "ct_comm_init_mpi: MPI_Comm_dup(MPI_COMM_WORLD)");
+    return s;
   }
   MPI_Comm_set_errhandler(c->mpi, MPI_ERRORS_RETURN);
   MPI_Comm_rank(c->mpi, &c->rank);
@@ -115,17 +144,20 @@ static ct_status mpi_comm_make(ct__comm *c) {
 static void mpi_comm_free(ct__comm *c) {
   int fin = 0;
   MPI_Finalized(&fin);
-  /* A broken communicator may have requests outstanding: its handle and buffers stay (freeing
-   * them could hang or let MPI write into freed memory). */
+  /* A broken communicator may have requests outstanding: its handle, buffers and reductions stay
+   * (freeing them could hang or let MPI write into freed memory). */
   if (c->broken[0] == '\0') {
-    if (!fin) MPI_Comm_free(&c->mpi);
+    if (!fin) {
+      MPI_Comm_free(&c->mpi);
+      ct__mpi_extras_close(c);
+    }
     free(c->peers);
     free(c->reqs);
   }
 }
 #else
-static ct_status mpi_comm_make(ct__comm *c) {
-  (void)c;
+static ct_status mpi_comm_make(ct__comm *c, const char *what, const char *name) {
+  (void)c, (void)what, (void)name;
   return ct__error(CT_ERR_UNSUPPORTED, "ct_comm_init_mpi: this build of corten has no MPI (CMake "
                                        "found none): install an MPI (libopenmpi-dev) and rebuild");
 }
@@ -166,7 +198,7 @@ static ct_status comm_check(const ct_var *v, const char *what) {
  * communicator aside with make() and swaps it in at the end, destroying the old one: a failure
  * leaves v as it was, and no rank frees a collective handle alone on an error path. */
 static ct_status comm_install(ct_var *v, const char *what, int device,
-                              ct_status (*make)(ct__comm *, int)) {
+                              ct_status (*make)(ct__comm *, const char *, const char *, int)) {
   ct_status s = comm_check(v, what);
   if (s != CT_OK) return s;
   bool was_empty = ct_var_type(v) == NULL;
@@ -174,8 +206,10 @@ static ct_status comm_install(ct_var *v, const char *what, int device,
   if (c == NULL) return ct_last_status();
   ct__comm fresh;
   memset(&fresh, 0, sizeof fresh);
-  fresh.timeout = CT_COMM_DEFAULT_TIMEOUT;
-  s = make(&fresh, device);
+  /* A limit set before the init (on an uninitialised communicator) bounds the init too. */
+  fresh.timeout = c->engine == CT__ENGINE_NONE && c->timeout > 0 ? c->timeout
+                                                                  : CT_COMM_DEFAULT_TIMEOUT;
+  s = make(&fresh, what, ct_var_name(v), device);
   if (s != CT_OK) {
     if (was_empty) ct_var_clear(v); /* an uninitialised communicator: nothing to free */
     return s;
@@ -186,15 +220,15 @@ static ct_status comm_install(ct_var *v, const char *what, int device,
   return CT_OK;
 }
 
-static ct_status make_mpi(ct__comm *c, int device) {
+static ct_status make_mpi(ct__comm *c, const char *what, const char *name, int device) {
   (void)device;
-  ct_status s = mpi_comm_make(c);
+  ct_status s = mpi_comm_make(c, what, name);
   if (s == CT_OK) c->engine = CT__ENGINE_MPI;
   return s;
 }
 
-static ct_status make_nccl(ct__comm *c, int device) {
-  ct_status s = mpi_comm_make(c);
+static ct_status make_nccl(ct__comm *c, const char *what, const char *name, int device) {
+  ct_status s = mpi_comm_make(c, what, name);
   if (s != CT_OK) return s;
   s = ct__nccl_init(c, device);
   if (s != CT_OK) { /* every rank fails here alike, or the duplicate is broken and kept */
@@ -229,8 +263,9 @@ int ct_comm_size(const ct_var *v) {
 }
 
 double ct_comm_timeout(const ct_var *v) {
-  const ct__comm *c = comm_peek(v);
-  return c ? c->timeout : 0.0;
+  if (v == NULL || ct_var_type(v) != &ct_comm_type) return 0.0;
+  const ct__comm *c = ct_var_get(v, &ct_comm_type);
+  return c != NULL ? c->timeout : 0.0; /* 0 when nothing was set on an uninitialised one */
 }
 
 bool ct_comm_broken(const ct_var *v) {
@@ -245,12 +280,9 @@ ct_status ct_comm_set_timeout(ct_var *v, double seconds) {
   }
   ct_status s = comm_check(v, "ct_comm_set_timeout");
   if (s != CT_OK) return s;
-  ct__comm *c = ct_var_type(v) != NULL ? ct_var_get_mutable(v, &ct_comm_type) : NULL;
-  if (c == NULL || c->engine == CT__ENGINE_NONE) {
-    return ct__error(CT_ERR_UNINITIALIZED, "ct_comm_set_timeout: the communicator in variable "
-                                           "'%s' is not initialised: call ct_comm_init_mpi "
-                                           "first", ct_var_name(v));
-  }
+  /* On an empty variable: an uninitialised communicator whose init waits that long. */
+  ct__comm *c = ct_var_get_mutable(v, &ct_comm_type);
+  if (c == NULL) return ct_last_status();
   c->timeout = seconds;
   return CT_OK;
 }

@@ -28,6 +28,11 @@ enum { CT__ENGINE_NONE = 0, CT__ENGINE_MPI = 1, CT__ENGINE_NCCL = 2 };
 
 typedef struct ct__comm ct__comm;
 
+/* acc[i] = acc[i] + x[i] (max: the larger) for n elements of dtype t: the op layer's arithmetic
+ * (ops/cpu/comm.c), so that the MPI engine reduces float16 and bfloat16 (in float32, rounded as
+ * corten's kernels round) and finishes small collectives itself. */
+typedef void (*ct__coll_combine)(void *acc, const void *x, int64_t n, ct_dtype t, bool max);
+
 /* One collective call: the op's label and the communicator variable's name, for messages; X
  * and Out (Out already allocated to its inferred dims and X's dtype; it never shares X's
  * block, the framework sees to that); root for broadcast and reduce. */
@@ -39,6 +44,7 @@ typedef struct ct__coll {
   const ct_tensor *x;
   ct_tensor *out;
   int root;
+  ct__coll_combine combine; /* the MPI engine's arithmetic; NULL for NCCL */
 } ct__coll;
 
 /* The engine of v's communicator (CT__ENGINE_NONE when v holds none, or an uninitialised one),

@@ -4,14 +4,15 @@
  * deadline, and what a failure leaves behind.
  *
  * No blocking MPI call is made: a blocking MPI_Allreduce waits forever for a peer that died.
- * Each collective is started nonblocking (MPI_Iallreduce ...) and polled with MPI_Testall until
- * it completes or the communicator's time limit passes. The header exchange is point to point
- * (each rank sends its 64-byte header to every peer and receives theirs), so a rank that never
- * arrives is named by the ranks that waited for it. MPI cannot cancel a started collective:
+ * The header exchange is point to point (each rank sends its header to every peer and
+ * receives theirs), so a rank that never arrives is named by the ranks that waited for it. A
+ * small X (CT__COMM_INLINE_BYTES at most) travels in the same messages and every rank finishes
+ * the collective itself, in rank order: one round of messages in all. A larger one then moves
+ * in one nonblocking MPI collective (MPI_Iallreduce ..., core/comm/comm_mpi.c), polled until it
+ * completes or the communicator's time limit passes. MPI cannot cancel a started collective:
  * after a timeout the engine may still read X and write Out if the peer turns up, so both blocks
  * are kept alive (on a list reachable until exit), the communicator is broken, and Out is left
  * holding no memory (an in-place op gets its input back from the framework). */
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,9 @@ static const char *coll_name(int32_t kind) {
 
 #ifdef CORTEN_HAVE_MPI
 #include <pthread.h>
+
+/* The communicator's label for a message, into the caller's `label`. */
+#define LABEL() ct__comm_label(c, a->name, label, sizeof label)
 
 /* Memory an abandoned transfer may still touch (tensor blocks, a broken communicator's header
  * buffers): held until exit, reachable from here. Never freed: MPI may write it any time. */
@@ -58,25 +62,6 @@ static void keep_block(ct__block *b) {
   if (b == NULL) return;
   ct__block_retain(b);
   ct__comm_keep_alive(b);
-}
-
-int ct__mpi_wait(MPI_Request *reqs, int n, double deadline, const char *what) {
-  double spin_until = MPI_Wtime() + 1e-3;
-  for (;;) {
-    /* One MPI_Test per request (MPI_Testall leaves completed ones pending while others are): a
-     * completed request becomes MPI_REQUEST_NULL, so the missing peers can be named. */
-    int left = 0;
-    for (int i = 0; i < n; i++) {
-      if (reqs[i] == MPI_REQUEST_NULL) continue;
-      int done = 0, err = MPI_Test(&reqs[i], &done, MPI_STATUS_IGNORE);
-      if (err != MPI_SUCCESS) return ct__mpi_fail(err, "%s", what);
-      left += !done;
-    }
-    if (left == 0) return CT_OK;
-    double now = MPI_Wtime();
-    if (now > deadline) return -1;
-    if (now > spin_until) sched_yield();
-  }
 }
 
 static void header_of(const ct__comm *c, const ct__coll *a, ct__coll_header *h) {
@@ -113,22 +98,27 @@ static const char *missing_ranks(const ct__comm *c, char *buf, size_t cap) {
   return buf;
 }
 
-ct_status ct__comm_check_peers(ct__comm *c, const ct__coll *a, double deadline) {
-  char label[CT__COMM_LABEL_CAP];
-  ct__comm_label(c, a->name, label, sizeof label);
-  /* This rank's header lives beside the received ones: a send a dead peer never takes must not
-   * point into a stack frame that is gone. */
-  ct__coll_header *mine = &c->peers[c->rank];
-  header_of(c, a, mine);
+/* Sends this rank's header, followed by X's first `inline_bytes` bytes (0: the header alone), to
+ * every peer and receives theirs into c->peers; CT_OK when every rank runs the same collective on
+ * the same dtype and dims before the deadline. */
+static ct_status exchange(ct__comm *c, const ct__coll *a, double deadline, size_t inline_bytes) {
+  char label[CT__COMM_LABEL_CAP]; /* filled only for a message: snprintf costs on every call */
+  /* This rank's slot lives beside the received ones: a send a dead peer never takes must not
+   * point into a stack frame or a tensor that is gone. */
+  ct__coll_slot *me = &c->peers[c->rank];
+  const ct__coll_header *mine = &me->h;
+  header_of(c, a, &me->h);
+  if (inline_bytes > 0) memcpy(me->data, ct__tensor_ptr(a->x), inline_bytes);
+  int len = (int)(sizeof me->h + inline_bytes);
   const int tag = 0x63740; /* corten's header exchange, on corten's own duplicate */
   for (int r = 0; r < c->size; r++) {
     c->reqs[r] = c->reqs[c->size + r] = MPI_REQUEST_NULL;
     if (r == c->rank) continue;
-    int e1 = MPI_Irecv(&c->peers[r], (int)sizeof *mine, MPI_BYTE, r, tag, c->mpi, &c->reqs[r]);
-    int e2 = MPI_Isend(mine, (int)sizeof *mine, MPI_BYTE, r, tag, c->mpi, &c->reqs[c->size + r]);
+    int e1 = MPI_Irecv(&c->peers[r], (int)sizeof *me, MPI_BYTE, r, tag, c->mpi, &c->reqs[r]);
+    int e2 = MPI_Isend(me, len, MPI_BYTE, r, tag, c->mpi, &c->reqs[c->size + r]);
     if (e1 != MPI_SUCCESS || e2 != MPI_SUCCESS) {
       ct__mpi_fail(e1 != MPI_SUCCESS ? e1 : e2, "%s: %s: the header exchange with rank %d", a->op,
-                   label, r);
+                   LABEL(), r);
       return ct__comm_break(c, CT_ERR_DEVICE, a, CT__LEFT_UNTOUCHED);
     }
   }
@@ -137,19 +127,19 @@ ct_status ct__comm_check_peers(ct__comm *c, const ct__coll *a, double deadline) 
     char who[256];
     ct__error(CT_ERR_DEVICE, "%s: %s: rank(s) %s did not arrive within %g s (the communicator's "
                              "time limit, ct_comm_set_timeout): a peer died, stalled or runs "
-                             "other ops; the communicator is now broken", a->op, label,
+                             "other ops; the communicator is now broken", a->op, LABEL(),
               missing_ranks(c, who, sizeof who), c->timeout);
     return ct__comm_break(c, CT_ERR_DEVICE, a, CT__LEFT_UNTOUCHED);
   }
   if (w != CT_OK) {
     char copy[300];
     snprintf(copy, sizeof copy, "%s", ct_last_error());
-    ct__error(CT_ERR_DEVICE, "%s: %s: %s", a->op, label, copy);
+    ct__error(CT_ERR_DEVICE, "%s: %s: %s", a->op, LABEL(), copy);
     return ct__comm_break(c, CT_ERR_DEVICE, a, CT__LEFT_UNTOUCHED);
   }
   c->seq++;
   for (int r = 0; r < c->size; r++) {
-    const ct__coll_header *h = &c->peers[r];
+    const ct__coll_header *h = &c->peers[r].h;
     if (r == c->rank || memcmp(h, mine, sizeof *mine) == 0) continue;
     char x[CT__DDIM_STR_CAP + 64], y[CT__DDIM_STR_CAP + 64];
     bool out_of_step = h->seq != mine->seq;
@@ -159,7 +149,7 @@ ct_status ct__comm_check_peers(ct__comm *c, const ct__coll *a, double deadline) 
                                            : CT_ERR_SHAPE;
     ct__error(s, "%s: %s: this rank runs %s (collective #%lld) but rank %d runs %s (collective "
                  "#%lld): every rank must run the same ops on the same dtypes and dims, in the "
-                 "same order%s", a->op, label, header_str(mine, x, sizeof x),
+                 "same order%s", a->op, LABEL(), header_str(mine, x, sizeof x),
               (long long)mine->seq, r, header_str(h, y, sizeof y), (long long)h->seq,
               out_of_step ? "; a rank skipped a collective, so every later one would disagree: "
                             "the communicator is now broken" : "");
@@ -169,78 +159,56 @@ ct_status ct__comm_check_peers(ct__comm *c, const ct__coll *a, double deadline) 
   return CT_OK;
 }
 
-/* The MPI datatype of t for a reduction, or MPI_DATATYPE_NULL (no arithmetic on it in MPI). */
-static MPI_Datatype mpi_arith_type(ct_dtype t) {
-  switch (t) {
-  case CT_INT8: return MPI_INT8_T;
-  case CT_UINT8: return MPI_UINT8_T;
-  case CT_INT16: return MPI_INT16_T;
-  case CT_INT32: return MPI_INT32_T;
-  case CT_INT64: return MPI_INT64_T;
-  case CT_FLOAT32: return MPI_FLOAT;
-  case CT_FLOAT64: return MPI_DOUBLE;
-  default: return MPI_DATATYPE_NULL;
-  }
+ct_status ct__comm_check_peers(ct__comm *c, const ct__coll *a, double deadline) {
+  return exchange(c, a, deadline, 0);
 }
 
-static bool reduces(ct__coll_kind k) {
-  return k != CT__COLL_BROADCAST && k != CT__COLL_ALLGATHER;
-}
-
-/* Starts the transfer of a; count elements of X (bytes for the moves of dtypes without an MPI
- * arithmetic type). */
-static int mpi_start_coll(ct__comm *c, const ct__coll *a, MPI_Request *req) {
-  const ct_tensor *x = a->x;
-  void *in = ct__tensor_ptr(x), *out = ct__tensor_ptr(a->out);
-  MPI_Datatype t = mpi_arith_type(x->dtype);
-  int64_t count = x->numel;
-  if (!reduces(a->kind)) {
-    t = MPI_BYTE;
-    count *= (int64_t)ct_dtype_size(x->dtype);
-  }
-  int n = (int)count;
+/* A small collective, every rank's X received with the headers: Out from them, in rank order
+ * on every rank (so the ranks' sums are bit-identical). */
+static void finish_inline(const ct__comm *c, const ct__coll *a) {
+  size_t es = ct_dtype_size(a->x->dtype), n = (size_t)a->x->numel, bytes = n * es;
+  unsigned char *out = ct__tensor_ptr(a->out);
+  if (bytes == 0) return;
   switch (a->kind) {
-  case CT__COLL_ALLREDUCE_SUM: return MPI_Iallreduce(in, out, n, t, MPI_SUM, c->mpi, req);
-  case CT__COLL_ALLREDUCE_MAX: return MPI_Iallreduce(in, out, n, t, MPI_MAX, c->mpi, req);
-  case CT__COLL_BROADCAST:
-    if (c->rank == a->root) memcpy(out, in, (size_t)count);
-    return MPI_Ibcast(out, n, t, a->root, c->mpi, req);
-  case CT__COLL_ALLGATHER: return MPI_Iallgather(in, n, t, out, n, t, c->mpi, req);
-  case CT__COLL_REDUCESCATTER:
-    return MPI_Ireduce_scatter_block(in, out, n / c->size, t, MPI_SUM, c->mpi, req);
+  case CT__COLL_BROADCAST: memcpy(out, c->peers[a->root].data, bytes); return;
+  case CT__COLL_ALLGATHER:
+    for (int r = 0; r < c->size; r++) memcpy(out + (size_t)r * bytes, c->peers[r].data, bytes);
+    return;
   case CT__COLL_REDUCE_SUM:
-    if (c->rank != a->root) memset(out, 0, (size_t)x->numel * ct_dtype_size(x->dtype));
-    return MPI_Ireduce(in, c->rank == a->root ? out : NULL, n, t, MPI_SUM, a->root, c->mpi, req);
+    if (c->rank != a->root) {
+      memset(out, 0, bytes);
+      return;
+    }
+    break;
+  default: break;
   }
-  return MPI_ERR_OP;
-}
-
-/* Checks what MPI can carry: an arithmetic dtype for the reductions, counts that fit an int. */
-static ct_status mpi_check(const ct__comm *c, const ct__coll *a, const char *label) {
-  if (reduces(a->kind) && mpi_arith_type(a->x->dtype) == MPI_DATATYPE_NULL) {
-    return ct__error(CT_ERR_UNSUPPORTED, "%s: %s: MPI has no arithmetic on %s: cast X '%s' to "
-                                         "float32 (NCCL reduces float16 and bfloat16 on CUDA)",
-                     a->op, label, ct_dtype_name(a->x->dtype), a->x_name);
+  size_t k = a->kind == CT__COLL_REDUCESCATTER ? n / (size_t)c->size : n;
+  size_t off = a->kind == CT__COLL_REDUCESCATTER ? (size_t)c->rank * k * es : 0;
+  memcpy(out, c->peers[0].data + off, k * es);
+  for (int r = 1; r < c->size; r++) {
+    a->combine(out, c->peers[r].data + off, (int64_t)k, a->x->dtype,
+               a->kind == CT__COLL_ALLREDUCE_MAX);
   }
-  int64_t count = a->x->numel * (reduces(a->kind) ? 1 : (int64_t)ct_dtype_size(a->x->dtype));
-  if (count > INT32_MAX) {
-    return ct__error(CT_ERR_OUT_OF_RANGE, "%s: %s: %lld elements exceed MPI's int count: split "
-                                          "the tensor", a->op, label, (long long)count);
-  }
-  (void)c;
-  return CT_OK;
 }
 
 static ct_status mpi_run(ct__comm *c, const ct__coll *a, double deadline) {
   char label[CT__COMM_LABEL_CAP];
-  ct__comm_label(c, a->name, label, sizeof label);
-  ct_status s = mpi_check(c, a, label);
-  if (s == CT_OK) s = ct__comm_check_peers(c, a, deadline);
+  ct_status s = ct__mpi_check(c, a);
   if (s != CT_OK) return s;
+  /* A small X travels with the header: one round of messages in all (on every rank alike, as
+   * ranks that agree have the same X size; those that disagree fail on the headers). */
+  size_t bytes = (size_t)a->x->numel * ct_dtype_size(a->x->dtype);
+  bool small = bytes <= CT__COMM_INLINE_BYTES;
+  s = exchange(c, a, deadline, small ? bytes : 0);
+  if (s != CT_OK) return s;
+  if (small) {
+    finish_inline(c, a);
+    return CT_OK;
+  }
   MPI_Request req = MPI_REQUEST_NULL;
-  int err = mpi_start_coll(c, a, &req);
+  int err = ct__mpi_start(c, a, &req);
   if (err != MPI_SUCCESS) {
-    ct__mpi_fail(err, "%s: %s: starting the transfer", a->op, label);
+    ct__mpi_fail(err, "%s: %s: starting the transfer", a->op, LABEL());
     return ct__comm_break(c, CT_ERR_DEVICE, a, CT__LEFT_UNTOUCHED);
   }
   int w = ct__mpi_wait(&req, 1, deadline, "the transfer");
@@ -249,12 +217,12 @@ static ct_status mpi_run(ct__comm *c, const ct__coll *a, double deadline) {
     ct__error(CT_ERR_DEVICE, "%s: %s: the transfer did not complete within %g s (the "
                              "communicator's time limit, ct_comm_set_timeout) although every "
                              "rank had arrived: a peer died or stalled mid-transfer; output Out "
-                             "holds no memory now and the communicator is broken", a->op, label,
+                             "holds no memory now and the communicator is broken", a->op, LABEL(),
               c->timeout);
   } else {
     char copy[300];
     snprintf(copy, sizeof copy, "%s", ct_last_error());
-    ct__error(CT_ERR_DEVICE, "%s: %s: %s; output Out holds no memory now", a->op, label, copy);
+    ct__error(CT_ERR_DEVICE, "%s: %s: %s; output Out holds no memory now", a->op, LABEL(), copy);
   }
   return ct__comm_break(c, CT_ERR_DEVICE, a, CT__LEFT_RUNNING);
 }

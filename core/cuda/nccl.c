@@ -14,7 +14,12 @@
  *
  * Init never leaves a rank waiting for one that gave up: every rank, whatever failed on it,
  * takes part in the id's broadcast and a vote on readiness (both nonblocking, polled to the time
- * limit) before ncclCommInitRank, which runs only when every rank is ready. */
+ * limit) before NCCL's init, which runs only when every rank is ready. Where the loaded NCCL has
+ * ncclCommInitRankConfig (2.14 on), that init is nonblocking too (config.blocking = 0), polled
+ * with ncclCommGetAsyncError to the same deadline and aborted (ncclCommAbort) past it, so a peer
+ * that dies between the vote and the init fails the others instead of leaving them in NCCL's
+ * bootstrap. A nonblocking communicator may answer a collective with ncclInProgress (still
+ * being queued): the engine then polls until it is queued before recording its event. */
 #include "comm/comm_state.h"
 
 #if defined(CORTEN_HAVE_MPI)
@@ -38,6 +43,11 @@
 
 typedef ncclResult_t (*nccl_get_id_fn)(ncclUniqueId *);
 typedef ncclResult_t (*nccl_init_rank_fn)(ncclComm_t *, int, ncclUniqueId, int);
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 14, 0)
+#define CT__NCCL_CONFIG 1 /* this nccl.h has ncclConfig_t and ncclCommInitRankConfig */
+typedef ncclResult_t (*nccl_init_config_fn)(ncclComm_t *, int, ncclUniqueId, int,
+                                            ncclConfig_t *);
+#endif
 typedef ncclResult_t (*nccl_comm_fn)(ncclComm_t);
 typedef ncclResult_t (*nccl_async_fn)(ncclComm_t, ncclResult_t *);
 typedef const char *(*nccl_string_fn)(ncclResult_t);
@@ -56,6 +66,9 @@ static struct {
   char error[256];
   nccl_get_id_fn get_id;
   nccl_init_rank_fn init_rank;
+#ifdef CT__NCCL_CONFIG
+  nccl_init_config_fn init_config; /* NULL when the loaded NCCL predates it (blocking init) */
+#endif
   nccl_comm_fn destroy, abort;
   nccl_async_fn async_error;
   nccl_string_fn string;
@@ -104,6 +117,10 @@ static void nccl_load(void) {
   CT__NCCL_SYM(bcast, "ncclBroadcast");
   CT__NCCL_SYM(allgather, "ncclAllGather");
 #undef CT__NCCL_SYM
+#ifdef CT__NCCL_CONFIG
+  void *cfg = dlsym(nccl.lib, "ncclCommInitRankConfig"); /* optional */
+  memcpy(&nccl.init_config, &cfg, sizeof cfg);
+#endif
   if (nccl.error[0] != '\0') {
     dlclose(nccl.lib);
     nccl.lib = NULL;
@@ -130,14 +147,14 @@ static void state_free(nccl_state *st) {
 }
 
 /* What the ranks exchange at init: rank 0's unique id, then each rank's readiness and their
- * minimum. It lives in the two spare entries at the end of c->peers (comm_state.h), which a
+ * minimum. It lives in the spare entry at the end of c->peers (comm_state.h), which a
  * rank that gives up at the deadline keeps alive with the rest of the broken communicator. */
 typedef struct nccl_hello {
   ncclUniqueId id;
   int ready, all_ready;
 } nccl_hello;
-_Static_assert(sizeof(nccl_hello) <= 2 * sizeof(ct__coll_header),
-               "nccl_hello must fit the spare entries of ct__comm.peers");
+_Static_assert(sizeof(nccl_hello) <= sizeof(ct__coll_slot),
+               "nccl_hello must fit the spare entry of ct__comm.peers");
 
 /* This rank's own part of the init: NCCL loaded, the device, the stream and events, and on rank
  * 0 the unique id. The state into *out, or the failure recorded. */
@@ -179,8 +196,38 @@ static void state_release(nccl_state *st) {
  * it before (a rank that left early would leave the others in ncclCommInitRank forever), all
  * polled to the communicator's deadline. ncclCommInitRank runs only when every rank is ready;
  * otherwise every rank fails, and the MPI duplicate is freed on all of them (comm.c). */
+/* Polls a nonblocking NCCL call's outcome (r: what the call returned) until it is no longer
+ * ncclInProgress or the deadline passes (ncclInProgress then). */
+static ncclResult_t nccl_settle(ncclComm_t comm, ncclResult_t r, double deadline) {
+  double spin_until = MPI_Wtime() + 1e-3;
+  while (r == ncclInProgress) {
+    double now = MPI_Wtime();
+    if (now > deadline) return ncclInProgress;
+    if (now > spin_until) sched_yield();
+    if (nccl.async_error(comm, &r) != ncclSuccess) return ncclSystemError;
+  }
+  return r;
+}
+
+/* NCCL's init of st->comm: nonblocking where the loaded NCCL can, polled to the deadline. */
+static ncclResult_t nccl_init_rank(const ct__comm *c, nccl_state *st, ncclUniqueId id,
+                                   double deadline) {
+#ifdef CT__NCCL_CONFIG
+  if (nccl.init_config != NULL) {
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    ncclResult_t r = nccl.init_config(&st->comm, c->size, id, c->rank, &config);
+    return r == ncclSuccess || r == ncclInProgress ? nccl_settle(st->comm, ncclInProgress, deadline)
+                                                   : r;
+  }
+#endif
+  (void)deadline;
+  return nccl.init_rank(&st->comm, c->size, id, c->rank);
+}
+
 ct_status ct__nccl_init(ct__comm *c, int device) {
-  nccl_hello *h = (nccl_hello *)(void *)(c->peers + c->size);
+  double deadline = MPI_Wtime() + c->timeout;
+  nccl_hello *h = (nccl_hello *)(void *)&c->peers[c->size];
   memset(h, 0, sizeof *h);
   nccl_state *st = NULL;
   ct_status s = nccl_local(c, device, &st, &h->id);
@@ -193,7 +240,7 @@ ct_status ct__nccl_init(ct__comm *c, int device) {
     err = MPI_Iallreduce(&h->ready, &h->all_ready, 1, MPI_INT, MPI_MIN, c->mpi, &req[1]);
   }
   int w = err == MPI_SUCCESS
-              ? ct__mpi_wait(req, 2, MPI_Wtime() + c->timeout, "ct_comm_init_nccl: the NCCL id")
+              ? ct__mpi_wait(req, 2, deadline, "ct_comm_init_nccl: the NCCL id")
               : ct__mpi_fail(err, "ct_comm_init_nccl: sending the NCCL id (rank %d of %d)",
                              c->rank, c->size);
   if (w != CT_OK) {
@@ -219,13 +266,29 @@ ct_status ct__nccl_init(ct__comm *c, int device) {
     state_release(st);
     return ct_last_status();
   }
-  ncclResult_t r = nccl.init_rank(&st->comm, c->size, h->id, c->rank);
-  if (r != ncclSuccess) {
-    s = nccl_fail(r, "ct_comm_init_nccl: ncclCommInitRank");
-    state_free(st);
-  } else {
+  ncclResult_t r = nccl_init_rank(c, st, h->id, deadline);
+  if (r == ncclSuccess) {
     c->nccl = st;
+    ct__cuda_guard_exit(&g);
+    return CT_OK;
   }
+  if (r == ncclInProgress) { /* a peer died or stalled after the vote */
+    nccl.abort(st->comm);
+    state_free(st);
+    ct__cuda_guard_exit(&g);
+    ct__error(CT_ERR_DEVICE, "ct_comm_init_nccl: rank %d of %d: NCCL's init did not complete "
+                             "within %g s (the time limit, ct_comm_set_timeout) although every "
+                             "rank had voted ready: a peer died or stalled; the NCCL "
+                             "communicator is aborted", c->rank, c->size, c->timeout);
+    /* The peers may be gone: the MPI duplicate is kept, never freed (MPI_Comm_free). */
+    return ct__comm_break(c, CT_ERR_DEVICE, NULL, CT__LEFT_UNTOUCHED);
+  }
+#ifdef CT__NCCL_CONFIG
+  /* A failed nonblocking init leaves a communicator to abort. */
+  if (nccl.init_config != NULL && st->comm != NULL) nccl.abort(st->comm);
+#endif
+  s = nccl_fail(r, "ct_comm_init_nccl: NCCL's init (ncclCommInitRank)");
+  state_free(st);
   ct__cuda_guard_exit(&g);
   return s;
 }
@@ -322,8 +385,10 @@ ct_status ct__nccl_run(ct__comm *c, const ct__coll *a, double deadline) {
     ct__cuda_guard_exit(&g);
     return ct__cuda_fail(e, st->device, "%s: %s: ordering the NCCL stream", a->op, label);
   }
-  ncclResult_t r = nccl_start(c, st, a, t, count);
-  int w = r != ncclSuccess ? nccl_fail(r, "starting the NCCL transfer") : CT_OK;
+  /* A nonblocking communicator may still be queueing the collective: the event must follow it. */
+  ncclResult_t r = nccl_settle(st->comm, nccl_start(c, st, a, t, count), deadline);
+  int w = r == ncclInProgress ? -1 : r != ncclSuccess ? nccl_fail(r, "starting the NCCL transfer")
+                                                      : CT_OK;
   bool ordered = false; /* the caller's stream waits for the collective */
   if (w == CT_OK) {
     e = cudaEventRecord(st->done, st->stream);

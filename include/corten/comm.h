@@ -55,7 +55,9 @@ CT_API extern const ct_type ct_comm_type;
  *   CT_ERR_UNSUPPORTED       this build has no MPI (CMake found none), MPI was finalised, or
  *                            it provides less than MPI_THREAD_SERIALIZED (the message names
  *                            the level needed and the one provided)
- *   CT_ERR_DEVICE            MPI failed to initialise or to duplicate the communicator
+ *   CT_ERR_DEVICE            MPI failed to initialise or to duplicate the communicator, or
+ *                            not every rank called it within the time limit (the message
+ *                            names the variable and the limit; ct_comm_set_timeout sets it)
  *   CT_ERR_OUT_OF_MEMORY     no host memory */
 CT_API ct_status ct_comm_init_mpi(ct_var *v);
 
@@ -76,12 +78,16 @@ CT_API ct_status ct_comm_init_nccl(ct_var *v, int device);
 CT_API int ct_comm_rank(const ct_var *v);
 CT_API int ct_comm_size(const ct_var *v);
 
-/* Sets how long each collective on v's communicator waits for its peers, in seconds (> 0).
- * Errors: CT_ERR_INVALID_ARGUMENT (seconds not > 0, or not finite), CT_ERR_UNINITIALIZED (v
- * holds no initialised communicator), CT_ERR_TYPE_MISMATCH (v holds something else). */
+/* Sets how long each collective on v's communicator waits for its peers, in seconds (> 0). Set
+ * on a variable before ct_comm_init_mpi / ct_comm_init_nccl (an empty one then holds an
+ * uninitialised communicator), it also bounds the init, which waits for every rank to arrive
+ * (CT_COMM_DEFAULT_TIMEOUT otherwise), and the communicator keeps it.
+ * Errors: CT_ERR_INVALID_ARGUMENT (seconds not > 0, or not finite, or v NULL),
+ * CT_ERR_TYPE_MISMATCH (v holds something else). */
 CT_API ct_status ct_comm_set_timeout(ct_var *v, double seconds);
 
-/* v's time limit in seconds; 0 when v holds no initialised communicator. */
+/* v's time limit in seconds; 0 when v holds no communicator, or an uninitialised one on which
+ * no limit was set. */
 CT_API double ct_comm_timeout(const ct_var *v);
 
 /* Whether v's communicator is broken (a collective on it timed out, failed in the engine, or

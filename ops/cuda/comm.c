@@ -7,7 +7,9 @@
 #include "comm/comm_impl.h"
 #include "ops/cuda/cuda_kernels.h"
 
-static ct_status collective(const ct_kernel_ctx *c) { return ct__comm_kernel(c, CT__ENGINE_NCCL); }
+static ct_status collective(const ct_kernel_ctx *c) { 
+  return ct__comm_kernel(c, CT__ENGINE_NCCL, NULL);
+}
 
 static const ct__kernel_set kernels[] = {CT__COMM_KERNEL_SETS(collective)};
 

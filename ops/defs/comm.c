@@ -109,7 +109,7 @@ static ct_status comm_infer(const ct_kernel_ctx *c) {
 }
 
 /* The kernel body of every collective on every backend: engine is the one the place needs. */
-ct_status ct__comm_kernel(const ct_kernel_ctx *c, int engine) {
+ct_status ct__comm_kernel(const ct_kernel_ctx *c, int engine, ct__coll_combine combine) {
   ct__comm *comm = find_comm(c);
   if (comm == NULL) return ct_last_status();
   const char *name = c->attr[CT__COMM_ATTR].u.s;
@@ -130,7 +130,8 @@ ct_status ct__comm_kernel(const ct_kernel_ctx *c, int engine) {
                 .x_name = ct_kernel_in_name(c, CT__IN_X, 0),
                 .x = ct_kernel_in(c, CT__IN_X, 0),
                 .out = ct_kernel_out(c, CT__OUT, 0),
-                .root = c->op->def->n_attr > CT__COMM_ROOT ? (int)c->attr[CT__COMM_ROOT].u.i : 0};
+                .root = c->op->def->n_attr > CT__COMM_ROOT ? (int)c->attr[CT__COMM_ROOT].u.i : 0,
+                .combine = combine};
   return ct__comm_run(comm, &a);
 }
 
