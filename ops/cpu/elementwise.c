@@ -148,8 +148,10 @@ typedef struct un_job {
 
 /* One unary kernel per (op, dtype) over EXPR of a, GRAIN elements or more per thread; SIMD is
  * CT__SIMD or nothing (a loop calling libm). */
-#define UNARY_KERNEL_G(NAME, T, GRAIN, SIMD, EXPR)                \
-  static void NAME##_range(void *arg, int64_t b, int64_t e) {     \
+#define UNARY_KERNEL_G(NAME, T, GRAIN, SIMD, EXPR) UNARY_KERNEL_A(NAME, T, GRAIN, SIMD, , EXPR)
+/* ATTR: on the range function (CT__VM_CLONES for vmath.h's functions). */
+#define UNARY_KERNEL_A(NAME, T, GRAIN, SIMD, ATTR, EXPR)      \
+  ATTR static void NAME##_range(void *arg, int64_t b, int64_t e) { \
     const un_job *j = arg;                                        \
     const T *x = j->x;                                            \
     T *o = j->o;                                                  \
@@ -168,7 +170,8 @@ typedef struct un_job {
 #define UNARY_KERNEL(NAME, T, EXPR) UNARY_KERNEL_G(NAME, T, CT__GRAIN_MEM, CT__SIMD, EXPR)
 #define MATH_KERNEL(NAME, T, EXPR) UNARY_KERNEL_G(NAME, T, CT__GRAIN_MATH, , EXPR)
 /* A vectorised function costs a few times an add per element, not a libm call: a larger grain. */
-#define VMATH_KERNEL(NAME, T, EXPR) UNARY_KERNEL_G(NAME, T, 4 * CT__GRAIN_MATH, CT__SIMD, EXPR)
+#define VMATH_KERNEL(NAME, T, EXPR) \
+  UNARY_KERNEL_A(NAME, T, 4 * CT__GRAIN_MATH, CT__SIMD, CT__VM_CLONES, EXPR)
 
 UNARY_KERNEL(relu_f32, float, a > 0 ? a : 0.0f)
 UNARY_KERNEL(relu_f64, double, a > 0 ? a : 0.0)

@@ -293,12 +293,13 @@ typedef struct sm_job {
       for (int k = 0; k < CT__SM_LANES; k++) l[k] = sum[k][j];                                \
       tot[j] = ct__sm_fold(l);                                                                \
     }                                                                                         \
+    for (int64_t j = 0; j < w; j++) tot[j] = 1.0 / tot[j];                                    \
     for (int64_t i = 0; i < n; i++) {                                                         \
       T *orow = os + i * inner;                                                               \
-      CT__SIMD for (int64_t j = 0; j < w; j++) orow[j] = (T)((double)orow[j] / tot[j]);       \
+      CT__SIMD for (int64_t j = 0; j < w; j++) orow[j] = (T)((double)orow[j] * tot[j]);       \
     }                                                                                         \
   }                                                                                           \
-  static void NAME##_range(void *arg, int64_t first, int64_t last) {                          \
+  CT__VM_CLONES static void NAME##_range(void *arg, int64_t first, int64_t last) {            \
     const sm_job *j = arg;                                                                    \
     int64_t n = j->n, inner = j->inner;                                                       \
     for (int64_t q = first; q < last; q++) {                                                  \

@@ -6,7 +6,8 @@
  * The row's maximum is taken in 8 lanes (NaN wins; the max is the same in any order), exp of
  * x - max (ops/cpu/vmath.h) in one vectorised pass, their sum in double in CT__SM_LANES lanes
  * (element i of the first n - n % 8 into lane i % 8, the rest into lane 0; the lanes then added
- * pairwise, ct__sm_fold), whatever the vector width, and each exp divided by the sum in double.
+ * pairwise, ct__sm_fold), whatever the vector width, and each exp multiplied by 1 / sum in
+ * double (no division per element).
  * A strided row (reduce.c's blocks) sums in the same lanes, so any axis gives the same bits. */
 #ifndef CORTEN_OPS_CPU_SOFTMAX_ROW_H
 #define CORTEN_OPS_CPU_SOFTMAX_ROW_H
@@ -31,7 +32,7 @@ static inline double ct__sm_fold(const double *l) {
     for (; i + 8 <= n; i += 8) {                                                              \
       CT__SIMD for (int k = 0; k < 8; k++) {                                                  \
         T v = x[i + k];                                                                       \
-        l[k] = (v > l[k]) | (v != v) ? v : l[k]; /* no ||: a branch would keep it scalar */   \
+        l[k] = ((v > l[k]) | (v != v)) ? v : l[k]; /* no ||: a branch keeps it scalar */      \
       }                                                                                       \
     }                                                                                         \
     for (; i < n; i++) l[0] = x[i] > l[0] || x[i] != x[i] ? x[i] : l[0];                      \
@@ -51,7 +52,8 @@ static inline double ct__sm_fold(const double *l) {
     }                                                                                         \
     for (; i < n; i++) l[0] += (double)o[i];                                                  \
     double sum = ct__sm_fold(l);                                                              \
-    CT__SIMD for (int64_t j = 0; j < n; j++) o[j] = (T)((double)o[j] / sum);                  \
+    double inv = 1.0 / sum;                                                                   \
+    CT__SIMD for (int64_t j = 0; j < n; j++) o[j] = (T)((double)o[j] * inv);                  \
     *mx = m;                                                                                  \
     return sum;                                                                               \
   }
