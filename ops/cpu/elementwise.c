@@ -150,7 +150,7 @@ typedef struct un_job {
  * CT__SIMD or nothing (a loop calling libm). */
 #define UNARY_KERNEL_G(NAME, T, GRAIN, SIMD, EXPR) UNARY_KERNEL_A(NAME, T, GRAIN, SIMD, , EXPR)
 /* ATTR: on the range function (CT__VM_CLONES for vmath.h's functions). */
-#define UNARY_KERNEL_A(NAME, T, GRAIN, SIMD, ATTR, EXPR)      \
+#define UNARY_KERNEL_A(NAME, T, GRAIN, SIMD, ATTR, EXPR)          \
   ATTR static void NAME##_range(void *arg, int64_t b, int64_t e) { \
     const un_job *j = arg;                                        \
     const T *x = j->x;                                            \
