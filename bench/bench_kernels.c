@@ -5,6 +5,7 @@
  *                      [a vectorised C loop, compiled at -O3 (this file); at every core the same
  *                       loop split over a team of pthreads that spin between calls;
  *                       at::add_out with at::set_num_threads(n)]
+ *   exp 16M float32    [a C loop calling expf, on the same team; at::exp_out]
  *   softmax, reduce_sum (dim 1), transpose of [4096, 4096] float32
  *                      [at::_softmax_out, at::sum_out, out.copy_(x.t()), same thread count]
  * 16M floats (192 MiB of traffic a call) is bound by memory bandwidth; 32K (384 KiB) sits in L2.
@@ -12,7 +13,9 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <math.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -51,6 +54,12 @@ __attribute__((noinline)) static void add_loop(float *o, const float *x, const f
   for (size_t i = 0; i < n; i++) o[i] = x[i] + y[i];
 }
 
+/* The C library's expf, as a C program would call it (y unused). */
+__attribute__((noinline)) static void exp_loop(float *o, const float *x, const float *y, size_t n) {
+  (void)y;
+  for (size_t i = 0; i < n; i++) o[i] = expf(x[i]);
+}
+
 #define MAX_TEAM 64
 
 /* The team: workers 1..n-1 spin on `gen` during a batch and sleep between batches. */
@@ -58,6 +67,7 @@ typedef struct team {
   float *o;
   const float *x, *y;
   size_t n;
+  void (*loop)(float *, const float *, const float *, size_t); /* add_loop or exp_loop */
   int size;
   atomic_uint gen, done;
   atomic_int stop; /* 1: sleep (between batches), 2: exit */
@@ -71,7 +81,7 @@ static team tm = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZE
 
 static void team_part(int k) {
   size_t b = tm.n * (size_t)k / (size_t)tm.size, e = tm.n * (size_t)(k + 1) / (size_t)tm.size;
-  add_loop(tm.o + b, tm.x + b, tm.y + b, e - b);
+  tm.loop(tm.o + b, tm.x + b, tm.y + b, e - b);
 }
 
 static void *team_worker(void *arg) {
@@ -122,7 +132,7 @@ static void team_batch(void *arg, size_t iters) {
 static void loop_batch(void *arg, size_t iters) {
   (void)arg;
   for (size_t r = 0; r < iters; r++) {
-    add_loop(tm.o, tm.x, tm.y, tm.n);
+    tm.loop(tm.o, tm.x, tm.y, tm.n);
     BENCH_KEEP(tm.o);
   }
 }
@@ -143,20 +153,27 @@ static void team_end(void) {
 
 /* ---- Rows ------------------------------------------------------------------------------------ */
 
-static ct_executor *one_op(ct_scope *s, ct_program **p, const char *type, const char *out) {
+/* An executor of one op: type(X x, Y y) -> Out out, or type(X x) -> Out out when unary. */
+static ct_executor *one_op(ct_scope *s, ct_program **p, const char *type, bool unary,
+                           const char *out) {
   *p = ct_program_new();
-  if (*p == NULL || BENCH_APPEND(*p, type, "X", "x", "Y", "y", ">Out", out) != 0) fail(type);
+  if (*p == NULL || (unary ? BENCH_APPEND(*p, type, "X", "x", ">Out", out)
+                           : BENCH_APPEND(*p, type, "X", "x", "Y", "y", ">Out", out)) != 0) {
+    fail(type);
+  }
   ct_executor *e = ct_executor_new(*p, s, ct_cpu());
   if (e == NULL) fail("ct_executor_new");
   return e;
 }
 
-static void add_rows(const bench_cfg *cfg, int64_t n, const char *size, int threads) {
+/* elementwise_add (exp false) or exp of n floats. */
+static void add_rows(const bench_cfg *cfg, int64_t n, const char *size, int threads, bool exp) {
   ct_scope *s = ct_scope_new();
   tm.x = put(s, "x", CT_DIMS(n));
   tm.y = put(s, "y", CT_DIMS(n));
   ct_program *p;
-  ct_executor *e = one_op(s, &p, "elementwise_add", "z");
+  ct_executor *e = one_op(s, &p, exp ? "exp" : "elementwise_add", exp, "z");
+  tm.loop = exp ? exp_loop : add_loop;
   run_batch(e, 1);
   tm.o = data_of(s, "z");
   tm.n = (size_t)n;
@@ -164,7 +181,7 @@ static void add_rows(const bench_cfg *cfg, int64_t n, const char *size, int thre
   void (*fns[3])(void *, size_t) = {run_batch, threads > 1 ? team_batch : loop_batch, NULL};
   void *args[3] = {e, NULL, NULL};
 #ifdef CORTEN_BENCH_TORCH
-  fns[2] = tb_add_batch;
+  fns[2] = exp ? tb_exp_batch : tb_add_batch;
   args[2] = tb_add_setup(tm.o, tm.x, tm.y, (long)n);
 #endif
   size_t iters = n >= (1 << 20) ? 1 : (cfg->quick ? 2000 : 20000);
@@ -175,13 +192,15 @@ static void add_rows(const bench_cfg *cfg, int64_t n, const char *size, int thre
 #endif
   team_end();
   char name[96], loop[64];
-  snprintf(name, sizeof name, "elementwise_add %s float32, %d thread%s", size, threads,
-           threads > 1 ? "s" : "");
-  snprintf(loop, sizeof loop, threads > 1 ? "C loop -O3, %d pthreads" : "C loop -O3", threads);
+  snprintf(name, sizeof name, "%s %s float32, %d thread%s", exp ? "exp" : "elementwise_add", size,
+           threads, threads > 1 ? "s" : "");
+  snprintf(loop, sizeof loop, threads > 1 ? "C loop%s, %d pthreads" : "C loop%s",
+           exp ? " of expf" : " -O3", threads);
   double unit = n >= (1 << 20) ? 1e6 : 1e3;
   const char *u = n >= (1 << 20) ? "ms" : "us";
   bench_record(name, t[0] / unit, loop, t[1] / unit, u);
-  bench_record(name, t[0] / unit, "libtorch at::add_out", t[2] > 0 ? t[2] / unit : t[2], u);
+  bench_record(name, t[0] / unit, exp ? "libtorch at::exp_out" : "libtorch at::add_out",
+               t[2] > 0 ? t[2] / unit : t[2], u);
   ct_executor_free(e);
   ct_program_free(p);
   ct_scope_free(s);
@@ -243,8 +262,9 @@ void bench_kernels_rows(const bench_cfg *cfg) {
   int counts[2] = {1, all > MAX_TEAM ? MAX_TEAM : all};
   for (int k = 0; k < (all > 1 ? 2 : 1); k++) {
     set_threads(counts[k]);
-    add_rows(cfg, (int64_t)1 << 24, "16M", counts[k]);
-    add_rows(cfg, (int64_t)1 << 15, "32K", counts[k]);
+    add_rows(cfg, (int64_t)1 << 24, "16M", counts[k], false);
+    add_rows(cfg, (int64_t)1 << 15, "32K", counts[k], false);
+    add_rows(cfg, (int64_t)1 << 24, "16M", counts[k], true);
     for (int op = 0; op < 3; op++) square_row(cfg, op, counts[k]);
   }
   set_threads(1);

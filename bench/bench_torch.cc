@@ -88,6 +88,14 @@ void tb_add_batch(void *arg, size_t iters) {
 
 void tb_add_teardown(void *arg) { delete static_cast<Binary *>(arg); }
 
+void tb_exp_batch(void *arg, size_t iters) {
+  auto *c = static_cast<Binary *>(arg);
+  for (size_t r = 0; r < iters; r++) {
+    at::exp_out(c->o, c->x);
+    keep(c->o.data_ptr());
+  }
+}
+
 void *tb_mm_setup(float *c_out, const float *a, const float *b, long n) {
   auto *c = new Binary();
   auto opt = at::TensorOptions().dtype(at::kFloat);

@@ -29,6 +29,8 @@ void tb_add1_teardown(void *arg);
 void *tb_add_setup(float *o, const float *x, const float *y, long n);
 void tb_add_batch(void *arg, size_t iters);
 void tb_add_teardown(void *arg);
+/* at::exp_out(o, x) on a context of tb_add_setup (its y unused). */
+void tb_exp_batch(void *arg, size_t iters);
 
 /* at::mm_out(c, a, b) of n x n row-major floats at caller memory. */
 void *tb_mm_setup(float *c, const float *a, const float *b, long n);

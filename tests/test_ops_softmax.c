@@ -96,6 +96,36 @@ START_TEST(softmax_rows_sum_to_one) {
 }
 END_TEST
 
+/* A row summed in 8 lanes gives the same bits whether it is contiguous (axis 1 of [70, 37]) or
+ * strided (axis 0 of the transpose, [37, 70]): rows of 37, not a multiple of 8. */
+static double data_spread(int64_t i) { return (double)((i * 7919) % 1000) / 128 - 4; }
+
+START_TEST(softmax_same_bits_along_any_axis) {
+  enum { R = 70, C = 37 };
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_FLOAT32, CT_DIMS(R, C), data_spread);
+  float xt[C * R];
+  for (int i = 0; i < R; i++) {
+    for (int j = 0; j < C; j++) xt[j * R + i] = (float)data_spread(i * C + j);
+  }
+  put(s, "xt", CT_FLOAT32, CT_DIMS(C, R), xt);
+  ct_op *a = op_x("softmax", "x", "a"), *b = op_x("softmax", "xt", "b");
+  ck_assert_int_eq(ct_op_set_attr_int(b, "axis", 0), CT_OK);
+  run(a, s);
+  run(b, s);
+  const float *oa = result(s, "a", CT_FLOAT32, CT_DIMS(R, C));
+  const float *ob = result(s, "b", CT_FLOAT32, CT_DIMS(C, R));
+  for (int i = 0; i < R; i++) {
+    for (int j = 0; j < C; j++) {
+      ck_assert_msg(f32_bits(oa[i * C + j]) == f32_bits(ob[j * R + i]), "[%d, %d]", i, j);
+    }
+  }
+  ct_op_free(a);
+  ct_op_free(b);
+  ct_scope_free(s);
+}
+END_TEST
+
 START_TEST(softmax_of_minus_inf_is_zero) {
   ct_scope *s = ct_scope_new();
   float x[3] = {-INFINITY, 0, 0};
@@ -157,6 +187,7 @@ static Suite *ops_softmax_suite(void) {
   CT_ADD_TEST(s, softmax_empty);
   CT_ADD_TEST(s, softmax_over_empty_axis);
   CT_ADD_TEST(s, softmax_rows_sum_to_one);
+  CT_ADD_TEST(s, softmax_same_bits_along_any_axis);
   CT_ADD_TEST(s, softmax_of_minus_inf_is_zero);
   CT_ADD_TEST(s, softmax_in_place);
   CT_ADD_TEST(s, softmax_axis_out_of_range_is_an_error);

@@ -183,13 +183,20 @@ START_TEST(mean_at_every_count) {
 }
 END_TEST
 
-START_TEST(softmax_along_each_axis_at_every_count) {
+START_TEST(softmax_and_grad_along_each_axis_at_every_count) {
   ct_scope *s = ct_scope_new();
   put_fn(s, "x", CT_FLOAT32, CT_DIMS(300, 1000), data_mixed);
   for (int64_t axis = 0; axis < 2; axis++) {
     ct_op *op = op_x("softmax", "x", "out");
     ck_assert_int_eq(ct_op_set_attr_int(op, "axis", axis), CT_OK);
     check_same_at_counts(s, op, "out");
+    ct_op_free(op);
+    op = new_op("softmax_grad"); /* Out: x, Out@GRAD: x (any values do) */
+    ck_assert_int_eq(ct_op_set_input(op, "Out", "x"), CT_OK);
+    ck_assert_int_eq(ct_op_set_input(op, "Out@GRAD", "x"), CT_OK);
+    ck_assert_int_eq(ct_op_set_output(op, "X@GRAD", "dx"), CT_OK);
+    ck_assert_int_eq(ct_op_set_attr_int(op, "axis", axis), CT_OK);
+    check_same_at_counts(s, op, "dx");
     ct_op_free(op);
   }
   ct_scope_free(s);
@@ -428,7 +435,7 @@ static Suite *threads_suite(void) {
   CT_ADD_TEST(s, reduce_sum_of_all_at_every_count);
   CT_ADD_TEST(s, reduce_sum_of_rows_and_columns_at_every_count);
   CT_ADD_TEST(s, mean_at_every_count);
-  CT_ADD_TEST(s, softmax_along_each_axis_at_every_count);
+  CT_ADD_TEST(s, softmax_and_grad_along_each_axis_at_every_count);
   CT_ADD_TEST(s, conv2d_and_grad_at_every_count);
   CT_ADD_TEST(s, split_conv2d_is_the_definition);
   CT_ADD_TEST(s, depthwise_conv2d_and_grad_at_every_count);

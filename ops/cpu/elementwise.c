@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ops/cpu/parallel.h"
+#include "ops/cpu/vmath.h"
 #include "ops/defs.h"
 #include "ops/half.h"
 
@@ -147,8 +148,10 @@ typedef struct un_job {
 
 /* One unary kernel per (op, dtype) over EXPR of a, GRAIN elements or more per thread; SIMD is
  * CT__SIMD or nothing (a loop calling libm). */
-#define UNARY_KERNEL_G(NAME, T, GRAIN, SIMD, EXPR)                \
-  static void NAME##_range(void *arg, int64_t b, int64_t e) {     \
+#define UNARY_KERNEL_G(NAME, T, GRAIN, SIMD, EXPR) UNARY_KERNEL_A(NAME, T, GRAIN, SIMD, , EXPR)
+/* ATTR: on the range function (CT__VM_CLONES for vmath.h's functions). */
+#define UNARY_KERNEL_A(NAME, T, GRAIN, SIMD, ATTR, EXPR)          \
+  ATTR static void NAME##_range(void *arg, int64_t b, int64_t e) { \
     const un_job *j = arg;                                        \
     const T *x = j->x;                                            \
     T *o = j->o;                                                  \
@@ -166,19 +169,23 @@ typedef struct un_job {
   }
 #define UNARY_KERNEL(NAME, T, EXPR) UNARY_KERNEL_G(NAME, T, CT__GRAIN_MEM, CT__SIMD, EXPR)
 #define MATH_KERNEL(NAME, T, EXPR) UNARY_KERNEL_G(NAME, T, CT__GRAIN_MATH, , EXPR)
+/* A vectorised function costs a few times an add per element, not a libm call: a larger grain. */
+#define VMATH_KERNEL(NAME, T, EXPR) \
+  UNARY_KERNEL_A(NAME, T, 4 * CT__GRAIN_MATH, CT__SIMD, CT__VM_CLONES, EXPR)
 
 UNARY_KERNEL(relu_f32, float, a > 0 ? a : 0.0f)
 UNARY_KERNEL(relu_f64, double, a > 0 ? a : 0.0)
 UNARY_KERNEL(relu_i32, int32_t, a > 0 ? a : 0)
 UNARY_KERNEL(relu_i64, int64_t, a > 0 ? a : 0)
-MATH_KERNEL(sigmoid_f32, float, 1.0f / (1.0f + expf(-a)))
-MATH_KERNEL(sigmoid_f64, double, 1.0 / (1.0 + exp(-a)))
-MATH_KERNEL(tanh_f32, float, tanhf(a))
+/* corten's own functions (ops/cpu/vmath.h), vectorised; float64 tanh is the C library's. */
+VMATH_KERNEL(sigmoid_f32, float, ct__vsigmoidf(a))
+VMATH_KERNEL(sigmoid_f64, double, ct__vsigmoid(a))
+VMATH_KERNEL(tanh_f32, float, ct__vtanhf(a))
 MATH_KERNEL(tanh_f64, double, tanh(a))
-MATH_KERNEL(exp_f32, float, expf(a))
-MATH_KERNEL(exp_f64, double, exp(a))
-MATH_KERNEL(log_f32, float, logf(a))
-MATH_KERNEL(log_f64, double, log(a))
+VMATH_KERNEL(exp_f32, float, ct__vexpf(a))
+VMATH_KERNEL(exp_f64, double, ct__vexp(a))
+VMATH_KERNEL(log_f32, float, ct__vlogf(a))
+VMATH_KERNEL(log_f64, double, ct__vlog(a))
 
 /* ---- scale: Out = scale * X + bias (or scale * (X + bias) when bias_after_scale is false) ---- */
 

@@ -21,19 +21,21 @@
 
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/cpu/parallel.h"
+#include "ops/cpu/vmath.h"
 #include "ops/expr/expr_impl.h"
 #include "ops/half.h"
 
 #define BLOCK CT__EXPR_BLOCK
 
-/* ---- Node loops, per computing type C (float or double; tgmath picks expf or exp) ---------- */
+/* ---- Node loops, per computing type C (float or double; exp, log, tanh and sigmoid are the
+ * kernels' own, ops/cpu/vmath.h, picked by type; tgmath picks the rest) --------------------- */
 
 #define UNARY_CASES(C, LOOP)                               \
   case CT_EXPR_NEG: LOOP(-a); break;                       \
-  case CT_EXPR_EXP: LOOP(exp(a)); break;                   \
-  case CT_EXPR_LOG: LOOP(log(a)); break;                   \
-  case CT_EXPR_TANH: LOOP(tanh(a)); break;                 \
-  case CT_EXPR_SIGMOID: LOOP((C)1 / ((C)1 + exp(-a))); break; \
+  case CT_EXPR_EXP: LOOP(CT__VEXP(a)); break;              \
+  case CT_EXPR_LOG: LOOP(CT__VLOG(a)); break;              \
+  case CT_EXPR_TANH: LOOP(CT__VTANH(a)); break;            \
+  case CT_EXPR_SIGMOID: LOOP(CT__VSIGMOID(a)); break;      \
   case CT_EXPR_RELU: LOOP(a > 0 ? a : (C)0); break;        \
   case CT_EXPR_SQRT: LOOP(sqrt(a)); break;                 \
   case CT_EXPR_ABS: LOOP(fabs(a)); break;                  \

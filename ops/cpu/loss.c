@@ -2,16 +2,15 @@
 /* ops/cpu/loss.c: the CPU kernels of softmax_with_cross_entropy and its gradient (ops/defs/
  * loss.c), float32 and float64.
  *
- * Each row is shifted by its maximum before exp, as the softmax kernel does (the same Softmax,
- * bit for bit), and its loss is log-sum-exp minus the label's logit, with the sum and the log in
+ * Each row's Softmax is the softmax kernel's (ops/cpu/softmax_row.h: the same bits), and its
+ * loss is log-sum-exp minus the label's logit, with the sum and the log (ops/cpu/vmath.h) in
  * double for both dtypes: large logits neither overflow nor round the loss to 0. Hard labels
  * are checked before any output is written, so a bad label leaves the outputs as they were. */
-#include <math.h>
-
+#include "ops/cpu/softmax_row.h"
 #include "ops/defs.h"
 
-/* T: the dtype; EXP: its exp. */
-#define SCE_KERNEL(NAME, T, EXP)                                                              \
+/* T: the dtype; SUF: its suffix in softmax_row.h. */
+#define SCE_KERNEL(NAME, T, SUF)                                                              \
   static ct_status NAME(const ct_kernel_ctx *c) {                                             \
     const ct_tensor *xt = ct_kernel_in(c, CT__SCE_LOGITS, 0);                                 \
     const ct_tensor *yt = ct_kernel_in(c, CT__SCE_LABEL, 0);                                  \
@@ -32,18 +31,9 @@
     for (int64_t i = 0; i < n; i++) {                                                         \
       const T *xr = x + i * k;                                                                \
       T *sr = sm + i * k;                                                                     \
-      T mx = k > 0 ? xr[0] : 0;                                                               \
-      for (int64_t j = 1; j < k; j++) {                                                       \
-        if (xr[j] > mx || xr[j] != xr[j]) mx = xr[j];                                         \
-      }                                                                                       \
-      double sum = 0;                                                                         \
-      for (int64_t j = 0; j < k; j++) {                                                       \
-        T e = EXP(xr[j] - mx);                                                                \
-        sr[j] = e;                                                                            \
-        sum += (double)e;                                                                     \
-      }                                                                                       \
-      for (int64_t j = 0; j < k; j++) sr[j] = (T)((double)sr[j] / sum);                       \
-      double lse = (double)mx + log(sum), l = 0;                                              \
+      T mx = 0;                                                                               \
+      double sum = k > 0 ? ct__sm_row_##SUF(xr, sr, k, &mx) : 0;                              \
+      double lse = (double)mx + ct__vlog(sum), l = 0;                                         \
       if (soft) {                                                                             \
         const T *yr = y + i * k;                                                              \
         for (int64_t j = 0; j < k; j++) l += (double)yr[j] * (lse - (double)xr[j]);           \
@@ -55,8 +45,8 @@
     return CT_OK;                                                                             \
   }
 
-SCE_KERNEL(sce_f32, float, expf)
-SCE_KERNEL(sce_f64, double, exp)
+SCE_KERNEL(sce_f32, float, f32)
+SCE_KERNEL(sce_f64, double, f64)
 
 /* Logits@GRAD = (Softmax x (the row's label sum) - Label) x Loss@GRAD, the label one-hot for
  * hard labels (sum 1) and the row 0 where the label is ignore_index. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ops/cpu/parallel.h"
+#include "ops/cpu/softmax_row.h"
 #include "ops/defs.h"
 
 /* ---- sum: Out = X[0] + X[1] + ... ------------------------------------------------------------ */
@@ -252,12 +253,11 @@ RS_KERNEL(rs_i64, int64_t, uint64_t, uint64_t, fold_long_i64)
 /* ---- softmax(axis) --------------------------------------------------------------------------- */
 
 /* X seen as [outer, n, inner] around the axis; each of the outer x inner rows of n elements,
- * stride inner apart, is normalised on its own. The rows are taken SM_COLS at a time, so each
- * pass walks contiguous memory (inner elements apart row after row) instead of striding down
- * one column; every row still sees its elements in the same order, so the result is the same
- * bit for bit. A row that is contiguous (inner 1) takes its max in 8 lanes (the max is the same
- * in any order). The blocks of rows are split by ct__parallel_for. A: the type exp values are
- * summed in, one after the other. */
+ * stride inner apart, is normalised on its own. A contiguous row (inner 1) is
+ * ops/cpu/softmax_row.h's. Strided rows are taken SM_COLS at a time, so each pass walks
+ * contiguous memory (inner elements apart row after row) instead of striding down one column,
+ * each column summing its exps in the lanes of the contiguous row (the same bits along any
+ * axis). The blocks of rows are split by ct__parallel_for. */
 #define SM_COLS 64
 typedef struct sm_job {
   const void *x;
@@ -265,64 +265,49 @@ typedef struct sm_job {
   int64_t n, inner, blocks; /* blocks: of SM_COLS rows per outer index */
 } sm_job;
 
-#define SM_KERNEL(NAME, T, A, EXP)                                                            \
-  static T NAME##_max(const T *x, int64_t n) {                                                \
-    T l[8];                                                                                   \
-    for (int k = 0; k < 8; k++) l[k] = x[0];                                                  \
-    int64_t i = 1;                                                                            \
-    for (; i + 8 <= n; i += 8) {                                                              \
-      for (int k = 0; k < 8; k++) l[k] = x[i + k] > l[k] || x[i + k] != x[i + k] ? x[i + k] : l[k]; \
-    }                                                                                         \
-    for (; i < n; i++) l[0] = x[i] > l[0] || x[i] != x[i] ? x[i] : l[0];                      \
-    T m = l[0];                                                                               \
-    for (int k = 1; k < 8; k++) m = l[k] > m || l[k] != l[k] ? l[k] : m;                      \
-    return m;                                                                                 \
-  }                                                                                           \
-  static void NAME##_row(const T *x, T *o, int64_t n) {                                       \
-    T mx = NAME##_max(x, n);                                                                  \
-    A sum = 0;                                                                                \
-    for (int64_t i = 0; i < n; i++) {                                                         \
-      T e = EXP(x[i] - mx);                                                                   \
-      o[i] = e;                                                                               \
-      sum += (A)e;                                                                            \
-    }                                                                                         \
-    CT__SIMD for (int64_t i = 0; i < n; i++) o[i] = (T)((A)o[i] / sum);                       \
-  }                                                                                           \
+#define SM_KERNEL(NAME, T, SUF)                                                               \
   static void NAME##_block(const T *xs, T *os, int64_t n, int64_t inner, int64_t w) {         \
     T mx[SM_COLS];                                                                            \
-    A sum[SM_COLS];                                                                           \
-    for (int64_t j = 0; j < w; j++) {                                                         \
-      mx[j] = xs[j];                                                                          \
-      sum[j] = 0;                                                                             \
-    }                                                                                         \
+    double sum[CT__SM_LANES][SM_COLS] = {{0}};                                                \
+    for (int64_t j = 0; j < w; j++) mx[j] = xs[j];                                            \
     for (int64_t i = 1; i < n; i++) {                                                         \
       const T *xr = xs + i * inner;                                                           \
       for (int64_t j = 0; j < w; j++) {                                                       \
         if (xr[j] > mx[j] || xr[j] != xr[j]) mx[j] = xr[j];                                   \
       }                                                                                       \
     }                                                                                         \
+    int64_t full = n - n % CT__SM_LANES;                                                      \
     for (int64_t i = 0; i < n; i++) {                                                         \
       const T *xr = xs + i * inner;                                                           \
       T *orow = os + i * inner;                                                               \
-      for (int64_t j = 0; j < w; j++) {                                                       \
-        T e = EXP(xr[j] - mx[j]);                                                             \
+      double *l = sum[i < full ? i % CT__SM_LANES : 0];                                       \
+      CT__SIMD for (int64_t j = 0; j < w; j++) {                                              \
+        T e = CT__VEXP((T)(xr[j] - mx[j]));                                                   \
         orow[j] = e;                                                                          \
-        sum[j] += (A)e;                                                                       \
+        l[j] += (double)e;                                                                    \
       }                                                                                       \
     }                                                                                         \
+    double tot[SM_COLS];                                                                      \
+    for (int64_t j = 0; j < w; j++) {                                                         \
+      double l[CT__SM_LANES];                                                                 \
+      for (int k = 0; k < CT__SM_LANES; k++) l[k] = sum[k][j];                                \
+      tot[j] = ct__sm_fold(l);                                                                \
+    }                                                                                         \
+    for (int64_t j = 0; j < w; j++) tot[j] = 1.0 / tot[j];                                    \
     for (int64_t i = 0; i < n; i++) {                                                         \
       T *orow = os + i * inner;                                                               \
-      CT__SIMD for (int64_t j = 0; j < w; j++) orow[j] = (T)((A)orow[j] / sum[j]);            \
+      CT__SIMD for (int64_t j = 0; j < w; j++) orow[j] = (T)((double)orow[j] * tot[j]);       \
     }                                                                                         \
   }                                                                                           \
-  static void NAME##_range(void *arg, int64_t first, int64_t last) {                          \
+  CT__VM_CLONES static void NAME##_range(void *arg, int64_t first, int64_t last) {            \
     const sm_job *j = arg;                                                                    \
     int64_t n = j->n, inner = j->inner;                                                       \
     for (int64_t q = first; q < last; q++) {                                                  \
       int64_t a = q / j->blocks, b0 = q % j->blocks * SM_COLS;                                \
       const T *xs = (const T *)j->x + a * n * inner + b0;                                     \
       T *os = (T *)j->o + a * n * inner + b0;                                                 \
-      if (inner == 1) NAME##_row(xs, os, n);                                                  \
+      T mx_;                                                                                  \
+      if (inner == 1) ct__sm_row_##SUF(xs, os, n, &mx_);                                      \
       else NAME##_block(xs, os, n, inner, inner - b0 < SM_COLS ? inner - b0 : SM_COLS);       \
     }                                                                                         \
   }                                                                                           \
@@ -347,8 +332,8 @@ typedef struct sm_job {
     return CT_OK;                                                                             \
   }
 
-SM_KERNEL(sm_f32, float, double, expf)
-SM_KERNEL(sm_f64, double, double, exp)
+SM_KERNEL(sm_f32, float, f32)
+SM_KERNEL(sm_f64, double, f64)
 
 /* ---- The kernel table ------------------------------------------------------------------------ */
 

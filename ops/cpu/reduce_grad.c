@@ -7,6 +7,7 @@
  * dims kept as 1) to X's. softmax_grad takes, along the axis, the sum of Out@GRAD x Out in
  * double and in element order, so each row's result does not depend on the thread count. */
 #include "ops/cpu/cpu_kernels.h"
+#include "ops/cpu/parallel.h"
 #include "ops/defs.h"
 
 enum { IN_A = 0, IN_DOUT = 1 }; /* X or Out, then Out@GRAD */
@@ -57,9 +58,38 @@ static ct_status rs_grad_any(const ct_kernel_ctx *c) {
 /* ---- softmax_grad(axis): X@GRAD = Out (Out@GRAD - sum(Out@GRAD Out) along axis) ------------ */
 
 /* Out seen as [outer, n, inner] around the axis, as in the forward kernel: the rows (n elements
- * inner apart) are taken SM_COLS at a time so that each pass walks contiguous memory. */
+ * inner apart) are taken SM_COLS at a time so that each pass walks contiguous memory; the blocks
+ * of rows are split by ct__parallel_for (each row computed whole by one thread). */
 #define SM_COLS 64
+typedef struct smg_job {
+  const void *o, *g;
+  void *dx;
+  int64_t n, inner, blocks; /* blocks: of SM_COLS rows per outer index */
+} smg_job;
+
 #define SM_GRAD_KERNEL(NAME, T)                                                                 \
+  static void NAME##_range(void *arg, int64_t first, int64_t last) {                            \
+    const smg_job *jb = arg;                                                                    \
+    int64_t n = jb->n, inner = jb->inner;                                                       \
+    for (int64_t q = first; q < last; q++) {                                                    \
+      int64_t a = q / jb->blocks, b0 = q % jb->blocks * SM_COLS;                                \
+      int64_t w = inner - b0 < SM_COLS ? inner - b0 : SM_COLS, base = a * n * inner + b0;       \
+      const T *o = (const T *)jb->o + base, *g = (const T *)jb->g + base;                       \
+      T *dx = (T *)jb->dx + base;                                                               \
+      double dot[SM_COLS] = {0};                                                                \
+      for (int64_t i = 0; i < n; i++) {                                                         \
+        const T *orow = o + i * inner, *grow = g + i * inner;                                   \
+        for (int64_t j = 0; j < w; j++) dot[j] += (double)grow[j] * (double)orow[j];            \
+      }                                                                                         \
+      for (int64_t i = 0; i < n; i++) {                                                         \
+        const T *orow = o + i * inner, *grow = g + i * inner;                                   \
+        T *drow = dx + i * inner;                                                               \
+        CT__SIMD for (int64_t j = 0; j < w; j++) {                                              \
+          drow[j] = (T)((double)orow[j] * ((double)grow[j] - dot[j]));                          \
+        }                                                                                       \
+      }                                                                                         \
+    }                                                                                           \
+  }                                                                                             \
   static ct_status NAME(const ct_kernel_ctx *c) {                                               \
     const ct_tensor *ot = ct_kernel_in(c, IN_A, 0);                                             \
     int axis;                                                                                   \
@@ -68,30 +98,16 @@ static ct_status rs_grad_any(const ct_kernel_ctx *c) {
     T *dx = ct__k_out_data(c, CT__G_DX, 0, c->dtype);                                           \
     if (CT__UNLIKELY(dx == NULL)) return ct_last_status();                                      \
     if (ot->numel == 0) return CT_OK;                                                           \
-    const T *o = ct__k_in_data(ot), *g = ct__k_in_data(ct_kernel_in(c, IN_DOUT, 0));            \
-    int64_t outer = 1, n = 1, inner = 1;                                                        \
+    smg_job j = {ct__k_in_data(ot), ct__k_in_data(ct_kernel_in(c, IN_DOUT, 0)), dx, 1, 1, 1};   \
+    int64_t outer = 1;                                                                          \
     for (int k = 0; k < ot->dims.rank; k++) {                                                   \
       if (k < axis) outer *= ot->dims.d[k];                                                     \
-      if (k == axis) n = ot->dims.d[k];                                                         \
-      if (k > axis) inner *= ot->dims.d[k];                                                     \
+      if (k == axis) j.n = ot->dims.d[k];                                                       \
+      if (k > axis) j.inner *= ot->dims.d[k];                                                   \
     }                                                                                           \
-    for (int64_t a = 0; a < outer; a++) {                                                       \
-      for (int64_t b0 = 0; b0 < inner; b0 += SM_COLS) {                                         \
-        int64_t w = inner - b0 < SM_COLS ? inner - b0 : SM_COLS, base = a * n * inner + b0;     \
-        double dot[SM_COLS] = {0};                                                              \
-        for (int64_t i = 0; i < n; i++) {                                                       \
-          const T *orow = o + base + i * inner, *grow = g + base + i * inner;                   \
-          for (int64_t j = 0; j < w; j++) dot[j] += (double)grow[j] * (double)orow[j];          \
-        }                                                                                       \
-        for (int64_t i = 0; i < n; i++) {                                                       \
-          const T *orow = o + base + i * inner, *grow = g + base + i * inner;                   \
-          T *drow = dx + base + i * inner;                                                      \
-          for (int64_t j = 0; j < w; j++) {                                                     \
-            drow[j] = (T)((double)orow[j] * ((double)grow[j] - dot[j]));                        \
-          }                                                                                     \
-        }                                                                                       \
-      }                                                                                         \
-    }                                                                                           \
+    j.blocks = (j.inner + SM_COLS - 1) / SM_COLS;                                               \
+    int64_t per = j.n * (j.inner < SM_COLS ? j.inner : SM_COLS);                                \
+    ct__parallel_for(outer * j.blocks, CT__GRAIN_MEM / per + 1, NAME##_range, &j);              \
     return CT_OK;                                                                               \
   }
 

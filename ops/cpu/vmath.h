@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/cpu/vmath.h: corten's own exp, log, tanh and sigmoid for the CPU kernels, written so that
+ * GCC and clang vectorise a loop calling them (docs/design/vmath.md).
+ *
+ * Every function is straight-line code: range reduction, a polynomial, a scale by a power of two
+ * built in the integer bits, and the special cases chosen by bit-mask selects, not branches; only
+ * operations SSE2 has for packed floats and integers (no int64 <-> double conversion, no
+ * arithmetic shift of 64-bit lanes, no table look-up), so the x86-64 baseline build vectorises
+ * them. The library compiles without FMA contraction, so each function gives the same bits
+ * whether a loop runs it packed or scalar, at any -march. Every CPU kernel computing these
+ * functions calls these (the ops, softmax, the losses, the expression engine), so fused and
+ * op-by-op results are equal bit for bit. They differ from the C library in the last bit of some
+ * results; the measured bounds (float32: all 2^32 inputs) are in docs/design/vmath.md.
+ *
+ *   ct__vexpf, ct__vexp   exp; +inf -> +inf, -inf -> 0, NaN -> NaN, 0 -> 1 exactly, overflow to
+ *                         +inf, results below the smallest normal rounded once to subnormals.
+ *   ct__vlogf, ct__vlog   log; 0 -> -inf, < 0 -> NaN, +inf -> +inf, 1 -> 0, subnormal inputs
+ *                         scaled to normal first.
+ *   ct__vtanhf            tanh of float32, computed in double from exp and rounded once; +-0 and
+ *                         the sign kept, +-inf -> +-1. (float64 tanh stays the C library's.)
+ *   ct__vsigmoidf, ...    1 / (1 + exp(-x)) with the functions above.
+ * CT__VEXP, CT__VLOG, CT__VTANH, CT__VSIGMOID pick the function by the argument's type. */
+#ifndef CORTEN_OPS_CPU_VMATH_H
+#define CORTEN_OPS_CPU_VMATH_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define CT__VM static inline __attribute__((always_inline))
+
+/* On a kernel's range function whose loop calls these: GCC on x86-64 compiles it twice, for the
+ * SSE2 baseline and for AVX2 (8 float lanes, no FMA: the same bits), and picks at load time
+ * (an ifunc). Empty elsewhere, and in sanitizer builds. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+    !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define CT__VM_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define CT__VM_CLONES
+#endif
+
+CT__VM uint32_t ct__vm_ubits(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+CT__VM float ct__vm_fbits(uint32_t u) {
+  float x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+CT__VM uint64_t ct__vm_ubits64(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+CT__VM double ct__vm_dbits(uint64_t u) {
+  double x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+/* m ? a : b for a mask m of all ones or zeros (CT__VM_M32 / CT__VM_M64 of a condition). GCC
+ * will not if-convert a chain of floating-point ternaries in a loop (with its default
+ * -ftrapping-math) nor widen an int condition inside an inline function to a 64-bit mask, and
+ * leaves such a loop scalar; this form it vectorises. */
+#define CT__VM_M32(c) ((uint32_t) - (int32_t)(c))
+#define CT__VM_M64(c) ((uint64_t) - (int64_t)(c))
+CT__VM float ct__vm_self(uint32_t m, float a, float b) {
+  return ct__vm_fbits((m & ct__vm_ubits(a)) | (~m & ct__vm_ubits(b)));
+}
+CT__VM double ct__vm_seld(uint64_t m, double a, double b) {
+  return ct__vm_dbits((m & ct__vm_ubits64(a)) | (~m & ct__vm_ubits64(b)));
+}
+
+/* ---- exp --------------------------------------------------------------------------------------
+ * x = k ln2 + r, k = round(x / ln2) by the shifter trick (adding 1.5 x 2^p leaves k in the low
+ * bits of the sum), |r| <= ln2 / 2 + a little; ln2 is split in two (Cody and Waite) with few
+ * enough bits in the high part that k * hi is exact. exp(r) = 1 + r + r^2 P(r), P fitted to
+ * (exp(r) - 1 - r) / r^2 by weighted least squares at Chebyshev nodes (relative error 4e-9 for
+ * float32's degree 4, 1e-18 for float64's degree 10). 2^k is applied as 2^(k>>1) x 2^(k-(k>>1)),
+ * both normal numbers, so an overflowing result becomes inf and a subnormal one is rounded once.
+ * x is clamped first to where exp is already inf or 0, which also keeps k in range. */
+
+CT__VM float ct__vexpf(float x) {
+  const float shift = 0x1.8p23f;
+  float xc = ct__vm_self(CT__VM_M32(x > 89.0f), 89.0f, x);
+  xc = ct__vm_self(CT__VM_M32(xc < -104.0f), -104.0f, xc);
+  float kf = xc * 0x1.715476p+0f + shift;
+  uint32_t u = ct__vm_ubits(kf) - (ct__vm_ubits(shift) - 256u); /* k + 256 */
+  kf -= shift;
+  float r = (xc - kf * 0x1.62e4p-1f) - kf * 0x1.7f7d1cp-20f;
+  float p = 0x1.686aa8p-10f;
+  p = p * r + 0x1.124194p-7f;
+  p = p * r + 0x1.555b96p-5f;
+  p = p * r + 0x1.555486p-3f;
+  p = p * r + 0x1.fffff8p-2f;
+  p = 1.0f + (r + r * r * p);
+  uint32_t h = u >> 1; /* (k >> 1) + 128 */
+  float s1 = ct__vm_fbits((h - 1u) << 23), s2 = ct__vm_fbits((u - h - 1u) << 23);
+  return p * s1 * s2;
+}
+
+/* exp of x already in [-746, 710] (no clamp, so a float32 loop calling it holds no 64-bit
+ * mask: ct__vtanhf). */
+CT__VM double ct__vexp_core(double xc) {
+  const double shift = 0x1.8p52;
+  double kd = xc * 0x1.71547652b82fep+0 + shift;
+  uint64_t u = ct__vm_ubits64(kd) - (ct__vm_ubits64(shift) - 2048u); /* k + 2048 */
+  kd -= shift;
+  double r = (xc - kd * 0x1.62e42fefa38p-1) - kd * 0x1.ef35793c7673p-45;
+  double p = 0x1.1dd24ffafd6ddp-29;
+  p = p * r + 0x1.af71efa5a7c52p-26;
+  p = p * r + 0x1.27e60b3bcb028p-22;
+  p = p * r + 0x1.71ddeca02a86dp-19;
+  p = p * r + 0x1.a01a0101d7363p-16;
+  p = p * r + 0x1.a01a01b4eb95ep-13;
+  p = p * r + 0x1.6c16c16c3eea4p-10;
+  p = p * r + 0x1.111111110e893p-7;
+  p = p * r + 0x1.55555555554c9p-5;
+  p = p * r + 0x1.555555555555cp-3;
+  p = p * r + 0x1p-1;
+  p = 1.0 + (r + r * r * p);
+  uint64_t h = u >> 1; /* (k >> 1) + 1024 */
+  double s1 = ct__vm_dbits((h - 1u) << 52), s2 = ct__vm_dbits((u - h - 1u) << 52);
+  return p * s1 * s2;
+}
+
+CT__VM double ct__vexp(double x) {
+  double xc = ct__vm_seld(CT__VM_M64(x > 710.0), 710.0, x);
+  return ct__vexp_core(ct__vm_seld(CT__VM_M64(xc < -746.0), -746.0, xc));
+}
+
+/* ---- log --------------------------------------------------------------------------------------
+ * x = 2^e m with m in [sqrt(1/2), sqrt(2)) (subnormals scaled by 2^54 first; e as a double
+ * through the 2^52 shifter, SSE2 having no int64 -> double conversion). With f = m - 1 (exact)
+ * and s = f / (2 + f): log(m) = 2 atanh(s) = f - (f^2/2 - s (f^2/2 + R)), R = 2 atanh(s) / s - 2
+ * = s^2 Q(s^2), Q of degree 7 fitted like exp's P (error 4e-19): the large part f is exact and
+ * the rest small, so the result is within about one rounding of the true value.
+ * log(x) = e ln2_hi + (that + e ln2_lo). */
+
+CT__VM double ct__vlog(double x) {
+  uint64_t sub = CT__VM_M64(x < 0x1p-1022); /* also 0 and negatives, set below */
+  double xs = ct__vm_seld(sub, x * 0x1p54, x);
+  uint64_t b = ct__vm_ubits64(xs);
+  double e = ct__vm_dbits((b >> 52) | 0x4330000000000000u) - (0x1p52 + 1023.0);
+  e = ct__vm_seld(sub, e - 54.0, e);
+  double m = ct__vm_dbits((b & 0x000fffffffffffffu) | 0x3ff0000000000000u);
+  uint64_t big = CT__VM_M64(m > 0x1.6a09e667f3bcdp+0);
+  m = ct__vm_seld(big, m * 0.5, m);
+  e = ct__vm_seld(big, e + 1.0, e);
+  double f = m - 1.0, s = f / (2.0 + f), z = s * s;
+  double q = 0x1.0fbc2e0710132p-3;
+  q = q * z + 0x1.0f52e354c5281p-3;
+  q = q * z + 0x1.3b211d5eecebcp-3;
+  q = q * z + 0x1.745cdb8fe491bp-3;
+  q = q * z + 0x1.c71c7261a92f3p-3;
+  q = q * z + 0x1.2492492423a1ep-2;
+  q = q * z + 0x1.9999999999e66p-2;
+  q = q * z + 0x1.5555555555555p-1;
+  double hf = 0.5 * f * f;
+  double y = e * 0x1.62e42fefa38p-1 + (f - (hf - (s * (hf + z * q) + e * 0x1.ef35793c7673p-45)));
+  y = ct__vm_seld(CT__VM_M64(x == 0), -HUGE_VAL, y);
+  y = ct__vm_seld(CT__VM_M64(x < 0), (double)NAN, y);
+  y = ct__vm_seld(CT__VM_M64(x == HUGE_VAL), HUGE_VAL, y);
+  return ct__vm_seld(CT__VM_M64(x != x), x, y);
+}
+
+
+/* float32 log: the same steps in float (subnormals scaled by 2^24; Q of degree 3, error 4e-10),
+ * so a float32 loop holds only 32-bit lanes. */
+CT__VM float ct__vlogf(float x) {
+  uint32_t sub = CT__VM_M32(x < 0x1p-126f); /* also 0 and negatives, set below */
+  float xs = ct__vm_self(sub, x * 0x1p24f, x);
+  uint32_t b = ct__vm_ubits(xs);
+  float e = (float)((int32_t)(b >> 23) - 127);
+  e = ct__vm_self(sub, e - 24.0f, e);
+  float m = ct__vm_fbits((b & 0x007fffffu) | 0x3f800000u);
+  uint32_t big = CT__VM_M32(m > 0x1.6a09e6p+0f);
+  m = ct__vm_self(big, m * 0.5f, m);
+  e = ct__vm_self(big, e + 1.0f, e);
+  float f = m - 1.0f, s = f / (2.0f + f), z = s * s;
+  float q = 0x1.e351ecp-3f;
+  q = q * z + 0x1.243676p-2f;
+  q = q * z + 0x1.999a84p-2f;
+  q = q * z + 0x1.555554p-1f;
+  float hf = 0.5f * f * f;
+  float y = e * 0x1.62e4p-1f + (f - (hf - (s * (hf + z * q) + e * 0x1.7f7d1cp-20f)));
+  y = ct__vm_self(CT__VM_M32(x == 0), -HUGE_VALF, y);
+  y = ct__vm_self(CT__VM_M32(x < 0), NAN, y);
+  y = ct__vm_self(CT__VM_M32(x == HUGE_VALF), HUGE_VALF, y);
+  return ct__vm_self(CT__VM_M32(x != x), x, y);
+}
+
+/* ---- tanh and sigmoid -------------------------------------------------------------------------
+ * tanh |x| = 1 - 2 / (exp(2|x|) + 1) in double (|x| clamped to 20 first, where tanh rounds to 1
+ * in float32, so exp needs no clamp of its own): its absolute error of a few 2^-53 is far below
+ * half a float32 ulp once |x| >= 2^-13; below that x (1 - x^2/3), whose next term is 2^-52 x
+ * relative. Each is rounded once to float32; the choice and the sign are made on float32 bits,
+ * so the loop holds no 64-bit mask. */
+
+CT__VM float ct__vtanhf(float x) {
+  float ax = ct__vm_fbits(ct__vm_ubits(x) & 0x7fffffffu);
+  double a = (double)ct__vm_self(CT__VM_M32(ax > 20.0f), 20.0f, ax), d = (double)x;
+  float t = (float)(1.0 - 2.0 / (ct__vexp_core(2.0 * a) + 1.0));
+  t = ct__vm_fbits(ct__vm_ubits(t) | (ct__vm_ubits(x) & 0x80000000u));
+  return ct__vm_self(CT__VM_M32(ax < 0x1p-13f), (float)(d * (1.0 - d * d * (1.0 / 3.0))), t);
+}
+
+CT__VM float ct__vsigmoidf(float x) { return 1.0f / (1.0f + ct__vexpf(-x)); }
+CT__VM double ct__vsigmoid(double x) { return 1.0 / (1.0 + ct__vexp(-x)); }
+
+#define CT__VEXP(a) _Generic((a), float: ct__vexpf, double: ct__vexp)(a)
+#define CT__VLOG(a) _Generic((a), float: ct__vlogf, double: ct__vlog)(a)
+#define CT__VTANH(a) _Generic((a), float: ct__vtanhf, double: tanh)(a)
+#define CT__VSIGMOID(a) _Generic((a), float: ct__vsigmoidf, double: ct__vsigmoid)(a)
+
+#endif /* CORTEN_OPS_CPU_VMATH_H */

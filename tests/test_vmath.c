@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tests/test_vmath.c: corten's own exp, log, tanh and sigmoid (ops/cpu/vmath.h): every special
+ * case with its exact result, the accuracy over structured samples of the whole range against
+ * the C library's double (float32) or long double (float64) functions, within the bounds of
+ * docs/design/vmath.md, and the ops computing exactly these functions, packed as they run in the
+ * kernels. (tests/vmath_sweep.c measures float32 over all 2^32 inputs; too long for a test.) */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "op_util.h"
+#include "ops/cpu/vmath.h"
+
+/* The error of y in ulps of the exact v, in a format of mant bits whose smallest normal exponent
+ * is emin (the ulp of subnormals fixed); -1 when they disagree in kind (inf, NaN or 0). */
+static double ulps(long double y, long double v, int mant, int emin) {
+  if (isnan(v) || isnan(y)) return isnan(v) && isnan(y) ? 0 : -1;
+  if (isinf(v) || isinf(y)) return y == v ? 0 : -1;
+  if (v == 0) return y == 0 ? 0 : -1;
+  int e;
+  frexpl(v, &e);
+  return (double)(fabsl(y - v) / ldexpl(1.0L, (e - 1 < emin ? emin : e - 1) - (mant - 1)));
+}
+static double ulps32(float y, double v) {
+  if (fabs(v) > FLT_MAX) v = (double)(float)v; /* inf where a float rounds to it */
+  return ulps(y, v, 24, -126);
+}
+static double ulps64(double y, long double v) {
+  if (fabsl(v) > DBL_MAX) v = (double)v;
+  return ulps(y, v, 53, -1022);
+}
+
+static float f32_of(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+static uint64_t bits64(double d) {
+  uint64_t u;
+  memcpy(&u, &d, sizeof u);
+  return u;
+}
+
+/* ---- Special cases ---------------------------------------------------------------------------- */
+
+START_TEST(exp_special_cases) {
+  ck_assert(ct__vexpf(0.0f) == 1.0f && ct__vexpf(-0.0f) == 1.0f);
+  ck_assert(ct__vexp(0.0) == 1.0 && ct__vexp(-0.0) == 1.0);
+  ck_assert(isinf(ct__vexpf(INFINITY)) && ct__vexpf(INFINITY) > 0);
+  ck_assert(isinf(ct__vexp(INFINITY)) && ct__vexp(INFINITY) > 0);
+  ck_assert(ct__vexpf(-INFINITY) == 0.0f && !signbit(ct__vexpf(-INFINITY)));
+  ck_assert(ct__vexp(-INFINITY) == 0.0 && !signbit(ct__vexp(-INFINITY)));
+  ck_assert(isnan(ct__vexpf(NAN)) && isnan(ct__vexp(NAN)));
+  /* Overflow: exp(88.72284) > FLT_MAX; the largest input below it stays finite. */
+  ck_assert(isinf(ct__vexpf(88.72284f)) && isinf(ct__vexpf(FLT_MAX)));
+  ck_assert(isfinite(ct__vexpf(88.72283f)));
+  ck_assert(isinf(ct__vexp(709.79)) && isinf(ct__vexp(DBL_MAX)));
+  ck_assert(isfinite(ct__vexp(709.78)));
+  /* Underflow: subnormal results, rounded once, then 0. */
+  ck_assert(ct__vexpf(-103.0f) == 0x1p-149f); /* 1.32 x 2^-149 */
+  ck_assert(ct__vexpf(-90.0f) == 0x1.1d85p-130f); /* 584744.28 x 2^-149 */
+  ck_assert(ct__vexpf(-104.0f) == 0.0f && ct__vexpf(-FLT_MAX) == 0.0f);
+  ck_assert(ct__vexp(-745.0) == 0x1p-1074); /* 0.57 x 2^-1074 */
+  ck_assert(ct__vexp(-746.0) == 0.0 && ct__vexp(-DBL_MAX) == 0.0);
+  /* e: correctly rounded in float32, within the bound in float64. */
+  ck_assert(ct__vexpf(1.0f) == 0x1.5bf0a8p+1f);
+  ck_assert(ulps64(ct__vexp(1.0), expl(1.0L)) <= 1.0);
+}
+END_TEST
+
+START_TEST(log_special_cases) {
+  ck_assert(isinf(ct__vlogf(0.0f)) && ct__vlogf(0.0f) < 0 && ct__vlogf(-0.0f) < 0);
+  ck_assert(isinf(ct__vlog(0.0)) && ct__vlog(0.0) < 0 && isinf(ct__vlog(-0.0)));
+  ck_assert(isnan(ct__vlogf(-1.0f)) && isnan(ct__vlogf(-INFINITY)) && isnan(ct__vlogf(NAN)));
+  ck_assert(isnan(ct__vlog(-1.0)) && isnan(ct__vlog(-INFINITY)) && isnan(ct__vlog(NAN)));
+  ck_assert(isnan(ct__vlog(-0x1p-1074)));
+  ck_assert(isinf(ct__vlogf(INFINITY)) && ct__vlogf(INFINITY) > 0);
+  ck_assert(isinf(ct__vlog(INFINITY)) && ct__vlog(INFINITY) > 0);
+  ck_assert(ct__vlogf(1.0f) == 0.0f && !signbit(ct__vlogf(1.0f)));
+  ck_assert(ct__vlog(1.0) == 0.0 && !signbit(ct__vlog(1.0)));
+  ck_assert(ct__vlog(2.0) == 0x1.62e42fefa39efp-1); /* ln 2, correctly rounded */
+  ck_assert(ct__vlogf(2.0f) == 0x1.62e43p-1f);
+  /* Subnormal inputs: ln(2^-1074) = -744.44007192138126..., ln(2^-149) = -103.27892990343185. */
+  ck_assert(ulps64(ct__vlog(0x1p-1074), logl(0x1p-1074L)) <= 0.5);
+  ck_assert(ct__vlogf(0x1p-149f) == -0x1.9d1dap+6f);
+  ck_assert(ct__vlog(DBL_MAX) == 0x1.62e42fefa39efp+9);
+}
+END_TEST
+
+START_TEST(tanh_and_sigmoid_special_cases) {
+  ck_assert(ct__vtanhf(0.0f) == 0.0f && !signbit(ct__vtanhf(0.0f)));
+  ck_assert(ct__vtanhf(-0.0f) == 0.0f && signbit(ct__vtanhf(-0.0f)));
+  ck_assert(ct__vtanhf(INFINITY) == 1.0f && ct__vtanhf(-INFINITY) == -1.0f);
+  ck_assert(ct__vtanhf(10.0f) == 1.0f && ct__vtanhf(-10.0f) == -1.0f);
+  ck_assert(isnan(ct__vtanhf(NAN)));
+  ck_assert(ct__vtanhf(0x1p-20f) == 0x1p-20f && ct__vtanhf(-0x1p-149f) == -0x1p-149f);
+  ck_assert(ct__vsigmoidf(0.0f) == 0.5f && ct__vsigmoid(0.0) == 0.5);
+  ck_assert(ct__vsigmoidf(INFINITY) == 1.0f && ct__vsigmoid(INFINITY) == 1.0);
+  ck_assert(ct__vsigmoidf(-INFINITY) == 0.0f && ct__vsigmoid(-INFINITY) == 0.0);
+  ck_assert(ct__vsigmoidf(-200.0f) == 0.0f && ct__vsigmoidf(20.0f) == 1.0f);
+  ck_assert(isnan(ct__vsigmoidf(NAN)) && isnan(ct__vsigmoid(NAN)));
+}
+END_TEST
+
+/* ---- Accuracy ----------------------------------------------------------------------------------
+ * float32: every 16411th bit pattern (262,000 inputs, every exponent), within 1 ulp of the
+ * double function, no result of the wrong kind. float64: 200,000 random patterns, for exp of
+ * either sign with exponents up to 2^9 (past the points where it turns inf or 0), for log over
+ * all positive doubles, within 1 ulp of the long double function. */
+
+START_TEST(float32_within_one_ulp) {
+  double worst[3] = {0, 0, 0};
+  for (uint64_t u = 0; u < ((uint64_t)1 << 32); u += 16411) {
+    float x = f32_of((uint32_t)u);
+    double e[3] = {ulps32(ct__vexpf(x), exp((double)x)), ulps32(ct__vlogf(x), log((double)x)),
+                   ulps32(ct__vtanhf(x), tanh((double)x))};
+    for (int k = 0; k < 3; k++) {
+      ck_assert_msg(e[k] >= 0, "function %d at %a: a result of the wrong kind", k, (double)x);
+      if (e[k] > worst[k]) worst[k] = e[k];
+    }
+  }
+  ck_assert_msg(worst[0] <= 1.0 && worst[1] <= 1.0 && worst[2] <= 1.0, "exp %g log %g tanh %g ulp",
+                worst[0], worst[1], worst[2]);
+}
+END_TEST
+
+START_TEST(float64_within_one_ulp) {
+  double worst[2] = {0, 0};
+  uint64_t r = 0x9e3779b97f4a7c15u;
+  for (int i = 0; i < 200000; i++) {
+    r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+    double xl, xe;
+    uint64_t ul = r >> 1, ue = (r & 0x800fffffffffffffu) | ((uint64_t)(i % 1033) << 52);
+    memcpy(&xl, &ul, sizeof xl);
+    memcpy(&xe, &ue, sizeof xe);
+    double el = ulps64(ct__vlog(xl), logl(xl)), ee = ulps64(ct__vexp(xe), expl(xe));
+    ck_assert_msg(el >= 0 && ee >= 0, "a result of the wrong kind at %a or %a", xl, xe);
+    if (ee > worst[0]) worst[0] = ee;
+    if (el > worst[1]) worst[1] = el;
+  }
+  ck_assert_msg(worst[0] <= 1.0 && worst[1] <= 1.0, "exp %g log %g ulp", worst[0], worst[1]);
+}
+END_TEST
+
+/* ---- The ops compute exactly these functions, packed ------------------------------------------ */
+
+static double spread(int64_t i) { return (double)i * 0.0625 - 125.0; } /* -125 .. 125 */
+
+static void check_op(const char *type, ct_dtype dt) {
+  enum { N = 4001 };
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", dt, CT_DIMS(N), spread);
+  ct_op *op = op_x(type, "x", "y");
+  run(op, s);
+  const void *y = result(s, "y", dt, CT_DIMS(N));
+  for (int64_t i = 0; i < N; i++) {
+    double x = spread(i), want;
+    if (dt == CT_FLOAT32) {
+      float xf = (float)x;
+      want = !strcmp(type, "exp")       ? ct__vexpf(xf)
+             : !strcmp(type, "log")     ? ct__vlogf(xf)
+             : !strcmp(type, "tanh")    ? ct__vtanhf(xf)
+                                        : ct__vsigmoidf(xf);
+      ck_assert_msg(f32_bits(((const float *)y)[i]) == f32_bits((float)want),
+                    "%s(%a): %a, expected %a", type, x, ((const float *)y)[i], want);
+    } else {
+      want = !strcmp(type, "exp") ? ct__vexp(x) : !strcmp(type, "log") ? ct__vlog(x)
+                                                                       : ct__vsigmoid(x);
+      ck_assert_msg(bits64(((const double *)y)[i]) == bits64(want), "%s(%a): %a, expected %a",
+                    type, x, ((const double *)y)[i], want);
+    }
+  }
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+
+START_TEST(ops_give_the_same_bits) {
+  static const char *const f32[] = {"exp", "log", "tanh", "sigmoid"};
+  for (int k = 0; k < 4; k++) check_op(f32[k], CT_FLOAT32);
+  for (int k = 0; k < 4; k++) {
+    if (k != 2) check_op(f32[k], CT_FLOAT64); /* float64 tanh is the C library's */
+  }
+}
+END_TEST
+
+static Suite *vmath_suite(void) {
+  Suite *s = suite_create("vmath");
+  CT_ADD_TEST(s, exp_special_cases);
+  CT_ADD_TEST(s, log_special_cases);
+  CT_ADD_TEST(s, tanh_and_sigmoid_special_cases);
+  CT_ADD_TEST(s, float32_within_one_ulp);
+  CT_ADD_TEST(s, float64_within_one_ulp);
+  CT_ADD_TEST(s, ops_give_the_same_bits);
+  return s;
+}
+
+CT_TEST_MAIN(vmath_suite)
