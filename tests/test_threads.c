@@ -109,18 +109,6 @@ END_TEST
 
 /* ---- Reductions ------------------------------------------------------------------------------ */
 
-/* reduce_sum of float64 X (dims xd) over dims (n of them; none: all) at every count (float64:
- * float32 sums run in double, where another order seldom shows). */
-static void check_reduce_sum(ct_ddim xd, const int64_t *dims, size_t n) {
-  ct_scope *s = ct_scope_new();
-  put_fn(s, "x", CT_FLOAT64, xd, data_mixed64);
-  ct_op *op = op_x("reduce_sum", "x", "out");
-  if (n > 0) ck_assert_int_eq(ct_op_set_attr_ints(op, "dim", dims, n), CT_OK);
-  check_same_at_counts(s, op, "out");
-  ct_op_free(op);
-  ct_scope_free(s);
-}
-
 START_TEST(reduce_sum_of_all_at_every_count) { check_reduce_sum(CT_DIMS(777, 1001), NULL, 0); }
 END_TEST
 

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/threads_util.h: the helpers of the thread suites (test_threads*.c): the thread counts
- * every split kernel is run at, data whose float sums depend on the order, and the check that an
- * op gives the same bytes at every count. */
+ * every split kernel is run at, data whose float sums depend on the order, the check that an op
+ * gives the same bytes at every count, and that check for reduce_sum. */
 #ifndef CORTEN_TESTS_THREADS_UTIL_H
 #define CORTEN_TESTS_THREADS_UTIL_H
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <corten/corten.h>
@@ -55,6 +58,42 @@ static inline void check_outs_same_at_counts(ct_scope *s, const ct_op *op,
 /* check_outs_same_at_counts of one output. */
 static inline void check_same_at_counts(ct_scope *s, const ct_op *op, const char *out) {
   check_outs_same_at_counts(s, op, &out, 1);
+}
+
+/* reduce_sum of float64 X (dims xd) over dims (n of them; none: all) at every count (float64:
+ * float32 sums run in double, where another order seldom shows), and within 1e-12 of a plain
+ * sum (the kernel folds runs in lanes). */
+static inline void check_reduce_sum(ct_ddim xd, const int64_t *dims, size_t n) {
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_FLOAT64, xd, data_mixed64);
+  ct_op *op = op_x("reduce_sum", "x", "out");
+  if (n > 0) ck_assert_int_eq(ct_op_set_attr_ints(op, "dim", dims, n), CT_OK);
+  check_same_at_counts(s, op, "out");
+  const ct_tensor *t = tensor_of(s, "out");
+  const double *o = ct_tensor_data(t, CT_FLOAT64);
+  int64_t no = ct_tensor_numel(t), nx = ct_ddim_numel(xd);
+  double *want = calloc((size_t)no, sizeof *want);
+  bool red[CT_MAX_RANK];
+  for (int k = 0; k < CT_MAX_RANK; k++) red[k] = n == 0;
+  for (size_t k = 0; k < n; k++) red[dims[k]] = true;
+  for (int64_t i = 0; i < nx; i++) {
+    int64_t rem = i, at = 0, st = 1;
+    for (int k = xd.rank - 1; k >= 0; k--) {
+      if (!red[k]) {
+        at += rem % xd.d[k] * st;
+        st *= xd.d[k];
+      }
+      rem /= xd.d[k];
+    }
+    want[at] += data_mixed64(i);
+  }
+  for (int64_t i = 0; i < no; i++) {
+    ck_assert_msg(fabs(o[i] - want[i]) <= 1e-12 * (1 + fabs(want[i])), "out[%lld] %.17g, want %.17g",
+                  (long long)i, o[i], want[i]);
+  }
+  free(want);
+  ct_op_free(op);
+  ct_scope_free(s);
 }
 
 #endif /* CORTEN_TESTS_THREADS_UTIL_H */

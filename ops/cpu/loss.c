@@ -24,13 +24,15 @@ typedef struct sce_job {
   bool soft;
 } sce_job;
 
-/* The inputs of either kernel's job: a the input that has Logits' dims. */
-static sce_job sce_job_of(const ct_kernel_ctx *c, const ct_tensor *at, size_t label_slot) {
+/* Fills the inputs of either kernel's job (a: the input that has Logits' dims) and checks hard
+ * labels (none is written before they are checked). */
+static ct_status sce_prepare(const ct_kernel_ctx *c, const ct_tensor *at, size_t label_slot,
+                             sce_job *jb) {
   bool soft = c->attr[CT__SCE_SOFT_LABEL].u.b;
   const void *label = ct__k_in_data(ct_kernel_in(c, label_slot, 0));
-  return (sce_job){.a = ct__k_in_data(at), .y = soft ? label : NULL,
-                   .hard = soft ? NULL : label, .k = at->dims.d[1],
-                   .ignore = c->attr[CT__SCE_IGNORE_INDEX].u.i, .soft = soft};
+  *jb = (sce_job){.a = ct__k_in_data(at), .y = soft ? label : NULL, .hard = soft ? NULL : label,
+                  .k = at->dims.d[1], .ignore = c->attr[CT__SCE_IGNORE_INDEX].u.i, .soft = soft};
+  return soft ? CT_OK : ct__sce_check_labels(c, label_slot, jb->hard, at->dims.d[0], jb->k);
 }
 
 /* T: the dtype; EXP: its exp. */
@@ -65,17 +67,14 @@ static sce_job sce_job_of(const ct_kernel_ctx *c, const ct_tensor *at, size_t la
   }                                                                                           \
   static ct_status NAME(const ct_kernel_ctx *c) {                                             \
     const ct_tensor *xt = ct_kernel_in(c, CT__SCE_LOGITS, 0);                                 \
-    sce_job jb = sce_job_of(c, xt, CT__SCE_LABEL);                                            \
-    int64_t n = xt->dims.d[0];                                                                \
-    if (!jb.soft) {                                                                           \
-      ct_status s = ct__sce_check_labels(c, CT__SCE_LABEL, jb.hard, n, jb.k);                 \
-      if (s != CT_OK) return s;                                                               \
-    }                                                                                         \
+    sce_job jb;                                                                               \
+    ct_status s = sce_prepare(c, xt, CT__SCE_LABEL, &jb);                                     \
+    if (s != CT_OK) return s;                                                                 \
     jb.out = ct__k_out_data(c, CT__SCE_SOFTMAX, 0, c->dtype);                                 \
     if (CT__UNLIKELY(jb.out == NULL)) return ct_last_status();                                \
     jb.loss = ct__k_out_data(c, CT__SCE_LOSS, 0, c->dtype);                                   \
     if (CT__UNLIKELY(jb.loss == NULL)) return ct_last_status();                               \
-    ct__parallel_for(n, CT__GRAIN_MATH / (jb.k + 1) + 1, NAME##_rows, &jb);                   \
+    ct__parallel_for(xt->dims.d[0], CT__GRAIN_MATH / (jb.k + 1) + 1, NAME##_rows, &jb);       \
     return CT_OK;                                                                             \
   }
 
@@ -107,16 +106,13 @@ SCE_KERNEL(sce_f64, double, exp)
   }                                                                                          \
   static ct_status NAME(const ct_kernel_ctx *c) {                                            \
     const ct_tensor *st = ct_kernel_in(c, CT__SCEG_SOFTMAX, 0);                              \
-    sce_job jb = sce_job_of(c, st, CT__SCEG_LABEL);                                          \
-    int64_t n = st->dims.d[0];                                                               \
-    if (!jb.soft) {                                                                          \
-      ct_status s = ct__sce_check_labels(c, CT__SCEG_LABEL, jb.hard, n, jb.k);               \
-      if (s != CT_OK) return s;                                                              \
-    }                                                                                        \
+    sce_job jb;                                                                              \
+    ct_status s = sce_prepare(c, st, CT__SCEG_LABEL, &jb);                                   \
+    if (s != CT_OK) return s;                                                                \
     jb.out = ct__k_out_data(c, CT__SCEG_DLOGITS, 0, c->dtype);                               \
     if (CT__UNLIKELY(jb.out == NULL)) return ct_last_status();                               \
     jb.dl = ct__k_in_data(ct_kernel_in(c, CT__SCEG_DLOSS, 0));                               \
-    ct__parallel_for(n, CT__GRAIN_MEM / (jb.k + 1) + 1, NAME##_rows, &jb);                   \
+    ct__parallel_for(st->dims.d[0], CT__GRAIN_MEM / (jb.k + 1) + 1, NAME##_rows, &jb);       \
     return CT_OK;                                                                            \
   }
 
