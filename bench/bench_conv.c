@@ -8,7 +8,7 @@
  *   CNN train step   examples/train_digits.c's network and step (batch 50 of [1,8,8],
  *                    conv2d 32 3x3 + relu + max pool 2x2, 512 -> 64 (relu) -> 10, softmax with
  *                    cross entropy, mean, backward, adam on the 6 parameters), one thread
- *                                                                 [the same step in libtorch:
+ *                    and every core                               [the same step in libtorch:
  *                                                                  autograd, optim::Adam]
  * Both sides read the same inputs and start from the same weights. */
 #include <cblas.h>
@@ -113,8 +113,9 @@ static ct_status append_x(ct_program *p, const char *type, const char *in, const
   return ct_program_append(p, op);
 }
 
-/* The digits CNN's training step, as examples/train_digits.c builds it (from float32 x). */
-static void cnn_row(const bench_cfg *cfg) {
+/* The digits CNN's training step, as examples/train_digits.c builds it (from float32 x), at
+ * `threads` threads (corten's pool and OpenBLAS; libtorch's intra-op pool). */
+static void cnn_row(const bench_cfg *cfg, int threads) {
   static const char *const params[] = {"conv.w", "conv.b", "fc1.w", "fc1.b", "fc2.w", "fc2.b"};
   const ct_ddim dims[] = {CT_DIMS(FILTERS, 1, 3, 3), CT_DIMS(FILTERS, 1, 1),
                           CT_DIMS(FILTERS * 16, HIDDEN), CT_DIMS(HIDDEN),
@@ -176,9 +177,11 @@ static void cnn_row(const bench_cfg *cfg) {
   }
   ct_executor *e = ct_executor_new(p, s, ct_cpu());
   if (e == NULL) fail("executor");
+  ct_set_num_threads(threads);
   void (*fns[2])(void *, size_t) = {exec_batch, NULL};
   void *args[2] = {e, NULL};
 #ifdef CORTEN_BENCH_TORCH
+  tb_set_threads(threads);
   void *tb = tbc_cnn_setup(x, pv, labels, BATCH, FILTERS, HIDDEN, lr);
   fns[1] = tbc_cnn_batch;
   args[1] = tb;
@@ -187,11 +190,16 @@ static void cnn_row(const bench_cfg *cfg) {
 #endif
   double ns[2];
   bench_median_multi_ns(2, fns, args, cfg->quick ? 10 : 100, cfg->reps, ns);
-  bench_record("digits CNN training step (batch 50, adam)", ns[0] / 1e3,
-               "the same step in libtorch", ns[1] < 0 ? ns[1] : ns[1] / 1e3, "us");
+  char name[96];
+  snprintf(name, sizeof name, "digits CNN training step (batch 50, adam), %d thread%s", threads,
+           threads > 1 ? "s" : "");
+  bench_record(name, ns[0] / 1e3, "the same step in libtorch", ns[1] < 0 ? ns[1] : ns[1] / 1e3,
+               "us");
 #ifdef CORTEN_BENCH_TORCH
   tbc_cnn_teardown(tb);
+  tb_set_threads(1);
 #endif
+  ct_set_num_threads(1);
   ct_executor_free(e);
   ct_program_free(p);
   ct_scope_free(s);
@@ -210,5 +218,6 @@ void bench_conv_rows(const bench_cfg *cfg) {
     if (all > 1) conv_row(cfg, s, data, backward, all);
   }
   ct_scope_free(s);
-  cnn_row(cfg);
+  cnn_row(cfg, 1);
+  if (all > 1) cnn_row(cfg, all);
 }

@@ -12,7 +12,9 @@
  *                                          and free_intermediates
  *                                          [the same program with free_intermediates only;
  *                                           the peak memory of a run, both ways]
- * Single thread, like the ops. corten and the baselines take turns (bench_median_multi_ns). */
+ *   ..., all cores     the memory-bound chain again at every core (ct_set_num_threads(0)),
+ *                                          both sides split over corten's thread pool
+ * Single thread otherwise, like the ops. corten and the baselines take turns (bench_median_multi_ns). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +140,14 @@ void bench_expr_rows(const bench_cfg *cfg) {
   static const char *const cheap[4] = {"relu", "scale", "*b", "relu"};
   static const char *const math[4] = {"tanh", "sigmoid", "scale", "relu"};
   fused_chain_rows(cfg, "fuse 5 ops +b,relu,scale,*b,relu 16M", cheap);
+  ct_set_num_threads(0);
+  if (ct_get_num_threads() > 1) {
+    char row[96];
+    snprintf(row, sizeof row, "fuse 5 ops +b,relu,scale,*b,relu 16M, %d threads",
+             ct_get_num_threads());
+    fused_chain_rows(cfg, row, cheap);
+  }
+  ct_set_num_threads(1);
   fused_chain_rows(cfg, "fuse 5 ops +b,tanh,sigmoid,scale,relu 16M", math);
   const int64_t n = (int64_t)1 << 24;
   ct_scope *s = ct_scope_new();

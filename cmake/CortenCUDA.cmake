@@ -77,7 +77,8 @@ if(CORTEN_HAVE_CUDA)
     ops/cuda/reduce_grad.c
     ops/cuda/loss.c
     ops/cuda/optimizer.c
-    ops/cuda/conv.c ops/cuda/nn.c ops/cuda/norm.c ops/cuda/comm.c)
+    ops/cuda/conv.c ops/cuda/nn.c ops/cuda/norm.c ops/cuda/comm.c
+    ops/cuda/expr.c)
   # Device code (.cu): operator kernels join this list.
   set(CORTEN_CUDA_DEVICE_SOURCES
     core/cuda/fill.cu

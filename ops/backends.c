@@ -70,7 +70,12 @@ static const ct__backend_table kernel_tables[] = {
 };
 
 /* The expression engines (corten/expr.h), one per place kind. */
-const ct__expr_engine *const ct__expr_engines[] = {&ct__cpu_expr, NULL};
+const ct__expr_engine *const ct__expr_engines[] = {
+    &ct__cpu_expr,
+#ifdef CORTEN_HAVE_CUDA
+    &ct__cuda_expr,
+#endif
+    NULL};
 
 const ct__builtins ct__builtin_ops = {
     .types = op_types,

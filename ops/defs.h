@@ -281,6 +281,7 @@ enum { CT__NG_DX, CT__NG_DSCALE, CT__NG_DBIAS };
 enum { CT__GELU_APPROXIMATE };
 enum { CT__LT_W, CT__LT_IDS, CT__LTG_DOUT };
 enum { CT__LT_PADDING_IDX };
+enum { CT__DO_X, CT__DO_SEED_IN };
 enum { CT__DO_OUT, CT__DO_MASK };
 enum { CT__DOG_DOUT, CT__DOG_MASK };
 enum { CT__DO_PROB, CT__DO_IS_TEST, CT__DO_FIX_SEED, CT__DO_SEED, CT__DO_UPSCALE };
@@ -312,23 +313,31 @@ ct_status ct__norm_check_vec(const ct_kernel_ctx *c, size_t slot, int64_t n, con
 /* 1 / sqrt(v + epsilon) in double, the inverse deviation both norms use. */
 static inline double ct__inv_std(double v, double eps) { return 1.0 / sqrt(v + eps); }
 
-/* dropout's seed of this run: attribute seed with fix_seed, else a fresh one. Element i is kept
+/* dropout's seed of this run: input Seed's int32 (host memory) when wired, else attribute seed
+ * with fix_seed, else a fresh one. Element i is kept
  * when ct__dropout_keep says so: Philox's 24-bit uniform of element i (word i % 4 of block i / 4,
  * ops/philox.h) is at least dropout_prob, so every place draws the same mask. */
 uint64_t ct__dropout_seed(const ct_kernel_ctx *c);
 ct_status ct__dropout_check(const ct_kernel_ctx *c); /* dropout_prob, dropout_implementation */
+/* The seed an int32 Seed input stands for: the attribute seed of the same value's. */
+static inline uint64_t ct__dropout_seed_of(int32_t v) { return (uint64_t)(int64_t)v; }
 /* The factor of a kept element in training (1 / (1 - p) with upscale_in_train, else 1), and of
  * every element in test mode (1, or 1 - p with downgrade_in_infer). */
 double ct__dropout_factor(const ct_kernel_ctx *c);
 
-/* lookup_table_v2's checks (W [rows, D], Ids int64, padding_idx) and Out's dims. */
+/* lookup_table_v2's checks (W [rows, D], Ids int64 or int32, padding_idx) and Out's dims. */
 ct_status ct__lt_dims(const ct_kernel_ctx *c, ct_ddim *out);
 extern const ct_attr_def ct__gelu_attrs[1], ct__lt_attrs[1], ct__do_attrs[5];
 
-/* lookup_table_v2's ids of input `slot` (int64, host memory): each a row of W, in [0, rows);
- * CT_ERR_OUT_OF_RANGE naming the op, variable and position otherwise. */
-ct_status ct__lt_check_ids(const ct_kernel_ctx *c, size_t slot, const int64_t *ids, int64_t n,
-                           int64_t rows);
+/* Id i of lookup_table_v2's ids (dt int64 or int32). */
+static inline int64_t ct__lt_id(const void *ids, ct_dtype dt, int64_t i) {
+  return dt == CT_INT32 ? ((const int32_t *)ids)[i] : ((const int64_t *)ids)[i];
+}
+
+/* lookup_table_v2's ids of input `slot` (dt int64 or int32, host memory): each a row of W, in
+ * [0, rows); CT_ERR_OUT_OF_RANGE naming the op, variable and position otherwise. */
+ct_status ct__lt_check_ids(const ct_kernel_ctx *c, size_t slot, const void *ids, ct_dtype dt,
+                           int64_t n, int64_t rows);
 
 /* arg_max's walk: Out element o = (a, b) of [outer, inner] takes the first index k < n where
  * X[a][k][b] is largest (a NaN counts as largest). */

@@ -20,36 +20,76 @@
 #include "ops/expr/expr_impl.h"
 #include "ops/op_impl.h"
 
-/* The op types that fuse, and their expression node (0: scale, two nodes). */
+/* The op types that fuse, each with its expression as a postfix template over its inputs:
+ * a, b, c its first, second and third input variable; 1 the scalar one; + - * / R (ADD .. DIV,
+ * RELU_GRAD) apply a binary node to the top two; n r s t e l (NEG, RELU, SIGMOID, TANH, EXP,
+ * LOG) a unary node to the top; S scale (x * scale + bias, from the op's attributes); Z "0 +
+ * top", where a binary gradient's kernel sums into a zeroed output (an input broadcast). Each
+ * rounds as the op's kernel (ops/cpu/elementwise.c, elementwise_grad.c). A binary gradient fuses
+ * when it computes one of its two outputs (x: X@GRAD, y: Y@GRAD) and that input needs no sum
+ * over broadcast dims (checked at run time). */
 static const struct {
-  const char *type;
-  int node;
+  const char *type, *expr, *x_expr, *y_expr;
 } fusable_types[] = {
-    {"elementwise_add", CT_EXPR_ADD}, {"elementwise_sub", CT_EXPR_SUB},
-    {"elementwise_mul", CT_EXPR_MUL}, {"elementwise_div", CT_EXPR_DIV},
-    {"relu", CT_EXPR_RELU},           {"sigmoid", CT_EXPR_SIGMOID},
-    {"tanh", CT_EXPR_TANH},           {"exp", CT_EXPR_EXP},
-    {"log", CT_EXPR_LOG},             {"scale", 0},
+    {"elementwise_add", "ab+", NULL, NULL},
+    {"elementwise_sub", "ab-", NULL, NULL},
+    {"elementwise_mul", "ab*", NULL, NULL},
+    {"elementwise_div", "ab/", NULL, NULL},
+    {"relu", "ar", NULL, NULL},
+    {"sigmoid", "as", NULL, NULL},
+    {"tanh", "at", NULL, NULL},
+    {"exp", "ae", NULL, NULL},
+    {"log", "al", NULL, NULL},
+    {"scale", "aS", NULL, NULL},
+    {"relu_grad", "abR", NULL, NULL},            /* Out > 0 ? dOut : 0 */
+    {"sigmoid_grad", "ba*1a-*", NULL, NULL},     /* dOut * Out * (1 - Out) */
+    {"tanh_grad", "b1aa*-*", NULL, NULL},        /* dOut * (1 - Out * Out) */
+    {"exp_grad", "ba*", NULL, NULL},             /* dOut * Out */
+    {"log_grad", "ba/", NULL, NULL},             /* dOut / X */
+    /* X, Y, dOut: dX, dY */
+    {"elementwise_add_grad", NULL, "cZ", "cZ"},
+    {"elementwise_sub_grad", NULL, "cZ", "cnZ"},
+    {"elementwise_mul_grad", NULL, "cb*Z", "ca*Z"},
+    {"elementwise_div_grad", NULL, "cb/Z", "cna*bb*/Z"}, /* dOut / Y, -dOut * X / (Y * Y) */
 };
 
-/* The node of prep p's op, or -1 when it does not fuse. */
-static int node_of(const ct__prep *p) {
+/* The template of prep p's op, or NULL when it does not fuse. */
+static const char *template_of(const ct__prep *p) {
   const ct__opdef *d = p->op->def;
-  if (p->n_out_vars != 1 || p->n_in_vars < 1 || p->n_in_vars > 2) return -1;
+  if (p->n_out_vars != 1 || p->n_in_vars < 1 || p->n_in_vars > 3) return NULL;
   for (uint32_t k = 0; k < p->n_in_vars + p->n_out_vars; k++) {
-    if (p->any_type[k]) return -1;
+    if (p->any_type[k]) return NULL;
   }
   for (size_t i = 0; i < sizeof fusable_types / sizeof fusable_types[0]; i++) {
-    if (strcmp(d->type, fusable_types[i].type) == 0) return fusable_types[i].node;
+    if (strcmp(d->type, fusable_types[i].type) != 0) continue;
+    if (fusable_types[i].expr != NULL) return fusable_types[i].expr;
+    return p->op->out[0].n == 1 ? fusable_types[i].x_expr : fusable_types[i].y_expr;
   }
-  return -1;
+  return NULL;
+}
+
+/* How many times template t reads input k. */
+static int uses(const char *t, uint32_t k) {
+  int n = 0;
+  for (; *t; t++) n += *t == (char)('a' + k);
+  return n;
+}
+
+static int node_of(char c) {
+  static const char nodes[] = "+-*/nrstelR";
+  static const int kinds[] = {CT_EXPR_ADD,  CT_EXPR_SUB,     CT_EXPR_MUL,  CT_EXPR_DIV,
+                              CT_EXPR_NEG,  CT_EXPR_RELU,    CT_EXPR_SIGMOID, CT_EXPR_TANH,
+                              CT_EXPR_EXP,  CT_EXPR_LOG,     CT__EXPR_RELU_GRAD};
+  return kinds[strchr(nodes, c) - nodes];
 }
 
 typedef struct fuse_instr {
-  int code;  /* 1 leaf (vars[arg]), 2 unary (node), 3 binary (node), 4 scale (preps[arg]) */
-  int node;
-  size_t arg;
+  int code;  /* FI_* */
+  int node;  /* FI_UNARY, FI_BINARY */
+  size_t arg; /* FI_LEAF: leaves[arg]; FI_SCALE, FI_ZERO: preps[arg] */
 } fuse_instr;
+
+enum { FI_LEAF = 1, FI_UNARY, FI_BINARY, FI_SCALE, FI_ONE, FI_ZERO };
 
 struct ct__fused {
   fuse_instr *code;  /* postorder */
@@ -71,12 +111,12 @@ void ct__fused_free(ct__fused *f) {
   free(f);
 }
 
-/* The planning state: per prep its node (-1: not fusable) and, per prep, whether its output is
- * an intermediate. */
+/* The planning state: per prep its template (NULL: not fusable) and whether its output is an
+ * intermediate. */
 typedef struct planner {
   ct__prep *preps;
   size_t n;
-  int *node;
+  const char **tmpl;
   bool *inner;
   ct__fused *f;
   bool oom, deep;
@@ -98,43 +138,58 @@ static size_t inner_writer(const planner *pl, const ct_var *v) {
   return pl->n;
 }
 
-/* Appends prep i's tree to the group, postorder. */
+static bool push_code(planner *pl, fuse_instr in) {
+  ct__fused *f = pl->f;
+  if (!push((void **)&f->code, &f->n_code, sizeof *f->code)) return pl->oom = true, false;
+  f->code[f->n_code - 1] = in;
+  return true;
+}
+
+/* Appends prep i's tree to the group, postorder: its template, with each input read once that
+ * is an intermediate replaced by its writer's tree. */
 static void gather(planner *pl, size_t i, int depth) {
   ct__fused *f = pl->f;
   const ct__prep *p = &pl->preps[i];
+  const char *t = pl->tmpl[i];
   if (pl->oom || pl->deep || depth > 200 || f->n_code > 900) {
     pl->deep = true;
     return;
   }
-  for (uint32_t k = 0; k < p->n_in_vars; k++) {
-    ct_var *v = p->vars[k];
-    size_t w = inner_writer(pl, v);
-    if (w < pl->n) {
-      gather(pl, w, depth + 1);
-      if (pl->oom || pl->deep) return;
-      if (!push((void **)&f->inner, &f->n_inner, sizeof *f->inner)) {
+  for (; *t && !pl->oom && !pl->deep; t++) {
+    if (*t >= 'a' && *t <= 'c') {
+      ct_var *v = p->vars[*t - 'a'];
+      size_t w = uses(pl->tmpl[i], (uint32_t)(*t - 'a')) == 1 ? inner_writer(pl, v) : pl->n;
+      if (w < pl->n) {
+        gather(pl, w, depth + 1);
+        if (pl->oom || pl->deep) return;
+        if (!push((void **)&f->inner, &f->n_inner, sizeof *f->inner)) {
+          pl->oom = true;
+          return;
+        }
+        f->inner[f->n_inner - 1] = v;
+        continue;
+      }
+      if (!push((void **)&f->leaves, &f->n_leaves, sizeof *f->leaves)) {
         pl->oom = true;
         return;
       }
-      f->inner[f->n_inner - 1] = v;
-      continue;
+      f->leaves[f->n_leaves - 1] = v;
+      push_code(pl, (fuse_instr){FI_LEAF, 0, f->n_leaves - 1});
+    } else if (*t == '1') {
+      push_code(pl, (fuse_instr){FI_ONE, 0, 0});
+    } else if (*t == 'S' || *t == 'Z') {
+      push_code(pl, (fuse_instr){*t == 'S' ? FI_SCALE : FI_ZERO, 0, i});
+    } else {
+      int node = node_of(*t);
+      push_code(pl, (fuse_instr){strchr("+-*/R", *t) ? FI_BINARY : FI_UNARY, node, 0});
     }
-    if (!push((void **)&f->leaves, &f->n_leaves, sizeof *f->leaves) ||
-        !push((void **)&f->code, &f->n_code, sizeof *f->code)) {
-      pl->oom = true;
-      return;
-    }
-    f->leaves[f->n_leaves - 1] = v;
-    f->code[f->n_code - 1] = (fuse_instr){1, 0, f->n_leaves - 1};
   }
-  if (!push((void **)&f->members, &f->n_members, sizeof *f->members) ||
-      !push((void **)&f->code, &f->n_code, sizeof *f->code)) {
+  if (pl->oom || pl->deep) return;
+  if (!push((void **)&f->members, &f->n_members, sizeof *f->members)) {
     pl->oom = true;
     return;
   }
   f->members[f->n_members - 1] = i;
-  int node = pl->node[i];
-  f->code[f->n_code - 1] = (fuse_instr){node == 0 ? 4 : p->n_in_vars == 2 ? 3 : 2, node, i};
 }
 
 static int cmp_size(const void *a, const void *b) {
@@ -190,7 +245,7 @@ static ct_status move_releases(ct__prep *preps, const ct__fused *f) {
 static bool is_inner(const planner *pl, size_t i, bool (*candidate)(void *, const ct_var *),
                      void *arg) {
   const ct__prep *p = &pl->preps[i];
-  if (pl->node[i] < 0) return false;
+  if (pl->tmpl[i] == NULL) return false;
   const ct_var *v = p->vars[p->n_in_vars]; /* its one output */
   if (!candidate(arg, v)) return false;
   size_t reads = 0, reader = 0;
@@ -200,25 +255,27 @@ static bool is_inner(const planner *pl, size_t i, bool (*candidate)(void *, cons
       if (q->vars[k] != v) continue;
       if (k >= q->n_in_vars && j != i) return false; /* written again */
       if (k < q->n_in_vars) {
-        reads++;
+        /* a template may read an input twice, or not at all (a gradient's X for its dims) */
+        int u = pl->tmpl[j] == NULL ? 1 : uses(pl->tmpl[j], k);
+        reads += u > 1 ? (size_t)u : 1;
         reader = j;
       }
     }
     if (has_program_attr(q->op) && ct__nested_reads(q->op, ct_var_name(v))) return false;
   }
-  return reads == 1 && reader > i && pl->node[reader] >= 0;
+  return reads == 1 && reader > i && pl->tmpl[reader] != NULL;
 }
 
 ct_status ct__fuse_plan(ct__prep *preps, size_t n, bool (*candidate)(void *, const ct_var *),
                         void *arg) {
-  planner pl = {preps, n, ct__calloc(n + 1, sizeof(int)), ct__calloc(n + 1, sizeof(bool)), NULL,
-                false, false};
+  planner pl = {preps, n, ct__calloc(n + 1, sizeof(char *)), ct__calloc(n + 1, sizeof(bool)),
+                NULL, false, false};
   ct_status s = CT_OK;
-  if (pl.node == NULL || pl.inner == NULL) goto oom;
-  for (size_t i = 0; i < n; i++) pl.node[i] = node_of(&preps[i]);
+  if (pl.tmpl == NULL || pl.inner == NULL) goto oom;
+  for (size_t i = 0; i < n; i++) pl.tmpl[i] = template_of(&preps[i]);
   for (size_t i = 0; i < n; i++) pl.inner[i] = is_inner(&pl, i, candidate, arg);
   for (size_t r = 0; r < n; r++) {
-    if (pl.node[r] < 0 || pl.inner[r]) continue;
+    if (pl.tmpl[r] == NULL || pl.inner[r]) continue;
     pl.f = ct__calloc(1, sizeof *pl.f);
     if (pl.f == NULL) goto oom;
     gather(&pl, r, 0);
@@ -240,7 +297,7 @@ oom:
   s = ct__error(CT_ERR_OUT_OF_MEMORY, "ct_executor_new: out of host memory planning fusion");
 out:
   ct__fused_free(pl.f);
-  free(pl.node);
+  free(pl.tmpl);
   free(pl.inner);
   return s;
 }
@@ -258,19 +315,55 @@ static ct_status run_unfused(ct__prep *preps, const ct__fused *f) {
   return s;
 }
 
-/* The tree of the group over tensors `leaf`, of dtype dt; NULL with the error recorded. */
-static ct_expr *build(const ct__prep *preps, const ct__fused *f, ct_tensor **leaf, ct_dtype dt) {
+/* The dims numpy broadcasting gives a and b; false when they do not broadcast. */
+static bool bcast_dims(ct_ddim a, ct_ddim b, ct_ddim *out) {
+  int r = a.rank > b.rank ? a.rank : b.rank;
+  out->rank = r;
+  for (int k = 0; k < r; k++) {
+    int64_t x = k < r - a.rank ? 1 : a.d[k - (r - a.rank)];
+    int64_t y = k < r - b.rank ? 1 : b.d[k - (r - b.rank)];
+    if (x != y && x != 1 && y != 1) return false;
+    out->d[k] = x == 1 ? y : x;
+  }
+  return true;
+}
+
+/* For binary gradient p: whether the input whose gradient it computes has the broadcast dims
+ * (no sum over broadcast dims), and *zero whether its kernel sums into a zeroed output (the
+ * other input is broadcast). */
+static bool grad_flat(const ct__prep *p, bool *zero) {
+  const ct_tensor *x = ct_var_get_tensor(p->vars[0]), *y = ct_var_get_tensor(p->vars[1]);
+  ct_ddim out;
+  if (x == NULL || y == NULL || !bcast_dims(x->dims, y->dims, &out)) return false;
+  bool dx = p->op->out[0].n == 1;
+  *zero = x->numel != ct_ddim_numel(out) || y->numel != ct_ddim_numel(out);
+  return ct_ddim_equal(dx ? x->dims : y->dims, out);
+}
+
+/* The tree of the group over tensors `leaf`, of dtype dt; NULL with the error recorded, or NULL
+ * with *unfit set when a gradient in it needs a sum over broadcast dims. */
+static ct_expr *build(const ct__prep *preps, const ct__fused *f, ct_tensor **leaf, ct_dtype dt,
+                      bool *unfit) {
   ct_expr *stack[1024];
   size_t top = 0;
   for (size_t c = 0; c < f->n_code; c++) {
     const fuse_instr *in = &f->code[c];
-    if (in->code == 1) {
+    bool zero = false;
+    if (in->code == FI_LEAF) {
       stack[top++] = ct_expr_tensor(leaf[in->arg]);
-    } else if (in->code == 2) {
+    } else if (in->code == FI_ONE) {
+      stack[top++] = ct_expr_scalar(1);
+    } else if (in->code == FI_UNARY) {
       stack[top - 1] = ct_expr_unary((ct_expr_op)in->node, stack[top - 1]);
-    } else if (in->code == 3) {
+    } else if (in->code == FI_BINARY) {
       top--;
-      stack[top - 1] = ct_expr_binary((ct_expr_op)in->node, stack[top - 1], stack[top]);
+      stack[top - 1] = ct__expr_binary_any((ct_expr_op)in->node, stack[top - 1], stack[top]);
+    } else if (in->code == FI_ZERO) {
+      if (!grad_flat(&preps[in->arg], &zero)) {
+        *unfit = true;
+        break;
+      }
+      if (zero) stack[top - 1] = ct_expr_binary(CT_EXPR_ADD, ct_expr_scalar(0), stack[top - 1]);
     } else {
       /* scale: sc * x + bi, bi multiplied by sc first when the bias goes before, as the kernel
        * computes them (in the dtype). */
@@ -290,6 +383,10 @@ static ct_expr *build(const ct__prep *preps, const ct__fused *f, ct_tensor **lea
           CT_EXPR_ADD, ct_expr_binary(CT_EXPR_MUL, stack[top - 1], ct_expr_scalar(sc)),
           ct_expr_scalar(bi));
     }
+  }
+  if (*unfit) {
+    while (top > 0) ct_expr_free(stack[--top]);
+    return NULL;
   }
   return stack[0];
 }
@@ -326,11 +423,12 @@ ct_status ct__fused_run(ct__prep *preps, const ct__fused *f) {
            ct__tensor_bytes(t, t->dtype) <= ct__tensor_capacity(t);
     dt = fuse ? t->dtype : dt;
   }
-  ct_status s;
-  if (!fuse) {
+  ct_status s = CT_OK;
+  bool unfit = false;
+  ct_expr *e = fuse ? build(preps, f, leaf, dt, &unfit) : NULL;
+  if (!fuse || unfit) {
     s = run_unfused(preps, f);
   } else {
-    ct_expr *e = build(preps, f, leaf, dt);
     ct_tensor *dst = ct_var_tensor(out);
     s = dst == NULL ? ct_last_status() : e == NULL ? ct_last_status()
                                                     : ct_expr_assign(dst, CT_SAVETO, e);

@@ -7,8 +7,6 @@
 #include "common/alloc.h"
 #include "ops/op_impl.h"
 
-_Atomic uint64_t ct__op_edits = 0;
-
 static void free_value(ct_attr_value *v) {
   switch (v->type) {
     case CT_ATTR_STRING: free((char *)v->u.s); break;
@@ -71,6 +69,7 @@ ct_op *ct_op_new(const char *type) {
   if (op == NULL) goto oom;
   op->def = d;
   op->index = -1;
+  op->gen = ct__gen_next();
   op->in = ct__calloc(d->n_in + 1, sizeof *op->in);
   op->out = ct__calloc(d->n_out + 1, sizeof *op->out);
   op->attr = ct__calloc(d->n_attr + 1, sizeof *op->attr);
@@ -185,7 +184,7 @@ static ct_status set_wiring(ct_op *op, bool output, const char *slot, const char
   ct__wiring *dst = output ? &op->out[s] : &op->in[s];
   free_wiring(dst);
   *dst = w;
-  ct__op_edited();
+  ct__op_edited(op);
   return CT_OK;
 }
 
@@ -238,7 +237,7 @@ static ct_status set_attr(ct_op *op, const char *name, ct_attr_value v, const ch
   free_value(&op->attr[a]);
   op->attr[a] = v;
   op->attr_set[a] = true;
-  ct__op_edited();
+  ct__op_edited(op);
   return CT_OK;
 }
 
@@ -328,7 +327,7 @@ ct_status ct_op_set_attr_program(ct_op *op, const char *name, ct_program *p) {
                      "itself: an op cannot hold its own program (the program was not taken)",
                      n, op->def->type);
   }
-  ct__program_set_owned(p, true);
+  ct__program_set_holder(p, op);
   return set_attr(op, name, (ct_attr_value){.type = CT_ATTR_PROGRAM, .u.program = p},
                   "ct_op_set_attr_program");
 }

@@ -40,6 +40,8 @@ struct ct_op {
   ct_attr_value *attr;   /* def->n_attr entries: owned copies of lists and strings */
   bool *attr_set;
   long index;            /* position in the program that holds it, -1 when none */
+  struct ct_program *program; /* that program, NULL when none */
+  uint64_t gen;          /* its edit generation (ct__op_edited) */
 };
 
 /* The registered type of this name, NULL when none (nothing recorded). Registers the built-in
@@ -108,6 +110,10 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
 
 /* Runs a prepared op: checks the input tensors, picks the kernel, infers dims, runs it. */
 ct_status ct__prep_run(ct__prep *p);
+/* ct__prep_run with the address of this thread's error count (ct__error_count) given: a loop
+ * over many ops takes it once, not once per op (thread-local storage of a shared library costs
+ * a call to read). */
+ct_status ct__prep_run_counted(ct__prep *p, const uint64_t *errors);
 
 void ct__prep_destroy(ct__prep *p);
 
@@ -122,17 +128,21 @@ bool ct__program_owned(const ct_program *p);
 /* Makes room for extra more ops, so that that many ct_program_append calls of fresh ops cannot
  * fail: CT_OK, or CT_ERR_OUT_OF_MEMORY recorded (p unchanged). */
 ct_status ct__program_reserve(ct_program *p, size_t extra);
-void ct__program_set_owned(ct_program *p, bool owned);
+/* Makes p the program of holder's attribute (owned: ct_program_free refuses it). */
+void ct__program_set_holder(ct_program *p, ct_op *holder);
 bool ct__program_contains(const ct_program *p, const ct_op *op);
 void ct__program_destroy(ct_program *p);
 
 
-/* A count of edits to ops and programs: every change of an op's wiring or attributes and every
- * append to a program adds one. A cache of bound programs (the recurrent op's, ops/recurrent.h)
- * keeps the count it bound at and binds again when it moved. */
-extern _Atomic uint64_t ct__op_edits;
-static inline void ct__op_edited(void) {
-  atomic_fetch_add_explicit(&ct__op_edits, 1, memory_order_relaxed);
-}
+/* Edit generations. Every op and program has one, drawn from one process-wide counter when it
+ * is made and again at each edit, so no two states of any ops or programs, live or freed, share
+ * one. An edit (an op's wiring or attribute set, an op appended to a program) gives a new
+ * generation to the edited op, the program holding it, the op whose attribute holds that
+ * program, and so on up: an op's generation moves whenever it or anything in its nested
+ * programs changes, and only then. A cache of what an op bound (the recurrent op's step
+ * programs, ops/recurrent.h) keeps the op's generation and binds again when it moved. */
+uint64_t ct__gen_next(void);
+void ct__op_edited(ct_op *op);
+void ct__program_edited(ct_program *p);
 
 #endif /* CORTEN_CORE_OP_IMPL_H */

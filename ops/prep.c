@@ -294,9 +294,9 @@ CT__COLD static ct_status name_failure(const ct__prep *p, ct_status s, uint64_t 
 }
 
 /* Runs infer-shape, then the kernel; a failure names the op (name_failure). */
-static inline ct_status run_stages(ct__prep *p, ct_kernel_fn fn) {
+static inline ct_status run_stages(ct__prep *p, ct_kernel_fn fn, const uint64_t *errors) {
   const ct_infer_shape_fn infer = p->op->def->infer_shape;
-  uint64_t seen = ct__error_count();
+  uint64_t seen = *errors;
   ct_status s = infer != NULL ? infer(&p->ctx) : CT_OK;
   if (CT__UNLIKELY(s != CT_OK)) return name_failure(p, s, seen, "infer-shape");
   s = fn(&p->ctx);
@@ -332,7 +332,7 @@ CT__COLD static ct_status run_aliased(ct__prep *p, ct_kernel_fn fn) {
     t->block = NULL;
     t->offset = 0;
   }
-  ct_status s = run_stages(p, fn);
+  ct_status s = run_stages(p, fn, &ct__errors_recorded);
   for (uint32_t k = 0; k < n_out; k++) {
     if (saved[k].block == NULL) continue;
     ct_tensor *t = p->tensors[n_in + k];
@@ -369,7 +369,9 @@ CT__COLD static void restore_dims(ct__prep *p) {
   }
 }
 
-ct_status ct__prep_run(ct__prep *p) {
+ct_status ct__prep_run(ct__prep *p) { return ct__prep_run_counted(p, &ct__errors_recorded); }
+
+ct_status ct__prep_run_counted(ct__prep *p, const uint64_t *errors) {
   const ct__opdef *d = p->op->def;
   uint32_t n_in = p->n_in_vars, n = n_in + p->n_out_vars;
   bool aliased = false;
@@ -415,7 +417,7 @@ ct_status ct__prep_run(ct__prep *p) {
   if (CT__UNLIKELY(aliased)) {
     s = run_aliased(p, fn);
   } else {
-    s = run_stages(p, fn);
+    s = run_stages(p, fn, errors);
   }
   if (CT__UNLIKELY(s != CT_OK)) restore_dims(p);
   return s;

@@ -15,7 +15,9 @@
 struct ct_program {
   ct_op **ops;
   size_t n, cap;
-  bool owned; /* held by an op's program attribute */
+  bool owned;     /* held by an op's program attribute */
+  ct_op *holder;  /* that op */
+  uint64_t gen;   /* edit generation (ops/op_impl.h) */
 };
 
 struct ct_executor {
@@ -28,7 +30,31 @@ ct_program *ct_program_new(void) {
   if (p == NULL) {
     return ct__error_null(CT_ERR_OUT_OF_MEMORY, "ct_program_new: out of host memory");
   }
+  p->gen = ct__gen_next();
   return p;
+}
+
+static _Atomic uint64_t gen_counter;
+
+uint64_t ct__gen_next(void) {
+  return atomic_fetch_add_explicit(&gen_counter, 1, memory_order_relaxed) + 1;
+}
+
+void ct__program_edited(ct_program *p) {
+  uint64_t g = ct__gen_next();
+  for (; p != NULL; p = p->holder != NULL ? p->holder->program : NULL) {
+    p->gen = g;
+    if (p->holder != NULL) p->holder->gen = g;
+  }
+}
+
+void ct__op_edited(ct_op *op) {
+  if (op->program != NULL) {
+    ct__program_edited(op->program);
+    op->gen = op->program->gen;
+  } else {
+    op->gen = ct__gen_next();
+  }
 }
 
 void ct__program_destroy(ct_program *p) {
@@ -49,7 +75,10 @@ void ct_program_free(ct_program *p) {
 
 bool ct__program_owned(const ct_program *p) { return p->owned; }
 
-void ct__program_set_owned(ct_program *p, bool owned) { p->owned = owned; }
+void ct__program_set_holder(ct_program *p, ct_op *holder) {
+  p->owned = holder != NULL;
+  p->holder = holder;
+}
 
 bool ct__program_contains(const ct_program *p, const ct_op *op) {
   for (size_t i = 0; i < p->n; i++) {
@@ -113,8 +142,9 @@ ct_status ct_program_append(ct_program *p, ct_op *op) {
     p->cap = cap;
   }
   op->index = (long)p->n;
+  op->program = p;
   p->ops[p->n++] = op;
-  ct__op_edited();
+  ct__program_edited(p);
   return CT_OK;
 }
 
@@ -300,11 +330,12 @@ ct_status ct_executor_run(ct_executor *e) {
                      "the last error before this call was: %s)",
                      cause);
   }
+  const uint64_t *errors = ct__error_counter();
   for (size_t i = 0; i < e->n; i++) {
     ct__prep *p = &e->preps[i];
     if (p->deferred) continue;
     ct_status s = CT__UNLIKELY(p->fused != NULL) ? ct__fused_run(e->preps, p->fused)
-                                                 : ct__prep_run(p);
+                                                 : ct__prep_run_counted(p, errors);
     if (CT__UNLIKELY(s != CT_OK)) return s;
     for (size_t j = 0; j < p->n_release; j++) {
       ct_tensor *t = (ct_tensor *)ct_var_get_tensor(p->release[j]);

@@ -42,8 +42,9 @@ long ct__names_find(const ct__names *l, const char *name);
  * executor of the step program bound to that scope, with the variables the kernel itself reads
  * and writes there. A binding holds pointers to variables of the step scope and its ancestors,
  * so it is trusted only while their name tables are as they were (ct__scope_stamp): a variable
- * created, erased or renamed in any of them, an edit of any op or program (ct__op_edits), another
- * place or another parent scope, and the binding is made again. */
+ * created, erased or renamed in any of them, an edit of the op or of its step program (the op's
+ * generation, ops/op_impl.h; an edit of any other op leaves it), another place or another parent
+ * scope, and the binding is made again. */
 enum { CT__RNN_N_NAMES = 5 }; /* states, ex_states, step_inputs, step_outputs, one more */
 
 typedef struct ct__rnn_step {
@@ -55,14 +56,17 @@ typedef struct ct__rnn_step {
 
 typedef struct ct__rnn_tape {
   const ct_op *op; /* NULL: an empty tape */
-  uint64_t edits;
+  uint64_t gen; /* the op's edit generation when bound (ops/op_impl.h) */
   ct_place place;
   ct__names names[CT__RNN_N_NAMES];
   const ct_scope *parent;
   uint64_t *chain; /* the stamps of parent and its ancestors */
   size_t depth, chain_cap;
+  uint64_t chain_gen; /* moves each time parent or the chain's stamps change */
   ct__rnn_step *steps;
   size_t n_steps, n_vars;
+  void *extra;        /* the op's own kept state (recurrent_grad's), freed when the tape empties */
+  void (*extra_free)(void *extra);
 } ct__rnn_tape;
 
 /* The tape of c's op on list. *fresh: it was just made or emptied (op, place or an edit changed),

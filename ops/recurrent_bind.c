@@ -5,9 +5,9 @@
  *
  * The list holds one cache with a tape per op that runs over it (the forward op and its
  * gradient, so two); a third op takes the tape used least recently. Whether a binding still
- * holds is decided by stamps, never by following a pointer the binding kept: the op's edit count,
- * the place, the parent scope and the stamps of its ancestors for the whole tape, and the step
- * scope's own stamp for each step. */
+ * holds is decided by stamps, never by following a pointer the binding kept: the op's edit
+ * generation, the place, the parent scope and the stamps of its ancestors for the whole tape, and
+ * the step scope's own stamp for each step. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +31,8 @@ static void unbind_steps(ct__rnn_tape *tp) {
 
 void ct__rnn_tape_drop(ct__rnn_tape *tp) {
   unbind_steps(tp);
+  if (tp->extra != NULL) tp->extra_free(tp->extra);
+  tp->extra = NULL;
   for (size_t k = 0; k < CT__RNN_N_NAMES; k++) ct__names_free(&tp->names[k]);
   tp->op = NULL;
   tp->parent = NULL;
@@ -68,12 +70,11 @@ ct__rnn_tape *ct__rnn_tape_get(ct_scope_list *list, const ct_kernel_ctx *c, bool
   if (i == N_TAPES) i = (rc->last + 1) % N_TAPES;
   rc->last = i;
   ct__rnn_tape *tp = &rc->tapes[i];
-  uint64_t edits = atomic_load_explicit(&ct__op_edits, memory_order_relaxed);
-  *fresh = tp->op != c->op || tp->edits != edits || !same_place(tp->place, c->place);
+  *fresh = tp->op != c->op || tp->gen != c->op->gen || !same_place(tp->place, c->place);
   if (*fresh) {
     ct__rnn_tape_drop(tp);
     tp->op = c->op;
-    tp->edits = edits;
+    tp->gen = c->op->gen;
     tp->place = c->place;
   }
   return tp;
@@ -110,6 +111,7 @@ ct_status ct__rnn_tape_begin(ct__rnn_tape *tp, const ct_scope *parent, size_t T,
     }
     tp->depth = depth;
     tp->parent = parent;
+    tp->chain_gen++;
   }
   if (n_vars != tp->n_vars) {
     unbind_steps(tp);

@@ -9,32 +9,24 @@
  * sequence needs a gradient and every parameter that does. It appends one recurrent_grad op that
  * holds this backward step program.
  *
- * recurrent_grad walks the step scopes from the forward run's last step to its first (the reverse
- * of the forward order, which `reverse` sets). In step scope t, where step t's forward values
- * still are, it binds the seeds as views (row t of Out@GRAD; the previous states' gradients of
- * the step after), runs the backward step program, and moves on. Then it stacks the step inputs'
- * gradients into X@GRAD, copies the first step's previous states' gradients into
- * InitStates@GRAD, and sums each parameter's gradients over the steps into Params@GRAD. Like
- * recurrent, the kernel only makes views, copies and runs programs, so it serves every place. */
+ * recurrent_grad (its kernel is in ops/recurrent_grad_run.c) walks the step scopes from the
+ * forward run's last step to its first (the reverse of the forward order, which `reverse` sets).
+ * In step scope t, where step t's forward values still are, it binds the seeds as views (row t
+ * of Out@GRAD; the previous states' gradients of the step after), runs the backward step
+ * program, and moves on. Then it stacks the step inputs' gradients into X@GRAD, copies the first
+ * step's previous states' gradients into InitStates@GRAD, and sums each parameter's gradients
+ * over the steps into Params@GRAD. Like recurrent, the kernel only makes views, copies and runs
+ * programs, so it serves every place. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
 #include "ops/backward_impl.h"
-#include "ops/recurrent.h"
+#include "ops/recurrent_grad.h"
 #include "scope/scope_list.h"
 
-/* recurrent_grad's slots and its one attribute beyond recurrent's. */
-enum { G_X, G_INIT, G_PARAMS, G_DOUT, G_DFINAL, G_SCOPES };
-enum { G_DX, G_DINIT, G_DPARAMS };
-enum { A_INIT_STATES = CT__RNN_REVERSE + 1 };
-
-#define SEED_NEXT "@GRAD@next"
-#define SEED_OUT "@GRAD@out"
-
-/* "<a><suffix>" in new memory; NULL when out of memory (nothing recorded). */
-static char *suffixed(const char *a, const char *suffix) {
+char *ct__rnn_suffixed(const char *a, const char *suffix) {
   size_t n = strlen(a) + strlen(suffix) + 1;
   char *s = ct__malloc(n);
   if (s != NULL) snprintf(s, n, "%s%s", a, suffix);
@@ -136,7 +128,8 @@ static ct_status maker_step_backward(maker *m, ct_program *bwd) {
   for (size_t i = 0; s == CT_OK && i < ns; i++) {
     bool state = i < m->states.n;
     const char *var = state ? m->states.v[i] : m->outs.v[i - m->states.n];
-    seeds[i] = (ct__grad_seed){var, keep(m, suffixed(var, state ? SEED_NEXT : SEED_OUT))};
+    char *seed = ct__rnn_suffixed(var, state ? SEED_NEXT : SEED_OUT);
+    seeds[i] = (ct__grad_seed){var, keep(m, seed)};
     if (seeds[i].grad == NULL) s = CT_ERR_OUT_OF_MEMORY;
   }
   for (size_t i = 0; s == CT_OK && i < m->ex.n + m->ins.n + m->nparams; i++) {
@@ -231,324 +224,6 @@ ct_status ct__grad_recurrent(ct_grad_ctx *g) {
   ct_program_free(bwd);
   maker_free(&m);
   return s;
-}
-
-/* ---- The recurrent_grad kernel ------------------------------------------------------------- */
-
-/* The run's state: parsed attributes, the step scopes and the names the step program uses. */
-typedef struct bptt {
-  const ct_kernel_ctx *c;
-  ct__names states, ex, ins, outs, inits;
-  const ct_scope_list *list;
-  int64_t T;
-  bool reverse;
-  char **names; /* next[states], ex_grad[states], out_seed[outs], in_grad[ins], param_grad[...] */
-  char **next, **ex_grad, **out_seed, **in_grad, **param_grad;
-  size_t n_names;
-} bptt;
-
-/* Rewords the last error as part of this op's message: "<what>: <error>". */
-static ct_status relabel(const bptt *r, const char *what) {
-  char text[512];
-  snprintf(text, sizeof text, "%s", ct_last_error());
-  return ct_kernel_fail(r->c, ct_last_status(), "%s: %s", what, text);
-}
-
-static ct_status parse(bptt *r) {
-  const ct_kernel_ctx *c = r->c;
-  static const size_t attrs[] = {CT__RNN_STATES, CT__RNN_EX_STATES, CT__RNN_STEP_INPUTS,
-                                 CT__RNN_STEP_OUTPUTS, A_INIT_STATES};
-  ct__names *lists[] = {&r->states, &r->ex, &r->ins, &r->outs, &r->inits};
-  for (size_t k = 0; k < 5; k++) {
-    ct_status s = ct__names_split(c->attr[attrs[k]].u.s, lists[k]);
-    if (s != CT_OK) {
-      return ct_kernel_fail(c, s, "attribute '%s': %s", c->op->def->attr[attrs[k]].name,
-                            s == CT_ERR_OUT_OF_MEMORY ? "out of host memory" : "an empty name");
-    }
-  }
-  size_t np = ct_kernel_in_count(c, G_PARAMS), nfinal = ct_kernel_in_count(c, G_DFINAL);
-  bool inits_ok = true;
-  for (size_t k = 0; k < r->inits.n; k++) {
-    inits_ok &= ct__names_find(&r->states, r->inits.v[k]) >= 0;
-  }
-  if (c->attr[CT__RNN_PROGRAM].u.program == NULL || r->states.n != r->ex.n || !inits_ok ||
-      ct_kernel_in_count(c, G_X) != r->ins.n || ct_kernel_out_count(c, G_DX) != r->ins.n ||
-      ct_kernel_in_count(c, G_INIT) != r->inits.n ||
-      ct_kernel_out_count(c, G_DINIT) != r->inits.n || ct_kernel_out_count(c, G_DPARAMS) != np ||
-      ct_kernel_in_count(c, G_DOUT) != r->outs.n || (nfinal != 0 && nfinal != r->states.n)) {
-    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
-                          "its attributes and wiring do not pair up: let "
-                          "ct_program_append_backward make this op from a recurrent op");
-  }
-  r->n_names = 2 * r->states.n + r->outs.n + r->ins.n + np;
-  r->names = ct__calloc(r->n_names + 1, sizeof *r->names);
-  if (r->names == NULL) return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY, "out of host memory");
-  r->next = r->names;
-  r->ex_grad = r->next + r->states.n;
-  r->out_seed = r->ex_grad + r->states.n;
-  r->in_grad = r->out_seed + r->outs.n;
-  r->param_grad = r->in_grad + r->ins.n;
-  for (size_t i = 0; i < r->n_names; i++) {
-    size_t j = i;
-    const char *base, *suffix = CT_GRAD_SUFFIX;
-    if (j < r->states.n) {
-      base = r->states.v[j], suffix = SEED_NEXT;
-    } else if ((j -= r->states.n) < r->ex.n) {
-      base = r->ex.v[j];
-    } else if ((j -= r->ex.n) < r->outs.n) {
-      base = r->outs.v[j], suffix = SEED_OUT;
-    } else if ((j -= r->outs.n) < r->ins.n) {
-      base = r->ins.v[j];
-    } else {
-      base = ct_kernel_in_name(c, G_PARAMS, j - r->ins.n);
-    }
-    if ((r->names[i] = suffixed(base, suffix)) == NULL) {
-      return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY, "out of host memory");
-    }
-  }
-  return CT_OK;
-}
-
-/* Finds the forward run's step scopes and checks the sequences against them. */
-static ct_status find_steps(bptt *r) {
-  const ct_kernel_ctx *c = r->c;
-  const char *name = ct_kernel_in_name(c, G_SCOPES, 0);
-  r->list = ct_var_get(ct_kernel_in_var(c, G_SCOPES, 0), &ct_scope_list_type);
-  size_t T = ct_scope_list_size(r->list);
-  bool whole = T > 0;
-  for (size_t t = 0; t < T; t++) whole &= ct_scope_list_get(r->list, t) != NULL;
-  if (!whole) {
-    return ct_kernel_fail(c, CT_ERR_UNINITIALIZED,
-                          "input StepScopes variable '%s' holds no step scopes of a forward run: "
-                          "run the forward recurrent op before its gradient, and keep its step "
-                          "scopes (they hold the values the gradient reads) until then",
-                          name);
-  }
-  r->T = (int64_t)T;
-  for (size_t k = 0; k < r->ins.n + r->outs.n; k++) {
-    bool x = k < r->ins.n;
-    size_t slot = x ? G_X : G_DOUT, i = x ? k : k - r->ins.n;
-    const ct_tensor *t = ct_kernel_in(c, slot, i);
-    if (t->dims.rank < 1 || t->dims.d[0] != r->T) {
-      char sd[CT__DDIM_STR_CAP];
-      return ct_kernel_fail(c, CT_ERR_SHAPE,
-                            "input %s variable '%s' %s does not have the %lld steps of the step "
-                            "scopes in '%s': run the forward op on these sequences before its "
-                            "gradient",
-                            c->op->def->in[slot].name, ct_kernel_in_name(c, slot, i),
-                            ct_ddim_str(t->dims, sd, sizeof sd), (long long)r->T, name);
-    }
-  }
-  return CT_OK;
-}
-
-/* Variable `name` that step t wrote in step scope s, with memory. */
-static const ct_tensor *step_value(const bptt *r, ct_scope *s, int64_t t, const char *name) {
-  const ct_var *v = ct_scope_find_local_var(s, name);
-  const ct_tensor *x = v ? ct_var_get_tensor(v) : NULL;
-  if (x == NULL || !ct_tensor_has_memory(x)) {
-    ct_kernel_fail(r->c, CT_ERR_NOT_FOUND,
-                   "step %lld: the step scope holds no '%s': run the forward op again before "
-                   "its gradient",
-                   (long long)t, name);
-    return NULL;
-  }
-  return x;
-}
-
-/* The local tensor called name in s, made when missing. */
-static ct_tensor *local(const bptt *r, ct_scope *s, int64_t t, const char *name) {
-  ct_var *v = ct_scope_var(s, name); /* NULL: out of memory, recorded (kept for relabel) */
-  ct_tensor *x = v ? ct_var_tensor(v) : NULL;
-  if (x == NULL) {
-    char what[64];
-    snprintf(what, sizeof what, "step %lld", (long long)t);
-    relabel(r, what);
-  }
-  return x;
-}
-
-/* Binds step t's seeds in s: the step outputs' rows of Out@GRAD, and the states' gradients from
- * the step after (after_s; NULL at the last step: FinalStates@GRAD, or zeros). */
-static ct_status seed_step(bptt *r, ct_scope *s, ct_scope *after_s, int64_t t) {
-  const ct_kernel_ctx *c = r->c;
-  for (size_t i = 0; i < r->outs.n; i++) {
-    ct_tensor *x = local(r, s, t, r->out_seed[i]);
-    const ct_tensor *seq = ct_kernel_in(c, G_DOUT, i);
-    if (x == NULL) return ct_last_status();
-    if (ct_tensor_slice(x, seq, t, t + 1) != CT_OK) return relabel(r, "slicing Out@GRAD");
-    ct_ddim row = seq->dims;
-    row.rank--;
-    memmove(row.d, row.d + 1, (size_t)row.rank * sizeof row.d[0]);
-    ct__tensor_set_dims(x, row, ct_ddim_numel(row));
-  }
-  for (size_t j = 0; j < r->states.n; j++) {
-    ct_tensor *x = local(r, s, t, r->next[j]);
-    if (x == NULL) return ct_last_status();
-    const ct_tensor *h = step_value(r, s, t, r->states.v[j]);
-    if (h == NULL) return ct_last_status();
-    const ct_tensor *from = after_s ? step_value(r, after_s, t, r->ex_grad[j])
-                            : ct_kernel_in_count(c, G_DFINAL) ? ct_kernel_in(c, G_DFINAL, j)
-                                                             : NULL;
-    if (after_s != NULL && from == NULL) return ct_last_status();
-    if (from != NULL && (!ct_ddim_equal(from->dims, h->dims) || from->dtype != h->dtype)) {
-      char a[CT__DDIM_STR_CAP], b[CT__DDIM_STR_CAP];
-      return ct_kernel_fail(c, CT_ERR_SHAPE,
-                            "step %lld: the gradient of state '%s' is %s %s but the state is "
-                            "%s %s: wire the gradients of FinalStates",
-                            (long long)t, r->states.v[j], ct_ddim_str(from->dims, a, sizeof a),
-                            ct_dtype_name(from->dtype), ct_ddim_str(h->dims, b, sizeof b),
-                            ct_dtype_name(h->dtype));
-    }
-    if (from != NULL) {
-      if (ct_tensor_share(x, from) != CT_OK) return relabel(r, "sharing a state's gradient");
-      continue;
-    }
-    /* No gradient comes after the last step: the loss does not read the final states. */
-    ct_op *zeros = ct_op_new("fill_any_like");
-    ct_status st = zeros ? ct_op_set_input(zeros, "X", r->states.v[j]) : ct_last_status();
-    if (st == CT_OK) st = ct_op_set_output(zeros, "Out", r->next[j]);
-    if (st == CT_OK) st = ct_op_set_attr_float(zeros, "value", 0.0);
-    if (st == CT_OK) st = ct_op_run(zeros, s, c->place);
-    ct_op_free(zeros);
-    if (st != CT_OK) return relabel(r, "zeros for the last state's gradient");
-  }
-  return CT_OK;
-}
-
-/* Makes every variable the backward step program writes local to s, so that no step writes an
- * ancestor's variable of the same name (the outer program's own "W@GRAD", say). */
-static ct_status localize(bptt *r, ct_scope *s, int64_t t) {
-  const ct_program *p = r->c->attr[CT__RNN_PROGRAM].u.program;
-  for (size_t i = 0; i < ct_program_size(p); i++) {
-    const ct_op *op = ct_program_op(p, i);
-    for (size_t slot = 0; slot < op->def->n_out; slot++) {
-      for (size_t k = 0; k < op->out[slot].n; k++) {
-        if (local(r, s, t, op->out[slot].names[k]) == NULL) return ct_last_status();
-      }
-    }
-  }
-  return CT_OK;
-}
-
-/* Runs the backward step program in step scope s, bound once and kept on the list's tape
- * (ops/recurrent_bind.c); the first time, after localize and seed_step made its variables. */
-static ct_status run_step(bptt *r, ct__rnn_tape *tp, ct_scope *s, ct_scope *after, int64_t t) {
-  ct__rnn_step *b = ct__rnn_tape_bound(tp, (size_t)t, s);
-  ct_status st = b != NULL ? CT_OK : localize(r, s, t);
-  if (st == CT_OK) st = seed_step(r, s, after, t);
-  if (st != CT_OK) return st;
-  const ct_program *p = r->c->attr[CT__RNN_PROGRAM].u.program;
-  if (b == NULL) b = ct__rnn_tape_bind(tp, (size_t)t, s, p, NULL);
-  if (b == NULL || ct_executor_run(b->exec) != CT_OK) {
-    char what[64];
-    snprintf(what, sizeof what, "step %lld", (long long)t);
-    return relabel(r, what);
-  }
-  return CT_OK;
-}
-
-/* X@GRAD i: the step input's gradients of every step, stacked along dim 0. */
-static ct_status stack_dx(bptt *r, size_t i) {
-  const ct_kernel_ctx *c = r->c;
-  const ct_tensor *x = ct_kernel_in(c, G_X, i);
-  ct_status st = ct__k_resize(c, G_DX, i, x->dims);
-  char *out = st == CT_OK ? ct__k_out_data(c, G_DX, i, x->dtype) : NULL;
-  if (out == NULL) return ct_last_status();
-  for (int64_t t = 0; t < r->T; t++) {
-    const ct_tensor *g = step_value(r, ct_scope_list_get(r->list, (size_t)t), t, r->in_grad[i]);
-    if (g == NULL) return ct_last_status();
-    size_t row = ct__tensor_bytes(g, g->dtype);
-    if (g->dtype != x->dtype || (int64_t)row * r->T != (int64_t)ct__tensor_bytes(x, x->dtype)) {
-      return ct_kernel_fail(c, CT_ERR_SHAPE,
-                            "step %lld: the gradient '%s' does not fit a row of input X "
-                            "variable '%s'",
-                            (long long)t, r->in_grad[i], ct_kernel_in_name(c, G_X, i));
-    }
-    st = ct__memcpy(out + (size_t)t * row, c->place, ct__tensor_ptr(g), g->block->place, row);
-    if (st != CT_OK) return st;
-  }
-  return CT_OK;
-}
-
-/* Params@GRAD k: the parameter's gradients of every step, summed by one `sum` op (in step
- * order) run in a scratch kid scope that views them under names of its own. */
-static ct_status sum_dparam(bptt *r, size_t k) {
-  const ct_kernel_ctx *c = r->c;
-  const char *out = ct_kernel_out_name(c, G_DPARAMS, k);
-  size_t T = (size_t)r->T;
-  char **names = ct__calloc(T, sizeof *names);
-  ct_scope *tmp = ct_scope_new_kid(c->scope);
-  ct_op *sum = ct_op_new("sum");
-  ct_status st = names && tmp && sum ? CT_OK : CT_ERR_OUT_OF_MEMORY;
-  for (size_t t = 0; st == CT_OK && t < T; t++) {
-    char suffix[32];
-    snprintf(suffix, sizeof suffix, "@step%zu", t);
-    const ct_tensor *g = step_value(r, ct_scope_list_get(r->list, t), (int64_t)t, r->param_grad[k]);
-    if (g == NULL) st = ct_last_status();
-    else if ((names[t] = suffixed(out, suffix)) == NULL) st = CT_ERR_OUT_OF_MEMORY;
-    ct_var *var = st == CT_OK ? ct_scope_var(tmp, names[t]) : NULL;
-    ct_tensor *v = var ? ct_var_tensor(var) : NULL;
-    if (st == CT_OK && (v == NULL || ct_tensor_share(v, g) != CT_OK)) st = relabel(r, "summing");
-  }
-  if (st == CT_OK) st = ct_op_set_inputs(sum, "X", (const char *const *)names, T);
-  if (st == CT_OK) st = ct_op_set_output(sum, "Out", out);
-  if (st == CT_OK && ct_op_run(sum, tmp, c->place) != CT_OK) {
-    char what[200];
-    snprintf(what, sizeof what, "output Params@GRAD variable '%s'", out);
-    st = relabel(r, what);
-  }
-  if (st == CT_ERR_OUT_OF_MEMORY && (names == NULL || tmp == NULL || sum == NULL)) {
-    st = ct_kernel_fail(c, st, "out of host memory");
-  }
-  ct_op_free(sum);
-  ct_scope_free(tmp);
-  for (size_t t = 0; names != NULL && t < T; t++) free(names[t]);
-  free(names);
-  return st;
-}
-
-static ct_status run_bptt(bptt *r) {
-  const ct_kernel_ctx *c = r->c;
-  ct_status st = find_steps(r);
-  ct__rnn_tape *tp = NULL;
-  if (st == CT_OK) {
-    bool fresh;
-    tp = ct__rnn_tape_get((ct_scope_list *)r->list, c, &fresh); /* the list is the op's input */
-    st = tp == NULL ? ct_last_status() : ct__rnn_tape_begin(tp, c->scope, (size_t)r->T, 0);
-  }
-  ct_scope *after = NULL;
-  for (int64_t k = 0; st == CT_OK && k < r->T; k++) {
-    int64_t t = r->reverse ? k : r->T - 1 - k;
-    ct_scope *s = ct_scope_list_get(r->list, (size_t)t);
-    st = run_step(r, tp, s, after, t);
-    after = s;
-  }
-  for (size_t i = 0; st == CT_OK && i < r->ins.n; i++) st = stack_dx(r, i);
-  for (size_t k = 0; st == CT_OK && k < r->inits.n; k++) {
-    /* after is now the step scope of the forward run's first step. */
-    size_t j = (size_t)ct__names_find(&r->states, r->inits.v[k]);
-    const ct_tensor *g = step_value(r, after, r->reverse ? r->T - 1 : 0, r->ex_grad[j]);
-    if (g == NULL) return ct_last_status();
-    if (ct_tensor_copy(ct_kernel_out(c, G_DINIT, k), g, c->place) != CT_OK) {
-      return relabel(r, "output InitStates@GRAD");
-    }
-  }
-  for (size_t k = 0; st == CT_OK && k < ct_kernel_out_count(c, G_DPARAMS); k++) {
-    st = sum_dparam(r, k);
-  }
-  return st;
-}
-
-ct_status ct__recurrent_grad_kernel(const ct_kernel_ctx *c) {
-  bptt r = {.c = c, .reverse = c->attr[CT__RNN_REVERSE].u.b};
-  ct_status st = parse(&r);
-  if (st == CT_OK) st = run_bptt(&r);
-  ct__names *lists[] = {&r.states, &r.ex, &r.ins, &r.outs, &r.inits};
-  for (size_t k = 0; k < 5; k++) ct__names_free(lists[k]);
-  for (size_t i = 0; r.names != NULL && i < r.n_names; i++) free(r.names[i]);
-  free(r.names);
-  return st;
 }
 
 static const ct_slot_def grad_in[] = {

@@ -69,3 +69,6 @@ corten_add_cuda_ops_suite(cuda_grad2)
 # cuda_conv  conv2d, pool2d and their gradients against the CPU, and a CNN's training steps.
 corten_add_cuda_ops_suite(cuda_conv)
 corten_add_cuda_ops_suite(cuda_layers) # the layers (test_cuda_layers.c)
+# cuda_expr  expressions on cuda:0 (NVRTC-compiled kernels) against the CPU engine, and the
+#            compiled-kernel table and disk cache on a device (test_cuda_expr.c).
+corten_add_cuda_ops_suite(cuda_expr)

@@ -168,14 +168,15 @@ START_TEST(gelu_and_its_gradient_match_the_cpu) {
 }
 END_TEST
 
-/* ids [3, 40] over 50 rows (many repeats), padding none or row 7; float32 and float64 W. */
+/* ids [3, 40] over 50 rows (many repeats), padding none (int64 ids) or row 7 (int32 ids);
+ * float32 and float64 W. */
 START_TEST(lookup_and_its_gradient_match_the_cpu_exactly) {
   static const char *const ins[] = {"W", "Ids", "Out@GRAD"}, *const out[] = {"Out"};
   static const char *const gout[] = {"W@GRAD"};
   for (int pad = 0; pad < 2; pad++) {
     for (int dt = 0; dt < 2; dt++) {
       ct_tensor *in[3] = {host_values(CT_DIMS(50, 24), dt ? CT_FLOAT64 : CT_FLOAT32, -1, 1, 3),
-                          host_values(CT_DIMS(3, 40), CT_INT64, 0, 50, 4),
+                          host_values(CT_DIMS(3, 40), pad ? CT_INT32 : CT_INT64, 0, 50, 4),
                           host_values(CT_DIMS(3, 40, 24), CT_FLOAT32, -1, 1, 5)};
       ct_op *op = named_op("lookup_table_v2", ins, 2, out, 1);
       ct_op *gop = named_op("lookup_table_v2_grad", ins, 3, gout, 1);
@@ -241,6 +242,20 @@ START_TEST(dropout_and_its_gradient_match_the_cpu_exactly) {
 }
 END_TEST
 
+/* Input Seed (int32 [1], read on the device) draws the CPU's mask, whatever the attributes. */
+START_TEST(dropout_seed_input_matches_the_cpu) {
+  static const char *const ins[] = {"X", "Seed"}, *const outs[] = {"Out", "Mask"};
+  ct_tensor *in[2] = {host_values(CT_DIMS(5, 999), CT_FLOAT32, -2, 2, 6),
+                      host_values(CT_DIMS(1), CT_INT32, 4321, 4322, 7)};
+  ct_op *op = named_op("dropout", ins, 2, outs, 2);
+  ck_assert_int_eq(ct_op_set_attr_float(op, "dropout_prob", 0.4), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_bool(op, "fix_seed", false), CT_OK);
+  places_agree(op, ins, in, 2, outs, 2, -1, 0, "dropout");
+  ct_op_free(op);
+  free_all(in, 2);
+}
+END_TEST
+
 START_TEST(arg_max_matches_the_cpu_exactly) {
   static const char *const ins[] = {"X"}, *const out[] = {"Out"};
   ct_tensor *in[1] = {host_values(CT_DIMS(6, 33, 10), CT_FLOAT32, -1, 1, 8)};
@@ -268,6 +283,7 @@ static Suite *cuda_suite(void) {
   CT_ADD_TEST(s, lookup_and_its_gradient_match_the_cpu_exactly);
   CT_ADD_TEST(s, a_bad_id_is_refused_with_the_cpus_message);
   CT_ADD_TEST(s, dropout_and_its_gradient_match_the_cpu_exactly);
+  CT_ADD_TEST(s, dropout_seed_input_matches_the_cpu);
   CT_ADD_TEST(s, arg_max_matches_the_cpu_exactly);
   return s;
 }

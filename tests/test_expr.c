@@ -172,6 +172,88 @@ START_TEST(every_pair_of_arithmetic_nodes_matches_the_ops) {
 }
 END_TEST
 
+/* A block through two arithmetic nodes with scalars, (a op s) arg t (scale's a * s + b), runs as
+ * one loop; every pair rounds as the two ops with one-element tensors do. */
+static double three_eighths(int k, int64_t i) { return (void)i, k ? 0.375 : -1.5; }
+
+START_TEST(every_pair_with_two_scalars_matches_the_ops) {
+  static const char *types[] = {NULL, "elementwise_add", "elementwise_sub", "elementwise_mul",
+                                "elementwise_div"};
+  for (size_t t = 0; t < 2; t++) {
+    ct_tensor *a = tensor_k(float_types[t], CT_DIMS(N), 1);
+    ct_tensor *s0 = tensor_fn(float_types[t], CT_DIMS(), three_eighths, 0);
+    ct_tensor *s1 = tensor_fn(float_types[t], CT_DIMS(), three_eighths, 1);
+    for (int op = CT_EXPR_ADD; op <= CT_EXPR_DIV; op++) {
+      for (int arg = CT_EXPR_ADD; arg <= CT_EXPR_DIV; arg++) {
+        ct_tensor *got = eval_new(ct_expr_binary(
+            arg, ct_expr_binary(op, LEAF(a), ct_expr_scalar(-1.5)), ct_expr_scalar(0.375)));
+        ct_tensor *in = ref_op(types[op], a, s0), *want = ref_op(types[arg], in, s1);
+        assert_same_bits(got, want);
+        ct_tensor_free(got);
+        ct_tensor_free(in);
+        ct_tensor_free(want);
+      }
+    }
+    ct_tensor_free(a);
+    ct_tensor_free(s0);
+    ct_tensor_free(s1);
+  }
+}
+END_TEST
+
+/* Large enough for the engine to split its blocks over threads: the same bits at one thread and
+ * at three, and as the ops; a broadcast row of 1031 (blocks straddle its rows, read in place
+ * within one) and a libm node (a smaller grain). */
+START_TEST(threads_give_the_same_bits) {
+  int before = ct_get_num_threads();
+  for (size_t t = 0; t < 2; t++) {
+    ct_tensor *a = tensor_k(float_types[t], CT_DIMS(100, 1031), 1);
+    ct_tensor *b = tensor_k(float_types[t], CT_DIMS(1031), 2);
+    ct_tensor *got[2];
+    for (int k = 0; k < 2; k++) {
+      ct_set_num_threads(k ? 3 : 1);
+      got[k] = eval_new(UN(SIGMOID, BIN(MUL, BIN(ADD, LEAF(a), LEAF(b)), LEAF(b))));
+    }
+    ct_tensor *ab = ref_op("elementwise_add", a, b), *abb = ref_op("elementwise_mul", ab, b);
+    ct_tensor *want = ref_op("sigmoid", abb, NULL);
+    assert_same_bits(got[0], want);
+    assert_same_bits(got[1], want);
+    ct_tensor *all[] = {a, b, got[0], got[1], ab, abb, want};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) ct_tensor_free(all[i]);
+  }
+  ct_set_num_threads(before);
+}
+END_TEST
+
+/* A RELU right after a binary node runs in the node's loop: relu(a op b), relu(a op 0.375) and
+ * relu(0.375 op b) for every binary kind, as the two ops. */
+START_TEST(a_relu_after_a_binary_node_matches_the_ops) {
+  static const char *types[] = {NULL, "elementwise_add", "elementwise_sub", "elementwise_mul",
+                                "elementwise_div"};
+  for (size_t t = 0; t < 2; t++) {
+    ct_tensor *a = tensor_k(float_types[t], CT_DIMS(N), 1);
+    ct_tensor *b = tensor_k(float_types[t], CT_DIMS(N), 2);
+    ct_tensor *s = tensor_fn(float_types[t], CT_DIMS(), three_eighths, 1);
+    for (int op = CT_EXPR_ADD; op <= CT_EXPR_DIV; op++) {
+      for (int form = 0; form < 3; form++) {
+        ct_expr *x = form == 2 ? ct_expr_scalar(0.375) : LEAF(a);
+        ct_expr *y = form == 1 ? ct_expr_scalar(0.375) : LEAF(b);
+        ct_tensor *got = eval_new(UN(RELU, ct_expr_binary(op, x, y)));
+        ct_tensor *in = ref_op(types[op], form == 2 ? s : a, form == 1 ? s : b);
+        ct_tensor *want = ref_op("relu", in, NULL);
+        assert_same_bits(got, want);
+        ct_tensor_free(got);
+        ct_tensor_free(in);
+        ct_tensor_free(want);
+      }
+    }
+    ct_tensor_free(a);
+    ct_tensor_free(b);
+    ct_tensor_free(s);
+  }
+}
+END_TEST
+
 /* A right-leaning chain needs a block buffer per level: deeper than the engine's stack buffers. */
 START_TEST(a_deep_right_leaning_tree_is_exact) {
   ct_tensor *a = tensor_k(CT_FLOAT32, CT_DIMS(N), 1), *b = tensor_k(CT_FLOAT32, CT_DIMS(N), 2);
@@ -424,6 +506,9 @@ static Suite *expr_suite(void) {
   CT_ADD_TEST(s, max_and_min_propagate_nan);
   CT_ADD_TEST(s, a_nested_tree_matches_the_ops_one_by_one);
   CT_ADD_TEST(s, every_pair_of_arithmetic_nodes_matches_the_ops);
+  CT_ADD_TEST(s, every_pair_with_two_scalars_matches_the_ops);
+  CT_ADD_TEST(s, threads_give_the_same_bits);
+  CT_ADD_TEST(s, a_relu_after_a_binary_node_matches_the_ops);
   CT_ADD_TEST(s, a_deep_right_leaning_tree_is_exact);
   CT_ADD_TEST(s, a_scalar_leaf_is_broadcast_in_the_leaves_type);
   CT_ADD_TEST(s, leaves_are_read_at_assignment);

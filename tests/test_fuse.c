@@ -336,6 +336,135 @@ START_TEST(training_step_is_identical) {
 }
 END_TEST
 
+/* ---- Backward programs ------------------------------------------------------------------------ */
+
+/* The same bits, except that a NaN matches any NaN: a kernel such as elementwise_div_grad's
+ * -g * x / (y * y) may have its negation moved by the compiler (C does not fix the sign of a
+ * NaN), so the sign of a NaN it passes on is not the expression's. */
+static void assert_same_values(ct_scope *a, ct_scope *b, const char *name) {
+  const ct_tensor *x = tensor_of(a, name), *y = tensor_of(b, name);
+  ck_assert(ct_ddim_equal(ct_tensor_dims(x), ct_tensor_dims(y)));
+  ck_assert_int_eq(ct_tensor_dtype(x), ct_tensor_dtype(y));
+  for (int64_t i = 0; i < ct_tensor_numel(x); i++) {
+    double u = get_elem(ct_tensor_data(x, ct_tensor_dtype(x)), ct_tensor_dtype(x), i);
+    double v = get_elem(ct_tensor_data(y, ct_tensor_dtype(y)), ct_tensor_dtype(y), i);
+    ck_assert_msg((u != u && v != v) || memcmp(&u, &v, sizeof u) == 0,
+                  "'%s'[%lld] is %.17g, the unfused program's %.17g", name, (long long)i, u, v);
+  }
+}
+
+/* Runs p (a forward program with its backward) over the leaves, twice, and returns the scope. */
+static ct_scope *run_fwd_bwd(const ct_program *p, ct_dtype dt, uint32_t seed, bool fuse,
+                              bool free_them) {
+  ct_executor_options o = {.free_intermediates = free_them, .fuse_elementwise = fuse};
+  return run_prog(p, dt, seed, &o);
+}
+
+/* Random forward trees, a loss and their backward with respect to l0 (of the output's dims) and
+ * l2 ([3, 1]: its gradient sums over a broadcast dim, so those grad ops stay ops): the gradients
+ * have the unfused program's bits, with and without free_intermediates. */
+START_TEST(random_backward_programs_match_unfused_bits) {
+  static const char *const params[] = {"l0", "l2"};
+  for (uint32_t trial = 0; trial < 100; trial++) {
+    ct_dtype dt = trial % 2 ? CT_FLOAT64 : CT_FLOAT32;
+    ct_program *p = ct_program_new();
+    random_program(p, 5000 + trial);
+    /* The loss: a mean of out weighted by l0 (test_weighted_sum has float64 kernels only). */
+    append(p, op_xy("elementwise_mul", "out", "l0", "weighted"));
+    append(p, op_x("mean", "weighted", "total"));
+    ck_assert_msg(ct_program_append_backward(p, "total", params, 1 + trial % 2) == CT_OK, "%s",
+                  ct_last_error());
+    for (int free_them = 0; free_them < 2; free_them++) {
+      ct_scope *a = run_fwd_bwd(p, dt, trial, true, free_them);
+      ct_scope *b = run_fwd_bwd(p, dt, trial, false, free_them);
+      assert_same_values(a, b, "l0@GRAD");
+      if (trial % 2) assert_same_values(a, b, "l2@GRAD");
+      ct_scope_free(a);
+      ct_scope_free(b);
+    }
+    ct_program_free(p);
+  }
+}
+END_TEST
+
+/* out = sigmoid(scale(tanh(l0 + l1))) and its backward for l0: sigmoid_grad, scale, tanh_grad
+ * and elementwise_add_grad (X@GRAD only; l1 [5] is broadcast) fuse into l0@GRAD, as t1 .. t3
+ * fuse into out, t1 and t3 likewise (t2 is read by tanh_grad), so a run allocates five blocks
+ * fewer than the unfused program (with free_intermediates, which frees them after use). */
+static ct_program *chain_backward(void) {
+  static const char *const params[] = {"l0"};
+  ct_program *p = ct_program_new();
+  append(p, op_xy("elementwise_add", "l0", "l1", "t1"));
+  append(p, op_x("tanh", "t1", "t2"));
+  ct_op *sc = op_x("scale", "t2", "t3");
+  ck_assert_int_eq(ct_op_set_attr_float(sc, "scale", -1.25), CT_OK);
+  append(p, sc);
+  append(p, op_x("sigmoid", "t3", "out"));
+  append_weighted_loss(p, "out", "total");
+  ck_assert_int_eq(ct_program_append_backward(p, "total", params, 1), CT_OK);
+  return p;
+}
+
+/* The blocks one run of p over s allocates (its second run, the first having made the
+ * variables), with free_intermediates, fused or not. */
+static uint64_t run_allocs(const ct_program *p, ct_scope *s, bool fuse) {
+  ct_executor_options o = {.free_intermediates = true, .fuse_elementwise = fuse};
+  put_leaves(s, CT_FLOAT64, 11);
+  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
+  ck_assert_msg(e != NULL, "%s", ct_last_error());
+  ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+  uint64_t before = cpu_stats().allocs;
+  ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+  uint64_t n = cpu_stats().allocs - before;
+  ct_executor_free(e);
+  return n;
+}
+
+START_TEST(backward_intermediates_are_never_allocated) {
+  static const char *const inner[] = {"t1@GRAD", "t2@GRAD", "t3@GRAD"};
+  ct_program *p = chain_backward();
+  ct_scope *a = ct_scope_new(), *b = ct_scope_new();
+  uint64_t fused = run_allocs(p, a, true), plain = run_allocs(p, b, false);
+  assert_same_bits(a, b, "l0@GRAD");
+  ck_assert_uint_eq(fused + 5, plain);
+  for (size_t k = 0; k < 3; k++) {
+    ck_assert_msg(!holds_memory(a, inner[k]), "%s holds memory", inner[k]);
+    ck_assert_ptr_nonnull(ct_scope_find_var(b, inner[k])); /* the unfused program's */
+  }
+  ct_scope_free(a);
+  ct_scope_free(b);
+  ct_program_free(p);
+}
+END_TEST
+
+/* out = relu(l0 * l3), l3 [1] = -1.25 broadcast: elementwise_mul_grad's kernel sums dOut * Y
+ * into a zeroed l0@GRAD, so where relu passed no gradient (0 * -1.25 = -0) it holds 0 + -0 = +0;
+ * the fused relu_grad and mul_grad give the same. */
+START_TEST(a_gradient_beside_a_broadcast_input_rounds_as_its_kernel) {
+  static const char *const params[] = {"l0"};
+  ct_program *p = ct_program_new();
+  append(p, op_xy("elementwise_mul", "l0", "l3", "t1"));
+  append(p, op_x("relu", "t1", "out"));
+  append_weighted_loss(p, "out", "total");
+  ck_assert_int_eq(ct_program_append_backward(p, "total", params, 1), CT_OK);
+  ct_scope *a = run_fwd_bwd(p, CT_FLOAT64, 11, true, false);
+  ct_scope *b = run_fwd_bwd(p, CT_FLOAT64, 11, false, false);
+  ck_assert(var_f64(a, "l3")[0] == -1.25);
+  assert_same_bits(a, b, "l0@GRAD");
+  ck_assert(!holds_memory(a, "t1@GRAD"));
+  int zeros = 0;
+  for (int i = 0; i < 15; i++) {
+    double g = var_f64(a, "l0@GRAD")[i];
+    zeros += g == 0;
+    ck_assert(g != 0 || !signbit(g));
+  }
+  ck_assert_int_gt(zeros, 0);
+  ct_scope_free(a);
+  ct_scope_free(b);
+  ct_program_free(p);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("fuse");
   CT_ADD_TEST(s, random_trees_match_unfused_bits);
@@ -345,6 +474,9 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, other_dtypes_run_op_by_op);
   CT_ADD_TEST(s, a_failing_group_names_its_ops);
   CT_ADD_TEST(s, training_step_is_identical);
+  CT_ADD_TEST(s, random_backward_programs_match_unfused_bits);
+  CT_ADD_TEST(s, backward_intermediates_are_never_allocated);
+  CT_ADD_TEST(s, a_gradient_beside_a_broadcast_input_rounds_as_its_kernel);
   return s;
 }
 

@@ -73,18 +73,26 @@ static ct_op *lt_op(void) {
 }
 
 static const int64_t lt_ids[6] = {3, 0, 3, 4, 1, 3};
+static const int32_t lt_ids32[6] = {3, 0, 3, 4, 1, 3};
+static bool lt_int32; /* Ids as int32 (PaddlePaddle takes both) */
 
 /* w [5, 3] and ids [2, 3] with a repeated id. */
 static ct_scope *lt_scope(void) {
   ct_scope *s = ct_scope_new();
   put_smooth(s, "w", CT_DIMS(5, 3), 0.3);
-  put(s, "ids", CT_INT64, CT_DIMS(2, 3), lt_ids);
+  if (lt_int32) {
+    put(s, "ids", CT_INT32, CT_DIMS(2, 3), lt_ids32);
+  } else {
+    put(s, "ids", CT_INT64, CT_DIMS(2, 3), lt_ids);
+  }
   return s;
 }
 
+/* k 0..3: padding_idx none or 4, ids int64 or int32. */
 START_TEST(lookup_gathers_rows_and_zeros_padding) {
-  for (int k = 0; k < 2; k++) {
-    lt_pad = k ? 4 : -1;
+  for (int k = 0; k < 4; k++) {
+    lt_pad = k % 2 ? 4 : -1;
+    lt_int32 = k >= 2;
     ct_scope *s = lt_scope();
     ct_op *op = lt_op();
     run(op, s);
@@ -99,6 +107,7 @@ START_TEST(lookup_gathers_rows_and_zeros_padding) {
     ct_scope_free(s);
   }
   lt_pad = -1;
+  lt_int32 = false;
 }
 END_TEST
 
@@ -127,8 +136,9 @@ static void build_lt(ct_program *p) {
  * times); the padding row and unread rows get 0. */
 START_TEST(lookup_grad_adds_repeated_rows) {
   static const char *const params[] = {"w"};
-  for (int k = 0; k < 2; k++) {
-    lt_pad = k ? 3 : -1;
+  for (int k = 0; k < 4; k++) {
+    lt_pad = k % 2 ? 3 : -1;
+    lt_int32 = k >= 2;
     ct_scope *s = lt_scope();
     check_grads(s, build_lt, "loss", params, 1);
     const double *dw = var_f64(s, "w@GRAD");
@@ -145,6 +155,7 @@ START_TEST(lookup_grad_adds_repeated_rows) {
     ct_scope_free(s);
   }
   lt_pad = -1;
+  lt_int32 = false;
 }
 END_TEST
 
@@ -154,9 +165,12 @@ START_TEST(lookup_refusals_name_the_problem) {
   put(s, "ids", CT_INT64, CT_DIMS(2), bad);
   ct_op *op = lt_op();
   run_fails(op, s, CT_ERR_OUT_OF_RANGE, "'ids'", "element 1 is 5", "5 rows", NULL);
-  int32_t ids32[2] = {1, 2};
+  int32_t ids32[2] = {1, -1};
   put(s, "ids", CT_INT32, CT_DIMS(2), ids32);
-  run_fails(op, s, CT_ERR_TYPE_MISMATCH, "'ids'", "int64", NULL);
+  run_fails(op, s, CT_ERR_OUT_OF_RANGE, "'ids'", "element 1 is -1", "5 rows", NULL);
+  float idsf[2] = {1, 2};
+  put(s, "ids", CT_FLOAT32, CT_DIMS(2), idsf);
+  run_fails(op, s, CT_ERR_TYPE_MISMATCH, "'ids'", "float32", "int64 or int32", "cast", NULL);
   put(s, "ids", CT_INT64, CT_DIMS(2), lt_ids);
   ck_assert_int_eq(ct_op_set_attr_int(op, "padding_idx", 5), CT_OK);
   run_fails(op, s, CT_ERR_OUT_OF_RANGE, "padding_idx", NULL);
@@ -259,6 +273,33 @@ START_TEST(dropout_downgrade_and_fresh_seeds) {
 }
 END_TEST
 
+/* Input Seed (one int32) overrides attributes seed and fix_seed: the mask of attribute seed 7,
+ * whatever the attributes say, every run; another Seed draws another mask. */
+START_TEST(dropout_seed_input_wins_over_the_attribute) {
+  enum { N = 512 };
+  static uint8_t want[N];
+  run_dropout(CT_FLOAT64, N, 7, want);
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_FLOAT64, CT_DIMS(N), data_unary);
+  int32_t seed = 7;
+  put(s, "seed", CT_INT32, CT_DIMS(1), &seed);
+  for (int k = 0; k < 3; k++) {
+    ct_op *op = do_op(3);
+    ck_assert_int_eq(ct_op_set_input(op, "Seed", "seed"), CT_OK);
+    ck_assert_int_eq(ct_op_set_attr_bool(op, "fix_seed", k != 1), CT_OK);
+    if (k == 2) {
+      seed = 8;
+      put(s, "seed", CT_INT32, CT_DIMS(1), &seed);
+    }
+    run(op, s);
+    const uint8_t *m = result(s, "mask", CT_UINT8, CT_DIMS(N));
+    ck_assert_int_eq(memcmp(m, want, N) == 0, k < 2);
+    ct_op_free(op);
+  }
+  ct_scope_free(s);
+}
+END_TEST
+
 static void build_do(ct_program *p) {
   ck_assert_int_eq(ct_program_append(p, do_op(11)), CT_OK);
   append_weighted_loss(p, "out", "loss");
@@ -294,6 +335,15 @@ START_TEST(dropout_refusals_name_the_problem) {
   ck_assert_int_eq(ct_op_set_attr_float(op, "dropout_prob", 0.5), CT_OK);
   ck_assert_int_eq(ct_op_set_attr_string(op, "dropout_implementation", "upscale"), CT_OK);
   run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "dropout_implementation", "upscale_in_train", NULL);
+  ck_assert_int_eq(ct_op_set_attr_string(op, "dropout_implementation", "upscale_in_train"),
+                   CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Seed", "seed"), CT_OK);
+  int64_t seed64 = 1;
+  put(s, "seed", CT_INT64, CT_DIMS(1), &seed64);
+  run_fails(op, s, CT_ERR_TYPE_MISMATCH, "input Seed", "'seed'", "int64", "one int32", NULL);
+  int32_t seeds[2] = {1, 2};
+  put(s, "seed", CT_INT32, CT_DIMS(2), seeds);
+  run_fails(op, s, CT_ERR_SHAPE, "'seed'", "[2]", "one int32", NULL);
   ct_op_free(op);
   ct_scope_free(s);
 }
@@ -398,6 +448,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, dropout_mask_rate_seed_and_dtype);
   CT_ADD_TEST(s, dropout_test_modes);
   CT_ADD_TEST(s, dropout_downgrade_and_fresh_seeds);
+  CT_ADD_TEST(s, dropout_seed_input_wins_over_the_attribute);
   CT_ADD_TEST(s, dropout_grad_follows_the_mask);
   CT_ADD_TEST(s, dropout_refusals_name_the_problem);
   CT_ADD_TEST(s, arg_max_axes_match_naive_loops);

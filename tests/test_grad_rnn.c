@@ -10,6 +10,7 @@
  * Elman and LSTM programs of tests/test_rnn_op.c do. */
 #include <corten/corten.h>
 
+#include "alloc_count.h"
 #include "grad_util.h"
 #include "rnn_util.h"
 
@@ -239,7 +240,35 @@ START_TEST(second_run_gives_the_same_gradients) {
   run_program(p, s);
   ck_assert_int_eq(memcmp(first, var_f64(s, "x_seq@GRAD"), sizeof first), 0);
   ck_assert_int_eq(memcmp(first_w, var_f64(s, "Uh@GRAD"), sizeof first_w), 0);
-  ck_assert_uint_eq(ct_scope_kid_count(s), T); /* the step scopes, and no scratch scope left */
+  /* The step scopes, and the scratch scope where the parameters' sums run, kept for the next. */
+  ck_assert_uint_eq(ct_scope_kid_count(s), T + 1);
+  ct_program_free(p);
+  ct_scope_free(s);
+}
+END_TEST
+
+/* After the first runs, a run of the training program (forward, recurrent_grad and the rest)
+ * makes no host allocation: every step program, the zeros and the sums stay bound. */
+START_TEST(training_run_allocates_nothing) {
+  ck_assert(alloc_count_works());
+  reset();
+  ct_scope *s = put_weights("h");
+  ct_program *p = ct_program_new();
+  build_elman(p);
+  ck_assert_int_eq(ct_program_append_backward(p, "loss", elman_all, 5), CT_OK);
+  ct_executor *e = ct_executor_new(p, s, ct_cpu());
+  ck_assert_msg(e != NULL, "%s", ct_last_error());
+  ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+  double first[H];
+  memcpy(first, var_f64(s, "Uh@GRAD"), sizeof first);
+  ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+  uint64_t a1 = alloc_count(); /* no ck_assert in between: Check allocates in them */
+  ct_status r = ct_executor_run(e);
+  uint64_t a2 = alloc_count();
+  ck_assert_msg(r == CT_OK, "%s", ct_last_error());
+  ck_assert_uint_eq(a2, a1);
+  ck_assert_int_eq(memcmp(first, var_f64(s, "Uh@GRAD"), sizeof first), 0);
+  ct_executor_free(e);
   ct_program_free(p);
   ct_scope_free(s);
 }
@@ -412,6 +441,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, weight_read_inside_and_outside);
   CT_ADD_TEST(s, data_inputs_get_no_gradient);
   CT_ADD_TEST(s, second_run_gives_the_same_gradients);
+  CT_ADD_TEST(s, training_run_allocates_nothing);
   CT_ADD_TEST(s, free_intermediates_gives_the_same_gradients);
   CT_ADD_TEST(s, backward_survives_every_allocation_failure);
   CT_ADD_TEST(s, backward_before_forward_is_an_error);

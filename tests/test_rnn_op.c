@@ -54,14 +54,17 @@ static ct_program *elman_program(void) {
   return p;
 }
 
-static ct_op *elman_op(bool reverse) {
-  ct_op *op = recurrent_op(elman_program(), "h", "h_prev", reverse);
+/* The Elman recurrent op over step program step (the op takes it). */
+static ct_op *elman_op_over(ct_program *step, bool reverse) {
+  ct_op *op = recurrent_op(step, "h", "h_prev", reverse);
   const char *params[] = {"W", "U", "b"};
   ck_assert_int_eq(ct_op_set_inputs(op, "Params", params, 3), CT_OK);
   ck_assert_int_eq(ct_op_set_input(op, "InitStates", "h0"), CT_OK);
   ck_assert_int_eq(ct_op_set_output(op, "FinalStates", "h_last"), CT_OK);
   return op;
 }
+
+static ct_op *elman_op(bool reverse) { return elman_op_over(elman_program(), reverse); }
 
 /* Weights W [D,H], U [H,H], b [H], h0 [B,H], x_seq [T,B,D] in s. */
 static void elman_data(ct_scope *s, int64_t T) {
@@ -270,6 +273,69 @@ START_TEST(edited_op_rebinds_the_steps) {
   ck_assert_int_eq(ct_op_set_attr_bool(op, "reverse", true), CT_OK);
   ck_assert_int_eq(ct_executor_run(e), CT_OK);
   expect_elman(root, 4, true);
+  ct_executor_free(e);
+  ct_program_free(p);
+  ct_scope_free(root);
+}
+END_TEST
+
+/* The binding follows the op's own edit generation: edits of other ops and programs, made on
+ * this thread, leave it bound (no host allocation in the run after them). */
+START_TEST(unrelated_edits_keep_the_binding) {
+  ck_assert(alloc_count_works());
+  ct_scope *root = ct_scope_new();
+  elman_data(root, 4);
+  ct_program *p;
+  ct_op *op;
+  ct_executor *e = elman_executor(root, &p, &op);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  ct_program *other = ct_program_new();
+  append(other, "relu", "a", NULL, "b");
+  ct_op *loose = ct_op_new("tanh");
+  ck_assert_int_eq(ct_op_set_input(loose, "X", "a"), CT_OK);
+  ct_program *nested = elman_program();
+  ct_op *holder = elman_op_over(nested, false);
+  append(nested, "tanh", "h", NULL, "unused");
+  uint64_t a1 = alloc_count();
+  ct_status r = ct_executor_run(e);
+  uint64_t a2 = alloc_count();
+  ck_assert_int_eq(r, CT_OK);
+  ck_assert_uint_eq(a2, a1);
+  expect_elman(root, 4, false);
+  ct_op_free(holder);
+  ct_op_free(loose);
+  ct_program_free(other);
+  ct_executor_free(e);
+  ct_program_free(p);
+  ct_scope_free(root);
+}
+END_TEST
+
+/* An op appended to the step program after the op took it: the next run binds the steps again
+ * and runs the new op in every step. */
+START_TEST(step_program_edit_rebinds_the_steps) {
+  ck_assert(alloc_count_works());
+  ct_scope *root = ct_scope_new();
+  elman_data(root, 4);
+  ct_program *step = elman_program();
+  ct_op *op = elman_op_over(step, false);
+  ct_program *p = ct_program_new();
+  ck_assert_int_eq(ct_program_append(p, op), CT_OK);
+  ct_executor *e = ct_executor_new(p, root, ct_cpu());
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  append(step, "scale", "h", NULL, "h_copy");
+  uint64_t a1 = alloc_count();
+  ct_status r = ct_executor_run(e);
+  uint64_t a2 = alloc_count();
+  ck_assert_int_eq(r, CT_OK);
+  ck_assert_uint_gt(a2, a1); /* bound again */
+  expect_elman(root, 4, false);
+  const ct_scope_list *l = ct_var_get(ct_scope_find_var(root, "steps"), &ct_scope_list_type);
+  for (size_t t = 0; t < 4; t++) {
+    const ct_scope *s = ct_scope_list_get(l, t);
+    const float *h = var_f32(s, "h"), *copy = var_f32(s, "h_copy");
+    for (int i = 0; i < B * H; i++) ck_assert_float_eq(copy[i], h[i]);
+  }
   ct_executor_free(e);
   ct_program_free(p);
   ct_scope_free(root);
@@ -560,6 +626,8 @@ static Suite *rnn_suite(void) {
   CT_ADD_TEST(s, second_run_allocates_nothing);
   CT_ADD_TEST(s, new_variables_rebind_the_steps);
   CT_ADD_TEST(s, edited_op_rebinds_the_steps);
+  CT_ADD_TEST(s, unrelated_edits_keep_the_binding);
+  CT_ADD_TEST(s, step_program_edit_rebinds_the_steps);
   CT_ADD_TEST(s, rerun_other_lengths_and_drops);
   CT_ADD_TEST(s, stateful_final_state_is_initial_state);
   CT_ADD_TEST(s, runs_inside_an_executor);

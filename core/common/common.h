@@ -34,6 +34,9 @@ extern _Thread_local uint64_t ct__errors_recorded; /* status.c; read inline on t
                                                      dlopen (Python's ctypes) may find no static
                                                      TLS room left. */
 static inline uint64_t ct__error_count(void) { return ct__errors_recorded; }
+/* The address of this thread's count: a loop over many calls takes it once (a call, so that the
+ * compiler does not compute the thread-local address again in the loop). */
+const uint64_t *ct__error_counter(void);
 
 /* As ct__error, for NULL-returning functions: records the error and returns NULL. */
 void *ct__error_null(ct_status s, const char *fmt, ...) CT__COLD CT__PRINTF(2, 3);
@@ -64,7 +67,26 @@ static inline size_t ct__dtype_size(ct_dtype t) {
 /* Checks dims for a tensor: rank 0..CT_MAX_RANK, no negative extent, and numel x 8 bytes
  * representable. Returns CT_OK with the element count in *numel, or records the error (naming
  * what, e.g. "ct_tensor_resize") and returns its status. */
-ct_status ct__check_dims(ct_ddim dims, const char *what, int64_t *numel);
+ct_status ct__check_dims_slow(ct_ddim dims, const char *what, int64_t *numel);
+
+/* ct__check_dims_slow's passing case inline (a tensor is resized on every new variable): the
+ * nonzero extents multiplied out without overflow, as ct_ddim_numel does (a zero extent does not
+ * excuse an overflowing rest); anything else goes the slow way, which decides exactly as before
+ * and records the error. */
+static inline ct_status ct__check_dims(ct_ddim dims, const char *what, int64_t *numel) {
+  int64_t n = 1;
+  bool ok = dims.rank >= 0 && dims.rank <= CT_MAX_RANK, empty = false;
+  for (int i = 0; ok && i < dims.rank; i++) {
+    int64_t e = dims.d[i];
+    ok = e > 0 ? !__builtin_mul_overflow(n, e, &n) : e == 0;
+    empty |= e == 0;
+  }
+  if (CT__LIKELY(ok && n <= INT64_MAX / 8)) {
+    *numel = empty ? 0 : n;
+    return CT_OK;
+  }
+  return ct__check_dims_slow(dims, what, numel);
+}
 
 /* ct_ddim_equal by pointer, inline, for hot paths (dims known to have rank <= CT_MAX_RANK). */
 static inline int ct__ddim_eq(const ct_ddim *a, const ct_ddim *b) {

@@ -18,6 +18,8 @@ typedef struct ct__error_state {
 static _Thread_local ct__error_state tls_error = {.status = CT_OK, .text = "no error"};
 _Thread_local uint64_t ct__errors_recorded; /* errors recorded on this thread so far */
 
+const uint64_t *ct__error_counter(void) { return &ct__errors_recorded; }
+
 static void append(char *buf, size_t *pos, const char *src, size_t n);
 
 const char *ct_status_str(ct_status s) {

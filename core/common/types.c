@@ -128,7 +128,7 @@ const char *ct_ddim_str(ct_ddim dims, char *buf, size_t cap) {
   return buf;
 }
 
-ct_status ct__check_dims(ct_ddim dims, const char *what, int64_t *numel) {
+ct_status ct__check_dims_slow(ct_ddim dims, const char *what, int64_t *numel) {
   char s[CT__DDIM_STR_CAP];
   if (dims.rank < 0) {
     return ct__error(CT_ERR_INVALID_ARGUMENT,

@@ -382,29 +382,78 @@ typedef struct SFX(pool_run) {
   T *out;
 } SFX(pool_run);
 
+/* max pooling's step: v when it is larger or a NaN (a NaN wins its window), else acc; written
+ * as selects, not a branch, so the data does not steer the loop. */
+static inline T SFX(pool_take)(T acc, T v) {
+  T m = v > acc ? v : acc;
+  return v != v ? v : m;
+}
+
+/* Output (oy, ox) of plane xp, its window walked row by row. */
+static inline T SFX(pool_one)(const ct__conv_geom *g, const T *xp, int64_t oy, int64_t ox) {
+  int64_t y0, y1, x0, x1, cnt = ct__pool_window(g, oy, ox, &y0, &y1, &x0, &x1);
+  T acc = g->max ? -(T)INFINITY : 0;
+  for (int64_t iy = y0; iy < y1; iy++) {
+    const T *row = xp + iy * g->w;
+    if (g->max) {
+      for (int64_t ix = x0; ix < x1; ix++) acc = SFX(pool_take)(acc, row[ix]);
+    } else {
+      for (int64_t ix = x0; ix < x1; ix++) acc += row[ix];
+    }
+  }
+  return g->max ? (y1 > y0 && x1 > x0 ? acc : 0) : (cnt > 0 ? acc / (T)cnt : 0);
+}
+
+/* Row oy of a plane: the outputs whose window lies within the image's columns, [ca, cb), take
+ * each window element (row by row, left to right: each output's own order) across the whole run
+ * at once, one tap at a time; the outputs at the edges go one by one. */
+static void SFX(pool_row)(const ct__conv_geom *g, const T *xp, int64_t oy, T *orow, int64_t ca,
+                          int64_t cb) {
+  for (int64_t ox = 0; ox < g->ow; ox++) {
+    if (ox == ca && ca < cb) ox = cb;
+    if (ox < g->ow) orow[ox] = SFX(pool_one)(g, xp, oy, ox);
+  }
+  if (ca >= cb) return;
+  int64_t y0, y1, x0, x1, cnt = ct__pool_window(g, oy, ca, &y0, &y1, &x0, &x1);
+  for (int64_t ox = ca; ox < cb; ox++) orow[ox] = g->max ? -(T)INFINITY : 0;
+  for (int64_t iy = y0; iy < y1; iy++) {
+    for (int64_t kx = 0; kx < g->kw; kx++) {
+      const T *row = xp + iy * g->w;
+      int64_t off = kx - g->pl, sw = g->sw;
+      if (g->max) {
+        for (int64_t ox = ca; ox < cb; ox++) {
+          orow[ox] = SFX(pool_take)(orow[ox], row[ox * sw + off]);
+        }
+      } else {
+        for (int64_t ox = ca; ox < cb; ox++) orow[ox] += row[ox * sw + off];
+      }
+    }
+  }
+  for (int64_t ox = ca; ox < cb; ox++) {
+    orow[ox] = g->max ? (y1 > y0 ? orow[ox] : 0) : (cnt > 0 ? orow[ox] / (T)cnt : 0);
+  }
+}
+
+/* The outputs of a row whose window lies within the image's columns: [*ca, *cb) (ox sw - pl >= 0
+ * and ox sw - pl + kw <= w); empty when none does. */
+static void SFX(pool_inner_cols)(const ct__conv_geom *g, int64_t *ca, int64_t *cb) {
+  int64_t last = g->w + g->pl - g->kw;
+  *ca = (g->pl + g->sw - 1) / g->sw;
+  if (*ca > g->ow) *ca = g->ow;
+  *cb = last < 0 ? 0 : last / g->sw + 1;
+  if (*cb > g->ow) *cb = g->ow;
+  if (*cb < *ca) *cb = *ca;
+}
+
 static void SFX(pool_planes)(void *arg, int64_t b, int64_t e) {
   const SFX(pool_run) *r = arg;
   const ct__conv_geom *g = &r->g;
-  T *o = r->out + b * g->oh * g->ow;
+  int64_t ca, cb;
+  SFX(pool_inner_cols)(g, &ca, &cb);
   for (int64_t p = b; p < e; p++) {
     const T *xp = r->x + p * g->h * g->w;
-    for (int64_t oy = 0; oy < g->oh; oy++) {
-      for (int64_t ox = 0; ox < g->ow; ox++, o++) {
-        int64_t y0, y1, x0, x1, cnt = ct__pool_window(g, oy, ox, &y0, &y1, &x0, &x1);
-        T acc = g->max ? -(T)INFINITY : 0;
-        for (int64_t iy = y0; iy < y1; iy++) {
-          for (int64_t ix = x0; ix < x1; ix++) {
-            T v = xp[iy * g->w + ix];
-            if (!g->max) {
-              acc += v;
-            } else if (v > acc || v != v) {
-              acc = v;
-            }
-          }
-        }
-        *o = g->max ? (y1 > y0 && x1 > x0 ? acc : 0) : (cnt > 0 ? acc / (T)cnt : 0);
-      }
-    }
+    T *o = r->out + p * g->oh * g->ow;
+    for (int64_t oy = 0; oy < g->oh; oy++) SFX(pool_row)(g, xp, oy, o + oy * g->ow, ca, cb);
   }
 }
 

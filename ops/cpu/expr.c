@@ -20,6 +20,7 @@
 #include <tgmath.h>
 
 #include "ops/cpu/cpu_kernels.h"
+#include "ops/cpu/parallel.h"
 #include "ops/expr/expr_impl.h"
 #include "ops/half.h"
 
@@ -47,6 +48,7 @@
   case CT_EXPR_MAX: LOOP(a > b || a != a ? a : b); break; \
   case CT_EXPR_MIN: LOOP(a < b || a != a ? a : b); break; \
   case CT_EXPR_POW: LOOP(pow(a, b)); break;              \
+  case CT__EXPR_RELU_GRAD: LOOP(a > 0 ? b : 0); break;   \
   default: break;
 
 /* A value on the evaluation stack: a block of n elements at p, or one scalar s. */
@@ -72,16 +74,21 @@
   static void unary_##SUF(int op, C *o, const C *x, int n) {                                \
     switch (op) { UNARY_CASES(C, U_LOOP) }                                                  \
   }                                                                                         \
-  static void binary_##SUF(int op, C *o, val_##SUF x, val_##SUF y, int n) {                 \
+  BINARY_FN(binary_##SUF, C, SUF, VV_LOOP, VS_LOOP, SV_LOOP)                                \
+  BINARY_FN(binary_relu_##SUF, C, SUF, VV_RELU, VS_RELU, SV_RELU)
+
+/* A binary node's loops over two blocks, a block and a scalar, a scalar and a block. */
+#define BINARY_FN(NAME, C, SUF, VV, VS, SV)                                                 \
+  static void NAME(int op, C *o, val_##SUF x, val_##SUF y, int n) {                         \
     if (!x.sc && !y.sc) {                                                                   \
       const C *xp = x.p, *yp = y.p;                                                         \
-      switch (op) { BINARY_CASES(VV_LOOP) }                                                 \
+      switch (op) { BINARY_CASES(VV) }                                                      \
     } else if (y.sc) {                                                                      \
       const C *xp = x.p, b = y.s;                                                           \
-      switch (op) { BINARY_CASES(VS_LOOP) }                                                 \
+      switch (op) { BINARY_CASES(VS) }                                                      \
     } else {                                                                                \
       const C *yp = y.p, a = x.s;                                                           \
-      switch (op) { BINARY_CASES(SV_LOOP) }                                                 \
+      switch (op) { BINARY_CASES(SV) }                                                      \
     }                                                                                       \
   }
 
@@ -91,21 +98,29 @@
     __typeof__(o[0]) a = x[i];         \
     o[i] = (EXPR);                     \
   }
-#define VV_LOOP(EXPR)                                       \
+/* POST is what is stored of the node's value r: r itself, or a RELU node's r > 0 ? r : 0 when a
+ * RELU follows the node (one loop for both, each rounding as its node). */
+#define VV_POST(EXPR, POST)                                 \
   for (int i = 0; i < n; i++) {                             \
-    __typeof__(o[0]) a = xp[i], b = yp[i];                  \
-    o[i] = (EXPR);                                          \
+    __typeof__(o[0]) a = xp[i], b = yp[i], r = (EXPR);      \
+    o[i] = (POST);                                          \
   }
-#define VS_LOOP(EXPR)                \
-  for (int i = 0; i < n; i++) {      \
-    __typeof__(o[0]) a = xp[i];      \
-    o[i] = (EXPR);                   \
+#define VS_POST(EXPR, POST)                          \
+  for (int i = 0; i < n; i++) {                      \
+    __typeof__(o[0]) a = xp[i], r = (EXPR);          \
+    o[i] = (POST);                                   \
   }
-#define SV_LOOP(EXPR)                \
-  for (int i = 0; i < n; i++) {      \
-    __typeof__(o[0]) b = yp[i];      \
-    o[i] = (EXPR);                   \
+#define SV_POST(EXPR, POST)                          \
+  for (int i = 0; i < n; i++) {                      \
+    __typeof__(o[0]) b = yp[i], r = (EXPR);          \
+    o[i] = (POST);                                   \
   }
+#define VV_LOOP(EXPR) VV_POST(EXPR, r)
+#define VS_LOOP(EXPR) VS_POST(EXPR, r)
+#define SV_LOOP(EXPR) SV_POST(EXPR, r)
+#define VV_RELU(EXPR) VV_POST(EXPR, r > 0 ? r : 0)
+#define VS_RELU(EXPR) VS_POST(EXPR, r > 0 ? r : 0)
+#define SV_RELU(EXPR) SV_POST(EXPR, r > 0 ? r : 0)
 
 /* The fused pairs of arithmetic nodes: op x 4 + arg (ADD .. DIV each), left and right. Each
  * operation is its own statement, so it rounds as its own node would. */
@@ -139,10 +154,48 @@
     }                                                                                        \
   }
 
+/* A block x through two arithmetic nodes with scalars, (x op a) arg b, in one loop (scale's
+ * x * s + b, say): each operation its own statement, rounded as its node would be. */
+#define SCALAR_LOOP(OP, ARG)               \
+  for (int i = 0; i < n; i++) {            \
+    __typeof__(o[0]) t = x[i] OP a;        \
+    o[i] = t ARG b;                        \
+  }
+#define SCALAR_PAIR_LOOPS(C, SUF)                                                             \
+  static void scalar_pair_##SUF(int op, int arg, C *o, const C *x, C a, C b, int n) {       \
+    switch ((op - 1) * 4 + arg - 1) { ALL_PAIRS(SCALAR_LOOP) default: break; }              \
+  }
+
 NODE_LOOPS(float, f)
 NODE_LOOPS(double, d)
 FUSED_LOOPS(float, f)
 FUSED_LOOPS(double, d)
+SCALAR_PAIR_LOOPS(float, f)
+SCALAR_PAIR_LOOPS(double, d)
+
+static bool arith_op(int op) { return op >= CT_EXPR_ADD && op <= CT_EXPR_DIV; }
+
+/* Whether instructions k+1 and k+2 push a scalar and apply an arithmetic node to the top two, so
+ * that with binary node k (a block and a scalar) they run as one scalar_pair loop. */
+static bool scalar_pair_next(const ct__expr_plan *p, int k) {
+  return k + 2 < p->n_code && arith_op(p->code[k].op) &&
+         p->code[k + 1].code == CT__XC_SCALAR && p->code[k + 2].code == CT__XC_BINARY &&
+         arith_op(p->code[k + 2].op);
+}
+
+/* A broadcast leaf whose elements for [i0, i0 + n) are one contiguous run of its own (a row
+ * broadcast over the output's leading dims, a block within one row): that run, else NULL. */
+static const void *leaf_run(const ct__expr_leaf *l, const ct_ddim *out, int64_t i0, int n,
+                            size_t es) {
+  int r = out->rank;
+  if (r == 0 || l->stride[r - 1] != 1 || i0 % out->d[r - 1] + n > out->d[r - 1]) return NULL;
+  int64_t rem = i0, off = 0;
+  for (int d = r - 1; d >= 0; d--) {
+    off += rem % out->d[d] * l->stride[d];
+    rem /= out->d[d];
+  }
+  return (const char *)l->data + (size_t)off * es;
+}
 
 /* ---- Storage: reading leaves into the computing type, storing the result ------------------ */
 
@@ -158,9 +211,8 @@ FUSED_LOOPS(double, d)
 /* Asks for the next block of every leaf read in place, and of dst, while this block computes:
  * the block's node loops run one after another, each over only some of the streams, so without
  * this the memory system would see few streams at a time. */
-static void prefetch_next(const ct__expr_plan *p, int64_t i0, size_t es) {
-  if (i0 >= p->numel) return;
-  size_t bytes = (size_t)(p->numel - i0 < BLOCK ? p->numel - i0 : BLOCK) * es;
+static void prefetch_next(const ct__expr_plan *p, int64_t i0, int64_t end, size_t es) {
+  size_t bytes = (size_t)(end - i0 < BLOCK ? end - i0 : BLOCK) * es;
   for (int k = 0; k < p->n_leaves; k++) {
     const ct__expr_leaf *l = &p->leaves[k];
     if (!l->full || l->scalar) continue;
@@ -169,6 +221,21 @@ static void prefetch_next(const ct__expr_plan *p, int64_t i0, size_t es) {
   }
   char *d = (char *)p->dst + (size_t)i0 * es;
   for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(d + b, 1, 3);
+}
+
+/* The fewest blocks worth a thread: a program with a libm node (exp, log, tanh, sigmoid, pow)
+ * costs as the math kernels per element, any other as the memory-bound ones. Each element is
+ * computed alone, so where the pieces fall changes no bit. */
+static int64_t grain_blocks(const ct__expr_plan *p) {
+  for (int k = 0; k < p->n_code; k++) {
+    int op = p->code[k].op, code = p->code[k].code;
+    if ((code == CT__XC_UNARY && (op == CT_EXPR_EXP || op == CT_EXPR_LOG ||
+                                   op == CT_EXPR_TANH || op == CT_EXPR_SIGMOID)) ||
+        (code == CT__XC_BINARY && op == CT_EXPR_POW)) {
+      return CT__GRAIN_MATH / BLOCK;
+    }
+  }
+  return CT__GRAIN_MEM / BLOCK;
 }
 
 /* One engine per storage dtype: S the storage (name), C the computing type, DIRECT whether a
@@ -210,6 +277,7 @@ static void prefetch_next(const ct__expr_plan *p, int64_t i0, size_t es) {
   static void block_##NAME(const ct__expr_plan *p, C (*buf)[BLOCK], val_##SUF *st,           \
                            int64_t i0, int n) {                                              \
     int sp = 0;                                                                              \
+    const void *run;                                                                         \
     for (int k = 0; k < p->n_code; k++) {                                                    \
       const ct__expr_instr *in = &p->code[k];                                                \
       bool to_dst = DIRECT && k == p->n_code - 1;                                            \
@@ -219,6 +287,8 @@ static void prefetch_next(const ct__expr_plan *p, int64_t i0, size_t es) {
           st[sp] = (val_##SUF){.s = LOAD(l->data, 0), .sc = true};                           \
         } else if (DIRECT && l->full) {                                                      \
           st[sp] = (val_##SUF){.p = (const C *)l->data + i0};                                \
+        } else if (DIRECT && (run = leaf_run(l, &p->out, i0, n, sizeof(C))) != NULL) {       \
+          st[sp] = (val_##SUF){.p = run};                                                    \
         } else {                                                                             \
           gather_##NAME(buf[sp], l, &p->out, i0, n);                                         \
           st[sp] = (val_##SUF){.p = buf[sp]};                                                \
@@ -245,10 +315,20 @@ static void prefetch_next(const ct__expr_plan *p, int64_t i0, size_t es) {
         val_##SUF *x = &st[sp - 2], *y = &st[sp - 1];                                        \
         if (x->sc && y->sc) {                                                                \
           x->s = binary1_##SUF(in->op, x->s, y->s);                                          \
-        } else {                                                                             \
-          C *o = to_dst ? (C *)p->dst + i0 : buf[sp - 2];                                    \
-          binary_##SUF(in->op, o, *x, *y, n);                                                \
+        } else if (y->sc && scalar_pair_next(p, k)) { /* (x op a) arg b: one loop */         \
+          const ct__expr_instr *in2 = &p->code[k + 2];                                       \
+          C *o = DIRECT && k + 2 == p->n_code - 1 ? (C *)p->dst + i0 : buf[sp - 2];          \
+          scalar_pair_##SUF(in->op, in2->op, o, x->p, y->s, (C)p->code[k + 1].v, n);         \
           *x = (val_##SUF){.p = o};                                                          \
+          k += 2;                                                                            \
+        } else { /* a RELU right after runs in the same loop */                              \
+          bool relu = k + 1 < p->n_code && p->code[k + 1].code == CT__XC_UNARY &&           \
+                      p->code[k + 1].op == CT_EXPR_RELU;                                    \
+          C *o = DIRECT && k + relu == p->n_code - 1 ? (C *)p->dst + i0                      \
+                                                                : buf[sp - 2];               \
+          (relu ? binary_relu_##SUF : binary_##SUF)(in->op, o, *x, *y, n);                   \
+          *x = (val_##SUF){.p = o};                                                          \
+          k += relu;                                                                         \
         }                                                                                    \
         sp--;                                                                                \
       }                                                                                      \
@@ -260,16 +340,28 @@ static void prefetch_next(const ct__expr_plan *p, int64_t i0, size_t es) {
       for (int i = 0; i < n; i++) STORE(p->dst, i0 + i, st[0].p[i]);                         \
     }                                                                                        \
   }                                                                                          \
-  static void run_##NAME(const ct__expr_plan *p) {                                           \
+  /* Blocks [b, e) of the output (block b covers elements from b x BLOCK on), on this thread's \
+   * own buffers (a deep program's come in scratch, for one thread only). */                \
+  static void range_##NAME(void *arg, int64_t b, int64_t e) {                               \
+    const ct__expr_plan *p = arg;                                                            \
     C stack_buf[CT__EXPR_STACK_BUFS][BLOCK];                                                 \
     val_##SUF stack_val[CT__EXPR_STACK_BUFS];                                                \
     C(*buf)[BLOCK] = p->depth > CT__EXPR_STACK_BUFS ? (C(*)[BLOCK])p->scratch : stack_buf;   \
     /* A deep program's values sit after its buffers, in the same scratch. */               \
     val_##SUF *st = p->depth > CT__EXPR_STACK_BUFS ? (val_##SUF *)(buf + p->depth) : stack_val; \
-    for (int64_t i0 = 0; i0 < p->numel; i0 += BLOCK) {                                       \
-      int n = p->numel - i0 < BLOCK ? (int)(p->numel - i0) : BLOCK;                          \
-      prefetch_next(p, i0 + BLOCK, sizeof(*(STORAGE *)0));                                   \
+    int64_t end = e * BLOCK < p->numel ? e * BLOCK : p->numel;                               \
+    for (int64_t i0 = b * BLOCK; i0 < end; i0 += BLOCK) {                                    \
+      int n = end - i0 < BLOCK ? (int)(end - i0) : BLOCK;                                    \
+      if (i0 + BLOCK < end) prefetch_next(p, i0 + BLOCK, end, sizeof(*(STORAGE *)0));        \
       block_##NAME(p, buf, st, i0, n);                                                       \
+    }                                                                                        \
+  }                                                                                          \
+  static void run_##NAME(const ct__expr_plan *p) {                                           \
+    int64_t blocks = (p->numel + BLOCK - 1) / BLOCK;                                         \
+    if (p->depth > CT__EXPR_STACK_BUFS) {                                                    \
+      range_##NAME((void *)p, 0, blocks);                                                    \
+    } else {                                                                                 \
+      ct__parallel_for(blocks, grain_blocks(p), range_##NAME, (void *)p);                    \
     }                                                                                        \
   }
 

@@ -5,204 +5,196 @@
  * Every statistic and every sum is taken in double in element order (a channel: its elements
  * batch by batch; a row: left to right; Scale@GRAD and Bias@GRAD of layer_norm: row by row), and
  * each output element is computed in double and rounded once, so float32 results are as close
- * as float32 allows, and a backend that follows the same order matches them bit for bit. */
-#include <stdlib.h>
-
-#include "common/alloc.h"
-#include "ops/defs.h"
-
-/* The wired outputs X@GRAD, Scale@GRAD, Bias@GRAD of a norm grad op (NULL where unwired). */
-static ct_status grad_outs(const ct_kernel_ctx *c, void *o[3]) {
-  for (size_t k = CT__NG_DX; k <= CT__NG_DBIAS; k++) {
-    o[k] = NULL;
-    if (ct_kernel_out_count(c, k) == 0) continue;
-    if ((o[k] = ct__k_out_data(c, k, 0, c->dtype)) == NULL) return ct_last_status();
-  }
-  return CT_OK;
-}
-
-/* The data of input slot, or NULL when it is unwired. */
-static const void *opt_in(const ct_kernel_ctx *c, size_t slot) {
-  return ct_kernel_in_count(c, slot) ? ct__k_in_data(ct_kernel_in(c, slot, 0)) : NULL;
-}
+ * as float32 allows, and a backend that follows the same order matches them bit for bit.
+ *
+ * The kernels split on corten's pool (ops/cpu/layer_job.h) over channels (batch_norm and its
+ * gradient: a piece takes a channel's statistics and its elements whole), rows (layer_norm,
+ * layer_norm_grad's X@GRAD) and columns (layer_norm_grad's Scale@GRAD and Bias@GRAD, each column
+ * summed over the rows in row order), so no sum depends on the thread count. */
+#include "ops/cpu/layer_job.h"
 
 /* Runs BODY with `at` set to each element of channel ch of the plan's [outer, c, inner] view, in
  * memory order. */
-#define FOR_CHANNEL(p, ch, at, BODY)                         \
-  for (int64_t o_ = 0; o_ < (p).outer; o_++) {               \
-    for (int64_t i_ = 0; i_ < (p).inner; i_++) {             \
-      int64_t at = (o_ * (p).c + (ch)) * (p).inner + i_;     \
-      BODY                                                   \
-    }                                                        \
+#define FOR_CHANNEL(p, ch, at, BODY)                     \
+  for (int64_t o_ = 0; o_ < (p).outer; o_++) {           \
+    for (int64_t i_ = 0; i_ < (p).inner; i_++) {         \
+      int64_t at = (o_ * (p).c + (ch)) * (p).inner + i_; \
+      BODY                                               \
+    }                                                    \
   }
 
-#define BN_KERNEL(NAME, T)                                                                     \
-  static ct_status NAME(const ct_kernel_ctx *c) {                                              \
-    ct__norm_plan p;                                                                           \
-    ct_status s = ct__bn_plan(c, &p);                                                          \
-    if (s != CT_OK) return s;                                                                  \
-    T *out[5];                                                                                 \
-    for (size_t k = 0; k < 5; k++) {                                                           \
-      if ((out[k] = ct__k_out_data(c, k, 0, c->dtype)) == NULL) return ct_last_status();       \
-    }                                                                                          \
-    const T *x = ct__k_in_data(ct_kernel_in(c, CT__BN_X, 0));                                  \
-    const T *sc = ct__k_in_data(ct_kernel_in(c, CT__BN_SCALE, 0));                             \
-    const T *bi = ct__k_in_data(ct_kernel_in(c, CT__BN_BIAS, 0));                              \
-    const T *rm = ct__k_in_data(ct_kernel_in(c, CT__BN_MEAN, 0));                              \
-    const T *rv = ct__k_in_data(ct_kernel_in(c, CT__BN_VARIANCE, 0));                          \
-    double mom = c->attr[CT__BN_MOMENTUM].u.f, eps = c->attr[CT__BN_EPSILON].u.f;              \
-    bool global = c->attr[CT__BN_IS_TEST].u.b || c->attr[CT__BN_GLOBAL_STATS].u.b;            \
-    double m = (double)(p.outer * p.inner);                                                    \
-    for (int64_t ch = 0; ch < p.c; ch++) {                                                     \
-      double mu = rm[ch], var = rv[ch];                                                        \
-      if (!global) {                                                                           \
-        double sum = 0, sq = 0;                                                                \
-        FOR_CHANNEL(p, ch, at, sum += (double)x[at];)                                          \
-        mu = sum / m;                                                                          \
-        FOR_CHANNEL(p, ch, at, sq += ((double)x[at] - mu) * ((double)x[at] - mu);)             \
-        var = sq / m;                                                                          \
-        out[CT__BN_MEAN_OUT][ch] = (T)((double)rm[ch] * mom + mu * (1 - mom));                 \
-        out[CT__BN_VAR_OUT][ch] = (T)((double)rv[ch] * mom + var * (1 - mom));                 \
-      } else {                                                                                 \
-        out[CT__BN_MEAN_OUT][ch] = rm[ch];                                                     \
-        out[CT__BN_VAR_OUT][ch] = rv[ch];                                                      \
-      }                                                                                        \
-      double inv = ct__inv_std(var, eps), g = sc[ch], b = bi[ch];                              \
-      out[CT__BN_SAVED_MEAN][ch] = (T)mu;                                                      \
-      out[CT__BN_SAVED_VAR][ch] = (T)inv;                                                      \
-      FOR_CHANNEL(p, ch, at, out[CT__BN_Y][at] = (T)(((double)x[at] - mu) * inv * g + b);)     \
-    }                                                                                          \
-    return CT_OK;                                                                              \
+/* The fewest channels (elements per channel n) or rows worth a piece. */
+static int64_t grain_of(int64_t n) { return CT__GRAIN_MEM / (n > 0 ? n : 1); }
+
+#define BN_KERNEL(NAME, T)                                                                \
+  static void NAME##_range(void *arg, int64_t b, int64_t e) {                             \
+    const ct__layer_job *j = arg;                                                         \
+    const ct_kernel_ctx *c = j->c;                                                        \
+    T *y = j->out[CT__BN_Y], *mo = j->out[CT__BN_MEAN_OUT], *vo = j->out[CT__BN_VAR_OUT]; \
+    T *smo = j->out[CT__BN_SAVED_MEAN], *svo = j->out[CT__BN_SAVED_VAR];                  \
+    const T *x = j->in[CT__BN_X], *sc = j->in[CT__BN_SCALE], *bi = j->in[CT__BN_BIAS];    \
+    const T *rm = j->in[CT__BN_MEAN], *rv = j->in[CT__BN_VARIANCE];                       \
+    double mom = c->attr[CT__BN_MOMENTUM].u.f, eps = c->attr[CT__BN_EPSILON].u.f;         \
+    bool global = c->attr[CT__BN_IS_TEST].u.b || c->attr[CT__BN_GLOBAL_STATS].u.b;        \
+    double m = (double)(j->p.outer * j->p.inner);                                         \
+    for (int64_t ch = b; ch < e; ch++) {                                                  \
+      double mu = rm[ch], var = rv[ch];                                                   \
+      if (!global) {                                                                      \
+        double sum = 0, sq = 0;                                                           \
+        FOR_CHANNEL(j->p, ch, at, sum += (double)x[at];)                                  \
+        mu = sum / m;                                                                     \
+        FOR_CHANNEL(j->p, ch, at, sq += ((double)x[at] - mu) * ((double)x[at] - mu);)     \
+        var = sq / m;                                                                     \
+        mo[ch] = (T)((double)rm[ch] * mom + mu * (1 - mom));                              \
+        vo[ch] = (T)((double)rv[ch] * mom + var * (1 - mom));                             \
+      } else {                                                                            \
+        mo[ch] = rm[ch];                                                                  \
+        vo[ch] = rv[ch];                                                                  \
+      }                                                                                   \
+      double inv = ct__inv_std(var, eps), g = sc[ch], bb = bi[ch];                        \
+      smo[ch] = (T)mu;                                                                    \
+      svo[ch] = (T)inv;                                                                   \
+      FOR_CHANNEL(j->p, ch, at, y[at] = (T)(((double)x[at] - mu) * inv * g + bb);)        \
+    }                                                                                     \
+  }                                                                                       \
+  static ct_status NAME(const ct_kernel_ctx *c) {                                         \
+    return ct__layer_plan_run(c, ct__bn_plan, 'c', 5, 5, NULL, NAME##_range);             \
   }
 
 BN_KERNEL(batch_norm_f32, float)
 BN_KERNEL(batch_norm_f64, double)
 
-#define BN_GRAD_KERNEL(NAME, T)                                                          \
-  static ct_status NAME(const ct_kernel_ctx *c) {                                        \
-    ct__norm_plan p;                                                                     \
-    ct_status s = ct__bn_plan(c, &p);                                                    \
-    void *o3[3];                                                                         \
-    if (s == CT_OK) s = grad_outs(c, o3);                                                \
-    if (s != CT_OK) return s;                                                            \
-    T *dx = o3[0], *dsc = o3[1], *dbi = o3[2];                                           \
-    const T *x = ct__k_in_data(ct_kernel_in(c, CT__BNG_X, 0));                           \
-    const T *sc = ct__k_in_data(ct_kernel_in(c, CT__BNG_SCALE, 0));                      \
-    const T *sm = ct__k_in_data(ct_kernel_in(c, CT__BNG_SAVED_MEAN, 0));                 \
-    const T *sv = ct__k_in_data(ct_kernel_in(c, CT__BNG_SAVED_VAR, 0));                  \
-    const T *dy = ct__k_in_data(ct_kernel_in(c, CT__BNG_DY, 0));                         \
-    bool global = c->attr[CT__BN_IS_TEST].u.b || c->attr[CT__BN_GLOBAL_STATS].u.b;       \
-    double m = (double)(p.outer * p.inner);                                              \
-    for (int64_t ch = 0; ch < p.c; ch++) {                                               \
-      double mu = sm[ch], inv = sv[ch], sdy = 0, sdyx = 0;                               \
-      FOR_CHANNEL(p, ch, at, {                                                           \
-        sdy += (double)dy[at];                                                           \
-        sdyx += (double)dy[at] * (((double)x[at] - mu) * inv);                           \
-      })                                                                                 \
-      if (dsc != NULL) dsc[ch] = (T)sdyx;                                                \
-      if (dbi != NULL) dbi[ch] = (T)sdy;                                                 \
-      if (dx == NULL) continue;                                                          \
-      double k = (double)sc[ch] * inv, mdy = global ? 0 : sdy / m;                       \
-      double mdyx = global ? 0 : sdyx / m;                                               \
-      FOR_CHANNEL(p, ch, at, {                                                           \
-        double xh = ((double)x[at] - mu) * inv;                                          \
-        dx[at] = (T)(k * ((double)dy[at] - mdy - xh * mdyx));                            \
-      })                                                                                 \
-    }                                                                                    \
-    return CT_OK;                                                                        \
+#define BN_GRAD_KERNEL(NAME, T)                                                            \
+  static void NAME##_range(void *arg, int64_t b, int64_t e) {                              \
+    const ct__layer_job *j = arg;                                                          \
+    T *dx = j->out[CT__NG_DX], *dsc = j->out[CT__NG_DSCALE], *dbi = j->out[CT__NG_DBIAS];  \
+    const T *x = j->in[CT__BNG_X], *sc = j->in[CT__BNG_SCALE];                             \
+    const T *sm = j->in[CT__BNG_SAVED_MEAN], *sv = j->in[CT__BNG_SAVED_VAR];               \
+    const T *dy = j->in[CT__BNG_DY];                                                       \
+    bool global = j->c->attr[CT__BN_IS_TEST].u.b || j->c->attr[CT__BN_GLOBAL_STATS].u.b;   \
+    double m = (double)(j->p.outer * j->p.inner);                                          \
+    for (int64_t ch = b; ch < e; ch++) {                                                   \
+      double mu = sm[ch], inv = sv[ch], sdy = 0, sdyx = 0;                                 \
+      FOR_CHANNEL(j->p, ch, at, {                                                          \
+        sdy += (double)dy[at];                                                             \
+        sdyx += (double)dy[at] * (((double)x[at] - mu) * inv);                             \
+      })                                                                                   \
+      if (dsc != NULL) dsc[ch] = (T)sdyx;                                                  \
+      if (dbi != NULL) dbi[ch] = (T)sdy;                                                   \
+      if (dx == NULL) continue;                                                            \
+      double k = (double)sc[ch] * inv, mdy = global ? 0 : sdy / m;                         \
+      double mdyx = global ? 0 : sdyx / m;                                                 \
+      FOR_CHANNEL(j->p, ch, at, {                                                          \
+        double xh = ((double)x[at] - mu) * inv;                                            \
+        dx[at] = (T)(k * ((double)dy[at] - mdy - xh * mdyx));                              \
+      })                                                                                   \
+    }                                                                                      \
+  }                                                                                        \
+  static ct_status NAME(const ct_kernel_ctx *c) {                                          \
+    return ct__layer_plan_run(c, ct__bn_plan, 'c', CT__BNG_DY + 1, 3, NULL, NAME##_range); \
   }
 
 BN_GRAD_KERNEL(batch_norm_grad_f32, float)
 BN_GRAD_KERNEL(batch_norm_grad_f64, double)
 
-#define LN_KERNEL(NAME, T)                                                              \
-  static ct_status NAME(const ct_kernel_ctx *c) {                                       \
-    ct__norm_plan p;                                                                    \
-    ct_status s = ct__ln_plan(c, &p);                                                   \
-    if (s != CT_OK) return s;                                                           \
-    T *y = ct__k_out_data(c, CT__LN_Y, 0, c->dtype);                                    \
-    if (y == NULL) return ct_last_status();                                             \
-    T *mean = ct__k_out_data(c, CT__LN_MEAN, 0, c->dtype);                              \
-    if (mean == NULL) return ct_last_status();                                          \
-    T *var = ct__k_out_data(c, CT__LN_VARIANCE, 0, c->dtype);                           \
-    if (var == NULL) return ct_last_status();                                           \
-    const T *x = ct__k_in_data(ct_kernel_in(c, CT__LN_X, 0));                           \
-    const T *sc = opt_in(c, CT__LN_SCALE), *bi = opt_in(c, CT__LN_BIAS);                \
-    double eps = c->attr[CT__LN_EPSILON].u.f, n = (double)p.inner;                      \
-    for (int64_t r = 0; r < p.outer; r++) {                                             \
-      const T *xr = x + r * p.inner;                                                    \
-      T *yr = y + r * p.inner;                                                          \
-      double sum = 0, sq = 0;                                                           \
-      for (int64_t j = 0; j < p.inner; j++) sum += (double)xr[j];                       \
-      double mu = sum / n;                                                              \
-      for (int64_t j = 0; j < p.inner; j++) {                                           \
-        double d = (double)xr[j] - mu;                                                  \
-        sq += d * d;                                                                    \
-      }                                                                                 \
-      double v = sq / n, inv = ct__inv_std(v, eps);                                     \
-      mean[r] = (T)mu;                                                                  \
-      var[r] = (T)v;                                                                    \
-      for (int64_t j = 0; j < p.inner; j++) {                                           \
-        double xh = ((double)xr[j] - mu) * inv;                                         \
-        yr[j] = (T)(xh * (sc ? (double)sc[j] : 1.0) + (bi ? (double)bi[j] : 0.0));      \
-      }                                                                                 \
-    }                                                                                   \
-    return CT_OK;                                                                       \
+#define LN_KERNEL(NAME, T)                                                                \
+  static void NAME##_range(void *arg, int64_t b, int64_t e) {                             \
+    const ct__layer_job *j = arg;                                                         \
+    T *y = j->out[CT__LN_Y], *mean = j->out[CT__LN_MEAN], *var = j->out[CT__LN_VARIANCE]; \
+    const T *x = j->in[CT__LN_X], *sc = j->in[CT__LN_SCALE], *bi = j->in[CT__LN_BIAS];    \
+    double eps = j->c->attr[CT__LN_EPSILON].u.f, n = (double)j->p.inner;                  \
+    int64_t inner = j->p.inner;                                                           \
+    for (int64_t r = b; r < e; r++) {                                                     \
+      const T *xr = x + r * inner;                                                        \
+      T *yr = y + r * inner;                                                              \
+      double sum = 0, sq = 0;                                                             \
+      for (int64_t k = 0; k < inner; k++) sum += (double)xr[k];                           \
+      double mu = sum / n;                                                                \
+      for (int64_t k = 0; k < inner; k++) {                                               \
+        double d = (double)xr[k] - mu;                                                    \
+        sq += d * d;                                                                      \
+      }                                                                                   \
+      double v = sq / n, inv = ct__inv_std(v, eps);                                       \
+      mean[r] = (T)mu;                                                                    \
+      var[r] = (T)v;                                                                      \
+      for (int64_t k = 0; k < inner; k++) {                                               \
+        double xh = ((double)xr[k] - mu) * inv;                                           \
+        yr[k] = (T)(xh * (sc ? (double)sc[k] : 1.0) + (bi ? (double)bi[k] : 0.0));        \
+      }                                                                                   \
+    }                                                                                     \
+  }                                                                                       \
+  static ct_status NAME(const ct_kernel_ctx *c) {                                         \
+    return ct__layer_plan_run(c, ct__ln_plan, 'r', 3, 3, NULL, NAME##_range);             \
   }
 
 LN_KERNEL(layer_norm_f32, float)
 LN_KERNEL(layer_norm_f64, double)
 
-/* Scale@GRAD and Bias@GRAD sum over the rows into double accumulators (2 x inner of them),
- * allocated before any output, so a failure leaves the outputs as they were. */
-#define LN_GRAD_KERNEL(NAME, T)                                                              \
-  static ct_status NAME(const ct_kernel_ctx *c) {                                            \
-    ct__norm_plan p;                                                                         \
-    ct_status s = ct__ln_plan(c, &p);                                                        \
-    if (s != CT_OK) return s;                                                                \
-    double *acc = ct__calloc((size_t)(2 * p.inner + 1), sizeof *acc);                        \
-    if (acc == NULL) {                                                                       \
-      return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,                                         \
-                            "cannot allocate %lld bytes of host memory for the row sums",    \
-                            (long long)(2 * p.inner + 1) * 8);                               \
-    }                                                                                        \
-    void *o3[3];                                                                             \
-    if ((s = grad_outs(c, o3)) != CT_OK) {                                                   \
-      free(acc);                                                                             \
-      return s;                                                                              \
-    }                                                                                        \
-    T *dx = o3[0], *dsc = o3[1], *dbi = o3[2];                                               \
-    const T *x = ct__k_in_data(ct_kernel_in(c, CT__LNG_X, 0));                               \
-    const T *sc = opt_in(c, CT__LNG_SCALE);                                                  \
-    const T *mean = ct__k_in_data(ct_kernel_in(c, CT__LNG_MEAN, 0));                         \
-    const T *var = ct__k_in_data(ct_kernel_in(c, CT__LNG_VARIANCE, 0));                      \
-    const T *dy = ct__k_in_data(ct_kernel_in(c, CT__LNG_DY, 0));                             \
-    double eps = c->attr[CT__LN_EPSILON].u.f, n = (double)p.inner;                           \
-    for (int64_t r = 0; r < p.outer; r++) {                                                  \
-      const T *xr = x + r * p.inner, *gr = dy + r * p.inner;                                 \
-      double mu = mean[r], inv = ct__inv_std(var[r], eps), sg = 0, sgx = 0;                  \
-      for (int64_t j = 0; j < p.inner; j++) {                                                \
-        double xh = ((double)xr[j] - mu) * inv;                                              \
-        double g = (double)gr[j] * (sc ? (double)sc[j] : 1.0);                               \
-        sg += g;                                                                             \
-        sgx += g * xh;                                                                       \
-        acc[j] += (double)gr[j] * xh;                                                        \
-        acc[p.inner + j] += (double)gr[j];                                                   \
-      }                                                                                      \
-      if (dx == NULL) continue;                                                              \
-      T *dr = dx + r * p.inner;                                                              \
-      for (int64_t j = 0; j < p.inner; j++) {                                                \
-        double xh = ((double)xr[j] - mu) * inv;                                              \
-        double g = (double)gr[j] * (sc ? (double)sc[j] : 1.0);                               \
-        dr[j] = (T)(inv * (g - sg / n - xh * (sgx / n)));                                    \
-      }                                                                                      \
-    }                                                                                        \
-    for (int64_t j = 0; j < p.inner; j++) {                                                  \
-      if (dsc != NULL) dsc[j] = (T)acc[j];                                                   \
-      if (dbi != NULL) dbi[j] = (T)acc[p.inner + j];                                         \
-    }                                                                                        \
-    free(acc);                                                                               \
-    return CT_OK;                                                                            \
+#define LN_COLS 128 /* the columns a Scale@GRAD / Bias@GRAD block sums at once (on the stack) */
+
+/* X@GRAD by rows; then Scale@GRAD and Bias@GRAD by columns, in blocks of LN_COLS columns whose
+ * double sums run over the rows in order. */
+#define LN_GRAD_KERNEL(NAME, T)                                                         \
+  static void NAME##_rows(void *arg, int64_t b, int64_t e) {                            \
+    const ct__layer_job *j = arg;                                                       \
+    T *dx = j->out[CT__NG_DX];                                                          \
+    const T *x = j->in[CT__LNG_X], *sc = j->in[CT__LNG_SCALE], *dy = j->in[CT__LNG_DY]; \
+    const T *mean = j->in[CT__LNG_MEAN], *var = j->in[CT__LNG_VARIANCE];                \
+    double eps = j->c->attr[CT__LN_EPSILON].u.f, n = (double)j->p.inner;                \
+    int64_t inner = j->p.inner;                                                         \
+    for (int64_t r = b; r < e; r++) {                                                   \
+      const T *xr = x + r * inner, *gr = dy + r * inner;                                \
+      double mu = mean[r], inv = ct__inv_std(var[r], eps), sg = 0, sgx = 0;             \
+      for (int64_t k = 0; k < inner; k++) {                                             \
+        double xh = ((double)xr[k] - mu) * inv;                                         \
+        double g = (double)gr[k] * (sc ? (double)sc[k] : 1.0);                          \
+        sg += g;                                                                        \
+        sgx += g * xh;                                                                  \
+      }                                                                                 \
+      T *dr = dx + r * inner;                                                           \
+      for (int64_t k = 0; k < inner; k++) {                                             \
+        double xh = ((double)xr[k] - mu) * inv;                                         \
+        double g = (double)gr[k] * (sc ? (double)sc[k] : 1.0);                          \
+        dr[k] = (T)(inv * (g - sg / n - xh * (sgx / n)));                               \
+      }                                                                                 \
+    }                                                                                   \
+  }                                                                                     \
+  static void NAME##_cols(void *arg, int64_t b, int64_t e) {                            \
+    const ct__layer_job *j = arg;                                                       \
+    T *dsc = j->out[CT__NG_DSCALE], *dbi = j->out[CT__NG_DBIAS];                        \
+    const T *x = j->in[CT__LNG_X], *dy = j->in[CT__LNG_DY];                             \
+    const T *mean = j->in[CT__LNG_MEAN], *var = j->in[CT__LNG_VARIANCE];                \
+    double eps = j->c->attr[CT__LN_EPSILON].u.f, acc[2][LN_COLS];                       \
+    int64_t inner = j->p.inner;                                                         \
+    for (int64_t c0 = b; c0 < e; c0 += LN_COLS) {                                       \
+      int64_t w = e - c0 < LN_COLS ? e - c0 : LN_COLS;                                  \
+      for (int64_t k = 0; k < w; k++) acc[0][k] = acc[1][k] = 0;                        \
+      for (int64_t r = 0; r < j->p.outer; r++) {                                        \
+        const T *xr = x + r * inner + c0, *gr = dy + r * inner + c0;                    \
+        double mu = mean[r], inv = ct__inv_std(var[r], eps);                            \
+        for (int64_t k = 0; k < w; k++) {                                               \
+          acc[0][k] += (double)gr[k] * (((double)xr[k] - mu) * inv);                    \
+          acc[1][k] += (double)gr[k];                                                   \
+        }                                                                               \
+      }                                                                                 \
+      for (int64_t k = 0; k < w; k++) {                                                 \
+        if (dsc != NULL) dsc[c0 + k] = (T)acc[0][k];                                    \
+        if (dbi != NULL) dbi[c0 + k] = (T)acc[1][k];                                    \
+      }                                                                                 \
+    }                                                                                   \
+  }                                                                                     \
+  static ct_status NAME(const ct_kernel_ctx *c) {                                       \
+    ct__layer_job j;                                                                    \
+    ct_status s = ct__ln_plan(c, &j.p);                                                 \
+    if (s == CT_OK) s = ct__layer_open(c, &j, CT__LNG_DY + 1, 3, NULL);                 \
+    if (s != CT_OK) return s;                                                           \
+    if (j.out[CT__NG_DX] != NULL) {                                                     \
+      ct__parallel_for(j.p.outer, grain_of(j.p.inner), NAME##_rows, &j);                \
+    }                                                                                   \
+    if (j.out[CT__NG_DSCALE] != NULL || j.out[CT__NG_DBIAS] != NULL) {                  \
+      ct__parallel_for(j.p.inner, grain_of(j.p.outer), NAME##_cols, &j);                \
+    }                                                                                   \
+    return CT_OK;                                                                       \
   }
 
 LN_GRAD_KERNEL(layer_norm_grad_f32, float)

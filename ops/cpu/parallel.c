@@ -164,9 +164,16 @@ static bool ensure_workers(int want) {
   return any;
 }
 
-void ct__parallel_for(int64_t n, int64_t grain, ct__range_fn fn, void *ctx) {
-  int threads = threads_now();
+void ct__parallel_split(int64_t n, int64_t grain, ct__range_fn fn, void *ctx) {
   int64_t most = grain > 0 ? n / grain : n;
+  /* Work below two grains runs here before the thread count is read: with the default count
+   * that read asks the kernel for the process's CPU set, a system call that would cost a small
+   * op more than its kernel. */
+  if (most < 2) {
+    fn(ctx, 0, n);
+    return;
+  }
+  int threads = threads_now();
   int pieces = most < threads ? (int)most : threads;
   bool idle = false;
   if (pieces < 2 || in_piece ||

@@ -21,7 +21,17 @@ typedef void (*ct__range_fn)(void *ctx, int64_t begin, int64_t end);
 /* Runs fn over [0, n) in pieces of at least grain items (pieces of 4096 items or more start on
  * multiples of 64 items, a cache line or more of any element type, so that two threads do not
  * write one line). */
-void ct__parallel_for(int64_t n, int64_t grain, ct__range_fn fn, void *ctx);
+void ct__parallel_split(int64_t n, int64_t grain, ct__range_fn fn, void *ctx);
+
+/* ct__parallel_for's own test of small work is inline: a one-piece kernel then calls its range
+ * function directly (which the compiler can inline into it), not through the pool's code. */
+static inline void ct__parallel_for(int64_t n, int64_t grain, ct__range_fn fn, void *ctx) {
+  if ((grain > 0 ? n / grain : n) < 2) {
+    fn(ctx, 0, n);
+    return;
+  }
+  ct__parallel_split(n, grain, fn, ctx);
+}
 
 /* Grains of the kernels, in elements: memory-bound arithmetic (a few bytes of traffic per
  * element) and a libm call per element. */

@@ -6,6 +6,7 @@
 #define CORTEN_OPS_CUDA_KERNELS_H
 
 #include "ops/kernel.h"
+#include "ops/expr/expr_impl.h"
 
 extern const ct__kernel_table ct__cuda_elementwise, ct__cuda_matmul, ct__cuda_random,
     ct__cuda_reduce, ct__cuda_shape;
@@ -18,6 +19,9 @@ extern const ct__kernel_table ct__cuda_conv; /* conv2d, pool2d and their gradien
 extern const ct__kernel_table ct__cuda_nn, ct__cuda_norm; /* the layers: ops/cuda/nn.c, norm.c */
 /* The collectives over NCCL (ops/cuda/comm.c). */
 extern const ct__kernel_table ct__cuda_comm;
+
+/* The expression engine of corten/expr.h (ops/cuda/expr.c: kernels compiled with NVRTC). */
+extern const ct__expr_engine ct__cuda_expr;
 
 /* Loads cuBLAS (once) and says whether that worked: CT_OK, or CT_ERR_DEVICE recorded with the
  * reason. The CUDA matmul loads it on first use; the tests call this without a GPU. */

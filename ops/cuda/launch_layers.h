@@ -42,19 +42,22 @@ cudaError_t ct__cu_gelu(float *o, const float *x, const float *g, int tanh_form,
                         cudaStream_t stream);
 
 /* lookup_table_v2: o row i = w row ids[i] (rows of d elements of es bytes), zeros where
- * ids[i] == pad; the ids have been checked on the host. */
-cudaError_t ct__cu_lookup(void *o, const void *w, size_t es, const int64_t *ids, int64_t n_ids,
-                          int64_t d, int64_t pad, cudaStream_t stream);
+ * ids[i] == pad; ids int32 with i32, else int64, checked on the host. */
+cudaError_t ct__cu_lookup(void *o, const void *w, size_t es, const void *ids, int i32,
+                          int64_t n_ids, int64_t d, int64_t pad, cudaStream_t stream);
 
 /* lookup_table_v2_grad: dw [rows, d] zeroed, then row g[i] added into row ids[i] for i in order
  * (ids == pad skipped): one thread per column, so each sum runs in the CPU's order. */
-cudaError_t ct__cu_lookup_grad(float *dw, const float *g, const int64_t *ids, int64_t n_ids,
-                               int64_t rows, int64_t d, int64_t pad, cudaStream_t stream);
+cudaError_t ct__cu_lookup_grad(float *dw, const float *g, const void *ids, int i32,
+                               int64_t n_ids, int64_t rows, int64_t d, int64_t pad,
+                               cudaStream_t stream);
 
-/* dropout over n elements: test 0 draws the mask (philox.h's ct__dropout_keep with seed and p)
- * and writes o = x f where kept, else 0; test 1 writes mask 1 and o = x f. */
+/* dropout over n elements: test 0 draws the mask (philox.h's ct__dropout_keep with seed, or
+ * with the int32 at device address seed_in when not NULL, and p) and writes o = x f where
+ * kept, else 0; test 1 writes mask 1 and o = x f. */
 cudaError_t ct__cu_dropout(float *o, uint8_t *mask, const float *x, int64_t n, uint64_t seed,
-                           double p, float f, int test, cudaStream_t stream);
+                           const int32_t *seed_in, double p, float f, int test,
+                           cudaStream_t stream);
 
 /* dropout_grad: dx = g f where mask, else 0. */
 cudaError_t ct__cu_dropout_grad(float *dx, const float *g, const uint8_t *mask, int64_t n, float f,

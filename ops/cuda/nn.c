@@ -39,23 +39,23 @@ static ct_status check_ids(const ct_kernel_ctx *c) {
   const ct_tensor *it = ct_kernel_in(c, CT__LT_IDS, 0);
   int64_t n = it->numel, rows = ct_kernel_in(c, CT__LT_W, 0)->dims.d[0];
   if (n == 0) return CT_OK;
-  int64_t *host = ct__malloc((size_t)n * sizeof *host);
+  size_t bytes = (size_t)n * ct_dtype_size(it->dtype);
+  void *host = ct__malloc(bytes);
   if (host == NULL) {
     return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,
                           "cannot allocate %lld bytes of host memory to check input Ids "
                           "variable '%s'",
-                          (long long)((size_t)n * sizeof *host),
-                          ct_kernel_in_name(c, CT__LT_IDS, 0));
+                          (long long)bytes, ct_kernel_in_name(c, CT__LT_IDS, 0));
   }
   ct__cu_launch l;
   ct_status st = ct__cu_enter(c, &l);
   if (st == CT_OK) {
-    cudaError_t e = cudaMemcpyAsync(host, ct__k_in_data(it), (size_t)n * sizeof *host,
-                                    cudaMemcpyDeviceToHost, l.stream);
+    cudaError_t e = cudaMemcpyAsync(host, ct__k_in_data(it), bytes, cudaMemcpyDeviceToHost,
+                                    l.stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(l.stream);
     st = ct__cu_leave(c, &l, e, "copying the ids to the host");
   }
-  if (st == CT_OK) st = ct__lt_check_ids(c, CT__LT_IDS, host, n, rows);
+  if (st == CT_OK) st = ct__lt_check_ids(c, CT__LT_IDS, host, it->dtype, n, rows);
   free(host);
   return st;
 }
@@ -70,8 +70,8 @@ static ct_status lookup_cu(const ct_kernel_ctx *c) {
   ct__cu_launch l;
   if (ct__cu_enter(c, &l) != CT_OK) return ct_last_status();
   cudaError_t e = ct__cu_lookup(o, ct__k_in_data(w), ct_dtype_size(w->dtype), ct__k_in_data(it),
-                                it->numel, w->dims.d[1], c->attr[CT__LT_PADDING_IDX].u.i,
-                                l.stream);
+                                it->dtype == CT_INT32, it->numel, w->dims.d[1],
+                                c->attr[CT__LT_PADDING_IDX].u.i, l.stream);
   return ct__cu_leave(c, &l, e, "lookup_table_v2 kernel launch");
 }
 
@@ -84,8 +84,8 @@ static ct_status lookup_grad_cu(const ct_kernel_ctx *c) {
   if (w->numel == 0) return CT_OK;
   ct__cu_launch l;
   if (ct__cu_enter(c, &l) != CT_OK) return ct_last_status();
-  cudaError_t e = ct__cu_lookup_grad(dw, in_data(c, CT__LTG_DOUT), ct__k_in_data(it), it->numel,
-                                     w->dims.d[0], w->dims.d[1],
+  cudaError_t e = ct__cu_lookup_grad(dw, in_data(c, CT__LTG_DOUT), ct__k_in_data(it),
+                                     it->dtype == CT_INT32, it->numel, w->dims.d[0], w->dims.d[1],
                                      c->attr[CT__LT_PADDING_IDX].u.i, l.stream);
   return ct__cu_leave(c, &l, e, "lookup_table_v2_grad kernel launch");
 }
@@ -97,11 +97,15 @@ static ct_status dropout_cu(const ct_kernel_ctx *c) {
   uint8_t *m = ct__k_out_data(c, CT__DO_MASK, 0, CT_UINT8);
   if (m == NULL) return ct_last_status();
   bool test = c->attr[CT__DO_IS_TEST].u.b;
-  uint64_t seed = test ? 0 : ct__dropout_seed(c);
+  /* A Seed input stays on the device: the kernel reads it (no synchronisation). */
+  const int32_t *seed_in = ct_kernel_in_count(c, CT__DO_SEED_IN) > 0 && !test
+                               ? in_data(c, CT__DO_SEED_IN)
+                               : NULL;
+  uint64_t seed = test || seed_in != NULL ? 0 : ct__dropout_seed(c);
   if (xt->numel == 0) return CT_OK;
   ct__cu_launch l;
   if (ct__cu_enter(c, &l) != CT_OK) return ct_last_status();
-  cudaError_t e = ct__cu_dropout(o, m, ct__k_in_data(xt), xt->numel, seed,
+  cudaError_t e = ct__cu_dropout(o, m, ct__k_in_data(xt), xt->numel, seed, seed_in,
                                  c->attr[CT__DO_PROB].u.f, (float)ct__dropout_factor(c), test,
                                  l.stream);
   return ct__cu_leave(c, &l, e, "dropout kernel launch");

@@ -23,27 +23,35 @@ __global__ void gelu_kernel(float *o, const float *x, const float *g, int tanh_f
   }
 }
 
+/* Id i of ids (int32 with i32, else int64). */
+__device__ inline int64_t id_at(const void *ids, int i32, int64_t i) {
+  return i32 ? static_cast<const int32_t *>(ids)[i] : static_cast<const int64_t *>(ids)[i];
+}
+
 template <typename U>
-__global__ void lookup_kernel(U *o, const U *w, const int64_t *ids, int64_t n, int64_t d,
+__global__ void lookup_kernel(U *o, const U *w, const void *ids, int i32, int64_t n, int64_t d,
                               int64_t pad) {
   for (int64_t k = ct__cu_first(); k < n * d; k += ct__cu_step()) {
-    int64_t i = k / d, j = k - i * d, id = ids[i];
+    int64_t i = k / d, j = k - i * d, id = id_at(ids, i32, i);
     o[k] = id == pad ? U(0) : w[id * d + j];
   }
 }
 
-__global__ void lookup_grad_kernel(float *dw, const float *g, const int64_t *ids, int64_t n_ids,
-                                   int64_t rows, int64_t d, int64_t pad) {
+__global__ void lookup_grad_kernel(float *dw, const float *g, const void *ids, int i32,
+                                   int64_t n_ids, int64_t rows, int64_t d, int64_t pad) {
   for (int64_t j = ct__cu_first(); j < d; j += ct__cu_step()) {
     for (int64_t r = 0; r < rows; r++) dw[r * d + j] = 0;
     for (int64_t i = 0; i < n_ids; i++) {
-      if (ids[i] != pad) dw[ids[i] * d + j] += g[i * d + j];
+      int64_t id = id_at(ids, i32, i);
+      if (id != pad) dw[id * d + j] += g[i * d + j];
     }
   }
 }
 
 __global__ void dropout_kernel(float *o, uint8_t *mask, const float *x, int64_t n,
-                               uint64_t seed, double p, float f, int test) {
+                               uint64_t seed, const int32_t *seed_in, double p, float f,
+                               int test) {
+  if (seed_in != nullptr) seed = (uint64_t)(int64_t)*seed_in; /* ct__dropout_seed_of */
   for (int64_t i = ct__cu_first(); i < n; i += ct__cu_step()) {
     bool keep = test || ct__dropout_keep((uint64_t)i, seed, p);
     mask[i] = keep;
@@ -87,33 +95,33 @@ extern "C" cudaError_t ct__cu_gelu(float *o, const float *x, const float *g, int
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t ct__cu_lookup(void *o, const void *w, size_t es, const int64_t *ids,
-                                     int64_t n_ids, int64_t d, int64_t pad,
+extern "C" cudaError_t ct__cu_lookup(void *o, const void *w, size_t es, const void *ids,
+                                     int i32, int64_t n_ids, int64_t d, int64_t pad,
                                      cudaStream_t stream) {
   if (n_ids <= 0 || d <= 0) return cudaSuccess;
   ct__cu_by_size(es, [&](auto u) {
     using U = decltype(u);
     lookup_kernel<U><<<ct__cu_blocks(n_ids * d), ct__cu_threads, 0, stream>>>(
-        static_cast<U *>(o), static_cast<const U *>(w), ids, n_ids, d, pad);
+        static_cast<U *>(o), static_cast<const U *>(w), ids, i32, n_ids, d, pad);
   });
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t ct__cu_lookup_grad(float *dw, const float *g, const int64_t *ids,
+extern "C" cudaError_t ct__cu_lookup_grad(float *dw, const float *g, const void *ids, int i32,
                                           int64_t n_ids, int64_t rows, int64_t d, int64_t pad,
                                           cudaStream_t stream) {
   if (d <= 0 || rows <= 0) return cudaSuccess;
-  lookup_grad_kernel<<<ct__cu_blocks(d), ct__cu_threads, 0, stream>>>(dw, g, ids, n_ids, rows, d,
-                                                                      pad);
+  lookup_grad_kernel<<<ct__cu_blocks(d), ct__cu_threads, 0, stream>>>(dw, g, ids, i32, n_ids,
+                                                                      rows, d, pad);
   return cudaGetLastError();
 }
 
 extern "C" cudaError_t ct__cu_dropout(float *o, uint8_t *mask, const float *x, int64_t n,
-                                      uint64_t seed, double p, float f, int test,
-                                      cudaStream_t stream) {
+                                      uint64_t seed, const int32_t *seed_in, double p, float f,
+                                      int test, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
-  dropout_kernel<<<ct__cu_blocks(n), ct__cu_threads, 0, stream>>>(o, mask, x, n, seed, p, f,
-                                                                  test);
+  dropout_kernel<<<ct__cu_blocks(n), ct__cu_threads, 0, stream>>>(o, mask, x, n, seed, seed_in,
+                                                                  p, f, test);
   return cudaGetLastError();
 }
 

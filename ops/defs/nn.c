@@ -4,14 +4,15 @@
  *
  *   gelu             X -> Out; approximate false: x Phi(x) = x (1 + erf(x / sqrt 2)) / 2;
  *                    true: x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2
- *   lookup_table_v2  W [rows, D], Ids (int64, any dims) -> Out [Ids' dims..., D]: row Ids[i] of
- *                    W; an id equal to padding_idx (-1: none) gives a row of zeros
+ *   lookup_table_v2  W [rows, D], Ids (int64 or int32, any dims) -> Out [Ids' dims..., D]: row
+ *                    Ids[i] of W; an id equal to padding_idx (-1: none) gives a row of zeros
  *   dropout          X -> Out, Mask (uint8, X's dims); training (is_test false): Mask 1 where
  *                    kept (ops/philox.h's draw >= dropout_prob), Out = X Mask, divided by
  *                    1 - dropout_prob with dropout_implementation "upscale_in_train"; test: Mask
  *                    all 1, Out = X ("upscale_in_train") or X (1 - dropout_prob)
- *                    ("downgrade_in_infer", PaddlePaddle's default). The seed is attribute seed
- *                    with fix_seed, else a new one each run.
+ *                    ("downgrade_in_infer", PaddlePaddle's default). The seed is input Seed
+ *                    (optional, one int32) when wired, else attribute seed with fix_seed, else a
+ *                    new one each run.
  *   arg_max          X -> Out (int64 or int32, attribute dtype): the index of the first largest
  *                    element along axis (a NaN counts as largest); keepdims keeps that dim as 1;
  *                    flatten takes X as one row (Out [1], or all ones with keepdims). No
@@ -24,6 +25,7 @@ const ct_attr_def ct__gelu_attrs[1] = {
     {"approximate", {.type = CT_ATTR_BOOL, .u.b = false}, false}};
 static const ct_slot_def lt_in[] = {{"W", 0}, {"Ids", 0}};
 const ct_attr_def ct__lt_attrs[1] = {{"padding_idx", {.type = CT_ATTR_INT, .u.i = -1}, false}};
+static const ct_slot_def do_in[] = {{"X", 0}, {"Seed", CT_SLOT_OPTIONAL}};
 static const ct_slot_def do_out[] = {{"Out", 0}, {"Mask", 0}};
 const ct_attr_def ct__do_attrs[5] = {
     {"dropout_prob", {.type = CT_ATTR_FLOAT, .u.f = 0.5}, false},
@@ -50,9 +52,10 @@ ct_status ct__lt_dims(const ct_kernel_ctx *c, ct_ddim *out) {
                           "input W variable '%s' is %s: the table must be [rows, D]",
                           ct_kernel_in_name(c, CT__LT_W, 0), ct_ddim_str(w->dims, a, sizeof a));
   }
-  if (ids->dtype != CT_INT64) {
+  if (ids->dtype != CT_INT64 && ids->dtype != CT_INT32) {
     return ct_kernel_fail(c, CT_ERR_TYPE_MISMATCH,
-                          "input Ids variable '%s' is %s: ids are int64 rows of W; cast them",
+                          "input Ids variable '%s' is %s: ids are int64 or int32 rows of W; "
+                          "cast them to int64",
                           ct_kernel_in_name(c, CT__LT_IDS, 0), ct_dtype_name(ids->dtype));
   }
   if (ids->dims.rank >= CT_MAX_RANK) {
@@ -75,14 +78,15 @@ ct_status ct__lt_dims(const ct_kernel_ctx *c, ct_ddim *out) {
   return CT_OK;
 }
 
-ct_status ct__lt_check_ids(const ct_kernel_ctx *c, size_t slot, const int64_t *ids, int64_t n,
-                           int64_t rows) {
+ct_status ct__lt_check_ids(const ct_kernel_ctx *c, size_t slot, const void *ids, ct_dtype dt,
+                           int64_t n, int64_t rows) {
   for (int64_t i = 0; i < n; i++) {
-    if (CT__LIKELY(ids[i] >= 0 && ids[i] < rows)) continue;
+    int64_t id = ct__lt_id(ids, dt, i);
+    if (CT__LIKELY(id >= 0 && id < rows)) continue;
     return ct_kernel_fail(c, CT_ERR_OUT_OF_RANGE,
                           "input Ids variable '%s' element %lld is %lld, outside the %lld rows "
                           "of W",
-                          ct_kernel_in_name(c, slot, 0), (long long)i, (long long)ids[i],
+                          ct_kernel_in_name(c, slot, 0), (long long)i, (long long)id,
                           (long long)rows);
   }
   return CT_OK;
@@ -113,7 +117,25 @@ ct_status ct__dropout_check(const ct_kernel_ctx *c) {
   return CT_OK;
 }
 
+/* Input Seed, when wired, is one int32. */
+static ct_status seed_check(const ct_kernel_ctx *c) {
+  if (ct_kernel_in_count(c, CT__DO_SEED_IN) == 0) return CT_OK;
+  const ct_tensor *t = ct_kernel_in(c, CT__DO_SEED_IN, 0);
+  if (t->dtype != CT_INT32 || t->numel != 1) {
+    char a[CT__DDIM_STR_CAP];
+    return ct_kernel_fail(c, t->dtype != CT_INT32 ? CT_ERR_TYPE_MISMATCH : CT_ERR_SHAPE,
+                          "input Seed variable '%s' is %s %s: the seed is one int32 element",
+                          ct_kernel_in_name(c, CT__DO_SEED_IN, 0), ct_dtype_name(t->dtype),
+                          ct_ddim_str(t->dims, a, sizeof a));
+  }
+  return CT_OK;
+}
+
 uint64_t ct__dropout_seed(const ct_kernel_ctx *c) {
+  if (ct_kernel_in_count(c, CT__DO_SEED_IN) > 0) {
+    const int32_t *v = ct__k_in_data(ct_kernel_in(c, CT__DO_SEED_IN, 0));
+    return ct__dropout_seed_of(*v);
+  }
   return c->attr[CT__DO_FIX_SEED].u.b ? (uint64_t)c->attr[CT__DO_SEED].u.i : ct__fresh_seed(c);
 }
 
@@ -126,6 +148,7 @@ double ct__dropout_factor(const ct_kernel_ctx *c) {
 
 static ct_status do_infer(const ct_kernel_ctx *c) {
   ct_status s = ct__dropout_check(c);
+  if (s == CT_OK) s = seed_check(c);
   ct_ddim x = ct_kernel_in(c, CT__IN_X, 0)->dims;
   if (s == CT_OK) s = ct__k_resize(c, CT__DO_OUT, 0, x);
   return s == CT_OK ? ct__k_resize(c, CT__DO_MASK, 0, x) : s;
@@ -193,7 +216,7 @@ static const ct_op_def defs[] = {
     {.type = "lookup_table_v2", .inputs = lt_in, .n_inputs = 2, .outputs = ct__slot_out,
      .n_outputs = 1, .attrs = ct__lt_attrs, .n_attrs = 1, .infer_shape = lt_infer,
      .grad = ct__grad_lookup_table_v2},
-    {.type = "dropout", .inputs = ct__slot_x, .n_inputs = 1, .outputs = do_out, .n_outputs = 2,
+    {.type = "dropout", .inputs = do_in, .n_inputs = 2, .outputs = do_out, .n_outputs = 2,
      .attrs = ct__do_attrs, .n_attrs = 5, .infer_shape = do_infer, .grad = ct__grad_dropout},
     {.type = "arg_max", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
      .n_outputs = 1, .attrs = am_attrs, .n_attrs = 4, .infer_shape = am_infer},

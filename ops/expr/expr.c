@@ -40,7 +40,7 @@ static void drop(ct_expr *x) {
 
 /* A node over a and b (b NULL for a unary one) that owns them from here on, whatever happens. */
 static ct_expr *inner_new(ct__expr_kind kind, ct_expr_op op, ct_expr *a, ct_expr *b, bool unary,
-                          const char *what) {
+                          const char *what, bool own_kinds) {
   if (a == NULL || (!unary && b == NULL)) { /* an operand failed: its error stays */
     drop(a);
     drop(b);
@@ -57,7 +57,8 @@ static ct_expr *inner_new(ct__expr_kind kind, ct_expr_op op, ct_expr *a, ct_expr
                           "ct_expr_tensor leaves of one tensor)",
                           what);
   }
-  if (kind != CT__EXPR_DOT && !(unary ? ct__expr_op_unary(op) : ct__expr_op_binary(op))) {
+  if (kind != CT__EXPR_DOT && !(unary ? ct__expr_op_unary(op) : ct__expr_op_binary(op)) &&
+      !(own_kinds && op == CT__EXPR_RELU_GRAD)) {
     ct_expr_free(a);
     ct_expr_free(b);
     return ct__error_null(CT_ERR_INVALID_ARGUMENT,
@@ -80,15 +81,19 @@ static ct_expr *inner_new(ct__expr_kind kind, ct_expr_op op, ct_expr *a, ct_expr
 }
 
 ct_expr *ct_expr_unary(ct_expr_op op, ct_expr *a) {
-  return inner_new(CT__EXPR_UNARY, op, a, NULL, true, "ct_expr_unary");
+  return inner_new(CT__EXPR_UNARY, op, a, NULL, true, "ct_expr_unary", false);
 }
 
 ct_expr *ct_expr_binary(ct_expr_op op, ct_expr *a, ct_expr *b) {
-  return inner_new(CT__EXPR_BINARY, op, a, b, false, "ct_expr_binary");
+  return inner_new(CT__EXPR_BINARY, op, a, b, false, "ct_expr_binary", false);
+}
+
+ct_expr *ct__expr_binary_any(ct_expr_op op, ct_expr *a, ct_expr *b) {
+  return inner_new(CT__EXPR_BINARY, op, a, b, false, "ct_expr_binary", true);
 }
 
 ct_expr *ct_expr_dot(ct_expr *a, bool transpose_a, ct_expr *b, bool transpose_b) {
-  ct_expr *e = inner_new(CT__EXPR_DOT, (ct_expr_op)0, a, b, false, "ct_expr_dot");
+  ct_expr *e = inner_new(CT__EXPR_DOT, (ct_expr_op)0, a, b, false, "ct_expr_dot", false);
   if (e != NULL) {
     e->ta = transpose_a;
     e->tb = transpose_b;

@@ -377,8 +377,8 @@ static ct_status assign_elementwise(ct_tensor *dst, ct_assign mode, const ct_exp
   }
   if (!with_dst) st = ct__expr_prepare_dst(dst, mode, out, dt, pl, dst_is_leaf, &data);
   if (st == CT_OK && ct_ddim_numel(out) > 0) {
-    ct__expr_plan p = {.dtype = dt, .out = out, .numel = ct_ddim_numel(out), .dst = data,
-                       .code = code, .n_code = m.n_code, .leaves = m.leaves,
+    ct__expr_plan p = {.dtype = dt, .place = pl, .out = out, .numel = ct_ddim_numel(out),
+                       .dst = data, .code = code, .n_code = m.n_code, .leaves = m.leaves,
                        .n_leaves = m.n_leaves, .depth = m.depth, .scratch = scratch};
     st = run->run(run, &p);
   }
@@ -417,10 +417,26 @@ static ct_status run_source(runner *r, const ct__expr_plan *p) {
   return r->source != NULL ? CT_OK : ct_last_status();
 }
 
-char *ct__expr_source_for(ct_tensor *dst, ct_assign mode, const ct_expr *e, const char *name) {
-  runner r = {.run = run_source, .name = name};
+static ct_status run_kinds(runner *r, const ct__expr_plan *p) {
+  r->source = ct__malloc((size_t)ct__expr_cuda_params(p, NULL, NULL) + 1);
+  if (r->source == NULL) return ct__error(CT_ERR_OUT_OF_MEMORY, "ct__expr_param_kinds_for");
+  ct__expr_cuda_params(p, NULL, r->source);
+  return CT_OK;
+}
+
+static char *plan_text(ct_tensor *dst, ct_assign mode, const ct_expr *e, runner *r) {
   if (dst == NULL || e == NULL || (int)mode < CT_SAVETO || (int)mode > CT_DIVTO) {
     return ct__error_null(CT_ERR_INVALID_ARGUMENT, "ct__expr_source_for: bad arguments");
   }
-  return assign_elementwise(dst, mode, e, &r) == CT_OK ? r.source : NULL;
+  return assign_elementwise(dst, mode, e, r) == CT_OK ? r->source : NULL;
+}
+
+char *ct__expr_source_for(ct_tensor *dst, ct_assign mode, const ct_expr *e, const char *name) {
+  runner r = {.run = run_source, .name = name};
+  return plan_text(dst, mode, e, &r);
+}
+
+char *ct__expr_param_kinds_for(ct_tensor *dst, ct_assign mode, const ct_expr *e) {
+  runner r = {.run = run_kinds};
+  return plan_text(dst, mode, e, &r);
 }

@@ -61,6 +61,7 @@ typedef struct ct__expr_instr {
 
 typedef struct ct__expr_plan {
   ct_dtype dtype;       /* of every leaf and of dst */
+  ct_place place;       /* of every leaf and of dst */
   ct_ddim out;          /* the output dims (dst's) */
   int64_t numel;
   void *dst;
@@ -102,6 +103,14 @@ typedef struct ct__expr_engine {
 /* ops/backends.c: the engines of this build, NULL-terminated. */
 extern const ct__expr_engine *const ct__expr_engines[];
 
+/* A binary kind of the library's own, built only by ct__expr_binary_any (the executor's fusion
+ * of relu_grad; no public constructor, and only the CPU engine runs it): a > 0 ? b : 0, with a
+ * relu's output and b its output's gradient, as relu_grad's kernel. */
+#define CT__EXPR_RELU_GRAD ((ct_expr_op)(CT_EXPR_ABS + 1))
+
+/* ct_expr_binary that also takes the library's own kinds above. */
+ct_expr *ct__expr_binary_any(ct_expr_op op, ct_expr *a, ct_expr *b);
+
 /* Whether op is a binary kind (ADD .. POW) or a unary one (NEG .. ABS). */
 static inline bool ct__expr_op_binary(int op) { return op >= CT_EXPR_ADD && op <= CT_EXPR_POW; }
 static inline bool ct__expr_op_unary(int op) { return op >= CT_EXPR_NEG && op <= CT_EXPR_ABS; }
@@ -132,10 +141,27 @@ const ct__expr_engine *ct__expr_engine_for(ct_place p);
  * __global__ function), in a malloc'ed string; NULL with CT_ERR_OUT_OF_MEMORY recorded. */
 char *ct__expr_cuda_source(const ct__expr_plan *p, const char *name);
 
+/* One parameter of a plan's kernel, as cudaLaunchKernel takes it (a pointer to each). */
+typedef union ct__expr_param {
+  void *p;
+  long long i;
+  float f;
+  double d;
+} ct__expr_param;
+
+/* The parameters of plan p's kernel in the order of its source's signature into out (NULL:
+ * count only) and, unless kinds is NULL, which member each uses into kinds ('p', 'i', 'f' or
+ * 'd', then a NUL); returns how many. */
+int ct__expr_cuda_params(const ct__expr_plan *p, ct__expr_param *out, char *kinds);
+
 /* The source ct_expr_assign(dst, mode, e) would compile for a device, built from the same plan
  * (dst gets sized as by the assignment, nothing is evaluated); NULL with the error recorded.
  * For the CPU suite, which compiles it with nvcc when nvcc exists. */
 char *ct__expr_source_for(ct_tensor *dst, ct_assign mode, const ct_expr *e, const char *name);
+
+/* The same plan's parameter kinds (ct__expr_cuda_params), in a malloc'ed string; NULL with the
+ * error recorded. For the CPU suite, which checks them against the compiled kernel's. */
+char *ct__expr_param_kinds_for(ct_tensor *dst, ct_assign mode, const ct_expr *e);
 
 /* ops/expr/expr_dot.c: the dot rule, dst (mode CT_SAVETO or CT_PLUSTO) = alpha x dot d. */
 ct_status ct__expr_assign_dot(ct_tensor *dst, ct_assign mode, const ct_expr *d, double alpha);

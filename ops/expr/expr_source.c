@@ -206,3 +206,37 @@ char *ct__expr_cuda_source(const ct__expr_plan *p, const char *name) {
   }
   return t.s;
 }
+
+int ct__expr_cuda_params(const ct__expr_plan *p, ct__expr_param *out, char *kinds) {
+  bool f32 = p->dtype != CT_FLOAT64, any_bcast = false;
+  int n = 0;
+#define PARAM(field, value)                                      \
+  do {                                                           \
+    if (out != NULL) out[n].field = (value);                     \
+    if (kinds != NULL) kinds[n] = #field[0];                      \
+    n++;                                                         \
+  } while (0)
+  PARAM(p, p->dst);
+  PARAM(i, (long long)p->numel);
+  for (int k = 0; k < p->n_leaves; k++) {
+    PARAM(p, (void *)(uintptr_t)p->leaves[k].data);
+    any_bcast |= broadcasts(&p->leaves[k]);
+  }
+  for (int k = 0; k < p->n_code; k++) {
+    if (p->code[k].code != CT__XC_SCALAR) continue;
+    if (f32) {
+      PARAM(f, (float)p->code[k].v);
+    } else {
+      PARAM(d, p->code[k].v);
+    }
+  }
+  for (int d = 0; any_bcast && d < p->out.rank; d++) PARAM(i, (long long)p->out.d[d]);
+  for (int k = 0; k < p->n_leaves; k++) {
+    for (int d = 0; broadcasts(&p->leaves[k]) && d < p->out.rank; d++) {
+      if (p->leaves[k].stride[d] != 0) PARAM(i, (long long)p->leaves[k].stride[d]);
+    }
+  }
+#undef PARAM
+  if (kinds != NULL) kinds[n] = '\0';
+  return n;
+}
