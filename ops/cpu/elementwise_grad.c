@@ -64,7 +64,8 @@ static void bgrad_zero(char *d, const bgrad_job *j, const int64_t *st, int64_t f
 
 /* One innermost run of a gradient (ts: its stride, the input's): written (set), summed into one
  * element in Out's order (ts 0), or added element by element; contiguous strides are constants
- * so that the loops vectorise. */
+ * so that the loops vectorise. A set element is 0 + its term, as if summed into a zeroed
+ * gradient like the others (a -0 term gives +0, which the fused backward chains match). */
 #define BGRAD_RUN(T, EXPR, set, dt, ts, xs, sx, ys, sy, gs, len)                  \
   do {                                                                            \
     if ((ts) == 0 && !(set)) {                                                    \
@@ -77,16 +78,16 @@ static void bgrad_zero(char *d, const bgrad_job *j, const int64_t *st, int64_t f
       }                                                                           \
       (dt)[0] = acc;                                                              \
     } else if ((ts) == 1 && (sx) == 1 && (sy) == 1) {                             \
-      if (set) BGRAD_LOOP(T, EXPR, =, dt, 1, xs, 1, ys, 1, gs, len)               \
+      if (set) BGRAD_LOOP(T, EXPR, = (T)0 +, dt, 1, xs, 1, ys, 1, gs, len)               \
       else BGRAD_LOOP(T, EXPR, +=, dt, 1, xs, 1, ys, 1, gs, len)                  \
     } else if ((ts) == 1 && (sx) == 1 && (sy) == 0) {                             \
-      if (set) BGRAD_LOOP(T, EXPR, =, dt, 1, xs, 1, ys, 0, gs, len)               \
+      if (set) BGRAD_LOOP(T, EXPR, = (T)0 +, dt, 1, xs, 1, ys, 0, gs, len)               \
       else BGRAD_LOOP(T, EXPR, +=, dt, 1, xs, 1, ys, 0, gs, len)                  \
     } else if ((ts) == 1 && (sx) == 0 && (sy) == 1) {                             \
-      if (set) BGRAD_LOOP(T, EXPR, =, dt, 1, xs, 0, ys, 1, gs, len)               \
+      if (set) BGRAD_LOOP(T, EXPR, = (T)0 +, dt, 1, xs, 0, ys, 1, gs, len)               \
       else BGRAD_LOOP(T, EXPR, +=, dt, 1, xs, 0, ys, 1, gs, len)                  \
     } else {                                                                      \
-      if (set) BGRAD_LOOP(T, EXPR, =, dt, ts, xs, sx, ys, sy, gs, len)            \
+      if (set) BGRAD_LOOP(T, EXPR, = (T)0 +, dt, ts, xs, sx, ys, sy, gs, len)            \
       else BGRAD_LOOP(T, EXPR, +=, dt, ts, xs, sx, ys, sy, gs, len)               \
     }                                                                             \
   } while (0)
