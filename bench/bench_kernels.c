@@ -8,6 +8,9 @@
  *   exp 16M float32    [a C loop calling expf, on the same team; at::exp_out]
  *   softmax, reduce_sum (dim 1), transpose of [4096, 4096] float32
  *                      [at::_softmax_out, at::sum_out, out.copy_(x.t()), same thread count]
+ *   adam over 16M float32 parameters, in place; elementwise_add_grad of [4096, 4096] + [4096]
+ *                      (a bias's gradient: X@GRAD = Out@GRAD, Y@GRAD its column sums)
+ *                      [the same C loop at -O3, on one thread or split over the pthread team]
  * 16M floats (192 MiB of traffic a call) is bound by memory bandwidth; 32K (384 KiB) sits in L2.
  * The runner is single-threaded elsewhere: these rows set the count and put it back to 1. */
 #define _GNU_SOURCE
@@ -62,12 +65,13 @@ __attribute__((noinline)) static void exp_loop(float *o, const float *x, const f
 
 #define MAX_TEAM 64
 
-/* The team: workers 1..n-1 spin on `gen` during a batch and sleep between batches. */
+/* The team: workers 1..n-1 spin on `gen` during a batch and sleep between batches; each call
+ * runs part over its share of [0, n). */
 typedef struct team {
   float *o;
   const float *x, *y;
+  void (*part)(size_t b, size_t e);
   size_t n;
-  void (*loop)(float *, const float *, const float *, size_t); /* add_loop or exp_loop */
   int size;
   atomic_uint gen, done;
   atomic_int stop; /* 1: sleep (between batches), 2: exit */
@@ -79,9 +83,12 @@ typedef struct team {
 
 static team tm = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
+static void add_part(size_t b, size_t e) { add_loop(tm.o + b, tm.x + b, tm.y + b, e - b); }
+static void exp_part(size_t b, size_t e) { exp_loop(tm.o + b, tm.x + b, tm.y + b, e - b); }
+
 static void team_part(int k) {
   size_t b = tm.n * (size_t)k / (size_t)tm.size, e = tm.n * (size_t)(k + 1) / (size_t)tm.size;
-  tm.loop(tm.o + b, tm.x + b, tm.y + b, e - b);
+  tm.part(b, e);
 }
 
 static void *team_worker(void *arg) {
@@ -132,7 +139,7 @@ static void team_batch(void *arg, size_t iters) {
 static void loop_batch(void *arg, size_t iters) {
   (void)arg;
   for (size_t r = 0; r < iters; r++) {
-    tm.loop(tm.o, tm.x, tm.y, tm.n);
+    tm.part(0, tm.n);
     BENCH_KEEP(tm.o);
   }
 }
@@ -173,10 +180,10 @@ static void add_rows(const bench_cfg *cfg, int64_t n, const char *size, int thre
   tm.y = put(s, "y", CT_DIMS(n));
   ct_program *p;
   ct_executor *e = one_op(s, &p, exp ? "exp" : "elementwise_add", exp, "z");
-  tm.loop = exp ? exp_loop : add_loop;
   run_batch(e, 1);
   tm.o = data_of(s, "z");
   tm.n = (size_t)n;
+  tm.part = exp ? exp_part : add_part;
   team_start(threads);
   void (*fns[3])(void *, size_t) = {run_batch, threads > 1 ? team_batch : loop_batch, NULL};
   void *args[3] = {e, NULL, NULL};
@@ -249,6 +256,109 @@ static void square_row(const bench_cfg *cfg, int op, int threads) {
   ct_scope_free(s);
 }
 
+/* ---- Training kernels: adam and a bias's gradient ----------------------------------------- */
+
+/* The C loops' data: adam's in place (p, g, m1, m2; the step's scalars), the bias gradient's
+ * (g [rows, cols] -> dx, dy [cols]). */
+static struct {
+  float *p, *g, *m1, *m2, *dx, *dy;
+  float b1, b2, lr_t, eps_t;
+  size_t cols, rows;
+} tr;
+
+__attribute__((noinline)) static void adam_part(size_t b, size_t e) {
+  float *p = tr.p, *m1 = tr.m1, *m2 = tr.m2, b1 = tr.b1, b2 = tr.b2;
+  const float *g = tr.g;
+  for (size_t i = b; i < e; i++) {
+    float gi = g[i], a = b1 * m1[i] + (1 - b1) * gi, v = b2 * m2[i] + (1 - b2) * gi * gi;
+    m1[i] = a;
+    m2[i] = v;
+    p[i] = p[i] - tr.lr_t * (a / (sqrtf(v) + tr.eps_t));
+  }
+}
+
+/* Columns b to e - 1 of the bias gradient, row after row. */
+__attribute__((noinline)) static void bias_part(size_t b, size_t e) {
+  for (size_t c = b; c < e; c++) tr.dy[c] = 0;
+  for (size_t r = 0; r < tr.rows; r++) {
+    const float *gr = tr.g + r * tr.cols;
+    float *dxr = tr.dx + r * tr.cols;
+    for (size_t c = b; c < e; c++) {
+      dxr[c] = gr[c];
+      tr.dy[c] += gr[c];
+    }
+  }
+}
+
+/* Times program p over s against the C loop part over [0, n) (split over the team at more than
+ * one thread), and records row `name` against `loop`. */
+static void loop_row(const bench_cfg *cfg, ct_scope *s, ct_program *p, void (*part)(size_t, size_t),
+                     size_t n, const char *name, int threads) {
+  ct_executor *e = ct_executor_new(p, s, ct_cpu());
+  if (e == NULL) fail("ct_executor_new");
+  run_batch(e, 1);
+  tm.part = part;
+  tm.n = n;
+  tm.o = tr.p != NULL ? tr.p : tr.dx;
+  team_start(threads);
+  void (*fns[2])(void *, size_t) = {run_batch, threads > 1 ? team_batch : loop_batch};
+  void *args[2] = {e, NULL};
+  double t[2];
+  bench_median_multi_ns(2, fns, args, 1, cfg->reps, t);
+  team_end();
+  char row[112], loop[64];
+  snprintf(row, sizeof row, "%s, %d thread%s", name, threads, threads > 1 ? "s" : "");
+  snprintf(loop, sizeof loop, threads > 1 ? "C loop -O3, %d pthreads" : "C loop -O3", threads);
+  bench_record(row, t[0] / 1e6, loop, t[1] / 1e6, "ms");
+  ct_executor_free(e);
+}
+
+static void adam_row(const bench_cfg *cfg, int threads) {
+  const int64_t n = (int64_t)1 << 24;
+  ct_scope *s = ct_scope_new();
+  tr = (__typeof__(tr)){.p = put(s, "p", CT_DIMS(n)), .g = put(s, "g", CT_DIMS(n)),
+                        .m1 = put(s, "m1", CT_DIMS(n)), .m2 = put(s, "m2", CT_DIMS(n))};
+  for (int64_t i = 0; i < n; i++) tr.m2[i] = tr.m2[i] * tr.m2[i];
+  float *lr = put(s, "lr", CT_DIMS(1)), *b1p = put(s, "b1p", CT_DIMS(1));
+  float *b2p = put(s, "b2p", CT_DIMS(1));
+  *lr = 1e-3f;
+  *b1p = 0.9f;
+  *b2p = 0.999f;
+  tr.b1 = 0.9f;
+  tr.b2 = 0.999f;
+  tr.lr_t = *lr * sqrtf(1 - *b2p) / (1 - *b1p);
+  tr.eps_t = 1e-8f * sqrtf(1 - *b2p);
+  ct_program *p = ct_program_new();
+  if (p == NULL || BENCH_APPEND(p, "adam", "Param", "p", "Grad", "g", "LearningRate", "lr",
+                                "Moment1", "m1", "Moment2", "m2", "Beta1Pow", "b1p", "Beta2Pow",
+                                "b2p", ">ParamOut", "p", ">Moment1Out", "m1", ">Moment2Out", "m2",
+                                ">Beta1PowOut", "b1p", ">Beta2PowOut", "b2p") != 0) {
+    fail("adam");
+  }
+  loop_row(cfg, s, p, adam_part, (size_t)n, "adam 16M float32 in place", threads);
+  ct_program_free(p);
+  ct_scope_free(s);
+}
+
+static void bias_grad_row(const bench_cfg *cfg, int threads) {
+  const int64_t rows = 4096, cols = 4096;
+  ct_scope *s = ct_scope_new();
+  put(s, "x", CT_DIMS(rows, cols));
+  put(s, "y", CT_DIMS(cols));
+  tr = (__typeof__(tr)){.g = put(s, "g", CT_DIMS(rows, cols)),
+                        .dx = put(s, "cdx", CT_DIMS(rows, cols)), .dy = put(s, "cdy", CT_DIMS(cols)),
+                        .rows = (size_t)rows, .cols = (size_t)cols};
+  ct_program *p = ct_program_new();
+  if (p == NULL || BENCH_APPEND(p, "elementwise_add_grad", "X", "x", "Y", "y", "Out@GRAD", "g",
+                                ">X@GRAD", "dx", ">Y@GRAD", "dy") != 0) {
+    fail("elementwise_add_grad");
+  }
+  loop_row(cfg, s, p, bias_part, (size_t)cols, "elementwise_add_grad [4096,4096] + [4096] float32",
+           threads);
+  ct_program_free(p);
+  ct_scope_free(s);
+}
+
 static void set_threads(int n) {
   ct_set_num_threads(n);
 #ifdef CORTEN_BENCH_TORCH
@@ -266,6 +376,8 @@ void bench_kernels_rows(const bench_cfg *cfg) {
     add_rows(cfg, (int64_t)1 << 15, "32K", counts[k], false);
     add_rows(cfg, (int64_t)1 << 24, "16M", counts[k], true);
     for (int op = 0; op < 3; op++) square_row(cfg, op, counts[k]);
+    adam_row(cfg, counts[k]);
+    bias_grad_row(cfg, counts[k]);
   }
   set_threads(1);
 }

@@ -4,7 +4,7 @@
  * enough to split; values whose sums round differently in another order), that the split ones
  * give the serial results (elementwise exactly as C computes them; transpose as a naive gather),
  * and that kernels run from several threads at once, or in a forked child, stay right. The
- * helpers are in op_util.h. */
+ * helpers are in threads_util.h and op_util.h; the training kernels are in test_threads_train.c. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <pthread.h>
@@ -18,48 +18,12 @@
 #include <corten/corten.h>
 
 #include "conv_util.h"
-#include "op_util.h"
-
-static const int counts[] = {1, 2, 3, 7};
+#include "threads_util.h"
 
 static int cores(void) {
   cpu_set_t set;
   ck_assert_int_eq(sched_getaffinity(0, sizeof set, &set), 0);
   return CPU_COUNT(&set);
-}
-
-/* Values in [-50, 53) with fractions (float32 values), in no order: float sums of them depend
- * on the order. */
-static double data_mixed64(int64_t i) {
-  return (double)((uint64_t)(i + 1) * 2654435761u % 10007) / 97.0 - 50.0;
-}
-static double data_mixed(int64_t i) { return (float)data_mixed64(i); }
-
-/* Runs op over s at each thread count and checks that Out's bytes are the same every time; leaves
- * the last result in s and the thread count at its default. */
-static void check_same_at_counts(ct_scope *s, const ct_op *op, const char *out) {
-  void *first = NULL;
-  size_t bytes = 0;
-  for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
-    ct_set_num_threads(counts[k]);
-    ck_assert_int_eq(ct_get_num_threads(), counts[k]);
-    run(op, s);
-    const ct_tensor *t = tensor_of(s, out);
-    const void *p = ct_tensor_data(t, ct_tensor_dtype(t));
-    ck_assert_ptr_nonnull(p);
-    size_t n = (size_t)ct_tensor_numel(t) * ct_dtype_size(ct_tensor_dtype(t));
-    if (first == NULL) {
-      bytes = n;
-      first = xmalloc((int64_t)n, 1);
-      memcpy(first, p, n);
-      continue;
-    }
-    ck_assert_uint_eq(n, bytes);
-    ck_assert_msg(memcmp(first, p, n) == 0, "%s at %d threads differs from 1 thread", out,
-                  counts[k]);
-  }
-  free(first);
-  ct_set_num_threads(0);
 }
 
 /* ---- The setting ----------------------------------------------------------------------------- */
@@ -144,18 +108,6 @@ START_TEST(unary_scale_cast_and_sum_at_every_count) {
 END_TEST
 
 /* ---- Reductions ------------------------------------------------------------------------------ */
-
-/* reduce_sum of float64 X (dims xd) over dims (n of them; none: all) at every count (float64:
- * float32 sums run in double, where another order seldom shows). */
-static void check_reduce_sum(ct_ddim xd, const int64_t *dims, size_t n) {
-  ct_scope *s = ct_scope_new();
-  put_fn(s, "x", CT_FLOAT64, xd, data_mixed64);
-  ct_op *op = op_x("reduce_sum", "x", "out");
-  if (n > 0) ck_assert_int_eq(ct_op_set_attr_ints(op, "dim", dims, n), CT_OK);
-  check_same_at_counts(s, op, "out");
-  ct_op_free(op);
-  ct_scope_free(s);
-}
 
 START_TEST(reduce_sum_of_all_at_every_count) { check_reduce_sum(CT_DIMS(777, 1001), NULL, 0); }
 END_TEST

@@ -2,21 +2,179 @@
 /* ops/cpu/elementwise_grad.c: the CPU kernels of the elementwise gradients (ops/defs/
  * elementwise_grad.c), float32 and float64.
  *
- * A binary op's gradient with inputs of Out's dims is one flat loop. With broadcasting, each
- * input's gradient starts at zero and every element of Out@GRAD adds into the element of the
- * input it came from, walking the forward op's own broadcast plan (ct__plan_bcast), in Out's
- * order: the sums are the same whatever the thread count. */
+ * A binary op's gradient with inputs of Out's dims is one flat loop. With broadcasting, the
+ * gradients walk the forward op's broadcast plan (ct__plan_bcast): an input of Out's numel gets
+ * its element's value, a broadcast one starts at zero and every element of Out@GRAD adds into
+ * the element of the input it came from, in Out's order. The walk splits across threads over
+ * the outermost plan dim along which the broadcast input is not broadcast (one walk for both
+ * gradients when the other input has Out's numel, else one walk each), so each piece owns a
+ * block of the gradient and every element's sum keeps Out's order: the same bytes whatever the
+ * thread count. An input broadcast along every dim (one element) sums on the calling thread. */
 #include <string.h>
 
 #include "ops/cpu/parallel.h"
 #include "ops/defs.h"
 
-/* GX and GY are the gradients of X and Y at one element, in terms of g (Out@GRAD), x and y. */
 /* A gradient's flat work, split by ct__parallel_for: elements. */
 typedef struct grad_job {
   void *dx, *dy;
   const void *x, *y, *g;
 } grad_job;
+
+/* Gradients under broadcasting: one walk of the broadcast plan writes X@GRAD (dx, unless NULL)
+ * and Y@GRAD (dy, unless NULL), split by ct__parallel_for over plan dim `split`. A gradient
+ * that is set (its input has Out's numel) gets each element written once; any other is one
+ * whose outermost plan dim with a nonzero stride is `split` (or is one element, split -1): the
+ * dims before it broadcast the input, so a range of it is one block of the gradient, which the
+ * piece zeroes and then adds into in Out's order. sg: Out's strides over the plan. */
+typedef struct bgrad_job {
+  const ct__bcast_plan *p;
+  int64_t sg[CT_MAX_RANK];
+  int split;
+  bool set_x, set_y;
+  void *dx, *dy;
+  const void *x, *y, *g;
+} bgrad_job;
+
+/* The outermost dim of plan p along which strides st are not 0; -1 when there is none. */
+static int outer_kept(const ct__bcast_plan *p, const int64_t *st) {
+  for (int k = 0; k < p->rank; k++) {
+    if (st[k] != 0) return k;
+  }
+  return -1;
+}
+
+/* Zeroes the block of a gradient (stride st along the split) that indices first to last - 1 of
+ * the split dim cover; es: its element size. */
+static void bgrad_zero(char *d, const bgrad_job *j, const int64_t *st, int64_t first,
+                       int64_t last, size_t es) {
+  int k = j->split;
+  if (k < 0) memset(d, 0, es);
+  else memset(d + (size_t)(first * st[k]) * es, 0, (size_t)((last - first) * st[k]) * es);
+}
+
+/* The loop of one innermost run: dt[i ts] OP EXPR over g, x and y. */
+#define BGRAD_LOOP(T, EXPR, OP, dt, ts, xs, sx, ys, sy, gs, len) \
+  CT__SIMD for (int64_t i = 0; i < (len); i++) {                 \
+    T g = (gs)[i], x = (xs)[i * (sx)], y = (ys)[i * (sy)];       \
+    (void)x;                                                     \
+    (void)y;                                                     \
+    (dt)[i * (ts)] OP(EXPR);                                     \
+  }
+
+/* One innermost run of a gradient (ts: its stride, the input's): written (set), summed into one
+ * element in Out's order (ts 0), or added element by element; contiguous strides are constants
+ * so that the loops vectorise. A set element is 0 + its term, as if summed into a zeroed
+ * gradient like the others (a -0 term gives +0, which the fused backward chains match). */
+#define BGRAD_RUN(T, EXPR, set, dt, ts, xs, sx, ys, sy, gs, len)                  \
+  do {                                                                            \
+    if ((ts) == 0 && !(set)) {                                                    \
+      T acc = (dt)[0];                                                            \
+      for (int64_t i = 0; i < (len); i++) {                                       \
+        T g = (gs)[i], x = (xs)[i * (sx)], y = (ys)[i * (sy)];                    \
+        (void)x;                                                                  \
+        (void)y;                                                                  \
+        acc += (EXPR);                                                            \
+      }                                                                           \
+      (dt)[0] = acc;                                                              \
+    } else if ((ts) == 1 && (sx) == 1 && (sy) == 1) {                             \
+      if (set) BGRAD_LOOP(T, EXPR, = (T)0 +, dt, 1, xs, 1, ys, 1, gs, len)               \
+      else BGRAD_LOOP(T, EXPR, +=, dt, 1, xs, 1, ys, 1, gs, len)                  \
+    } else if ((ts) == 1 && (sx) == 1 && (sy) == 0) {                             \
+      if (set) BGRAD_LOOP(T, EXPR, = (T)0 +, dt, 1, xs, 1, ys, 0, gs, len)               \
+      else BGRAD_LOOP(T, EXPR, +=, dt, 1, xs, 1, ys, 0, gs, len)                  \
+    } else if ((ts) == 1 && (sx) == 0 && (sy) == 1) {                             \
+      if (set) BGRAD_LOOP(T, EXPR, = (T)0 +, dt, 1, xs, 0, ys, 1, gs, len)               \
+      else BGRAD_LOOP(T, EXPR, +=, dt, 1, xs, 0, ys, 1, gs, len)                  \
+    } else {                                                                      \
+      if (set) BGRAD_LOOP(T, EXPR, = (T)0 +, dt, ts, xs, sx, ys, sy, gs, len)            \
+      else BGRAD_LOOP(T, EXPR, +=, dt, ts, xs, sx, ys, sy, gs, len)               \
+    }                                                                             \
+  } while (0)
+
+/* Runs the job's walk over indices first to last - 1 of its split dim (all of the plan when the
+ * split is -1): zeroes the piece's blocks of the gradients not set, then runs BGRAD_RUN over
+ * each innermost run of the plan, GX and GY the elements' gradients. */
+#define BGRAD_WALK(T, jb, first, last, GX, GY)                                                \
+  do {                                                                                        \
+    ct__bcast_plan q_ = *(jb)->p;                                                             \
+    int r_ = q_.rank, k_ = (jb)->split;                                                       \
+    int64_t ox_ = 0, oy_ = 0, og_ = 0, idx_[CT_MAX_RANK] = {0};                              \
+    T *dx_ = (jb)->dx, *dy_ = (jb)->dy;                                                       \
+    const T *x_ = (jb)->x, *y_ = (jb)->y, *g_ = (jb)->g;                                      \
+    if (dx_ != NULL && !(jb)->set_x) bgrad_zero((char *)dx_, jb, q_.sx, first, last, sizeof(T)); \
+    if (dy_ != NULL && !(jb)->set_y) bgrad_zero((char *)dy_, jb, q_.sy, first, last, sizeof(T)); \
+    if (k_ >= 0) {                                                                            \
+      ox_ = (first)*q_.sx[k_];                                                                \
+      oy_ = (first)*q_.sy[k_];                                                                \
+      og_ = (first)*(jb)->sg[k_];                                                             \
+      q_.d[k_] = (last) - (first);                                                            \
+    }                                                                                         \
+    int64_t sxi_ = q_.sx[r_ - 1], syi_ = q_.sy[r_ - 1], len_ = q_.d[r_ - 1];                  \
+    for (;;) {                                                                                \
+      if (dx_ != NULL) {                                                                      \
+        BGRAD_RUN(T, GX, (jb)->set_x, dx_ + ox_, sxi_, x_ + ox_, sxi_, y_ + oy_, syi_, g_ + og_, \
+                  len_);                                                                      \
+      }                                                                                       \
+      if (dy_ != NULL) {                                                                      \
+        BGRAD_RUN(T, GY, (jb)->set_y, dy_ + oy_, syi_, x_ + ox_, sxi_, y_ + oy_, syi_, g_ + og_, \
+                  len_);                                                                      \
+      }                                                                                       \
+      int k = r_ - 2;                                                                         \
+      for (; k >= 0; k--) {                                                                   \
+        ox_ += q_.sx[k];                                                                      \
+        oy_ += q_.sy[k];                                                                      \
+        og_ += (jb)->sg[k];                                                                   \
+        if (++idx_[k] < q_.d[k]) break;                                                       \
+        ox_ -= q_.sx[k] * q_.d[k];                                                            \
+        oy_ -= q_.sy[k] * q_.d[k];                                                            \
+        og_ -= (jb)->sg[k] * q_.d[k];                                                         \
+        idx_[k] = 0;                                                                          \
+      }                                                                                       \
+      if (k < 0) break;                                                                       \
+    }                                                                                         \
+  } while (0)
+
+/* Runs job j split over its split dim (Out of n elements). */
+static void bgrad_run(bgrad_job *j, int64_t n, ct__range_fn fn) {
+  if (j->split < 0) {
+    fn(j, 0, 1);
+    return;
+  }
+  int64_t items = j->p->d[j->split];
+  ct__parallel_for(items, CT__GRAIN_MEM / (n / items) + 1, fn, j);
+}
+
+/* The gradients dx and dy (either NULL) of X (nx elements) and Y (ny) against Out (n): one walk
+ * when one of them is set and the other splits (split over the other's dim), else one walk each. */
+static void bgrad_plan(const ct__bcast_plan *p, void *dx, void *dy, const void *x, const void *y,
+                       const void *g, int64_t nx, int64_t ny, int64_t n, ct__range_fn fn) {
+  bgrad_job j = {.p = p, .set_x = nx == n, .set_y = ny == n, .x = x, .y = y, .g = g};
+  int64_t m = 1;
+  for (int k = p->rank - 1; k >= 0; k--) {
+    j.sg[k] = m;
+    m *= p->d[k];
+  }
+  int kx = outer_kept(p, p->sx), ky = outer_kept(p, p->sy);
+  if (dx != NULL && dy != NULL && (j.set_x || j.set_y) && (j.set_x ? ky : kx) >= 0) {
+    j.dx = dx;
+    j.dy = dy;
+    j.split = j.set_x ? ky : kx;
+    bgrad_run(&j, n, fn);
+    return;
+  }
+  if (dx != NULL) {
+    j.dx = dx;
+    j.split = kx;
+    bgrad_run(&j, n, fn);
+    j.dx = NULL;
+  }
+  if (dy != NULL) {
+    j.dy = dy;
+    j.split = ky;
+    bgrad_run(&j, n, fn);
+  }
+}
 
 /* GX and GY are the gradients of X and Y at one element, in terms of g (Out@GRAD), x and y. */
 #define BINARY_GRAD_KERNEL(NAME, T, GX, GY)                                                     \
@@ -32,6 +190,10 @@ typedef struct grad_job {
       if (dy != NULL) dy[i] = (GY);                                                             \
     }                                                                                           \
   }                                                                                             \
+  static void NAME##_brange(void *arg, int64_t first, int64_t last) {                           \
+    const bgrad_job *jb = arg;                                                                  \
+    BGRAD_WALK(T, jb, first, last, GX, GY);                                                     \
+  }                                                                                             \
   static ct_status NAME(const ct_kernel_ctx *c) {                                               \
     const ct_tensor *xt = ct_kernel_in(c, CT__G_X, 0), *yt = ct_kernel_in(c, CT__G_Y, 0);       \
     const ct_tensor *gt = ct_kernel_in(c, CT__G_DOUT, 0);                                       \
@@ -46,27 +208,14 @@ typedef struct grad_job {
       ct__parallel_for(n, CT__GRAIN_MEM, NAME##_range, &j);                                     \
       return CT_OK;                                                                             \
     }                                                                                           \
-    if (dx != NULL) memset(dx, 0, (size_t)xt->numel * sizeof(T));                               \
-    if (dy != NULL) memset(dy, 0, (size_t)yt->numel * sizeof(T));                               \
-    if (n == 0) return CT_OK;                                                                   \
+    if (n == 0) {                                                                               \
+      if (dx != NULL) memset(dx, 0, (size_t)xt->numel * sizeof(T));                             \
+      if (dy != NULL) memset(dy, 0, (size_t)yt->numel * sizeof(T));                             \
+      return CT_OK;                                                                             \
+    }                                                                                           \
     ct__bcast_plan p;                                                                           \
     ct__plan_bcast(xt->dims, yt->dims, gt->dims, &p);                                           \
-    int64_t idx[CT_MAX_RANK] = {0}, ox = 0, oy = 0;                                             \
-    for (int64_t i = 0; i < n; i++) {                                                           \
-      T g = gs[i], x = xs[ox], y = ys[oy];                                                      \
-      (void)x;                                                                                  \
-      (void)y;                                                                                  \
-      if (dx != NULL) dx[ox] += (GX);                                                           \
-      if (dy != NULL) dy[oy] += (GY);                                                           \
-      for (int k = p.rank - 1; k >= 0; k--) {                                                   \
-        ox += p.sx[k];                                                                          \
-        oy += p.sy[k];                                                                          \
-        if (++idx[k] < p.d[k]) break;                                                           \
-        ox -= p.sx[k] * p.d[k];                                                                 \
-        oy -= p.sy[k] * p.d[k];                                                                 \
-        idx[k] = 0;                                                                             \
-      }                                                                                         \
-    }                                                                                           \
+    bgrad_plan(&p, dx, dy, xs, ys, gs, xt->numel, yt->numel, n, NAME##_brange);                \
     return CT_OK;                                                                               \
   }
 

@@ -5,9 +5,11 @@
  * Each update runs in Param's dtype, as PaddlePaddle's kernels do: the learning rate and the
  * attributes are converted to it first. Beta1PowOut and Beta2PowOut are computed in their own
  * dtype. An in-place update (ParamOut naming Param) reaches the kernel with a fresh ParamOut
- * block (ops/prep.c), so one loop serves both. */
+ * block (ops/prep.c), so one loop serves both. The element loops split across threads
+ * (ct__parallel_for): each element's update is the same whatever the split. */
 #include <math.h>
 
+#include "ops/cpu/parallel.h"
 #include "ops/defs.h"
 
 /* The value of a one-element float32 or float64 tensor (checked by infer-shape). */
@@ -30,73 +32,115 @@ static ct_status scale_scalar(const ct_kernel_ctx *c, size_t slot, size_t in, do
   return CT_OK;
 }
 
-#define SGD_KERNEL(NAME, T)                                                 \
-  static ct_status NAME(const ct_kernel_ctx *c) {                           \
-    const ct_tensor *pt = ct_kernel_in(c, CT__OPT_PARAM, 0);                \
-    T *po = ct__k_out_data(c, CT__OPT_PARAM_OUT, 0, c->dtype);              \
-    if (CT__UNLIKELY(po == NULL)) return ct_last_status();                  \
-    const T *p = ct__k_in_data(pt);                                         \
-    const T *g = ct__k_in_data(ct_kernel_in(c, CT__OPT_GRAD, 0));           \
-    T lr = (T)scalar_in(c, CT__SGD_LR);                                     \
-    for (int64_t i = 0, n = pt->numel; i < n; i++) po[i] = p[i] - lr * g[i]; \
-    return CT_OK;                                                           \
+/* An update's work, split by ct__parallel_for over Param's elements (each element's update
+ * reads and writes that element only). Scalars are kept in double, each exactly the T value the
+ * kernel computed (a float converts to double and back unchanged). */
+typedef struct opt_job {
+  void *po, *vo, *m2o;
+  const void *p, *g, *v, *m2;
+  double lr, mu, b1, b2, eps;
+  bool nesterov;
+} opt_job;
+
+#define SGD_KERNEL(NAME, T)                                                    \
+  static void NAME##_range(void *arg, int64_t b, int64_t e) {                  \
+    const opt_job *j = arg;                                                    \
+    const T *p = j->p, *g = j->g;                                              \
+    T *po = j->po, lr = (T)j->lr;                                              \
+    CT__SIMD for (int64_t i = b; i < e; i++) po[i] = p[i] - lr * g[i];         \
+  }                                                                            \
+  static ct_status NAME(const ct_kernel_ctx *c) {                              \
+    const ct_tensor *pt = ct_kernel_in(c, CT__OPT_PARAM, 0);                   \
+    opt_job j = {.po = ct__k_out_data(c, CT__OPT_PARAM_OUT, 0, c->dtype)};     \
+    if (CT__UNLIKELY(j.po == NULL)) return ct_last_status();                   \
+    j.p = ct__k_in_data(pt);                                                   \
+    j.g = ct__k_in_data(ct_kernel_in(c, CT__OPT_GRAD, 0));                     \
+    j.lr = (T)scalar_in(c, CT__SGD_LR);                                        \
+    ct__parallel_for(pt->numel, CT__GRAIN_MEM, NAME##_range, &j);              \
+    return CT_OK;                                                              \
   }
 
 SGD_KERNEL(sgd_f32, float)
 SGD_KERNEL(sgd_f64, double)
 
 #define MOMENTUM_KERNEL(NAME, T)                                                \
+  static void NAME##_range(void *arg, int64_t b, int64_t e) {                   \
+    const opt_job *j = arg;                                                     \
+    const T *p = j->p, *g = j->g, *v = j->v;                                    \
+    T *po = j->po, *vo = j->vo, lr = (T)j->lr, mu = (T)j->mu;                   \
+    if (j->nesterov) {                                                          \
+      CT__SIMD for (int64_t i = b; i < e; i++) {                                \
+        T vn = v[i] * mu + g[i];                                                \
+        vo[i] = vn;                                                             \
+        po[i] = p[i] - (g[i] + vn * mu) * lr;                                   \
+      }                                                                         \
+    } else {                                                                    \
+      CT__SIMD for (int64_t i = b; i < e; i++) {                                \
+        T vn = v[i] * mu + g[i];                                                \
+        vo[i] = vn;                                                             \
+        po[i] = p[i] - lr * vn;                                                 \
+      }                                                                         \
+    }                                                                           \
+  }                                                                             \
   static ct_status NAME(const ct_kernel_ctx *c) {                               \
     const ct_tensor *pt = ct_kernel_in(c, CT__OPT_PARAM, 0);                    \
-    T *po = ct__k_out_data(c, CT__OPT_PARAM_OUT, 0, c->dtype);                  \
-    if (CT__UNLIKELY(po == NULL)) return ct_last_status();                      \
-    T *vo = ct__k_out_data(c, CT__MOM_VELOCITY_OUT, 0, c->dtype);               \
-    if (CT__UNLIKELY(vo == NULL)) return ct_last_status();                      \
-    const T *p = ct__k_in_data(pt);                                             \
-    const T *g = ct__k_in_data(ct_kernel_in(c, CT__OPT_GRAD, 0));               \
-    const T *v = ct__k_in_data(ct_kernel_in(c, CT__MOM_VELOCITY, 0));           \
-    T lr = (T)scalar_in(c, CT__MOM_LR), mu = (T)c->attr[CT__MOM_MU].u.f;        \
-    bool nesterov = c->attr[CT__MOM_USE_NESTEROV].u.b;                          \
-    for (int64_t i = 0, n = pt->numel; i < n; i++) {                            \
-      T vn = v[i] * mu + g[i];                                                  \
-      vo[i] = vn;                                                               \
-      po[i] = nesterov ? p[i] - (g[i] + vn * mu) * lr : p[i] - lr * vn;         \
-    }                                                                           \
+    opt_job j = {.po = ct__k_out_data(c, CT__OPT_PARAM_OUT, 0, c->dtype)};      \
+    if (CT__UNLIKELY(j.po == NULL)) return ct_last_status();                    \
+    j.vo = ct__k_out_data(c, CT__MOM_VELOCITY_OUT, 0, c->dtype);                \
+    if (CT__UNLIKELY(j.vo == NULL)) return ct_last_status();                    \
+    j.p = ct__k_in_data(pt);                                                    \
+    j.g = ct__k_in_data(ct_kernel_in(c, CT__OPT_GRAD, 0));                      \
+    j.v = ct__k_in_data(ct_kernel_in(c, CT__MOM_VELOCITY, 0));                  \
+    j.lr = (T)scalar_in(c, CT__MOM_LR);                                         \
+    j.mu = (T)c->attr[CT__MOM_MU].u.f;                                          \
+    j.nesterov = c->attr[CT__MOM_USE_NESTEROV].u.b;                             \
+    ct__parallel_for(pt->numel, CT__GRAIN_MEM, NAME##_range, &j);               \
     return CT_OK;                                                               \
   }
 
 MOMENTUM_KERNEL(momentum_f32, float)
 MOMENTUM_KERNEL(momentum_f64, double)
 
+/* Adam's moments: v and vo hold Moment1, m2 and m2o Moment2; lr and eps are lr_t and eps_t. */
 #define ADAM_KERNEL(NAME, T, SQRT)                                                       \
+  static void NAME##_range(void *arg, int64_t b, int64_t e) {                            \
+    const opt_job *j = arg;                                                              \
+    const T *p = j->p, *g = j->g, *m1 = j->v, *m2 = j->m2;                               \
+    T *po = j->po, *m1o = j->vo, *m2o = j->m2o;                                          \
+    T b1 = (T)j->b1, b2 = (T)j->b2, lr_t = (T)j->lr, eps_t = (T)j->eps;                  \
+    CT__SIMD for (int64_t i = b; i < e; i++) {                                           \
+      T gi = g[i];                                                                       \
+      T a = b1 * m1[i] + (1 - b1) * gi;                                                  \
+      T bb = b2 * m2[i] + (1 - b2) * gi * gi;                                            \
+      m1o[i] = a;                                                                        \
+      m2o[i] = bb;                                                                       \
+      po[i] = p[i] - lr_t * (a / (SQRT(bb) + eps_t));                                    \
+    }                                                                                    \
+  }                                                                                      \
   static ct_status NAME(const ct_kernel_ctx *c) {                                        \
     const ct_tensor *pt = ct_kernel_in(c, CT__OPT_PARAM, 0);                             \
     double beta1 = c->attr[CT__ADAM_BETA1].u.f, beta2 = c->attr[CT__ADAM_BETA2].u.f;     \
-    T b1 = (T)beta1, b2 = (T)beta2, eps = (T)c->attr[CT__ADAM_EPSILON].u.f;              \
+    T eps = (T)c->attr[CT__ADAM_EPSILON].u.f;                                            \
     T lr = (T)scalar_in(c, CT__ADAM_LR);                                                 \
     T b1p = (T)scalar_in(c, CT__ADAM_B1POW), b2p = (T)scalar_in(c, CT__ADAM_B2POW);      \
-    T *po = ct__k_out_data(c, CT__OPT_PARAM_OUT, 0, c->dtype);                           \
-    if (CT__UNLIKELY(po == NULL)) return ct_last_status();                               \
-    T *m1o = ct__k_out_data(c, CT__ADAM_M1_OUT, 0, c->dtype);                            \
-    if (CT__UNLIKELY(m1o == NULL)) return ct_last_status();                              \
-    T *m2o = ct__k_out_data(c, CT__ADAM_M2_OUT, 0, c->dtype);                            \
-    if (CT__UNLIKELY(m2o == NULL)) return ct_last_status();                              \
+    opt_job j = {.po = ct__k_out_data(c, CT__OPT_PARAM_OUT, 0, c->dtype)};               \
+    if (CT__UNLIKELY(j.po == NULL)) return ct_last_status();                             \
+    j.vo = ct__k_out_data(c, CT__ADAM_M1_OUT, 0, c->dtype);                              \
+    if (CT__UNLIKELY(j.vo == NULL)) return ct_last_status();                             \
+    j.m2o = ct__k_out_data(c, CT__ADAM_M2_OUT, 0, c->dtype);                             \
+    if (CT__UNLIKELY(j.m2o == NULL)) return ct_last_status();                            \
     ct_status s = scale_scalar(c, CT__ADAM_B1POW_OUT, CT__ADAM_B1POW, beta1);            \
     if (s == CT_OK) s = scale_scalar(c, CT__ADAM_B2POW_OUT, CT__ADAM_B2POW, beta2);      \
     if (CT__UNLIKELY(s != CT_OK)) return s;                                              \
-    const T *p = ct__k_in_data(pt);                                                      \
-    const T *g = ct__k_in_data(ct_kernel_in(c, CT__OPT_GRAD, 0));                        \
-    const T *m1 = ct__k_in_data(ct_kernel_in(c, CT__ADAM_M1, 0));                        \
-    const T *m2 = ct__k_in_data(ct_kernel_in(c, CT__ADAM_M2, 0));                        \
-    T lr_t = lr * SQRT(1 - b2p) / (1 - b1p), eps_t = eps * SQRT(1 - b2p);                \
-    for (int64_t i = 0, n = pt->numel; i < n; i++) {                                     \
-      T gi = g[i];                                                                       \
-      T a = b1 * m1[i] + (1 - b1) * gi;                                                  \
-      T b = b2 * m2[i] + (1 - b2) * gi * gi;                                             \
-      m1o[i] = a;                                                                        \
-      m2o[i] = b;                                                                        \
-      po[i] = p[i] - lr_t * (a / (SQRT(b) + eps_t));                                     \
-    }                                                                                    \
+    j.p = ct__k_in_data(pt);                                                             \
+    j.g = ct__k_in_data(ct_kernel_in(c, CT__OPT_GRAD, 0));                               \
+    j.v = ct__k_in_data(ct_kernel_in(c, CT__ADAM_M1, 0));                                \
+    j.m2 = ct__k_in_data(ct_kernel_in(c, CT__ADAM_M2, 0));                               \
+    j.b1 = (T)beta1;                                                                     \
+    j.b2 = (T)beta2;                                                                     \
+    j.lr = lr * SQRT(1 - b2p) / (1 - b1p);                                               \
+    j.eps = eps * SQRT(1 - b2p);                                                         \
+    ct__parallel_for(pt->numel, CT__GRAIN_MEM, NAME##_range, &j);                        \
     return CT_OK;                                                                        \
   }
 

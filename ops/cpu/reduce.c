@@ -167,9 +167,10 @@ static void rs_make_plan(ct_ddim x, const bool red[CT_MAX_RANK], rs_plan *p) {
 }
 
 /* reduce_sum's work: the plan, X and Out; split by ct__parallel_for over the plan's outermost
- * dim when Out keeps it (each piece owns its slices of Out), over Out's elements when the plan
- * is [summed, kept] (each piece owns its columns), or inside the fold when the plan is one
- * summed run. Every element of Out adds the same terms in the same order whatever the split. */
+ * dim when Out keeps it (each piece owns its slices of Out), over the second dim when the first
+ * is summed ([summed, kept, ...]: each piece owns those indices of the kept dim, and walks the
+ * summed one in order), or inside the fold when the plan is one summed run. Every element of
+ * Out adds the same terms in the same order whatever the split. */
 typedef struct rs_job {
   const rs_plan *p;
   const void *x;
@@ -185,12 +186,13 @@ typedef struct rs_job {
     const rs_job *j = arg;                                                               \
     rs_plan p = *j->p;                                                                   \
     int r = p.rank;                                                                      \
-    int64_t inner = p.d[r - 1], idx[CT_MAX_RANK] = {0}, off = first * p.os[0];           \
+    int64_t idx[CT_MAX_RANK] = {0}, off = first * p.os[0];                               \
     int64_t slice = 1;                                                                   \
     for (int k = 1; k < r; k++) slice *= p.d[k];                                         \
-    const T *x = (const T *)j->x + (r > 1 ? first * slice : 0);                          \
+    const T *x = (const T *)j->x + first * slice;                                        \
     T *o = j->o;                                                                         \
-    if (r > 1) p.d[0] = last - first;                                                    \
+    p.d[0] = last - first;                                                               \
+    int64_t inner = p.d[r - 1];                                                          \
     bool fold = p.os[r - 1] == 0;                                                        \
     for (;;) {                                                                           \
       if (fold) {                                                                        \
@@ -211,14 +213,21 @@ typedef struct rs_job {
       if (k < 0) break;                                                                  \
     }                                                                                    \
   }                                                                                      \
-  /* [summed rows, kept columns]: columns first to last - 1, row after row. */          \
-  static void NAME##_cols(void *arg, int64_t first, int64_t last) {                      \
+  /* [summed, kept, ...]: indices first to last - 1 of the plan's second dim, for each index  \
+   * of the first in turn (Out's elements see X's in memory order, as in one walk). */   \
+  static void NAME##_mid(void *arg, int64_t first, int64_t last) {                       \
     const rs_job *j = arg;                                                               \
-    int64_t rows = j->p->d[0], cols = j->p->d[1];                                        \
-    T *o = j->o;                                                                         \
-    for (int64_t r = 0; r < rows; r++) {                                                 \
-      const T *xr = (const T *)j->x + r * cols;                                          \
-      CT__SIMD for (int64_t i = first; i < last; i++) o[i] = (T)((U)o[i] + (U)xr[i]);   \
+    rs_plan q = {.rank = j->p->rank - 1};                                                \
+    int64_t slice = 1;                                                                   \
+    for (int k = 0; k < q.rank; k++) {                                                   \
+      q.d[k] = j->p->d[k + 1];                                                           \
+      q.os[k] = j->p->os[k + 1];                                                         \
+      slice *= q.d[k];                                                                   \
+    }                                                                                    \
+    rs_job sub = {&q, j->x, j->o};                                                       \
+    for (int64_t a = 0; a < j->p->d[0]; a++) {                                           \
+      sub.x = (const T *)j->x + a * slice;                                               \
+      NAME##_walk(&sub, first, last);                                                    \
     }                                                                                    \
   }                                                                                      \
   static ct_status NAME(const ct_kernel_ctx *c) {                                        \
@@ -234,11 +243,10 @@ typedef struct rs_job {
     rs_plan p;                                                                           \
     rs_make_plan(xt->dims, red, &p);                                                     \
     rs_job j = {&p, ct__k_in_data(xt), o};                                               \
-    int64_t slice = xt->numel / p.d[0];                                                  \
-    if (p.rank > 1 && p.os[0] != 0) {                                                    \
-      ct__parallel_for(p.d[0], CT__GRAIN_MEM / slice + 1, NAME##_walk, &j);              \
-    } else if (p.rank == 2) {                                                            \
-      ct__parallel_for(p.d[1], CT__GRAIN_MEM / p.d[0] + 1, NAME##_cols, &j);             \
+    if (p.os[0] != 0) {                                                                  \
+      ct__parallel_for(p.d[0], CT__GRAIN_MEM / (xt->numel / p.d[0]) + 1, NAME##_walk, &j); \
+    } else if (p.rank > 1) {                                                             \
+      ct__parallel_for(p.d[1], CT__GRAIN_MEM / (xt->numel / p.d[1]) + 1, NAME##_mid, &j); \
     } else {                                                                             \
       NAME##_walk(&j, 0, p.d[0]);                                                        \
     }                                                                                    \

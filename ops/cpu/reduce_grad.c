@@ -14,15 +14,27 @@ enum { IN_A = 0, IN_DOUT = 1 }; /* X or Out, then Out@GRAD */
 
 /* ---- mean_grad: X@GRAD = Out@GRAD / numel(X) ------------------------------------------------- */
 
+/* mean_grad's fill, split by ct__parallel_for: the value (in double, exact for either dtype) and
+ * X@GRAD. */
+typedef struct fill_job {
+  double v;
+  void *dx;
+} fill_job;
+
 #define MEAN_GRAD_KERNEL(NAME, T)                                              \
+  static void NAME##_fill(void *arg, int64_t b, int64_t e) {                   \
+    const fill_job *j = arg;                                                   \
+    T v = (T)j->v, *dx = j->dx;                                                \
+    CT__SIMD for (int64_t i = b; i < e; i++) dx[i] = v;                        \
+  }                                                                            \
   static ct_status NAME(const ct_kernel_ctx *c) {                              \
     int64_t n = ct_kernel_in(c, IN_A, 0)->numel;                               \
     T *dx = ct__k_out_data(c, CT__G_DX, 0, c->dtype);                          \
     if (CT__UNLIKELY(dx == NULL)) return ct_last_status();                     \
     if (n == 0) return CT_OK;                                                  \
     const T *g = ct__k_in_data(ct_kernel_in(c, IN_DOUT, 0));                   \
-    T v = (T)((double)g[0] / (double)n);                                       \
-    for (int64_t i = 0; i < n; i++) dx[i] = v;                                 \
+    fill_job j = {(T)((double)g[0] / (double)n), dx};                          \
+    ct__parallel_for(n, CT__GRAIN_MEM, NAME##_fill, &j);                       \
     return CT_OK;                                                              \
   }
 

@@ -6,7 +6,8 @@
  * transpose gathers X along the plan of ops/defs/shape.c (ct__tr_make_plan), transpose_grad
  * gathers Out@GRAD along the inverse permutation; concat copies each input's block in turn for
  * each index over the dims before the axis, concat_grad copies the same blocks back out. All
- * move elements by their size in bytes, so one kernel serves every dtype. */
+ * move elements by their size in bytes, so one kernel serves every dtype, and all split across
+ * threads (ct__parallel_for). */
 #include <string.h>
 #if defined(__SSE2__)
 #include <xmmintrin.h>
@@ -166,28 +167,49 @@ static ct_status transpose_grad_any(const ct_kernel_ctx *c) {
 
 /* Copies between concat's whole (Out, or concat_grad's Out@GRAD) and its parts (the inputs X,
  * or concat_grad's X@GRAD, already allocated): part i is, for each index over the dims before
- * the axis, one block of the whole's row. An X@GRAD named CT__GRAD_EMPTY is skipped. */
-static void concat_walk(const ct_kernel_ctx *c, int axis, char *whole, bool split) {
-  const ct_tensor *x0 = ct_kernel_in(c, CT__IN_X, 0);
-  size_t es = ct_dtype_size(c->dtype), n = ct_kernel_in_count(c, CT__IN_X), row = 0, off = 0;
-  int64_t outer = 1, inner = 1;
-  for (int k = 0; k < x0->dims.rank; k++) {
-    if (k < axis) outer *= x0->dims.d[k];
-    if (k > axis) inner *= x0->dims.d[k];
-  }
-  for (size_t i = 0; i < n; i++) row += (size_t)ct_kernel_in(c, CT__IN_X, i)->dims.d[axis];
-  row *= (size_t)inner * es;
-  for (size_t i = 0; i < n; i++) {
-    size_t block = (size_t)(ct_kernel_in(c, CT__IN_X, i)->dims.d[axis] * inner) * es;
-    const ct_tensor *pt = split ? ct_kernel_out(c, CT__G_DX, i) : ct_kernel_in(c, CT__IN_X, i);
-    bool skip = split && strcmp(ct_kernel_out_name(c, CT__G_DX, i), CT__GRAD_EMPTY) == 0;
+ * the axis, one block of the whole's row. An X@GRAD named CT__GRAD_EMPTY is skipped. The indices
+ * before the axis split across threads (ct__parallel_for), each piece copying its rows. */
+typedef struct concat_job {
+  const ct_kernel_ctx *c;
+  char *whole;
+  size_t row; /* bytes of one row of the whole */
+  int64_t inner;
+  int axis;
+  bool split;
+} concat_job;
+
+static void concat_rows(void *arg, int64_t first, int64_t last) {
+  const concat_job *j = arg;
+  const ct_kernel_ctx *c = j->c;
+  size_t es = ct_dtype_size(c->dtype), off = 0;
+  for (size_t i = 0; i < ct_kernel_in_count(c, CT__IN_X); i++) {
+    size_t block = (size_t)(ct_kernel_in(c, CT__IN_X, i)->dims.d[j->axis] * j->inner) * es;
+    const ct_tensor *pt = j->split ? ct_kernel_out(c, CT__G_DX, i) : ct_kernel_in(c, CT__IN_X, i);
+    bool skip = j->split && strcmp(ct_kernel_out_name(c, CT__G_DX, i), CT__GRAD_EMPTY) == 0;
     char *part = skip || block == 0 ? NULL : (char *)ct__k_in_data(pt);
-    for (int64_t a = 0; part != NULL && a < outer; a++) {
-      if (split) memcpy(part + (size_t)a * block, whole + (size_t)a * row + off, block);
-      else memcpy(whole + (size_t)a * row + off, part + (size_t)a * block, block);
+    for (int64_t a = first; part != NULL && a < last; a++) {
+      char *w = j->whole + (size_t)a * j->row + off, *q = part + (size_t)a * block;
+      if (j->split) memcpy(q, w, block);
+      else memcpy(w, q, block);
     }
     off += block;
   }
+}
+
+static void concat_walk(const ct_kernel_ctx *c, int axis, char *whole, bool split) {
+  const ct_tensor *x0 = ct_kernel_in(c, CT__IN_X, 0);
+  concat_job j = {c, whole, 0, 1, axis, split};
+  int64_t outer = 1, row = 0;
+  for (int k = 0; k < x0->dims.rank; k++) {
+    if (k < axis) outer *= x0->dims.d[k];
+    if (k > axis) j.inner *= x0->dims.d[k];
+  }
+  for (size_t i = 0; i < ct_kernel_in_count(c, CT__IN_X); i++) {
+    row += ct_kernel_in(c, CT__IN_X, i)->dims.d[axis];
+  }
+  row *= j.inner;
+  j.row = (size_t)row * ct_dtype_size(c->dtype);
+  ct__parallel_for(outer, CT__GRAIN_MEM / (row + 1) + 1, concat_rows, &j);
 }
 
 static ct_status concat_any(const ct_kernel_ctx *c) {
