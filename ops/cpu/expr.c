@@ -73,7 +73,7 @@
     switch (op) { BINARY_CASES(ONE) }                                                       \
     return r;                                                                               \
   }                                                                                         \
-  static void unary_##SUF(int op, C *o, const C *x, int n) {                                \
+  CT__VM_CLONES static void unary_##SUF(int op, C *o, const C *x, int n) {                  \
     switch (op) { UNARY_CASES(C, U_LOOP) }                                                  \
   }                                                                                         \
   BINARY_FN(binary_##SUF, C, SUF, VV_LOOP, VS_LOOP, SV_LOOP)                                \
