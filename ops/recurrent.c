@@ -272,15 +272,15 @@ static ct_status set_step(rnn *r, const ct__rnn_step *b, const ct__rnn_step *pre
   for (size_t i = 0; i < r->ins->n; i++) {
     ct_tensor *x = ct_var_tensor(b->vars[i]);
     if (x == NULL) return step_fail(r, t, r->ins->v[i]);
+    /* The executor checked that the sequence's memory covers its dims, check_wiring that it
+     * has T >= 1 rows: row t is in it. */
     const ct_tensor *seq = ct_kernel_in(c, IN_X, i);
-    if (ct_tensor_slice(x, seq, t, t + 1) != CT_OK) {
-      return ct_kernel_fail(c, ct_last_status(), "step %lld: slicing input X variable '%s'",
-                            (long long)t, ct_kernel_in_name(c, IN_X, i));
-    }
     ct_ddim row = seq->dims;
     row.rank--;
     memmove(row.d, row.d + 1, (size_t)row.rank * sizeof row.d[0]);
-    ct__tensor_set_dims(x, row, ct_ddim_numel(row));
+    int64_t n = seq->numel / seq->dims.d[0];
+    ct__tensor_view(x, seq, row, n,
+                    seq->offset + (size_t)t * (size_t)n * ct_dtype_size(seq->dtype));
   }
   size_t states_at = r->ins->n + r->ex->n;
   for (size_t j = 0; j < r->states->n; j++) {
@@ -290,10 +290,11 @@ static ct_status set_step(rnn *r, const ct__rnn_step *b, const ct__rnn_step *pre
                                 ? written(r, prev->vars[states_at + j], t, r->states->v[j], "state")
                                 : ct_kernel_in(c, IN_INIT, j);
     if (from == NULL) return ct_last_status();
-    if (ct_tensor_share(ex, from) != CT_OK) {
+    if (ct__tensor_check_data(from, "sharing a state") != CT_OK) {
       return ct_kernel_fail(c, ct_last_status(), "step %lld: sharing state '%s' as '%s'",
                             (long long)t, r->states->v[j], r->ex->v[j]);
     }
+    ct__tensor_view(ex, from, from->dims, from->numel, from->offset);
   }
   return CT_OK;
 }

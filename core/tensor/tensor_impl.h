@@ -22,6 +22,13 @@ void ct__tensor_init(ct_tensor *t);
  * letting go of what t held: how wrap and DLPack import install a buffer. */
 void ct__tensor_adopt(ct_tensor *t, ct__block *b, ct_ddim dims, int64_t numel, ct_dtype dtype);
 
+/* Makes dst a view of src's block with these dims (numel elements) at offset bytes, unchecked:
+ * the caller knows src holds memory covering them. Safe when dst == src. A dst that already
+ * views the block (a recurrent step's input, viewed again at every run) keeps its reference: no
+ * atomic operation on the block's count. */
+void ct__tensor_view(ct_tensor *dst, const ct_tensor *src, ct_ddim dims, int64_t numel,
+                     size_t offset);
+
 /* Lets go of t's memory, keeping its dims and dtype (an executor freeing an intermediate). */
 void ct__tensor_drop_memory(ct_tensor *t);
 
