@@ -320,7 +320,8 @@ CT_API ct_status ct_kernel_fail(const ct_kernel_ctx *c, ct_status s, const char 
 /* ---- Threads of the CPU kernels ----------------------------------------------------------- */
 
 /* The number of threads a large CPU kernel splits across: n = 0 (the default) one per core the
- * process may run on, 1 the calling thread only, n > 1 that many (at most 256; a negative n
+ * process may run on (its CPU set, read at the first kernel that splits and again after each
+ * call of this function), 1 the calling thread only, n > 1 that many (at most 256; a negative n
  * counts as 0). Kernels below a size that pays for a split run on the calling thread. Results
  * do not depend on the count: a reduction splits its work by its sizes alone.
  *

@@ -45,11 +45,22 @@ static struct {
 
 static _Thread_local bool in_piece; /* this thread runs a piece: nested calls stay on it */
 
+/* The cores the process may run on, read once (a system call) and again after each
+ * ct_set_num_threads call, so that a kernel that splits does not ask the kernel every time. */
+static atomic_int core_count; /* 0: not read yet */
+
 static int cores(void) {
+  int n = atomic_load_explicit(&core_count, memory_order_relaxed);
+  if (n > 0) return n;
   cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (int)n : 1;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
+    n = CPU_COUNT(&set);
+  } else {
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    n = c > 0 ? (int)c : 1;
+  }
+  atomic_store_explicit(&core_count, n, memory_order_relaxed);
+  return n;
 }
 
 static int threads_now(void) {
@@ -60,6 +71,7 @@ static int threads_now(void) {
 
 void ct_set_num_threads(int n) {
   atomic_store(&pool.want, n < 0 ? 0 : n > MAX_THREADS ? MAX_THREADS : n);
+  atomic_store_explicit(&core_count, 0, memory_order_relaxed); /* read the CPU set again */
   /* OpenBLAS (matmul) runs while corten's kernels do not: the same count for both keeps the
    * machine from running more busy threads than it has cores. This is OpenBLAS's process-wide
    * setting (0.3.21, Debian 12's, has no openblas_set_num_threads_local): it changes NumPy's
