@@ -3,14 +3,14 @@
  * expression (corten/expr.h), their intermediates never allocated.
  *
  * At executor creation an intermediate is a variable the executor created, not kept, written by
- * one fusable op and read once, by one later fusable op, and by no nested program. The op that
- * reads no intermediate's value onward (the root) gathers the ops that wrote the intermediates
- * it reads, recursively, into a group: the members are skipped in the run and the root evaluates
- * the group's tree in one pass. A group whose leaves an op between a member and the root may
- * write (or run a nested program) is not formed. At run time a group whose leaves are not all
- * float32 or all float64 CPU tensors, or whose destination is one of them or an external
- * buffer, runs its ops one by one instead (float16 would round differently), dropping the
- * intermediates' memory afterwards. */
+ * one fusable op and read once, by one later fusable op whose expression reads it once, and by no
+ * nested program. The op that reads no intermediate's value onward (the root) gathers the ops
+ * that wrote the intermediates it reads, recursively, into a group: the members are skipped in
+ * the run and the root evaluates the group's tree in one pass. A group whose leaves an op between
+ * a member and the root may write (or run a nested program) is not formed. At run time a group
+ * whose leaves are not all float32 or all float64 CPU tensors, or whose destination is one of
+ * them or an external buffer, runs its ops one by one instead (float16 would round differently),
+ * dropping the intermediates' memory afterwards. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,9 +255,12 @@ static bool is_inner(const planner *pl, size_t i, bool (*candidate)(void *, cons
       if (q->vars[k] != v) continue;
       if (k >= q->n_in_vars && j != i) return false; /* written again */
       if (k < q->n_in_vars) {
-        /* a template may read an input twice, or not at all (a gradient's X for its dims) */
+        /* A template may read an input twice, or not at all: a gradient's X, which its kernel
+         * reads for its dims only, must hold a tensor, so v is then no intermediate (counted as
+         * a read, v's writer would be neither gathered into the reader's group nor a root). */
         int u = pl->tmpl[j] == NULL ? 1 : uses(pl->tmpl[j], k);
-        reads += u > 1 ? (size_t)u : 1;
+        if (u == 0) return false;
+        reads += (size_t)u;
         reader = j;
       }
     }

@@ -23,9 +23,9 @@ target_compile_options(test_comm PRIVATE ${CORTEN_WARNINGS})
 # CORTEN_HAVE_MPI: the test reads a communicator's fields (core/comm/comm_state.h) as corten does.
 target_compile_definitions(test_comm PRIVATE CORTEN_TEST_MPI CORTEN_HAVE_MPI)
 target_include_directories(test_comm PRIVATE ${PROJECT_SOURCE_DIR}/core)
-# A rank that dies or never arrives (at a collective, or at ct_comm_init_mpi): the others fail
-# within the time limit (comm_failure.c, checked by run_comm_failure.sh, which counts the ranks
-# that saw what they should).
+# A rank that dies or never arrives (at a collective, a small one, or at ct_comm_init_mpi): the
+# others fail within the time limit (comm_failure.c, checked by run_comm_failure.sh, which counts
+# the ranks that saw what they should).
 add_executable(comm_failure comm_failure.c)
 target_link_libraries(comm_failure PRIVATE corten::corten MPI::MPI_C)
 target_compile_options(comm_failure PRIVATE ${CORTEN_WARNINGS})
@@ -37,7 +37,7 @@ add_test(NAME comm_thread_level COMMAND ${CORTEN_MPIRUN} -n 1 $<TARGET_FILE:comm
 set_tests_properties(comm_thread_level PROPERTIES TIMEOUT 120 ENVIRONMENT "${CORTEN_MPI_TEST_ENV}")
 foreach(n 2 4)
   add_test(NAME comm_${n} COMMAND ${CORTEN_MPIRUN} -n ${n} $<TARGET_FILE:test_comm>)
-  foreach(mode late killed noinit)
+  foreach(mode late killed noinit late_small)
     add_test(NAME comm_${mode}_${n}
              COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/run_comm_failure.sh ${MPIEXEC_EXECUTABLE} ${n}
                      ${mode} $<TARGET_FILE:comm_failure>)
@@ -45,6 +45,7 @@ foreach(n 2 4)
   # 600 s: the suites make ~60 communicators and ~150 collectives, each a few round trips that
   # wait for a peer to be scheduled: minutes under ASan on 2 cores loaded 15 times over.
   set_tests_properties(comm_${n} comm_late_${n} comm_killed_${n} comm_noinit_${n}
+                       comm_late_small_${n}
                        PROPERTIES TIMEOUT 600
                        ENVIRONMENT "${CORTEN_MPI_TEST_ENV}")
 endforeach()

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # Runs tests/comm_failure.c under mpirun and counts the ranks that saw what they should.
-# Usage: run_comm_failure.sh MPIEXEC N late|killed|noinit COMM_FAILURE_BINARY
+# Usage: run_comm_failure.sh MPIEXEC N late|killed|noinit|late_small COMM_FAILURE_BINARY
 # mpirun runs with --enable-recovery: by default OpenMPI's mpirun kills the whole job when a
 # rank dies or leaves without MPI_Finalize (no hang either, but nothing left to test), and a
 # rank whose communicator broke leaves without it. Every rank but a killed one must print a

@@ -3,7 +3,7 @@
  * broadcasting leaves, float32 and float64) give the unfused program's bits and never allocate
  * their intermediates; kept, pre-existing and twice-read variables are not fused; it composes
  * with free_intermediates and with a training program; other dtypes run op by op; a failure in
- * a fused group names its ops. */
+ * a fused group names its ops; a chain read only for its dims by a gradient fuses. */
 #include "harness.h"
 #include "op_util.h"
 #include "grad_util.h"
@@ -465,6 +465,34 @@ START_TEST(a_gradient_beside_a_broadcast_input_rounds_as_its_kernel) {
 }
 END_TEST
 
+/* t2 = exp(relu(l0)), read only as X by a binary gradient whose dX template never reads X (the
+ * kernel needs its dims): t2 must hold a tensor, so it roots a group of relu and exp (t1 is
+ * never allocated) and the gradient runs on its own, with the unfused program's bits. */
+START_TEST(a_chain_read_only_for_its_dims_fuses) {
+  static const char *const grads[] = {"elementwise_add_grad", "elementwise_mul_grad"};
+  static const ct_executor_options plain = {0}, fused = {.fuse_elementwise = true};
+  for (size_t g = 0; g < 2; g++) {
+    ct_program *p = ct_program_new();
+    append(p, op_x("relu", "l0", "t1"));
+    append(p, op_x("exp", "t1", "t2"));
+    ct_op *op = new_op(grads[g]);
+    ck_assert_int_eq(ct_op_set_input(op, "X", "t2"), CT_OK);
+    ck_assert_int_eq(ct_op_set_input(op, "Y", "l1"), CT_OK);
+    ck_assert_int_eq(ct_op_set_input(op, "Out@GRAD", "l0"), CT_OK);
+    ck_assert_int_eq(ct_op_set_output(op, "X@GRAD", "dx"), CT_OK);
+    append(p, op);
+    ct_scope *a = run_prog(p, CT_FLOAT32, 6, &fused), *b = run_prog(p, CT_FLOAT32, 6, &plain);
+    assert_same_bits(a, b, "t2");
+    assert_same_bits(a, b, "dx");
+    ck_assert_msg(!holds_memory(a, "t1"), "%s: t1 was allocated", grads[g]);
+    ck_assert(holds_memory(b, "t1"));
+    ct_scope_free(a);
+    ct_scope_free(b);
+    ct_program_free(p);
+  }
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("fuse");
   CT_ADD_TEST(s, random_trees_match_unfused_bits);
@@ -477,6 +505,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, random_backward_programs_match_unfused_bits);
   CT_ADD_TEST(s, backward_intermediates_are_never_allocated);
   CT_ADD_TEST(s, a_gradient_beside_a_broadcast_input_rounds_as_its_kernel);
+  CT_ADD_TEST(s, a_chain_read_only_for_its_dims_fuses);
   return s;
 }
 

@@ -7,7 +7,7 @@
  * gradient.
  *
  * The cells mix the input and the state into each gate with matmul by [H, H] weights, as the
- * Elman and LSTM programs of tests/test_rnn_op.c do. */
+ * Elman and LSTM programs of tests/rnn_elman.h and tests/test_rnn_op.c do. */
 #include <corten/corten.h>
 
 #include "alloc_count.h"

@@ -87,12 +87,13 @@ static const char *header_str(const ct__coll_header *h, char *buf, size_t cap) {
   return buf;
 }
 
-/* The ranks whose receive did not complete, "1, 3" into buf. */
-static const char *missing_ranks(const ct__comm *c, char *buf, size_t cap) {
+/* The ranks whose receive (sends false) or send (true) in the header exchange did not
+ * complete, "1, 3" into buf; empty when all did. */
+static const char *pending_ranks(const ct__comm *c, bool sends, char *buf, size_t cap) {
   size_t n = 0;
   buf[0] = '\0';
   for (int r = 0; r < c->size && n + 16 < cap; r++) {
-    if (r == c->rank || c->reqs[r] == MPI_REQUEST_NULL) continue;
+    if (r == c->rank || c->reqs[(sends ? c->size : 0) + r] == MPI_REQUEST_NULL) continue;
     n += (size_t)snprintf(buf + n, cap - n, "%s%d", n ? ", " : "", r);
   }
   return buf;
@@ -125,10 +126,22 @@ static ct_status exchange(ct__comm *c, const ct__coll *a, double deadline, size_
   int w = ct__mpi_wait(c->reqs, 2 * c->size, deadline, "the header exchange");
   if (w == -1) {
     char who[256];
-    ct__error(CT_ERR_DEVICE, "%s: %s: rank(s) %s did not arrive within %g s (the communicator's "
-                             "time limit, ct_comm_set_timeout): a peer died, stalled or runs "
-                             "other ops; the communicator is now broken", a->op, LABEL(),
-              missing_ranks(c, who, sizeof who), c->timeout);
+    if (pending_ranks(c, false, who, sizeof who)[0] != '\0') {
+      ct__error(CT_ERR_DEVICE, "%s: %s: rank(s) %s did not arrive within %g s (the "
+                               "communicator's time limit, ct_comm_set_timeout): a peer died, "
+                               "stalled or runs other ops; the communicator is now broken",
+                a->op, LABEL(), who, c->timeout);
+    } else {
+      /* Every peer's part came, but some did not take this rank's: a transport may complete a
+       * send only when the peer receives it (OpenMPI's shared memory past its inline size), and
+       * a peer that gave up on this collective before this rank arrived never does. */
+      ct__error(CT_ERR_DEVICE, "%s: %s: rank(s) %s sent their part but did not take this "
+                               "rank's within %g s (the communicator's time limit, "
+                               "ct_comm_set_timeout): they gave up on this collective before "
+                               "this rank arrived, died or stalled; the communicator is now "
+                               "broken", a->op, LABEL(), pending_ranks(c, true, who, sizeof who),
+                c->timeout);
+    }
     return ct__comm_break(c, CT_ERR_DEVICE, a, CT__LEFT_UNTOUCHED);
   }
   if (w != CT_OK) {
