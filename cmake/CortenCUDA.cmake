@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # The CUDA place: whether to build it, and how it joins the library.
 #
-# CORTEN_CUDA=AUTO builds it when a CUDA toolkit (nvcc and the runtime) is found, ON requires one,
-# OFF never looks. The CPU build never needs nvcc. Sets:
+# CORTEN_CUDA=AUTO builds it when a CUDA toolkit (nvcc and the runtime) of version 12.0 or later
+# is found, ON requires one, OFF never looks. The CPU build never needs nvcc. An older toolkit
+# (the CUDA place uses 12.0's context-independent libraries, cudaLibraryLoadData) gives a
+# CPU-only build with a warning naming its version under AUTO, and a configure error under ON.
+# Sets:
 #   CORTEN_HAVE_CUDA     ON when the CUDA place is built
 #   CORTEN_CUDA_SOURCES  the C sources of core/cuda and ops/cuda for this build (the stub
 #                        without CUDA)
@@ -21,6 +24,25 @@ string(TOUPPER "${CORTEN_CUDA}" _corten_cuda_mode)
 if(NOT _corten_cuda_mode MATCHES "^(AUTO|ON|OFF)$")
   message(FATAL_ERROR "CORTEN_CUDA is '${CORTEN_CUDA}': use AUTO, ON or OFF")
 endif()
+
+set(CORTEN_CUDA_MIN_VERSION 12.0)
+
+# Sets _corten_cuda_old (in the caller) to what is wrong when nvcc reports a CUDA release older
+# than CORTEN_CUDA_MIN_VERSION ("V13.0.88" in its --version text); an nvcc that does not say
+# passes, for enable_language and the toolkit's own version to judge.
+function(corten_cuda_check_nvcc nvcc)
+  execute_process(COMMAND "${nvcc}" --version OUTPUT_VARIABLE _text ERROR_QUIET
+                  RESULT_VARIABLE _rc)
+  if(_rc EQUAL 0 AND _text MATCHES "release ([0-9]+\\.[0-9]+)")
+    set(_v "${CMAKE_MATCH_1}")
+    if(_text MATCHES "release [0-9.]+, V([0-9]+\\.[0-9]+\\.[0-9]+)")
+      set(_v "${CMAKE_MATCH_1}")
+    endif()
+    if(_v VERSION_LESS CORTEN_CUDA_MIN_VERSION)
+      set(_corten_cuda_old "${nvcc} is CUDA ${_v}" PARENT_SCOPE)
+    endif()
+  endif()
+endfunction()
 
 set(CORTEN_HAVE_CUDA OFF)
 if(NOT _corten_cuda_mode STREQUAL "OFF")
@@ -41,13 +63,41 @@ if(NOT _corten_cuda_mode STREQUAL "OFF")
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
     set(CMAKE_CUDA_ARCHITECTURES "80-real;90-real;90-virtual")
   endif()
-  include(CheckLanguage)
-  check_language(CUDA)
-  if(CMAKE_CUDA_COMPILER)
+  # The version is asked of nvcc before CMake tries it (check_language, enable_language): an
+  # older one may not take the host compiler or know the architectures above, which would fail
+  # the configure, or pass for "no CUDA", rather than name the version.
+  set(_corten_cuda_old "") # what is too old, when something is
+  set(_corten_nvcc "${CMAKE_CUDA_COMPILER}")
+  if(NOT _corten_nvcc AND DEFINED ENV{CUDACXX})
+    set(_corten_nvcc "$ENV{CUDACXX}")
+  endif()
+  if(_corten_nvcc)
+    corten_cuda_check_nvcc("${_corten_nvcc}")
+  endif()
+  if(NOT _corten_cuda_old)
+    include(CheckLanguage)
+    check_language(CUDA)
+    if(CMAKE_CUDA_COMPILER AND NOT CMAKE_CUDA_COMPILER STREQUAL _corten_nvcc)
+      corten_cuda_check_nvcc("${CMAKE_CUDA_COMPILER}") # found on PATH
+    endif()
+  endif()
+  if(CMAKE_CUDA_COMPILER AND NOT _corten_cuda_old)
     enable_language(CUDA)
     find_package(CUDAToolkit)
+    if(CUDAToolkit_FOUND AND CUDAToolkit_VERSION VERSION_LESS CORTEN_CUDA_MIN_VERSION)
+      set(_corten_cuda_old "the toolkit in ${CUDAToolkit_BIN_DIR} is CUDA ${CUDAToolkit_VERSION}")
+    endif()
   endif()
-  if(CMAKE_CUDA_COMPILER AND CUDAToolkit_FOUND AND TARGET CUDA::cudart_static)
+  if(_corten_cuda_old)
+    string(CONCAT _corten_cuda_why
+           "corten's CUDA place needs CUDA ${CORTEN_CUDA_MIN_VERSION} or later "
+           "(cudaLibraryLoadData), but ${_corten_cuda_old}: install CUDA 12 or later and point "
+           "CUDAToolkit_ROOT or CMAKE_CUDA_COMPILER at it")
+    if(_corten_cuda_mode STREQUAL "ON")
+      message(FATAL_ERROR "CORTEN_CUDA=ON: ${_corten_cuda_why}, or use CORTEN_CUDA=OFF")
+    endif()
+    message(WARNING "corten: ${_corten_cuda_why}; building for the CPU only")
+  elseif(CMAKE_CUDA_COMPILER AND CUDAToolkit_FOUND AND TARGET CUDA::cudart_static)
     set(CORTEN_HAVE_CUDA ON)
     message(STATUS "corten: building the CUDA place (CUDA ${CUDAToolkit_VERSION}, "
                    "architectures ${CMAKE_CUDA_ARCHITECTURES})")

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* NVRTC and the table of compiled expression kernels (ops/expr/nvrtc.h), on the CPU: NVRTC needs
  * no GPU, so the generated sources compile to PTX and to a CUBIN here, and the table's use of the
- * disk cache (miss, compile, hit; a corrupt entry recompiled), its bound and a compile failure's
- * report are checked for real. CORTEN_NVRTC names the library (the build sets it from the
- * toolkit it finds); without one only the "missing" report is checked and the suite reports
- * itself skipped (77). Links the static library for the internal entry points. Each test runs in
- * its own process (Check forks), so each loads NVRTC and starts with an empty table afresh. */
+ * disk cache (miss, compile, hit; a corrupt entry recompiled), its bound, the devices a dropped
+ * entry's unload is told and a compile failure's report are checked for real. CORTEN_NVRTC
+ * names the library (the build sets it from the toolkit it finds); without one only the
+ * "missing" report is checked and the suite reports itself skipped (77). Links the static
+ * library for the internal entry points. Each test runs in its own process (Check forks), so
+ * each loads NVRTC and starts with an empty table afresh. */
 #define _GNU_SOURCE /* mkdtemp, nftw (file_util.h), setenv */
 #include <dlfcn.h>
 
@@ -248,6 +249,49 @@ START_TEST(the_table_keeps_at_most_its_bound_dropping_the_least_recently_used) {
 }
 END_TEST
 
+/* What the device engine's unload was given, by a stand-in that records it. */
+static struct {
+  int calls;
+  void *handle;
+  uint64_t devices;
+} unloaded;
+
+static void record_unload(void *handle, uint64_t devices) {
+  unloaded.calls++;
+  unloaded.handle = handle;
+  unloaded.devices = devices;
+}
+
+/* The unload of a dropped entry is told the devices it was launched on (bit 63 standing for any
+ * from 63 on), so the device engine waits for those only; one never launched waits for none. */
+START_TEST(a_dropped_kernel_is_unloaded_with_the_devices_it_was_launched_on) {
+  ck_assert_int_eq(setenv("CORTEN_KERNEL_CACHE", "off", 1), 0);
+  ct__kernels_reset(1);
+  char *src[2] = {source(CT_FLOAT32, false, 2), source(CT_FLOAT32, true, 2)};
+  static int lib_a, lib_b, fn;
+  ct__kernel *k = ct__kernels_get(src[0], "compute_80");
+  ck_assert_msg(k != NULL, "%s", ct_last_error());
+  ck_assert(ct__kernels_attach(k, &lib_a, &fn, record_unload));
+  ct__kernels_launching(k, 3);
+  ct__kernels_launching(k, 3);
+  ct__kernels_launching(k, 70);
+  ct__kernels_put(k);
+  ck_assert_int_eq(unloaded.calls, 0); /* still listed */
+  k = ct__kernels_get(src[1], "compute_80"); /* drops src[0]'s entry: the bound is 1 */
+  ck_assert_ptr_nonnull(k);
+  ck_assert_int_eq(unloaded.calls, 1);
+  ck_assert_ptr_eq(unloaded.handle, &lib_a);
+  ck_assert_uint_eq(unloaded.devices, ((uint64_t)1 << 3) | ((uint64_t)1 << 63));
+  ck_assert(ct__kernels_attach(k, &lib_b, &fn, record_unload));
+  ct__kernels_put(k);
+  ct__kernels_reset(0);
+  ck_assert_int_eq(unloaded.calls, 2);
+  ck_assert_ptr_eq(unloaded.handle, &lib_b);
+  ck_assert_uint_eq(unloaded.devices, 0);
+  for (int i = 0; i < 2; i++) free(src[i]);
+}
+END_TEST
+
 static Suite *expr_nvrtc_suite(void) {
   Suite *s = suite_create("expr_nvrtc");
   CT_ADD_TEST(s, every_dtype_compiles_to_ptx_and_to_a_cubin);
@@ -257,6 +301,7 @@ static Suite *expr_nvrtc_suite(void) {
   CT_ADD_TEST(s, a_corrupt_cache_entry_is_recompiled);
   CT_ADD_TEST(s, a_source_that_does_not_compile_is_a_device_error_with_the_log);
   CT_ADD_TEST(s, the_table_keeps_at_most_its_bound_dropping_the_least_recently_used);
+  CT_ADD_TEST(s, a_dropped_kernel_is_unloaded_with_the_devices_it_was_launched_on);
   return s;
 }
 

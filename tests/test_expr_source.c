@@ -2,8 +2,9 @@
 /* The CUDA source of expression kernels (ops/expr/expr_source.c), checked on the CPU: one source
  * per structure (scalar values, data and extents are parameters, so they do not change it; a
  * broadcast pattern or a dtype does), and, when the build found nvcc (CORTEN_TEST_NVCC), the
- * sources of every node kind, fused pair, mode, broadcast and dtype compile with it, so a bug in
- * the generated code shows without a GPU. Links the static library for the internal entry. */
+ * sources of every node kind, fused pair, mode, broadcast and dtype, and one with dst as a leaf,
+ * compile with it, so a bug in the generated code shows without a GPU. Links the static library
+ * for the internal entry. */
 #define _GNU_SOURCE /* mkdtemp, nftw (file_util.h) */
 #include "expr_util.h"
 #include "file_util.h"
@@ -40,6 +41,20 @@ START_TEST(the_source_depends_on_the_structure_only) {
 }
 END_TEST
 
+/* d = d * a: dst is a leaf too, so the kernel's dst must not be __restrict__ (it aliases l0). */
+START_TEST(a_dst_that_is_also_a_leaf_is_not_declared_restrict) {
+  ct_tensor *a = tensor_k(CT_FLOAT32, CT_DIMS(4, 5), 1);
+  ct_tensor *d = tensor_k(CT_FLOAT32, CT_DIMS(4, 5), 2);
+  char *s = source_of(d, CT_SAVETO, BIN(MUL, LEAF(d), LEAF(a)), "k");
+  ck_assert_msg(strstr(s, "void k(float *dst, long long n,\n    const float *l0,\n    const "
+                          "float *l1)") != NULL, "%s", s);
+  ck_assert_ptr_null(strstr(s, "restrict"));
+  free(s);
+  ct_tensor_free(a);
+  ct_tensor_free(d);
+}
+END_TEST
+
 #ifdef CORTEN_TEST_NVCC
 /* Sources of every kind, pair, mode and dtype, into one .cu file compiled by nvcc. */
 START_TEST(the_generated_sources_compile_with_nvcc) {
@@ -71,6 +86,14 @@ START_TEST(the_generated_sources_compile_with_nvcc) {
     ct_tensor *all[] = {a, b, c, one, d};
     for (size_t i = 0; i < 5; i++) ct_tensor_free(all[i]);
   }
+  /* dst as a leaf (d = d * a + d), which the kernel reads and writes through two pointers. */
+  ct_tensor *a = tensor_k(CT_FLOAT16, CT_DIMS(3, 4), 1);
+  ct_tensor *d = tensor_k(CT_FLOAT16, CT_DIMS(3, 4), 2);
+  char *s = source_of(d, CT_SAVETO, BIN(ADD, BIN(MUL, LEAF(d), LEAF(a)), LEAF(d)), "k_dst_leaf");
+  fputs(s, f);
+  free(s);
+  ct_tensor_free(a);
+  ct_tensor_free(d);
   ck_assert_int_eq(fclose(f), 0);
   snprintf(cmd, sizeof cmd, "'%s' -c --fmad=false -Werror all-warnings -I'%s' '%s' -o '%s' 2>&1",
            CORTEN_TEST_NVCC, CORTEN_TEST_SOURCE_DIR, path, obj);
@@ -84,6 +107,7 @@ END_TEST
 static Suite *expr_source_suite(void) {
   Suite *s = suite_create("expr_source");
   CT_ADD_TEST(s, the_source_depends_on_the_structure_only);
+  CT_ADD_TEST(s, a_dst_that_is_also_a_leaf_is_not_declared_restrict);
 #ifdef CORTEN_TEST_NVCC
   CT_ADD_TEST(s, the_generated_sources_compile_with_nvcc);
 #endif

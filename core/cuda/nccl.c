@@ -19,7 +19,9 @@
  * with ncclCommGetAsyncError to the same deadline and aborted (ncclCommAbort) past it, so a peer
  * that dies between the vote and the init fails the others instead of leaving them in NCCL's
  * bootstrap. A nonblocking communicator may answer a collective with ncclInProgress (still
- * being queued): the engine then polls until it is queued before recording its event. */
+ * being queued): the engine then polls until it is queued before recording its event. Its
+ * destroy finalises it (ncclCommFinalize, polled to the time limit, then ncclCommDestroy) and
+ * aborts it past the limit, so a rank whose peers never finalise is not held forever. */
 #include "comm/comm_state.h"
 
 #if defined(CORTEN_HAVE_MPI)
@@ -28,6 +30,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* nccl.h declares a few functions with () instead of (void). */
 #pragma GCC diagnostic push
@@ -70,6 +73,7 @@ static struct {
   nccl_init_config_fn init_config; /* NULL when the loaded NCCL predates it (blocking init) */
 #endif
   nccl_comm_fn destroy, abort;
+  nccl_comm_fn finalize; /* NULL when the loaded NCCL predates it (2.14): destroy alone */
   nccl_async_fn async_error;
   nccl_string_fn string;
   nccl_allreduce_fn allreduce, reduce_scatter;
@@ -121,6 +125,8 @@ static void nccl_load(void) {
   void *cfg = dlsym(nccl.lib, "ncclCommInitRankConfig"); /* optional */
   memcpy(&nccl.init_config, &cfg, sizeof cfg);
 #endif
+  void *fin = dlsym(nccl.lib, "ncclCommFinalize"); /* optional */
+  memcpy(&nccl.finalize, &fin, sizeof fin);
   if (nccl.error[0] != '\0') {
     dlclose(nccl.lib);
     nccl.lib = NULL;
@@ -130,6 +136,8 @@ static void nccl_load(void) {
 /* The engine's state behind ct__comm.nccl. */
 typedef struct nccl_state {
   ncclComm_t comm;
+  bool nonblocking; /* made by ncclCommInitRankConfig with config.blocking = 0 */
+  bool ended;       /* comm was aborted (a failed collective) or destroyed: it is gone */
   int device;
   cudaStream_t stream;
   cudaEvent_t ready, done;
@@ -192,16 +200,27 @@ static void state_release(nccl_state *st) {
   ct__cuda_guard_exit(&g);
 }
 
+/* The clocks of deadlines: MPI's for init and the collectives (ct__comm_run's deadline), a
+ * monotonic one for the destroy, which may run after MPI_Finalize. */
+static double mpi_clock(void) { return MPI_Wtime(); }
+
+static double mono_clock(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* Every rank takes part in the id's broadcast and in the vote on readiness, whatever failed on
  * it before (a rank that left early would leave the others in ncclCommInitRank forever), all
  * polled to the communicator's deadline. ncclCommInitRank runs only when every rank is ready;
  * otherwise every rank fails, and the MPI duplicate is freed on all of them (comm.c). */
 /* Polls a nonblocking NCCL call's outcome (r: what the call returned) until it is no longer
- * ncclInProgress or the deadline passes (ncclInProgress then). */
-static ncclResult_t nccl_settle(ncclComm_t comm, ncclResult_t r, double deadline) {
-  double spin_until = MPI_Wtime() + 1e-3;
+ * ncclInProgress or the deadline (on the clock now_fn reads) passes (ncclInProgress then). */
+static ncclResult_t nccl_settle(ncclComm_t comm, ncclResult_t r, double deadline,
+                                double (*now_fn)(void)) {
+  double spin_until = now_fn() + 1e-3;
   while (r == ncclInProgress) {
-    double now = MPI_Wtime();
+    double now = now_fn();
     if (now > deadline) return ncclInProgress;
     if (now > spin_until) sched_yield();
     if (nccl.async_error(comm, &r) != ncclSuccess) return ncclSystemError;
@@ -217,8 +236,10 @@ static ncclResult_t nccl_init_rank(const ct__comm *c, nccl_state *st, ncclUnique
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
     ncclResult_t r = nccl.init_config(&st->comm, c->size, id, c->rank, &config);
-    return r == ncclSuccess || r == ncclInProgress ? nccl_settle(st->comm, ncclInProgress, deadline)
-                                                   : r;
+    st->nonblocking = true;
+    return r == ncclSuccess || r == ncclInProgress
+               ? nccl_settle(st->comm, ncclInProgress, deadline, mpi_clock)
+               : r;
   }
 #endif
   (void)deadline;
@@ -293,12 +314,39 @@ ct_status ct__nccl_init(ct__comm *c, int device) {
   return s;
 }
 
+/* Ends st->comm. A healthy nonblocking communicator is finalised (ncclCommFinalize: it flushes
+ * what the peers still exchange with this rank, a step every rank takes), polled with
+ * ncclCommGetAsyncError to the communicator's time limit, then freed (ncclCommDestroy); past the
+ * limit, or when the finalise fails, it is aborted (ncclCommAbort: local, never waits on a peer).
+ * A blocking one (an NCCL before 2.14), or an NCCL without ncclCommFinalize, gets
+ * ncclCommDestroy alone, as NCCL documents for those. A broken communicator's peers may be gone:
+ * it is aborted, unless a failed collective did that already. The caller holds the device. */
+static void nccl_end(nccl_state *st, bool broken, double timeout) {
+  if (st->ended) return;
+  if (broken) {
+    nccl.abort(st->comm);
+  } else if (st->nonblocking && nccl.finalize != NULL) {
+    ncclResult_t r = nccl.finalize(st->comm);
+    if (r == ncclSuccess || r == ncclInProgress) {
+      r = nccl_settle(st->comm, ncclInProgress, mono_clock() + timeout, mono_clock);
+    }
+    if (r == ncclSuccess) {
+      nccl.destroy(st->comm);
+    } else {
+      nccl.abort(st->comm);
+    }
+  } else {
+    nccl.destroy(st->comm);
+  }
+  st->ended = true;
+}
+
 void ct__nccl_destroy(ct__comm *c) {
   nccl_state *st = c->nccl;
   if (st == NULL) return;
   ct__cuda_guard g;
   if (ct__cuda_guard_enter(&g, st->device) != CT_OK) return;
-  if (c->broken[0] == '\0') nccl.destroy(st->comm);
+  nccl_end(st, c->broken[0] != '\0', c->timeout);
   state_free(st);
   c->nccl = NULL;
   ct__cuda_guard_exit(&g);
@@ -386,7 +434,7 @@ ct_status ct__nccl_run(ct__comm *c, const ct__coll *a, double deadline) {
     return ct__cuda_fail(e, st->device, "%s: %s: ordering the NCCL stream", a->op, label);
   }
   /* A nonblocking communicator may still be queueing the collective: the event must follow it. */
-  ncclResult_t r = nccl_settle(st->comm, nccl_start(c, st, a, t, count), deadline);
+  ncclResult_t r = nccl_settle(st->comm, nccl_start(c, st, a, t, count), deadline, mpi_clock);
   int w = r == ncclInProgress ? -1 : r != ncclSuccess ? nccl_fail(r, "starting the NCCL transfer")
                                                       : CT_OK;
   bool ordered = false; /* the caller's stream waits for the collective */
@@ -413,6 +461,7 @@ ct_status ct__nccl_run(ct__comm *c, const ct__coll *a, double deadline) {
                              "now", a->op, label, copy);
   }
   nccl.abort(st->comm); /* stops the kernels: nothing reads X or writes Out after this */
+  st->ended = true;
   ct__cuda_guard_exit(&g);
   /* X's and Out's blocks go back to the caller stream's pool, whose later work waits for the
    * (aborted) collective; only when that ordering failed to be set up are they kept. */

@@ -22,13 +22,17 @@
 #define THREADS 256
 #define MAX_BLOCKS 4096 /* as ops/cuda/grid.cuh: enough to fill any current GPU */
 
-/* Unloads an evicted kernel's library. Launches of it may still be queued on some device, so
- * every device finishes its work first: this runs only when the table drops a kernel, which its
- * bound (CT__KERNELS_MAX) makes rare. */
-static void unload(void *handle) {
+/* Unloads a dropped kernel's library (the table calls this when its last user lets go).
+ * Launches of it may still be queued, so first the devices it was launched on (the mask that
+ * ct__kernels_launching built: bit d for device d, bit 63 for any from 63 on) finish their work;
+ * other devices, and this process's other work, are left alone. A library never launched waits
+ * for nothing. Rare: only entries past the table's bound (CT__KERNELS_MAX) are dropped. */
+static void unload(void *handle, uint64_t devices) {
   int n = 0, prev = 0;
-  if (cudaGetDevice(&prev) == cudaSuccess && cudaGetDeviceCount(&n) == cudaSuccess) {
+  if (devices != 0 && cudaGetDevice(&prev) == cudaSuccess &&
+      cudaGetDeviceCount(&n) == cudaSuccess) {
     for (int d = 0; d < n; d++) {
+      if ((devices >> (d < 63 ? d : 63) & 1) == 0) continue;
       if (cudaSetDevice(d) == cudaSuccess) (void)cudaDeviceSynchronize();
     }
     (void)cudaSetDevice(prev);
@@ -107,6 +111,7 @@ static ct_status eval(const ct__expr_plan *p) {
   free(src);
   if (k == NULL) return ct_last_status();
   cudaKernel_t fn = function(k, dev, target);
+  if (fn != NULL) ct__kernels_launching(k, dev); /* before the launch, while k is held */
   ct_status st = fn != NULL ? launch(p, fn) : ct_last_status();
   ct__kernels_put(k);
   return st;

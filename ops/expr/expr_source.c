@@ -116,7 +116,9 @@ char *ct__expr_cuda_source(const ct__expr_plan *p, const char *name) {
   put(&t, "/* corten expression kernel %s: %s, %d instructions, %d leaves, rank %d */\n", name,
       ct_dtype_name(p->dtype), p->n_code, p->n_leaves, rank);
   if (half) put(&t, "#include \"ops/half.h\"\n");
-  put(&t, "extern \"C\" __global__ void %s(%s *__restrict__ dst, long long n", name, storage);
+  /* No __restrict__ on dst: it may be a leaf as well (dst = dst * a, or CT_PLUSTO's dst), and a
+   * restrict-qualified pointer that aliases another is undefined behaviour. */
+  put(&t, "extern \"C\" __global__ void %s(%s *dst, long long n", name, storage);
   for (int k = 0; k < p->n_leaves; k++) put(&t, ",\n    const %s *l%d", storage, k);
   for (int k = 0; k < p->n_code; k++) {
     if (p->code[k].code == CT__XC_SCALAR) put(&t, ", %s c%d", t.ct, k);

@@ -140,6 +140,16 @@ static int older(const void *a, const void *b) {
   return strcmp(x->name, y->name);
 }
 
+/* "<dir>/<name>" into buf (PATH_CAP bytes); false when it does not fit. */
+static bool join(char *buf, const char *dir, const char *name) {
+  size_t d = strlen(dir), k = strlen(name);
+  if (d + 1 + k >= PATH_CAP) return false;
+  memcpy(buf, dir, d);
+  buf[d] = '/';
+  memcpy(buf + d + 1, name, k + 1);
+  return true;
+}
+
 /* Removes the oldest entries of dir until they total at most max_bytes. */
 static void trim(const char *dir, size_t max_bytes) {
   DIR *d = opendir(dir);
@@ -152,14 +162,16 @@ static void trim(const char *dir, size_t max_bytes) {
     size_t len = strlen(de->d_name);
     if (len != 20 || strcmp(de->d_name + 16, ".ctk") != 0) continue;
     struct stat st;
-    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-    if (stat(path, &st) != 0) continue;
+    if (!join(path, dir, de->d_name) || stat(path, &st) != 0) continue;
     if (n == cap) {
       entry *w = ct__realloc(v, (cap = cap ? 2 * cap : 64) * sizeof *v);
       if (w == NULL) break;
       v = w;
     }
-    snprintf(v[n].name, sizeof v[n].name, "%s", de->d_name);
+    /* memcpy, not snprintf: GCC cannot see len == 20 without optimising and rejects the
+     * possible truncation of a 256-byte d_name (-Wformat-truncation). */
+    _Static_assert(sizeof v[n].name > 20, "an entry's name is 20 characters");
+    memcpy(v[n].name, de->d_name, len + 1);
     v[n].size = st.st_size;
     v[n].mtime = st.st_mtim;
     total += (uint64_t)st.st_size;
@@ -168,8 +180,7 @@ static void trim(const char *dir, size_t max_bytes) {
   closedir(d);
   if (total > max_bytes) qsort(v, n, sizeof *v, older);
   for (size_t i = 0; i < n && total > max_bytes; i++) {
-    snprintf(path, sizeof path, "%s/%s", dir, v[i].name);
-    if (unlink(path) == 0) total -= (uint64_t)v[i].size;
+    if (join(path, dir, v[i].name) && unlink(path) == 0) total -= (uint64_t)v[i].size;
   }
   free(v);
 }

@@ -7,6 +7,7 @@
  * outside it, so a slow compile never blocks launches of kernels already there (two threads
  * wanting the same new kernel may both compile it; the second insert is dropped). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,7 +21,8 @@ typedef struct entry {
   uint64_t hash;
   uint64_t used;  /* the table's clock at the last get */
   int refs;       /* the table's, if listed, plus each get's */
-  void (*unload)(void *handle);
+  _Atomic uint64_t devices; /* bit d: launched on device d (bit 63: on one of 63 and above) */
+  void (*unload)(void *handle, uint64_t devices);
 } entry;
 
 static struct {
@@ -46,7 +48,9 @@ static entry *unref(entry *x) {
 
 static void destroy(entry *x) {
   if (x == NULL) return;
-  if (x->k.handle != NULL && x->unload != NULL) x->unload(x->k.handle);
+  if (x->k.handle != NULL && x->unload != NULL) {
+    x->unload(x->k.handle, atomic_load_explicit(&x->devices, memory_order_relaxed));
+  }
   free((void *)x->k.bin);
   free(x->key);
   free(x);
@@ -179,7 +183,8 @@ void *ct__kernels_loaded(ct__kernel *k) {
   return fn;
 }
 
-bool ct__kernels_attach(ct__kernel *k, void *handle, void *fn, void (*unload)(void *handle)) {
+bool ct__kernels_attach(ct__kernel *k, void *handle, void *fn,
+                        void (*unload)(void *handle, uint64_t devices)) {
   entry *x = (entry *)k;
   pthread_mutex_lock(&tab.mu);
   bool took = x->k.handle == NULL;
@@ -190,6 +195,13 @@ bool ct__kernels_attach(ct__kernel *k, void *handle, void *fn, void (*unload)(vo
   }
   pthread_mutex_unlock(&tab.mu);
   return took;
+}
+
+/* Relaxed: whoever frees the entry took tab.mu after this caller's put (unref), which orders the
+ * bit before the read in destroy. */
+void ct__kernels_launching(ct__kernel *k, int device) {
+  uint64_t bit = (uint64_t)1 << (device < 63 ? device : 63);
+  atomic_fetch_or_explicit(&((entry *)k)->devices, bit, memory_order_relaxed);
 }
 
 void ct__kernels_stats(ct__kernel_stats *s) {

@@ -37,7 +37,8 @@ ct_status ct__nvrtc_compile(const char *source, const char *target, void **bin, 
  * Keyed by the source (which holds the structure, dtype and broadcast pattern: expr_source.c),
  * the target and NVRTC's version; at most CT__KERNELS_MAX entries, the least recently used one
  * dropped first. Thread-safe. An entry is counted: the table holds one reference, each
- * ct__kernels_get another, and the last ct__kernels_put frees it (unloading its handle). */
+ * ct__kernels_get another, and the last ct__kernels_put frees it (unloading its handle, after
+ * the devices it was launched on finish their work: ct__kernels_launching). */
 #define CT__KERNELS_MAX 256
 
 typedef struct ct__kernel {
@@ -56,9 +57,15 @@ void ct__kernels_put(ct__kernel *k);
 void *ct__kernels_loaded(ct__kernel *k);
 
 /* Gives k the handle and function loaded from its binary, unless another thread did first:
- * true when k took them (unload(handle) runs when k is freed); false when k had some already,
- * which the caller uses instead (and unloads its own). */
-bool ct__kernels_attach(ct__kernel *k, void *handle, void *fn, void (*unload)(void *handle));
+ * true when k took them (unload(handle, devices) runs when k is freed, devices as below);
+ * false when k had some already, which the caller uses instead (and unloads its own). */
+bool ct__kernels_attach(ct__kernel *k, void *handle, void *fn,
+                        void (*unload)(void *handle, uint64_t devices));
+
+/* Notes that k is about to be launched on device (before the launch, while the caller still
+ * holds k): the unload of a freed entry gets the devices so noted as a mask, bit d for device d
+ * and bit 63 for any device from 63 on, so that it waits for those devices only. Lock-free. */
+void ct__kernels_launching(ct__kernel *k, int device);
 
 /* Counts since the process started (or the last ct__kernels_reset), for the tests. */
 typedef struct ct__kernel_stats {
