@@ -126,6 +126,13 @@ static void conv_valid_range(int64_t off, int64_t s, int64_t w, int64_t ow, int6
   *x1 = hi > lo ? hi : lo;
 }
 
+/* Whether pool windows are 2x2 at stride 2 tiling the image exactly (no padding, H = 2 OH,
+ * W = 2 OW): every element in one whole window, the common case the kernels take apart. */
+static bool pool_tiles2(const ct__conv_geom *g) {
+  return g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && g->pt == 0 && g->pl == 0 &&
+         g->h == 2 * g->oh && g->w == 2 * g->ow;
+}
+
 #define T float
 #define SFX(name) name##_f32
 #define GEMM cblas_sgemm

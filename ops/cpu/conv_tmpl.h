@@ -445,9 +445,70 @@ static void SFX(pool_inner_cols)(const ct__conv_geom *g, int64_t *ca, int64_t *c
   if (*cb < *ca) *cb = *ca;
 }
 
+/* A plane of 2x2 windows at stride 2 tiling it (pool_tiles2): each output takes row 2 oy's
+ * elements 2 ox, 2 ox + 1, then row 2 oy + 1's, as pool_one does (max's first take from -inf
+ * gives the element itself, bit for bit), a row's outputs in one packed loop. */
+static void SFX(pool_plane2)(const ct__conv_geom *g, const T *xp, T *o) {
+  const int64_t ow = g->ow, w = g->w;
+  for (int64_t oy = 0; oy < g->oh; oy++, o += ow) {
+    const T *r0 = xp + 2 * oy * w, *r1 = r0 + w;
+    if (g->max) {
+      CT__SIMD for (int64_t ox = 0; ox < ow; ox++) {
+        T acc = SFX(pool_take)(r0[2 * ox], r0[2 * ox + 1]);
+        acc = SFX(pool_take)(acc, r1[2 * ox]);
+        o[ox] = SFX(pool_take)(acc, r1[2 * ox + 1]);
+      }
+    } else {
+      CT__SIMD for (int64_t ox = 0; ox < ow; ox++) {
+        o[ox] = ((T)0 + r0[2 * ox] + r0[2 * ox + 1] + r1[2 * ox] + r1[2 * ox + 1]) / (T)4;
+      }
+    }
+  }
+}
+
+/* The gradient of a pool_plane2 plane: every element lies in exactly one window, so each is
+ * written once, 0 + its share (max: the window's first element equal to Out takes Out@GRAD, the
+ * others 0; avg: each a quarter), the bytes of the zeroed plane added into. */
+static void SFX(pool_plane2_grad)(const ct__conv_geom *g, const T *xp, const T *o, const T *d,
+                                  T *dx) {
+  const int64_t ow = g->ow, w = g->w;
+  for (int64_t oy = 0; oy < g->oh; oy++, o += ow, d += ow) {
+    const T *r0 = xp + 2 * oy * w, *r1 = r0 + w;
+    T *q0 = dx + 2 * oy * w, *q1 = q0 + w;
+    if (g->max) {
+      CT__SIMD for (int64_t ox = 0; ox < ow; ox++) {
+        T ov = o[ox], dv = (T)0 + d[ox], a = r0[2 * ox], b = r0[2 * ox + 1];
+        T c = r1[2 * ox], e = r1[2 * ox + 1];
+        int on = ov != ov; /* bitwise, not short-circuit: no branch in the loop */
+        int ea = (a == ov) | (on & (a != a)), eb = ((b == ov) | (on & (b != b))) & !ea;
+        int ec = ((c == ov) | (on & (c != c))) & !(ea | eb);
+        int ee = ((e == ov) | (on & (e != e))) & !(ea | eb | ec);
+        q0[2 * ox] = ea ? dv : 0;
+        q0[2 * ox + 1] = eb ? dv : 0;
+        q1[2 * ox] = ec ? dv : 0;
+        q1[2 * ox + 1] = ee ? dv : 0;
+      }
+    } else {
+      CT__SIMD for (int64_t ox = 0; ox < ow; ox++) {
+        T share = (T)0 + d[ox] / (T)4;
+        q0[2 * ox] = share;
+        q0[2 * ox + 1] = share;
+        q1[2 * ox] = share;
+        q1[2 * ox + 1] = share;
+      }
+    }
+  }
+}
+
 static void SFX(pool_planes)(void *arg, int64_t b, int64_t e) {
   const SFX(pool_run) *r = arg;
   const ct__conv_geom *g = &r->g;
+  if (pool_tiles2(g)) {
+    for (int64_t p = b; p < e; p++) {
+      SFX(pool_plane2)(g, r->x + p * g->h * g->w, r->out + p * g->oh * g->ow);
+    }
+    return;
+  }
   int64_t ca, cb;
   SFX(pool_inner_cols)(g, &ca, &cb);
   for (int64_t p = b; p < e; p++) {
@@ -461,6 +522,13 @@ static void SFX(pool_planes_grad)(void *arg, int64_t b, int64_t e) {
   const SFX(pool_run) *r = arg;
   const ct__conv_geom *g = &r->g;
   const T *o = r->o + b * g->oh * g->ow, *d = r->d + b * g->oh * g->ow;
+  if (pool_tiles2(g)) {
+    for (int64_t p = b; p < e; p++) {
+      int64_t at = (p - b) * g->oh * g->ow;
+      SFX(pool_plane2_grad)(g, r->x + p * g->h * g->w, o + at, d + at, r->out + p * g->h * g->w);
+    }
+    return;
+  }
   for (int64_t p = b; p < e; p++) {
     const T *xp = r->x + p * g->h * g->w;
     T *dxp = r->out + p * g->h * g->w;
