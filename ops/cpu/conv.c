@@ -7,9 +7,10 @@
  * (under BATCH_PIXELS outputs) unfold all images side by side and take one GEMM per group. A 1x1 filter
  * with stride 1, no padding and no dilation reads the input as col directly. Depthwise groups
  * (one input channel each) run a direct loop per output plane instead: their GEMM would be a
- * matrix-vector product per plane. The gradient: Filter@GRAD accumulates dOut col^T over fixed
- * chunks of images (each in image order, the chunks' sums then added in order, so the sum order
- * follows the sizes alone), Input@GRAD folds W^T dOut back with col2im.
+ * matrix-vector product per plane. The gradient: Filter@GRAD's transpose accumulates col dOut^T
+ * over fixed chunks of images (each in image order, the chunks' sums then added in order into
+ * Filter@GRAD, so the sum order follows the sizes alone), Input@GRAD folds W^T dOut back with
+ * col2im.
  * pool2d walks each output's window (ct__pool_window); its gradient sends max's to the first
  * element equal to Out, avg's evenly over the window. Threads (docs/design/threads.md): the
  * per-image path splits across images (one-thread GEMMs), depthwise over planes, pool over
