@@ -83,26 +83,6 @@ START_TEST(broadcast_mul_is_exact_at_every_count) {
 }
 END_TEST
 
-/* A conv bias's gradient: Y@GRAD sums each channel over the images, blocks of channels side by
- * side; the pieces split the channels (here 10 + 11 + 11 at 3 threads: blocks and leftovers). */
-START_TEST(bias_grad_is_the_same_at_every_count) {
-  ct_scope *s = ct_scope_new();
-  put_fn(s, "x", CT_FLOAT32, CT_DIMS(50, 32, 8, 8), data_mixed);
-  put_fn(s, "y", CT_FLOAT32, CT_DIMS(32, 1, 1), data_unary);
-  put_fn(s, "g", CT_FLOAT32, CT_DIMS(50, 32, 8, 8), data_mixed);
-  ct_op *op = new_op("elementwise_add_grad");
-  ck_assert_int_eq(ct_op_set_input(op, "X", "x"), CT_OK);
-  ck_assert_int_eq(ct_op_set_input(op, "Y", "y"), CT_OK);
-  ck_assert_int_eq(ct_op_set_input(op, "Out@GRAD", "g"), CT_OK);
-  ck_assert_int_eq(ct_op_set_output(op, "X@GRAD", "dx"), CT_OK);
-  ck_assert_int_eq(ct_op_set_output(op, "Y@GRAD", "dy"), CT_OK);
-  static const char *const outs[] = {"dx", "dy"};
-  check_outs_same_at_counts(s, op, outs, 2);
-  ct_op_free(op);
-  ct_scope_free(s);
-}
-END_TEST
-
 START_TEST(unary_scale_cast_and_sum_at_every_count) {
   const int64_t n = 200003;
   ct_scope *s = ct_scope_new();
@@ -403,7 +383,6 @@ static Suite *threads_suite(void) {
   CT_ADD_TEST(s, negative_counts_as_default_and_large_is_capped);
   CT_ADD_TEST(s, add_is_exact_at_every_count);
   CT_ADD_TEST(s, broadcast_mul_is_exact_at_every_count);
-  CT_ADD_TEST(s, bias_grad_is_the_same_at_every_count);
   CT_ADD_TEST(s, unary_scale_cast_and_sum_at_every_count);
   CT_ADD_TEST(s, reduce_sum_of_all_at_every_count);
   CT_ADD_TEST(s, reduce_sum_of_rows_and_columns_at_every_count);
