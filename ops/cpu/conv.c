@@ -14,8 +14,8 @@
  * pool2d walks each output's window (ct__pool_window); its gradient sends max's to the first
  * element equal to Out, avg's evenly over the window. Threads (docs/design/threads.md): the
  * per-image path splits across images (one-thread GEMMs), depthwise over planes, pool over
- * planes; conv2d_grad over its chunks. The kernels are in ops/cpu/conv_tmpl.h, included once
- * per dtype. */
+ * planes; conv2d_grad over its chunks. The kernels are in ops/cpu/conv_tmpl.h and
+ * pool_tmpl.h, included once per dtype. */
 #include <cblas.h>
 #include <limits.h>
 #include <math.h>
@@ -138,6 +138,7 @@ static bool pool_tiles2(const ct__conv_geom *g) {
 #define SFX(name) name##_f32
 #define GEMM cblas_sgemm
 #include "ops/cpu/conv_tmpl.h"
+#include "ops/cpu/pool_tmpl.h"
 #undef T
 #undef SFX
 #undef GEMM
@@ -146,6 +147,7 @@ static bool pool_tiles2(const ct__conv_geom *g) {
 #define SFX(name) name##_f64
 #define GEMM cblas_dgemm
 #include "ops/cpu/conv_tmpl.h"
+#include "ops/cpu/pool_tmpl.h"
 #undef T
 #undef SFX
 #undef GEMM
