@@ -63,6 +63,19 @@ static inline ct_op *op_many(const char *type, const char *const *xs, size_t n,
   return op;
 }
 
+/* <type>_grad(X = x, Y = y, Out@GRAD = g) -> dx, dy (type: a binary elementwise op). */
+static inline ct_op *op_binary_grad(const char *type) {
+  char name[64];
+  snprintf(name, sizeof name, "%s_grad", type);
+  ct_op *op = new_op(name);
+  ck_assert_int_eq(ct_op_set_input(op, "X", "x"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Y", "y"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Out@GRAD", "g"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "X@GRAD", "dx"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Y@GRAD", "dy"), CT_OK);
+  return op;
+}
+
 /* An op with only an Out slot (fill and random ops). */
 static inline ct_op *op_out(const char *type, const char *out) {
   ct_op *op = new_op(type);

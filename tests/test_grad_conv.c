@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The gradients of conv2d (conv2d_grad) and pool2d (pool2d_grad) against central finite
  * differences in float64 (grad_util.h): strides, paddings, dilations, groups, depthwise, 1x1
- * filters; max and avg pooling, exclusive or not, ceil_mode, global. Then the float32 grad
- * kernels against the float64 ones, one gradient alone, and a wrong Output@GRAD. */
+ * filters; max and avg pooling, exclusive or not, ceil_mode, global; 2x2 windows tiling the
+ * image (ties, NaNs, signed zeros) exactly. Then the float32 grad kernels against the float64
+ * ones, one gradient alone, and a wrong Output@GRAD. */
 #include <corten/corten.h>
 
 #include "conv_util.h"
@@ -87,6 +88,59 @@ START_TEST(pool_max_grad_overlaps_and_ties) {
 }
 END_TEST
 
+/* Runs pool2d (type, 2x2 windows at stride 2) over float32 x [1,2,2,4] and pool2d_grad with
+ * Out@GRAD d [1,2,1,2]; leaves Out in "out" and X@GRAD in "dx". */
+static void run_pool_2x2(ct_scope *s, const char *type, const float *x, const float *d) {
+  static const int64_t two[2] = {2, 2};
+  put(s, "x", CT_FLOAT32, CT_DIMS(1, 2, 2, 4), x);
+  put(s, "d", CT_FLOAT32, CT_DIMS(1, 2, 1, 2), d);
+  ct_op *f = op_x("pool2d", "x", "out"), *g = new_op("pool2d_grad");
+  ck_assert_int_eq(ct_op_set_input(g, "X", "x"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(g, "Out", "out"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(g, "Out@GRAD", "d"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(g, "X@GRAD", "dx"), CT_OK);
+  for (ct_op *op = f; op != NULL; op = op == f ? g : NULL) {
+    ck_assert_int_eq(ct_op_set_attr_string(op, "pooling_type", type), CT_OK);
+    ck_assert_int_eq(ct_op_set_attr_ints(op, "ksize", two, 2), CT_OK);
+    ck_assert_int_eq(ct_op_set_attr_ints(op, "strides", two, 2), CT_OK);
+    run(op, s);
+  }
+  ct_op_free(f);
+  ct_op_free(g);
+}
+
+/* 2x2 windows tiling the image (the kernels' own loop): max keeps the window's first largest
+ * element (row by row) and the last NaN, payload and all; its gradient goes to the first element
+ * equal to Out (the first NaN for a NaN); avg sums in that order. Every other element of X@GRAD
+ * is +0, and a -0 gradient arrives as +0 (0 + -0), as the zeroed plane added into gives. */
+START_TEST(pool_2x2_tiles_keep_order_ties_and_nans) {
+  const float nan1 = f32_from_bits(0x7fc00001u), nan2 = f32_from_bits(0x7fc00002u);
+  const float x[16] = {1, 3, nan1, 2, 3, 2, nan2, 1, -0.0f, 0.0f, 5, 5, 0.0f, -0.0f, 5, 5};
+  const float d[4] = {0.5f, -0.0f, 1.25f, 2};
+  ct_scope *s = ct_scope_new();
+  run_pool_2x2(s, "max", x, d);
+  const float *o = var_f32(s, "out"), *dx = var_f32(s, "dx");
+  ck_assert(o[0] == 3 && f32_bits(o[1]) == 0x7fc00002u && f32_bits(o[2]) == 0x80000000u &&
+            o[3] == 5);
+  const float want[16] = {0, 0.5f, 0, 0, 0, 0, 0, 0, 1.25f, 0, 2, 0, 0, 0, 0, 0};
+  for (int i = 0; i < 16; i++) ck_assert_msg(f32_bits(dx[i]) == f32_bits(want[i]), "dx[%d]", i);
+  ct_scope_free(s);
+
+  const float y[16] = {1, 2, 0.1f, 0.2f, 3, 4, 0.3f, 1e8f, 1, 1, 1, 1, 1, 1, 1, 1};
+  s = ct_scope_new();
+  run_pool_2x2(s, "avg", y, d);
+  o = var_f32(s, "out");
+  dx = var_f32(s, "dx");
+  ck_assert(o[0] == 2.5f && o[1] == (0.1f + 0.2f + 0.3f + 1e8f) / 4 && o[2] == 1 && o[3] == 1);
+  for (int i = 0; i < 16; i++) {
+    float share = (i % 4 < 2 ? d[i / 8 * 2] : d[i / 8 * 2 + 1]) / 4;
+    ck_assert_msg(f32_bits(dx[i]) == f32_bits(0.0f + share), "dx[%d]", i);
+  }
+  ck_assert(f32_bits(dx[2]) == 0); /* the -0 gradient's quarter */
+  ct_scope_free(s);
+}
+END_TEST
+
 /* The float32 grad kernels agree with the float64 ones. */
 START_TEST(conv_grad_f32_matches_f64) {
   const conv_case *k = CONV(.n = 2, .c = 4, .h = 6, .w = 5, .m = 4, .kh = 3, .kw = 3,
@@ -152,6 +206,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, conv_grads_groups_depthwise_1x1);
   CT_ADD_TEST(s, pool_grads);
   CT_ADD_TEST(s, pool_max_grad_overlaps_and_ties);
+  CT_ADD_TEST(s, pool_2x2_tiles_keep_order_ties_and_nans);
   CT_ADD_TEST(s, conv_grad_f32_matches_f64);
   CT_ADD_TEST(s, conv_grad_filter_only);
   CT_ADD_TEST(s, conv_grad_refuses_wrong_dout);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The gradients of the elementwise ops, each against central finite differences in float64
  * (grad_util.h): the binary ops with same dims, broadcasting both ways, rank 0, a size-1 dim
- * and empty tensors; the activations, scale, cast and assign; and the float32 kernels against
- * the float64 ones. */
+ * and empty tensors; the activations, scale, cast and assign; the float32 kernels against
+ * the float64 ones; and a broadcast input's gradient summed in Out's order, bit for bit. */
 #include <corten/corten.h>
 
 #include "grad_util.h"
@@ -176,6 +176,48 @@ START_TEST(binary_grad_f32_matches_f64) {
 }
 END_TEST
 
+/* float32 values whose sums round differently in another order. */
+static double data_rough(int64_t i) {
+  return (float)((double)((i * 7919 % 1000) - 500) * 1e-3 + (i % 13 == 0 ? 4096.0 : 0.0));
+}
+
+/* type's gradient (type: elementwise_add or _mul) with X dims xd and Y dims yd (one of them [11,1] against [3,11,5]), float32:
+ * the broadcast input's gradient (X@GRAD when bx, else Y@GRAD) is each channel's terms (factor
+ * g, or g times the other input when mul) added in Out's order from 0, bit for bit. 11
+ * channels: a block of 8 summed side by side, then 3 one by one. */
+static void check_bias_sum(const char *type, bool bx, bool mul) {
+  const ct_ddim big = CT_DIMS(3, 11, 5), small = CT_DIMS(11, 1);
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_FLOAT32, bx ? small : big, data_rough);
+  put_fn(s, "y", CT_FLOAT32, bx ? big : small, data_unary);
+  put_fn(s, "g", CT_FLOAT32, big, data_rough);
+  ct_op *op = op_binary_grad(type);
+  run(op, s);
+  const float *got = result(s, bx ? "dx" : "dy", CT_FLOAT32, small);
+  for (int64_t c = 0; c < 11; c++) {
+    float want = 0;
+    for (int64_t n = 0; n < 3; n++) {
+      for (int64_t w = 0; w < 5; w++) {
+        int64_t i = (n * 11 + c) * 5 + w;
+        float g = (float)data_rough(i), other = (float)(bx ? data_unary(i) : data_rough(i));
+        want += mul ? g * other : g;
+      }
+    }
+    ck_assert_msg(f32_bits(got[c]) == f32_bits(want), "%s channel %lld: %.9g, want %.9g", type,
+                  (long long)c, (double)got[c], (double)want);
+  }
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+
+START_TEST(broadcast_grads_sum_in_out_order) {
+  check_bias_sum("elementwise_add", false, false);
+  check_bias_sum("elementwise_add", true, false);
+  check_bias_sum("elementwise_mul", false, true);
+  check_bias_sum("elementwise_mul", true, true);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("grad_elementwise");
   CT_ADD_TEST(s, binary_grads_same_dims);
@@ -188,6 +230,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, scale_grad_ignores_bias);
   CT_ADD_TEST(s, cast_grad_returns_to_the_input_dtype);
   CT_ADD_TEST(s, binary_grad_f32_matches_f64);
+  CT_ADD_TEST(s, broadcast_grads_sum_in_out_order);
   return s;
 }
 

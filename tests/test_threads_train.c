@@ -16,19 +16,6 @@ static double data_small(int64_t i) { return (double)(i % 13) * 0.25 + 0.5; } /*
 
 /* ---- Elementwise gradients under broadcasting ------------------------------------------------ */
 
-/* <type>_grad(X = x, Y = y, Out@GRAD = g) -> dx, dy. */
-static ct_op *binary_grad_op(const char *type) {
-  char name[64];
-  snprintf(name, sizeof name, "%s_grad", type);
-  ct_op *op = new_op(name);
-  ck_assert_int_eq(ct_op_set_input(op, "X", "x"), CT_OK);
-  ck_assert_int_eq(ct_op_set_input(op, "Y", "y"), CT_OK);
-  ck_assert_int_eq(ct_op_set_input(op, "Out@GRAD", "g"), CT_OK);
-  ck_assert_int_eq(ct_op_set_output(op, "X@GRAD", "dx"), CT_OK);
-  ck_assert_int_eq(ct_op_set_output(op, "Y@GRAD", "dy"), CT_OK);
-  return op;
-}
-
 /* The binary gradients of X (xd) and Y (yd), Out out, in dt, at every count: sub and div (the
  * gradients of add and mul are sub's and div's shapes of expression), or all four. */
 static void check_bcast_grads(ct_ddim xd, ct_ddim yd, ct_ddim out, ct_dtype dt, bool all) {
@@ -40,7 +27,7 @@ static void check_bcast_grads(ct_ddim xd, ct_ddim yd, ct_ddim out, ct_dtype dt, 
   put_fn(s, "y", dt, yd, data_small);
   put_fn(s, "g", dt, out, data_mixed);
   for (size_t k = 0; k < (all ? 4u : 2u); k++) {
-    ct_op *op = binary_grad_op(types[k]);
+    ct_op *op = op_binary_grad(types[k]);
     check_outs_same_at_counts(s, op, outs, 2);
     ct_op_free(op);
   }
@@ -54,6 +41,12 @@ START_TEST(broadcast_grads_at_every_count) {
   check_bcast_grads(CT_DIMS(3, 80000), CT_DIMS(1), CT_DIMS(3, 80000), CT_FLOAT32, false);
   check_bcast_grads(CT_DIMS(10, 1, 30, 400), CT_DIMS(7, 1, 400), CT_DIMS(10, 7, 30, 400),
                     CT_FLOAT64, false);
+  /* conv biases: runs of H W each summed into one element, 8 channels side by side (the
+   * pieces split the 32 channels, here 10 + 11 + 11 at 3 threads: blocks and leftovers) */
+  check_bcast_grads(CT_DIMS(50, 32, 8, 8), CT_DIMS(32, 1, 1), CT_DIMS(50, 32, 8, 8), CT_FLOAT32,
+                    true);
+  check_bcast_grads(CT_DIMS(32, 1, 1), CT_DIMS(50, 32, 8, 8), CT_DIMS(50, 32, 8, 8), CT_FLOAT32,
+                    false);
 }
 END_TEST
 
@@ -64,7 +57,7 @@ START_TEST(bias_grad_sums_rows_in_order) {
   put_fn(s, "x", CT_FLOAT32, CT_DIMS(rows, cols), data_mixed);
   put_fn(s, "y", CT_FLOAT32, CT_DIMS(cols), data_small);
   put_fn(s, "g", CT_FLOAT32, CT_DIMS(rows, cols), data_mixed);
-  ct_op *op = binary_grad_op("elementwise_add");
+  ct_op *op = op_binary_grad("elementwise_add");
   ct_set_num_threads(3);
   run(op, s);
   ct_set_num_threads(0);

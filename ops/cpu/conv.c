@@ -7,14 +7,15 @@
  * (under BATCH_PIXELS outputs) unfold all images side by side and take one GEMM per group. A 1x1 filter
  * with stride 1, no padding and no dilation reads the input as col directly. Depthwise groups
  * (one input channel each) run a direct loop per output plane instead: their GEMM would be a
- * matrix-vector product per plane. The gradient: Filter@GRAD accumulates dOut col^T over fixed
- * chunks of images (each in image order, the chunks' sums then added in order, so the sum order
- * follows the sizes alone), Input@GRAD folds W^T dOut back with col2im.
+ * matrix-vector product per plane. The gradient: Filter@GRAD's transpose accumulates col dOut^T
+ * over fixed chunks of images (each in image order, the chunks' sums then added in order into
+ * Filter@GRAD, so the sum order follows the sizes alone), Input@GRAD folds W^T dOut back with
+ * col2im.
  * pool2d walks each output's window (ct__pool_window); its gradient sends max's to the first
  * element equal to Out, avg's evenly over the window. Threads (docs/design/threads.md): the
  * per-image path splits across images (one-thread GEMMs), depthwise over planes, pool over
- * planes; conv2d_grad over its chunks. The kernels are in ops/cpu/conv_tmpl.h, included once
- * per dtype. */
+ * planes; conv2d_grad over its chunks. The kernels are in ops/cpu/conv_tmpl.h and
+ * pool_tmpl.h, included once per dtype. */
 #include <cblas.h>
 #include <limits.h>
 #include <math.h>
@@ -126,10 +127,18 @@ static void conv_valid_range(int64_t off, int64_t s, int64_t w, int64_t ow, int6
   *x1 = hi > lo ? hi : lo;
 }
 
+/* Whether pool windows are 2x2 at stride 2 tiling the image exactly (no padding, H = 2 OH,
+ * W = 2 OW): every element in one whole window, the common case the kernels take apart. */
+static bool pool_tiles2(const ct__conv_geom *g) {
+  return g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && g->pt == 0 && g->pl == 0 &&
+         g->h == 2 * g->oh && g->w == 2 * g->ow;
+}
+
 #define T float
 #define SFX(name) name##_f32
 #define GEMM cblas_sgemm
 #include "ops/cpu/conv_tmpl.h"
+#include "ops/cpu/pool_tmpl.h"
 #undef T
 #undef SFX
 #undef GEMM
@@ -138,6 +147,7 @@ static void conv_valid_range(int64_t off, int64_t s, int64_t w, int64_t ow, int6
 #define SFX(name) name##_f64
 #define GEMM cblas_dgemm
 #include "ops/cpu/conv_tmpl.h"
+#include "ops/cpu/pool_tmpl.h"
 #undef T
 #undef SFX
 #undef GEMM

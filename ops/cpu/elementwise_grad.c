@@ -92,9 +92,50 @@ static void bgrad_zero(char *d, const bgrad_job *j, const int64_t *st, int64_t f
     }                                                                             \
   } while (0)
 
+/* Runs summed into one element each (ts 0) take one dependent add after another, each waiting
+ * for the last: BGRAD_BLOCK consecutive runs along the next dim out, whose elements differ, sum
+ * at once, each into its own accumulator in its own order (the same bytes, the adds side by
+ * side). ds: the gradient's stride across the runs; ox, oy, og: the inputs' and Out@GRAD's. */
+enum { BGRAD_BLOCK = 8 };
+#define BGRAD_SUMS(T, EXPR, dt, ds, xs, sx, ox, ys, sy, oy, gs, og, len)   \
+  do {                                                                      \
+    T acc_[BGRAD_BLOCK];                                                    \
+    for (int b_ = 0; b_ < BGRAD_BLOCK; b_++) acc_[b_] = (dt)[b_ * (ds)];    \
+    for (int64_t i = 0; i < (len); i++) {                                   \
+      for (int b_ = 0; b_ < BGRAD_BLOCK; b_++) {                            \
+        T g = (gs)[b_ * (og) + i], x = (xs)[b_ * (ox) + i * (sx)];          \
+        T y = (ys)[b_ * (oy) + i * (sy)];                                   \
+        (void)x;                                                            \
+        (void)y;                                                            \
+        acc_[b_] += (EXPR);                                                 \
+      }                                                                     \
+    }                                                                       \
+    for (int b_ = 0; b_ < BGRAD_BLOCK; b_++) (dt)[b_ * (ds)] = acc_[b_];    \
+  } while (0)
+
+/* nb runs of one gradient from the walk's position (dt, its offset o, its strides si inside a
+ * run and so across them; dxs_, dys_, dgs_: the inputs' and Out@GRAD's across them): BGRAD_SUMS
+ * when they are a block summed into distinct elements, else BGRAD_RUN run by run. */
+#define BGRAD_RUNS(T, EXPR, set, dt, o, si, so, nb)                                            \
+  do {                                                                                         \
+    int64_t ds_ = (so);                                                                        \
+    if ((nb) == BGRAD_BLOCK && (si) == 0 && !(set) && ds_ != 0) {                              \
+      BGRAD_SUMS(T, EXPR, dt + (o), ds_, x_ + ox_, sxi_, dxs_, y_ + oy_, syi_, dys_, g_ + og_,   \
+                 dgs_, len_);                                                                  \
+      break;                                                                                   \
+    }                                                                                          \
+    for (int b_ = 0; b_ < (nb); b_++) {                                                        \
+      T *d1_ = dt + (o) + b_ * ds_;                                                            \
+      const T *x1_ = x_ + ox_ + b_ * dxs_, *y1_ = y_ + oy_ + b_ * dys_;                        \
+      const T *g1_ = g_ + og_ + b_ * dgs_;                                                     \
+      BGRAD_RUN(T, EXPR, set, d1_, si, x1_, sxi_, y1_, syi_, g1_, len_);                       \
+    }                                                                                          \
+  } while (0)
+
 /* Runs the job's walk over indices first to last - 1 of its split dim (all of the plan when the
- * split is -1): zeroes the piece's blocks of the gradients not set, then runs BGRAD_RUN over
- * each innermost run of the plan, GX and GY the elements' gradients. */
+ * split is -1): zeroes the piece's blocks of the gradients not set, then runs BGRAD_RUNS over
+ * each innermost run of the plan (BGRAD_BLOCK at a time where a gradient sums them), GX and GY
+ * the elements' gradients. */
 #define BGRAD_WALK(T, jb, first, last, GX, GY)                                                \
   do {                                                                                        \
     ct__bcast_plan q_ = *(jb)->p;                                                             \
@@ -111,14 +152,19 @@ static void bgrad_zero(char *d, const bgrad_job *j, const int64_t *st, int64_t f
       q_.d[k_] = (last) - (first);                                                            \
     }                                                                                         \
     int64_t sxi_ = q_.sx[r_ - 1], syi_ = q_.sy[r_ - 1], len_ = q_.d[r_ - 1];                  \
+    int k2_ = r_ >= 2 ? r_ - 2 : 0; /* the dim a block runs along (none when r_ is 1) */     \
+    int64_t dxs_ = q_.sx[k2_], dys_ = q_.sy[k2_], dgs_ = (jb)->sg[k2_];                        \
+    bool sums_ = r_ >= 2 && ((dx_ != NULL && !(jb)->set_x && sxi_ == 0 && dxs_ != 0) ||       \
+                             (dy_ != NULL && !(jb)->set_y && syi_ == 0 && dys_ != 0));        \
     for (;;) {                                                                                \
-      if (dx_ != NULL) {                                                                      \
-        BGRAD_RUN(T, GX, (jb)->set_x, dx_ + ox_, sxi_, x_ + ox_, sxi_, y_ + oy_, syi_, g_ + og_, \
-                  len_);                                                                      \
-      }                                                                                       \
-      if (dy_ != NULL) {                                                                      \
-        BGRAD_RUN(T, GY, (jb)->set_y, dy_ + oy_, syi_, x_ + ox_, sxi_, y_ + oy_, syi_, g_ + og_, \
-                  len_);                                                                      \
+      int nb_ = sums_ && idx_[k2_] + BGRAD_BLOCK <= q_.d[k2_] ? BGRAD_BLOCK : 1;               \
+      if (dx_ != NULL) BGRAD_RUNS(T, GX, (jb)->set_x, dx_, ox_, sxi_, dxs_, nb_);              \
+      if (dy_ != NULL) BGRAD_RUNS(T, GY, (jb)->set_y, dy_, oy_, syi_, dys_, nb_);              \
+      if (nb_ > 1) { /* on to the block's last run; the step below passes it */               \
+        ox_ += (nb_ - 1) * dxs_;                                                              \
+        oy_ += (nb_ - 1) * dys_;                                                              \
+        og_ += (nb_ - 1) * dgs_;                                                              \
+        idx_[k2_] += nb_ - 1;                                                                 \
       }                                                                                       \
       int k = r_ - 2;                                                                         \
       for (; k >= 0; k--) {                                                                   \

@@ -6,10 +6,13 @@
  * attributes are converted to it first. Beta1PowOut and Beta2PowOut are computed in their own
  * dtype. An in-place update (ParamOut naming Param) reaches the kernel with a fresh ParamOut
  * block (ops/prep.c), so one loop serves both. The element loops split across threads
- * (ct__parallel_for): each element's update is the same whatever the split. */
+ * (ct__parallel_for): each element's update is the same whatever the split. adam's loop runs
+ * packed (its sqrt is the instruction: the kernels build with -fno-math-errno), 8 lanes where
+ * the CPU has AVX2 (CT__VM_CLONES); sqrt and division round the same packed or scalar. */
 #include <math.h>
 
 #include "ops/cpu/parallel.h"
+#include "ops/cpu/vmath.h"
 #include "ops/defs.h"
 
 /* The value of a one-element float32 or float64 tensor (checked by infer-shape). */
@@ -103,7 +106,7 @@ MOMENTUM_KERNEL(momentum_f64, double)
 
 /* Adam's moments: v and vo hold Moment1, m2 and m2o Moment2; lr and eps are lr_t and eps_t. */
 #define ADAM_KERNEL(NAME, T, SQRT)                                                       \
-  static void NAME##_range(void *arg, int64_t b, int64_t e) {                            \
+  CT__VM_CLONES static void NAME##_range(void *arg, int64_t b, int64_t e) {              \
     const opt_job *j = arg;                                                              \
     const T *p = j->p, *g = j->g, *m1 = j->v, *m2 = j->m2;                               \
     T *po = j->po, *m1o = j->vo, *m2o = j->m2o;                                          \
