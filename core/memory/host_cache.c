@@ -179,6 +179,13 @@ size_t ct__host_cache_set_limit(size_t bytes) {
   return give_back(evicted);
 }
 
+size_t ct__host_cache_limit(void) {
+  lock_cache();
+  size_t limit = cache.limit;
+  pthread_mutex_unlock(&cache.lock);
+  return limit;
+}
+
 size_t ct__host_cache_empty(void) {
   lock_cache();
   node *chain = evict_down_to(0);

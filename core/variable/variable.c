@@ -21,7 +21,7 @@ void ct__var_init(ct_var *v) {
 }
 
 ct_var *ct_var_new(void) {
-  ct_var *v = ct__alloc(sizeof *v);
+  ct_var *v = ct__small_alloc(CT__VAR_BYTES);
   if (v == NULL) {
     return ct__error_null(CT_ERR_OUT_OF_MEMORY, "ct_var_new: out of host memory for a variable");
   }
@@ -57,7 +57,7 @@ void ct_var_free(ct_var *v) {
     return;
   }
   ct_var_clear(v);
-  ct__free_sized(v, sizeof *v);
+  ct__small_free(v, CT__VAR_BYTES);
 }
 
 /* A type's name for messages; a type may leave it NULL. */

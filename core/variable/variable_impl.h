@@ -40,6 +40,12 @@ struct ct_var {
   alignas(16) unsigned char inline_obj[CT__VAR_INLINE];
 };
 
+/* The memory of a variable, standalone or a scope's: small host memory (common/alloc.h's
+ * ct__small_alloc, released with ct__small_free and this size), so it is 64-byte aligned (the
+ * lookup fields in the first cache line, a tensor's hot fields in the second) and a variable
+ * made and freed again and again on one thread comes from that thread's cache. */
+#define CT__VAR_BYTES ((sizeof(ct_var) + 63) & ~(size_t)63)
+
 /* Bytes readable at a name pointer of v: a bound that holds whatever a writer does. */
 static inline size_t ct__var_name_cap(const ct_var *v, const char *name) {
   if (name == v->inline_name) return CT__VAR_INLINE_NAME;
