@@ -8,8 +8,8 @@
 #include "memory/memory_impl.h"
 
 /* The fields every op run reads (memory, its offset, the element count and type) come first,
- * in one 32-byte run: in a variable's inline storage (64-byte aligned, at offset 96) they share a
- * cache line, and the dims of a low-rank tensor take the next. */
+ * then the dims: in a variable's inline storage (a cache line of its own, variable_impl.h) a
+ * tensor of rank up to 3 has all of them in that line. */
 struct ct_tensor {
   ct__block *block; /* NULL while the tensor holds no memory */
   size_t offset;    /* bytes from block->ptr to this view's first element */

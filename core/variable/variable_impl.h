@@ -29,15 +29,18 @@ typedef struct ct__name {
  * lookup reads (within 64 bytes of the variable's start). */
 #define CT__VAR_INLINE_NAME 32
 
+/* In 64-byte lines (the memory is 64-byte aligned, CT__VAR_BYTES): the first holds the head and
+ * everything a name lookup reads; the second the start of the inline storage, which for a
+ * tensor is all an op run reads of a tensor of rank up to 3 (tensor_impl.h); the rest after. */
 struct ct_var {
   ct__var_head head;       /* type (NULL while empty) and the value; see corten/variable.h */
   _Atomic size_t name_len; /* 0 for a standalone variable */
   const char *_Atomic name; /* inline_name, heap_name->s, or NULL for a standalone variable */
   char inline_name[CT__VAR_INLINE_NAME];
+  alignas(16) unsigned char inline_obj[CT__VAR_INLINE];
   ct__name *heap_name;     /* the block holding a long name, or NULL */
   void *owner;             /* the owning scope, NULL for a standalone variable */
   ct_var *next_free;       /* the owner's list of erased variables awaiting reuse */
-  alignas(16) unsigned char inline_obj[CT__VAR_INLINE];
 };
 
 /* The memory of a variable, standalone or a scope's: small host memory (common/alloc.h's
