@@ -177,6 +177,7 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
 
 /* Whether memory at `have` can be read by a kernel running at `run`. */
 static inline bool place_ok(ct_place have, ct_place run) {
+  if (CT__LIKELY(have.kind == CT_DEVICE_CPU && run.kind == CT_DEVICE_CPU)) return true;
   if (have.kind == run.kind) return have.kind != CT_DEVICE_CUDA || have.device == run.device;
   /* Page-locked host memory is host memory to a CPU kernel, and the other way round. */
   return have.kind != CT_DEVICE_CUDA && run.kind != CT_DEVICE_CUDA;
@@ -425,9 +426,12 @@ ct_status ct__prep_run_counted(ct__prep *p, const uint64_t *errors) {
   for (uint32_t k = n_in; k < n; k++) {
     const ct_tensor *t = p->tensors[k];
     if (t == NULL) continue;
-    ct_ddim *saved = &p->out_dims[k - n_in]; /* the rank and the extents it covers */
-    saved->rank = t->dims.rank;
-    for (int i = 0; i < t->dims.rank; i++) saved->d[i] = t->dims.d[i];
+    ct_ddim *saved = &p->out_dims[k - n_in]; /* the rank and (at least) the extents it covers */
+    if (CT__LIKELY(t->dims.rank <= 3)) {
+      memcpy(saved, &t->dims, offsetof(ct_ddim, d) + 3 * sizeof(int64_t)); /* two moves */
+    } else {
+      *saved = t->dims;
+    }
   }
   ct_status s;
   if (CT__UNLIKELY(aliased)) {
