@@ -28,23 +28,7 @@
 
 #include "common/alloc.h"
 #include "memory/memory_impl.h"
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define THREAD_CACHE_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define THREAD_CACHE_ASAN 1
-#endif
-#ifdef THREAD_CACHE_ASAN
-#include <sanitizer/asan_interface.h>
-#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#else
-#define POISON(p, n) ((void)(p), (void)(n))
-#define UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
+#include "memory/poison.h"
 
 /* A cached block's first bytes while it sits in the cache. */
 typedef struct node {
