@@ -56,7 +56,7 @@ static inline void ct__free_sized(void *p, size_t size) {
 /* Small host memory, 64-byte aligned: size a multiple of 64 below 64 KiB, released with
  * ct__small_free and the same size. Served by the calling thread's cache of such memory first
  * (core/memory/thread_cache.c), then by the default host allocator; every request asks
- * ct__fault, hit or miss. For the host blocks of tensors and for variables. */
+ * ct__fault, hit or miss. For the host blocks of tensors and standalone variables. */
 void *ct__small_alloc(size_t size);
 void ct__small_free(void *p, size_t size);
 

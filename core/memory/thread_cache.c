@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* core/memory/thread_cache.c: each thread's cache of small host memory (common/alloc.h's
  * ct__small_alloc): the blocks of host tensors under CT__HOST_CACHE_MIN (header and data) and
- * variables (variable_impl.h).
+ * standalone variables (variable_impl.h).
  *
  * A small allocation freed by a thread is kept in that thread's cache and handed to the next
  * request of exactly its size on the same thread: a pointer pop instead of an allocator call

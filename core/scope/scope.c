@@ -89,7 +89,7 @@ static void free_var(ct_var *v, void *arg) {
   v->owner = NULL;
   ct_var_clear(v);
   free(v->heap_name);
-  ct__small_free(v, CT__VAR_BYTES);
+  ct__free_sized(v, sizeof *v);
 }
 
 /* The first step of freeing s: the list naming s forgets it, and every kid is marked as being
@@ -332,17 +332,17 @@ ct_var *ct_scope_var(ct_scope *s, const char *name) {
     }
   }
   int reused = s->free_vars != NULL;
-  v = reused ? s->free_vars : ct__small_alloc(CT__VAR_BYTES);
+  v = reused ? s->free_vars : ct__alloc(sizeof *v);
   if (v == NULL) goto oom;
   if (!reused) ct__var_init(v);
   ct__name *block;
   if (!name_storage_for(v, len, &block)) {
-    if (!reused) ct__small_free(v, CT__VAR_BYTES);
+    if (!reused) ct__free_sized(v, sizeof *v);
     goto oom;
   }
   if (!ct__table_reserve(&s->names)) {
     if (block != NULL && block != v->heap_name) free(block);
-    if (!reused) ct__small_free(v, CT__VAR_BYTES);
+    if (!reused) ct__free_sized(v, sizeof *v);
     goto oom;
   }
   if (reused) s->free_vars = v->next_free;

@@ -8,8 +8,8 @@
 #include "memory/memory_impl.h"
 
 /* The fields every op run reads (memory, its offset, the element count and type) come first,
- * then the dims: in a variable's inline storage (a cache line of its own, variable_impl.h) a
- * tensor of rank up to 3 has all of them in that line. */
+ * then the dims: a tensor of rank up to 3 has all of them in its first 64 bytes, which a
+ * variable's inline storage keeps together (variable_impl.h). */
 struct ct_tensor {
   ct__block *block; /* NULL while the tensor holds no memory */
   size_t offset;    /* bytes from block->ptr to this view's first element */

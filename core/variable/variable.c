@@ -11,7 +11,7 @@
 #define DEFAULT_ALIGN (alignof(max_align_t))
 
 _Static_assert(offsetof(ct_var, inline_obj) == 64,
-               "the inline storage starts the variable's second cache line (variable_impl.h)");
+               "the inline storage starts 64 bytes into the variable (variable_impl.h)");
 
 void ct__var_init(ct_var *v) {
   v->head.type = NULL;

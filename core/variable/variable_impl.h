@@ -29,9 +29,9 @@ typedef struct ct__name {
  * lookup reads (within 64 bytes of the variable's start). */
 #define CT__VAR_INLINE_NAME 32
 
-/* In 64-byte lines (the memory is 64-byte aligned, CT__VAR_BYTES): the first holds the head and
- * everything a name lookup reads; the second the start of the inline storage, which for a
- * tensor is all an op run reads of a tensor of rank up to 3 (tensor_impl.h); the rest after. */
+/* The head and everything a name lookup reads take the first 64 bytes; the inline storage the
+ * next 128, its first 64 bytes all an op run reads of a tensor of rank up to 3 (tensor_impl.h),
+ * one cache line in a standalone variable (64-byte aligned, CT__VAR_BYTES); the rest after. */
 struct ct_var {
   ct__var_head head;       /* type (NULL while empty) and the value; see corten/variable.h */
   _Atomic size_t name_len; /* 0 for a standalone variable */
@@ -43,10 +43,12 @@ struct ct_var {
   ct_var *next_free;       /* the owner's list of erased variables awaiting reuse */
 };
 
-/* The memory of a variable, standalone or a scope's: small host memory (common/alloc.h's
+/* The memory of a standalone variable (ct_var_new): small host memory (common/alloc.h's
  * ct__small_alloc, released with ct__small_free and this size), so it is 64-byte aligned (the
  * lookup fields in the first cache line, a tensor's hot fields in the second) and a variable
- * made and freed again and again on one thread comes from that thread's cache. */
+ * made and freed again and again on one thread comes from that thread's cache. A scope's
+ * variables take sizeof(ct_var) from ct__alloc, packed tighter: a program's thousands of them
+ * at 256-byte alignment crowded a quarter of the cache sets and made each op run slower. */
 #define CT__VAR_BYTES ((sizeof(ct_var) + 63) & ~(size_t)63)
 
 /* Bytes readable at a name pointer of v: a bound that holds whatever a writer does. */
