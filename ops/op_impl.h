@@ -88,6 +88,7 @@ typedef struct ct__prep {
   size_t n_release;
   struct ct__fused *fused; /* fuse_elementwise: the group this op roots, run in its place */
   bool deferred;          /* fuse_elementwise: a group member, run by its root */
+  bool self_alias;        /* a variable is wired both as an input and as an output (tensor slots) */
 } ct__prep;
 
 /* ops/fuse.c: the fuse_elementwise option. ct__fuse_plan forms the groups over an executor's

@@ -153,6 +153,12 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
     }
   }
   out_pos[d->n_out] = k - (uint32_t)n_in;
+  /* An output that is also an input (an in-place op): its tensor is the input's. */
+  for (uint32_t o = (uint32_t)n_in; o < k && !p->self_alias; o++) {
+    for (uint32_t i = 0; i < n_in && !p->any_type[o]; i++) {
+      if (!p->any_type[i] && p->vars[i] == p->vars[o]) p->self_alias = true;
+    }
+  }
   p->ctx = (ct_kernel_ctx){
       .op = op,
       .scope = scope,
@@ -171,6 +177,7 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
 
 /* Whether memory at `have` can be read by a kernel running at `run`. */
 static inline bool place_ok(ct_place have, ct_place run) {
+  if (CT__LIKELY(have.kind == CT_DEVICE_CPU && run.kind == CT_DEVICE_CPU)) return true;
   if (have.kind == run.kind) return have.kind != CT_DEVICE_CUDA || have.device == run.device;
   /* Page-locked host memory is host memory to a CPU kernel, and the other way round. */
   return have.kind != CT_DEVICE_CUDA && run.kind != CT_DEVICE_CUDA;
@@ -360,12 +367,16 @@ CT__COLD static ct_status run_aliased(ct__prep *p, ct_kernel_fn fn) {
   return s;
 }
 
-/* Gives each output the dims it had before the run (ct__prep_run saved them). */
+/* Gives each output the dims it had before the run (ct__prep_run saved their rank and extents;
+ * the extents past the rank are zeros again). */
 CT__COLD static void restore_dims(ct__prep *p) {
   uint32_t n_in = p->n_in_vars;
   for (uint32_t k = 0; k < p->n_out_vars; k++) {
     ct_tensor *t = p->tensors[n_in + k];
-    if (t != NULL) ct__tensor_set_dims(t, p->out_dims[k], ct_ddim_numel(p->out_dims[k]));
+    if (t == NULL) continue;
+    ct_ddim dims = {.rank = p->out_dims[k].rank, .d = {0}};
+    for (int i = 0; i < dims.rank; i++) dims.d[i] = p->out_dims[k].d[i];
+    ct__tensor_set_dims(t, dims, ct_ddim_numel(dims));
   }
 }
 
@@ -374,7 +385,7 @@ ct_status ct__prep_run(ct__prep *p) { return ct__prep_run_counted(p, &ct__errors
 ct_status ct__prep_run_counted(ct__prep *p, const uint64_t *errors) {
   const ct__opdef *d = p->op->def;
   uint32_t n_in = p->n_in_vars, n = n_in + p->n_out_vars;
-  bool aliased = false;
+  bool aliased = p->self_alias;
   for (uint32_t k = 0; k < n_in; k++) {
     if (p->any_type[k]) {
       p->tensors[k] = NULL;
@@ -395,7 +406,9 @@ ct_status ct__prep_run_counted(ct__prep *p, const uint64_t *errors) {
     ct_tensor *t = ct_var_tensor(p->vars[k]);
     if (CT__UNLIKELY(t == NULL)) return output_error(p, k - n_in);
     p->tensors[k] = t;
-    aliased |= aliases_input(p, t);
+    /* A block held once is held by this tensor alone, so it is an input's only when this
+     * variable is also an input's, which binding found (self_alias). */
+    if (t->block != NULL && !ct__block_unique(t->block)) aliased |= aliases_input(p, t);
   }
   ct_dtype dtype = CT_FLOAT32;
   if (d->dtype_attr >= 0) {
@@ -411,7 +424,14 @@ ct_status ct__prep_run_counted(ct__prep *p, const uint64_t *errors) {
    * outputs before the kernel can fail, so their dims are remembered here and given back on
    * failure, whatever the kernel, on both paths. */
   for (uint32_t k = n_in; k < n; k++) {
-    if (p->tensors[k] != NULL) p->out_dims[k - n_in] = p->tensors[k]->dims;
+    const ct_tensor *t = p->tensors[k];
+    if (t == NULL) continue;
+    ct_ddim *saved = &p->out_dims[k - n_in]; /* the rank and (at least) the extents it covers */
+    if (CT__LIKELY(t->dims.rank <= 3)) {
+      memcpy(saved, &t->dims, offsetof(ct_ddim, d) + 3 * sizeof(int64_t)); /* two moves */
+    } else {
+      *saved = t->dims;
+    }
   }
   ct_status s;
   if (CT__UNLIKELY(aliased)) {

@@ -10,6 +10,7 @@
  *   the choice once, when the library is loaded), so they take its thread-cache fast path
  *   whatever malloc the process resolved; otherwise, and in a sanitizer build, from the C
  *   library.
+ * - small, 64-byte aligned and kept per thread when freed: ct__small_alloc / ct__small_free.
  * - C library: ct__malloc, ct__calloc, ct__realloc, ct__strdup, ct__strndup,
  *   ct__aligned_alloc, released with free() (or ct__realloc). A failed ct__realloc leaves the
  *   old block as it was, like realloc. */
@@ -51,6 +52,13 @@ static inline void ct__free_sized(void *p, size_t size) {
     free(p);
   }
 }
+
+/* Small host memory, 64-byte aligned: size a multiple of 64 below 64 KiB, released with
+ * ct__small_free and the same size. Served by the calling thread's cache of such memory first
+ * (core/memory/thread_cache.c), then by the default host allocator; every request asks
+ * ct__fault, hit or miss. For the host blocks of tensors and standalone variables. */
+void *ct__small_alloc(size_t size);
+void ct__small_free(void *p, size_t size);
 
 static inline void *ct__malloc(size_t size) { return ct__fault() ? NULL : malloc(size); }
 static inline void *ct__calloc(size_t n, size_t size) {

@@ -48,24 +48,35 @@ __attribute__((constructor)) static void choose_host_allocator(void) {
 
 const char *ct_host_allocator_name(void) { return ct__je.mallocx != NULL ? "jemalloc" : "libc"; }
 
-static void *host_alloc(void *ctx, size_t size, size_t align) {
-  (void)ctx;
-  if (ct__fault()) return NULL;
+/* Memory of size bytes at alignment align, asking no fault injection (the callers do). */
+static void *aligned_host(size_t size, size_t align) {
   if (ct__je.mallocx != NULL) {
     return ct__je.mallocx(size, CT__MALLOCX_LG_ALIGN(__builtin_ctzll(align)));
   }
   return aligned_alloc(align, size); /* size is a multiple of align: ct__block_alloc rounds */
 }
 
+void *ct__host_mem_alloc(size_t size) { return aligned_host(size, CT__BLOCK_ALIGN); }
+
 /* The allocator interface passes no alignment to free; every tensor block is CT__BLOCK_ALIGN
  * aligned (ct__block_alloc asks for nothing else), which sdallocx needs to find the size class. */
-static void host_free(void *ctx, void *ptr, size_t size) {
-  (void)ctx;
+void ct__host_mem_free(void *ptr, size_t size) {
   if (ct__je.sdallocx != NULL) {
     ct__je.sdallocx(ptr, size, CT__MALLOCX_LG_ALIGN(__builtin_ctzll(CT__BLOCK_ALIGN)));
   } else {
     free(ptr);
   }
+}
+
+static void *host_alloc(void *ctx, size_t size, size_t align) {
+  (void)ctx;
+  if (ct__fault()) return NULL;
+  return aligned_host(size, align);
+}
+
+static void host_free(void *ctx, void *ptr, size_t size) {
+  (void)ctx;
+  ct__host_mem_free(ptr, size);
 }
 
 const ct_allocator ct__host_allocator = {.alloc = host_alloc, .free = host_free, .ctx = NULL};

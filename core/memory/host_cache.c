@@ -22,23 +22,7 @@
 #include <stdlib.h>
 
 #include "memory/memory_impl.h"
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HOST_CACHE_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define HOST_CACHE_ASAN 1
-#endif
-#ifdef HOST_CACHE_ASAN
-#include <sanitizer/asan_interface.h>
-#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#else
-#define POISON(p, n) ((void)(p), (void)(n))
-#define UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
+#include "memory/poison.h"
 
 /* A cached block's first bytes while it sits in the cache. */
 typedef struct node {
@@ -177,6 +161,13 @@ size_t ct__host_cache_set_limit(size_t bytes) {
   node *evicted = evict_down_to(bytes);
   pthread_mutex_unlock(&cache.lock);
   return give_back(evicted);
+}
+
+size_t ct__host_cache_limit(void) {
+  lock_cache();
+  size_t limit = cache.limit;
+  pthread_mutex_unlock(&cache.lock);
+  return limit;
 }
 
 size_t ct__host_cache_empty(void) {

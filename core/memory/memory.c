@@ -144,7 +144,10 @@ ct_status ct_memory_empty_cache(ct_place place) {
   domain *d = domain_of(place, "ct_memory_empty_cache");
   if (d == NULL) return ct_last_status();
   if (place.kind == CT_DEVICE_CUDA) return ct__cuda_empty_device_cache(place.device);
-  if (place.kind == CT_DEVICE_CPU) stats_unreserve(d, ct__host_cache_empty());
+  if (place.kind == CT_DEVICE_CPU) {
+    ct__thread_caches_empty();
+    stats_unreserve(d, ct__host_cache_empty());
+  }
   return CT_OK;
 }
 
@@ -159,6 +162,7 @@ ct_status ct_memory_set_cache_limit(ct_place place, size_t bytes) {
                      ct_place_str(place, p, sizeof p));
   }
   stats_unreserve(d, ct__host_cache_set_limit(bytes));
+  ct__thread_caches_empty(); /* each thread reads its budget again */
   return CT_OK;
 }
 
@@ -257,9 +261,11 @@ static CT__COLD ct__block *block_alloc_device(ct_place place, size_t nbytes) {
 static inline __attribute__((always_inline)) ct__block *block_alloc_host(size_t nbytes,
                                                                          size_t reserved) {
   size_t total = CT__BLOCK_HEADER + reserved;
-  char *mem = NULL;
+  char *mem;
   size_t taken = reserved; /* a block from the host cache was counted as reserved already */
-  if (CT__UNLIKELY(total >= CT__HOST_CACHE_MIN) && (mem = ct__host_cache_take(total)) != NULL) {
+  if (CT__LIKELY(total < CT__HOST_CACHE_MIN)) {
+    mem = ct__small_alloc(total); /* the thread's cache: counted out of reserved when kept */
+  } else if ((mem = ct__host_cache_take(total)) != NULL) {
     if (CT__UNLIKELY(ct__fault())) { /* a cache hit counts as an allocation for the fault suite */
       stats_unreserve(&host_domain, ct__host_cache_put(mem, total));
       return NULL;
@@ -352,7 +358,7 @@ void ct__block_free_last(ct__block *b) {
       return;
     }
     stats_free(d, b->nbytes, reserved);
-    ct__host_allocator.free(NULL, b, total);
+    ct__small_free(b, total);
     return;
   }
   if (b->external) {

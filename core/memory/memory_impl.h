@@ -89,6 +89,11 @@ ct_status ct__memcpy(void *dst, ct_place dst_place, const void *src, ct_place sr
 /* The default host allocator (jemalloc, or aligned_alloc in a sanitizer build). */
 extern const ct_allocator ct__host_allocator;
 
+/* Its memory without the fault-injection hook (the caller asks ct__fault): size bytes (a
+ * multiple of CT__BLOCK_ALIGN) at CT__BLOCK_ALIGN, NULL when the allocator fails; and back. */
+void *ct__host_mem_alloc(size_t size);
+void ct__host_mem_free(void *ptr, size_t size);
+
 /* The cache of large host blocks (host_cache.c): a co-allocated block (header and data) of at
  * least CT__HOST_CACHE_MIN bytes goes there when freed, and the cache keeps at most its limit
  * (CT__HOST_CACHE_LIMIT by default, CORTEN_HOST_CACHE_LIMIT from the environment, or
@@ -110,6 +115,23 @@ size_t ct__host_cache_empty(void);
 /* Sets the cache's limit in bytes (0: keep nothing), giving the least recently freed blocks
  * back until the cache fits it; returns their data bytes. */
 size_t ct__host_cache_set_limit(size_t bytes);
+
+/* The cache's limit (the environment's, read at the first use, or the last one set). */
+size_t ct__host_cache_limit(void);
+
+/* The most a thread's cache of small host memory (thread_cache.c) keeps: its budget, or the host
+ * cache's limit when that is lower. */
+#define CT__THREAD_CACHE_BYTES ((size_t)256 << 10)
+
+/* Makes every thread give its cache of small host memory back to the allocator: the calling
+ * thread now, the others at their next small allocation or free (when they also read their
+ * budget again). */
+void ct__thread_caches_empty(void);
+
+/* Test hooks: the bytes the calling thread's cache holds, and the bytes exiting threads' caches
+ * gave back since the process started. */
+size_t ct__thread_cache_bytes(void);
+size_t ct__thread_cache_released_at_exit(void);
 
 /* Reads a limit written as decimal digits with an optional K, M or G suffix (powers of 1024,
  * either case) and nothing else: "0", "65536", "512M", "2G". false for anything else (empty,

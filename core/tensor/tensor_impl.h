@@ -7,12 +7,15 @@
 
 #include "memory/memory_impl.h"
 
+/* The fields every op run reads (memory, its offset, the element count and type) come first,
+ * then the dims: a tensor of rank up to 3 has all of them in its first 64 bytes, which a
+ * variable's inline storage keeps together (variable_impl.h). */
 struct ct_tensor {
-  ct_ddim dims;     /* rank -1 while unset */
+  ct__block *block; /* NULL while the tensor holds no memory */
+  size_t offset;    /* bytes from block->ptr to this view's first element */
   int64_t numel;    /* of dims; -1 while unset */
   ct_dtype dtype;   /* CT_DTYPE_UNDEFINED until data is given a type */
-  size_t offset;    /* bytes from block->ptr to this view's first element */
-  ct__block *block; /* NULL while the tensor holds no memory */
+  ct_ddim dims;     /* rank -1 while unset */
 };
 
 /* Makes t a new tensor: unset dims, no dtype, no memory. */

@@ -10,6 +10,9 @@
 
 #define DEFAULT_ALIGN (alignof(max_align_t))
 
+_Static_assert(offsetof(ct_var, inline_obj) == 64,
+               "the inline storage starts 64 bytes into the variable (variable_impl.h)");
+
 void ct__var_init(ct_var *v) {
   v->head.type = NULL;
   v->head.obj = NULL;
@@ -21,7 +24,7 @@ void ct__var_init(ct_var *v) {
 }
 
 ct_var *ct_var_new(void) {
-  ct_var *v = ct__alloc(sizeof *v);
+  ct_var *v = ct__small_alloc(CT__VAR_BYTES);
   if (v == NULL) {
     return ct__error_null(CT_ERR_OUT_OF_MEMORY, "ct_var_new: out of host memory for a variable");
   }
@@ -57,7 +60,7 @@ void ct_var_free(ct_var *v) {
     return;
   }
   ct_var_clear(v);
-  ct__free_sized(v, sizeof *v);
+  ct__small_free(v, CT__VAR_BYTES);
 }
 
 /* A type's name for messages; a type may leave it NULL. */

@@ -29,16 +29,27 @@ typedef struct ct__name {
  * lookup reads (within 64 bytes of the variable's start). */
 #define CT__VAR_INLINE_NAME 32
 
+/* The head and everything a name lookup reads take the first 64 bytes; the inline storage the
+ * next 128, its first 64 bytes all an op run reads of a tensor of rank up to 3 (tensor_impl.h),
+ * one cache line in a standalone variable (64-byte aligned, CT__VAR_BYTES); the rest after. */
 struct ct_var {
   ct__var_head head;       /* type (NULL while empty) and the value; see corten/variable.h */
   _Atomic size_t name_len; /* 0 for a standalone variable */
   const char *_Atomic name; /* inline_name, heap_name->s, or NULL for a standalone variable */
   char inline_name[CT__VAR_INLINE_NAME];
+  alignas(16) unsigned char inline_obj[CT__VAR_INLINE];
   ct__name *heap_name;     /* the block holding a long name, or NULL */
   void *owner;             /* the owning scope, NULL for a standalone variable */
   ct_var *next_free;       /* the owner's list of erased variables awaiting reuse */
-  alignas(16) unsigned char inline_obj[CT__VAR_INLINE];
 };
+
+/* The memory of a standalone variable (ct_var_new): small host memory (common/alloc.h's
+ * ct__small_alloc, released with ct__small_free and this size), so it is 64-byte aligned (the
+ * lookup fields in the first cache line, a tensor's hot fields in the second) and a variable
+ * made and freed again and again on one thread comes from that thread's cache. A scope's
+ * variables take sizeof(ct_var) from ct__alloc, packed tighter: a program's thousands of them
+ * at 256-byte alignment crowded a quarter of the cache sets and made each op run slower. */
+#define CT__VAR_BYTES ((sizeof(ct_var) + 63) & ~(size_t)63)
 
 /* Bytes readable at a name pointer of v: a bound that holds whatever a writer does. */
 static inline size_t ct__var_name_cap(const ct_var *v, const char *name) {

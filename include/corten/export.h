@@ -52,7 +52,9 @@
 #if CT__GNU_ATTRIBUTES
 #define CT_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 #define CT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define CT__ALWAYS_INLINE __attribute__((always_inline))
 #else
+#define CT__ALWAYS_INLINE
 #define CT_PRINTF(fmt, args)
 #define CT_LIKELY(x) (x)
 #endif

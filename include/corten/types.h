@@ -95,12 +95,15 @@ typedef struct ct_ddim {
   ct__ddim_make((int)(sizeof((int64_t[]){0, __VA_ARGS__}) / sizeof(int64_t)) - 1,               \
                 (const int64_t[]){0, __VA_ARGS__} + 1)
 
-/* Helper of CT_DIMS; use CT_DIMS or ct_ddim_make instead. */
-static inline ct_ddim ct__ddim_make(int rank, const int64_t *d) {
-  ct_ddim r;
-  int i;
-  r.rank = rank;
-  for (i = 0; i < CT_MAX_RANK; i++) r.d[i] = (i < rank) ? d[i] : 0;
+/* Helper of CT_DIMS; use CT_DIMS or ct_ddim_make instead. Inlined and without a loop, so that
+ * CT_DIMS of constants is a constant ddim, built where it is passed: an out-of-line helper
+ * stored it piecewise and the caller read it back in wider moves, a store-forwarding stall on
+ * each (CT_DIMS cost more than the ct_tensor_resize it was passed to). */
+static inline CT__ALWAYS_INLINE ct_ddim ct__ddim_make(int rank, const int64_t *d) {
+  ct_ddim r = {rank,
+               {rank > 0 ? d[0] : 0, rank > 1 ? d[1] : 0, rank > 2 ? d[2] : 0,
+                rank > 3 ? d[3] : 0, rank > 4 ? d[4] : 0, rank > 5 ? d[5] : 0,
+                rank > 6 ? d[6] : 0, rank > 7 ? d[7] : 0, rank > 8 ? d[8] : 0}};
   return r;
 }
 
