@@ -201,10 +201,11 @@ static void rs_make_plan(ct_ddim x, const bool red[CT_MAX_RANK], rs_plan *p) {
 }
 
 /* reduce_sum's work: the plan, X and Out; split by ct__parallel_for over the plan's outermost
- * dim when Out keeps it (each piece owns its slices of Out; [kept, summed] by RS_ROWS), over the second dim when the first
- * is summed ([summed, kept, ...]: each piece owns those indices of the kept dim, and walks the
- * summed one in order), or inside the fold when the plan is one summed run. Every element of
- * Out adds the same terms in the same order whatever the split. */
+ * dim when Out keeps it (each piece owns its slices of Out; a float [kept, summed] runs RS_ROWS),
+ * over the second dim when the first is summed ([summed, kept, ...]: each piece owns those
+ * indices of the kept dim, and walks the summed one in order), or inside the fold when the plan
+ * is one summed run. Every element of Out adds the same terms in the same order whatever the
+ * split. */
 typedef struct rs_job {
   const rs_plan *p;
   const void *x;

@@ -8,8 +8,9 @@
  * at a time, each chunk's exps added to the sum while they are in L1: the sum in double in
  * CT__SM_LANES lanes (element i of the first n - n % 8 into lane i % 8, the rest into lane 0;
  * the lanes then added pairwise, ct__sm_fold), whatever the vector width, and each exp
- * multiplied by 1 / sum in double (no division per element). While a row's exps are computed,
- * the next row is prefetched, so that its max pass reads from cache instead of waiting on memory.
+ * multiplied by 1 / sum rounded to T (one multiply per element in the dtype, no division; within
+ * one ulp of the product in double). While a row's exps are computed, the next row is
+ * prefetched, so that its max pass reads from cache instead of waiting on memory.
  * The max skips NaN; a row holding NaN is NaN all the same (its exp is NaN, and so is the sum
  * every element is scaled by), as is a row holding +inf or only -inf (inf - inf).
  * A strided row (reduce.c's blocks) sums in the same lanes, so any axis gives the same bits. */
