@@ -16,6 +16,7 @@ moves='v?mov(ups|upd|aps|apd|dqu|dqa)'
 kernels="add_f32_range:$arith add_f64_range:$arith sub_f32_range:$arith mul_f32_range:$arith
 div_f32_range:$arith add_i32_range:$arith relu_f32_range:$arith scale_f32_range:$arith
 cast_range:$arith sum_f32_range:$arith fold_f32:$arith fold_f64:$arith sm_f32_range:$arith
+rs_f32_rows:$arith sm_f32_block:$arith
 rs_f32_walk:$arith sgd_f32_range:$arith momentum_f32_range:$arith adam_f32_range:v?sqrtps
 add_grad_f32_brange:$arith mul_grad_f32_range:$arith sigmoid_grad_f32_range:$arith
 tanh_grad_f32_range:$arith relu_grad_f32_range:$arith tr_copy32_rows:$moves tr_copy32_tiles:$moves

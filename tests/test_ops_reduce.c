@@ -397,6 +397,46 @@ START_TEST(reduce_sum_float32_folds_in_double) {
 }
 END_TEST
 
+/* reduce_sum over the last dim folds rows four at a time (ops/cpu/reduce.c, RS_ROWS); each row's
+ * sum has the bits of that row summed on its own (a rank-1 reduce_sum, one run), in values whose
+ * float64 sum depends on the order of the additions. 9 rows: two groups of four and one left. */
+static double data_orders(int64_t i) { /* float32 values from 1e-3 to 5e11 of either sign */
+  static const double scale[5] = {1, 1e3, 1e6, 1e9, 1e12};
+  return (double)(float)((double)((i * 7919) % 1000 - 500) * 1e-3 * scale[i % 5]);
+}
+
+START_TEST(reduce_sum_rows_have_each_rows_own_bits) {
+  enum { R = 9, C = 1003 };
+  ct_dtype dts[2] = {CT_FLOAT64, CT_FLOAT32};
+  for (int k = 0; k < 2; k++) {
+    ct_scope *s = ct_scope_new();
+    put_fn(s, "x", dts[k], CT_DIMS(R, C), data_orders);
+    ct_op *op = op_x("reduce_sum", "x", "out");
+    ck_assert_int_eq(ct_op_set_attr_ints(op, "dim", (const int64_t[]){1}, 1), CT_OK);
+    run(op, s);
+    ct_op *one = op_x("reduce_sum", "row", "sum");
+    for (int64_t r = 0; r < R; r++) {
+      double row[C];
+      for (int64_t j = 0; j < C; j++) row[j] = data_orders(r * C + j);
+      if (dts[k] == CT_FLOAT64) {
+        put(s, "row", CT_FLOAT64, CT_DIMS(C), row);
+      } else {
+        float rf[C];
+        for (int64_t j = 0; j < C; j++) rf[j] = (float)row[j];
+        put(s, "row", CT_FLOAT32, CT_DIMS(C), rf);
+      }
+      run(one, s);
+      double want = get_elem(result(s, "sum", dts[k], CT_DIMS()), dts[k], 0);
+      double got = get_elem(result(s, "out", dts[k], CT_DIMS(R)), dts[k], r);
+      ck_assert_msg(got == want, "row %lld: %a, expected %a", (long long)r, got, want);
+    }
+    ct_op_free(one);
+    ct_op_free(op);
+    ct_scope_free(s);
+  }
+}
+END_TEST
+
 START_TEST(reduce_sum_dim_out_of_range_is_an_error) {
   ct_scope *s = ct_scope_new();
   put_fn(s, "x", CT_FLOAT32, CT_DIMS(2, 3), data_x);
@@ -485,6 +525,7 @@ static Suite *ops_reduce_suite(void) {
   CT_ADD_TEST(s, reduce_sum_all_of_empty_is_zero);
   CT_ADD_TEST(s, reduce_sum_int32_wraps);
   CT_ADD_TEST(s, reduce_sum_float32_folds_in_double);
+  CT_ADD_TEST(s, reduce_sum_rows_have_each_rows_own_bits);
   CT_ADD_TEST(s, reduce_sum_dim_out_of_range_is_an_error);
   CT_ADD_TEST(s, reduce_sum_dim_listed_twice_is_an_error);
   CT_ADD_TEST(s, reduce_sum_rank2_dim_on_rank0_is_an_error);

@@ -11,6 +11,7 @@
 #include <corten/corten.h>
 
 #include "op_util.h"
+#include "ops/cpu/vmath.h"
 
 /* ---- softmax --------------------------------------------------------------------------------- */
 
@@ -126,6 +127,71 @@ START_TEST(softmax_same_bits_along_any_axis) {
 }
 END_TEST
 
+/* float32: exp(x - max) (ops/cpu/vmath.h), the exps summed in double in 8 lanes (element i of
+ * the first 32 into lane i % 8, the last 5 into lane 0; the lanes added pairwise), each exp
+ * multiplied by 1 / sum rounded to float32: those bits exactly, contiguous and strided. */
+START_TEST(softmax_float32_is_exp_times_the_rounded_reciprocal) {
+  enum { C = 37 };
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_FLOAT32, CT_DIMS(C), data_spread);
+  put_fn(s, "xt", CT_FLOAT32, CT_DIMS(C, 1), data_spread);
+  ct_op *a = op_x("softmax", "x", "a"), *b = op_x("softmax", "xt", "b");
+  ck_assert_int_eq(ct_op_set_attr_int(b, "axis", 0), CT_OK);
+  run(a, s);
+  run(b, s);
+  float x[C], m = -INFINITY;
+  for (int i = 0; i < C; i++) {
+    x[i] = (float)data_spread(i);
+    m = x[i] > m ? x[i] : m;
+  }
+  double l[8] = {0};
+  for (int i = 0; i < C; i++) l[i < 32 ? i % 8 : 0] += (double)ct__vexpf(x[i] - m);
+  float inv = (float)(1.0 / (((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]))));
+  const float *oa = result(s, "a", CT_FLOAT32, CT_DIMS(C));
+  const float *ob = result(s, "b", CT_FLOAT32, CT_DIMS(C, 1));
+  for (int i = 0; i < C; i++) {
+    float want = ct__vexpf(x[i] - m) * inv;
+    ck_assert_msg(f32_bits(oa[i]) == f32_bits(want), "[%d]: %a, expected %a", i, oa[i], want);
+    ck_assert_msg(f32_bits(ob[i]) == f32_bits(want), "[%d, 0]: %a, expected %a", i, ob[i], want);
+  }
+  ct_op_free(a);
+  ct_op_free(b);
+  ct_scope_free(s);
+}
+END_TEST
+
+/* A row holding NaN (first or later) or +inf is NaN throughout, along either axis (the max skips
+ * NaN: the row's exps and their sum carry it). The other rows are untouched. */
+START_TEST(softmax_row_holding_nan_or_inf_is_nan) {
+  float x[4][3] = {{1, NAN, 2}, {NAN, 1, 2}, {1, INFINITY, 2}, {1, 1, 1}};
+  float xt[3][4];
+  for (int i = 0; i < 4; i++) {
+    for (int j = 0; j < 3; j++) xt[j][i] = x[i][j];
+  }
+  ct_scope *s = ct_scope_new();
+  put(s, "x", CT_FLOAT32, CT_DIMS(4, 3), x);
+  put(s, "xt", CT_FLOAT32, CT_DIMS(3, 4), xt);
+  ct_op *a = op_x("softmax", "x", "a"), *b = op_x("softmax", "xt", "b");
+  ck_assert_int_eq(ct_op_set_attr_int(b, "axis", 0), CT_OK);
+  run(a, s);
+  run(b, s);
+  const float *oa = result(s, "a", CT_FLOAT32, CT_DIMS(4, 3));
+  const float *ob = result(s, "b", CT_FLOAT32, CT_DIMS(3, 4));
+  for (int i = 0; i < 4; i++) {
+    for (int j = 0; j < 3; j++) {
+      if (i < 3) {
+        ck_assert_msg(isnan(oa[i * 3 + j]) && isnan(ob[j * 4 + i]), "[%d, %d]", i, j);
+      } else {
+        ck_assert(oa[i * 3 + j] == ob[j * 4 + i] && fabsf(oa[i * 3 + j] - 1.0f / 3) < 1e-7f);
+      }
+    }
+  }
+  ct_op_free(a);
+  ct_op_free(b);
+  ct_scope_free(s);
+}
+END_TEST
+
 START_TEST(softmax_of_minus_inf_is_zero) {
   ct_scope *s = ct_scope_new();
   float x[3] = {-INFINITY, 0, 0};
@@ -188,6 +254,8 @@ static Suite *ops_softmax_suite(void) {
   CT_ADD_TEST(s, softmax_over_empty_axis);
   CT_ADD_TEST(s, softmax_rows_sum_to_one);
   CT_ADD_TEST(s, softmax_same_bits_along_any_axis);
+  CT_ADD_TEST(s, softmax_float32_is_exp_times_the_rounded_reciprocal);
+  CT_ADD_TEST(s, softmax_row_holding_nan_or_inf_is_nan);
   CT_ADD_TEST(s, softmax_of_minus_inf_is_zero);
   CT_ADD_TEST(s, softmax_in_place);
   CT_ADD_TEST(s, softmax_axis_out_of_range_is_an_error);

@@ -36,7 +36,7 @@ static ct_status sce_prepare(const ct_kernel_ctx *c, const ct_tensor *at, size_t
 
 /* T: the dtype; SUF: its suffix in softmax_row.h. */
 #define SCE_KERNEL(NAME, T, SUF)                                                              \
-  static void NAME##_rows(void *arg, int64_t first, int64_t last) {                           \
+  CT__VM_CLONES static void NAME##_rows(void *arg, int64_t first, int64_t last) {             \
     const sce_job *jb = arg;                                                                  \
     int64_t k = jb->k;                                                                        \
     const int64_t *hard = jb->hard;                                                           \
@@ -44,7 +44,8 @@ static ct_status sce_prepare(const ct_kernel_ctx *c, const ct_tensor *at, size_t
       const T *xr = (const T *)jb->a + i * k;                                                 \
       T *sr = (T *)jb->out + i * k;                                                           \
       T mx = 0;                                                                               \
-      double sum = k > 0 ? ct__sm_row_##SUF(xr, sr, k, &mx) : 0;                              \
+      const T *next = i + 1 < last ? xr + k : NULL;                                           \
+      double sum = k > 0 ? ct__sm_row_##SUF(xr, sr, k, next, &mx) : 0;                        \
       double lse = (double)mx + ct__vlog(sum), l = 0;                                         \
       if (jb->soft) {                                                                         \
         const T *yr = (const T *)jb->y + i * k;                                               \

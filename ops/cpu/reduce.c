@@ -6,8 +6,8 @@
  * mean of all elements as a rank-0 tensor; the mean of an empty tensor is NaN (0 / 0, as numpy
  * gives). reduce_sum sums over the dims listed in `dim` (all of them when the list is empty);
  * the sum over an empty dim is 0. softmax normalises along `axis`, subtracting the row's max
- * before exp so that no finite input overflows; a row holding +inf or only -inf gives NaN, as in
- * numpy. float32 sums run in double where a whole run of elements folds into one value. */
+ * before exp so that no finite input overflows; a row holding NaN, +inf or only -inf gives NaN,
+ * as in numpy. float32 sums run in double where a whole run of elements folds into one value. */
 #include <math.h>
 #include <string.h>
 
@@ -58,6 +58,9 @@ SUM_KERNEL(sum_i64, int64_t, uint64_t)
 /* A float run sums in double in 8 lanes (lane k takes elements k, k + 8, ...; the lanes are then
  * added in a fixed tree), so that the loop vectorises and the order is the same on every machine.
  * An integer run sums in U, where any order gives the same wrapped sum. */
+static inline double lanes_tree(const double *l) {
+  return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
+}
 #define FOLD_LANES(NAME, T)                                                     \
   static double NAME(const T *x, int64_t n) {                                   \
     double l[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                     \
@@ -66,10 +69,41 @@ SUM_KERNEL(sum_i64, int64_t, uint64_t)
       for (int k = 0; k < 8; k++) l[k] += (double)x[i + k];                     \
     }                                                                           \
     for (int k = 0; i < n; i++, k++) l[k] += (double)x[i];                      \
-    return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));   \
+    return lanes_tree(l);                                                       \
   }
 FOLD_LANES(fold_f32, float)
 FOLD_LANES(fold_f64, double)
+
+/* Four runs of n elements, run r at x + r * s, each folded exactly as FOLD_LANES folds it (the
+ * same lanes, order and tree: the same sums), side by side: one run's 8 lanes are 8 chains of
+ * dependent additions, which leave the adder idle between steps; four runs' 32 chains keep it
+ * busy. Always inlined, so it compiles inside its caller's AVX2 clone. */
+#define FOLD4_LANES(NAME, T)                                                                    \
+  static inline __attribute__((always_inline)) void NAME(const T *x, int64_t s, int64_t n,      \
+                                                         double out[4]) {                       \
+    double a[8] = {0}, b[8] = {0}, c[8] = {0}, d[8] = {0};                                      \
+    const T *x0 = x, *x1 = x + s, *x2 = x + 2 * s, *x3 = x + 3 * s;                             \
+    int64_t i = 0;                                                                              \
+    for (; i + 8 <= n; i += 8) {                                                                \
+      /* one pragma per run: without them GCC packs lane k of the four runs together */         \
+      CT__SIMD for (int k = 0; k < 8; k++) a[k] += (double)x0[i + k];                           \
+      CT__SIMD for (int k = 0; k < 8; k++) b[k] += (double)x1[i + k];                           \
+      CT__SIMD for (int k = 0; k < 8; k++) c[k] += (double)x2[i + k];                           \
+      CT__SIMD for (int k = 0; k < 8; k++) d[k] += (double)x3[i + k];                           \
+    }                                                                                           \
+    for (int k = 0; i + k < n; k++) {                                                           \
+      a[k] += (double)x0[i + k];                                                                \
+      b[k] += (double)x1[i + k];                                                                \
+      c[k] += (double)x2[i + k];                                                                \
+      d[k] += (double)x3[i + k];                                                                \
+    }                                                                                           \
+    out[0] = lanes_tree(a);                                                                     \
+    out[1] = lanes_tree(b);                                                                     \
+    out[2] = lanes_tree(c);                                                                     \
+    out[3] = lanes_tree(d);                                                                     \
+  }
+FOLD4_LANES(fold4_f32, float)
+FOLD4_LANES(fold4_f64, double)
 #define FOLD_INT(NAME, T, U)                                                    \
   static U NAME(const T *x, int64_t n) {                                        \
     U acc = 0;                                                                  \
@@ -167,21 +201,46 @@ static void rs_make_plan(ct_ddim x, const bool red[CT_MAX_RANK], rs_plan *p) {
 }
 
 /* reduce_sum's work: the plan, X and Out; split by ct__parallel_for over the plan's outermost
- * dim when Out keeps it (each piece owns its slices of Out), over the second dim when the first
- * is summed ([summed, kept, ...]: each piece owns those indices of the kept dim, and walks the
- * summed one in order), or inside the fold when the plan is one summed run. Every element of
- * Out adds the same terms in the same order whatever the split. */
+ * dim when Out keeps it (each piece owns its slices of Out; a float [kept, summed] runs RS_ROWS),
+ * over the second dim when the first is summed ([summed, kept, ...]: each piece owns those
+ * indices of the kept dim, and walks the summed one in order), or inside the fold when the plan
+ * is one summed run. Every element of Out adds the same terms in the same order whatever the
+ * split. */
 typedef struct rs_job {
   const rs_plan *p;
   const void *x;
   void *o;
 } rs_job;
 
+/* A plan [kept, summed] whose runs fold in one piece (CT__FIXED_PIECES: 64K elements or fewer):
+ * rows first to last - 1 of X, each summed into its element of Out, four at a time (FOLD4: the
+ * sums FOLD gives). The four are a quarter of the range apart: four neighbouring rows, streamed
+ * from memory together, ran slower than one row at a time on the machine of
+ * docs/performance.md (rows 16 KiB apart, on the same DRAM banks presumably), four far apart
+ * faster. */
+#define RS_ROWS(NAME, T, U, FOLD4, FOLD)                                                 \
+  CT__VM_CLONES static void NAME(void *arg, int64_t first, int64_t last) {               \
+    const rs_job *j = arg;                                                               \
+    int64_t n = j->p->d[1], q = (last - first) / 4;                                      \
+    const T *x = j->x;                                                                   \
+    T *o = j->o;                                                                         \
+    for (int64_t r = first; r < first + q; r++) {                                        \
+      double acc[4];                                                                     \
+      FOLD4(x + r * n, q * n, n, acc);                                                   \
+      for (int t = 0; t < 4; t++) o[r + t * q] = (T)((U)o[r + t * q] + (U)acc[t]);       \
+    }                                                                                    \
+    for (int64_t r = first + 4 * q; r < last; r++) {                                     \
+      o[r] = (T)((U)o[r] + (U)FOLD(x + r * n, n));                                       \
+    }                                                                                    \
+  }
+RS_ROWS(rs_f32_rows, float, float, fold4_f32, fold_f32)
+RS_ROWS(rs_f64_rows, double, double, fold4_f64, fold_f64)
+
 /* Walks slices first to last - 1 of the plan's outermost dim in memory order, adding each element
  * of X into its place in Out: an innermost summed run folds into one sum (FOLD, in A), an
  * innermost kept run adds into Out element by element. U: the type the additions run in
  * (unsigned for integers, so they wrap). Out starts at zero. */
-#define RS_KERNEL(NAME, T, U, A, FOLD)                                                   \
+#define RS_KERNEL(NAME, T, U, A, FOLD, ROWS)                                             \
   static void NAME##_walk(void *arg, int64_t first, int64_t last) {                      \
     const rs_job *j = arg;                                                               \
     rs_plan p = *j->p;                                                                   \
@@ -243,8 +302,11 @@ typedef struct rs_job {
     rs_plan p;                                                                           \
     rs_make_plan(xt->dims, red, &p);                                                     \
     rs_job j = {&p, ct__k_in_data(xt), o};                                               \
+    ct__range_fn rows = ROWS;                                                            \
     if (p.os[0] != 0) {                                                                  \
-      ct__parallel_for(p.d[0], CT__GRAIN_MEM / (xt->numel / p.d[0]) + 1, NAME##_walk, &j); \
+      bool by_rows = rows != NULL && p.rank == 2 && CT__FIXED_PIECES(p.d[1]) == 1;       \
+      ct__parallel_for(p.d[0], CT__GRAIN_MEM / (xt->numel / p.d[0]) + 1,                 \
+                       by_rows ? rows : NAME##_walk, &j);                                \
     } else if (p.rank > 1) {                                                             \
       ct__parallel_for(p.d[1], CT__GRAIN_MEM / (xt->numel / p.d[1]) + 1, NAME##_mid, &j); \
     } else {                                                                             \
@@ -253,10 +315,10 @@ typedef struct rs_job {
     return CT_OK;                                                                        \
   }
 
-RS_KERNEL(rs_f32, float, float, double, fold_long_f32)
-RS_KERNEL(rs_f64, double, double, double, fold_long_f64)
-RS_KERNEL(rs_i32, int32_t, uint32_t, uint32_t, fold_long_i32)
-RS_KERNEL(rs_i64, int64_t, uint64_t, uint64_t, fold_long_i64)
+RS_KERNEL(rs_f32, float, float, double, fold_long_f32, rs_f32_rows)
+RS_KERNEL(rs_f64, double, double, double, fold_long_f64, rs_f64_rows)
+RS_KERNEL(rs_i32, int32_t, uint32_t, uint32_t, fold_long_i32, NULL)
+RS_KERNEL(rs_i64, int64_t, uint64_t, uint64_t, fold_long_i64, NULL)
 
 /* ---- softmax(axis) --------------------------------------------------------------------------- */
 
@@ -271,18 +333,18 @@ typedef struct sm_job {
   const void *x;
   void *o;
   int64_t n, inner, blocks; /* blocks: of SM_COLS rows per outer index */
+  int64_t rows;             /* outer x blocks, the items */
 } sm_job;
 
 #define SM_KERNEL(NAME, T, SUF)                                                               \
-  static void NAME##_block(const T *xs, T *os, int64_t n, int64_t inner, int64_t w) {         \
+  CT__VM_CLONES static void NAME##_block(const T *xs, T *os, int64_t n, int64_t inner,        \
+                                         int64_t w) {                                         \
     T mx[SM_COLS];                                                                            \
     double sum[CT__SM_LANES][SM_COLS] = {{0}};                                                \
     for (int64_t j = 0; j < w; j++) mx[j] = xs[j];                                            \
     for (int64_t i = 1; i < n; i++) {                                                         \
       const T *xr = xs + i * inner;                                                           \
-      for (int64_t j = 0; j < w; j++) {                                                       \
-        if (xr[j] > mx[j] || xr[j] != xr[j]) mx[j] = xr[j];                                   \
-      }                                                                                       \
+      CT__SIMD for (int64_t j = 0; j < w; j++) mx[j] = xr[j] > mx[j] ? xr[j] : mx[j];         \
     }                                                                                         \
     int64_t full = n - n % CT__SM_LANES;                                                      \
     for (int64_t i = 0; i < n; i++) {                                                         \
@@ -290,7 +352,7 @@ typedef struct sm_job {
       T *orow = os + i * inner;                                                               \
       double *l = sum[i < full ? i % CT__SM_LANES : 0];                                       \
       CT__SIMD for (int64_t j = 0; j < w; j++) {                                              \
-        T e = CT__VEXP((T)(xr[j] - mx[j]));                                                   \
+        T e = CT__VEXP_NONPOS((T)(xr[j] - mx[j]));                                            \
         orow[j] = e;                                                                          \
         l[j] += (double)e;                                                                    \
       }                                                                                       \
@@ -301,10 +363,11 @@ typedef struct sm_job {
       for (int k = 0; k < CT__SM_LANES; k++) l[k] = sum[k][j];                                \
       tot[j] = ct__sm_fold(l);                                                                \
     }                                                                                         \
-    for (int64_t j = 0; j < w; j++) tot[j] = 1.0 / tot[j];                                    \
+    T inv[SM_COLS];                                                                           \
+    for (int64_t j = 0; j < w; j++) inv[j] = (T)(1.0 / tot[j]);                               \
     for (int64_t i = 0; i < n; i++) {                                                         \
       T *orow = os + i * inner;                                                               \
-      CT__SIMD for (int64_t j = 0; j < w; j++) orow[j] = (T)((double)orow[j] * tot[j]);       \
+      CT__SIMD for (int64_t j = 0; j < w; j++) orow[j] = orow[j] * inv[j];                    \
     }                                                                                         \
   }                                                                                           \
   CT__VM_CLONES static void NAME##_range(void *arg, int64_t first, int64_t last) {            \
@@ -315,7 +378,7 @@ typedef struct sm_job {
       const T *xs = (const T *)j->x + a * n * inner + b0;                                     \
       T *os = (T *)j->o + a * n * inner + b0;                                                 \
       T mx_;                                                                                  \
-      if (inner == 1) ct__sm_row_##SUF(xs, os, n, &mx_);                                      \
+      if (inner == 1) ct__sm_row_##SUF(xs, os, n, q + 1 < j->rows ? xs + n : NULL, &mx_);     \
       else NAME##_block(xs, os, n, inner, inner - b0 < SM_COLS ? inner - b0 : SM_COLS);       \
     }                                                                                         \
   }                                                                                           \
@@ -327,7 +390,7 @@ typedef struct sm_job {
     T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);                                           \
     if (CT__UNLIKELY(o == NULL)) return ct_last_status();                                     \
     if (xt->numel == 0) return CT_OK;                                                         \
-    sm_job j = {ct__k_in_data(xt), o, 1, 1, 1};                                               \
+    sm_job j = {ct__k_in_data(xt), o, 1, 1, 1, 1};                                            \
     int64_t outer = 1;                                                                        \
     for (int k = 0; k < xt->dims.rank; k++) {                                                 \
       if (k < axis) outer *= xt->dims.d[k];                                                   \
@@ -335,8 +398,9 @@ typedef struct sm_job {
       if (k > axis) j.inner *= xt->dims.d[k];                                                 \
     }                                                                                         \
     j.blocks = (j.inner + SM_COLS - 1) / SM_COLS;                                             \
+    j.rows = outer * j.blocks;                                                                \
     int64_t per = j.n * (j.inner < SM_COLS ? j.inner : SM_COLS);                              \
-    ct__parallel_for(outer * j.blocks, CT__GRAIN_MATH / per + 1, NAME##_range, &j);           \
+    ct__parallel_for(j.rows, CT__GRAIN_MATH / per + 1, NAME##_range, &j);                     \
     return CT_OK;                                                                             \
   }
 

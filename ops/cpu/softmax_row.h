@@ -3,11 +3,16 @@
  * (ops/cpu/reduce.c) and softmax_with_cross_entropy's (ops/cpu/loss.c), so that both give the
  * same bits.
  *
- * The row's maximum is taken in 8 lanes (NaN wins; the max is the same in any order), exp of
- * x - max (ops/cpu/vmath.h) in one vectorised pass, their sum in double in CT__SM_LANES lanes
- * (element i of the first n - n % 8 into lane i % 8, the rest into lane 0; the lanes then added
- * pairwise, ct__sm_fold), whatever the vector width, and each exp multiplied by 1 / sum in
- * double (no division per element).
+ * The row's maximum is taken in 32 lanes (independent compares; the max is the same in any
+ * order), exp of x - max (ops/cpu/vmath.h, without the clamp from above: x - max <= 0) a chunk
+ * at a time, each chunk's exps added to the sum while they are in L1: the sum in double in
+ * CT__SM_LANES lanes (element i of the first n - n % 8 into lane i % 8, the rest into lane 0;
+ * the lanes then added pairwise, ct__sm_fold), whatever the vector width, and each exp
+ * multiplied by 1 / sum rounded to T (one multiply per element in the dtype, no division; within
+ * one ulp of the product in double). While a row's exps are computed, the next row is
+ * prefetched, so that its max pass reads from cache instead of waiting on memory.
+ * The max skips NaN; a row holding NaN is NaN all the same (its exp is NaN, and so is the sum
+ * every element is scaled by), as is a row holding +inf or only -inf (inf - inf).
  * A strided row (reduce.c's blocks) sums in the same lanes, so any axis gives the same bits. */
 #ifndef CORTEN_OPS_CPU_SOFTMAX_ROW_H
 #define CORTEN_OPS_CPU_SOFTMAX_ROW_H
@@ -18,42 +23,62 @@
 #include "ops/cpu/vmath.h"
 
 #define CT__SM_LANES 8
+/* Elements of exp computed before they are summed (a multiple of CT__SM_LANES). */
+#define CT__SM_CHUNK 512
 
 /* The sum of the 8 lanes l[0 .. 7], in a fixed order. */
 static inline double ct__sm_fold(const double *l) {
   return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
 }
 
+/* Always inlined: the row must compile inside its caller's AVX2 clone (CT__VM_CLONES). */
 #define CT__SM_ROW(SUF, T)                                                                    \
-  static inline T ct__sm_max_##SUF(const T *x, int64_t n) {                                   \
-    T l[8];                                                                                   \
-    for (int k = 0; k < 8; k++) l[k] = x[0];                                                  \
+  static inline __attribute__((always_inline)) T ct__sm_max_##SUF(const T *x, int64_t n) {    \
+    T l[32];                                                                                  \
+    for (int k = 0; k < 32; k++) l[k] = x[0];                                                 \
     int64_t i = 1;                                                                            \
-    for (; i + 8 <= n; i += 8) {                                                              \
-      CT__SIMD for (int k = 0; k < 8; k++) {                                                  \
+    for (; i + 32 <= n; i += 32) {                                                            \
+      CT__SIMD for (int k = 0; k < 32; k++) {                                                 \
         T v = x[i + k];                                                                       \
-        l[k] = ((v > l[k]) | (v != v)) ? v : l[k]; /* no ||: a branch keeps it scalar */      \
+        l[k] = v > l[k] ? v : l[k];                                                           \
       }                                                                                       \
     }                                                                                         \
-    for (; i < n; i++) l[0] = x[i] > l[0] || x[i] != x[i] ? x[i] : l[0];                      \
+    for (; i < n; i++) l[0] = x[i] > l[0] ? x[i] : l[0];                                      \
     T m = l[0];                                                                               \
-    for (int k = 1; k < 8; k++) m = l[k] > m || l[k] != l[k] ? l[k] : m;                      \
+    for (int k = 1; k < 32; k++) m = l[k] > m ? l[k] : m;                                     \
     return m;                                                                                 \
   }                                                                                           \
-  /* o = softmax(x) over n > 0 elements (o may be x); returns the sum of the exps, the max in \
-   * *mx. */                                                                                  \
-  static inline double ct__sm_row_##SUF(const T *x, T *o, int64_t n, T *mx) {                 \
-    T m = ct__sm_max_##SUF(x, n);                                                             \
-    CT__SIMD for (int64_t i = 0; i < n; i++) o[i] = CT__VEXP((T)(x[i] - m));                  \
-    double l[CT__SM_LANES] = {0};                                                             \
-    int64_t i = 0;                                                                            \
-    for (; i + CT__SM_LANES <= n; i += CT__SM_LANES) {                                        \
+  /* Elements c to e - 1 (multiples of CT__SM_LANES): o = exp(x - m), added into the lanes l; \
+   * the same part of the next row prefetched. */                                             \
+  static inline __attribute__((always_inline)) void ct__sm_chunk_##SUF(                       \
+      const T *x, T *o, T m, int64_t c, int64_t e, double *l, const T *next) {                \
+    CT__SIMD for (int64_t i = c; i < e; i++) o[i] = CT__VEXP_NONPOS((T)(x[i] - m));           \
+    for (int64_t i = c; i < e; i += CT__SM_LANES) {                                           \
       for (int k = 0; k < CT__SM_LANES; k++) l[k] += (double)o[i + k];                        \
     }                                                                                         \
-    for (; i < n; i++) l[0] += (double)o[i];                                                  \
+    if (next != NULL) {                                                                       \
+      for (int64_t i = c; i < e; i += 64 / (int64_t)sizeof(T)) __builtin_prefetch(next + i);  \
+    }                                                                                         \
+  }                                                                                           \
+  /* o = softmax(x) over n > 0 elements (o may be x); next: the row to prefetch, or NULL.     \
+   * Returns the sum of the exps, the max in *mx. */                                          \
+  static inline __attribute__((always_inline)) double ct__sm_row_##SUF(                       \
+      const T *x, T *o, int64_t n, const T *next, T *mx) {                                    \
+    T m = ct__sm_max_##SUF(x, n);                                                             \
+    double l[CT__SM_LANES] = {0};                                                             \
+    int64_t full = n - n % CT__SM_LANES, c = 0;                                               \
+    /* whole chunks (a constant trip count: no peeling per chunk), then the rest */           \
+    for (; c + CT__SM_CHUNK <= full; c += CT__SM_CHUNK) {                                     \
+      ct__sm_chunk_##SUF(x, o, m, c, c + CT__SM_CHUNK, l, next);                              \
+    }                                                                                         \
+    ct__sm_chunk_##SUF(x, o, m, c, full, l, next);                                            \
+    for (int64_t i = full; i < n; i++) {                                                      \
+      o[i] = CT__VEXP_NONPOS((T)(x[i] - m));                                                  \
+      l[0] += (double)o[i];                                                                   \
+    }                                                                                         \
     double sum = ct__sm_fold(l);                                                              \
-    double inv = 1.0 / sum;                                                                   \
-    CT__SIMD for (int64_t j = 0; j < n; j++) o[j] = (T)((double)o[j] * inv);                  \
+    T inv = (T)(1.0 / sum);                                                                   \
+    CT__SIMD for (int64_t j = 0; j < n; j++) o[j] = o[j] * inv;                               \
     *mx = m;                                                                                  \
     return sum;                                                                               \
   }

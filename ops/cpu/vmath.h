@@ -14,12 +14,15 @@
  *
  *   ct__vexpf, ct__vexp   exp; +inf -> +inf, -inf -> 0, NaN -> NaN, 0 -> 1 exactly, overflow to
  *                         +inf, results below the smallest normal rounded once to subnormals.
+ *   ct__vexpf_nonpos, ... the same for arguments that cannot overflow (x <= 0: softmax), without
+ *                         the clamp from above; the same bits there.
  *   ct__vlogf, ct__vlog   log; 0 -> -inf, < 0 -> NaN, +inf -> +inf, 1 -> 0, subnormal inputs
  *                         scaled to normal first.
  *   ct__vtanhf            tanh of float32, computed in double from exp and rounded once; +-0 and
  *                         the sign kept, +-inf -> +-1. (float64 tanh stays the C library's.)
  *   ct__vsigmoidf, ...    1 / (1 + exp(-x)) with the functions above.
- * CT__VEXP, CT__VLOG, CT__VTANH, CT__VSIGMOID pick the function by the argument's type. */
+ * CT__VEXP, CT__VEXP_NONPOS, CT__VLOG, CT__VTANH, CT__VSIGMOID pick the function by the argument's
+ * type. */
 #ifndef CORTEN_OPS_CPU_VMATH_H
 #define CORTEN_OPS_CPU_VMATH_H
 
@@ -81,10 +84,11 @@ CT__VM double ct__vm_seld(uint64_t m, double a, double b) {
  * both normal numbers, so an overflowing result becomes inf and a subnormal one is rounded once.
  * x is clamped first to where exp is already inf or 0, which also keeps k in range. */
 
-CT__VM float ct__vexpf(float x) {
+/* exp of x <= 89 or NaN (no clamp from above: softmax's x - max is never positive, and its loop
+ * saves the compare and select); ct__vexpf is this after the clamp, so the bits are the same. */
+CT__VM float ct__vexpf_nonpos(float x) {
   const float shift = 0x1.8p23f;
-  float xc = ct__vm_self(CT__VM_M32(x > 89.0f), 89.0f, x);
-  xc = ct__vm_self(CT__VM_M32(xc < -104.0f), -104.0f, xc);
+  float xc = ct__vm_self(CT__VM_M32(x < -104.0f), -104.0f, x);
   float kf = xc * 0x1.715476p+0f + shift;
   uint32_t u = ct__vm_ubits(kf) - (ct__vm_ubits(shift) - 256u); /* k + 256 */
   kf -= shift;
@@ -98,6 +102,10 @@ CT__VM float ct__vexpf(float x) {
   uint32_t h = u >> 1; /* (k >> 1) + 128 */
   float s1 = ct__vm_fbits((h - 1u) << 23), s2 = ct__vm_fbits((u - h - 1u) << 23);
   return p * s1 * s2;
+}
+
+CT__VM float ct__vexpf(float x) {
+  return ct__vexpf_nonpos(ct__vm_self(CT__VM_M32(x > 89.0f), 89.0f, x));
 }
 
 /* exp of x already in [-746, 710] (no clamp, so a float32 loop calling it holds no 64-bit
@@ -125,9 +133,13 @@ CT__VM double ct__vexp_core(double xc) {
   return p * s1 * s2;
 }
 
+/* exp of x <= 710 or NaN (as ct__vexpf_nonpos). */
+CT__VM double ct__vexp_nonpos(double x) {
+  return ct__vexp_core(ct__vm_seld(CT__VM_M64(x < -746.0), -746.0, x));
+}
+
 CT__VM double ct__vexp(double x) {
-  double xc = ct__vm_seld(CT__VM_M64(x > 710.0), 710.0, x);
-  return ct__vexp_core(ct__vm_seld(CT__VM_M64(xc < -746.0), -746.0, xc));
+  return ct__vexp_nonpos(ct__vm_seld(CT__VM_M64(x > 710.0), 710.0, x));
 }
 
 /* ---- log --------------------------------------------------------------------------------------
@@ -210,6 +222,7 @@ CT__VM float ct__vsigmoidf(float x) { return 1.0f / (1.0f + ct__vexpf(-x)); }
 CT__VM double ct__vsigmoid(double x) { return 1.0 / (1.0 + ct__vexp(-x)); }
 
 #define CT__VEXP(a) _Generic((a), float: ct__vexpf, double: ct__vexp)(a)
+#define CT__VEXP_NONPOS(a) _Generic((a), float: ct__vexpf_nonpos, double: ct__vexp_nonpos)(a)
 #define CT__VLOG(a) _Generic((a), float: ct__vlogf, double: ct__vlog)(a)
 #define CT__VTANH(a) _Generic((a), float: ct__vtanhf, double: tanh)(a)
 #define CT__VSIGMOID(a) _Generic((a), float: ct__vsigmoidf, double: ct__vsigmoid)(a)
