@@ -74,6 +74,7 @@ typedef struct team {
   size_t n;
   int size;
   atomic_uint gen, done;
+  unsigned start_gen; /* gen when the workers were made: a job is a later gen */
   atomic_int stop; /* 1: sleep (between batches), 2: exit */
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -93,7 +94,10 @@ static void team_part(int k) {
 
 static void *team_worker(void *arg) {
   int k = *(int *)arg;
-  unsigned seen = 0;
+  /* Not 0: gen carries over from the rows before, and a new worker that took it for a job
+   * would run a part and count it done before the batch began (the batch then waited forever
+   * for a count it had passed). */
+  unsigned seen = tm.start_gen;
   for (;;) {
     int st = atomic_load(&tm.stop);
     if (st == 2) return NULL;
@@ -147,6 +151,7 @@ static void loop_batch(void *arg, size_t iters) {
 static void team_start(int size) {
   tm.size = size;
   atomic_store(&tm.stop, 1);
+  tm.start_gen = atomic_load(&tm.gen); /* read by the workers, made after this store */
   for (int k = 1; k < size; k++) {
     tm.ids[k] = k;
     if (pthread_create(&tm.th[k], NULL, team_worker, &tm.ids[k]) != 0) fail("pthread_create");
