@@ -75,7 +75,7 @@ static _Atomic size_t released_at_exit;
 
 static pthread_once_t set_up_once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
-static bool set_up_ok;
+static atomic_bool set_up_ok; /* false again once process_exit deleted the key */
 
 /* The bin of a size in [64, 64 KiB): its power of two and the quarter of it below. */
 static inline size_t bin_of(size_t size) {
@@ -118,6 +118,9 @@ static void thread_exit(void *arg) {
  * the key goes, so that no thread exiting later calls into code that may be gone. */
 static void process_exit(void) {
   close_cache(this_cache());
+  /* A thread's first small allocation after this point must not register with a deleted key
+   * (whose slot another library may have taken since): its cache stays closed. */
+  atomic_store(&set_up_ok, false);
   pthread_key_delete(exit_key);
 }
 
@@ -127,7 +130,7 @@ static void set_up(void) {
     pthread_key_delete(exit_key);
     return;
   }
-  set_up_ok = true;
+  atomic_store(&set_up_ok, true);
 }
 
 /* Brings c up to the current epoch: gives back what it holds, and (re)reads its budget. A new
@@ -137,7 +140,8 @@ CT__COLD static void catch_up(thread_cache *c) {
   give_back(c);
   if (c->state == STATE_NEW) {
     pthread_once(&set_up_once, set_up);
-    c->state = set_up_ok && pthread_setspecific(exit_key, c) == 0 ? STATE_LIVE : STATE_CLOSED;
+    c->state = atomic_load(&set_up_ok) && pthread_setspecific(exit_key, c) == 0 ? STATE_LIVE
+                                                                                : STATE_CLOSED;
   }
   if (c->state == STATE_LIVE) {
     size_t limit = ct__host_cache_limit();
