@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/rnn_elman.h: the Elman RNN the recurrent-op suites share (test_rnn_op.c, test_rnn_bind.c):
- * its step program, the op over it, seeded data and the hand-written loop it must match. */
+/* tests/rnn_elman.h: the Elman RNN the recurrent-op suites share (test_rnn_op.c, test_rnn_bind.c,
+ * test_cuda_ops_rnn.c): its step program, the op over it, seeded data and the hand-written loop
+ * it must match. */
 #ifndef CORTEN_TESTS_RNN_ELMAN_H
 #define CORTEN_TESTS_RNN_ELMAN_H
 

@@ -12,50 +12,11 @@
 #include <corten/corten.h>
 
 #include "cuda_ops_util.h"
+#include "rnn_elman.h"
 
 #ifdef CORTEN_TEST_CUDA
 
 /* ---- recurrent: an Elman RNN on the device ---- */
-
-enum { RNN_B = 2, RNN_D = 3, RNN_H = 4 };
-
-static void rnn_append(ct_program *p, const char *type, const char *x, const char *y,
-                       const char *out) {
-  ct_op *op = ct_op_new(type);
-  ck_assert_ptr_nonnull(op);
-  ck_assert_int_eq(ct_op_set_input(op, "X", x), CT_OK);
-  if (y != NULL) ck_assert_int_eq(ct_op_set_input(op, "Y", y), CT_OK);
-  ck_assert_int_eq(ct_op_set_output(op, "Out", out), CT_OK);
-  ck_assert_int_eq(ct_program_append(p, op), CT_OK);
-}
-
-/* The recurrent op of test_rnn.c's Elman RNN: h = tanh(x W + h_prev U + b) per step, over x_seq
- * [T, B, D] from h0 [B, H]; outputs h_seq [T, B, H], h_last and the step scopes in "steps". */
-static ct_op *elman_rnn_op(bool reverse) {
-  ct_program *p = ct_program_new();
-  ck_assert_ptr_nonnull(p);
-  rnn_append(p, "matmul", "x", "W", "xw");
-  rnn_append(p, "matmul", "h_prev", "U", "hu");
-  rnn_append(p, "elementwise_add", "xw", "hu", "s");
-  rnn_append(p, "elementwise_add", "s", "b", "pre");
-  rnn_append(p, "tanh", "pre", NULL, "h");
-  ct_op *op = ct_op_new("recurrent");
-  ck_assert_ptr_nonnull(op);
-  ck_assert_int_eq(ct_op_set_attr_program(op, "step_program", p), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_string(op, "states", "h"), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_string(op, "ex_states", "h_prev"), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_string(op, "step_inputs", "x"), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_string(op, "step_outputs", "h"), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_bool(op, "reverse", reverse), CT_OK);
-  ck_assert_int_eq(ct_op_set_input(op, "X", "x_seq"), CT_OK);
-  const char *params[] = {"W", "U", "b"};
-  ck_assert_int_eq(ct_op_set_inputs(op, "Params", params, 3), CT_OK);
-  ck_assert_int_eq(ct_op_set_input(op, "InitStates", "h0"), CT_OK);
-  ck_assert_int_eq(ct_op_set_output(op, "Out", "h_seq"), CT_OK);
-  ck_assert_int_eq(ct_op_set_output(op, "FinalStates", "h_last"), CT_OK);
-  ck_assert_int_eq(ct_op_set_output(op, "StepScopes", "steps"), CT_OK);
-  return op;
-}
 
 static const char *const elman_names[] = {"W", "U", "b", "h0", "x_seq"};
 
@@ -90,19 +51,19 @@ static void assert_device_close(const ct_tensor *t, const ct_tensor *want, const
 
 static void check_elman_on_gpu(int64_t T, bool reverse) {
   ct_tensor *data[5] = {
-      host_values(CT_DIMS(RNN_D, RNN_H), CT_FLOAT32, -1, 1, 71),
-      host_values(CT_DIMS(RNN_H, RNN_H), CT_FLOAT32, -1, 1, 72),
-      host_values(CT_DIMS(RNN_H), CT_FLOAT32, -1, 1, 73),
-      host_values(CT_DIMS(RNN_B, RNN_H), CT_FLOAT32, -1, 1, 74),
-      host_values(CT_DIMS(T, RNN_B, RNN_D), CT_FLOAT32, -1, 1, 75 + (unsigned)T)};
-  ct_op *op = elman_rnn_op(reverse);
+      host_values(CT_DIMS(D, H), CT_FLOAT32, -1, 1, 71),
+      host_values(CT_DIMS(H, H), CT_FLOAT32, -1, 1, 72),
+      host_values(CT_DIMS(H), CT_FLOAT32, -1, 1, 73),
+      host_values(CT_DIMS(B, H), CT_FLOAT32, -1, 1, 74),
+      host_values(CT_DIMS(T, B, D), CT_FLOAT32, -1, 1, 75 + (unsigned)T)};
+  ct_op *op = elman_op(reverse);
   ct_scope *cpu = elman_scope(data, ct_cpu()), *gpu = elman_scope(data, ct_cuda(0));
   ck_assert_msg(ct_op_run(op, cpu, ct_cpu()) == CT_OK, "%s", ct_last_error());
   ck_assert_msg(ct_op_run(op, gpu, ct_cuda(0)) == CT_OK, "%s", ct_last_error());
   char what[64];
   const ct_tensor *want_seq = tensor_at_place(cpu, "h_seq", ct_cpu());
   const ct_tensor *got_seq = tensor_at_place(gpu, "h_seq", ct_cuda(0));
-  ck_assert(ct_ddim_equal(ct_tensor_dims(got_seq), CT_DIMS(T, RNN_B, RNN_H)));
+  ck_assert(ct_ddim_equal(ct_tensor_dims(got_seq), CT_DIMS(T, B, H)));
   snprintf(what, sizeof what, "T=%lld%s h_seq", (long long)T, reverse ? " reversed" : "");
   assert_device_close(got_seq, want_seq, what);
   snprintf(what, sizeof what, "T=%lld%s h_last", (long long)T, reverse ? " reversed" : "");
@@ -124,8 +85,8 @@ static void check_elman_on_gpu(int64_t T, bool reverse) {
     ck_assert_ptr_nonnull(ct_scope_find_local_var(gs, "xw"));
     ck_assert_ptr_nonnull(ct_scope_find_local_var(gs, "h"));
     const ct_tensor *x = tensor_at_place(gs, "x", ct_cuda(0));
-    ck_assert(ct_ddim_equal(ct_tensor_dims(x), CT_DIMS(RNN_B, RNN_D)));
-    ck_assert_ptr_eq(ct_tensor_data(x, CT_FLOAT32), xs + t * RNN_B * RNN_D);
+    ck_assert(ct_ddim_equal(ct_tensor_dims(x), CT_DIMS(B, D)));
+    ck_assert_ptr_eq(ct_tensor_data(x, CT_FLOAT32), xs + t * B * D);
     static const char *const step_vars[] = {"h_prev", "xw", "hu", "s", "pre", "h"};
     for (size_t v = 0; v < sizeof step_vars / sizeof step_vars[0]; v++) {
       (void)tensor_at_place(gs, step_vars[v], ct_cuda(0));
