@@ -17,6 +17,7 @@
  * without that variable is left to its own choice. */
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "comm/comm_state.h"
@@ -31,6 +32,7 @@ static const double SPIN_SECONDS = 1e-3; /* polls without yielding the core, the
 
 int ct__mpi_wait(MPI_Request *reqs, int n, double deadline, const char *what) {
   double spin_until = 0;
+  bool swept = false; /* past the deadline, one more round of progress ran */
   for (;;) {
     /* MPI_Testany runs MPI's progress once when nothing completed, and turns a completed
      * request into MPI_REQUEST_NULL, so the missing peers can be named. */
@@ -41,7 +43,13 @@ int ct__mpi_wait(MPI_Request *reqs, int n, double deadline, const char *what) {
     if (done) continue;
     double now = MPI_Wtime();
     if (spin_until == 0) spin_until = now + SPIN_SECONDS;
-    if (now > deadline) return -1;
+    if (now > deadline) {
+      /* One more progress round first: a request that finished since the last test is then
+       * collected, so the caller names only the peers that really are missing. */
+      if (swept) return -1;
+      swept = true;
+      continue;
+    }
     if (now > spin_until) sched_yield(); /* lets a peer sharing the core run */
   }
 }

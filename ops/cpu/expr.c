@@ -21,6 +21,7 @@
 
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/cpu/parallel.h"
+#include "ops/cpu/stream.h"
 #include "ops/cpu/vmath.h"
 #include "ops/expr/expr_impl.h"
 #include "ops/half.h"
@@ -175,6 +176,79 @@ FUSED_LOOPS(double, d)
 SCALAR_PAIR_LOOPS(float, f)
 SCALAR_PAIR_LOOPS(double, d)
 
+/* ---- Streaming stores of the last node (ops/cpu/stream.h) ---------------------------------
+ * When dst is larger than the last-level cache, an arithmetic last node (ADD .. DIV, alone or as
+ * a fused or scalar pair) stores into dst with streaming stores: the same operations on SSE
+ * vectors (GCC's vector arithmetic is the packed instruction, which rounds as the scalar one;
+ * no FMA), plain stores before dst's first 16-byte boundary and after its last whole vector.
+ * Any other last node writes its block buffer, which is then copied out streaming. */
+#if CT__STREAM
+#define LD_(p)                                                                    \
+  _Generic((p), const float *: _mm_loadu_ps, float *: _mm_loadu_ps,              \
+           const double *: _mm_loadu_pd, double *: _mm_loadu_pd)(p)
+#define ST_(p, v) _Generic((p), float *: _mm_stream_ps, double *: _mm_stream_pd)((p), (v))
+#define SET1_(v) _Generic((v), float: _mm_set1_ps, double: _mm_set1_pd)(v)
+/* SCALAR for one element i, VECTOR for the lanes from i, over [0, n) of o. */
+#define NT_LOOP(SCALAR, VECTOR)                                                   \
+  do {                                                                            \
+    const int lanes_ = 16 / (int)sizeof(o[0]);                                    \
+    int i = 0, h_ = (int)ct__stream_head(o, sizeof(o[0]), n);                     \
+    for (; i < h_; i++) SCALAR;                                                   \
+    for (; i + lanes_ <= n; i += lanes_) VECTOR;                                  \
+    for (; i < n; i++) SCALAR;                                                    \
+  } while (0)
+#define NT_ARITH(LOOP)                \
+  case CT_EXPR_ADD: LOOP(+); break;   \
+  case CT_EXPR_SUB: LOOP(-); break;   \
+  case CT_EXPR_MUL: LOOP(*); break;   \
+  case CT_EXPR_DIV: LOOP(/); break;   \
+  default: break;
+#define NT_VV(OP) NT_LOOP(o[i] = xp[i] OP yp[i], ST_(o + i, LD_(xp + i) OP LD_(yp + i)))
+#define NT_VS(OP) NT_LOOP(o[i] = xp[i] OP b, ST_(o + i, LD_(xp + i) OP bv))
+#define NT_SV(OP) NT_LOOP(o[i] = a OP yp[i], ST_(o + i, av OP LD_(yp + i)))
+#define NT_LEFT(OP, ARG)                                                          \
+  NT_LOOP(o[i] = (__typeof__(o[0]))(x[i] OP y[i]) ARG z[i],                       \
+          ST_(o + i, (LD_(x + i) OP LD_(y + i)) ARG LD_(z + i)))
+#define NT_RIGHT(OP, ARG)                                                         \
+  NT_LOOP(o[i] = x[i] ARG(__typeof__(o[0]))(y[i] OP z[i]),                        \
+          ST_(o + i, LD_(x + i) ARG(LD_(y + i) OP LD_(z + i))))
+#define NT_SCALAR(OP, ARG)                                                        \
+  NT_LOOP(o[i] = (__typeof__(o[0]))(x[i] OP a) ARG b, ST_(o + i, (LD_(x + i) OP av) ARG bv))
+
+#define NT_LOOPS(C, SUF)                                                                     \
+  static void binary_nt_##SUF(int op, C *o, val_##SUF x, val_##SUF y, int n) {              \
+    if (!x.sc && !y.sc) {                                                                   \
+      const C *xp = x.p, *yp = y.p;                                                         \
+      switch (op) { NT_ARITH(NT_VV) }                                                       \
+    } else if (y.sc) {                                                                      \
+      const C *xp = x.p, b = y.s;                                                           \
+      __typeof__(SET1_(b)) bv = SET1_(b);                                                   \
+      switch (op) { NT_ARITH(NT_VS) }                                                       \
+    } else {                                                                                \
+      const C *yp = y.p, a = x.s;                                                           \
+      __typeof__(SET1_(a)) av = SET1_(a);                                                   \
+      switch (op) { NT_ARITH(NT_SV) }                                                       \
+    }                                                                                       \
+  }                                                                                         \
+  static void fused_nt_##SUF(bool left, int op, int arg, C *o, const C *x, const C *y,     \
+                             const C *z, int n) {                                           \
+    if (left) {                                                                             \
+      switch ((op - 1) * 4 + arg - 1) { ALL_PAIRS(NT_LEFT) default: break; }               \
+    } else {                                                                                \
+      switch ((op - 1) * 4 + arg - 1) { ALL_PAIRS(NT_RIGHT) default: break; }              \
+    }                                                                                       \
+  }                                                                                         \
+  static void scalar_pair_nt_##SUF(int op, int arg, C *o, const C *x, C a, C b, int n) {   \
+    __typeof__(SET1_(a)) av = SET1_(a), bv = SET1_(b);                                      \
+    switch ((op - 1) * 4 + arg - 1) { ALL_PAIRS(NT_SCALAR) default: break; }               \
+  }
+NT_LOOPS(float, f)
+NT_LOOPS(double, d)
+#define NT_OR(NT, PLAIN, nt) ((nt) ? NT : PLAIN)
+#else
+#define NT_OR(NT, PLAIN, nt) PLAIN
+#endif
+
 static bool arith_op(int op) { return op >= CT_EXPR_ADD && op <= CT_EXPR_DIV; }
 
 /* Whether instructions k+1 and k+2 push a scalar and apply an arithmetic node to the top two, so
@@ -277,7 +351,7 @@ static int64_t grain_blocks(const ct__expr_plan *p) {
     }                                                                                        \
   }                                                                                          \
   static void block_##NAME(const ct__expr_plan *p, C (*buf)[BLOCK], val_##SUF *st,           \
-                           int64_t i0, int n) {                                              \
+                           int64_t i0, int n, bool nt) {                                     \
     int sp = 0;                                                                              \
     const void *run;                                                                         \
     for (int k = 0; k < p->n_code; k++) {                                                    \
@@ -303,14 +377,15 @@ static int64_t grain_blocks(const ct__expr_plan *p) {
         if (x->sc) {                                                                         \
           x->s = unary1_##SUF(in->op, x->s);                                                 \
         } else {                                                                             \
-          C *o = to_dst ? (C *)p->dst + i0 : buf[sp - 1];                                    \
+          C *o = to_dst && !nt ? (C *)p->dst + i0 : buf[sp - 1];                             \
           unary_##SUF(in->op, o, x->p, n);                                                   \
           x->p = o;                                                                          \
         }                                                                                    \
       } else if (in->code != CT__XC_BINARY) { /* FUSED_L, FUSED_R: three blocks */          \
         C *o = to_dst ? (C *)p->dst + i0 : buf[sp - 3];                                      \
-        fused_##SUF(in->code == CT__XC_FUSED_L, in->op, in->arg, o, st[sp - 3].p,            \
-                    st[sp - 2].p, st[sp - 1].p, n);                                          \
+        NT_OR(fused_nt_##SUF, fused_##SUF, to_dst && nt)(in->code == CT__XC_FUSED_L, in->op, \
+                                                         in->arg, o, st[sp - 3].p,           \
+                                                         st[sp - 2].p, st[sp - 1].p, n);     \
         st[sp - 3].p = o;                                                                    \
         sp -= 2;                                                                             \
       } else {                                                                               \
@@ -319,16 +394,20 @@ static int64_t grain_blocks(const ct__expr_plan *p) {
           x->s = binary1_##SUF(in->op, x->s, y->s);                                          \
         } else if (y->sc && scalar_pair_next(p, k)) { /* (x op a) arg b: one loop */         \
           const ct__expr_instr *in2 = &p->code[k + 2];                                       \
-          C *o = DIRECT && k + 2 == p->n_code - 1 ? (C *)p->dst + i0 : buf[sp - 2];          \
-          scalar_pair_##SUF(in->op, in2->op, o, x->p, y->s, (C)p->code[k + 1].v, n);         \
+          bool to_dst2 = DIRECT && k + 2 == p->n_code - 1;                                   \
+          C *o = to_dst2 ? (C *)p->dst + i0 : buf[sp - 2];                                   \
+          NT_OR(scalar_pair_nt_##SUF, scalar_pair_##SUF, to_dst2 && nt)(                     \
+              in->op, in2->op, o, x->p, y->s, (C)p->code[k + 1].v, n);                       \
           *x = (val_##SUF){.p = o};                                                          \
           k += 2;                                                                            \
         } else { /* a RELU right after runs in the same loop */                              \
           bool relu = k + 1 < p->n_code && p->code[k + 1].code == CT__XC_UNARY &&           \
                       p->code[k + 1].op == CT_EXPR_RELU;                                    \
-          C *o = DIRECT && k + relu == p->n_code - 1 ? (C *)p->dst + i0                      \
-                                                                : buf[sp - 2];               \
-          (relu ? binary_relu_##SUF : binary_##SUF)(in->op, o, *x, *y, n);                   \
+          bool last = DIRECT && k + relu == p->n_code - 1;                                   \
+          bool ntd = last && nt && !relu && arith_op(in->op); /* streams into dst */         \
+          C *o = last && (!nt || ntd) ? (C *)p->dst + i0 : buf[sp - 2];                      \
+          if (relu) binary_relu_##SUF(in->op, o, *x, *y, n);                                 \
+          else NT_OR(binary_nt_##SUF, binary_##SUF, ntd)(in->op, o, *x, *y, n);              \
           *x = (val_##SUF){.p = o};                                                          \
           k += relu;                                                                         \
         }                                                                                    \
@@ -338,7 +417,11 @@ static int64_t grain_blocks(const ct__expr_plan *p) {
     /* The result into dst, unless the last node already wrote it there. */                 \
     if (st[0].sc) {                                                                          \
       for (int i = 0; i < n; i++) STORE(p->dst, i0 + i, st[0].s);                            \
-    } else if (!DIRECT || st[0].p != (const C *)p->dst + i0) {                               \
+    } else if (DIRECT && st[0].p == (const C *)p->dst + i0) {                                \
+      /* the last node wrote it there */                                                     \
+    } else if (nt) {                                                                         \
+      ct__stream_copy((C *)p->dst + i0, st[0].p, (size_t)n * sizeof(C));                     \
+    } else {                                                                                 \
       for (int i = 0; i < n; i++) STORE(p->dst, i0 + i, st[0].p[i]);                         \
     }                                                                                        \
   }                                                                                          \
@@ -352,11 +435,14 @@ static int64_t grain_blocks(const ct__expr_plan *p) {
     /* A deep program's values sit after its buffers, in the same scratch. */               \
     val_##SUF *st = p->depth > CT__EXPR_STACK_BUFS ? (val_##SUF *)(buf + p->depth) : stack_val; \
     int64_t end = e * BLOCK < p->numel ? e * BLOCK : p->numel;                               \
+    /* An output larger than the last-level cache is stored streaming (ops/cpu/stream.h). */  \
+    bool nt = DIRECT && ct__stream_wanted((size_t)p->numel * sizeof(C));                     \
     for (int64_t i0 = b * BLOCK; i0 < end; i0 += BLOCK) {                                    \
       int n = end - i0 < BLOCK ? (int)(end - i0) : BLOCK;                                    \
-      if (i0 + BLOCK < end) prefetch_next(p, i0 + BLOCK, end, sizeof(*(STORAGE *)0));        \
-      block_##NAME(p, buf, st, i0, n);                                                       \
+      if (!nt && i0 + BLOCK < end) prefetch_next(p, i0 + BLOCK, end, sizeof(*(STORAGE *)0)); \
+      block_##NAME(p, buf, st, i0, n, nt);                                                   \
     }                                                                                        \
+    if (nt) ct__stream_fence();                                                              \
   }                                                                                          \
   static void run_##NAME(const ct__expr_plan *p) {                                           \
     int64_t blocks = (p->numel + BLOCK - 1) / BLOCK;                                         \

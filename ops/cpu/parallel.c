@@ -11,6 +11,7 @@
  * a fork() starts its own. */
 #include <cblas.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -20,6 +21,7 @@
 #include <corten/op.h>
 
 #include "ops/cpu/parallel.h"
+#include "ops/cpu/stream.h"
 
 #define MAX_THREADS 256
 #define SPIN_NS 200000 /* a worker spins this long after a job before it sleeps */
@@ -62,6 +64,52 @@ static int cores(void) {
   atomic_store_explicit(&core_count, n, memory_order_relaxed);
   return n;
 }
+
+/* The last-level cache's size: the highest level that sysfs lists for CPU 0 (a VM's or a chip's
+ * own, "32768K"), else the C library's figure (glibc on AMD adds up every core complex's L3),
+ * else 32 MiB. */
+static size_t last_level_cache(void) {
+  size_t best = 0;
+  int best_level = 0;
+  for (int i = 0; i < 8; i++) {
+    char path[80], text[32];
+    int level = 0;
+    unsigned long long size = 0;
+    char unit = 0;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) break;
+    bool ok = fgets(text, sizeof text, f) != NULL && sscanf(text, "%d", &level) == 1;
+    fclose(f);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    f = fopen(path, "r");
+    if (f == NULL) break;
+    ok = ok && fgets(text, sizeof text, f) != NULL && sscanf(text, "%llu%c", &size, &unit) >= 1;
+    fclose(f);
+    if (!ok) continue;
+    if (unit == 'K') size <<= 10;
+    if (unit == 'M') size <<= 20;
+    if (level > best_level && size > 0) {
+      best_level = level;
+      best = (size_t)size;
+    }
+  }
+  if (best > 0) return best;
+  long c = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  return c > 0 ? (size_t)c : (size_t)32 << 20;
+}
+
+static _Atomic size_t stream_min; /* 0: not read yet */
+
+size_t ct__stream_min_bytes(void) {
+  size_t n = atomic_load_explicit(&stream_min, memory_order_relaxed);
+  if (n > 0) return n;
+  n = last_level_cache();
+  atomic_store_explicit(&stream_min, n, memory_order_relaxed);
+  return n;
+}
+
+void ct__stream_set_min_bytes(size_t bytes) { atomic_store(&stream_min, bytes); }
 
 static int threads_now(void) {
   int n = atomic_load_explicit(&pool.want, memory_order_relaxed);

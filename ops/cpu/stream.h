@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/cpu/stream.h: non-temporal ("streaming") stores for kernels whose output is larger than
+ * the last-level cache (docs/design/threads.md, "Streaming stores").
+ *
+ * A plain store to a line that is not in the cache first reads the line from memory (read for
+ * ownership) and writes it back later: an output written once costs two transfers. A streaming
+ * store writes whole lines without reading them, so c = a + b over arrays far larger than the
+ * cache moves 3 arrays' bytes instead of 4. The stored line also leaves the cache, which is why
+ * only outputs larger than the last-level cache stream: a smaller one may be read again from the
+ * cache by the next kernel. Streaming changes where bytes go, never their values.
+ *
+ * On x86-64 (SSE2 is the baseline) a kernel streams with ct__stream_* below; elsewhere
+ * ct__stream_wanted is always false and the kernels store as usual. */
+#ifndef CORTEN_OPS_CPU_STREAM_H
+#define CORTEN_OPS_CPU_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* The output size, in bytes, from which kernels stream (ops/cpu/parallel.c): the last-level
+ * cache's size as the C library reports it, 32 MiB when it reports none. */
+size_t ct__stream_min_bytes(void);
+/* Tests set it (0: the cache's size again), to take the streaming paths on small tensors. */
+void ct__stream_set_min_bytes(size_t bytes);
+
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <emmintrin.h>
+#define CT__STREAM 1
+
+static inline bool ct__stream_wanted(size_t out_bytes) {
+  return out_bytes >= ct__stream_min_bytes();
+}
+
+/* Elements of o before its first 16-byte boundary (at most n): the ones a streaming loop
+ * stores plainly. */
+static inline int64_t ct__stream_head(const void *o, size_t es, int64_t n) {
+  int64_t h = (int64_t)(((16 - ((uintptr_t)o & 15)) & 15) / es);
+  return h < n ? h : n;
+}
+
+/* Copies n bytes from src (any alignment, typically a block in L1) to dst with streaming
+ * stores where dst is 16-byte aligned, plain ones at the ends. */
+static inline void ct__stream_copy(void *dst, const void *src, size_t n) {
+  char *d = dst;
+  const char *s = src;
+  size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+  if (head > n) head = n;
+  memcpy(d, s, head);
+  size_t body = (n - head) / 16;
+  for (size_t i = 0; i < body; i++) {
+    _mm_stream_si128((__m128i *)(d + head) + i, _mm_loadu_si128((const __m128i *)(s + head) + i));
+  }
+  memcpy(d + head + body * 16, s + head + body * 16, n - head - body * 16);
+}
+
+/* Streaming stores are weakly ordered: a piece that made any ends with this, before the pool
+ * counts it done and another thread reads the output. */
+static inline void ct__stream_fence(void) { _mm_sfence(); }
+
+#else
+#define CT__STREAM 0
+static inline bool ct__stream_wanted(size_t out_bytes) {
+  (void)out_bytes;
+  return false;
+}
+static inline void ct__stream_copy(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
+static inline void ct__stream_fence(void) {}
+#endif
+
+#endif /* CORTEN_OPS_CPU_STREAM_H */
