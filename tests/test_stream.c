@@ -4,6 +4,7 @@
  * expression engine's last node; the values must be those of the plain stores, element for
  * element, at any alignment of the output and any thread count. The tests lower the threshold
  * (an internal hook, hence the static library) so that small tensors take the streaming paths. */
+#include <math.h>
 #include <stdint.h>
 
 #include <corten/expr.h>
@@ -115,6 +116,66 @@ START_TEST(a_misaligned_output_gets_every_element_and_no_more) {
 }
 END_TEST
 
+/* Out [3, N] from X [3, N] and Y [N] (a row broadcast down), then X [N] and Y [3, 1] (a column
+ * broadcast along): each row's run streams with the broadcast operand in every lane. */
+START_TEST(broadcast_rows_stream_the_scalar_results) {
+  stream_all();
+  ct_scope *s = ct_scope_new();
+  ct_ddim shapes[2][2] = {{CT_DIMS(3, N), CT_DIMS(N)}, {CT_DIMS(N), CT_DIMS(3, 1)}};
+  for (int k = 0; k < 2; k++) {
+    ct_tensor *x = tensor_k(CT_FLOAT32, shapes[k][0], 0), *y = tensor_k(CT_FLOAT32, shapes[k][1], 1);
+    ck_assert_int_eq(ct_tensor_copy(ct_var_tensor(ct_scope_var(s, "x")), x, ct_cpu()), CT_OK);
+    ck_assert_int_eq(ct_tensor_copy(ct_var_tensor(ct_scope_var(s, "y")), y, ct_cpu()), CT_OK);
+    ct_op *o = op_xy("elementwise_sub", "x", "y", "z");
+    run(o, s);
+    const float *z = ct_tensor_data(tensor_of(s, "z"), CT_FLOAT32);
+    for (int64_t r = 0; r < 3; r++) {
+      for (int64_t i = 0; i < N; i++) {
+        float a = (float)data_k(0, k == 0 ? r * N + i : i), b = (float)data_k(1, k == 0 ? i : r);
+        ck_assert_msg(z[r * N + i] == a - b, "case %d, element [%lld, %lld]", k, (long long)r,
+                      (long long)i);
+      }
+    }
+    ct_op_free(o);
+    ct_tensor_free(x);
+    ct_tensor_free(y);
+  }
+  ct_scope_free(s);
+}
+END_TEST
+
+/* relu of NaN, of -0 and of negatives is +0, streamed as stored plainly; scale's sc * x + bi. */
+START_TEST(relu_and_scale_stream_the_scalar_results) {
+  stream_all();
+  ct_scope *s = ct_scope_new();
+  float *v = xmalloc(N, sizeof(float));
+  for (int64_t i = 0; i < N; i++) v[i] = (float)data_k(0, i);
+  v[5] = NAN;
+  v[6] = -0.0f;
+  v[N - 1] = -0.0f;
+  put(s, "x", CT_FLOAT32, CT_DIMS(N), v);
+  ct_op *relu = op_x("relu", "x", "r");
+  run(relu, s);
+  ct_op *scale = op_x("scale", "x", "q");
+  ck_assert_int_eq(ct_op_set_attr_float(scale, "scale", 0.75), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_float(scale, "bias", -1.5), CT_OK);
+  run(scale, s);
+  const float *r = ct_tensor_data(tensor_of(s, "r"), CT_FLOAT32);
+  const float *q = ct_tensor_data(tensor_of(s, "q"), CT_FLOAT32);
+  for (int64_t i = 0; i < N; i++) {
+    float want = v[i] > 0 ? v[i] : 0.0f;
+    ck_assert_msg(f32_bits(r[i]) == f32_bits(want), "relu element %lld: %g", (long long)i, r[i]);
+    float sc = 0.75f * v[i] + -1.5f;
+    ck_assert_msg(f32_bits(q[i]) == f32_bits(sc) || (q[i] != q[i] && sc != sc),
+                  "scale element %lld: %g, expected %g", (long long)i, q[i], sc);
+  }
+  free(v);
+  ct_op_free(relu);
+  ct_op_free(scale);
+  ct_scope_free(s);
+}
+END_TEST
+
 /* ---- The expression engine's last node ------------------------------------------------------- */
 
 /* A new expression over a, b and c: case k of the last-node kinds. */
@@ -216,6 +277,8 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, binary_float64_kernels_stream_the_scalar_results);
   CT_ADD_TEST(s, two_threads_stream_their_own_pieces);
   CT_ADD_TEST(s, a_misaligned_output_gets_every_element_and_no_more);
+  CT_ADD_TEST(s, broadcast_rows_stream_the_scalar_results);
+  CT_ADD_TEST(s, relu_and_scale_stream_the_scalar_results);
   CT_ADD_TEST(s, expr_float32_streams_the_bits_of_the_plain_stores);
   CT_ADD_TEST(s, expr_float64_streams_the_bits_of_the_plain_stores);
   CT_ADD_TEST(s, expr_a_times_b_plus_c_streams_the_scalar_results);

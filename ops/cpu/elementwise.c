@@ -47,7 +47,7 @@ typedef ct__bcast_plan bcast_plan; /* ops/defs.h: every backend walks the same p
   } while (0)
 
 /* A binary kernel's work, split by ct__parallel_for: elements of Out (plan NULL) or rows of the
- * broadcast plan; stream: Out is larger than the last-level cache (ops/cpu/stream.h). */
+ * broadcast plan; stream: Out is at least the last-level cache's size (ops/cpu/stream.h). */
 typedef struct bin_job {
   void *o;
   const void *x, *y;
@@ -56,10 +56,9 @@ typedef struct bin_job {
 } bin_job;
 
 /* One binary kernel per (op, dtype): T the element type, U its unsigned twin for wrapping
- * integer arithmetic (T itself for floats), EXPR over a and b. CONTIG(o, x, y, n, j) runs a
- * contiguous range: the plain loop (BIN_PLAIN) or, for float types, one that streams when the
- * job says so (BIN_STREAM_*). */
-#define BINARY_KERNEL_C(NAME, T, EXPR, CONTIG)                                              \
+ * integer arithmetic (T itself for floats), EXPR over a and b. NT defines NAME##_nt, the inner
+ * loop with streaming stores (BIN_STREAM, float types) or none (BIN_PLAIN). */
+#define BINARY_KERNEL_C(NAME, T, EXPR, NT)                                                  \
   static inline T NAME##_f(T a, T b) { return (EXPR); }                                     \
   static void NAME##_inner(T *o, const T *x, const T *y, int64_t n, int64_t sx,             \
                            int64_t sy) {                                                    \
@@ -75,23 +74,30 @@ typedef struct bin_job {
       for (int64_t i = 0; i < n; i++) o[i] = NAME##_f(x[i * sx], y[i * sy]);                \
     }                                                                                       \
   }                                                                                         \
-  CONTIG(NAME, T, EXPR)                                                                     \
+  NT(NAME, T, EXPR)                                                                         \
   static void NAME##_range(void *arg, int64_t b, int64_t e) {                               \
     const bin_job *j = arg;                                                                 \
     const T *x = j->x, *y = j->y;                                                           \
     T *o = j->o;                                                                            \
-    if (j->plan == NULL) NAME##_contig(o + b, x + b, y + b, e - b, j->stream);              \
-    else BCAST_WALK(T, *j->plan, o, x, y, b, e, NAME##_inner);                              \
+    if (NAME##_nt_ok && j->stream) {                                                        \
+      if (j->plan == NULL) NAME##_nt(o + b, x + b, y + b, e - b, 1, 1);                     \
+      else BCAST_WALK(T, *j->plan, o, x, y, b, e, NAME##_nt);                               \
+      ct__stream_fence();                                                                   \
+    } else if (j->plan == NULL) {                                                           \
+      NAME##_inner(o + b, x + b, y + b, e - b, 1, 1);                                       \
+    } else {                                                                                \
+      BCAST_WALK(T, *j->plan, o, x, y, b, e, NAME##_inner);                                 \
+    }                                                                                       \
   }                                                                                         \
   static ct_status NAME(const ct_kernel_ctx *c) {                                           \
     const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0), *yt = ct_kernel_in(c, CT__IN_Y, 0); \
     T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);                                         \
     if (CT__UNLIKELY(o == NULL)) return ct_last_status();                                   \
-    bin_job j = {o, ct__k_in_data(xt), ct__k_in_data(yt), NULL, false};                     \
     int64_t n = ct_kernel_out(c, CT__OUT, 0)->numel;                                        \
+    bin_job j = {o, ct__k_in_data(xt), ct__k_in_data(yt), NULL,                             \
+                 ct__stream_wanted((size_t)n * sizeof(T))};                                 \
     if (n == 0) return CT_OK;                                                               \
     if (CT__LIKELY(xt->numel == n && yt->numel == n)) {                                     \
-      j.stream = ct__stream_wanted((size_t)n * sizeof(T));                                  \
       ct__parallel_for(n, CT__GRAIN_MEM, NAME##_range, &j);                                 \
       return CT_OK;                                                                         \
     }                                                                                       \
@@ -103,56 +109,67 @@ typedef struct bin_job {
     return CT_OK;                                                                           \
   }
 
-#define BIN_PLAIN(NAME, T, EXPR)                                                       \
-  static inline void NAME##_contig(T *o, const T *x, const T *y, int64_t n, bool st) { \
-    (void)st;                                                                          \
-    NAME##_inner(o, x, y, n, 1, 1);                                                    \
+#define BIN_PLAIN(NAME, T, EXPR)                                                        \
+  enum { NAME##_nt_ok = 0 };                                                            \
+  static inline void NAME##_nt(T *o, const T *x, const T *y, int64_t n, int64_t sx,     \
+                               int64_t sy) {                                            \
+    NAME##_inner(o, x, y, n, sx, sy);                                                   \
   }
 #define BINARY_KERNEL(NAME, T, EXPR) BINARY_KERNEL_C(NAME, T, EXPR, BIN_PLAIN)
 
 #if CT__STREAM
-/* The contiguous loop with streaming stores: EXPR evaluated on SSE vectors of T (GCC's vector
- * arithmetic is the packed instruction, which rounds as the scalar one), plain stores before
- * Out's first 16-byte boundary and after its last. */
-#define BIN_STREAM(NAME, T, EXPR, VT, LOADU, STORE_NT)                                      \
-  static void NAME##_contig(T *o, const T *x, const T *y, int64_t n, bool st) {             \
-    if (!st) {                                                                              \
-      NAME##_inner(o, x, y, n, 1, 1);                                                       \
+/* The inner loop with streaming stores (ops/cpu/stream.h) for the unit and broadcast strides:
+ * EXPR on SSE vectors of T, plain stores before Out's first 16-byte boundary and after its
+ * last whole vector; other strides store plainly. The range ends with the fence. */
+#define BIN_STREAM(NAME, T, EXPR)                                                           \
+  enum { NAME##_nt_ok = 1 };                                                                \
+  static void NAME##_nt(T *o, const T *x, const T *y, int64_t n, int64_t sx, int64_t sy) {  \
+    if (((sx | sy) & ~(int64_t)1) != 0 || (sx | sy) == 0) {                                 \
+      NAME##_inner(o, x, y, n, sx, sy);                                                     \
       return;                                                                               \
     }                                                                                       \
-    const int64_t lanes = 16 / sizeof(T);                                                   \
     int64_t i = ct__stream_head(o, sizeof(T), n);                                           \
-    NAME##_inner(o, x, y, i, 1, 1);                                                         \
-    for (; i + lanes <= n; i += lanes) {                                                    \
-      VT a = LOADU(x + i), b = LOADU(y + i);                                                \
-      STORE_NT(o + i, (EXPR));                                                              \
+    NAME##_inner(o, x, y, i, sx, sy);                                                       \
+    if (sx == 1 && sy == 1) {                                                               \
+      for (; i + CT__VLANES(T) <= n; i += CT__VLANES(T)) {                                  \
+        CT__VTYPE(T) a = CT__VLOAD(x + i), b = CT__VLOAD(y + i);                            \
+        CT__VSTREAM(o + i, (EXPR));                                                         \
+      }                                                                                     \
+    } else if (sy == 0) {                                                                   \
+      CT__VTYPE(T) b = CT__VSET1(y[0]);                                                     \
+      for (; i + CT__VLANES(T) <= n; i += CT__VLANES(T)) {                                  \
+        CT__VTYPE(T) a = CT__VLOAD(x + i);                                                  \
+        CT__VSTREAM(o + i, (EXPR));                                                         \
+      }                                                                                     \
+    } else {                                                                                \
+      CT__VTYPE(T) a = CT__VSET1(x[0]);                                                     \
+      for (; i + CT__VLANES(T) <= n; i += CT__VLANES(T)) {                                  \
+        CT__VTYPE(T) b = CT__VLOAD(y + i);                                                  \
+        CT__VSTREAM(o + i, (EXPR));                                                         \
+      }                                                                                     \
     }                                                                                       \
-    NAME##_inner(o + i, x + i, y + i, n - i, 1, 1);                                         \
-    ct__stream_fence();                                                                     \
+    NAME##_inner(o + i, x + i * sx, y + i * sy, n - i, sx, sy);                             \
   }
-#define BIN_STREAM_F32(NAME, T, EXPR) BIN_STREAM(NAME, T, EXPR, __m128, _mm_loadu_ps, _mm_stream_ps)
-#define BIN_STREAM_F64(NAME, T, EXPR) BIN_STREAM(NAME, T, EXPR, __m128d, _mm_loadu_pd, _mm_stream_pd)
 #else
-#define BIN_STREAM_F32 BIN_PLAIN
-#define BIN_STREAM_F64 BIN_PLAIN
+#define BIN_STREAM BIN_PLAIN
 #endif
 
 #define WRAP(U, T, a, op, b) ((T)((U)(a)op(U)(b)))
 
-BINARY_KERNEL_C(add_f32, float, a + b, BIN_STREAM_F32)
-BINARY_KERNEL_C(add_f64, double, a + b, BIN_STREAM_F64)
+BINARY_KERNEL_C(add_f32, float, a + b, BIN_STREAM)
+BINARY_KERNEL_C(add_f64, double, a + b, BIN_STREAM)
 BINARY_KERNEL(add_i32, int32_t, WRAP(uint32_t, int32_t, a, +, b))
 BINARY_KERNEL(add_i64, int64_t, WRAP(uint64_t, int64_t, a, +, b))
-BINARY_KERNEL_C(sub_f32, float, a - b, BIN_STREAM_F32)
-BINARY_KERNEL_C(sub_f64, double, a - b, BIN_STREAM_F64)
+BINARY_KERNEL_C(sub_f32, float, a - b, BIN_STREAM)
+BINARY_KERNEL_C(sub_f64, double, a - b, BIN_STREAM)
 BINARY_KERNEL(sub_i32, int32_t, WRAP(uint32_t, int32_t, a, -, b))
 BINARY_KERNEL(sub_i64, int64_t, WRAP(uint64_t, int64_t, a, -, b))
-BINARY_KERNEL_C(mul_f32, float, a * b, BIN_STREAM_F32)
-BINARY_KERNEL_C(mul_f64, double, a * b, BIN_STREAM_F64)
+BINARY_KERNEL_C(mul_f32, float, a * b, BIN_STREAM)
+BINARY_KERNEL_C(mul_f64, double, a * b, BIN_STREAM)
 BINARY_KERNEL(mul_i32, int32_t, WRAP(uint32_t, int32_t, a, *, b))
 BINARY_KERNEL(mul_i64, int64_t, WRAP(uint64_t, int64_t, a, *, b))
-BINARY_KERNEL_C(div_f32, float, a / b, BIN_STREAM_F32)
-BINARY_KERNEL_C(div_f64, double, a / b, BIN_STREAM_F64)
+BINARY_KERNEL_C(div_f32, float, a / b, BIN_STREAM)
+BINARY_KERNEL_C(div_f64, double, a / b, BIN_STREAM)
 /* Integer division truncates toward zero; MIN / -1 wraps to MIN; a zero divisor is refused
  * before the loop runs (div_int_check), so b is never 0 here. */
 BINARY_KERNEL(div_i32_raw, int32_t, b == -1 ? WRAP(uint32_t, int32_t, 0, -, a) : (int32_t)(a / b))
@@ -184,17 +201,46 @@ typedef struct un_job {
   void *o;
   const void *x;
   double sc, bi; /* scale's */
+  bool stream;   /* Out is at least the last-level cache's size (ops/cpu/stream.h) */
 } un_job;
+
+#if CT__STREAM
+/* A unary range of float type T with streaming stores when the job asks (ops/cpu/stream.h):
+ * VEXPR of the vector a, EXPR of the scalar a before Out's first 16-byte boundary and after its
+ * last whole vector. */
+#define UN_STREAM(T, EXPR, VEXPR)                                                \
+  if (j->stream) {                                                              \
+    int64_t i = b + ct__stream_head(o + b, sizeof(T), e - b);                   \
+    for (int64_t k = b; k < i; k++) {                                           \
+      T a = x[k];                                                               \
+      o[k] = (EXPR);                                                            \
+    }                                                                           \
+    for (; i + CT__VLANES(T) <= e; i += CT__VLANES(T)) {                        \
+      CT__VTYPE(T) a = CT__VLOAD(x + i);                                        \
+      CT__VSTREAM(o + i, (VEXPR));                                              \
+    }                                                                           \
+    for (; i < e; i++) {                                                        \
+      T a = x[i];                                                               \
+      o[i] = (EXPR);                                                            \
+    }                                                                           \
+    ct__stream_fence();                                                         \
+    return;                                                                     \
+  }
+#else
+#define UN_STREAM(T, EXPR, VEXPR)
+#endif
 
 /* One unary kernel per (op, dtype) over EXPR of a, GRAIN elements or more per thread; SIMD is
  * CT__SIMD or nothing (a loop calling libm). */
-#define UNARY_KERNEL_G(NAME, T, GRAIN, SIMD, EXPR) UNARY_KERNEL_A(NAME, T, GRAIN, SIMD, , EXPR)
-/* ATTR: on the range function (CT__VM_CLONES for vmath.h's functions). */
-#define UNARY_KERNEL_A(NAME, T, GRAIN, SIMD, ATTR, EXPR)          \
+#define UNARY_KERNEL_G(NAME, T, GRAIN, SIMD, EXPR) UNARY_KERNEL_A(NAME, T, GRAIN, SIMD, , EXPR, )
+/* ATTR: on the range function (CT__VM_CLONES for vmath.h's functions); NT: its streaming path
+ * (UN_STREAM) or nothing. */
+#define UNARY_KERNEL_A(NAME, T, GRAIN, SIMD, ATTR, EXPR, NT)      \
   ATTR static void NAME##_range(void *arg, int64_t b, int64_t e) { \
     const un_job *j = arg;                                        \
     const T *x = j->x;                                            \
     T *o = j->o;                                                  \
+    NT                                                            \
     SIMD for (int64_t i = b; i < e; i++) {                        \
       T a = x[i];                                                 \
       o[i] = (EXPR);                                              \
@@ -202,7 +248,8 @@ typedef struct un_job {
   }                                                               \
   static ct_status NAME(const ct_kernel_ctx *c) {                 \
     const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);           \
-    un_job j = {ct__k_out_data(c, CT__OUT, 0, c->dtype), ct__k_in_data(xt), 0, 0}; \
+    un_job j = {ct__k_out_data(c, CT__OUT, 0, c->dtype), ct__k_in_data(xt), 0, 0,  \
+                ct__stream_wanted((size_t)xt->numel * sizeof(T))}; \
     if (CT__UNLIKELY(j.o == NULL)) return ct_last_status();       \
     ct__parallel_for(xt->numel, GRAIN, NAME##_range, &j);         \
     return CT_OK;                                                 \
@@ -211,10 +258,12 @@ typedef struct un_job {
 #define MATH_KERNEL(NAME, T, EXPR) UNARY_KERNEL_G(NAME, T, CT__GRAIN_MATH, , EXPR)
 /* A vectorised function costs a few times an add per element, not a libm call: a larger grain. */
 #define VMATH_KERNEL(NAME, T, EXPR) \
-  UNARY_KERNEL_A(NAME, T, 4 * CT__GRAIN_MATH, CT__SIMD, CT__VM_CLONES, EXPR)
+  UNARY_KERNEL_A(NAME, T, 4 * CT__GRAIN_MATH, CT__SIMD, CT__VM_CLONES, EXPR, )
 
-UNARY_KERNEL(relu_f32, float, a > 0 ? a : 0.0f)
-UNARY_KERNEL(relu_f64, double, a > 0 ? a : 0.0)
+UNARY_KERNEL_A(relu_f32, float, CT__GRAIN_MEM, CT__SIMD, , a > 0 ? a : 0.0f,
+               UN_STREAM(float, a > 0 ? a : 0.0f, CT__VRELU(a)))
+UNARY_KERNEL_A(relu_f64, double, CT__GRAIN_MEM, CT__SIMD, , a > 0 ? a : 0.0,
+               UN_STREAM(double, a > 0 ? a : 0.0, CT__VRELU(a)))
 UNARY_KERNEL(relu_i32, int32_t, a > 0 ? a : 0)
 UNARY_KERNEL(relu_i64, int64_t, a > 0 ? a : 0)
 /* corten's own functions (ops/cpu/vmath.h), vectorised; float64 tanh is the C library's. */
@@ -229,13 +278,17 @@ VMATH_KERNEL(log_f64, double, ct__vlog(a))
 
 /* ---- scale: Out = scale * X + bias (or scale * (X + bias) when bias_after_scale is false) ---- */
 
-/* scale's work: Out = EXPR of v = sc * X + bi, computed in CT, per element. */
-#define SCALE_KERNEL(NAME, T, CT, EXPR)                                                    \
+/* scale's work: Out = EXPR of v = sc * X + bi, computed in CT, per element; NT its streaming
+ * path (SCALE_STREAM, float types) or nothing. */
+#define SCALE_KERNEL(NAME, T, CT, EXPR) SCALE_KERNEL_S(NAME, T, CT, EXPR, )
+#define SCALE_STREAM(T) UN_STREAM(T, sc * a + bi, CT__VSET1(sc) * a + CT__VSET1(bi))
+#define SCALE_KERNEL_S(NAME, T, CT, EXPR, NT)                                              \
   static void NAME##_range(void *arg, int64_t b, int64_t e) {                              \
     const un_job *j = arg;                                                                 \
     const T *x = j->x;                                                                     \
     T *o = j->o;                                                                           \
     CT sc = (CT)j->sc, bi = (CT)j->bi;                                                     \
+    NT                                                                                     \
     CT__SIMD for (int64_t i = b; i < e; i++) {                                             \
       CT v = sc * (CT)x[i] + bi;                                                           \
       o[i] = (EXPR);                                                                       \
@@ -243,7 +296,8 @@ VMATH_KERNEL(log_f64, double, ct__vlog(a))
   }                                                                                        \
   static ct_status NAME(const ct_kernel_ctx *c) {                                          \
     const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);                                    \
-    un_job j = {ct__k_out_data(c, CT__OUT, 0, c->dtype), ct__k_in_data(xt), 0, 0};         \
+    un_job j = {ct__k_out_data(c, CT__OUT, 0, c->dtype), ct__k_in_data(xt), 0, 0,          \
+                ct__stream_wanted((size_t)xt->numel * sizeof(T))};                         \
     if (CT__UNLIKELY(j.o == NULL)) return ct_last_status();                                \
     CT sc = (CT)c->attr[CT__SCALE_SCALE].u.f, bi = (CT)c->attr[CT__SCALE_BIAS].u.f;        \
     if (!c->attr[CT__SCALE_BIAS_AFTER].u.b) bi *= sc;                                      \
@@ -252,8 +306,8 @@ VMATH_KERNEL(log_f64, double, ct__vlog(a))
     ct__parallel_for(xt->numel, CT__GRAIN_MEM, NAME##_range, &j);                          \
     return CT_OK;                                                                          \
   }
-SCALE_KERNEL(scale_f32, float, float, (float)v)
-SCALE_KERNEL(scale_f64, double, double, v)
+SCALE_KERNEL_S(scale_f32, float, float, (float)v, SCALE_STREAM(float))
+SCALE_KERNEL_S(scale_f64, double, double, v, SCALE_STREAM(double))
 /* Integers scale in double and saturate on the way back, so no value is undefined. */
 #define SAT(T, LO, HI) (v != v ? 0 : v <= (double)(LO) ? (LO) : v >= (double)(HI) ? (HI) : (T)v)
 SCALE_KERNEL(scale_i32, int32_t, double, SAT(int32_t, INT32_MIN, INT32_MAX))

@@ -183,11 +183,9 @@ SCALAR_PAIR_LOOPS(double, d)
  * no FMA), plain stores before dst's first 16-byte boundary and after its last whole vector.
  * Any other last node writes its block buffer, which is then copied out streaming. */
 #if CT__STREAM
-#define LD_(p)                                                                    \
-  _Generic((p), const float *: _mm_loadu_ps, float *: _mm_loadu_ps,              \
-           const double *: _mm_loadu_pd, double *: _mm_loadu_pd)(p)
-#define ST_(p, v) _Generic((p), float *: _mm_stream_ps, double *: _mm_stream_pd)((p), (v))
-#define SET1_(v) _Generic((v), float: _mm_set1_ps, double: _mm_set1_pd)(v)
+#define LD_ CT__VLOAD
+#define ST_ CT__VSTREAM
+#define SET1_ CT__VSET1
 /* SCALAR for one element i, VECTOR for the lanes from i, over [0, n) of o. */
 #define NT_LOOP(SCALAR, VECTOR)                                                   \
   do {                                                                            \

@@ -35,7 +35,7 @@ static inline void ct__parallel_for(int64_t n, int64_t grain, ct__range_fn fn, v
 
 /* Grains of the kernels, in elements: memory-bound arithmetic (a few bytes of traffic per
  * element) and a libm call per element. */
-#define CT__GRAIN_MEM ((int64_t)1 << 15)
+#define CT__GRAIN_MEM ((int64_t)1 << 14)
 #define CT__GRAIN_MATH ((int64_t)1 << 11)
 
 /* The number of pieces a reduction of n elements splits into, whatever the thread count: one

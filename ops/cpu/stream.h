@@ -55,6 +55,24 @@ static inline void ct__stream_copy(void *dst, const void *src, size_t n) {
   memcpy(d + head + body * 16, s + head + body * 16, n - head - body * 16);
 }
 
+/* The SSE vector helpers of the streaming loops, picked by element type (float or double):
+ * unaligned load, streaming store (16-byte aligned p), a scalar in every lane, and the vector
+ * type of T. GCC's vector arithmetic (+ - * /) on these is the packed instruction, which rounds
+ * as the scalar one (SSE2 has no FMA to contract into). */
+#define CT__VLOAD(p)                                                               \
+  _Generic((p), const float *: _mm_loadu_ps, float *: _mm_loadu_ps,               \
+           const double *: _mm_loadu_pd, double *: _mm_loadu_pd)(p)
+#define CT__VSTREAM(p, v) _Generic((p), float *: _mm_stream_ps, double *: _mm_stream_pd)((p), (v))
+#define CT__VSET1(v) _Generic((v), float: _mm_set1_ps, double: _mm_set1_pd)(v)
+#define CT__VTYPE(T) __typeof__(CT__VSET1((T)0))
+/* relu on a vector, as the scalar a > 0 ? a : 0: max(a, +0) returns its second operand, +0,
+ * for a NaN or a zero of either sign. */
+static inline __m128 ct__vrelu_ps(__m128 a) { return _mm_max_ps(a, _mm_setzero_ps()); }
+static inline __m128d ct__vrelu_pd(__m128d a) { return _mm_max_pd(a, _mm_setzero_pd()); }
+#define CT__VRELU(v) _Generic((v), __m128: ct__vrelu_ps, __m128d: ct__vrelu_pd)(v)
+/* Elements per vector of T. */
+#define CT__VLANES(T) ((int64_t)(16 / sizeof(T)))
+
 /* Streaming stores are weakly ordered: a piece that made any ends with this, before the pool
  * counts it done and another thread reads the output. */
 static inline void ct__stream_fence(void) { _mm_sfence(); }
