@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "ops/op_impl.h"
 #include "ops/recurrent.h"
 #include "scope/scope_list.h"
 
@@ -355,8 +356,13 @@ static ct_status set_step(rnn *r, const ct__rnn_step *b, bool first, int64_t t) 
   return CT_OK;
 }
 
+/* ct_ddim_equal for dims that are set, inline (a step compares a few of them). */
 static inline bool same_dims(const ct_ddim *a, const ct_ddim *b) {
-  return a->rank == b->rank && memcmp(a->d, b->d, (size_t)a->rank * sizeof a->d[0]) == 0;
+  if (a->rank != b->rank) return false;
+  for (int i = 0; i < a->rank; i++) {
+    if (a->d[i] != b->d[i]) return false;
+  }
+  return true;
 }
 
 static inline bool same_place(ct_place a, ct_place b) {
@@ -442,10 +448,17 @@ static ct_status stack_output(rnn *r, size_t i) {
   size_t row = ct__tensor_bytes(first, first->dtype);
   const out_rows *o = &r->plan->outs[i];
   if (o->alike) { /* every step's dims, dtype and place are first's: no need to look again */
+    const void *const *src = r->plan->src + i;
+    size_t n = r->outs->n;
+    /* Between host places ct__memcpy's move, without a call per row. */
+    bool host = c->place.kind != CT_DEVICE_CUDA && o->place.kind != CT_DEVICE_CUDA && row > 0;
     for (int64_t t = 0; t < r->T; t++) {
-      st = ct__memcpy(out + (size_t)t * row, c->place, r->plan->src[(size_t)t * r->outs->n + i],
-                      o->place, row);
-      if (st != CT_OK) return st;
+      if (host) {
+        memmove(out + (size_t)t * row, src[(size_t)t * n], row);
+      } else if ((st = ct__memcpy(out + (size_t)t * row, c->place, src[(size_t)t * n], o->place,
+                                  row)) != CT_OK) {
+        return st;
+      }
     }
     return CT_OK;
   }
@@ -548,6 +561,7 @@ static ct_status run_steps(rnn *r) {
   if (st != CT_OK) return ct_kernel_fail(c, st, "out of host memory for its step bindings");
   if ((st = plan_reserve(r)) != CT_OK) return st;
   plan_rows(r);
+  const uint64_t *errors = ct__error_counter();
   const ct__rnn_step *prev = NULL;
   for (int64_t k = 0; k < r->T; k++) {
     int64_t t = r->reverse ? r->T - 1 - k : k;
@@ -555,7 +569,9 @@ static ct_status run_steps(rnn *r) {
     const ct__rnn_step *b = ct__rnn_tape_bound(r->tape, (size_t)t, s);
     if (CT__UNLIKELY(b == NULL) && (b = bind_step(r, s, t)) == NULL) return ct_last_status();
     if ((st = set_step(r, b, k == 0, t)) != CT_OK) return st;
-    if (CT__UNLIKELY((st = ct_executor_run(b->exec)) != CT_OK)) return step_fail(r, t, NULL);
+    if (CT__UNLIKELY((st = ct__executor_run_counted(b->exec, errors)) != CT_OK)) {
+      return step_fail(r, t, NULL);
+    }
     if ((st = check_states(r, b, t)) != CT_OK) return st;
     note_outputs(r, b, t, k);
     prev = b;

@@ -131,11 +131,6 @@ ct_status ct__rnn_tape_begin(ct__rnn_tape *tp, const ct_scope *parent, size_t T,
   return CT_OK;
 }
 
-ct__rnn_step *ct__rnn_tape_bound(ct__rnn_tape *tp, size_t t, const ct_scope *s) {
-  ct__rnn_step *st = &tp->steps[t];
-  return st->scope == s && st->stamp == ct__scope_stamp(s) ? st : NULL;
-}
-
 ct__rnn_step *ct__rnn_tape_bind(ct__rnn_tape *tp, size_t t, ct_scope *s, const ct_program *p,
                                 ct_var *const *vars) {
   ct__rnn_step *st = &tp->steps[t];
