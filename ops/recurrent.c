@@ -39,50 +39,6 @@ enum {
 
 typedef ct__names name_list;
 
-void ct__names_free(ct__names *l) {
-  free(l->buf);
-  free(l->v);
-  memset(l, 0, sizeof *l);
-}
-
-ct_status ct__names_split(const char *s, ct__names *l) {
-  if (s == NULL) s = "";
-  memset(l, 0, sizeof *l);
-  size_t len = strlen(s), commas = 0;
-  for (size_t i = 0; i < len; i++) commas += s[i] == ',';
-  l->buf = ct__malloc(len + 1);
-  l->v = ct__malloc((commas + 1) * sizeof *l->v);
-  if (l->buf == NULL || l->v == NULL) {
-    ct__names_free(l);
-    return CT_ERR_OUT_OF_MEMORY;
-  }
-  memcpy(l->buf, s, len + 1);
-  char *p = l->buf;
-  for (;;) {
-    char *end = strchr(p, ',');
-    if (end != NULL) *end = '\0';
-    while (*p == ' ') p++;
-    size_t k = strlen(p);
-    while (k > 0 && p[k - 1] == ' ') p[--k] = '\0';
-    if (k == 0 && (end != NULL || l->n > 0)) {
-      ct__names_free(l);
-      return CT_ERR_INVALID_ARGUMENT;
-    }
-    if (k > 0) l->v[l->n++] = p;
-    if (end == NULL) break;
-    p = end + 1;
-  }
-  return CT_OK;
-}
-
-long ct__names_find(const ct__names *l, const char *name) {
-  for (size_t i = 0; i < l->n; i++) {
-    if (strcmp(l->v[i], name) == 0) return (long)i;
-  }
-  return -1;
-}
-
-
 static ct_status names_parse(const ct_kernel_ctx *c, size_t attr, name_list *l) {
   const char *s = c->attr[attr].u.s ? c->attr[attr].u.s : "";
   ct_status st = ct__names_split(s, l);
