@@ -300,9 +300,7 @@ static ct_status set_step(rnn *r, const ct__rnn_step *b, bool first, int64_t t) 
     ct_tensor *ex = ct_var_tensor(b->vars[r->ins->n + j]);
     if (CT__UNLIKELY(ex == NULL)) return step_fail(r, t, r->ex->v[j]);
     const ct_tensor *from = first ? ct_kernel_in(c, IN_INIT, j) : r->plan->states[j];
-    /* ct__tensor_check_data's test, inline; the call records the error. */
-    if (CT__UNLIKELY(from->block == NULL ||
-                     ct__tensor_bytes(from, from->dtype) > ct__tensor_capacity(from)) &&
+    if (CT__UNLIKELY(!ct__tensor_data_ok(from)) &&
         ct__tensor_check_data(from, "sharing a state") != CT_OK) {
       return ct_kernel_fail(c, ct_last_status(), "step %lld: sharing state '%s' as '%s'",
                             (long long)t, r->states->v[j], r->ex->v[j]);

@@ -62,13 +62,19 @@ static inline size_t ct__tensor_bytes(const ct_tensor *t, ct_dtype dtype) {
   return (size_t)t->numel * ct__dtype_size(dtype);
 }
 
-/* Checks that t's memory covers its dims and dtype (the rule of ct_tensor_data). */
-ct_status ct__tensor_check_data(const ct_tensor *t, const char *what);
-
 /* Bytes from t's offset to the end of its block. */
 static inline size_t ct__tensor_capacity(const ct_tensor *t) {
   return t->block ? t->block->nbytes - t->offset : 0;
 }
+
+/* Whether t's memory covers its dims and dtype (the rule of ct_tensor_data), inline. */
+static inline bool ct__tensor_data_ok(const ct_tensor *t) {
+  return t->block != NULL && ct__tensor_bytes(t, t->dtype) <= ct__tensor_capacity(t);
+}
+
+/* Checks that t's memory covers its dims and dtype (the rule of ct_tensor_data): CT_OK, or the
+ * error recorded, naming what. */
+ct_status ct__tensor_check_data(const ct_tensor *t, const char *what);
 
 static inline void *ct__tensor_ptr(const ct_tensor *t) {
   return (char *)t->block->ptr + t->offset;
