@@ -16,7 +16,10 @@
  * The step program is bound to each step scope once: the op keeps, on its StepScopes list, an
  * executor per step scope with the step's variables (ops/recurrent_bind.c), and a later run
  * reuses them as long as the step scope and its ancestors have the same variables (scope
- * stamps) and no op or program was edited. A run of a shape seen before allocates nothing. */
+ * stamps) and no op or program was edited. The tape also keeps the run's plan (rnn_plan): the
+ * sequences' rows, the states the step before wrote and where each step wrote its outputs, so
+ * that stacking copies rows without visiting the step scopes again. A run of a shape seen
+ * before allocates nothing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
