@@ -217,9 +217,10 @@ static const ct_tensor *step_value(const bptt *r, ct_scope *s, int64_t t, const 
 }
 
 /* Makes dst (a tensor of the kernel's own) a shared view of src, as ct_tensor_share does, with
- * the unchecked view call once src's memory is known to cover it. */
+ * the unchecked view call once src's memory is known to cover it; what names the failure. */
 static ct_status share(const bptt *r, ct_tensor *dst, const ct_tensor *src, const char *what) {
-  if (CT__UNLIKELY(!ct__tensor_data_ok(src)) && ct__tensor_check_data(src, what) != CT_OK) {
+  if (CT__UNLIKELY(!ct__tensor_data_ok(src)) &&
+      ct__tensor_check_data(src, "the tensor to share") != CT_OK) {
     return relabel(r, what);
   }
   ct__tensor_view(dst, src, src->dims, src->numel, src->offset);
