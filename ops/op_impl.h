@@ -118,6 +118,10 @@ ct_status ct__prep_run_counted(ct__prep *p, const uint64_t *errors);
 
 void ct__prep_destroy(ct__prep *p);
 
+/* ops/program.c: ct_executor_run of an executor known to be there, with the address of this
+ * thread's error count given (a recurrent op runs one executor per step). */
+ct_status ct__executor_run_counted(ct_executor *e, const uint64_t *errors);
+
 /* The op's name for messages: "op 'matmul'" or "op #3 'matmul'" inside a program. */
 const char *ct__op_label(const ct_op *op, char *buf, size_t cap);
 #define CT__OP_LABEL_CAP 96

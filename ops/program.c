@@ -330,7 +330,10 @@ ct_status ct_executor_run(ct_executor *e) {
                      "the last error before this call was: %s)",
                      cause);
   }
-  const uint64_t *errors = ct__error_counter();
+  return ct__executor_run_counted(e, ct__error_counter());
+}
+
+ct_status ct__executor_run_counted(ct_executor *e, const uint64_t *errors) {
   for (size_t i = 0; i < e->n; i++) {
     ct__prep *p = &e->preps[i];
     if (p->deferred) continue;

@@ -16,12 +16,16 @@
  * The step program is bound to each step scope once: the op keeps, on its StepScopes list, an
  * executor per step scope with the step's variables (ops/recurrent_bind.c), and a later run
  * reuses them as long as the step scope and its ancestors have the same variables (scope
- * stamps) and no op or program was edited. A run of a shape seen before allocates nothing. */
+ * stamps) and no op or program was edited. The tape also keeps the run's plan (rnn_plan): the
+ * sequences' rows, the states the step before wrote and where each step wrote its outputs, so
+ * that stacking copies rows without visiting the step scopes again. A run of a shape seen
+ * before allocates nothing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
+#include "ops/op_impl.h"
 #include "ops/recurrent.h"
 #include "scope/scope_list.h"
 
@@ -38,50 +42,6 @@ enum {
 
 typedef ct__names name_list;
 
-void ct__names_free(ct__names *l) {
-  free(l->buf);
-  free(l->v);
-  memset(l, 0, sizeof *l);
-}
-
-ct_status ct__names_split(const char *s, ct__names *l) {
-  if (s == NULL) s = "";
-  memset(l, 0, sizeof *l);
-  size_t len = strlen(s), commas = 0;
-  for (size_t i = 0; i < len; i++) commas += s[i] == ',';
-  l->buf = ct__malloc(len + 1);
-  l->v = ct__malloc((commas + 1) * sizeof *l->v);
-  if (l->buf == NULL || l->v == NULL) {
-    ct__names_free(l);
-    return CT_ERR_OUT_OF_MEMORY;
-  }
-  memcpy(l->buf, s, len + 1);
-  char *p = l->buf;
-  for (;;) {
-    char *end = strchr(p, ',');
-    if (end != NULL) *end = '\0';
-    while (*p == ' ') p++;
-    size_t k = strlen(p);
-    while (k > 0 && p[k - 1] == ' ') p[--k] = '\0';
-    if (k == 0 && (end != NULL || l->n > 0)) {
-      ct__names_free(l);
-      return CT_ERR_INVALID_ARGUMENT;
-    }
-    if (k > 0) l->v[l->n++] = p;
-    if (end == NULL) break;
-    p = end + 1;
-  }
-  return CT_OK;
-}
-
-long ct__names_find(const ct__names *l, const char *name) {
-  for (size_t i = 0; i < l->n; i++) {
-    if (strcmp(l->v[i], name) == 0) return (long)i;
-  }
-  return -1;
-}
-
-
 static ct_status names_parse(const ct_kernel_ctx *c, size_t attr, name_list *l) {
   const char *s = c->attr[attr].u.s ? c->attr[attr].u.s : "";
   ct_status st = ct__names_split(s, l);
@@ -95,15 +55,64 @@ static ct_status names_parse(const ct_kernel_ctx *c, size_t attr, name_list *l) 
   return CT_OK;
 }
 
+/* What a run works from, kept on the tape (its extra) so that a run of a shape seen before
+ * allocates nothing: per step input, its sequence's row; per state, the tensor the step run last
+ * wrote (checked); per step output, whether every step wrote it alike, and where. */
+typedef struct seq_row {
+  const ct_tensor *seq;
+  ct_ddim dims; /* the sequence's, dim 0 dropped */
+  int64_t numel;
+  size_t bytes;
+} seq_row;
+
+typedef struct out_rows {
+  ct_ddim dims; /* as the step run first wrote it */
+  ct_dtype dtype;
+  ct_place place;
+  bool alike; /* every step so far wrote it with memory, these dims and dtype, at this place */
+} out_rows;
+
+typedef struct rnn_plan {
+  seq_row *rows;            /* one per step input */
+  const ct_tensor **states; /* one per state */
+  out_rows *outs;           /* one per step output */
+  const void **src;         /* [t * n_outs + i]: step t's output i, src_cap entries */
+  size_t src_cap;
+} rnn_plan;
+
 /* The run's state: parsed attributes and the list. */
 typedef struct rnn {
   const ct_kernel_ctx *c;
   const name_list *states, *ex, *ins, *outs; /* the tape's */
   ct_scope_list *list;
   ct__rnn_tape *tape;
+  rnn_plan *plan; /* the tape's */
   int64_t T;
   bool reverse;
 } rnn;
+
+static void plan_free(void *extra) {
+  rnn_plan *pl = extra;
+  free(pl->src);
+  free(pl);
+}
+
+/* The plan for the names just parsed (one allocation; the rows to stack come with the first
+ * run). NULL when out of host memory (recorded). */
+static rnn_plan *plan_new(const rnn *r) {
+  size_t head = sizeof(rnn_plan), rows = r->ins->n * sizeof(seq_row);
+  size_t outs = r->outs->n * sizeof(out_rows), states = r->states->n * sizeof(ct_tensor *);
+  rnn_plan *pl = ct__calloc(1, head + rows + outs + states);
+  if (pl == NULL) {
+    ct_kernel_fail(r->c, CT_ERR_OUT_OF_MEMORY, "out of host memory for its step bindings");
+    return NULL;
+  }
+  /* Each part's size is a multiple of the alignment of the part after it. */
+  pl->rows = (seq_row *)((char *)pl + head);
+  pl->outs = (out_rows *)((char *)pl->rows + rows);
+  pl->states = (const ct_tensor **)((char *)pl->outs + outs);
+  return pl;
+}
 
 static const char *attr_name(const ct_kernel_ctx *c, size_t a) { return c->op->def->attr[a].name; }
 
@@ -187,10 +196,10 @@ static ct_status step_fail(rnn *r, int64_t t, const char *name) {
 
 /* A state or output the step program must have written: v, the local variable of that name in
  * the step scope (NULL when the scope has none). */
-static const ct_tensor *written(rnn *r, const ct_var *v, int64_t t, const char *name,
-                                const char *what) {
+static inline const ct_tensor *written(rnn *r, const ct_var *v, int64_t t, const char *name,
+                                       const char *what) {
   const ct_tensor *x = v ? ct_var_get_tensor(v) : NULL;
-  if (x == NULL || !ct_tensor_has_memory(x)) {
+  if (CT__UNLIKELY(x == NULL || x->block == NULL)) {
     ct_kernel_fail(r->c, CT_ERR_NOT_FOUND,
                    "step %lld: the step program wrote no %s '%s': make one of its ops write "
                    "'%s' in every step",
@@ -265,32 +274,37 @@ done:
   return b;
 }
 
+/* The rows of the step inputs' sequences, for this run. The executor checked that each
+ * sequence's memory covers its dims, check_wiring that it has T >= 1 rows. */
+static void plan_rows(rnn *r) {
+  for (size_t i = 0; i < r->ins->n; i++) {
+    seq_row *w = &r->plan->rows[i];
+    w->seq = ct_kernel_in(r->c, IN_X, i);
+    w->dims = w->seq->dims;
+    w->dims.rank--;
+    memmove(w->dims.d, w->dims.d + 1, (size_t)w->dims.rank * sizeof w->dims.d[0]);
+    w->numel = w->seq->numel / w->seq->dims.d[0];
+    w->bytes = (size_t)w->numel * ct_dtype_size(w->seq->dtype);
+  }
+}
+
 /* Sets step t's inputs and previous states in its binding b: a view of row t of each sequence,
- * and a shared view of each state of the step before (bound as prev; NULL at the first step). */
-static ct_status set_step(rnn *r, const ct__rnn_step *b, const ct__rnn_step *prev, int64_t t) {
+ * and a shared view of each state of the step before (the plan's states, which check_states
+ * found written; the initial states at the first step). */
+static ct_status set_step(rnn *r, const ct__rnn_step *b, bool first, int64_t t) {
   const ct_kernel_ctx *c = r->c;
   for (size_t i = 0; i < r->ins->n; i++) {
     ct_tensor *x = ct_var_tensor(b->vars[i]);
-    if (x == NULL) return step_fail(r, t, r->ins->v[i]);
-    /* The executor checked that the sequence's memory covers its dims, check_wiring that it
-     * has T >= 1 rows: row t is in it. */
-    const ct_tensor *seq = ct_kernel_in(c, IN_X, i);
-    ct_ddim row = seq->dims;
-    row.rank--;
-    memmove(row.d, row.d + 1, (size_t)row.rank * sizeof row.d[0]);
-    int64_t n = seq->numel / seq->dims.d[0];
-    ct__tensor_view(x, seq, row, n,
-                    seq->offset + (size_t)t * (size_t)n * ct_dtype_size(seq->dtype));
+    if (CT__UNLIKELY(x == NULL)) return step_fail(r, t, r->ins->v[i]);
+    const seq_row *w = &r->plan->rows[i];
+    ct__tensor_view(x, w->seq, w->dims, w->numel, w->seq->offset + (size_t)t * w->bytes);
   }
-  size_t states_at = r->ins->n + r->ex->n;
   for (size_t j = 0; j < r->states->n; j++) {
     ct_tensor *ex = ct_var_tensor(b->vars[r->ins->n + j]);
-    if (ex == NULL) return step_fail(r, t, r->ex->v[j]);
-    const ct_tensor *from = prev != NULL
-                                ? written(r, prev->vars[states_at + j], t, r->states->v[j], "state")
-                                : ct_kernel_in(c, IN_INIT, j);
-    if (from == NULL) return ct_last_status();
-    if (ct__tensor_check_data(from, "sharing a state") != CT_OK) {
+    if (CT__UNLIKELY(ex == NULL)) return step_fail(r, t, r->ex->v[j]);
+    const ct_tensor *from = first ? ct_kernel_in(c, IN_INIT, j) : r->plan->states[j];
+    if (CT__UNLIKELY(!ct__tensor_data_ok(from)) &&
+        ct__tensor_check_data(from, "sharing a state") != CT_OK) {
       return ct_kernel_fail(c, ct_last_status(), "step %lld: sharing state '%s' as '%s'",
                             (long long)t, r->states->v[j], r->ex->v[j]);
     }
@@ -299,7 +313,21 @@ static ct_status set_step(rnn *r, const ct__rnn_step *b, const ct__rnn_step *pre
   return CT_OK;
 }
 
-/* Checks the states step t wrote (binding b) against the initial states. */
+/* ct_ddim_equal for dims that are set, inline (a step compares a few of them). */
+static inline bool same_dims(const ct_ddim *a, const ct_ddim *b) {
+  if (a->rank != b->rank) return false;
+  for (int i = 0; i < a->rank; i++) {
+    if (a->d[i] != b->d[i]) return false;
+  }
+  return true;
+}
+
+static inline bool same_place(ct_place a, ct_place b) {
+  return a.kind == b.kind && a.device == b.device;
+}
+
+/* Checks the states step t wrote (binding b) against the initial states, and keeps them in the
+ * plan for the next step. */
 static ct_status check_states(rnn *r, const ct__rnn_step *b, int64_t t) {
   const ct_kernel_ctx *c = r->c;
   size_t states_at = r->ins->n + r->ex->n;
@@ -307,7 +335,8 @@ static ct_status check_states(rnn *r, const ct__rnn_step *b, int64_t t) {
     const ct_tensor *h = written(r, b->vars[states_at + j], t, r->states->v[j], "state");
     if (h == NULL) return ct_last_status();
     const ct_tensor *h0 = ct_kernel_in(c, IN_INIT, j);
-    if (!ct_ddim_equal(h->dims, h0->dims) || h->dtype != h0->dtype) {
+    r->plan->states[j] = h;
+    if (CT__UNLIKELY(!same_dims(&h->dims, &h0->dims) || h->dtype != h0->dtype)) {
       char a[CT__DDIM_STR_CAP], b2[CT__DDIM_STR_CAP];
       return ct_kernel_fail(c, CT_ERR_SHAPE,
                             "step %lld: state '%s' is %s %s but its initial state, input "
@@ -319,6 +348,32 @@ static ct_status check_states(rnn *r, const ct__rnn_step *b, int64_t t) {
     }
   }
   return CT_OK;
+}
+
+/* Notes where step t (the k-th to run) wrote its outputs, for stack_output: an output that some
+ * step wrote without memory, or unlike the first step to run, is stacked the checking way,
+ * which finds the first faulty step. */
+static void note_outputs(rnn *r, const ct__rnn_step *b, int64_t t, int64_t k) {
+  size_t outs_at = n_step_vars(r) - r->outs->n;
+  for (size_t i = 0; i < r->outs->n; i++) {
+    out_rows *o = &r->plan->outs[i];
+    const ct_var *v = b->vars[outs_at + i];
+    const ct_tensor *y = v ? ct_var_get_tensor(v) : NULL;
+    if (CT__UNLIKELY(y == NULL || y->block == NULL)) {
+      o->alike = false;
+      continue;
+    }
+    if (k == 0) {
+      o->dims = y->dims;
+      o->dtype = y->dtype;
+      o->place = y->block->place;
+      o->alike = true;
+    } else if (CT__UNLIKELY(!same_dims(&y->dims, &o->dims) || y->dtype != o->dtype ||
+                            !same_place(y->block->place, o->place))) {
+      o->alike = false;
+    }
+    r->plan->src[(size_t)t * r->outs->n + i] = ct__tensor_ptr(y);
+  }
 }
 
 /* Step output i as step t wrote it (every step is bound once the steps ran). */
@@ -348,6 +403,22 @@ static ct_status stack_output(rnn *r, size_t i) {
   char *out = ct__k_out_data(c, OUT_OUT, i, first->dtype);
   if (out == NULL) return ct_last_status();
   size_t row = ct__tensor_bytes(first, first->dtype);
+  const out_rows *o = &r->plan->outs[i];
+  if (o->alike) { /* every step's dims, dtype and place are first's: no need to look again */
+    const void *const *src = r->plan->src + i;
+    size_t n = r->outs->n;
+    /* Between host places ct__memcpy's move, without a call per row. */
+    bool host = c->place.kind != CT_DEVICE_CUDA && o->place.kind != CT_DEVICE_CUDA && row > 0;
+    for (int64_t t = 0; t < r->T; t++) {
+      if (host) {
+        memmove(out + (size_t)t * row, src[(size_t)t * n], row);
+      } else if ((st = ct__memcpy(out + (size_t)t * row, c->place, src[(size_t)t * n], o->place,
+                                  row)) != CT_OK) {
+        return st;
+      }
+    }
+    return CT_OK;
+  }
   for (int64_t t = 0; t < r->T; t++) {
     const ct_tensor *y = step_output(r, t, i);
     if (y == NULL) return ct_last_status();
@@ -401,13 +472,34 @@ static ct_status find_tape(rnn *r) {
   r->ex = &n[1];
   r->ins = &n[2];
   r->outs = &n[3];
+  r->plan = r->tape->extra;
   if (!fresh) return CT_OK;
   ct_status st = names_parse(c, A_STATES, &n[0]);
   if (st == CT_OK) st = names_parse(c, A_EX_STATES, &n[1]);
   if (st == CT_OK) st = names_parse(c, A_STEP_INPUTS, &n[2]);
   if (st == CT_OK) st = names_parse(c, A_STEP_OUTPUTS, &n[3]);
-  if (st != CT_OK) ct__rnn_tape_drop(r->tape);
-  return st;
+  if (st == CT_OK && (r->plan = plan_new(r)) == NULL) st = ct_last_status();
+  if (st != CT_OK) {
+    ct__rnn_tape_drop(r->tape);
+    return st;
+  }
+  r->tape->extra = r->plan;
+  r->tape->extra_free = plan_free;
+  return CT_OK;
+}
+
+/* Room in the plan for T steps' outputs. CT_OK, or CT_ERR_OUT_OF_MEMORY recorded. */
+static ct_status plan_reserve(rnn *r) {
+  rnn_plan *pl = r->plan;
+  size_t need = (size_t)r->T * r->outs->n;
+  if (need <= pl->src_cap) return CT_OK;
+  const void **grown = ct__realloc(pl->src, need * sizeof *grown);
+  if (grown == NULL) {
+    return ct_kernel_fail(r->c, CT_ERR_OUT_OF_MEMORY, "out of host memory for its step bindings");
+  }
+  pl->src = grown;
+  pl->src_cap = need;
+  return CT_OK;
 }
 
 static ct_status run_steps(rnn *r) {
@@ -424,15 +516,21 @@ static ct_status run_steps(rnn *r) {
   }
   st = ct__rnn_tape_begin(r->tape, c->scope, (size_t)r->T, n_step_vars(r));
   if (st != CT_OK) return ct_kernel_fail(c, st, "out of host memory for its step bindings");
+  if ((st = plan_reserve(r)) != CT_OK) return st;
+  plan_rows(r);
+  const uint64_t *errors = ct__error_counter();
   const ct__rnn_step *prev = NULL;
   for (int64_t k = 0; k < r->T; k++) {
     int64_t t = r->reverse ? r->T - 1 - k : k;
     ct_scope *s = ct_scope_list_get(r->list, (size_t)t);
     const ct__rnn_step *b = ct__rnn_tape_bound(r->tape, (size_t)t, s);
-    if (b == NULL && (b = bind_step(r, s, t)) == NULL) return ct_last_status();
-    if ((st = set_step(r, b, prev, t)) != CT_OK) return st;
-    if ((st = ct_executor_run(b->exec)) != CT_OK) return step_fail(r, t, NULL);
+    if (CT__UNLIKELY(b == NULL) && (b = bind_step(r, s, t)) == NULL) return ct_last_status();
+    if ((st = set_step(r, b, k == 0, t)) != CT_OK) return st;
+    if (CT__UNLIKELY((st = ct__executor_run_counted(b->exec, errors)) != CT_OK)) {
+      return step_fail(r, t, NULL);
+    }
     if ((st = check_states(r, b, t)) != CT_OK) return st;
+    note_outputs(r, b, t, k);
     prev = b;
   }
   for (size_t i = 0; i < r->outs->n; i++) {

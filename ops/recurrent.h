@@ -81,8 +81,12 @@ void ct__rnn_tape_drop(ct__rnn_tape *tp);
  * step when parent or an ancestor changed its names. CT_OK, or CT_ERR_OUT_OF_MEMORY recorded. */
 ct_status ct__rnn_tape_begin(ct__rnn_tape *tp, const ct_scope *parent, size_t T, size_t n_vars);
 
-/* Step t's binding when it still holds for s, else NULL. */
-ct__rnn_step *ct__rnn_tape_bound(ct__rnn_tape *tp, size_t t, const ct_scope *s);
+/* Step t's binding when it still holds for s, else NULL (inline: the forward op asks at every
+ * step). */
+static inline ct__rnn_step *ct__rnn_tape_bound(ct__rnn_tape *tp, size_t t, const ct_scope *s) {
+  ct__rnn_step *st = &tp->steps[t];
+  return st->scope == s && st->stamp == ct__scope_stamp(s) ? st : NULL;
+}
 
 /* Binds step t to s: an executor of p on s at the tape's place, vars copied (n_vars entries).
  * Call it after the kernel made every variable it needs in s. NULL with the error recorded. */

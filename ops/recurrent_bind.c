@@ -7,12 +7,56 @@
  * gradient, so two); a third op takes the tape used least recently. Whether a binding still
  * holds is decided by stamps, never by following a pointer the binding kept: the op's edit
  * generation, the place, the parent scope and the stamps of its ancestors for the whole tape, and
- * the step scope's own stamp for each step. */
+ * the step scope's own stamp for each step. The comma-separated name lists a tape keeps parsed
+ * (ct__names_split) are here too. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ops/recurrent.h"
 #include "common/alloc.h"
+
+void ct__names_free(ct__names *l) {
+  free(l->buf);
+  free(l->v);
+  memset(l, 0, sizeof *l);
+}
+
+ct_status ct__names_split(const char *s, ct__names *l) {
+  if (s == NULL) s = "";
+  memset(l, 0, sizeof *l);
+  size_t len = strlen(s), commas = 0;
+  for (size_t i = 0; i < len; i++) commas += s[i] == ',';
+  l->buf = ct__malloc(len + 1);
+  l->v = ct__malloc((commas + 1) * sizeof *l->v);
+  if (l->buf == NULL || l->v == NULL) {
+    ct__names_free(l);
+    return CT_ERR_OUT_OF_MEMORY;
+  }
+  memcpy(l->buf, s, len + 1);
+  char *p = l->buf;
+  for (;;) {
+    char *end = strchr(p, ',');
+    if (end != NULL) *end = '\0';
+    while (*p == ' ') p++;
+    size_t k = strlen(p);
+    while (k > 0 && p[k - 1] == ' ') p[--k] = '\0';
+    if (k == 0 && (end != NULL || l->n > 0)) {
+      ct__names_free(l);
+      return CT_ERR_INVALID_ARGUMENT;
+    }
+    if (k > 0) l->v[l->n++] = p;
+    if (end == NULL) break;
+    p = end + 1;
+  }
+  return CT_OK;
+}
+
+long ct__names_find(const ct__names *l, const char *name) {
+  for (size_t i = 0; i < l->n; i++) {
+    if (strcmp(l->v[i], name) == 0) return (long)i;
+  }
+  return -1;
+}
 
 enum { N_TAPES = 2 };
 
@@ -129,11 +173,6 @@ ct_status ct__rnn_tape_begin(ct__rnn_tape *tp, const ct_scope *parent, size_t T,
     tp->n_steps = T;
   }
   return CT_OK;
-}
-
-ct__rnn_step *ct__rnn_tape_bound(ct__rnn_tape *tp, size_t t, const ct_scope *s) {
-  ct__rnn_step *st = &tp->steps[t];
-  return st->scope == s && st->stamp == ct__scope_stamp(s) ? st : NULL;
 }
 
 ct__rnn_step *ct__rnn_tape_bind(ct__rnn_tape *tp, size_t t, ct_scope *s, const ct_program *p,

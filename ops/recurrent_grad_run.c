@@ -216,6 +216,17 @@ static const ct_tensor *step_value(const bptt *r, ct_scope *s, int64_t t, const 
   return x;
 }
 
+/* Makes dst (a tensor of the kernel's own) a shared view of src, as ct_tensor_share does, with
+ * the unchecked view call once src's memory is known to cover it; what names the failure. */
+static ct_status share(const bptt *r, ct_tensor *dst, const ct_tensor *src, const char *what) {
+  if (CT__UNLIKELY(!ct__tensor_data_ok(src)) &&
+      ct__tensor_check_data(src, "the tensor to share") != CT_OK) {
+    return relabel(r, what);
+  }
+  ct__tensor_view(dst, src, src->dims, src->numel, src->offset);
+  return CT_OK;
+}
+
 /* The local tensor called name in s, made when missing. */
 static ct_tensor *local(const bptt *r, ct_scope *s, int64_t t, const char *name) {
   ct_var *v = ct_scope_var(s, name); /* NULL: out of memory, recorded (kept for relabel) */
@@ -261,11 +272,14 @@ static ct_status seed_step(bptt *r, ct_scope *s, ct_scope *after_s, int64_t t) {
     ct_tensor *x = local(r, s, t, r->out_seed[i]);
     const ct_tensor *seq = ct_kernel_in(c, G_DOUT, i);
     if (x == NULL) return ct_last_status();
-    if (ct_tensor_slice(x, seq, t, t + 1) != CT_OK) return relabel(r, "slicing Out@GRAD");
+    /* check_steps found seq [T, ...] and the executor its memory covering its dims: row t is in
+     * it. */
     ct_ddim row = seq->dims;
     row.rank--;
     memmove(row.d, row.d + 1, (size_t)row.rank * sizeof row.d[0]);
-    ct__tensor_set_dims(x, row, ct_ddim_numel(row));
+    int64_t n = ct_ddim_numel(row);
+    size_t at = seq->offset + (size_t)t * (size_t)n * ct_dtype_size(seq->dtype);
+    ct__tensor_view(x, seq, row, n, at);
   }
   for (size_t j = 0; j < r->states.n; j++) {
     ct_tensor *x = local(r, s, t, r->next[j]);
@@ -286,7 +300,8 @@ static ct_status seed_step(bptt *r, ct_scope *s, ct_scope *after_s, int64_t t) {
                             ct_dtype_name(h->dtype));
     }
     if (from != NULL) {
-      if (ct_tensor_share(x, from) != CT_OK) return relabel(r, "sharing a state's gradient");
+      ct_status st = share(r, x, from, "sharing a state's gradient");
+      if (st != CT_OK) return st;
       continue;
     }
     zeros = true; /* no gradient comes after the last step: the loss does not read it */
@@ -414,7 +429,7 @@ static ct_status sum_params(bptt *r) {
     const ct_tensor *x = step_value(r, ct_scope_list_get(r->list, t), (int64_t)t,
                                     r->param_grad[i / T]);
     if (x == NULL) st = ct_last_status();
-    else if (ct_tensor_share(g->view_t[i], x) != CT_OK) st = relabel(r, "summing");
+    else st = share(r, g->view_t[i], x, "summing");
   }
   ct_executor *e = st == CT_OK ? bound_exec(&g->sums, sk, r->tp->chain_gen, c->place) : NULL;
   if (st == CT_OK && (e == NULL || ct_executor_run(e) != CT_OK)) {

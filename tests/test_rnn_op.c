@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_rnn_op.c: the recurrent op's behaviour: an Elman RNN for T = 1 .. 50 and reversed
  * against a hand-written loop, step inputs and previous states as views, a state carried from
- * run to run, the op inside an executor, an LSTM cell with two states, and misuse. Its binding
+ * run to run, the op inside an executor, an LSTM cell with two states, step outputs that cannot
+ * be stacked, and misuse. Its binding
  * and the reuse of its step scopes across runs are tested in test_rnn_bind.c, the step-scope
  * lists it runs in in test_rnn.c. */
 #include <math.h>
@@ -310,6 +311,56 @@ START_TEST(step_program_may_not_write_its_views) {
 }
 END_TEST
 
+/* An Elman op whose step program also writes y = relu(z), stacked into y_seq after h_seq. */
+static ct_op *elman_with_y(bool reverse, const char *outs) {
+  ct_program *p = elman_program();
+  append_op(p, "relu", "z", NULL, "y");
+  ct_op *op = elman_op_over(p, reverse);
+  const char *seqs[] = {"h_seq", "y_seq"};
+  ck_assert_int_eq(ct_op_set_attr_string(op, "step_outputs", outs), CT_OK);
+  ck_assert_int_eq(ct_op_set_outputs(op, "Out", seqs, 2), CT_OK);
+  return op;
+}
+
+START_TEST(step_output_whose_dims_change_is_refused) {
+  for (int reverse = 0; reverse < 2; reverse++) {
+    ct_scope *root = ct_scope_new();
+    elman_data(root, 3);
+    const float *z = put_random(root, "z", CT_DIMS(B, H), 9);
+    ct_op *op = elman_with_y(reverse, "h, y");
+    ck_assert_int_eq(ct_op_run(op, root, ct_cpu()), CT_OK);
+    const ct_tensor *ys = ct_var_get_tensor(ct_scope_find_var(root, "y_seq"));
+    ck_assert(ct_ddim_equal(ct_tensor_dims(ys), CT_DIMS(3, B, H)));
+    const float *y = var_f32(root, "y_seq");
+    for (int i = 0; i < 3 * B * H; i++) ck_assert_float_eq(y[i], fmaxf(z[i % (B * H)], 0.0f));
+    /* Step 1 reads a z of its own, one column wider: its y cannot be stacked with step 0's. */
+    ct_scope *step1 = ct_scope_list_get(
+        ct_var_get(ct_scope_find_var(root, "steps"), &ct_scope_list_type), 1);
+    put_random(step1, "z", CT_DIMS(B, H + 1), 9);
+    ck_assert_int_eq(ct_op_run(op, root, ct_cpu()), CT_ERR_SHAPE);
+    HAS(ct_last_error(), "recurrent");
+    HAS(ct_last_error(), "step 1: step output 'y' is [2,5] float32 but at step 0 it was [2,4]");
+    ct_op_free(op);
+    ct_scope_free(root);
+  }
+}
+END_TEST
+
+START_TEST(step_program_writes_no_step_output) {
+  for (int reverse = 0; reverse < 2; reverse++) {
+    ct_scope *root = ct_scope_new();
+    elman_data(root, 3);
+    put_random(root, "z", CT_DIMS(B, H), 9);
+    ct_op *op = elman_with_y(reverse, "h, w");
+    ck_assert_int_eq(ct_op_run(op, root, ct_cpu()), CT_ERR_NOT_FOUND);
+    HAS(ct_last_error(), "recurrent");
+    HAS(ct_last_error(), "step 0: the step program wrote no step output 'w'");
+    ct_op_free(op);
+    ct_scope_free(root);
+  }
+}
+END_TEST
+
 START_TEST(step_scopes_variable_misuse) {
   ct_scope *root = ct_scope_new();
   elman_data(root, 3);
@@ -342,6 +393,8 @@ static Suite *rnn_suite(void) {
   CT_ADD_TEST(s, mismatched_shapes);
   CT_ADD_TEST(s, step_program_writes_no_state);
   CT_ADD_TEST(s, step_program_may_not_write_its_views);
+  CT_ADD_TEST(s, step_output_whose_dims_change_is_refused);
+  CT_ADD_TEST(s, step_program_writes_no_step_output);
   CT_ADD_TEST(s, step_scopes_variable_misuse);
   return s;
 }

@@ -216,20 +216,6 @@ static ct_status check_view(ct_tensor *dst, const ct_tensor *src, const char *wh
 }
 
 /* See tensor_impl.h. */
-void ct__tensor_view(ct_tensor *dst, const ct_tensor *src, ct_ddim dims, int64_t numel,
-                     size_t offset) {
-  ct__block *b = src->block;
-  ct_dtype dtype = src->dtype;
-  if (dst->block != b) {
-    ct__block_retain(b);
-    ct__block_release(dst->block);
-    dst->block = b;
-  }
-  dst->dtype = dtype;
-  ct__tensor_set_dims(dst, dims, numel);
-  dst->offset = offset;
-}
-
 static void make_view(ct_tensor *dst, const ct_tensor *src, ct_ddim dims, size_t offset) {
   ct__tensor_view(dst, src, dims, ct_ddim_numel(dims), offset);
 }

@@ -28,9 +28,22 @@ void ct__tensor_adopt(ct_tensor *t, ct__block *b, ct_ddim dims, int64_t numel, c
 /* Makes dst a view of src's block with these dims (numel elements) at offset bytes, unchecked:
  * the caller knows src holds memory covering them. Safe when dst == src. A dst that already
  * views the block (a recurrent step's input, viewed again at every run) keeps its reference: no
- * atomic operation on the block's count. */
-void ct__tensor_view(ct_tensor *dst, const ct_tensor *src, ct_ddim dims, int64_t numel,
-                     size_t offset);
+ * atomic operation on the block's count, and no call (inline: the recurrent op sets its step
+ * inputs and previous states this way at every step). */
+static inline void ct__tensor_view(ct_tensor *dst, const ct_tensor *src, ct_ddim dims,
+                                   int64_t numel, size_t offset) {
+  ct__block *b = src->block;
+  ct_dtype dtype = src->dtype;
+  if (dst->block != b) {
+    ct__block_retain(b);
+    ct__block_release(dst->block);
+    dst->block = b;
+  }
+  dst->dtype = dtype;
+  dst->dims = dims;
+  dst->numel = numel;
+  dst->offset = offset;
+}
 
 /* Lets go of t's memory, keeping its dims and dtype (an executor freeing an intermediate). */
 void ct__tensor_drop_memory(ct_tensor *t);
@@ -49,13 +62,19 @@ static inline size_t ct__tensor_bytes(const ct_tensor *t, ct_dtype dtype) {
   return (size_t)t->numel * ct__dtype_size(dtype);
 }
 
-/* Checks that t's memory covers its dims and dtype (the rule of ct_tensor_data). */
-ct_status ct__tensor_check_data(const ct_tensor *t, const char *what);
-
 /* Bytes from t's offset to the end of its block. */
 static inline size_t ct__tensor_capacity(const ct_tensor *t) {
   return t->block ? t->block->nbytes - t->offset : 0;
 }
+
+/* Whether t's memory covers its dims and dtype (the rule of ct_tensor_data), inline. */
+static inline bool ct__tensor_data_ok(const ct_tensor *t) {
+  return t->block != NULL && ct__tensor_bytes(t, t->dtype) <= ct__tensor_capacity(t);
+}
+
+/* Checks that t's memory covers its dims and dtype (the rule of ct_tensor_data): CT_OK, or the
+ * error recorded, naming what. */
+ct_status ct__tensor_check_data(const ct_tensor *t, const char *what);
 
 static inline void *ct__tensor_ptr(const ct_tensor *t) {
   return (char *)t->block->ptr + t->offset;
