@@ -285,7 +285,8 @@ static const void *leaf_run(const ct__expr_leaf *l, const ct_ddim *out, int64_t 
 /* Asks for the next block of every leaf read in place, and of dst, while this block computes:
  * the block's node loops run one after another, each over only some of the streams, so without
  * this the memory system would see few streams at a time. */
-static void prefetch_next(const ct__expr_plan *p, int64_t i0, int64_t end, size_t es) {
+static void prefetch_next(const ct__expr_plan *p, int64_t i0, int64_t end, size_t es,
+                          bool dst_too) {
   size_t bytes = (size_t)(end - i0 < BLOCK ? end - i0 : BLOCK) * es;
   for (int k = 0; k < p->n_leaves; k++) {
     const ct__expr_leaf *l = &p->leaves[k];
@@ -293,6 +294,7 @@ static void prefetch_next(const ct__expr_plan *p, int64_t i0, int64_t end, size_
     const char *q = (const char *)l->data + (size_t)i0 * es;
     for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(q + b, 0, 3);
   }
+  if (!dst_too) return; /* streamed: its lines are written whole, never read */
   char *d = (char *)p->dst + (size_t)i0 * es;
   for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(d + b, 1, 3);
 }
@@ -437,7 +439,7 @@ static int64_t grain_blocks(const ct__expr_plan *p) {
     bool nt = DIRECT && ct__stream_wanted((size_t)p->numel * sizeof(C));                     \
     for (int64_t i0 = b * BLOCK; i0 < end; i0 += BLOCK) {                                    \
       int n = end - i0 < BLOCK ? (int)(end - i0) : BLOCK;                                    \
-      if (!nt && i0 + BLOCK < end) prefetch_next(p, i0 + BLOCK, end, sizeof(*(STORAGE *)0)); \
+      if (i0 + BLOCK < end) prefetch_next(p, i0 + BLOCK, end, sizeof(*(STORAGE *)0), !nt);   \
       block_##NAME(p, buf, st, i0, n, nt);                                                   \
     }                                                                                        \
     if (nt) ct__stream_fence();                                                              \
