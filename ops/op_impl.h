@@ -23,6 +23,8 @@ typedef struct ct__opdef {
   ct_attr_def *attr;
   size_t n_in, n_out, n_attr;
   ct_infer_shape_fn infer_shape;
+  unsigned flags;  /* CT_OP_* */
+  bool pure_infer; /* CT_OP_PURE_INFER with an infer_shape: a prepared op may skip it (ct__prep) */
   int dtype_attr; /* index into attr, or -1 */
   ct_grad_fn grad; /* NULL: no gradient */
   _Atomic(ct_kernel_fn) kernels[CT__N_KINDS][CT__N_DTYPES];
@@ -89,7 +91,22 @@ typedef struct ct__prep {
   struct ct__fused *fused; /* fuse_elementwise: the group this op roots, run in its place */
   bool deferred;          /* fuse_elementwise: a group member, run by its root */
   bool self_alias;        /* a variable is wired both as an input and as an output (tensor slots) */
+  /* The reuse of infer-shape (CT_OP_PURE_INFER): per variable, inputs then outputs, the tensor,
+   * dims and dtype that the last successful run's infer-shape read (inputs) or left (outputs).
+   * A run whose tensors all match them, while the op's generation is still key_gen, skips
+   * infer-shape. key is NULL where infer-shape always runs (not pure, an any-type slot, a
+   * one-off ct_op_run); key_gen is 0 while the key holds nothing valid. */
+  struct ct__infer_key *key;
+  uint64_t key_gen;
 } ct__prep;
+
+typedef struct ct__infer_key {
+  const ct_tensor *t;
+  int64_t numel;          /* with rank, the dims of rank 1 or less; d holds those of rank 2 up */
+  ct_dtype dtype;
+  int rank;
+  int64_t d[CT_MAX_RANK];
+} ct__infer_key;
 
 /* ops/fuse.c: the fuse_elementwise option. ct__fuse_plan forms the groups over an executor's
  * preps (candidate: whether a variable may be an intermediate, that is created by the executor
