@@ -95,15 +95,18 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
     n_out += op->out[s].n;
   }
   size_t n = n_in + n_out, n_pos = d->n_in + 1 + d->n_out + 1;
+  keyed = keyed && n <= CT__KEY_CAP;
   if (n > UINT32_MAX / 2) {
     return ct__error(CT_ERR_OUT_OF_RANGE, "%s: %zu variables are too many",
                      ct__op_label(op, label, sizeof label), n);
   }
-  /* One allocation: variables, tensors, the outputs' saved dims, the infer-shape key, slot
-   * positions, any-type flags (pointers and dims first, so each part is aligned). */
+  /* One allocation. First what every run reads, together: variables, tensors, slot positions
+   * (which kernels read), any-type flags; then, 8-byte aligned, what only a change or a failure
+   * reads: the outputs' saved dims and the key's extents. */
   size_t n_key = keyed ? n : 0;
-  size_t bytes = n * (sizeof(ct_var *) + sizeof(ct_tensor *)) + n_out * sizeof(ct_ddim) +
-                 n_key * sizeof(ct__infer_key) + n_pos * sizeof(uint32_t) + n + 1;
+  size_t hot = n * (sizeof(ct_var *) + sizeof(ct_tensor *)) + n_pos * sizeof(uint32_t) + n + 1;
+  hot = (hot + 7) & ~(size_t)7;
+  size_t bytes = hot + n_out * sizeof(ct_ddim) + n_key * CT_MAX_RANK * sizeof(int64_t);
   char *mem = ct__calloc(1, bytes);
   if (mem == NULL) {
     return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: out of host memory binding %zu variables",
@@ -111,11 +114,12 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
   }
   p->op = op;
   p->vars = (ct_var **)(void *)mem;
-  p->tensors = (ct_tensor **)(void *)(mem + n * sizeof(ct_var *));
-  p->out_dims = (ct_ddim *)(void *)(mem + n * (sizeof(ct_var *) + sizeof(ct_tensor *)));
-  p->key = keyed ? (ct__infer_key *)(void *)(p->out_dims + n_out) : NULL;
-  p->pos = (uint32_t *)(void *)((char *)(p->out_dims + n_out) + n_key * sizeof(ct__infer_key));
+  p->tensors = (ct_tensor **)(void *)(p->vars + n);
+  p->keyed = keyed;
+  p->pos = (uint32_t *)(void *)(p->tensors + n);
   p->any_type = (unsigned char *)(p->pos + n_pos);
+  p->out_dims = (ct_ddim *)(void *)(mem + hot);
+  p->key_d = keyed ? (int64_t *)(void *)(p->out_dims + n_out) : NULL;
   p->n_in_vars = (uint32_t)n_in;
   p->n_out_vars = (uint32_t)n_out;
   uint32_t *in_pos = p->pos, *out_pos = p->pos + d->n_in + 1;
@@ -306,27 +310,37 @@ CT__COLD static ct_status name_failure(const ct__prep *p, ct_status s, uint64_t 
   return ct__error(s, "%s: %s", label, copy);
 }
 
-/* Key entries k in [from, to): the tensors as they are now. */
+/* Key entries k in [from, to): the tensors as they are now (extents of every rank, so that a
+ * failure can give them back). */
 CT__COLD static void key_take(ct__prep *p, uint32_t from, uint32_t to) {
   for (uint32_t k = from; k < to; k++) {
     const ct_tensor *t = p->tensors[k];
     ct__infer_key *e = &p->key[k];
-    *e = (ct__infer_key){.t = t, .numel = t->numel, .dtype = t->dtype, .rank = t->dims.rank};
-    for (int i = 0; i < t->dims.rank; i++) e->d[i] = t->dims.d[i];
+    *e = (ct__infer_key){.numel = t->numel, .dtype = t->dtype, .rank = t->dims.rank};
+    for (int i = 0; i < t->dims.rank; i++) p->key_d[k * CT_MAX_RANK + i] = t->dims.d[i];
   }
 }
 
-/* Whether tensor t (not NULL) is what key entry e holds: the same object with the same dtype
- * and dims. Up to rank 1, rank and numel say what the dims are (numel is the one extent of a
- * rank-1 tensor; ct__tensor_set_dims sets both together); above, the extents are compared. */
-static inline bool key_same(const ct__infer_key *e, const ct_tensor *t) {
-  if (e->t != t || e->numel != t->numel || e->dtype != t->dtype || e->rank != t->dims.rank) {
-    return false;
-  }
-  for (int i = 0; i < e->rank && e->rank > 1; i++) {
-    if (e->d[i] != t->dims.d[i]) return false;
+/* Whether the extents of tensor t (rank 2 or more) are those of key entry k. */
+static bool key_same_extents(const ct__prep *p, uint32_t k, const ct_tensor *t) {
+  const int64_t *d = p->key_d + (size_t)k * CT_MAX_RANK;
+  for (int i = 0; i < t->dims.rank; i++) {
+    if (d[i] != t->dims.d[i]) return false;
   }
   return true;
+}
+
+/* Whether tensor t (not NULL) still has the dtype and dims key entry k holds. Up to rank 1,
+ * rank and numel say what the dims are (numel is the one extent of a rank-1 tensor;
+ * ct__tensor_set_dims sets both together); above, the extents are compared. The object needs
+ * no compare: a variable holds its tensor in place, so entry k describes the same object on
+ * every run, and only its state can change (a cleared and refilled variable included). */
+static inline bool key_same(const ct__prep *p, uint32_t k, const ct_tensor *t) {
+  const ct__infer_key *e = &p->key[k];
+  if (e->numel != t->numel || e->dtype != t->dtype || e->rank != t->dims.rank) {
+    return false;
+  }
+  return e->rank <= 1 || key_same_extents(p, k, t);
 }
 
 /* Runs infer-shape (unless reuse: its last result still stands), then the kernel; a failure
@@ -339,7 +353,7 @@ static inline ct_status run_stages(ct__prep *p, ct_kernel_fn fn, const uint64_t 
   if (infer != NULL) {
     s = infer(&p->ctx);
     if (CT__UNLIKELY(s != CT_OK)) return name_failure(p, s, seen, "infer-shape");
-    if (p->key != NULL) key_take(p, p->n_in_vars, p->n_in_vars + p->n_out_vars);
+    if (p->keyed) key_take(p, p->n_in_vars, p->n_in_vars + p->n_out_vars);
   }
   s = fn(&p->ctx);
   if (CT__UNLIKELY(s != CT_OK)) return name_failure(p, s, seen, "kernel");
@@ -431,22 +445,26 @@ static inline ct_tensor *held_tensor(const ct_var *v) {
  * recorded: the general path (run_general) then does the run and reports what is wrong. */
 static inline ct_kernel_fn reused_kernel(ct__prep *p) {
   uint32_t n_in = p->n_in_vars, n = n_in + p->n_out_vars;
-  const ct__infer_key *key = p->key;
   if (p->self_alias) return NULL;
   for (uint32_t k = 0; k < n_in; k++) {
     ct_tensor *t = held_tensor(p->vars[k]);
-    if (t == NULL || !key_same(&key[k], t) || t->block == NULL ||
+    if (t == NULL || !key_same(p, k, t) || t->block == NULL ||
         !place_ok(t->block->place, p->ctx.place) ||
         ct__tensor_bytes(t, t->dtype) > ct__tensor_capacity(t)) {
       return NULL;
     }
     p->tensors[k] = t;
+    /* The kernel reads the data next: asked for now, the loads of all the tensors overlap
+     * (an op on a few elements spends most of its time waiting on memory). */
+    __builtin_prefetch(ct__tensor_ptr(t));
   }
   for (uint32_t k = n_in; k < n; k++) {
     ct_tensor *t = held_tensor(p->vars[k]);
-    if (t == NULL || !key_same(&key[k], t)) return NULL;
+    if (t == NULL || !key_same(p, k, t)) return NULL;
     p->tensors[k] = t;
-    if (t->block != NULL && !ct__block_unique(t->block) && aliases_input(p, t)) return NULL;
+    if (t->block == NULL) continue;
+    if (!ct__block_unique(t->block) && aliases_input(p, t)) return NULL;
+    __builtin_prefetch(ct__tensor_ptr(t), 1);
   }
   return find_kernel(p->op->def, p->ctx.place.kind, p->ctx.dtype);
 }
@@ -454,11 +472,11 @@ static inline ct_kernel_fn reused_kernel(ct__prep *p) {
 /* Gives the outputs the dims the key holds for them (they had them before a reused run). */
 CT__COLD static void restore_key_dims(ct__prep *p) {
   for (uint32_t k = 0; k < p->n_out_vars; k++) {
-    const ct__infer_key *e = &p->key[p->n_in_vars + k];
+    uint32_t j = p->n_in_vars + k;
+    const ct__infer_key *e = &p->key[j];
     ct_ddim *dims = &p->out_dims[k];
     dims->rank = e->rank;
-    if (e->rank == 1) dims->d[0] = e->numel;
-    for (int i = 0; i < e->rank && e->rank > 1; i++) dims->d[i] = e->d[i];
+    for (int i = 0; i < e->rank; i++) dims->d[i] = p->key_d[j * CT_MAX_RANK + i];
   }
   restore_dims(p);
 }
@@ -466,7 +484,7 @@ CT__COLD static void restore_key_dims(ct__prep *p) {
 static ct_status run_general(ct__prep *p, const uint64_t *errors);
 
 ct_status ct__prep_run_counted(ct__prep *p, const uint64_t *errors) {
-  if (p->key != NULL && p->key_gen == p->op->gen) {
+  if (p->keyed && p->key_gen == p->op->gen) {
     ct_kernel_fn fn = reused_kernel(p);
     if (CT__LIKELY(fn != NULL)) {
       uint64_t seen = *errors;
@@ -488,7 +506,7 @@ static ct_status run_general(ct__prep *p, const uint64_t *errors) {
   bool aliased = p->self_alias;
   /* Whether infer-shape's last result stands: the same op generation, and (below) every tensor
    * as the key holds it. */
-  bool reuse = p->key != NULL && p->key_gen == p->op->gen;
+  bool reuse = p->keyed && p->key_gen == p->op->gen;
   for (uint32_t k = 0; k < n_in; k++) {
     if (p->any_type[k]) {
       p->tensors[k] = NULL;
@@ -500,7 +518,7 @@ static ct_status run_general(ct__prep *p, const uint64_t *errors) {
       return input_error(p, k, t);
     }
     p->tensors[k] = t;
-    reuse = reuse && key_same(&p->key[k], t);
+    reuse = reuse && key_same(p, k, t);
   }
   for (uint32_t k = n_in; k < n; k++) {
     if (p->any_type[k]) {
@@ -510,7 +528,7 @@ static ct_status run_general(ct__prep *p, const uint64_t *errors) {
     ct_tensor *t = ct_var_tensor(p->vars[k]);
     if (CT__UNLIKELY(t == NULL)) return output_error(p, k - n_in);
     p->tensors[k] = t;
-    reuse = reuse && key_same(&p->key[k], t);
+    reuse = reuse && key_same(p, k, t);
     /* A block held once is held by this tensor alone, so it is an input's only when this
      * variable is also an input's, which binding found (self_alias). */
     if (t->block != NULL && !ct__block_unique(t->block)) aliased |= aliases_input(p, t);
@@ -538,7 +556,7 @@ static ct_status run_general(ct__prep *p, const uint64_t *errors) {
       *saved = t->dims;
     }
   }
-  if (!reuse && p->key != NULL) {
+  if (!reuse && p->keyed) {
     /* The inputs as infer-shape is about to read them: taken before the run, since an in-place
      * op changes its inputs; the outputs are taken after infer-shape (run_stages). The key is
      * not valid until the run succeeds. */
@@ -554,7 +572,7 @@ static ct_status run_general(ct__prep *p, const uint64_t *errors) {
   if (CT__UNLIKELY(s != CT_OK)) {
     p->key_gen = 0;
     restore_dims(p);
-  } else if (!reuse && p->key != NULL) {
+  } else if (!reuse && p->keyed) {
     p->key_gen = p->op->gen;
   }
   return s;
@@ -564,7 +582,7 @@ ct_status ct_op_run(const ct_op *op, ct_scope *scope, ct_place place) {
   ct__prep p;
   ct_status s = ct__prep_init(&p, op, scope, place, NULL, NULL);
   if (s != CT_OK) return s;
-  p.key = NULL; /* one run: nothing to reuse, so nothing to record */
+  p.keyed = false; /* one run: nothing to reuse, so nothing to record */
   s = ct__prep_run(&p);
   ct__prep_destroy(&p);
   return s;

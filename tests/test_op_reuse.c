@@ -35,8 +35,12 @@ static ct_status probe_kernel(const ct_kernel_ctx *c) {
   return CT_OK;
 }
 
-static void register_probe(const char *type, unsigned flags) {
-  static const ct_slot_def in[] = {{"X", 0}}, out[] = {{"Out", 0}};
+/* Registers probe type `type` with these op flags; with many, X takes any number of variables
+ * (the probe reads X[0]). */
+static void register_probe(const char *type, unsigned flags, bool many) {
+  static const ct_slot_def in1[] = {{"X", 0}}, in_many[] = {{"X", CT_SLOT_MANY}};
+  static const ct_slot_def out[] = {{"Out", 0}};
+  const ct_slot_def *in = many ? in_many : in1;
   static const ct_attr_def attrs[] = {{"flat", {.type = CT_ATTR_BOOL, .u.b = false}, false}};
   if (ct_op_registered(type)) return;
   ct_op_def def = {.type = type, .inputs = in, .n_inputs = 1, .outputs = out, .n_outputs = 1,
@@ -59,7 +63,7 @@ static const float x4[] = {1, 2, 3, 4};
 
 static fixture setup(bool pure, int warm) {
   const char *type = pure ? "test_probe_pure" : "test_probe_plain";
-  register_probe(type, pure ? CT_OP_PURE_INFER : 0);
+  register_probe(type, pure ? CT_OP_PURE_INFER : 0, false);
   fixture f = {.s = ct_scope_new(), .p = ct_program_new()};
   put(f.s, "x", CT_FLOAT32, CT_DIMS(2, 2), x4);
   f.op = op_x(type, "x", "y");
@@ -126,6 +130,26 @@ START_TEST(op_run_infers_every_call) {
   for (int r = 0; r < 3; r++) ck_assert_int_eq(ct_op_run(f.op, f.s, ct_cpu()), CT_OK);
   ck_assert_int_eq(infers, 3);
   teardown(&f);
+}
+END_TEST
+
+/* Seven variables (six inputs and Out), more than a prep keeps a key for: infers every run. */
+START_TEST(op_of_many_variables_infers_every_run) {
+  register_probe("test_probe_many", CT_OP_PURE_INFER, true);
+  ct_scope *s = ct_scope_new();
+  put(s, "x", CT_FLOAT32, CT_DIMS(2, 2), x4);
+  const char *xs[] = {"x", "x", "x", "x", "x", "x"};
+  ct_op *op = op_many("test_probe_many", xs, 6, "y");
+  ct_program *p = ct_program_new();
+  ck_assert_int_eq(ct_program_append(p, op), CT_OK);
+  ct_executor *e = ct_executor_new(p, s, ct_cpu());
+  infers = 0;
+  for (int r = 0; r < 4; r++) ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  ck_assert_int_eq(infers, 4);
+  assert_f32(s, "y", x4, 4);
+  ct_executor_free(e);
+  ct_program_free(p);
+  ct_scope_free(s);
 }
 END_TEST
 
@@ -278,8 +302,8 @@ END_TEST
 /* ---- The registry ----------------------------------------------------------------------------- */
 
 START_TEST(registry_keeps_and_checks_flags) {
-  register_probe("test_probe_pure", CT_OP_PURE_INFER);
-  register_probe("test_probe_plain", 0);
+  register_probe("test_probe_pure", CT_OP_PURE_INFER, false);
+  register_probe("test_probe_plain", 0, false);
   ct_op_def got;
   ck_assert_int_eq(ct_op_type_get("test_probe_pure", &got), CT_OK);
   ck_assert_uint_eq(got.flags, CT_OP_PURE_INFER);
@@ -303,6 +327,7 @@ static Suite *reuse_suite(void) {
   CT_ADD_TEST(s, steady_runs_skip_infer_shape);
   CT_ADD_TEST(s, type_without_the_flag_infers_every_run);
   CT_ADD_TEST(s, op_run_infers_every_call);
+  CT_ADD_TEST(s, op_of_many_variables_infers_every_run);
   CT_ADD_TEST(s, input_resized_infers_again);
   CT_ADD_TEST(s, input_dtype_changed_infers_again);
   CT_ADD_TEST(s, attribute_edited_infers_again);

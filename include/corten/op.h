@@ -226,10 +226,11 @@ typedef struct ct_op_def {
 enum {
   /* infer_shape is pure: it reads only the inputs' dims and dtypes, the op's attributes and its
    * wiring; it sets output dims to values that depend on nothing else (not on what the outputs
-   * held before); and it has no other effect. An executor then skips it on a run where none of
-   * those changed since the op's last successful run (the same tensor objects with the same dims
-   * and dtypes, no edit of the op) and the outputs still have the dims and dtypes that run left
-   * them. An infer_shape that reads input values, a scope or any other state must not set it. */
+   * held before); and it has no other effect. An executor may then skip it on a run where none
+   * of those changed since the op's last successful run (the inputs' dims and dtypes, no edit
+   * of the op) and the outputs still have the dims and dtypes its infer_shape left them.
+   * ct_op_run always runs it. An infer_shape that reads input values, a scope or any other
+   * state must not set the flag. */
   CT_OP_PURE_INFER = 1u << 0,
 };
 
