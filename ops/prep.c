@@ -443,6 +443,9 @@ static inline ct_tensor *held_tensor(const ct_var *v) {
  * last run (the same dtype: the key covers what chose it), binds the tensors and returns that
  * kernel, having checked the inputs as the general path does. NULL otherwise, with nothing
  * recorded: the general path (run_general) then does the run and reports what is wrong. */
+#if CT__GNU_ATTRIBUTES
+__attribute__((always_inline))
+#endif
 static inline ct_kernel_fn reused_kernel(ct__prep *p) {
   uint32_t n_in = p->n_in_vars, n = n_in + p->n_out_vars;
   if (p->self_alias) return NULL;
