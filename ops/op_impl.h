@@ -23,6 +23,8 @@ typedef struct ct__opdef {
   ct_attr_def *attr;
   size_t n_in, n_out, n_attr;
   ct_infer_shape_fn infer_shape;
+  unsigned flags;  /* CT_OP_* */
+  bool pure_infer; /* CT_OP_PURE_INFER with an infer_shape: a prepared op may skip it (ct__prep) */
   int dtype_attr; /* index into attr, or -1 */
   ct_grad_fn grad; /* NULL: no gradient */
   _Atomic(ct_kernel_fn) kernels[CT__N_KINDS][CT__N_DTYPES];
@@ -36,12 +38,13 @@ typedef struct ct__wiring {
 
 struct ct_op {
   const ct__opdef *def;
+  uint64_t gen;          /* its edit generation (ct__op_edited); beside def, as every executor
+                            run reads both */
   ct__wiring *in, *out;  /* def->n_in and def->n_out entries */
   ct_attr_value *attr;   /* def->n_attr entries: owned copies of lists and strings */
   bool *attr_set;
   long index;            /* position in the program that holds it, -1 when none */
   struct ct_program *program; /* that program, NULL when none */
-  uint64_t gen;          /* its edit generation (ct__op_edited) */
 };
 
 /* The registered type of this name, NULL when none (nothing recorded). Registers the built-in
@@ -74,22 +77,47 @@ typedef struct ct__builtins {
 } ct__builtins;
 extern const ct__builtins ct__builtin_ops;
 
+/* One entry of the infer-shape key (ct__prep), kept small since every steady run reads it; the
+ * extents of a tensor of rank 2 or more are in ct__prep.key_d. */
+typedef struct ct__infer_key {
+  int64_t numel; /* with rank, the dims of rank 1 or less */
+  ct_dtype dtype;
+  int rank;
+} ct__infer_key;
+
+/* The most variables an op may have for its prep to keep an infer-shape key: the key lives in
+ * the prep itself, which an executor reads in order, rather than in memory of its own. */
+#define CT__KEY_CAP 6
+
 /* An op bound to the variables of a scope: what one run of it needs, resolved. */
 typedef struct ct__prep {
+  /* What every executor run reads first, together. The reuse of infer-shape
+   * (CT_OP_PURE_INFER), when keyed: key holds per variable, inputs then outputs, the numel,
+   * dtype and rank that the last successful run's infer-shape read (inputs) or left (outputs),
+   * key_d their extents. A run whose tensors all match, while the op's generation is still
+   * key_gen, skips infer-shape. Not keyed: infer-shape always runs (not pure, an any-type slot,
+   * more than CT__KEY_CAP variables, a one-off ct_op_run). key_gen is 0 while the key holds
+   * nothing valid. */
   const ct_op *op;
-  ct_kernel_ctx ctx;
+  uint64_t key_gen;
   ct_var **vars;          /* inputs, then outputs */
   ct_tensor **tensors;    /* their tensors, refreshed each run (NULL for ANY_TYPE slots) */
-  ct_ddim *out_dims;      /* the outputs' dims before a run, given back when the run fails */
-  uint32_t *pos;          /* in_pos (n_in + 1 entries), then out_pos (n_out + 1) */
   uint32_t n_in_vars, n_out_vars;
-  unsigned char *any_type; /* per variable: its slot is CT_SLOT_ANY_TYPE */
-  ct_var **release;       /* variables whose memory goes after this op (executor option) */
-  size_t n_release;
-  struct ct__fused *fused; /* fuse_elementwise: the group this op roots, run in its place */
+  bool keyed;
   bool deferred;          /* fuse_elementwise: a group member, run by its root */
   bool self_alias;        /* a variable is wired both as an input and as an output (tensor slots) */
+  ct__infer_key key[CT__KEY_CAP];
+  struct ct__fused *fused; /* fuse_elementwise: the group this op roots, run in its place */
+  size_t n_release;
+  ct_var **release;       /* variables whose memory goes after this op (executor option) */
+  ct_kernel_ctx ctx;
+  ct_ddim *out_dims;      /* the outputs' dims before a run, given back when the run fails */
+  uint32_t *pos;          /* in_pos (n_in + 1 entries), then out_pos (n_out + 1) */
+  unsigned char *any_type; /* per variable: its slot is CT_SLOT_ANY_TYPE */
+  int64_t *key_d;         /* per key entry CT_MAX_RANK extents, read for rank 2 and up */
 } ct__prep;
+
+
 
 /* ops/fuse.c: the fuse_elementwise option. ct__fuse_plan forms the groups over an executor's
  * preps (candidate: whether a variable may be an intermediate, that is created by the executor

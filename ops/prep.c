@@ -73,7 +73,10 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
     }
   }
   size_t n_in = 0, n_out = 0;
+  /* An any-type slot's variable is read through the ct_var, which the key cannot see. */
+  bool keyed = d->pure_infer;
   for (size_t s = 0; s < d->n_in; s++) {
+    if (op->in[s].n > 0 && (d->in[s].flags & CT_SLOT_ANY_TYPE)) keyed = false;
     if (op->in[s].n == 0 && !(d->in[s].flags & CT_SLOT_OPTIONAL)) {
       return ct__error(CT_ERR_NOT_FOUND,
                        "%s: input slot '%s' is not wired: call ct_op_set_input(op, \"%s\", name)",
@@ -82,6 +85,7 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
     n_in += op->in[s].n;
   }
   for (size_t s = 0; s < d->n_out; s++) {
+    if (op->out[s].n > 0 && (d->out[s].flags & CT_SLOT_ANY_TYPE)) keyed = false;
     if (op->out[s].n == 0 && !(d->out[s].flags & CT_SLOT_OPTIONAL)) {
       return ct__error(CT_ERR_NOT_FOUND,
                        "%s: output slot '%s' is not wired: call ct_op_set_output(op, \"%s\", "
@@ -91,14 +95,18 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
     n_out += op->out[s].n;
   }
   size_t n = n_in + n_out, n_pos = d->n_in + 1 + d->n_out + 1;
+  keyed = keyed && n <= CT__KEY_CAP;
   if (n > UINT32_MAX / 2) {
     return ct__error(CT_ERR_OUT_OF_RANGE, "%s: %zu variables are too many",
                      ct__op_label(op, label, sizeof label), n);
   }
-  /* One allocation: variables, tensors, the outputs' saved dims, slot positions, any-type
-   * flags (pointers and dims first, so each part is aligned). */
-  size_t bytes = n * (sizeof(ct_var *) + sizeof(ct_tensor *)) + n_out * sizeof(ct_ddim) +
-                 n_pos * sizeof(uint32_t) + n + 1;
+  /* One allocation. First what every run reads, together: variables, tensors, slot positions
+   * (which kernels read), any-type flags; then, 8-byte aligned, what only a change or a failure
+   * reads: the outputs' saved dims and the key's extents. */
+  size_t n_key = keyed ? n : 0;
+  size_t hot = n * (sizeof(ct_var *) + sizeof(ct_tensor *)) + n_pos * sizeof(uint32_t) + n + 1;
+  hot = (hot + 7) & ~(size_t)7;
+  size_t bytes = hot + n_out * sizeof(ct_ddim) + n_key * CT_MAX_RANK * sizeof(int64_t);
   char *mem = ct__calloc(1, bytes);
   if (mem == NULL) {
     return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: out of host memory binding %zu variables",
@@ -106,10 +114,12 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
   }
   p->op = op;
   p->vars = (ct_var **)(void *)mem;
-  p->tensors = (ct_tensor **)(void *)(mem + n * sizeof(ct_var *));
-  p->out_dims = (ct_ddim *)(void *)(mem + n * (sizeof(ct_var *) + sizeof(ct_tensor *)));
-  p->pos = (uint32_t *)(void *)(p->out_dims + n_out);
+  p->tensors = (ct_tensor **)(void *)(p->vars + n);
+  p->keyed = keyed;
+  p->pos = (uint32_t *)(void *)(p->tensors + n);
   p->any_type = (unsigned char *)(p->pos + n_pos);
+  p->out_dims = (ct_ddim *)(void *)(mem + hot);
+  p->key_d = keyed ? (int64_t *)(void *)(p->out_dims + n_out) : NULL;
   p->n_in_vars = (uint32_t)n_in;
   p->n_out_vars = (uint32_t)n_out;
   uint32_t *in_pos = p->pos, *out_pos = p->pos + d->n_in + 1;
@@ -300,18 +310,57 @@ CT__COLD static ct_status name_failure(const ct__prep *p, ct_status s, uint64_t 
   return ct__error(s, "%s: %s", label, copy);
 }
 
-/* Runs infer-shape, then the kernel; a failure names the op (name_failure). */
-static inline ct_status run_stages(ct__prep *p, ct_kernel_fn fn, const uint64_t *errors) {
-  const ct_infer_shape_fn infer = p->op->def->infer_shape;
+/* Key entries k in [from, to): the tensors as they are now (extents of every rank, so that a
+ * failure can give them back). */
+CT__COLD static void key_take(ct__prep *p, uint32_t from, uint32_t to) {
+  for (uint32_t k = from; k < to; k++) {
+    const ct_tensor *t = p->tensors[k];
+    ct__infer_key *e = &p->key[k];
+    *e = (ct__infer_key){.numel = t->numel, .dtype = t->dtype, .rank = t->dims.rank};
+    for (int i = 0; i < t->dims.rank; i++) p->key_d[k * CT_MAX_RANK + i] = t->dims.d[i];
+  }
+}
+
+/* Whether the extents of tensor t (rank 2 or more) are those of key entry k. */
+static bool key_same_extents(const ct__prep *p, uint32_t k, const ct_tensor *t) {
+  const int64_t *d = p->key_d + (size_t)k * CT_MAX_RANK;
+  for (int i = 0; i < t->dims.rank; i++) {
+    if (d[i] != t->dims.d[i]) return false;
+  }
+  return true;
+}
+
+/* Whether tensor t (not NULL) still has the dtype and dims key entry k holds. Up to rank 1,
+ * rank and numel say what the dims are (numel is the one extent of a rank-1 tensor;
+ * ct__tensor_set_dims sets both together); above, the extents are compared. The object needs
+ * no compare: a variable holds its tensor in place, so entry k describes the same object on
+ * every run, and only its state can change (a cleared and refilled variable included). */
+static inline bool key_same(const ct__prep *p, uint32_t k, const ct_tensor *t) {
+  const ct__infer_key *e = &p->key[k];
+  if (e->numel != t->numel || e->dtype != t->dtype || e->rank != t->dims.rank) {
+    return false;
+  }
+  return e->rank <= 1 || key_same_extents(p, k, t);
+}
+
+/* Runs infer-shape (unless reuse: its last result still stands), then the kernel; a failure
+ * names the op (name_failure). */
+static inline ct_status run_stages(ct__prep *p, ct_kernel_fn fn, const uint64_t *errors,
+                                   bool reuse) {
+  const ct_infer_shape_fn infer = reuse ? NULL : p->op->def->infer_shape;
   uint64_t seen = *errors;
-  ct_status s = infer != NULL ? infer(&p->ctx) : CT_OK;
-  if (CT__UNLIKELY(s != CT_OK)) return name_failure(p, s, seen, "infer-shape");
+  ct_status s = CT_OK;
+  if (infer != NULL) {
+    s = infer(&p->ctx);
+    if (CT__UNLIKELY(s != CT_OK)) return name_failure(p, s, seen, "infer-shape");
+    if (p->keyed) key_take(p, p->n_in_vars, p->n_in_vars + p->n_out_vars);
+  }
   s = fn(&p->ctx);
   if (CT__UNLIKELY(s != CT_OK)) return name_failure(p, s, seen, "kernel");
   return CT_OK;
 }
 
-CT__COLD static ct_status run_aliased(ct__prep *p, ct_kernel_fn fn) {
+CT__COLD static ct_status run_aliased(ct__prep *p, ct_kernel_fn fn, bool reuse) {
   uint32_t n_in = p->n_in_vars, n_out = p->n_out_vars;
   ct_tensor stack[2 * CT__ALIAS_STACK];
   ct_tensor *views = stack, *saved = stack + CT__ALIAS_STACK;
@@ -339,7 +388,7 @@ CT__COLD static ct_status run_aliased(ct__prep *p, ct_kernel_fn fn) {
     t->block = NULL;
     t->offset = 0;
   }
-  ct_status s = run_stages(p, fn, &ct__errors_recorded);
+  ct_status s = run_stages(p, fn, &ct__errors_recorded, reuse);
   for (uint32_t k = 0; k < n_out; k++) {
     if (saved[k].block == NULL) continue;
     ct_tensor *t = p->tensors[n_in + k];
@@ -382,10 +431,85 @@ CT__COLD static void restore_dims(ct__prep *p) {
 
 ct_status ct__prep_run(ct__prep *p) { return ct__prep_run_counted(p, &ct__errors_recorded); }
 
+/* The tensor variable v holds, or NULL (without the fallback of ct_var_get_tensor, which would
+ * record an error: the general path reports it). */
+static inline ct_tensor *held_tensor(const ct_var *v) {
+  const ct__var_head *h = (const ct__var_head *)(const void *)v;
+  return h->type == &ct_tensor_type ? h->obj : NULL;
+}
+
+/* The steady state of a keyed prep whose key is valid: when every tensor is still what the key
+ * holds, no output shares memory with an input, and a kernel is registered for the dtype of the
+ * last run (the same dtype: the key covers what chose it), binds the tensors and returns that
+ * kernel, having checked the inputs as the general path does. NULL otherwise, with nothing
+ * recorded: the general path (run_general) then does the run and reports what is wrong. */
+#if CT__GNU_ATTRIBUTES
+__attribute__((always_inline))
+#endif
+static inline ct_kernel_fn reused_kernel(ct__prep *p) {
+  uint32_t n_in = p->n_in_vars, n = n_in + p->n_out_vars;
+  if (p->self_alias) return NULL;
+  for (uint32_t k = 0; k < n_in; k++) {
+    ct_tensor *t = held_tensor(p->vars[k]);
+    if (t == NULL || !key_same(p, k, t) || t->block == NULL ||
+        !place_ok(t->block->place, p->ctx.place) ||
+        ct__tensor_bytes(t, t->dtype) > ct__tensor_capacity(t)) {
+      return NULL;
+    }
+    p->tensors[k] = t;
+    /* The kernel reads the data next: asked for now, the loads of all the tensors overlap
+     * (an op on a few elements spends most of its time waiting on memory). */
+    __builtin_prefetch(ct__tensor_ptr(t));
+  }
+  for (uint32_t k = n_in; k < n; k++) {
+    ct_tensor *t = held_tensor(p->vars[k]);
+    if (t == NULL || !key_same(p, k, t)) return NULL;
+    p->tensors[k] = t;
+    if (t->block == NULL) continue;
+    if (!ct__block_unique(t->block) && aliases_input(p, t)) return NULL;
+    __builtin_prefetch(ct__tensor_ptr(t), 1);
+  }
+  return find_kernel(p->op->def, p->ctx.place.kind, p->ctx.dtype);
+}
+
+/* Gives the outputs the dims the key holds for them (they had them before a reused run). */
+CT__COLD static void restore_key_dims(ct__prep *p) {
+  for (uint32_t k = 0; k < p->n_out_vars; k++) {
+    uint32_t j = p->n_in_vars + k;
+    const ct__infer_key *e = &p->key[j];
+    ct_ddim *dims = &p->out_dims[k];
+    dims->rank = e->rank;
+    for (int i = 0; i < e->rank; i++) dims->d[i] = p->key_d[j * CT_MAX_RANK + i];
+  }
+  restore_dims(p);
+}
+
+static ct_status run_general(ct__prep *p, const uint64_t *errors);
+
 ct_status ct__prep_run_counted(ct__prep *p, const uint64_t *errors) {
+  if (p->keyed && p->key_gen == p->op->gen) {
+    ct_kernel_fn fn = reused_kernel(p);
+    if (CT__LIKELY(fn != NULL)) {
+      uint64_t seen = *errors;
+      ct_status s = fn(&p->ctx);
+      if (CT__LIKELY(s == CT_OK)) return CT_OK;
+      s = name_failure(p, s, seen, "kernel");
+      restore_key_dims(p);
+      p->key_gen = 0;
+      return s;
+    }
+  }
+  return run_general(p, errors);
+}
+
+/* A run of any prep: checks, kernel choice, infer-shape unless its key holds, kernel. */
+static ct_status run_general(ct__prep *p, const uint64_t *errors) {
   const ct__opdef *d = p->op->def;
   uint32_t n_in = p->n_in_vars, n = n_in + p->n_out_vars;
   bool aliased = p->self_alias;
+  /* Whether infer-shape's last result stands: the same op generation, and (below) every tensor
+   * as the key holds it. */
+  bool reuse = p->keyed && p->key_gen == p->op->gen;
   for (uint32_t k = 0; k < n_in; k++) {
     if (p->any_type[k]) {
       p->tensors[k] = NULL;
@@ -397,6 +521,7 @@ ct_status ct__prep_run_counted(ct__prep *p, const uint64_t *errors) {
       return input_error(p, k, t);
     }
     p->tensors[k] = t;
+    reuse = reuse && key_same(p, k, t);
   }
   for (uint32_t k = n_in; k < n; k++) {
     if (p->any_type[k]) {
@@ -406,6 +531,7 @@ ct_status ct__prep_run_counted(ct__prep *p, const uint64_t *errors) {
     ct_tensor *t = ct_var_tensor(p->vars[k]);
     if (CT__UNLIKELY(t == NULL)) return output_error(p, k - n_in);
     p->tensors[k] = t;
+    reuse = reuse && key_same(p, k, t);
     /* A block held once is held by this tensor alone, so it is an input's only when this
      * variable is also an input's, which binding found (self_alias). */
     if (t->block != NULL && !ct__block_unique(t->block)) aliased |= aliases_input(p, t);
@@ -433,13 +559,25 @@ ct_status ct__prep_run_counted(ct__prep *p, const uint64_t *errors) {
       *saved = t->dims;
     }
   }
+  if (!reuse && p->keyed) {
+    /* The inputs as infer-shape is about to read them: taken before the run, since an in-place
+     * op changes its inputs; the outputs are taken after infer-shape (run_stages). The key is
+     * not valid until the run succeeds. */
+    p->key_gen = 0;
+    key_take(p, 0, n_in);
+  }
   ct_status s;
   if (CT__UNLIKELY(aliased)) {
-    s = run_aliased(p, fn);
+    s = run_aliased(p, fn, reuse);
   } else {
-    s = run_stages(p, fn, errors);
+    s = run_stages(p, fn, errors, reuse);
   }
-  if (CT__UNLIKELY(s != CT_OK)) restore_dims(p);
+  if (CT__UNLIKELY(s != CT_OK)) {
+    p->key_gen = 0;
+    restore_dims(p);
+  } else if (!reuse && p->keyed) {
+    p->key_gen = p->op->gen;
+  }
   return s;
 }
 
@@ -447,6 +585,7 @@ ct_status ct_op_run(const ct_op *op, ct_scope *scope, ct_place place) {
   ct__prep p;
   ct_status s = ct__prep_init(&p, op, scope, place, NULL, NULL);
   if (s != CT_OK) return s;
+  p.keyed = false; /* one run: nothing to reuse, so nothing to record */
   s = ct__prep_run(&p);
   ct__prep_destroy(&p);
   return s;

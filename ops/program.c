@@ -336,6 +336,16 @@ ct_status ct_executor_run(ct_executor *e) {
 ct_status ct__executor_run_counted(ct_executor *e, const uint64_t *errors) {
   for (size_t i = 0; i < e->n; i++) {
     ct__prep *p = &e->preps[i];
+    /* The next op's variables and tensors (those of its last run: a variable holds its tensor
+     * in place), asked for now: an op on a few elements waits on memory more than it computes,
+     * and the walk from a prep to its tensors is a chain of loads. */
+    if (i + 1 < e->n) {
+      const ct__prep *q = &e->preps[i + 1];
+      for (uint32_t k = 0; k < q->n_in_vars + q->n_out_vars; k++) {
+        __builtin_prefetch(q->vars[k]);
+        __builtin_prefetch(q->tensors[k]);
+      }
+    }
     if (p->deferred) continue;
     ct_status s = CT__UNLIKELY(p->fused != NULL) ? ct__fused_run(e->preps, p->fused)
                                                  : ct__prep_run_counted(p, errors);

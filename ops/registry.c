@@ -133,6 +133,12 @@ static ct_status check_def(const ct_op_def *def) {
     }
   }
   if ((s = check_names(def->type, "attribute", names, def->n_attrs)) != CT_OK) return s;
+  if ((def->flags & ~(unsigned)CT_OP_PURE_INFER) != 0) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT,
+                     "ct_op_register: op type '%s': flags 0x%x hold bits that are no CT_OP_* "
+                     "flag: set only CT_OP_PURE_INFER, or 0",
+                     def->type, def->flags);
+  }
   if (def->dtype_attr != NULL) {
     size_t i = 0;
     while (i < def->n_attrs && (def->attrs[i].name == NULL ||
@@ -157,6 +163,8 @@ static ct__opdef *copy_def(const ct_op_def *def) {
   d->n_out = def->n_outputs;
   d->n_attr = def->n_attrs;
   d->infer_shape = def->infer_shape;
+  d->flags = def->flags;
+  d->pure_infer = def->infer_shape != NULL && (def->flags & CT_OP_PURE_INFER) != 0;
   d->grad = def->grad;
   d->dtype_attr = -1;
   d->type = dup_str(def->type);
@@ -373,7 +381,7 @@ ct_status ct_op_type_get(const char *type, ct_op_def *out) {
                      .n_outputs = d->n_out, .attrs = d->attr, .n_attrs = d->n_attr,
                      .infer_shape = d->infer_shape,
                      .dtype_attr = d->dtype_attr >= 0 ? d->attr[d->dtype_attr].name : NULL,
-                     .grad = d->grad};
+                     .grad = d->grad, .flags = d->flags};
   return CT_OK;
 }
 

@@ -193,7 +193,8 @@ typedef struct ct_grad_ctx ct_grad_ctx;
 typedef ct_status (*ct_grad_fn)(ct_grad_ctx *g);
 
 /* Infers and sets the output dims (ct_tensor_resize) from the inputs and attributes, or reports
- * CT_ERR_SHAPE through ct_kernel_fail. Runs before the kernel, every run. */
+ * CT_ERR_SHAPE through ct_kernel_fail. Runs before the kernel, every run, unless the type is
+ * flagged CT_OP_PURE_INFER. */
 typedef ct_status (*ct_infer_shape_fn)(const ct_kernel_ctx *ctx);
 
 /* Computes the outputs; allocates them with ct_tensor_mutable_data. */
@@ -205,7 +206,8 @@ typedef ct_status (*ct_kernel_fn)(const ct_kernel_ctx *ctx);
  *   dtype_attr   the int attribute that holds the dtype the kernel is chosen by (fill ops);
  *                NULL: the dtype of the first wired input variable (float32 when none)
  *   grad         the type's grad-op maker (corten/backward.h); NULL: the type has no gradient,
- *                and ct_program_append_backward refuses a program that needs one */
+ *                and ct_program_append_backward refuses a program that needs one
+ *   flags        CT_OP_* bits; 0: none */
 typedef struct ct_op_def {
   const char *type;
   const ct_slot_def *inputs;
@@ -217,7 +219,20 @@ typedef struct ct_op_def {
   ct_infer_shape_fn infer_shape;
   const char *dtype_attr;
   ct_grad_fn grad;
+  unsigned flags;
 } ct_op_def;
+
+/* Op type flags (ct_op_def.flags). */
+enum {
+  /* infer_shape is pure: it reads only the inputs' dims and dtypes, the op's attributes and its
+   * wiring; it sets output dims to values that depend on nothing else (not on what the outputs
+   * held before); and it has no other effect. An executor may then skip it on a run where none
+   * of those changed since the op's last successful run (the inputs' dims and dtypes, no edit
+   * of the op) and the outputs still have the dims and dtypes its infer_shape left them.
+   * ct_op_run always runs it. An infer_shape that reads input values, a scope or any other
+   * state must not set the flag. */
+  CT_OP_PURE_INFER = 1u << 0,
+};
 
 /* Registers an op type. The registry copies def; the caller keeps it.
  * Errors (nothing registered):
@@ -225,7 +240,8 @@ typedef struct ct_op_def {
  *                            used twice among the slots or among the attributes; a count set
  *                            with a NULL array; more than 64 input slots, output slots or
  *                            attributes; an attribute default whose type is outside the enum;
- *                            or a dtype_attr that names no int attribute
+ *                            a dtype_attr that names no int attribute; or a flag bit that is
+ *                            no CT_OP_* flag
  *   CT_ERR_ALREADY_EXISTS    the type is already registered
  *   CT_ERR_OUT_OF_MEMORY     no host memory for the registry's copy */
 CT_API ct_status ct_op_register(const ct_op_def *def);

@@ -155,9 +155,11 @@ static ct_status comm_grad(ct_grad_ctx *g) {
   return s == CT_OK ? ct_grad_copy_attrs(g, op) : s;
 }
 
+/* No CT_OP_PURE_INFER: comm_infer looks up the communicator its attribute names, state outside
+ * the op that an executor's key cannot see. */
 #define CT__COLL_DEF(name, attrs, grad)                                                      \
   {name, ct__slot_x, 1, ct__slot_out, 1, attrs, sizeof attrs / sizeof attrs[0], comm_infer, \
-   NULL, grad}
+   NULL, grad, 0}
 
 static const ct_op_def comm_defs[] = {
     CT__COLL_DEF("c_allreduce_sum", comm_attrs, comm_grad),

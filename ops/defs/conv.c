@@ -248,13 +248,15 @@ static const ct_slot_def conv_out[] = {{"Output", 0}};
 
 #define CONV(name)                                                                            \
   {.type = (name), .inputs = conv_in, .n_inputs = 2, .outputs = conv_out, .n_outputs = 1,    \
-   .attrs = ct__conv_attrs, .n_attrs = 6, .infer_shape = conv_infer, .grad = ct__grad_conv2d}
+   .attrs = ct__conv_attrs, .n_attrs = 6,                                                    \
+   .flags = CT_OP_PURE_INFER, .infer_shape = conv_infer, .grad = ct__grad_conv2d}
 
 static const ct_op_def defs[] = {
     CONV("conv2d"),
     CONV("depthwise_conv2d"),
     {.type = "pool2d", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = ct__pool_attrs, .n_attrs = 10, .infer_shape = pool_infer,
+     .n_outputs = 1, .attrs = ct__pool_attrs, .n_attrs = 10,
+     .flags = CT_OP_PURE_INFER, .infer_shape = pool_infer,
      .grad = ct__grad_pool2d},
 };
 

@@ -61,13 +61,15 @@ static const ct_slot_def pool_grad_out[] = {{"X@GRAD", 0}};
 
 #define CONV_GRAD(name)                                                                       \
   {.type = (name), .inputs = conv_grad_in, .n_inputs = 3, .outputs = conv_grad_out,          \
-   .n_outputs = 2, .attrs = ct__conv_attrs, .n_attrs = 6, .infer_shape = conv_grad_infer}
+   .n_outputs = 2, .attrs = ct__conv_attrs, .n_attrs = 6,                                    \
+   .flags = CT_OP_PURE_INFER, .infer_shape = conv_grad_infer}
 
 static const ct_op_def defs[] = {
     CONV_GRAD("conv2d_grad"),
     CONV_GRAD("depthwise_conv2d_grad"),
     {.type = "pool2d_grad", .inputs = pool_grad_in, .n_inputs = 3, .outputs = pool_grad_out,
-     .n_outputs = 1, .attrs = ct__pool_attrs, .n_attrs = 10, .infer_shape = pool_grad_infer},
+     .n_outputs = 1, .attrs = ct__pool_attrs, .n_attrs = 10,
+     .flags = CT_OP_PURE_INFER, .infer_shape = pool_grad_infer},
 };
 
 const ct__def_table ct__conv_grad_defs = CT__TABLE(defs);

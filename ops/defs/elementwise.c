@@ -79,7 +79,8 @@ static const ct_attr_def cast_attrs[] = {{"dtype", {.type = CT_ATTR_INT, .u.i = 
 /* X[, Y] -> Out without attributes. */
 #define SIMPLE(name, binary, infer, grad_fn)                                                   \
   {.type = (name), .inputs = (binary) ? ct__slot_xy : ct__slot_x, .n_inputs = (binary) ? 2 : 1, \
-   .outputs = ct__slot_out, .n_outputs = 1, .infer_shape = (infer), .grad = (grad_fn)}
+   .outputs = ct__slot_out, .n_outputs = 1,                                                     \
+   .flags = CT_OP_PURE_INFER, .infer_shape = (infer), .grad = (grad_fn)}
 
 static const ct_op_def defs[] = {
     SIMPLE("elementwise_add", true, binary_infer, ct__grad_binary),
@@ -92,13 +93,16 @@ static const ct_op_def defs[] = {
     SIMPLE("exp", false, ct__same_dims_infer, ct__grad_unary),
     SIMPLE("log", false, ct__same_dims_infer, ct__grad_unary),
     {.type = "scale", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = scale_attrs, .n_attrs = 3, .infer_shape = ct__same_dims_infer,
+     .n_outputs = 1, .attrs = scale_attrs, .n_attrs = 3,
+     .flags = CT_OP_PURE_INFER, .infer_shape = ct__same_dims_infer,
      .grad = ct__grad_scale},
     {.type = "cast", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = cast_attrs, .n_attrs = 1, .infer_shape = ct__same_dims_infer,
+     .n_outputs = 1, .attrs = cast_attrs, .n_attrs = 1,
+     .flags = CT_OP_PURE_INFER, .infer_shape = ct__same_dims_infer,
      .grad = ct__grad_unary},
     {.type = "assign", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .infer_shape = ct__same_dims_infer, .grad = ct__grad_assign},
+     .n_outputs = 1,
+     .flags = CT_OP_PURE_INFER, .infer_shape = ct__same_dims_infer, .grad = ct__grad_assign},
 };
 
 const ct__def_table ct__elementwise_defs = CT__TABLE(defs);

@@ -113,10 +113,10 @@ static ct_status cast_grad_infer(const ct_kernel_ctx *c) {
 
 #define BINARY_GRAD(name)                                                                    \
   {.type = (name), .inputs = binary_in, .n_inputs = 3, .outputs = binary_out, .n_outputs = 2, \
-   .infer_shape = binary_grad_infer}
+   .flags = CT_OP_PURE_INFER, .infer_shape = binary_grad_infer}
 #define UNARY_GRAD(name, in)                                                          \
-  {.type = (name), .inputs = (in), .n_inputs = 2, .outputs = dx_out, .n_outputs = 1, \
-   .infer_shape = ct__unary_grad_infer}
+  {.type = (name), .inputs = (in), .n_inputs = 2, .outputs = dx_out, .n_outputs = 1,  \
+   .flags = CT_OP_PURE_INFER, .infer_shape = ct__unary_grad_infer}
 
 static const ct_op_def defs[] = {
     BINARY_GRAD("elementwise_add_grad"), BINARY_GRAD("elementwise_sub_grad"),
@@ -125,7 +125,7 @@ static const ct_op_def defs[] = {
     UNARY_GRAD("tanh_grad", from_out_in),  UNARY_GRAD("exp_grad", from_out_in),
     UNARY_GRAD("log_grad", from_x_in),
     {.type = "cast_grad", .inputs = from_x_in, .n_inputs = 2, .outputs = dx_out, .n_outputs = 1,
-     .infer_shape = cast_grad_infer},
+     .flags = CT_OP_PURE_INFER, .infer_shape = cast_grad_infer},
 };
 
 const ct__def_table ct__elementwise_grad_defs = CT__TABLE(defs);

@@ -123,11 +123,12 @@ ct_status ct__sce_check_labels(const ct_kernel_ctx *c, size_t slot, const int64_
 
 static const ct_op_def defs[] = {
     {.type = "softmax_with_cross_entropy", .inputs = sce_in, .n_inputs = 2, .outputs = sce_out,
-     .n_outputs = 2, .attrs = sce_attrs, .n_attrs = 2, .infer_shape = sce_infer,
+     .n_outputs = 2, .attrs = sce_attrs, .n_attrs = 2,
+     .flags = CT_OP_PURE_INFER, .infer_shape = sce_infer,
      .grad = ct__grad_softmax_with_cross_entropy},
     {.type = "softmax_with_cross_entropy_grad", .inputs = sce_grad_in, .n_inputs = 3,
      .outputs = sce_grad_out, .n_outputs = 1, .attrs = sce_attrs, .n_attrs = 2,
-     .infer_shape = sce_grad_infer},
+     .flags = CT_OP_PURE_INFER, .infer_shape = sce_grad_infer},
 };
 
 const ct__def_table ct__loss_defs = CT__TABLE(defs);

@@ -107,7 +107,8 @@ static const ct_attr_def mm_attrs[] = {
 
 static const ct_op_def defs[] = {
     {.type = "matmul", .inputs = ct__slot_xy, .n_inputs = 2, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = mm_attrs, .n_attrs = 2, .infer_shape = mm_infer,
+     .n_outputs = 1, .attrs = mm_attrs, .n_attrs = 2,
+     .flags = CT_OP_PURE_INFER, .infer_shape = mm_infer,
      .grad = ct__grad_binary}, /* matmul_grad, ops/defs/matmul_grad.c */
 };
 

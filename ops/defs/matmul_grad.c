@@ -35,7 +35,8 @@ static const ct_attr_def mm_grad_attrs[] = {
 
 static const ct_op_def defs[] = {
     {.type = "matmul_grad", .inputs = mm_grad_in, .n_inputs = 3, .outputs = mm_grad_out,
-     .n_outputs = 2, .attrs = mm_grad_attrs, .n_attrs = 2, .infer_shape = mm_grad_infer},
+     .n_outputs = 2, .attrs = mm_grad_attrs, .n_attrs = 2,
+     .flags = CT_OP_PURE_INFER, .infer_shape = mm_grad_infer},
 };
 
 const ct__def_table ct__matmul_grad_defs = CT__TABLE(defs);

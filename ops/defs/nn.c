@@ -211,15 +211,19 @@ static ct_status am_infer(const ct_kernel_ctx *c) {
 
 static const ct_op_def defs[] = {
     {.type = "gelu", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = ct__gelu_attrs, .n_attrs = 1, .infer_shape = ct__same_dims_infer,
+     .n_outputs = 1, .attrs = ct__gelu_attrs, .n_attrs = 1,
+     .flags = CT_OP_PURE_INFER, .infer_shape = ct__same_dims_infer,
      .grad = ct__grad_unary},
     {.type = "lookup_table_v2", .inputs = lt_in, .n_inputs = 2, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = ct__lt_attrs, .n_attrs = 1, .infer_shape = lt_infer,
+     .n_outputs = 1, .attrs = ct__lt_attrs, .n_attrs = 1,
+     .flags = CT_OP_PURE_INFER, .infer_shape = lt_infer,
      .grad = ct__grad_lookup_table_v2},
     {.type = "dropout", .inputs = do_in, .n_inputs = 2, .outputs = do_out, .n_outputs = 2,
-     .attrs = ct__do_attrs, .n_attrs = 5, .infer_shape = do_infer, .grad = ct__grad_dropout},
+     .attrs = ct__do_attrs, .n_attrs = 5,
+     .flags = CT_OP_PURE_INFER, .infer_shape = do_infer, .grad = ct__grad_dropout},
     {.type = "arg_max", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = am_attrs, .n_attrs = 4, .infer_shape = am_infer},
+     .n_outputs = 1, .attrs = am_attrs, .n_attrs = 4,
+     .flags = CT_OP_PURE_INFER, .infer_shape = am_infer},
 };
 
 const ct__def_table ct__nn_defs = CT__TABLE(defs);

@@ -39,11 +39,14 @@ static ct_status do_grad_infer(const ct_kernel_ctx *c) {
 
 static const ct_op_def defs[] = {
     {.type = "gelu_grad", .inputs = gelu_grad_in, .n_inputs = 2, .outputs = dx_out,
-     .n_outputs = 1, .attrs = ct__gelu_attrs, .n_attrs = 1, .infer_shape = ct__unary_grad_infer},
+     .n_outputs = 1, .attrs = ct__gelu_attrs, .n_attrs = 1,
+     .flags = CT_OP_PURE_INFER, .infer_shape = ct__unary_grad_infer},
     {.type = "lookup_table_v2_grad", .inputs = lt_grad_in, .n_inputs = 3, .outputs = lt_grad_out,
-     .n_outputs = 1, .attrs = ct__lt_attrs, .n_attrs = 1, .infer_shape = lt_grad_infer},
+     .n_outputs = 1, .attrs = ct__lt_attrs, .n_attrs = 1,
+     .flags = CT_OP_PURE_INFER, .infer_shape = lt_grad_infer},
     {.type = "dropout_grad", .inputs = do_grad_in, .n_inputs = 2, .outputs = dx_out,
-     .n_outputs = 1, .attrs = ct__do_attrs, .n_attrs = 5, .infer_shape = do_grad_infer},
+     .n_outputs = 1, .attrs = ct__do_attrs, .n_attrs = 5,
+     .flags = CT_OP_PURE_INFER, .infer_shape = do_grad_infer},
 };
 
 const ct__def_table ct__nn_grad_defs = CT__TABLE(defs);

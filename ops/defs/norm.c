@@ -149,9 +149,11 @@ static ct_status ln_infer(const ct_kernel_ctx *c) {
 
 static const ct_op_def defs[] = {
     {.type = "batch_norm", .inputs = bn_in, .n_inputs = 5, .outputs = bn_out, .n_outputs = 5,
-     .attrs = ct__bn_attrs, .n_attrs = 5, .infer_shape = bn_infer, .grad = ct__grad_batch_norm},
+     .attrs = ct__bn_attrs, .n_attrs = 5,
+     .flags = CT_OP_PURE_INFER, .infer_shape = bn_infer, .grad = ct__grad_batch_norm},
     {.type = "layer_norm", .inputs = ln_in, .n_inputs = 3, .outputs = ln_out, .n_outputs = 3,
-     .attrs = ct__ln_attrs, .n_attrs = 2, .infer_shape = ln_infer, .grad = ct__grad_layer_norm},
+     .attrs = ct__ln_attrs, .n_attrs = 2,
+     .flags = CT_OP_PURE_INFER, .infer_shape = ln_infer, .grad = ct__grad_layer_norm},
 };
 
 const ct__def_table ct__norm_defs = CT__TABLE(defs);

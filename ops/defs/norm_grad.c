@@ -61,9 +61,11 @@ static ct_status ln_grad_infer(const ct_kernel_ctx *c) {
 
 static const ct_op_def defs[] = {
     {.type = "batch_norm_grad", .inputs = bn_grad_in, .n_inputs = 6, .outputs = norm_grad_out,
-     .n_outputs = 3, .attrs = ct__bn_attrs, .n_attrs = 5, .infer_shape = bn_grad_infer},
+     .n_outputs = 3, .attrs = ct__bn_attrs, .n_attrs = 5,
+     .flags = CT_OP_PURE_INFER, .infer_shape = bn_grad_infer},
     {.type = "layer_norm_grad", .inputs = ln_grad_in, .n_inputs = 6, .outputs = norm_grad_out,
-     .n_outputs = 3, .attrs = ct__ln_attrs, .n_attrs = 2, .infer_shape = ln_grad_infer},
+     .n_outputs = 3, .attrs = ct__ln_attrs, .n_attrs = 2,
+     .flags = CT_OP_PURE_INFER, .infer_shape = ln_grad_infer},
 };
 
 const ct__def_table ct__norm_grad_defs = CT__TABLE(defs);

@@ -146,11 +146,11 @@ static ct_status adam_infer(const ct_kernel_ctx *c) {
 
 static const ct_op_def defs[] = {
     {.type = "sgd", .inputs = sgd_in, .n_inputs = 3, .outputs = sgd_out, .n_outputs = 1,
-     .infer_shape = sgd_infer},
+     .flags = CT_OP_PURE_INFER, .infer_shape = sgd_infer},
     {.type = "momentum", .inputs = mom_in, .n_inputs = 4, .outputs = mom_out, .n_outputs = 2,
-     .attrs = mom_attrs, .n_attrs = 2, .infer_shape = mom_infer},
+     .attrs = mom_attrs, .n_attrs = 2, .flags = CT_OP_PURE_INFER, .infer_shape = mom_infer},
     {.type = "adam", .inputs = adam_in, .n_inputs = 7, .outputs = adam_out, .n_outputs = 5,
-     .attrs = adam_attrs, .n_attrs = 3, .infer_shape = adam_infer},
+     .attrs = adam_attrs, .n_attrs = 3, .infer_shape = adam_infer}, /* reads values: not pure */
 };
 
 const ct__def_table ct__optimizer_defs = CT__TABLE(defs);

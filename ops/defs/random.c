@@ -169,14 +169,15 @@ static const ct_attr_def fill_like_attrs[] = {
 
 static const ct_op_def defs[] = {
     {.type = "fill_constant", .outputs = ct__slot_out, .n_outputs = 1, .attrs = fill_attrs,
-     .n_attrs = 3, .infer_shape = shape_infer, .dtype_attr = "dtype"},
+     .n_attrs = 3, .flags = CT_OP_PURE_INFER, .infer_shape = shape_infer, .dtype_attr = "dtype"},
     {.type = "fill_any_like", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = fill_like_attrs, .n_attrs = 2, .infer_shape = like_infer,
+     .n_outputs = 1, .attrs = fill_like_attrs, .n_attrs = 2,
+     .flags = CT_OP_PURE_INFER, .infer_shape = like_infer,
      .grad = ct__grad_none},
     {.type = "uniform_random", .outputs = ct__slot_out, .n_outputs = 1, .attrs = uniform_attrs,
-     .n_attrs = 5, .infer_shape = shape_infer, .dtype_attr = "dtype"},
+     .n_attrs = 5, .flags = CT_OP_PURE_INFER, .infer_shape = shape_infer, .dtype_attr = "dtype"},
     {.type = "gaussian_random", .outputs = ct__slot_out, .n_outputs = 1, .attrs = gaussian_attrs,
-     .n_attrs = 5, .infer_shape = shape_infer, .dtype_attr = "dtype"},
+     .n_attrs = 5, .flags = CT_OP_PURE_INFER, .infer_shape = shape_infer, .dtype_attr = "dtype"},
 };
 
 const ct__def_table ct__random_defs = CT__TABLE(defs);

@@ -96,14 +96,16 @@ static const ct_attr_def sm_attrs[] = {{"axis", {.type = CT_ATTR_INT, .u.i = -1}
 /* The gradients (ops/defs/reduce_grad.c): sum's is one assign per input. */
 static const ct_op_def defs[] = {
     {.type = "sum", .inputs = ct__slot_xs, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .infer_shape = sum_infer, .grad = ct__grad_assign},
+     .n_outputs = 1, .flags = CT_OP_PURE_INFER, .infer_shape = sum_infer, .grad = ct__grad_assign},
     {.type = "reduce_sum", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = rs_attrs, .n_attrs = 2, .infer_shape = rs_infer,
+     .n_outputs = 1, .attrs = rs_attrs, .n_attrs = 2,
+     .flags = CT_OP_PURE_INFER, .infer_shape = rs_infer,
      .grad = ct__grad_unary},
     {.type = "mean", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .infer_shape = mean_infer, .grad = ct__grad_unary},
+     .n_outputs = 1, .flags = CT_OP_PURE_INFER, .infer_shape = mean_infer, .grad = ct__grad_unary},
     {.type = "softmax", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = sm_attrs, .n_attrs = 1, .infer_shape = sm_infer,
+     .n_outputs = 1, .attrs = sm_attrs, .n_attrs = 1,
+     .flags = CT_OP_PURE_INFER, .infer_shape = sm_infer,
      .grad = ct__grad_unary},
 };
 

@@ -55,11 +55,11 @@ static const ct_attr_def sm_grad_attrs[] = {{"axis", {.type = CT_ATTR_INT, .u.i 
 
 static const ct_op_def defs[] = {
     {.type = "mean_grad", .inputs = x_dout, .n_inputs = 2, .outputs = dx, .n_outputs = 1,
-     .infer_shape = mean_grad_infer},
+     .flags = CT_OP_PURE_INFER, .infer_shape = mean_grad_infer},
     {.type = "reduce_sum_grad", .inputs = x_dout, .n_inputs = 2, .outputs = dx, .n_outputs = 1,
-     .attrs = rs_grad_attrs, .n_attrs = 2, .infer_shape = rs_grad_infer},
+     .attrs = rs_grad_attrs, .n_attrs = 2, .flags = CT_OP_PURE_INFER, .infer_shape = rs_grad_infer},
     {.type = "softmax_grad", .inputs = out_dout, .n_inputs = 2, .outputs = dx, .n_outputs = 1,
-     .attrs = sm_grad_attrs, .n_attrs = 1, .infer_shape = sm_grad_infer},
+     .attrs = sm_grad_attrs, .n_attrs = 1, .flags = CT_OP_PURE_INFER, .infer_shape = sm_grad_infer},
 };
 
 const ct__def_table ct__reduce_grad_defs = CT__TABLE(defs);

@@ -247,13 +247,16 @@ static const ct_attr_def cc_attrs[] = {{"axis", {.type = CT_ATTR_INT, .u.i = 0},
 /* The gradients: reshape_grad, transpose_grad, concat_grad (ops/defs/shape_grad.c). */
 static const ct_op_def defs[] = {
     {.type = "reshape", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = reshape_attrs, .n_attrs = 1, .infer_shape = reshape_infer,
+     .n_outputs = 1, .attrs = reshape_attrs, .n_attrs = 1,
+     .flags = CT_OP_PURE_INFER, .infer_shape = reshape_infer,
      .grad = ct__grad_unary},
     {.type = "transpose", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = tr_attrs, .n_attrs = 1, .infer_shape = tr_infer,
+     .n_outputs = 1, .attrs = tr_attrs, .n_attrs = 1,
+     .flags = CT_OP_PURE_INFER, .infer_shape = tr_infer,
      .grad = ct__grad_unary},
     {.type = "concat", .inputs = ct__slot_xs, .n_inputs = 1, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = cc_attrs, .n_attrs = 1, .infer_shape = cc_infer,
+     .n_outputs = 1, .attrs = cc_attrs, .n_attrs = 1,
+     .flags = CT_OP_PURE_INFER, .infer_shape = cc_infer,
      .grad = ct__grad_concat},
 };
 

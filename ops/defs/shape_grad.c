@@ -93,11 +93,11 @@ static const ct_attr_def cc_grad_attrs[] = {{"axis", {.type = CT_ATTR_INT, .u.i 
 
 static const ct_op_def defs[] = {
     {.type = "reshape_grad", .inputs = x_dout, .n_inputs = 2, .outputs = dx, .n_outputs = 1,
-     .infer_shape = reshape_grad_infer},
+     .flags = CT_OP_PURE_INFER, .infer_shape = reshape_grad_infer},
     {.type = "transpose_grad", .inputs = x_dout, .n_inputs = 2, .outputs = dx, .n_outputs = 1,
-     .attrs = tr_grad_attrs, .n_attrs = 1, .infer_shape = tr_grad_infer},
+     .attrs = tr_grad_attrs, .n_attrs = 1, .flags = CT_OP_PURE_INFER, .infer_shape = tr_grad_infer},
     {.type = "concat_grad", .inputs = xs_dout, .n_inputs = 2, .outputs = dxs, .n_outputs = 1,
-     .attrs = cc_grad_attrs, .n_attrs = 1, .infer_shape = cc_grad_infer},
+     .attrs = cc_grad_attrs, .n_attrs = 1, .flags = CT_OP_PURE_INFER, .infer_shape = cc_grad_infer},
 };
 
 const ct__def_table ct__shape_grad_defs = CT__TABLE(defs);
