@@ -187,9 +187,9 @@ static ct_expr *expr_case(int k, const ct_tensor *a, const ct_tensor *b, const c
     case 3: return BIN(DIV, LEAF(a), ct_expr_scalar(3.0));            /* a block and a scalar */
     case 4: return BIN(SUB, ct_expr_scalar(2.0), LEAF(a));            /* a scalar and a block */
     case 5: return BIN(ADD, BIN(MUL, LEAF(a), ct_expr_scalar(0.75)), ct_expr_scalar(-1.5));
-    case 6: return UN(EXP, LEAF(a));                                  /* copied out streaming */
-    case 7: return BIN(MAX, LEAF(a), LEAF(b));                        /* copied out streaming */
-    case 8: return UN(RELU, BIN(ADD, LEAF(a), LEAF(b)));              /* copied out streaming */
+    case 6: return UN(EXP, LEAF(a));                                  /* stored plainly */
+    case 7: return BIN(MAX, LEAF(a), LEAF(b));                        /* stored plainly */
+    case 8: return UN(RELU, BIN(ADD, LEAF(a), LEAF(b)));              /* stored plainly */
     default: return LEAF(a);                                          /* a leaf alone */
   }
 }

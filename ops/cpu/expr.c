@@ -177,11 +177,12 @@ SCALAR_PAIR_LOOPS(float, f)
 SCALAR_PAIR_LOOPS(double, d)
 
 /* ---- Streaming stores of the last node (ops/cpu/stream.h) ---------------------------------
- * When dst is larger than the last-level cache, an arithmetic last node (ADD .. DIV, alone or as
- * a fused or scalar pair) stores into dst with streaming stores: the same operations on SSE
- * vectors (GCC's vector arithmetic is the packed instruction, which rounds as the scalar one;
- * no FMA), plain stores before dst's first 16-byte boundary and after its last whole vector.
- * Any other last node writes its block buffer, which is then copied out streaming. */
+ * When dst is at least the last-level cache's size, an arithmetic last node (ADD .. DIV, alone
+ * or as a fused or scalar pair) stores into dst with streaming stores: the same operations on
+ * SSE vectors (GCC's vector arithmetic is the packed instruction, which rounds as the scalar
+ * one; no FMA), plain stores before dst's first 16-byte boundary and after its last whole
+ * vector. Any other last node stores plainly: copying a block out streaming, and streaming the
+ * last node of the 5-op relu chain, both measured slower (docs/design/expr.md). */
 #if CT__STREAM
 #define LD_ CT__VLOAD
 #define ST_ CT__VSTREAM
@@ -213,21 +214,26 @@ SCALAR_PAIR_LOOPS(double, d)
 #define NT_SCALAR(OP, ARG)                                                        \
   NT_LOOP(o[i] = (__typeof__(o[0]))(x[i] OP a) ARG b, ST_(o + i, (LD_(x + i) OP av) ARG bv))
 
-#define NT_LOOPS(C, SUF)                                                                     \
-  static void binary_nt_##SUF(int op, C *o, val_##SUF x, val_##SUF y, int n) {              \
+/* An arithmetic node's streaming loops over two blocks, a block and a scalar, a scalar and a
+ * block. */
+#define NT_BINARY_FN(NAME, C, SUF, VV, VS, SV)                                              \
+  static void NAME(int op, C *o, val_##SUF x, val_##SUF y, int n) {                         \
     if (!x.sc && !y.sc) {                                                                   \
       const C *xp = x.p, *yp = y.p;                                                         \
-      switch (op) { NT_ARITH(NT_VV) }                                                       \
+      switch (op) { NT_ARITH(VV) }                                                          \
     } else if (y.sc) {                                                                      \
       const C *xp = x.p, b = y.s;                                                           \
       __typeof__(SET1_(b)) bv = SET1_(b);                                                   \
-      switch (op) { NT_ARITH(NT_VS) }                                                       \
+      switch (op) { NT_ARITH(VS) }                                                          \
     } else {                                                                                \
       const C *yp = y.p, a = x.s;                                                           \
       __typeof__(SET1_(a)) av = SET1_(a);                                                   \
-      switch (op) { NT_ARITH(NT_SV) }                                                       \
+      switch (op) { NT_ARITH(SV) }                                                          \
     }                                                                                       \
-  }                                                                                         \
+  }
+
+#define NT_LOOPS(C, SUF)                                                                     \
+  NT_BINARY_FN(binary_nt_##SUF, C, SUF, NT_VV, NT_VS, NT_SV)                                \
   static void fused_nt_##SUF(bool left, int op, int arg, C *o, const C *x, const C *y,     \
                              const C *z, int n) {                                           \
     if (left) {                                                                             \
@@ -377,7 +383,7 @@ static int64_t grain_blocks(const ct__expr_plan *p) {
         if (x->sc) {                                                                         \
           x->s = unary1_##SUF(in->op, x->s);                                                 \
         } else {                                                                             \
-          C *o = to_dst && !nt ? (C *)p->dst + i0 : buf[sp - 1];                             \
+          C *o = to_dst ? (C *)p->dst + i0 : buf[sp - 1];                                    \
           unary_##SUF(in->op, o, x->p, n);                                                   \
           x->p = o;                                                                          \
         }                                                                                    \
@@ -405,7 +411,7 @@ static int64_t grain_blocks(const ct__expr_plan *p) {
                       p->code[k + 1].op == CT_EXPR_RELU;                                    \
           bool last = DIRECT && k + relu == p->n_code - 1;                                   \
           bool ntd = last && nt && !relu && arith_op(in->op); /* streams into dst */         \
-          C *o = last && (!nt || ntd) ? (C *)p->dst + i0 : buf[sp - 2];                      \
+          C *o = last ? (C *)p->dst + i0 : buf[sp - 2];                                      \
           if (relu) binary_relu_##SUF(in->op, o, *x, *y, n);                                 \
           else NT_OR(binary_nt_##SUF, binary_##SUF, ntd)(in->op, o, *x, *y, n);              \
           *x = (val_##SUF){.p = o};                                                          \
@@ -417,11 +423,7 @@ static int64_t grain_blocks(const ct__expr_plan *p) {
     /* The result into dst, unless the last node already wrote it there. */                 \
     if (st[0].sc) {                                                                          \
       for (int i = 0; i < n; i++) STORE(p->dst, i0 + i, st[0].s);                            \
-    } else if (DIRECT && st[0].p == (const C *)p->dst + i0) {                                \
-      /* the last node wrote it there */                                                     \
-    } else if (nt) {                                                                         \
-      ct__stream_copy((C *)p->dst + i0, st[0].p, (size_t)n * sizeof(C));                     \
-    } else {                                                                                 \
+    } else if (!DIRECT || st[0].p != (const C *)p->dst + i0) {                               \
       for (int i = 0; i < n; i++) STORE(p->dst, i0 + i, st[0].p[i]);                         \
     }                                                                                        \
   }                                                                                          \

@@ -17,7 +17,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 /* The output size, in bytes, from which kernels stream (ops/cpu/parallel.c): the last-level
  * cache's size as the C library reports it, 32 MiB when it reports none. */
@@ -38,21 +37,6 @@ static inline bool ct__stream_wanted(size_t out_bytes) {
 static inline int64_t ct__stream_head(const void *o, size_t es, int64_t n) {
   int64_t h = (int64_t)(((16 - ((uintptr_t)o & 15)) & 15) / es);
   return h < n ? h : n;
-}
-
-/* Copies n bytes from src (any alignment, typically a block in L1) to dst with streaming
- * stores where dst is 16-byte aligned, plain ones at the ends. */
-static inline void ct__stream_copy(void *dst, const void *src, size_t n) {
-  char *d = dst;
-  const char *s = src;
-  size_t head = (16 - ((uintptr_t)d & 15)) & 15;
-  if (head > n) head = n;
-  memcpy(d, s, head);
-  size_t body = (n - head) / 16;
-  for (size_t i = 0; i < body; i++) {
-    _mm_stream_si128((__m128i *)(d + head) + i, _mm_loadu_si128((const __m128i *)(s + head) + i));
-  }
-  memcpy(d + head + body * 16, s + head + body * 16, n - head - body * 16);
 }
 
 /* The SSE vector helpers of the streaming loops, picked by element type (float or double):
@@ -83,7 +67,6 @@ static inline bool ct__stream_wanted(size_t out_bytes) {
   (void)out_bytes;
   return false;
 }
-static inline void ct__stream_copy(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
 static inline void ct__stream_fence(void) {}
 #endif
 
