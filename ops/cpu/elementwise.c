@@ -75,19 +75,23 @@ typedef struct bin_job {
     }                                                                                       \
   }                                                                                         \
   NT(NAME, T, EXPR)                                                                         \
+  /* The streaming range, out of line: the plain range stays small enough to inline into the \
+   * kernel, which a one-element op feels. */                                               \
+  __attribute__((noinline)) static void NAME##_range_nt(const bin_job *j, int64_t b,        \
+                                                        int64_t e) {                        \
+    const T *x = j->x, *y = j->y;                                                           \
+    T *o = j->o;                                                                            \
+    if (j->plan == NULL) NAME##_nt(o + b, x + b, y + b, e - b, 1, 1);                       \
+    else BCAST_WALK(T, *j->plan, o, x, y, b, e, NAME##_nt);                                 \
+    ct__stream_fence();                                                                     \
+  }                                                                                         \
   static void NAME##_range(void *arg, int64_t b, int64_t e) {                               \
     const bin_job *j = arg;                                                                 \
     const T *x = j->x, *y = j->y;                                                           \
     T *o = j->o;                                                                            \
-    if (NAME##_nt_ok && j->stream) {                                                        \
-      if (j->plan == NULL) NAME##_nt(o + b, x + b, y + b, e - b, 1, 1);                     \
-      else BCAST_WALK(T, *j->plan, o, x, y, b, e, NAME##_nt);                               \
-      ct__stream_fence();                                                                   \
-    } else if (j->plan == NULL) {                                                           \
-      NAME##_inner(o + b, x + b, y + b, e - b, 1, 1);                                       \
-    } else {                                                                                \
-      BCAST_WALK(T, *j->plan, o, x, y, b, e, NAME##_inner);                                 \
-    }                                                                                       \
+    if (NAME##_nt_ok && CT__UNLIKELY(j->stream)) NAME##_range_nt(j, b, e);                  \
+    else if (j->plan == NULL) NAME##_inner(o + b, x + b, y + b, e - b, 1, 1);               \
+    else BCAST_WALK(T, *j->plan, o, x, y, b, e, NAME##_inner);                              \
   }                                                                                         \
   static ct_status NAME(const ct_kernel_ctx *c) {                                           \
     const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0), *yt = ct_kernel_in(c, CT__IN_Y, 0); \

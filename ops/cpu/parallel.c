@@ -99,17 +99,15 @@ static size_t last_level_cache(void) {
   return c > 0 ? (size_t)c : (size_t)32 << 20;
 }
 
-static _Atomic size_t stream_min; /* 0: not read yet */
+_Atomic size_t ct__stream_min;
 
-size_t ct__stream_min_bytes(void) {
-  size_t n = atomic_load_explicit(&stream_min, memory_order_relaxed);
-  if (n > 0) return n;
-  n = last_level_cache();
-  atomic_store_explicit(&stream_min, n, memory_order_relaxed);
+size_t ct__stream_min_read(void) {
+  size_t n = last_level_cache();
+  atomic_store_explicit(&ct__stream_min, n, memory_order_relaxed);
   return n;
 }
 
-void ct__stream_set_min_bytes(size_t bytes) { atomic_store(&stream_min, bytes); }
+void ct__stream_set_min_bytes(size_t bytes) { atomic_store(&ct__stream_min, bytes); }
 
 static int threads_now(void) {
   int n = atomic_load_explicit(&pool.want, memory_order_relaxed);

@@ -14,13 +14,20 @@
 #ifndef CORTEN_OPS_CPU_STREAM_H
 #define CORTEN_OPS_CPU_STREAM_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* The output size, in bytes, from which kernels stream (ops/cpu/parallel.c): the last-level
- * cache's size as the C library reports it, 32 MiB when it reports none. */
-size_t ct__stream_min_bytes(void);
+ * cache's size (sysfs, else the C library's figure, else 32 MiB). Read once; the kernels test
+ * it inline, so a one-element op pays a load and a comparison. */
+extern _Atomic size_t ct__stream_min; /* 0: not read yet */
+size_t ct__stream_min_read(void);
+static inline size_t ct__stream_min_bytes(void) {
+  size_t n = atomic_load_explicit(&ct__stream_min, memory_order_relaxed);
+  return n > 0 ? n : ct__stream_min_read();
+}
 /* Tests set it (0: the cache's size again), to take the streaming paths on small tensors. */
 void ct__stream_set_min_bytes(size_t bytes);
 
