@@ -250,10 +250,18 @@ NT_LOOPS(float, f)
 NT_LOOPS(double, d)
 #define NT_OR(NT, PLAIN, nt) ((nt) ? NT : PLAIN)
 #else
-#define NT_OR(NT, PLAIN, nt) PLAIN
+#define NT_OR(NT, PLAIN, nt) ((void)(nt), PLAIN)
 #endif
 
 static bool arith_op(int op) { return op >= CT_EXPR_ADD && op <= CT_EXPR_DIV; }
+
+/* Whether the plan's last node is one that streams (above): a fused pair, or an arithmetic
+ * binary node (alone or ending a scalar pair). */
+static bool last_streams(const ct__expr_plan *p) {
+  const ct__expr_instr *last = &p->code[p->n_code - 1];
+  return last->code == CT__XC_FUSED_L || last->code == CT__XC_FUSED_R ||
+         (last->code == CT__XC_BINARY && arith_op(last->op));
+}
 
 /* Whether instructions k+1 and k+2 push a scalar and apply an arithmetic node to the top two, so
  * that with binary node k (a block and a scalar) they run as one scalar_pair loop. */
@@ -437,8 +445,9 @@ static int64_t grain_blocks(const ct__expr_plan *p) {
     /* A deep program's values sit after its buffers, in the same scratch. */               \
     val_##SUF *st = p->depth > CT__EXPR_STACK_BUFS ? (val_##SUF *)(buf + p->depth) : stack_val; \
     int64_t end = e * BLOCK < p->numel ? e * BLOCK : p->numel;                               \
-    /* An output larger than the last-level cache is stored streaming (ops/cpu/stream.h). */  \
-    bool nt = DIRECT && ct__stream_wanted((size_t)p->numel * sizeof(C));                     \
+    /* An output of the last-level cache's size or more is stored streaming, when the last    \
+     * node is one that streams (ops/cpu/stream.h). */                                       \
+    bool nt = DIRECT && ct__stream_wanted((size_t)p->numel * sizeof(C)) && last_streams(p);  \
     for (int64_t i0 = b * BLOCK; i0 < end; i0 += BLOCK) {                                    \
       int n = end - i0 < BLOCK ? (int)(end - i0) : BLOCK;                                    \
       if (i0 + BLOCK < end) prefetch_next(p, i0 + BLOCK, end, sizeof(*(STORAGE *)0), !nt);   \
