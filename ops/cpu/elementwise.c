@@ -102,7 +102,10 @@ typedef struct bin_job {
                  ct__stream_wanted((size_t)n * sizeof(T))};                                 \
     if (n == 0) return CT_OK;                                                               \
     if (CT__LIKELY(xt->numel == n && yt->numel == n)) {                                     \
-      ct__parallel_for(n, CT__GRAIN_MEM, NAME##_range, &j);                                 \
+      /* Work for one thread, plain: the loop itself, here (a one-element op's whole cost    \
+       * is what surrounds its loop). */                                                    \
+      if (n < 2 * CT__GRAIN_MEM && !j.stream) NAME##_inner(o, j.x, j.y, n, 1, 1);           \
+      else ct__parallel_for(n, CT__GRAIN_MEM, NAME##_range, &j);                            \
       return CT_OK;                                                                         \
     }                                                                                       \
     bcast_plan plan;                                                                        \
