@@ -93,6 +93,16 @@ typedef struct bin_job {
     else if (j->plan == NULL) NAME##_inner(o + b, x + b, y + b, e - b, 1, 1);               \
     else BCAST_WALK(T, *j->plan, o, x, y, b, e, NAME##_inner);                              \
   }                                                                                         \
+  /* Under broadcasting, out of line: the plan's frame stays off the equal-shapes path. */    \
+  __attribute__((noinline)) static void NAME##_bcast(const ct_kernel_ctx *c, bin_job *j,    \
+                                                     const ct_tensor *xt,                   \
+                                                     const ct_tensor *yt, int64_t n) {      \
+    bcast_plan plan;                                                                        \
+    ct__plan_bcast(xt->dims, yt->dims, ct_kernel_out(c, CT__OUT, 0)->dims, &plan);          \
+    j->plan = &plan;                                                                        \
+    int64_t row = plan.d[plan.rank - 1];                                                    \
+    ct__parallel_for(n / row, CT__GRAIN_MEM / row + 1, NAME##_range, j);                    \
+  }                                                                                         \
   static ct_status NAME(const ct_kernel_ctx *c) {                                           \
     const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0), *yt = ct_kernel_in(c, CT__IN_Y, 0); \
     T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);                                         \
@@ -108,11 +118,7 @@ typedef struct bin_job {
       else ct__parallel_for(n, CT__GRAIN_MEM, NAME##_range, &j);                            \
       return CT_OK;                                                                         \
     }                                                                                       \
-    bcast_plan plan;                                                                        \
-    ct__plan_bcast(xt->dims, yt->dims, ct_kernel_out(c, CT__OUT, 0)->dims, &plan);          \
-    j.plan = &plan;                                                                         \
-    int64_t row = plan.d[plan.rank - 1];                                                    \
-    ct__parallel_for(n / row, CT__GRAIN_MEM / row + 1, NAME##_range, &j);                   \
+    NAME##_bcast(c, &j, xt, yt, n);                                                         \
     return CT_OK;                                                                           \
   }
 
