@@ -422,8 +422,7 @@ ct_status ct__fused_run(ct__prep *preps, const ct__fused *f) {
     ct_tensor *t = leaf[l] = (ct_tensor *)ct_var_get_tensor(f->leaves[l]);
     fuse = t != NULL && t->block != NULL && t->block->place.kind == CT_DEVICE_CPU &&
            (t->dtype == CT_FLOAT32 || t->dtype == CT_FLOAT64) && (l == 0 || t->dtype == dt) &&
-           (dst_now == NULL || t->block != dst_now->block) &&
-           ct__tensor_bytes(t, t->dtype) <= ct__tensor_capacity(t);
+           (dst_now == NULL || t->block != dst_now->block) && ct__tensor_data_ok(t);
     dt = fuse ? t->dtype : dt;
   }
   ct_status s = CT_OK;

@@ -431,6 +431,12 @@ CT__COLD static void restore_dims(ct__prep *p) {
 
 ct_status ct__prep_run(ct__prep *p) { return ct__prep_run_counted(p, &ct__errors_recorded); }
 
+/* Whether input tensor t can be read by a kernel at p's place: memory covering its dims and
+ * dtype, on that place (input_error says which is missing). */
+static inline bool input_usable(const ct__prep *p, const ct_tensor *t) {
+  return ct__tensor_data_ok(t) && place_ok(t->block->place, p->ctx.place);
+}
+
 /* The tensor variable v holds, or NULL (without the fallback of ct_var_get_tensor, which would
  * record an error: the general path reports it). */
 static inline ct_tensor *held_tensor(const ct_var *v) {
@@ -451,11 +457,7 @@ static inline ct_kernel_fn reused_kernel(ct__prep *p) {
   if (p->self_alias) return NULL;
   for (uint32_t k = 0; k < n_in; k++) {
     ct_tensor *t = held_tensor(p->vars[k]);
-    if (t == NULL || !key_same(p, k, t) || t->block == NULL ||
-        !place_ok(t->block->place, p->ctx.place) ||
-        ct__tensor_bytes(t, t->dtype) > ct__tensor_capacity(t)) {
-      return NULL;
-    }
+    if (t == NULL || !key_same(p, k, t) || !input_usable(p, t)) return NULL;
     p->tensors[k] = t;
     /* The kernel reads the data next: asked for now, the loads of all the tensors overlap
      * (an op on a few elements spends most of its time waiting on memory). */
@@ -516,10 +518,7 @@ static ct_status run_general(ct__prep *p, const uint64_t *errors) {
       continue;
     }
     ct_tensor *t = (ct_tensor *)ct_var_get_tensor(p->vars[k]);
-    if (CT__UNLIKELY(t == NULL || t->block == NULL || !place_ok(t->block->place, p->ctx.place) ||
-                     ct__tensor_bytes(t, t->dtype) > ct__tensor_capacity(t))) {
-      return input_error(p, k, t);
-    }
+    if (CT__UNLIKELY(t == NULL || !input_usable(p, t))) return input_error(p, k, t);
     p->tensors[k] = t;
     reuse = reuse && key_same(p, k, t);
   }

@@ -313,19 +313,6 @@ static ct_status set_step(rnn *r, const ct__rnn_step *b, bool first, int64_t t) 
   return CT_OK;
 }
 
-/* ct_ddim_equal for dims that are set, inline (a step compares a few of them). */
-static inline bool same_dims(const ct_ddim *a, const ct_ddim *b) {
-  if (a->rank != b->rank) return false;
-  for (int i = 0; i < a->rank; i++) {
-    if (a->d[i] != b->d[i]) return false;
-  }
-  return true;
-}
-
-static inline bool same_place(ct_place a, ct_place b) {
-  return a.kind == b.kind && a.device == b.device;
-}
-
 /* Checks the states step t wrote (binding b) against the initial states, and keeps them in the
  * plan for the next step. */
 static ct_status check_states(rnn *r, const ct__rnn_step *b, int64_t t) {
@@ -336,7 +323,7 @@ static ct_status check_states(rnn *r, const ct__rnn_step *b, int64_t t) {
     if (h == NULL) return ct_last_status();
     const ct_tensor *h0 = ct_kernel_in(c, IN_INIT, j);
     r->plan->states[j] = h;
-    if (CT__UNLIKELY(!same_dims(&h->dims, &h0->dims) || h->dtype != h0->dtype)) {
+    if (CT__UNLIKELY(!ct__ddim_eq(&h->dims, &h0->dims) || h->dtype != h0->dtype)) {
       char a[CT__DDIM_STR_CAP], b2[CT__DDIM_STR_CAP];
       return ct_kernel_fail(c, CT_ERR_SHAPE,
                             "step %lld: state '%s' is %s %s but its initial state, input "
@@ -368,8 +355,8 @@ static void note_outputs(rnn *r, const ct__rnn_step *b, int64_t t, int64_t k) {
       o->dtype = y->dtype;
       o->place = y->block->place;
       o->alike = true;
-    } else if (CT__UNLIKELY(!same_dims(&y->dims, &o->dims) || y->dtype != o->dtype ||
-                            !same_place(y->block->place, o->place))) {
+    } else if (CT__UNLIKELY(!ct__ddim_eq(&y->dims, &o->dims) || y->dtype != o->dtype ||
+                            !ct__place_eq(y->block->place, o->place))) {
       o->alike = false;
     }
     r->plan->src[(size_t)t * r->outs->n + i] = ct__tensor_ptr(y);

@@ -97,6 +97,11 @@ static inline int ct__ddim_eq(const ct_ddim *a, const ct_ddim *b) {
   return 1;
 }
 
+/* ct_place_equal, inline, for hot paths: the same kind, and the same device on CUDA. */
+static inline int ct__place_eq(ct_place a, ct_place b) {
+  return a.kind == b.kind && (a.kind != CT_DEVICE_CUDA || a.device == b.device);
+}
+
 /* a * b into *out; returns 0 on overflow. */
 static inline int ct__mul_size(size_t a, size_t b, size_t *out) {
   return !__builtin_mul_overflow(a, b, out);

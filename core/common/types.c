@@ -28,10 +28,7 @@ ct_place ct_cpu(void) { return (ct_place){CT_DEVICE_CPU, 0}; }
 ct_place ct_cuda(int device) { return (ct_place){CT_DEVICE_CUDA, device}; }
 ct_place ct_cuda_host(void) { return (ct_place){CT_DEVICE_CUDA_HOST, 0}; }
 
-bool ct_place_equal(ct_place a, ct_place b) {
-  if (a.kind != b.kind) return false;
-  return a.kind != CT_DEVICE_CUDA || a.device == b.device;
-}
+bool ct_place_equal(ct_place a, ct_place b) { return ct__place_eq(a, b); }
 
 int ct__place_valid(ct_place p) {
   switch (p.kind) {

@@ -141,27 +141,25 @@ typedef struct bin_job {
       NAME##_inner(o, x, y, n, sx, sy);                                                     \
       return;                                                                               \
     }                                                                                       \
-    int64_t i = ct__stream_head(o, sizeof(T), n);                                           \
-    NAME##_inner(o, x, y, i, sx, sy);                                                       \
     if (sx == 1 && sy == 1) {                                                               \
-      for (; i + CT__VLANES(T) <= n; i += CT__VLANES(T)) {                                  \
-        CT__VTYPE(T) a = CT__VLOAD(x + i), b = CT__VLOAD(y + i);                            \
-        CT__VSTREAM(o + i, (EXPR));                                                         \
-      }                                                                                     \
-    } else if (sy == 0) {                                                                   \
-      CT__VTYPE(T) b = CT__VSET1(y[0]);                                                     \
-      for (; i + CT__VLANES(T) <= n; i += CT__VLANES(T)) {                                  \
+      CT__STREAM_LOOP(o, 0, n, o[i] = NAME##_f(x[i], y[i]), {                               \
         CT__VTYPE(T) a = CT__VLOAD(x + i);                                                  \
-        CT__VSTREAM(o + i, (EXPR));                                                         \
-      }                                                                                     \
-    } else {                                                                                \
-      CT__VTYPE(T) a = CT__VSET1(x[0]);                                                     \
-      for (; i + CT__VLANES(T) <= n; i += CT__VLANES(T)) {                                  \
         CT__VTYPE(T) b = CT__VLOAD(y + i);                                                  \
         CT__VSTREAM(o + i, (EXPR));                                                         \
-      }                                                                                     \
+      });                                                                                   \
+    } else if (sy == 0) {                                                                   \
+      CT__VTYPE(T) b = CT__VSET1(y[0]);                                                     \
+      CT__STREAM_LOOP(o, 0, n, o[i] = NAME##_f(x[i], y[0]), {                               \
+        CT__VTYPE(T) a = CT__VLOAD(x + i);                                                  \
+        CT__VSTREAM(o + i, (EXPR));                                                         \
+      });                                                                                   \
+    } else {                                                                                \
+      CT__VTYPE(T) a = CT__VSET1(x[0]);                                                     \
+      CT__STREAM_LOOP(o, 0, n, o[i] = NAME##_f(x[0], y[i]), {                               \
+        CT__VTYPE(T) b = CT__VLOAD(y + i);                                                  \
+        CT__VSTREAM(o + i, (EXPR));                                                         \
+      });                                                                                   \
     }                                                                                       \
-    NAME##_inner(o + i, x + i * sx, y + i * sy, n - i, sx, sy);                             \
   }
 #else
 #define BIN_STREAM BIN_PLAIN
@@ -223,19 +221,10 @@ typedef struct un_job {
  * last whole vector. */
 #define UN_STREAM(T, EXPR, VEXPR)                                                \
   if (j->stream) {                                                              \
-    int64_t i = b + ct__stream_head(o + b, sizeof(T), e - b);                   \
-    for (int64_t k = b; k < i; k++) {                                           \
-      T a = x[k];                                                               \
-      o[k] = (EXPR);                                                            \
-    }                                                                           \
-    for (; i + CT__VLANES(T) <= e; i += CT__VLANES(T)) {                        \
+    CT__STREAM_LOOP(o, b, e, { T a = x[i]; o[i] = (EXPR); }, {                  \
       CT__VTYPE(T) a = CT__VLOAD(x + i);                                        \
       CT__VSTREAM(o + i, (VEXPR));                                              \
-    }                                                                           \
-    for (; i < e; i++) {                                                        \
-      T a = x[i];                                                               \
-      o[i] = (EXPR);                                                            \
-    }                                                                           \
+    });                                                                         \
     ct__stream_fence();                                                         \
     return;                                                                     \
   }

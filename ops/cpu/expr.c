@@ -188,14 +188,7 @@ SCALAR_PAIR_LOOPS(double, d)
 #define ST_ CT__VSTREAM
 #define SET1_ CT__VSET1
 /* SCALAR for one element i, VECTOR for the lanes from i, over [0, n) of o. */
-#define NT_LOOP(SCALAR, VECTOR)                                                   \
-  do {                                                                            \
-    const int lanes_ = 16 / (int)sizeof(o[0]);                                    \
-    int i = 0, h_ = (int)ct__stream_head(o, sizeof(o[0]), n);                     \
-    for (; i < h_; i++) SCALAR;                                                   \
-    for (; i + lanes_ <= n; i += lanes_) VECTOR;                                  \
-    for (; i < n; i++) SCALAR;                                                    \
-  } while (0)
+#define NT_LOOP(SCALAR, VECTOR) CT__STREAM_LOOP(o, 0, n, SCALAR, VECTOR)
 #define NT_ARITH(LOOP)                \
   case CT_EXPR_ADD: LOOP(+); break;   \
   case CT_EXPR_SUB: LOOP(-); break;   \

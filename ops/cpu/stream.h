@@ -64,6 +64,18 @@ static inline __m128d ct__vrelu_pd(__m128d a) { return _mm_max_pd(a, _mm_setzero
 /* Elements per vector of T. */
 #define CT__VLANES(T) ((int64_t)(16 / sizeof(T)))
 
+/* The streaming loop over elements [b, e) of output o, with i the element index: SCALAR stores
+ * element i plainly (before o's first 16-byte boundary past b and after the last whole vector),
+ * VECTOR stores the vector of elements from i with CT__VSTREAM. The caller fences. */
+#define CT__STREAM_LOOP(o, b, e, SCALAR, VECTOR)                                     \
+  do {                                                                               \
+    const int64_t lanes_ = CT__VLANES((o)[0]), e_ = (e);                             \
+    int64_t i = (b), h_ = i + ct__stream_head((o) + i, sizeof((o)[0]), e_ - i);      \
+    for (; i < h_; i++) SCALAR;                                                      \
+    for (; i + lanes_ <= e_; i += lanes_) VECTOR;                                    \
+    for (; i < e_; i++) SCALAR;                                                      \
+  } while (0)
+
 /* Streaming stores are weakly ordered: a piece that made any ends with this, before the pool
  * counts it done and another thread reads the output. */
 static inline void ct__stream_fence(void) { _mm_sfence(); }
