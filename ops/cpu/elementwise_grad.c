@@ -251,7 +251,7 @@ static void bgrad_plan(const ct__bcast_plan *p, void *dx, void *dy, const void *
     int64_t n = gt->numel;                                                                      \
     if (xt->numel == n && yt->numel == n) {                                                     \
       grad_job j = {dx, dy, xs, ys, gs};                                                        \
-      ct__parallel_for(n, CT__GRAIN_MEM, NAME##_range, &j);                                     \
+      ct__parallel_for_job(n, CT__GRAIN_MEM, NAME##_range, &j);                                 \
       return CT_OK;                                                                             \
     }                                                                                           \
     if (n == 0) {                                                                               \
@@ -290,7 +290,7 @@ BINARY_GRAD_KERNEL(div_grad_f64, double, g / y, -g * x / (y * y))
     grad_job j = {ct__k_out_data(c, CT__G_DX, 0, c->dtype), NULL, ct__k_in_data(at), NULL, \
                   ct__k_in_data(ct_kernel_in(c, CT__G_UNARY_DOUT, 0))};     \
     if (CT__UNLIKELY(j.dx == NULL)) return ct_last_status();                \
-    ct__parallel_for(at->numel, CT__GRAIN_MEM, NAME##_range, &j);           \
+    ct__parallel_for_job(at->numel, CT__GRAIN_MEM, NAME##_range, &j);       \
     return CT_OK;                                                           \
   }
 

@@ -3,18 +3,21 @@
  * kernels' parallel-for (ops/cpu/parallel.h; docs/design/threads.md).
  *
  * One job at a time: the thread that takes the pool publishes the job in `ticket` (the job's
- * generation, its piece count and the next piece to claim, in one atomic word), works on pieces
- * itself and waits until every piece is done. Workers claim pieces by compare-and-swap on the
- * ticket, so a worker that wakes late can never claim a piece of a later job. Between jobs a
- * worker spins for a short while (a kernel often follows a kernel) and then sleeps on a
- * condition variable. The pool starts its threads on the first job that wants them; the child of
- * a fork() starts its own. */
+ * generation and piece count, in one atomic word), runs piece 0 itself, then runs any piece no
+ * worker has claimed yet, and waits until every piece is done. Piece k is worker k's: it claims
+ * it by raising its own slot's generation to the job's (a line only it writes, unless the
+ * caller takes the piece), so a claim costs no cache-line transfer and a worker keeps the same
+ * part of the data from job to job; a worker that wakes late finds its slot at the job's
+ * generation and never runs a piece of a later job. Between jobs a worker spins for a short while
+ * (a kernel often follows a kernel) and then sleeps on a condition variable. The pool starts its
+ * threads on the first job that wants them; the child of a fork() starts its own. */
 #include <cblas.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,24 +29,52 @@
 #define MAX_THREADS 256
 #define SPIN_NS 200000 /* a worker spins this long after a job before it sleeps */
 
-/* ticket: generation (32 bits) | piece count (16) | next piece (16). */
+/* ticket: generation (32 bits) | context copied into the job line (1) | piece count (16). */
 #define T_GEN(t) ((uint32_t)((t) >> 32))
-#define T_PIECES(t) ((int)(((t) >> 16) & 0xffff))
-#define T_NEXT(t) ((int)((t)&0xffff))
+#define T_PIECES(t) ((int)((t)&0xffff))
+#define T_COPIED ((uint64_t)1 << 16)
 
 static struct {
-  atomic_int want;      /* ct_set_num_threads; 0: one per core */
-  atomic_bool busy;     /* a job holds the pool */
-  _Atomic uint64_t ticket;
-  atomic_int left;      /* pieces of the current job not finished */
-  atomic_int sleepers;  /* workers waiting on `wake` */
-  ct__range_fn fn;      /* the current job, stable while a piece of it is unclaimed or running */
-  void *ctx;
+  /* The line the workers wait on: the ticket and the job it announces, stable while a piece of
+   * the job is unclaimed or running. A worker that sees the ticket change has the job's function,
+   * size and (copied) context in the same transfer. */
+  _Alignas(64) _Atomic uint64_t ticket;
+  ct__range_fn fn;
   int64_t n;
+  union {
+    void *ctx;                              /* the caller's context */
+    int64_t copy[CT__JOB_COPY_BYTES / 8];   /* a copy of it (T_COPIED) */
+  } job;
+  /* The caller's side. */
+  _Alignas(64) atomic_int left; /* pieces of the current job not finished */
+  atomic_bool busy;     /* a job holds the pool */
+  atomic_int want;      /* ct_set_num_threads; 0: one per core */
+  atomic_int sleepers;  /* workers waiting on `wake` */
   pthread_mutex_t mu;   /* guards started and the sleep on wake */
   pthread_cond_t wake;
   atomic_int started;
 } pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+
+/* Piece k of a job is worker k's (1 .. pieces - 1; piece 0 is the calling thread's): the worker
+ * claims it by moving its slot's generation up to the job's, a line no other thread writes
+ * unless the caller, done with its own piece, takes a piece nobody claimed. Measured against the
+ * earlier design (every piece claimed by compare-and-swap on the shared ticket), in one process
+ * on the 2-core machine: a 32K float add over 2 threads 200 ns faster (2.42 -> 2.22 us). */
+static struct {
+  _Alignas(64) _Atomic uint32_t claimed;
+} slot[MAX_THREADS];
+
+/* Claims piece k of job gen: false when it was claimed already. */
+static bool claim(int k, uint32_t gen) {
+  uint32_t c = atomic_load_explicit(&slot[k].claimed, memory_order_relaxed);
+  while ((int32_t)(gen - c) > 0) {
+    if (atomic_compare_exchange_weak_explicit(&slot[k].claimed, &c, gen, memory_order_acq_rel,
+                                              memory_order_relaxed)) {
+      return true;
+    }
+  }
+  return false;
+}
 
 static _Thread_local bool in_piece; /* this thread runs a piece: nested calls stay on it */
 
@@ -133,24 +164,13 @@ static int64_t piece_begin(int64_t n, int k, int pieces) {
   return n / pieces >= 4096 ? b & ~(int64_t)63 : b; /* big pieces: whole cache lines */
 }
 
-static void run_piece(int k, int pieces) {
+static void run_piece(void *ctx, int k, int pieces) {
   in_piece = true;
-  pool.fn(pool.ctx, piece_begin(pool.n, k, pieces), piece_begin(pool.n, k + 1, pieces));
+  pool.fn(ctx, piece_begin(pool.n, k, pieces), piece_begin(pool.n, k + 1, pieces));
   in_piece = false;
   atomic_fetch_sub_explicit(&pool.left, 1, memory_order_release);
 }
 
-/* Claims and runs pieces of job gen until none is left to claim. */
-static void work_on(uint32_t gen) {
-  uint64_t t = atomic_load_explicit(&pool.ticket, memory_order_acquire);
-  while (T_GEN(t) == gen && T_NEXT(t) < T_PIECES(t)) {
-    if (atomic_compare_exchange_weak_explicit(&pool.ticket, &t, t + 1, memory_order_acq_rel,
-                                              memory_order_acquire)) {
-      run_piece(T_NEXT(t), T_PIECES(t));
-      t = atomic_load_explicit(&pool.ticket, memory_order_acquire);
-    }
-  }
-}
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -165,14 +185,21 @@ static inline void cpu_relax(void) {
 }
 
 static void *worker(void *arg) {
-  (void)arg;
+  int id = (int)(intptr_t)arg;
   uint32_t seen = T_GEN(atomic_load(&pool.ticket));
   for (;;) {
-    int64_t until = now_ns() + SPIN_NS;
+    /* The clock is first read some way into the spin: a job that follows at once (the next
+     * kernel of a program) finds this thread already looking. */
+    int64_t until = 0;
     uint32_t gen;
-    for (int i = 0;; i++) {
+    for (int i = 1;; i++) {
       gen = T_GEN(atomic_load_explicit(&pool.ticket, memory_order_acquire));
-      if (gen != seen || ((i & 255) == 255 && now_ns() > until)) break;
+      if (gen != seen) break;
+      if ((i & 255) == 0) {
+        int64_t t = now_ns();
+        if (until == 0) until = t + SPIN_NS;
+        else if (t > until) break;
+      }
       cpu_relax();
     }
     if (gen == seen) {
@@ -185,7 +212,10 @@ static void *worker(void *arg) {
       pthread_mutex_unlock(&pool.mu);
     }
     seen = gen;
-    work_on(gen);
+    uint64_t t = atomic_load_explicit(&pool.ticket, memory_order_acquire);
+    if (T_GEN(t) == gen && id < T_PIECES(t) && claim(id, gen)) {
+      run_piece((t & T_COPIED) != 0 ? (void *)pool.job.copy : pool.job.ctx, id, T_PIECES(t));
+    }
   }
   return NULL;
 }
@@ -212,7 +242,7 @@ static bool ensure_workers(int want) {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&th, &attr, worker, NULL);
+    int rc = pthread_create(&th, &attr, worker, (void *)(intptr_t)(pool.started + 1));
     pthread_attr_destroy(&attr);
     if (rc != 0) break;
     atomic_store_explicit(&pool.started, pool.started + 1, memory_order_release);
@@ -222,7 +252,7 @@ static bool ensure_workers(int want) {
   return any;
 }
 
-void ct__parallel_split(int64_t n, int64_t grain, ct__range_fn fn, void *ctx) {
+void ct__parallel_split(int64_t n, int64_t grain, ct__range_fn fn, void *ctx, size_t copy) {
   int64_t most = grain > 0 ? n / grain : n;
   /* Work below two grains runs here before the thread count is read: with the default count
    * that read asks the kernel for the process's CPU set, a system call that would cost a small
@@ -245,17 +275,28 @@ void ct__parallel_split(int64_t n, int64_t grain, ct__range_fn fn, void *ctx) {
     return;
   }
   pool.fn = fn;
-  pool.ctx = ctx;
   pool.n = n;
+  uint64_t copied = 0;
+  if (copy > 0 && copy <= CT__JOB_COPY_BYTES) {
+    memcpy(pool.job.copy, ctx, copy);
+    copied = T_COPIED;
+  } else {
+    pool.job.ctx = ctx;
+  }
   atomic_store_explicit(&pool.left, pieces, memory_order_relaxed);
   uint32_t gen = T_GEN(atomic_load(&pool.ticket)) + 1;
-  atomic_store(&pool.ticket, (uint64_t)gen << 32 | (uint64_t)pieces << 16);
+  atomic_store(&pool.ticket, (uint64_t)gen << 32 | copied | (uint64_t)pieces);
   if (atomic_load(&pool.sleepers) > 0) {
     pthread_mutex_lock(&pool.mu);
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.mu);
   }
-  work_on(gen);
+  /* Piece 0 is this thread's; then any piece no worker has claimed yet (a worker asleep, or one
+   * that has not seen the job): on the caller's own context, which the copy equals. */
+  run_piece(ctx, 0, pieces);
+  for (int k = 1; k < pieces; k++) {
+    if (claim(k, gen)) run_piece(ctx, k, pieces);
+  }
   for (int i = 0; atomic_load_explicit(&pool.left, memory_order_acquire) > 0; i++) {
     if ((i & 1023) == 1023) sched_yield();
     else cpu_relax();
