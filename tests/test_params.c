@@ -288,6 +288,62 @@ START_TEST(load_from_file_matches_load_from_memory) {
 }
 END_TEST
 
+/* A dictionary of one float32 tensor [4] holding 0.5 .. 3.5, named by name_len 'n's: its data
+ * starts at byte 88 + name_len. */
+static bytes one_float_dict(size_t name_len) {
+  static const float v[4] = {0.5f, 1.5f, 2.5f, 3.5f};
+  static const int64_t shape[1] = {4};
+  char name[128];
+  ck_assert_uint_lt(name_len, sizeof name);
+  memset(name, 'n', name_len);
+  bytes b = {NULL, 0, 0};
+  b_u64(&b, 0xF7E58D4F05049CB7ull);
+  b_u64(&b, 0);
+  b_u64(&b, 1);
+  b_name(&b, name, name_len);
+  b_u64(&b, 1);
+  b_record(&b, 2, 32, 1, shape, v, sizeof v);
+  ck_assert_uint_eq(b.n, 88 + name_len + sizeof v);
+  return b;
+}
+
+/* The data's address within a 64-byte line after loading one_float_dict(name_len), from a file
+ * (file true) or from memory; the values and the capacity checked. */
+static unsigned loaded_line_offset(size_t name_len, bool file) {
+  bytes b = one_float_dict(name_len);
+  ct_scope *s = ct_scope_new();
+  if (file) {
+    make_work_dir("params-test");
+    write_all(in_dir("one.params"), b.p, b.n);
+    ck_assert_int_eq(ct_params_load(in_dir("one.params"), s), CT_OK);
+    remove_work_dir();
+  } else {
+    ck_assert_int_eq(ct_params_load_memory(b.p, b.n, s), CT_OK);
+  }
+  char name[128];
+  memset(name, 'n', name_len);
+  name[name_len] = '\0';
+  const ct_tensor *t = find_tensor(s, name);
+  const float *d = ct_tensor_data(t, CT_FLOAT32);
+  ck_assert(d[0] == 0.5f && d[1] == 1.5f && d[2] == 2.5f && d[3] == 3.5f);
+  ck_assert_uint_eq(ct_tensor_capacity(t), 16);
+  unsigned at = (unsigned)((uintptr_t)d % 64);
+  ct_scope_free(s);
+  free(b.p);
+  return at;
+}
+
+/* From a file, data sits in its block as it sits in the file's 64-byte lines (the kernel's copy
+ * is fast only so) when that keeps its elements aligned; from memory, and at an offset that is
+ * not a multiple of the element size, at the block's 64-byte-aligned start. */
+START_TEST(file_data_sits_in_its_line_as_in_the_file) {
+  ck_assert_uint_eq(loaded_line_offset(60, true), 20); /* data at 148 = 2 * 64 + 20 */
+  ck_assert_uint_eq(loaded_line_offset(60, false), 0);
+  ck_assert_uint_eq(loaded_line_offset(2, true), 0); /* data at 90 = 64 + 26: not 4-aligned */
+  ck_assert_uint_eq(loaded_line_offset(40, true), 0); /* data at 128 */
+}
+END_TEST
+
 /* ---- Single tensors -------------------------------------------------------------------------- */
 
 START_TEST(tensor_save_and_load_round_trip) {
@@ -498,6 +554,7 @@ static Suite *params_suite(void) {
   CT_ADD_TEST(s, load_null_arguments_are_invalid);
   CT_ADD_TEST(s, load_of_a_missing_file_or_directory_is_io_error);
   CT_ADD_TEST(s, load_from_file_matches_load_from_memory);
+  CT_ADD_TEST(s, file_data_sits_in_its_line_as_in_the_file);
   CT_ADD_TEST(s, tensor_save_and_load_round_trip);
   CT_ADD_TEST(s, tensor_load_failure_leaves_the_tensor_alone);
   CT_ADD_TEST(s, tensor_save_errors);
