@@ -115,16 +115,21 @@ typedef struct bin_job {
     T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);                                         \
     if (CT__UNLIKELY(o == NULL)) return ct_last_status();                                   \
     int64_t n = ct_kernel_out(c, CT__OUT, 0)->numel;                                        \
-    bin_job j = {o, ct__k_in_data(xt), ct__k_in_data(yt), NULL,                             \
-                 ct__stream_wanted((size_t)n * sizeof(T))};                                 \
-    if (n == 0) return CT_OK;                                                               \
+    bool stream = ct__stream_wanted((size_t)n * sizeof(T));                                 \
+    const T *x = ct__k_in_data(xt), *y = ct__k_in_data(yt);                                 \
     if (CT__LIKELY(xt->numel == n && yt->numel == n)) {                                     \
-      /* Work for one thread, plain: the loop itself, here (a one-element op's whole cost    \
-       * is what surrounds its loop). */                                                    \
-      if (n < 2 * CT__GRAIN_MEM && !j.stream) NAME##_flat(o, j.x, j.y, n);                  \
-      else ct__parallel_for_job(n, CT__GRAIN_MEM, NAME##_range, &j);                        \
+      /* Work for one thread, plain: the loop, called from here with no job built (a         \
+       * one-element op's whole cost is what surrounds its loop). */                        \
+      if (n < 2 * CT__GRAIN_MEM && !stream) {                                               \
+        NAME##_flat(o, x, y, n);                                                            \
+        return CT_OK;                                                                       \
+      }                                                                                     \
+      bin_job j = {o, x, y, NULL, stream};                                                  \
+      ct__parallel_for_job(n, CT__GRAIN_MEM, NAME##_range, &j);                             \
       return CT_OK;                                                                         \
     }                                                                                       \
+    if (n == 0) return CT_OK;                                                               \
+    bin_job j = {o, x, y, NULL, stream};                                                    \
     NAME##_bcast(c, &j, xt, yt, n);                                                         \
     return CT_OK;                                                                           \
   }
