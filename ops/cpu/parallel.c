@@ -3,12 +3,12 @@
  * kernels' parallel-for (ops/cpu/parallel.h; docs/design/threads.md).
  *
  * One job at a time: the thread that takes the pool publishes the job in `ticket` (the job's
- * generation and piece count, in one atomic word), runs piece 0 itself, then runs any piece no
- * worker has claimed yet, and waits until every piece is done. Piece k is worker k's: it claims
- * it by raising its own slot's generation to the job's (a line only it writes, unless the
- * caller takes the piece), so a claim costs no cache-line transfer and a worker keeps the same
- * part of the data from job to job; a worker that wakes late finds its slot at the job's
- * generation and never runs a piece of a later job. Between jobs a worker spins for a short while
+ * generation, piece count and whether its context was copied, in one atomic word), runs piece 0
+ * itself, then runs any piece no worker has claimed yet, and waits until every piece is done.
+ * Piece k is worker k's: it claims it by raising its own slot's generation to the job's (a line
+ * only it writes, unless the caller takes the piece), so a claim does not wait on a line another
+ * core has just written, and a worker keeps the same part of the data from job to job; a worker
+ * that wakes late finds its slot at the job's generation and never runs a piece of a later job. Between jobs a worker spins for a short while
  * (a kernel often follows a kernel) and then sleeps on a condition variable. The pool starts its
  * threads on the first job that wants them; the child of a fork() starts its own. */
 #include <cblas.h>
@@ -29,10 +29,12 @@
 #define MAX_THREADS 256
 #define SPIN_NS 200000 /* a worker spins this long after a job before it sleeps */
 
-/* ticket: generation (32 bits) | context copied into the job line (1) | piece count (16). */
-#define T_GEN(t) ((uint32_t)((t) >> 32))
-#define T_PIECES(t) ((int)((t)&0xffff))
-#define T_COPIED ((uint64_t)1 << 16)
+/* ticket: generation (54 bits) | context copied into the job line (1) | piece count (9 bits:
+ * at most MAX_THREADS). The generation never wraps (a job a nanosecond would take 570 years),
+ * so a slot that lags by any number of jobs is still below the current one. */
+#define T_GEN(t) ((t) >> 10)
+#define T_PIECES(t) ((int)((t)&0x1ff))
+#define T_COPIED ((uint64_t)1 << 9)
 
 static struct {
   /* The line the workers wait on: the ticket and the job it announces, stable while a piece of
@@ -43,7 +45,9 @@ static struct {
   int64_t n;
   union {
     void *ctx;                              /* the caller's context */
-    int64_t copy[CT__JOB_COPY_BYTES / 8];   /* a copy of it (T_COPIED) */
+    /* A copy of it (T_COPIED), as bytes: what the caller's memcpy wrote is read back through
+     * the kernel's own job type, which has no member aligned past 8 (parallel.h checks). */
+    _Alignas(8) unsigned char copy[CT__JOB_COPY_BYTES];
   } job;
   /* The caller's side. */
   _Alignas(64) atomic_int left; /* pieces of the current job not finished */
@@ -61,13 +65,13 @@ static struct {
  * earlier design (every piece claimed by compare-and-swap on the shared ticket), in one process
  * on the 2-core machine: a 32K float add over 2 threads 200 ns faster (2.42 -> 2.22 us). */
 static struct {
-  _Alignas(64) _Atomic uint32_t claimed;
+  _Alignas(64) _Atomic uint64_t claimed;
 } slot[MAX_THREADS];
 
 /* Claims piece k of job gen: false when it was claimed already. */
-static bool claim(int k, uint32_t gen) {
-  uint32_t c = atomic_load_explicit(&slot[k].claimed, memory_order_relaxed);
-  while ((int32_t)(gen - c) > 0) {
+static bool claim(int k, uint64_t gen) {
+  uint64_t c = atomic_load_explicit(&slot[k].claimed, memory_order_relaxed);
+  while (c < gen) {
     if (atomic_compare_exchange_weak_explicit(&slot[k].claimed, &c, gen, memory_order_acq_rel,
                                               memory_order_relaxed)) {
       return true;
@@ -186,12 +190,12 @@ static inline void cpu_relax(void) {
 
 static void *worker(void *arg) {
   int id = (int)(intptr_t)arg;
-  uint32_t seen = T_GEN(atomic_load(&pool.ticket));
+  uint64_t seen = T_GEN(atomic_load(&pool.ticket));
   for (;;) {
     /* The clock is first read some way into the spin: a job that follows at once (the next
      * kernel of a program) finds this thread already looking. */
     int64_t until = 0;
-    uint32_t gen;
+    uint64_t gen;
     for (int i = 1;; i++) {
       gen = T_GEN(atomic_load_explicit(&pool.ticket, memory_order_acquire));
       if (gen != seen) break;
@@ -284,8 +288,8 @@ void ct__parallel_split(int64_t n, int64_t grain, ct__range_fn fn, void *ctx, si
     pool.job.ctx = ctx;
   }
   atomic_store_explicit(&pool.left, pieces, memory_order_relaxed);
-  uint32_t gen = T_GEN(atomic_load(&pool.ticket)) + 1;
-  atomic_store(&pool.ticket, (uint64_t)gen << 32 | copied | (uint64_t)pieces);
+  uint64_t gen = T_GEN(atomic_load(&pool.ticket)) + 1;
+  atomic_store(&pool.ticket, gen << 10 | copied | (uint64_t)pieces);
   if (atomic_load(&pool.sleepers) > 0) {
     pthread_mutex_lock(&pool.mu);
     pthread_cond_broadcast(&pool.wake);
@@ -297,7 +301,7 @@ void ct__parallel_split(int64_t n, int64_t grain, ct__range_fn fn, void *ctx, si
   for (int k = 1; k < pieces; k++) {
     if (claim(k, gen)) run_piece(ctx, k, pieces);
   }
-  for (int i = 0; atomic_load_explicit(&pool.left, memory_order_acquire) > 0; i++) {
+  for (unsigned i = 0; atomic_load_explicit(&pool.left, memory_order_acquire) > 0; i++) {
     if ((i & 1023) == 1023) sched_yield();
     else cpu_relax();
   }

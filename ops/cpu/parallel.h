@@ -37,6 +37,12 @@ static inline void ct__parallel_for(int64_t n, int64_t grain, ct__range_fn fn, v
   ct__parallel_split(n, grain, fn, ctx, 0);
 }
 
+#if defined(__GNUC__)
+#define CT__JOB_ALIGN_CHECK(job) \
+  _Static_assert(__alignof__(__typeof__(*(job))) <= 8, "a job aligned as the pool's copy is")
+#else
+#define CT__JOB_ALIGN_CHECK(job) ((void)0)
+#endif
 /* ct__parallel_for over a context *job of at most CT__JOB_COPY_BYTES (no member aligned past 8
  * bytes) that the pieces only read: the pool copies it into the cache line that announces the
  * job, so a worker reads the job and its context in one line transfer, not two (the context on
@@ -45,6 +51,7 @@ static inline void ct__parallel_for(int64_t n, int64_t grain, ct__range_fn fn, v
 #define ct__parallel_for_job(n, grain, fn, job)                                         \
   do {                                                                                  \
     _Static_assert(sizeof *(job) <= CT__JOB_COPY_BYTES, "a job the pool can copy");     \
+    CT__JOB_ALIGN_CHECK(job);                                                           \
     ct__parallel_for_copy((n), (grain), (fn), (job), sizeof *(job));                    \
   } while (0)
 static inline void ct__parallel_for_copy(int64_t n, int64_t grain, ct__range_fn fn,
