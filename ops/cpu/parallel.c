@@ -8,9 +8,10 @@
  * Piece k is worker k's: it claims it by raising its own slot's generation to the job's (a line
  * only it writes, unless the caller takes the piece), so a claim does not wait on a line another
  * core has just written, and a worker keeps the same part of the data from job to job; a worker
- * that wakes late finds its slot at the job's generation and never runs a piece of a later job. Between jobs a worker spins for a short while
- * (a kernel often follows a kernel) and then sleeps on a condition variable. The pool starts its
- * threads on the first job that wants them; the child of a fork() starts its own. */
+ * that wakes late finds its slot at the job's generation and never runs a piece of a later job.
+ * Between jobs a worker spins for a short while (a kernel often follows a kernel) and then sleeps
+ * on a condition variable. The pool starts its threads on the first job that wants them; the child
+ * of a fork() starts its own. */
 #include <cblas.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -174,7 +175,6 @@ static void run_piece(void *ctx, int k, int pieces) {
   in_piece = false;
   atomic_fetch_sub_explicit(&pool.left, 1, memory_order_release);
 }
-
 
 static int64_t now_ns(void) {
   struct timespec ts;
