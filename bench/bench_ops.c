@@ -4,10 +4,11 @@
  *                                               [at::add_out on one-element tensors, libtorch;
  *                                                a hand-written C loop making 1000 calls of a
  *                                                one-element add through function pointers]
- *   matmul N      matmul N x N float32, N = 256, 1024, 2048 (executor, one op)
- *                                               [a direct cblas_sgemm call; at::mm_out]
- * (elementwise_add over 16M and 32K floats: bench_kernels.c.) All single thread: the runner sets OpenBLAS (which corten's matmul and the CBLAS baseline
- * share) and libtorch to one thread. Medians of repeated runs after a warm-up. */
+ *   matmul N      matmul N x N float32, N = 256, 1024, 2048 (executor, one op); 1024 also at
+ *                 every core                    [a direct cblas_sgemm call; at::mm_out]
+ * (elementwise_add over 16M and 32K floats: bench_kernels.c.) Single thread but for that row: the
+ * runner sets OpenBLAS (which corten's matmul and the CBLAS baseline share) and libtorch to one
+ * thread. Medians of repeated runs after a warm-up. */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +95,46 @@ static ct_executor *one_op(ct_scope *s, ct_op *op, ct_program **prog) {
   return e;
 }
 
+/* matmul mn x mn float32 at `threads` threads (the caller has set them), against a direct
+ * cblas_sgemm call and libtorch's at::mm_out, taking turns. */
+static void mm_row(const bench_cfg *cfg, int mn, int threads) {
+  int quick = cfg->quick;
+  /* Fewer repetitions for the big ones in quick mode: 2048 is ~17 GFLOP a call. */
+  int mreps = quick && mn >= 2048 ? 3 : cfg->reps;
+  size_t miters = mn <= 256 ? (quick ? 20 : 100) : 1;
+  char name[64];
+  if (threads > 1) snprintf(name, sizeof name, "matmul %d float32, %d threads", mn, threads);
+  else snprintf(name, sizeof name, "matmul %d float32", mn);
+  ct_scope *s = ct_scope_new();
+  ct_program *p;
+  put(s, "A", CT_DIMS(mn, mn), 0.5f);
+  put(s, "B", CT_DIMS(mn, mn), 0.25f);
+  ct_executor *e = one_op(s, add_op("matmul", "A", "B", "C"), &p);
+  run_batch(e, 1); /* sizes C, which the baselines write too */
+  gemm_ctx g = {.n = mn};
+  g.a = ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "A")), CT_FLOAT32);
+  g.b = ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "B")), CT_FLOAT32);
+  g.c = ct_tensor_mutable_data(ct_var_tensor(ct_scope_var(s, "C")), CT_FLOAT32, ct_cpu());
+  /* corten, cblas_sgemm and libtorch take turns (bench_median_multi_ns). */
+  void (*mm_fns[3])(void *, size_t) = {run_batch, gemm_batch, NULL};
+  void *mm_args[3] = {e, &g, NULL};
+#ifdef CORTEN_BENCH_TORCH
+  mm_fns[2] = tb_mm_batch;
+  mm_args[2] = tb_mm_setup(g.c, g.a, g.b, mn);
+#endif
+  double mm_t[3];
+  bench_median_multi_ns(3, mm_fns, mm_args, miters, mreps, mm_t);
+#ifdef CORTEN_BENCH_TORCH
+  tb_mm_teardown(mm_args[2]);
+#endif
+  double tb = mm_t[2] > 0 ? mm_t[2] / 1e6 : BENCH_NOT_INSTALLED;
+  bench_record(name, mm_t[0] / 1e6, "direct cblas_sgemm", mm_t[1] / 1e6, "ms");
+  bench_record(name, mm_t[0] / 1e6, "libtorch at::mm_out", tb, "ms");
+  ct_executor_free(e);
+  ct_program_free(p);
+  ct_scope_free(s);
+}
+
 void bench_ops_rows(const bench_cfg *cfg) {
   int quick = cfg->quick;
   int reps = cfg->reps;
@@ -130,42 +171,21 @@ void bench_ops_rows(const bench_cfg *cfg) {
   ct_program_free(p);
   ct_scope_free(s);
 
-  /* matmul N x N float32. */
+  /* matmul N x N float32, at one thread; 1024 also at every core (corten's count, which sets
+   * OpenBLAS's, and libtorch's). */
   static const int sizes[] = {256, 1024, 2048};
-  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
-    const int mn = sizes[k];
-    /* Fewer repetitions for the big ones in quick mode: 2048 is ~17 GFLOP a call. */
-    int mreps = quick && mn >= 2048 ? 3 : reps;
-    size_t miters = mn <= 256 ? (quick ? 20 : 100) : 1;
-    char name[64];
-    snprintf(name, sizeof name, "matmul %d float32", mn);
-    s = ct_scope_new();
-    put(s, "A", CT_DIMS(mn, mn), 0.5f);
-    put(s, "B", CT_DIMS(mn, mn), 0.25f);
-    e = one_op(s, add_op("matmul", "A", "B", "C"), &p);
-    run_batch(e, 1); /* sizes C, which the baselines write too */
-    gemm_ctx g = {.n = mn};
-    g.a = ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "A")), CT_FLOAT32);
-    g.b = ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "B")), CT_FLOAT32);
-    g.c = ct_tensor_mutable_data(ct_var_tensor(ct_scope_var(s, "C")), CT_FLOAT32, ct_cpu());
-    /* corten, cblas_sgemm and libtorch take turns (bench_median_multi_ns). */
-    void (*mm_fns[3])(void *, size_t) = {run_batch, gemm_batch, NULL};
-    void *mm_args[3] = {e, &g, NULL};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) mm_row(cfg, sizes[k], 1);
+  ct_set_num_threads(0);
+  int all = ct_get_num_threads();
+  if (all > 1) {
+    ct_set_num_threads(all);
 #ifdef CORTEN_BENCH_TORCH
-    mm_fns[2] = tb_mm_batch;
-    mm_args[2] = tb_mm_setup(g.c, g.a, g.b, mn);
+    tb_set_threads(all);
 #endif
-    double mm_t[3];
-    bench_median_multi_ns(3, mm_fns, mm_args, miters, mreps, mm_t);
+    mm_row(cfg, 1024, all);
 #ifdef CORTEN_BENCH_TORCH
-    tb_mm_teardown(mm_args[2]);
+    tb_set_threads(1);
 #endif
-    double mm_ns = mm_t[0], gemm_ns = mm_t[1];
-    tb = mm_t[2] > 0 ? mm_t[2] / 1e6 : BENCH_NOT_INSTALLED;
-    bench_record(name, mm_ns / 1e6, "direct cblas_sgemm", gemm_ns / 1e6, "ms");
-    bench_record(name, mm_ns / 1e6, "libtorch at::mm_out", tb, "ms");
-    ct_executor_free(e);
-    ct_program_free(p);
-    ct_scope_free(s);
   }
+  ct_set_num_threads(1);
 }
