@@ -24,7 +24,6 @@ typedef struct ct__opdef {
   size_t n_in, n_out, n_attr;
   ct_infer_shape_fn infer_shape;
   unsigned flags;  /* CT_OP_* */
-  bool pure_infer; /* CT_OP_PURE_INFER with an infer_shape: a prepared op may skip it (ct__prep) */
   int dtype_attr; /* index into attr, or -1 */
   ct_grad_fn grad; /* NULL: no gradient */
   _Atomic(ct_kernel_fn) kernels[CT__N_KINDS][CT__N_DTYPES];
@@ -116,8 +115,6 @@ typedef struct ct__prep {
   unsigned char *any_type; /* per variable: its slot is CT_SLOT_ANY_TYPE */
   int64_t *key_d;         /* per key entry CT_MAX_RANK extents, read for rank 2 and up */
 } ct__prep;
-
-
 
 /* ops/fuse.c: the fuse_elementwise option. ct__fuse_plan forms the groups over an executor's
  * preps (candidate: whether a variable may be an intermediate, that is created by the executor

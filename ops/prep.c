@@ -73,8 +73,9 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
     }
   }
   size_t n_in = 0, n_out = 0;
-  /* An any-type slot's variable is read through the ct_var, which the key cannot see. */
-  bool keyed = d->pure_infer;
+  /* A pure infer-shape may be skipped (CT_OP_PURE_INFER); an any-type slot's variable is read
+   * through the ct_var, which the key cannot see. */
+  bool keyed = d->infer_shape != NULL && (d->flags & CT_OP_PURE_INFER) != 0;
   for (size_t s = 0; s < d->n_in; s++) {
     if (op->in[s].n > 0 && (d->in[s].flags & CT_SLOT_ANY_TYPE)) keyed = false;
     if (op->in[s].n == 0 && !(d->in[s].flags & CT_SLOT_OPTIONAL)) {

@@ -164,7 +164,6 @@ static ct__opdef *copy_def(const ct_op_def *def) {
   d->n_attr = def->n_attrs;
   d->infer_shape = def->infer_shape;
   d->flags = def->flags;
-  d->pure_infer = def->infer_shape != NULL && (def->flags & CT_OP_PURE_INFER) != 0;
   d->grad = def->grad;
   d->dtype_attr = -1;
   d->type = dup_str(def->type);

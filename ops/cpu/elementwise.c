@@ -244,6 +244,10 @@ typedef struct un_job {
 #define UN_STREAM(T, EXPR, VEXPR)
 #endif
 
+/* Whether a unary kernel streams an output of `bytes`, given NT_TEXT, its streaming path's text
+ * (#NT): a kernel without one ("") asks nothing, a test the compiler folds away. */
+#define UN_WANTS(NT_TEXT, bytes) (sizeof(NT_TEXT) > 1 && ct__stream_wanted(bytes))
+
 /* One unary kernel per (op, dtype) over EXPR of a, GRAIN elements or more per thread; SIMD is
  * CT__SIMD or nothing (a loop calling libm). */
 #define UNARY_KERNEL_G(NAME, T, GRAIN, SIMD, EXPR) UNARY_KERNEL_A(NAME, T, GRAIN, SIMD, , EXPR, )
@@ -263,7 +267,7 @@ typedef struct un_job {
   static ct_status NAME(const ct_kernel_ctx *c) {                 \
     const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);           \
     un_job j = {ct__k_out_data(c, CT__OUT, 0, c->dtype), ct__k_in_data(xt), 0, 0,  \
-                ct__stream_wanted((size_t)xt->numel * sizeof(T))}; \
+                UN_WANTS(#NT, (size_t)xt->numel * sizeof(T))};    \
     if (CT__UNLIKELY(j.o == NULL)) return ct_last_status();       \
     ct__parallel_for_job(xt->numel, GRAIN, NAME##_range, &j);     \
     return CT_OK;                                                 \
@@ -311,7 +315,7 @@ VMATH_KERNEL(log_f64, double, ct__vlog(a))
   static ct_status NAME(const ct_kernel_ctx *c) {                                          \
     const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);                                    \
     un_job j = {ct__k_out_data(c, CT__OUT, 0, c->dtype), ct__k_in_data(xt), 0, 0,          \
-                ct__stream_wanted((size_t)xt->numel * sizeof(T))};                         \
+                UN_WANTS(#NT, (size_t)xt->numel * sizeof(T))};                            \
     if (CT__UNLIKELY(j.o == NULL)) return ct_last_status();                                \
     CT sc = (CT)c->attr[CT__SCALE_SCALE].u.f, bi = (CT)c->attr[CT__SCALE_BIAS].u.f;        \
     if (!c->attr[CT__SCALE_BIAS_AFTER].u.b) bi *= sc;                                      \

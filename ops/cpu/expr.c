@@ -77,21 +77,22 @@
   CT__VM_CLONES static void unary_##SUF(int op, C *o, const C *x, int n) {                  \
     switch (op) { UNARY_CASES(C, U_LOOP) }                                                  \
   }                                                                                         \
-  BINARY_FN(binary_##SUF, C, SUF, VV_LOOP, VS_LOOP, SV_LOOP)                                \
-  BINARY_FN(binary_relu_##SUF, C, SUF, VV_RELU, VS_RELU, SV_RELU)
+  BINARY_FN(binary_##SUF, C, SUF, BINARY_CASES, VV_LOOP, VS_LOOP, SV_LOOP)                  \
+  BINARY_FN(binary_relu_##SUF, C, SUF, BINARY_CASES, VV_RELU, VS_RELU, SV_RELU)
 
-/* A binary node's loops over two blocks, a block and a scalar, a scalar and a block. */
-#define BINARY_FN(NAME, C, SUF, VV, VS, SV)                                                 \
+/* A binary node's loops over two blocks, a block and a scalar, a scalar and a block: CASES(LOOP)
+ * the switch over the node kinds it handles. */
+#define BINARY_FN(NAME, C, SUF, CASES, VV, VS, SV)                                          \
   static void NAME(int op, C *o, val_##SUF x, val_##SUF y, int n) {                         \
     if (!x.sc && !y.sc) {                                                                   \
       const C *xp = x.p, *yp = y.p;                                                         \
-      switch (op) { BINARY_CASES(VV) }                                                      \
+      switch (op) { CASES(VV) }                                                             \
     } else if (y.sc) {                                                                      \
       const C *xp = x.p, b = y.s;                                                           \
-      switch (op) { BINARY_CASES(VS) }                                                      \
+      switch (op) { CASES(VS) }                                                             \
     } else {                                                                                \
       const C *yp = y.p, a = x.s;                                                           \
-      switch (op) { BINARY_CASES(SV) }                                                      \
+      switch (op) { CASES(SV) }                                                             \
     }                                                                                       \
   }
 
@@ -196,8 +197,8 @@ SCALAR_PAIR_LOOPS(double, d)
   case CT_EXPR_DIV: LOOP(/); break;   \
   default: break;
 #define NT_VV(OP) NT_LOOP(o[i] = xp[i] OP yp[i], ST_(o + i, LD_(xp + i) OP LD_(yp + i)))
-#define NT_VS(OP) NT_LOOP(o[i] = xp[i] OP b, ST_(o + i, LD_(xp + i) OP bv))
-#define NT_SV(OP) NT_LOOP(o[i] = a OP yp[i], ST_(o + i, av OP LD_(yp + i)))
+#define NT_VS(OP) NT_LOOP(o[i] = xp[i] OP b, ST_(o + i, LD_(xp + i) OP SET1_(b)))
+#define NT_SV(OP) NT_LOOP(o[i] = a OP yp[i], ST_(o + i, SET1_(a) OP LD_(yp + i)))
 #define NT_LEFT(OP, ARG)                                                          \
   NT_LOOP(o[i] = (__typeof__(o[0]))(x[i] OP y[i]) ARG z[i],                       \
           ST_(o + i, (LD_(x + i) OP LD_(y + i)) ARG LD_(z + i)))
@@ -207,26 +208,10 @@ SCALAR_PAIR_LOOPS(double, d)
 #define NT_SCALAR(OP, ARG)                                                        \
   NT_LOOP(o[i] = (__typeof__(o[0]))(x[i] OP a) ARG b, ST_(o + i, (LD_(x + i) OP av) ARG bv))
 
-/* An arithmetic node's streaming loops over two blocks, a block and a scalar, a scalar and a
- * block. */
-#define NT_BINARY_FN(NAME, C, SUF, VV, VS, SV)                                              \
-  static void NAME(int op, C *o, val_##SUF x, val_##SUF y, int n) {                         \
-    if (!x.sc && !y.sc) {                                                                   \
-      const C *xp = x.p, *yp = y.p;                                                         \
-      switch (op) { NT_ARITH(VV) }                                                          \
-    } else if (y.sc) {                                                                      \
-      const C *xp = x.p, b = y.s;                                                           \
-      __typeof__(SET1_(b)) bv = SET1_(b);                                                   \
-      switch (op) { NT_ARITH(VS) }                                                          \
-    } else {                                                                                \
-      const C *yp = y.p, a = x.s;                                                           \
-      __typeof__(SET1_(a)) av = SET1_(a);                                                   \
-      switch (op) { NT_ARITH(SV) }                                                          \
-    }                                                                                       \
-  }
-
+/* An arithmetic node's streaming loops: BINARY_FN's, on the arithmetic kinds (the scalar's
+ * vector is loop-invariant, made once by the compiler). */
 #define NT_LOOPS(C, SUF)                                                                     \
-  NT_BINARY_FN(binary_nt_##SUF, C, SUF, NT_VV, NT_VS, NT_SV)                                \
+  BINARY_FN(binary_nt_##SUF, C, SUF, NT_ARITH, NT_VV, NT_VS, NT_SV)                         \
   static void fused_nt_##SUF(bool left, int op, int arg, C *o, const C *x, const C *y,     \
                              const C *z, int n) {                                           \
     if (left) {                                                                             \
