@@ -20,7 +20,7 @@ foreach(exe consumer_cmake consumer_static consumer_pkgconfig)
   run(${CMAKE_COMMAND} -E env "LD_LIBRARY_PATH=${prefix}/lib" "${cbuild}/${exe}")
 endforeach()
 
-# A user of the shared library on a machine without the OpenBLAS and jemalloc pkg-config files:
+# A user of the shared library on a machine without the jemalloc pkg-config file:
 # pkg-config sees corten's own .pc alone, and find_package(corten) must still succeed.
 set(nopc "${BUILD_DIR}/install-test/no-pc")
 file(MAKE_DIRECTORY "${nopc}")

@@ -339,15 +339,10 @@ CT_API ct_status ct_kernel_fail(const ct_kernel_ctx *c, ct_status s, const char 
  * process may run on (its CPU set, read at the first kernel that splits and again after each
  * call of this function), 1 the calling thread only, n > 1 that many (at most 256; a negative n
  * counts as 0). Kernels below a size that pays for a split run on the calling thread. Results
- * do not depend on the count: a reduction splits its work by its sizes alone.
- *
- * It also sets OpenBLAS's thread count (matmul), so that the two never run more threads than
- * asked. That setting is process-wide: it is OpenBLAS's one global (openblas_set_num_threads;
- * the OpenBLAS corten is built against has no per-thread setting), so it changes the thread
- * count of every other BLAS user in the process too, NumPy and SciPy included.
- * Thread-safety: call it while no thread is inside a BLAS call (a corten matmul, or NumPy's
- * linear algebra): OpenBLAS does not promise that changing its count under a running call is
- * safe. corten's own kernels already running finish with the count they read. */
+ * do not depend on the count: a reduction splits its work by its sizes alone, and matmul's
+ * GEMM (corten's own) sums each element in the same order however it splits.
+ * Thread-safe: kernels already running finish with the count they read. It touches no other
+ * library's threads (no BLAS setting). */
 CT_API void ct_set_num_threads(int n);
 /* The number of threads ct_set_num_threads's setting stands for (0 read as the core count). */
 CT_API int ct_get_num_threads(void);

@@ -3,7 +3,7 @@
  * and float64, following the geometry plan of ops/defs/conv.c.
  *
  * conv2d per image and group: im2col unfolds the input into col [Cg KH KW, OH OW], and one GEMM
- * (CBLAS) multiplies the group's filters [Mg, Cg KH KW] by it. Small images
+ * (corten's, ops/cpu/gemm.h) multiplies the group's filters [Mg, Cg KH KW] by it. Small images
  * (under BATCH_PIXELS outputs) unfold all images side by side and take one GEMM per group. A 1x1 filter
  * with stride 1, no padding and no dilation reads the input as col directly. Depthwise groups
  * (one input channel each) run a direct loop per output plane instead: their GEMM would be a
@@ -13,18 +13,19 @@
  * col2im.
  * pool2d walks each output's window (ct__pool_window); its gradient sends max's to the first
  * element equal to Out, avg's evenly over the window. Threads (docs/design/threads.md): the
- * per-image path splits across images (one-thread GEMMs), depthwise over planes, pool over
- * planes; conv2d_grad over its chunks. The kernels are in ops/cpu/conv_tmpl.h and
+ * per-image path splits across images (one-thread GEMMs) when there are enough of them, else
+ * each GEMM threads itself; depthwise over planes, pool over planes; conv2d_grad over its
+ * chunks. A GEMM's result does not depend on its threads, so neither does the conv's. The kernels are in ops/cpu/conv_tmpl.h and
  * pool_tmpl.h, included once per dtype. */
-#include <cblas.h>
-#include <limits.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <corten/op.h>
 
 #include "ops/cpu/cpu_kernels.h"
+#include "ops/cpu/gemm.h"
 #include "ops/cpu/parallel.h"
 #include "common/alloc.h"
 
@@ -57,13 +58,6 @@ static ct_status conv_prepare(const ct_kernel_ctx *c, conv_job *j) {
                (k + mg) * g->n * ohw <= BATCH_SCRATCH;
   j->t_elems = j->batched ? mg * g->n * ohw : 0;
   if (j->batched) j->col_elems = k * g->n * ohw + j->t_elems;
-  if (mg > INT_MAX || k > INT_MAX || ohw > INT_MAX) { /* batched: N OH OW < BATCH_SCRATCH */
-    return ct_kernel_fail(c, CT_ERR_OUT_OF_RANGE,
-                          "input Input variable '%s': a GEMM dim (%lld filters, %lld taps, %lld "
-                          "output pixels per group) exceeds BLAS's int range (%d)",
-                          ct_kernel_in_name(c, CT__CONV_INPUT, 0), (long long)mg, (long long)k,
-                          (long long)ohw, INT_MAX);
-  }
   return CT_OK;
 }
 
@@ -81,7 +75,7 @@ static void *conv_scratch(const ct_kernel_ctx *c, int64_t n, size_t es) {
 
 /* How many pieces conv2d's per-image GEMM path splits the images into: one per thread when there
  * are at least as many images as threads (each piece then runs its GEMMs on one thread, with its
- * own col), else 1 (the images one after the other, OpenBLAS's threads inside each GEMM). Each
+ * own col), else 1 (the images one after the other, the GEMM's threads inside each). Each
  * image's result is the same either way: a GEMM's threads split its output, not its sums. */
 static int conv_image_pieces(const conv_job *j) {
   int t = ct_get_num_threads();
@@ -102,12 +96,17 @@ static int64_t conv_grad_chunks(const conv_job *j) {
   return f < 1 ? 1 : f;
 }
 
-/* Runs fn over pieces [0, pieces) of a conv kernel with OpenBLAS on one thread, so that the pieces'
- * GEMMs do not each start a team of OpenBLAS threads (OpenBLAS's count is then set back). */
-static void conv_split_images(int pieces, ct__range_fn fn, void *ctx) {
-  openblas_set_num_threads(1);
-  ct__parallel_for(pieces, 1, fn, ctx);
-  openblas_set_num_threads(ct_get_num_threads());
+/* A GEMM's status, kept: a failure (out of memory for its packing buffers, on whichever thread
+ * ran it) sets *failed, which the kernel reports after its pieces (conv_gemm_fail). */
+static void conv_gemm_note(atomic_bool *failed, ct_status st) {
+  if (st != CT_OK) atomic_store_explicit(failed, true, memory_order_relaxed);
+}
+
+static ct_status conv_gemm_fail(const ct_kernel_ctx *c) {
+  return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,
+                        "out of host memory for the GEMM packing buffers of input Input variable "
+                        "'%s' (free memory, or run fewer images at once)",
+                        ct_kernel_in_name(c, CT__CONV_INPUT, 0));
 }
 
 /* Planes (or groups) per piece for a loop whose item touches `elems` elements: at least
@@ -134,9 +133,12 @@ static bool pool_tiles2(const ct__conv_geom *g) {
          g->h == 2 * g->oh && g->w == 2 * g->ow;
 }
 
+/* One GEMM of a conv kernel, its failure noted in *FAILED. */
+#define CONV_GEMM(FAILED, ...) conv_gemm_note((FAILED), CT__GEMM(GEMM, __VA_ARGS__))
+
 #define T float
 #define SFX(name) name##_f32
-#define GEMM cblas_sgemm
+#define GEMM ct__gemm_f32
 #include "ops/cpu/conv_tmpl.h"
 #include "ops/cpu/pool_tmpl.h"
 #undef T
@@ -145,7 +147,7 @@ static bool pool_tiles2(const ct__conv_geom *g) {
 
 #define T double
 #define SFX(name) name##_f64
-#define GEMM cblas_dgemm
+#define GEMM ct__gemm_f64
 #include "ops/cpu/conv_tmpl.h"
 #include "ops/cpu/pool_tmpl.h"
 #undef T

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cpu/conv_tmpl.h: the CPU conv2d kernels (and depthwise_conv2d's) for one element type,
  * included by ops/cpu/conv.c once per dtype with T (the type), SFX(name) (name_f32 ...) and GEMM
- * (the CBLAS gemm) defined. No include guard: it is a template. */
+ * (corten's GEMM for T, ops/cpu/gemm.h) defined. No include guard: it is a template. */
 
 /* ---- im2col / col2im -------------------------------------------------------------------------
  * col is [Cg KH KW, OH OW] for the Cg channels at x (each H x W): row (ci, ky, kx), column
@@ -114,7 +114,8 @@ static void SFX(dw_plane_grad)(const ct__conv_geom *g, const T *x, const T *w, c
  * after image); forward multiplies once and scatters t into NCHW, the gradient gathers dOut into
  * t and multiplies once for each of dW and dcol. */
 
-static void SFX(conv_batched)(const conv_job *j, const T *x, const T *w, T *o, T *col, T *t) {
+static void SFX(conv_batched)(const conv_job *j, const T *x, const T *w, T *o, T *col, T *t,
+                              atomic_bool *failed) {
   const ct__conv_geom *g = &j->g;
   const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, cg = g->c / g->groups;
   const int64_t mg = g->m / g->groups, k = cg * g->kh * g->kw, ld = g->n * ohw;
@@ -122,8 +123,7 @@ static void SFX(conv_batched)(const conv_job *j, const T *x, const T *w, T *o, T
     for (int64_t n = 0; n < g->n; n++) {
       SFX(im2col)(g, cg, x + (n * g->c + gi * cg) * hw, col + n * ohw, ld);
     }
-    GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mg, (int)ld, (int)k, 1, w + gi * mg * k,
-         (int)k, col, (int)ld, 0, t, (int)ld);
+    CONV_GEMM(failed, false, false, mg, ld, k, 1, w + gi * mg * k, k, col, ld, 0, t, ld);
     for (int64_t n = 0; n < g->n; n++) {
       for (int64_t mo = 0; mo < mg; mo++) {
         memcpy(o + (n * g->m + gi * mg + mo) * ohw, t + mo * ld + n * ohw,
@@ -134,7 +134,7 @@ static void SFX(conv_batched)(const conv_job *j, const T *x, const T *w, T *o, T
 }
 
 static void SFX(conv_grad_batched)(const conv_job *j, const T *x, const T *w, const T *d, T *dx,
-                                   T *dw, T *col, T *t) {
+                                   T *dw, T *col, T *t, atomic_bool *failed) {
   const ct__conv_geom *g = &j->g;
   const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, cg = g->c / g->groups;
   const int64_t mg = g->m / g->groups, k = cg * g->kh * g->kw, ld = g->n * ohw;
@@ -149,12 +149,10 @@ static void SFX(conv_grad_batched)(const conv_job *j, const T *x, const T *w, co
       for (int64_t n = 0; n < g->n; n++) {
         SFX(im2col)(g, cg, x + (n * g->c + gi * cg) * hw, col + n * ohw, ld);
       }
-      GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)mg, (int)k, (int)ld, 1, t, (int)ld, col,
-           (int)ld, 0, dw + gi * mg * k, (int)k);
+      CONV_GEMM(failed, false, true, mg, k, ld, 1, t, ld, col, ld, 0, dw + gi * mg * k, k);
     }
     if (dx != NULL) {
-      GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k, (int)ld, (int)mg, 1, w + gi * mg * k,
-           (int)k, t, (int)ld, 0, col, (int)ld);
+      CONV_GEMM(failed, true, false, k, ld, mg, 1, w + gi * mg * k, k, t, ld, 0, col, ld);
       for (int64_t n = 0; n < g->n; n++) {
         SFX(col2im)(g, cg, col + n * ohw, ld, dx + (n * g->c + gi * cg) * hw);
       }
@@ -170,6 +168,7 @@ typedef struct SFX(conv_run) {
   const T *x, *w, *d;
   T *o, *dx, *dw, *col, *part, *scratch; /* scratch: what to free */
   int64_t pieces;
+  atomic_bool *failed; /* a GEMM failed (conv_gemm_note) */
 } SFX(conv_run);
 
 /* The col buffer of piece p (NULL for a direct 1x1 conv). */
@@ -188,9 +187,8 @@ static void SFX(conv_image)(const SFX(conv_run) *r, int64_t n, T *col) {
       SFX(im2col)(g, cg, b, col, ohw);
       b = col;
     }
-    GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mg, (int)ohw, (int)k, 1,
-         r->w + gi * mg * k, (int)k, b, (int)ohw, 0, r->o + (n * g->m + gi * mg) * ohw,
-         (int)ohw);
+    CONV_GEMM(r->failed, false, false, mg, ohw, k, 1, r->w + gi * mg * k, k, b, ohw, 0,
+              r->o + (n * g->m + gi * mg) * ohw, ohw);
   }
 }
 
@@ -211,14 +209,13 @@ static void SFX(conv_image_grad)(const SFX(conv_run) *r, int64_t n, T *col, T *d
         SFX(im2col)(g, cg, b, col, ohw);
         b = col;
       }
-      GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)k, (int)mg, (int)ohw, 1, b, (int)ohw,
-           dg, (int)ohw, 1, dwt + gi * mg * k, (int)mg);
+      CONV_GEMM(r->failed, false, true, k, mg, ohw, 1, b, ohw, dg, ohw, 1, dwt + gi * mg * k,
+                mg);
     }
     if (r->dx != NULL) {
       T *dxg = r->dx + (n * g->c + gi * cg) * hw;
-      GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k, (int)ohw, (int)mg, 1,
-           r->w + gi * mg * k, (int)k, dg, (int)ohw, col != NULL ? 0 : 1,
-           col != NULL ? col : dxg, (int)ohw);
+      CONV_GEMM(r->failed, true, false, k, ohw, mg, 1, r->w + gi * mg * k, k, dg, ohw,
+                col != NULL ? 0 : 1, col != NULL ? col : dxg, ohw);
       if (col != NULL) SFX(col2im)(g, cg, col, ohw, dxg);
     }
   }
@@ -334,23 +331,22 @@ static ct_status SFX(conv2d)(const ct_kernel_ctx *c) {
     memset(o, 0, (size_t)(g->n * g->m * ohw) * sizeof(T));
     return CT_OK;
   }
+  atomic_bool failed = false;
   SFX(conv_run) r = {&j, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
                      ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)), NULL, o, NULL, NULL,
-                     NULL, NULL, NULL, conv_image_pieces(&j)};
+                     NULL, NULL, NULL, conv_image_pieces(&j), &failed};
   if (j.depthwise) {
     ct__parallel_for(g->n * g->groups, conv_grain(mg * ohw * g->kh * g->kw), SFX(dw_planes), &r);
     return CT_OK;
   }
   if ((st = SFX(conv_alloc)(c, &r, 0)) != CT_OK) return st;
   if (j.batched) {
-    SFX(conv_batched)(&j, r.x, r.w, o, r.col, r.col + j.col_elems - j.t_elems);
-  } else if (r.pieces > 1) {
-    conv_split_images((int)r.pieces, SFX(conv_images), &r);
+    SFX(conv_batched)(&j, r.x, r.w, o, r.col, r.col + j.col_elems - j.t_elems, &failed);
   } else {
-    SFX(conv_images)(&r, 0, 1);
+    ct__parallel_for(r.pieces, 1, SFX(conv_images), &r);
   }
   free(r.scratch);
-  return CT_OK;
+  return atomic_load(&failed) ? conv_gemm_fail(c) : CT_OK;
 }
 
 static ct_status SFX(conv2d_grad)(const ct_kernel_ctx *c) {
@@ -372,10 +368,11 @@ static ct_status SFX(conv2d_grad)(const ct_kernel_ctx *c) {
   if (dx != NULL) memset(dx, 0, (size_t)(g->n * g->c * hw) * sizeof(T));
   if (dw != NULL) memset(dw, 0, (size_t)mk * sizeof(T));
   if (j.empty || (dx == NULL && dw == NULL)) return CT_OK;
+  atomic_bool failed = false;
   SFX(conv_run) r = {&j, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
                      ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)),
                      ct__k_in_data(ct_kernel_in(c, CT__CONV_DOUT, 0)), NULL, dx, dw, NULL, NULL,
-                     NULL, j.batched || j.depthwise ? 1 : conv_grad_chunks(&j)};
+                     NULL, j.batched || j.depthwise ? 1 : conv_grad_chunks(&j), &failed};
   if (j.depthwise) {
     ct__parallel_for(g->groups, conv_grain(g->n * ohw * mk / g->groups), SFX(dw_groups_grad), &r);
     return CT_OK;
@@ -383,13 +380,12 @@ static ct_status SFX(conv2d_grad)(const ct_kernel_ctx *c) {
   bool parts = dw != NULL && !j.batched;
   if ((st = SFX(conv_alloc)(c, &r, parts ? r.pieces * mk : 0)) != CT_OK) return st;
   if (j.batched) {
-    SFX(conv_grad_batched)(&j, r.x, r.w, r.d, dx, dw, r.col, r.col + j.col_elems - j.t_elems);
-  } else if (r.pieces > 1 && ct_get_num_threads() > 1) {
-    conv_split_images((int)r.pieces, SFX(conv_grad_chunks), &r);
+    SFX(conv_grad_batched)(&j, r.x, r.w, r.d, dx, dw, r.col, r.col + j.col_elems - j.t_elems,
+                           &failed);
   } else {
-    SFX(conv_grad_chunks)(&r, 0, r.pieces);
+    ct__parallel_for(r.pieces, 1, SFX(conv_grad_chunks), &r);
   }
-  if (parts) SFX(conv_grad_fold)(&r);
+  if (parts && !atomic_load(&failed)) SFX(conv_grad_fold)(&r);
   free(r.scratch);
-  return CT_OK;
+  return atomic_load(&failed) ? conv_gemm_fail(c) : CT_OK;
 }

@@ -13,13 +13,13 @@
  * expression in the same type; this file, like the library, is compiled without FMA
  * contraction), so results are bit-identical to the op-by-op program. float16 and bfloat16
  * compute in float32 and round once when stored. */
-#include <cblas.h>
-#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tgmath.h>
 
 #include "ops/cpu/cpu_kernels.h"
+#include "ops/cpu/gemm.h"
 #include "ops/cpu/parallel.h"
 #include "ops/cpu/stream.h"
 #include "ops/cpu/vmath.h"
@@ -463,27 +463,14 @@ static ct_status eval(const ct__expr_plan *p) {
 /* ---- The dot rule: one GEMM --------------------------------------------------------------- */
 
 static ct_status gemm(const ct__expr_gemm *g) {
-  if (g->m == 0 || g->n == 0) return CT_OK;
-  size_t es = ct_dtype_size(g->dtype);
-  if (g->k == 0) { /* alpha x (an empty sum) + beta x C */
-    if (g->beta == 0) memset(g->c, 0, (size_t)(g->m * g->n) * es);
-    return CT_OK;
-  }
-  if (g->m > INT_MAX || g->n > INT_MAX || g->k > INT_MAX || g->lda > INT_MAX ||
-      g->ldb > INT_MAX) {
-    return ct__error(CT_ERR_OUT_OF_RANGE,
-                     "ct_expr_assign: a dot of %lld x %lld x %lld exceeds what one BLAS call "
-                     "takes (dims up to %d)", (long long)g->m, (long long)g->k,
-                     (long long)g->n, INT_MAX);
-  }
-  enum CBLAS_TRANSPOSE ta = g->ta ? CblasTrans : CblasNoTrans;
-  enum CBLAS_TRANSPOSE tb = g->tb ? CblasTrans : CblasNoTrans;
-  if (g->dtype == CT_FLOAT32) {
-    cblas_sgemm(CblasRowMajor, ta, tb, (int)g->m, (int)g->n, (int)g->k, (float)g->alpha, g->a,
-                (int)g->lda, g->b, (int)g->ldb, (float)g->beta, g->c, (int)g->n);
-  } else {
-    cblas_dgemm(CblasRowMajor, ta, tb, (int)g->m, (int)g->n, (int)g->k, g->alpha, g->a,
-                (int)g->lda, g->b, (int)g->ldb, g->beta, g->c, (int)g->n);
+  ct__gemm p = {.ta = g->ta, .tb = g->tb, .m = g->m, .n = g->n, .k = g->k, .alpha = g->alpha,
+                .beta = g->beta, .a = g->a, .b = g->b, .lda = g->lda, .ldb = g->ldb, .c = g->c,
+                .ldc = g->n};
+  ct_status st = g->dtype == CT_FLOAT32 ? ct__gemm_f32(&p) : ct__gemm_f64(&p);
+  if (st != CT_OK) {
+    char why[256];
+    snprintf(why, sizeof why, "%s", ct_last_error());
+    return ct__error(st, "ct_expr_assign: %s", why);
   }
   return CT_OK;
 }

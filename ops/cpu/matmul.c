@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ops/cpu/matmul.c: matmul on the CPU through CBLAS (OpenBLAS), following the plan of
- * ops/defs/matmul.c (ct__mm_plan). When Y has no batch dims and X is not
- * transposed, the batch folds into one GEMM of (batch x M) rows. */
-#include <cblas.h>
-#include <limits.h>
+/* ops/cpu/matmul.c: matmul on the CPU through corten's GEMM (ops/cpu/gemm.h), following the
+ * plan of ops/defs/matmul.c (ct__mm_plan). When Y has no batch dims and X is not transposed, the
+ * batch folds into one GEMM of (batch x M) rows. */
+#include <stdint.h>
 
+#include "ops/cpu/gemm.h"
 #include "ops/defs.h"
 
 typedef ct__mm_shape mm_shape; /* ops/defs.h: every backend plans alike */
@@ -35,10 +35,9 @@ typedef ct__mm_shape mm_shape; /* ops/defs.h: every backend plans alike */
     int64_t y_mat = yd.rank > 1 ? yd.d[yd.rank - 2] * yd.d[yd.rank - 1] : k;                  \
     bool y_shared = ct__mm_batch_strides_all(&s, s.by, true);                                 \
     bool x_full = ct__mm_batch_strides_all(&s, s.bx, false);                                  \
-    if (y_shared && x_full && !tx && s.n_batch <= INT_MAX / m) {                              \
-      GEMM(CblasRowMajor, CblasNoTrans, ty ? CblasTrans : CblasNoTrans, (int)(s.n_batch * m), \
-           (int)n, (int)k, 1, x, (int)lda, y, (int)ldb, 0, o, (int)n);                        \
-      return CT_OK;                                                                           \
+    if (y_shared && x_full && !tx && s.n_batch <= INT64_MAX / m) {                            \
+      st = CT__GEMM(GEMM, false, ty, s.n_batch * m, n, k, 1, x, lda, y, ldb, 0, o, n);        \
+      return st == CT_OK ? CT_OK : ct__gemm_fail(c);                                          \
     }                                                                                         \
     int64_t idx[CT_MAX_RANK] = {0};                                                           \
     for (int64_t b = 0; b < s.n_batch; b++) {                                                 \
@@ -47,16 +46,16 @@ typedef ct__mm_shape mm_shape; /* ops/defs.h: every backend plans alike */
         ox += idx[r] * s.bx[r];                                                               \
         oy += idx[r] * s.by[r];                                                               \
       }                                                                                       \
-      GEMM(CblasRowMajor, tx ? CblasTrans : CblasNoTrans, ty ? CblasTrans : CblasNoTrans,     \
-           (int)m, (int)n, (int)k, 1, x + ox * x_mat, (int)lda, y + oy * y_mat, (int)ldb, 0,  \
-           o + b * m * n, (int)n);                                                            \
+      st = CT__GEMM(GEMM, tx, ty, m, n, k, 1, x + ox * x_mat, lda, y + oy * y_mat, ldb, 0,    \
+                    o + b * m * n, n);                                                        \
+      if (st != CT_OK) return ct__gemm_fail(c);                                               \
       for (int r = s.batch_rank - 1; r >= 0 && ++idx[r] == s.batch[r]; r--) idx[r] = 0;       \
     }                                                                                         \
     return CT_OK;                                                                             \
   }
 
-MM_KERNEL(matmul_f32, float, cblas_sgemm)
-MM_KERNEL(matmul_f64, double, cblas_dgemm)
+MM_KERNEL(matmul_f32, float, ct__gemm_f32)
+MM_KERNEL(matmul_f64, double, ct__gemm_f64)
 
 static const ct__kernel_set kernels[] = {
     {"matmul", CT__KERNELS([CT_FLOAT32] = matmul_f32, [CT_FLOAT64] = matmul_f64)},

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ops/cpu/matmul_grad.c: matmul_grad on the CPU through CBLAS (OpenBLAS), float32 and float64,
- * following the forward op's plan (ct__mm_plan).
+/* ops/cpu/matmul_grad.c: matmul_grad on the CPU through corten's GEMM (ops/cpu/gemm.h), float32
+ * and float64, following the forward op's plan (ct__mm_plan).
  *
  * Per batch entry, with A = op(X) [M,K], B = op(Y) [K,N] and G = Out@GRAD [M,N]:
  *   X@GRAD = G B^T [M,K], or B G^T [K,M] when X was transposed;
@@ -10,14 +10,17 @@
  * so the sum order is fixed whatever the thread count. When Y has no batch dims and X is neither
  * broadcast nor transposed, the batch folds into the rows as in the forward kernel: one GEMM for
  * each gradient, Y@GRAD summing over the batch inside it. */
-#include <cblas.h>
-#include <limits.h>
+#include <stdint.h>
 #include <string.h>
 
+#include "ops/cpu/gemm.h"
 #include "ops/defs.h"
 
-#define NT(t) ((t) ? CblasTrans : CblasNoTrans)
-#define TN(t) ((t) ? CblasNoTrans : CblasTrans)
+/* One GEMM of the kernel; a failure (out of memory) returns from it. */
+#define MM_GEMM(GEMM, ...)                                              \
+  do {                                                                  \
+    if (CT__GEMM(GEMM, __VA_ARGS__) != CT_OK) return ct__gemm_fail(c);  \
+  } while (0)
 
 #define MM_GRAD_KERNEL(NAME, T, GEMM)                                                           \
   static ct_status NAME(const ct_kernel_ctx *c) {                                               \
@@ -40,23 +43,18 @@
       if (dy != NULL) memset(dy, 0, (size_t)yt->numel * sizeof(T));                             \
       return CT_OK;                                                                             \
     }                                                                                           \
-    int ldx = (int)(xd.rank > 1 ? xd.d[xd.rank - 1] : k);                                       \
-    int ldy = (int)(yd.rank > 1 ? yd.d[yd.rank - 1] : 1);                                       \
+    int64_t ldx = xd.rank > 1 ? xd.d[xd.rank - 1] : k;                                          \
+    int64_t ldy = yd.rank > 1 ? yd.d[yd.rank - 1] : 1;                                          \
     bool fold = ct__mm_batch_strides_all(&s, s.by, true) &&                                     \
                 ct__mm_batch_strides_all(&s, s.bx, false) && !tx &&                             \
-                s.n_batch <= INT_MAX / m;                                                       \
+                s.n_batch <= INT64_MAX / m;                                                     \
     if (fold) {                                                                                 \
-      int rows = (int)(s.n_batch * m);                                                          \
-      if (dx != NULL) {                                                                         \
-        GEMM(CblasRowMajor, CblasNoTrans, TN(ty), rows, (int)k, (int)n, 1, g, (int)n, y, ldy,   \
-             0, dx, ldx);                                                                       \
-      }                                                                                         \
+      int64_t rows = s.n_batch * m;                                                             \
+      if (dx != NULL) MM_GEMM(GEMM, false, !ty, rows, k, n, 1, g, n, y, ldy, 0, dx, ldx);       \
       if (dy != NULL && !ty) {                                                                  \
-        GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k, (int)n, rows, 1, x, ldx, g,       \
-             (int)n, 0, dy, ldy);                                                               \
+        MM_GEMM(GEMM, true, false, k, n, rows, 1, x, ldx, g, n, 0, dy, ldy);                    \
       } else if (dy != NULL) {                                                                  \
-        GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)n, (int)k, rows, 1, g, (int)n, x,    \
-             ldx, 0, dy, ldy);                                                                  \
+        MM_GEMM(GEMM, true, false, n, k, rows, 1, g, n, x, ldx, 0, dy, ldy);                    \
       }                                                                                         \
       return CT_OK;                                                                             \
     }                                                                                           \
@@ -74,26 +72,26 @@
       }                                                                                         \
       const T *xb = x + ox * x_mat, *yb = y + oy * y_mat, *gb = g + b * m * n;                  \
       if (dx != NULL && !tx) {                                                                  \
-        GEMM(CblasRowMajor, CblasNoTrans, TN(ty), (int)m, (int)k, (int)n, 1, gb, (int)n, yb,    \
-             ldy, x_sum ? 1 : 0, dx + ox * x_mat, ldx);                                         \
+        MM_GEMM(GEMM, false, !ty, m, k, n, 1, gb, n, yb, ldy, x_sum ? 1 : 0, dx + ox * x_mat,   \
+                ldx);                                                                           \
       } else if (dx != NULL) {                                                                  \
-        GEMM(CblasRowMajor, NT(ty), CblasTrans, (int)k, (int)m, (int)n, 1, yb, ldy, gb, (int)n, \
-             x_sum ? 1 : 0, dx + ox * x_mat, ldx);                                              \
+        MM_GEMM(GEMM, ty, true, k, m, n, 1, yb, ldy, gb, n, x_sum ? 1 : 0, dx + ox * x_mat,     \
+                ldx);                                                                           \
       }                                                                                         \
       if (dy != NULL && !ty) {                                                                  \
-        GEMM(CblasRowMajor, TN(tx), CblasNoTrans, (int)k, (int)n, (int)m, 1, xb, ldx, gb,       \
-             (int)n, y_sum ? 1 : 0, dy + oy * y_mat, ldy);                                      \
+        MM_GEMM(GEMM, !tx, false, k, n, m, 1, xb, ldx, gb, n, y_sum ? 1 : 0, dy + oy * y_mat,   \
+                ldy);                                                                           \
       } else if (dy != NULL) {                                                                  \
-        GEMM(CblasRowMajor, CblasTrans, NT(tx), (int)n, (int)k, (int)m, 1, gb, (int)n, xb, ldx, \
-             y_sum ? 1 : 0, dy + oy * y_mat, ldy);                                              \
+        MM_GEMM(GEMM, true, tx, n, k, m, 1, gb, n, xb, ldx, y_sum ? 1 : 0, dy + oy * y_mat,     \
+                ldy);                                                                           \
       }                                                                                         \
       for (int r = s.batch_rank - 1; r >= 0 && ++idx[r] == s.batch[r]; r--) idx[r] = 0;         \
     }                                                                                           \
     return CT_OK;                                                                               \
   }
 
-MM_GRAD_KERNEL(matmul_grad_f32, float, cblas_sgemm)
-MM_GRAD_KERNEL(matmul_grad_f64, double, cblas_dgemm)
+MM_GRAD_KERNEL(matmul_grad_f32, float, ct__gemm_f32)
+MM_GRAD_KERNEL(matmul_grad_f64, double, ct__gemm_f64)
 
 static const ct__kernel_set kernels[] = {
     {"matmul_grad", CT__KERNELS([CT_FLOAT32] = matmul_grad_f32, [CT_FLOAT64] = matmul_grad_f64)},

@@ -12,7 +12,6 @@
  * Between jobs a worker spins for a short while (a kernel often follows a kernel) and then sleeps
  * on a condition variable. The pool starts its threads on the first job that wants them; the child
  * of a fork() starts its own. */
-#include <cblas.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <sched.h>
@@ -154,11 +153,6 @@ static int threads_now(void) {
 void ct_set_num_threads(int n) {
   atomic_store(&pool.want, n < 0 ? 0 : n > MAX_THREADS ? MAX_THREADS : n);
   atomic_store_explicit(&core_count, 0, memory_order_relaxed); /* read the CPU set again */
-  /* OpenBLAS (matmul) runs while corten's kernels do not: the same count for both keeps the
-   * machine from running more busy threads than it has cores. This is OpenBLAS's process-wide
-   * setting (0.3.21, Debian 12's, has no openblas_set_num_threads_local): it changes NumPy's
-   * BLAS threads too, and is not to be called while a BLAS call runs (corten/op.h says so). */
-  openblas_set_num_threads(threads_now());
 }
 
 int ct_get_num_threads(void) { return threads_now(); }

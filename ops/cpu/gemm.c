@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/cpu/gemm.c: corten's GEMM (ops/cpu/gemm.h; docs/design/gemm.md): the plan of a call, its
+ * packing buffers, and the driver for float32 and float64 (ops/cpu/gemm_tmpl.h). */
+#include "ops/cpu/gemm.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common/alloc.h"
+#include "common/common.h"
+#include "corten/op.h"
+#include "ops/cpu/gemm_ukr.h"
+#include "ops/cpu/parallel.h"
+
+/* The blocks of k: fixed per dtype (the sums' order depends on them and on nothing else). */
+enum { KC_F32 = CT__GEMM_KC, KC_F64 = CT__GEMM_KC };
+/* A's block (mc x KC, kept in L2) and B's panel (KC x nc, in the last-level cache), in bytes. */
+#define A_BLOCK_BYTES ((int64_t)256 << 10)
+#define B_PANEL_BYTES ((int64_t)4 << 20)
+/* The fewest multiply-adds worth a thread of their own (about 5 us here), and what packing one
+ * element costs in multiply-adds (a load and a store against a sixteenth of a cycle). */
+#define MIN_ITEM_MACS ((double)(1 << 18))
+#define PACK_COST 16.0
+/* What writing one element of C element by element costs (an edge tile, a swapped call), in
+ * multiply-adds: a scalar load, multiply, add and store against 32 lanes of fused multiply-adds
+ * a cycle. */
+#define PUT_COST 32.0
+
+/* How a call runs. swap: as C^T = op(B)^T op(A)^T, so that the shorter of C's dims lies along
+ * the kernel's rows (h of 1 to MR rows cost what they compute; nr columns cost nr). direct:
+ * op(B)'s rows are rows of memory and one sliver of A's rows covers all of C's, so each value of
+ * B is read once: whole slivers are read in place, not packed. C splits in tm x tn blocks (items,
+ * one thread each), each with its own packing buffers of item_elems elements: A's block
+ * (a_elems) then B's panel. */
+typedef struct gemm_plan {
+  int mr, nr;
+  bool swap, direct;
+  int64_t items, tm, tn, mc, nc, a_elems, item_elems;
+} gemm_plan;
+
+static int64_t div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* The start of part r of `parts` of [0, len) in whole units (slivers of mr rows or nr
+ * columns); len at r == parts. */
+static int64_t part(int64_t len, int64_t parts, int64_t r, int unit) {
+  int64_t e = div_up(len, unit) * r / parts * unit;
+  return e < len ? e : len;
+}
+
+/* The time of the slowest item of a tm x tn split, in multiply-adds: its block of C, and the
+ * packing of its rows of A and its columns of B. */
+static double split_cost(const ct__gemm *g, const gemm_plan *pl, int64_t tm, int64_t tn) {
+  double rows = (double)div_up(div_up(g->m, pl->mr), tm) * pl->mr;
+  double cols = (double)div_up(div_up(g->n, pl->nr), tn) * pl->nr;
+  return rows * cols * (double)g->k + PACK_COST * (rows + cols) * (double)g->k;
+}
+
+/* The cost of C's m x n with n along the kernel's columns, in multiply-adds: every column slot
+ * of a tile computed, the columns of edge tiles (all, swapped) written one by one. */
+static double layout_cost(int64_t m, int64_t n, int64_t k, int nr, bool swap, int64_t kc_max) {
+  int64_t edge = swap ? n : n % nr;
+  return (double)m * (double)(div_up(n, nr) * nr) * (double)k +
+         PUT_COST * (double)m * (double)edge * (double)div_up(k, kc_max);
+}
+
+/* The plan of a call, and the product it computes: g, or *swapped (C^T's). */
+static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, int64_t kc_max, size_t es,
+                            gemm_plan *pl, ct__gemm *swapped) {
+  pl->mr = mr;
+  pl->nr = nr;
+  pl->swap = layout_cost(g->n, g->m, g->k, nr, true, kc_max) <
+             layout_cost(g->m, g->n, g->k, nr, false, kc_max);
+  if (pl->swap) {
+    *swapped = (ct__gemm){.ta = !g->tb, .tb = !g->ta, .m = g->n, .n = g->m, .k = g->k,
+                          .alpha = g->alpha, .beta = g->beta, .a = g->b, .b = g->a,
+                          .lda = g->ldb, .ldb = g->lda, .c = g->c, .ldc = g->ldc};
+    g = swapped;
+  }
+  pl->direct = !g->tb && g->m <= mr;
+  double macs = (double)g->m * (double)g->n * (double)g->k;
+  int64_t most = ct_get_num_threads();
+  if (macs / MIN_ITEM_MACS < (double)most) most = (int64_t)(macs / MIN_ITEM_MACS);
+  int64_t m_sl = div_up(g->m, mr), n_sl = div_up(g->n, nr);
+  pl->tm = pl->tn = 1;
+  double best = split_cost(g, pl, 1, 1);
+  for (int64_t tm = 1; tm <= most && tm <= m_sl; tm++) {
+    for (int64_t tn = 1; tm * tn <= most && tn <= n_sl; tn++) {
+      double cost = split_cost(g, pl, tm, tn);
+      if (cost < best) {
+        best = cost;
+        pl->tm = tm;
+        pl->tn = tn;
+      }
+    }
+  }
+  pl->items = pl->tm * pl->tn;
+  int64_t kc = g->k < kc_max ? g->k : kc_max;
+  int64_t rows = div_up(m_sl, pl->tm) * mr, cols = div_up(n_sl, pl->tn) * nr;
+  int64_t mc = A_BLOCK_BYTES / (kc_max * (int64_t)es) / mr * mr;
+  int64_t nc = B_PANEL_BYTES / (kc_max * (int64_t)es) / nr * nr;
+  pl->mc = mc < rows ? mc : rows;
+  pl->nc = nc < cols ? nc : cols;
+  int64_t line = 64 / (int64_t)es; /* B's panel and each item's buffers start on a line */
+  pl->a_elems = div_up(pl->mc * kc, line) * line;
+  pl->item_elems = pl->a_elems + div_up(kc * pl->nc, line) * line;
+  return g;
+}
+
+/* ---- The packing buffers: one per thread, kept between calls ------------------------------ */
+
+static pthread_key_t scratch_key; /* frees a thread's buffer when it exits */
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static bool scratch_key_made;
+static _Thread_local struct {
+  void *p;
+  size_t cap;
+} scratch_buf;
+
+static void scratch_make_key(void) { scratch_key_made = pthread_key_create(&scratch_key, free) == 0; }
+
+/* This thread's buffer of at least `bytes` (64-byte aligned), or NULL with the error set. */
+static void *scratch(size_t bytes, const ct__gemm *g) {
+  if (bytes <= scratch_buf.cap) return scratch_buf.p;
+  size_t size = (bytes + 4095) & ~(size_t)4095;
+  void *p = size >= bytes ? ct__aligned_alloc(64, size) : NULL;
+  if (p == NULL) {
+    ct__error(CT_ERR_OUT_OF_MEMORY,
+              "out of host memory for the %zu-byte packing buffer of a %lld x %lld x %lld GEMM "
+              "(free memory, or split the product into smaller ones)",
+              bytes, (long long)g->m, (long long)g->k, (long long)g->n);
+    return NULL;
+  }
+  pthread_once(&scratch_once, scratch_make_key);
+  free(scratch_buf.p);
+  scratch_buf.p = p;
+  scratch_buf.cap = size;
+  if (scratch_key_made) pthread_setspecific(scratch_key, p);
+  return p;
+}
+
+ct_status ct__gemm_fail(const ct_kernel_ctx *c) {
+  char why[256];
+  snprintf(why, sizeof why, "%s", ct_last_error());
+  return ct_kernel_fail(c, ct_last_status(), "%s", why);
+}
+
+/* ---- The drivers -------------------------------------------------------------------------- */
+
+#define T float
+#define SFX(name) name##_f32
+#define UKR ct__ukr_f32
+#define UKR_GET ct__ukr_f32_get
+#define KC KC_F32
+#include "ops/cpu/gemm_tmpl.h"
+#undef T
+#undef SFX
+#undef UKR
+#undef UKR_GET
+#undef KC
+
+#define T double
+#define SFX(name) name##_f64
+#define UKR ct__ukr_f64
+#define UKR_GET ct__ukr_f64_get
+#define KC KC_F64
+#include "ops/cpu/gemm_tmpl.h"
+#undef T
+#undef SFX
+#undef UKR
+#undef UKR_GET
+#undef KC

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/cpu/gemm.h: corten's own GEMM for the CPU kernels (docs/design/gemm.md).
+ *
+ * C = alpha op(A) op(B) + beta C, row-major, op(A) m x k and op(B) k x n; beta 0 ignores C's old
+ * values (NaN included), as BLAS does. Blocked as Goto's GEMM: a panel of B packed once and
+ * shared, blocks of A packed per thread, a micro-kernel of vector registers over each tile of C,
+ * chosen at run time for the CPU (AVX-512, AVX2 with FMA, or portable C).
+ *
+ * Every element of C is the same sum in the same order however the work is split: each is
+ * summed over k in blocks of a length fixed by the dtype alone, each block in order in one
+ * register lane. So the result does not depend on the thread count, on the tile an element
+ * falls in, or on whether the call runs inside another kernel's piece. The threads are corten's
+ * own (ops/cpu/parallel.h): a call from inside a piece runs on its thread alone.
+ *
+ * The packing buffers are kept per thread between calls (released when the thread exits), so a
+ * call of a size already seen allocates nothing. The one error is running out of host memory for
+ * them: CT_ERR_OUT_OF_MEMORY, C unchanged, with a message naming the GEMM's sizes. */
+#ifndef CORTEN_OPS_CPU_GEMM_H
+#define CORTEN_OPS_CPU_GEMM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "corten/op.h"
+#include "corten/status.h"
+
+/* The length of the blocks of k each element is summed over (both dtypes). */
+#define CT__GEMM_KC 256
+
+typedef struct ct__gemm {
+  bool ta, tb;         /* op(A) = A^T, op(B) = B^T */
+  int64_t m, n, k;     /* op(A) is m x k, op(B) k x n, C m x n */
+  double alpha, beta;  /* rounded to the dtype */
+  const void *a, *b;   /* row-major, leading dims lda, ldb (of A and B as stored) */
+  int64_t lda, ldb;
+  void *c;
+  int64_t ldc;
+} ct__gemm;
+
+ct_status ct__gemm_f32(const ct__gemm *g);
+ct_status ct__gemm_f64(const ct__gemm *g);
+
+/* FN (ct__gemm_f32 or _f64) on the product as CBLAS's row-major call spells it. */
+#define CT__GEMM(FN, TA, TB, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC)                  \
+  FN(&(ct__gemm){.ta = (TA), .tb = (TB), .m = (M), .n = (N), .k = (K), .alpha = (ALPHA), \
+                 .beta = (BETA), .a = (A), .b = (B), .lda = (LDA), .ldb = (LDB), .c = (C),   \
+                 .ldc = (LDC)})
+
+/* Reports a GEMM's failure as kernel c's ("op 'matmul': out of host memory for ..."); returns
+ * its status. */
+ct_status ct__gemm_fail(const ct_kernel_ctx *c);
+
+/* The micro-kernel in use for a dtype's size (4 or 8): "avx512", "avx2" or "portable". */
+const char *ct__gemm_kernel_name(int elem_size);
+
+#endif /* CORTEN_OPS_CPU_GEMM_H */

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/cpu/gemm_tmpl.h: the GEMM's driver for one dtype, included by ops/cpu/gemm.c with T (the
+ * type), SFX(name) (name_f32 ...), UKR (the micro-kernel struct), UKR_GET and KC (the length of
+ * the blocks of k, fixed per dtype: every element of C is summed over the same blocks). */
+
+/* Packs n rows of kc values (src, rows ld apart) as kc groups of `width` values, value p of row
+ * q at dst[p width + q] (rows n to width zero): a sliver from a matrix stored across it. The rows
+ * are read a line's worth at a time, one row after another: reading all of them side by side
+ * would keep a line of each in L1 at once, and rows a multiple of 4 KiB apart fall in one set of
+ * L1 and evict one another (512 x 512 floats: 5x slower). */
+static void SFX(pack_across)(const T *src, int64_t ld, int64_t n, int64_t kc, int width,
+                             T *dst) {
+  enum { CHUNK = 64 / sizeof(T) };
+  for (int64_t p0 = 0; p0 < kc; p0 += CHUNK) {
+    int64_t len = kc - p0 < CHUNK ? kc - p0 : CHUNK;
+    T *d = dst + p0 * width;
+    for (int64_t q = 0; q < n; q++) {
+      const T *r = src + q * ld + p0;
+      for (int64_t p = 0; p < len; p++) d[p * width + q] = r[p];
+    }
+    for (int64_t q = n; q < width; q++) {
+      for (int64_t p = 0; p < len; p++) d[p * width + q] = 0;
+    }
+  }
+}
+
+/* Packs rows [i0, i0 + mc) x columns [p0, p0 + kc) of op(A) into slivers of mr rows, each kc
+ * columns of mr values (rows past mc zero). */
+static void SFX(pack_a)(const ct__gemm *g, int mr, int64_t i0, int64_t mc, int64_t p0,
+                        int64_t kc, T *dst) {
+  const T *a = g->a;
+  for (int64_t s = 0; s < mc; s += mr, dst += mr * kc) {
+    int64_t h = mc - s < mr ? mc - s : mr;
+    if (g->ta) { /* A is k x m: a column of the sliver is h consecutive values */
+      for (int64_t p = 0; p < kc; p++) {
+        const T *src = a + (p0 + p) * g->lda + i0 + s;
+        for (int64_t q = 0; q < h; q++) dst[p * mr + q] = src[q];
+        for (int64_t q = h; q < mr; q++) dst[p * mr + q] = 0;
+      }
+      continue;
+    }
+    SFX(pack_across)(a + (i0 + s) * g->lda + p0, g->lda, h, kc, mr, dst);
+  }
+}
+
+/* Packs rows [p0, p0 + kc) x columns [j0, j0 + nc) of op(B) into slivers of nr columns, each kc
+ * rows of nr values (columns past nc zero). B's rows are read whole, one after the other. */
+static void SFX(pack_b)(const ct__gemm *g, int nr, int64_t p0, int64_t kc, int64_t j0,
+                        int64_t nc, T *dst) {
+  const T *b = g->b;
+  if (!g->tb) { /* B is k x n */
+    int64_t whole = nc / nr * nr;
+    for (int64_t p = 0; p < kc; p++) {
+      const T *src = b + (p0 + p) * g->ldb + j0;
+      T *d = dst + p * nr;
+      for (int64_t s = 0; s < whole; s += nr, d += nr * kc) {
+        for (int64_t q = 0; q < nr; q++) d[q] = src[s + q];
+      }
+      if (whole < nc) {
+        for (int64_t q = 0; q < nc - whole; q++) d[q] = src[whole + q];
+        for (int64_t q = nc - whole; q < nr; q++) d[q] = 0;
+      }
+    }
+    return;
+  }
+  for (int64_t s = 0; s < nc; s += nr, dst += nr * kc) { /* B is n x k */
+    int64_t w = nc - s < nr ? nc - s : nr;
+    SFX(pack_across)(b + (j0 + s) * g->ldb + p0, g->ldb, w, kc, nr, dst);
+  }
+}
+
+/* Writes an h x w edge tile, or any tile of a swapped call (C^T computed: element (i, j) of
+ * the tile is C's (j, i)), from the kernel's sums in `tile` (rows nr apart): the arithmetic the
+ * kernel does on a whole tile, element by element. */
+static void SFX(put_tile)(const gemm_plan *pl, const T *tile, int64_t h, int64_t w, T alpha,
+                          T beta, T *c, int64_t ldc) {
+  int64_t si = pl->swap ? 1 : ldc, sj = pl->swap ? ldc : 1;
+  for (int64_t i = 0; i < h; i++) {
+    for (int64_t j = 0; j < w; j++) {
+      T o = alpha * tile[i * pl->nr + j];
+      T *e = c + i * si + j * sj;
+      *e = beta != 0 ? o + beta * *e : o;
+    }
+  }
+}
+
+/* Rows [r0, r1) x columns [c0, c1) of the (possibly swapped) product on this thread, with its
+ * packing buffers pa (mc x KC) and pb (KC x nc, nc a multiple of nr, 64-byte aligned). For each
+ * panel of nc columns and each block of KC of k: B's panel packed (or, when one sliver of A's
+ * rows covers them all, read in place where whole), then for each block of mc rows A's block
+ * packed and the kernel run over its tiles, a sliver of B (in L1) against each sliver of A (in
+ * L2). */
+static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u, int64_t r0,
+                            int64_t r1, int64_t c0, int64_t c1, T *pa, T *pb) {
+  const int mr = pl->mr, nr = pl->nr;
+  const T alpha = (T)g->alpha;
+  T *c = g->c;
+  int64_t ldc = g->ldc, ci = pl->swap ? 1 : ldc, cj = pl->swap ? ldc : 1; /* C's strides */
+  const T *b = g->b;
+  T tile[CT__UKR_MAX_MR * CT__UKR_MAX_NR] __attribute__((aligned(64)));
+  for (int64_t jc = c0; jc < c1; jc += pl->nc) {
+    int64_t ncb = c1 - jc < pl->nc ? c1 - jc : pl->nc;
+    int64_t whole = pl->direct ? ncb / nr * nr : 0; /* columns read in place */
+    for (int64_t pc = 0; pc < g->k; pc += KC) {
+      int64_t kc = g->k - pc < KC ? g->k - pc : KC;
+      const T beta = pc == 0 ? (T)g->beta : 1; /* later blocks add to C */
+      SFX(pack_b)(g, nr, pc, kc, jc + whole, ncb - whole, pb + whole * kc);
+      for (int64_t ic = r0; ic < r1; ic += pl->mc) {
+        int64_t mcb = r1 - ic < pl->mc ? r1 - ic : pl->mc;
+        SFX(pack_a)(g, mr, ic, mcb, pc, kc, pa);
+        for (int64_t jr = 0; jr < ncb; jr += nr) {
+          int64_t w = ncb - jr < nr ? ncb - jr : nr;
+          const T *bs = jr < whole ? b + pc * g->ldb + jc + jr : pb + jr * kc;
+          int64_t bstep = jr < whole ? g->ldb : nr;
+          for (int64_t ir = 0; ir < mcb; ir += mr) {
+            int64_t h = mcb - ir < mr ? mcb - ir : mr;
+            T *ct = c + (ic + ir) * ci + (jc + jr) * cj;
+            if (w == nr && !pl->swap) {
+              u->run[h](kc, pa + ir * kc, bs, bstep, ct, ldc, alpha, beta);
+            } else {
+              u->run[h](kc, pa + ir * kc, bs, bstep, tile, nr, 1, 0);
+              SFX(put_tile)(pl, tile, h, w, alpha, beta, ct, ldc);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+typedef struct SFX(gemm_job) {
+  const ct__gemm *g;
+  const UKR *u;
+  const gemm_plan *pl;
+  T *buf; /* per item: pl->item_elems */
+} SFX(gemm_job);
+
+static void SFX(gemm_items)(void *ctx, int64_t b, int64_t e) {
+  const SFX(gemm_job) *j = ctx;
+  const gemm_plan *pl = j->pl;
+  T *pa = j->buf + b * pl->item_elems, *pb = pa + pl->a_elems;
+  for (int64_t t = b; t < e; t++) {
+    int64_t r = t / pl->tn, q = t % pl->tn;
+    SFX(gemm_block)(j->g, pl, j->u, part(j->g->m, pl->tm, r, pl->mr),
+                    part(j->g->m, pl->tm, r + 1, pl->mr), part(j->g->n, pl->tn, q, pl->nr),
+                    part(j->g->n, pl->tn, q + 1, pl->nr), pa, pb);
+  }
+}
+
+ct_status SFX(ct__gemm)(const ct__gemm *g) {
+  if (g->m <= 0 || g->n <= 0) return CT_OK;
+  T *c = g->c;
+  if (g->k <= 0 || g->alpha == 0) { /* alpha x (a sum not read) + beta x C */
+    T beta = (T)g->beta;
+    for (int64_t i = 0; i < g->m; i++) {
+      T *r = c + i * g->ldc;
+      for (int64_t j = 0; j < g->n; j++) r[j] = beta != 0 ? beta * r[j] : 0;
+    }
+    return CT_OK;
+  }
+  const UKR *u = UKR_GET();
+  gemm_plan pl;
+  ct__gemm swapped;
+  const ct__gemm *w = plan(g, u->mr, u->nr, KC, sizeof(T), &pl, &swapped);
+  T *buf = scratch((size_t)(pl.items * pl.item_elems) * sizeof(T), g);
+  if (buf == NULL) return ct_last_status();
+  SFX(gemm_job) j = {w, u, &pl, buf};
+  ct__parallel_for(pl.items, 1, SFX(gemm_items), &j);
+  return CT_OK;
+}

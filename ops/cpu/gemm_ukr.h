@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/cpu/gemm_ukr.h: the GEMM's micro-kernels (ops/cpu/gemm_ukr.c), one set per dtype, and the
+ * choice among them for this CPU.
+ *
+ * A micro-kernel computes one MR x NR tile of C from packed slivers: a holds kc columns of MR
+ * values of op(A) (a[p MR + i]), b kc rows of NR values of op(B) (b[p NR + j]), both aligned to
+ * 64 bytes. It sums acc[i][j] = sum over p of a[p MR + i] b[p NR + j] in order, one fused
+ * multiply-add a step in lane j (plain multiply and add in the portable kernel), then writes
+ * C[i][j] = alpha acc (+ beta C[i][j] when beta is not 0) to the tile at c, rows ldc apart. */
+#ifndef CORTEN_OPS_CPU_GEMM_UKR_H
+#define CORTEN_OPS_CPU_GEMM_UKR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The largest MR and NR of any kernel (a tile buffer's size). */
+enum { CT__UKR_MAX_MR = 12, CT__UKR_MAX_NR = 32 };
+
+typedef struct ct__ukr_f32 {
+  const char *name;
+  int mr, nr;
+  void (*run[CT__UKR_MAX_MR + 1])(int64_t kc, const float *a, const float *b, int64_t bs,
+                                  float *c, int64_t ldc, float alpha, float beta); /* by h */
+} ct__ukr_f32;
+
+typedef struct ct__ukr_f64 {
+  const char *name;
+  int mr, nr;
+  void (*run[CT__UKR_MAX_MR + 1])(int64_t kc, const double *a, const double *b, int64_t bs,
+                                  double *c, int64_t ldc, double alpha, double beta);
+} ct__ukr_f64;
+
+/* The kernel in use: the widest this CPU runs, or the one ct__gemm_use_kernel chose. */
+const ct__ukr_f32 *ct__ukr_f32_get(void);
+const ct__ukr_f64 *ct__ukr_f64_get(void);
+
+/* Tests: makes every later GEMM use the kernels named "avx512", "avx2" or "portable" (NULL: the
+ * widest again). False, and no change, when this CPU cannot run them. */
+bool ct__gemm_use_kernel(const char *name);
+
+#endif /* CORTEN_OPS_CPU_GEMM_UKR_H */

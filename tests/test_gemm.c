@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tests/test_gemm.c: corten's GEMM (ops/cpu/gemm.h), through its internal entry points (hence the
+ * static library). Every element of C must be the sum gemm.h describes, bit for bit: over k in
+ * blocks of CT__GEMM_KC, each block summed in order from 0 with one fused multiply-add a step
+ * (plain multiply and add in the portable kernel), C = alpha block0 (+ beta C), then
+ * C = alpha block + C for each later block. The suite computes that sum element by element in
+ * plain C and compares it with every kernel this CPU runs, every transpose, edge shapes and
+ * thread counts. */
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "harness.h"
+#include "ops/cpu/gemm.h"
+#include "ops/cpu/gemm_ukr.h"
+#ifdef CORTEN_FAULT_INJECTION
+#include "common/fault.h"
+#endif
+
+static const char *const kernels[] = {"avx512", "avx2", "portable"};
+#define N_KERNELS (sizeof kernels / sizeof kernels[0])
+
+/* A product under test: op(A) m x k, op(B) k x n, leading dims 3 past the widths (the padding
+ * holds NaN, which a read of it would spread), C with 2 columns of padding holding a sentinel. */
+typedef struct prod {
+  int64_t m, n, k;
+  bool ta, tb;
+  double alpha, beta;
+} prod;
+
+#define PAD_C 2
+#define SENTINEL (-12345.0)
+
+/* A value of a test matrix: small, varied, not exact in binary (so the order of sums shows). */
+static double val(int which, int64_t i) { return sin((double)(i * 7 + which * 13 + 1)) * 0.75; }
+
+#define REF(T, SFX, FMA)                                                                          \
+  /* Element (i, j) as gemm.h defines it. */                                                      \
+  static T ref_##SFX(const prod *p, const T *a, int64_t lda, const T *b, int64_t ldb, T c0,     \
+                     bool fused) {                                                                \
+    T c = 0;                                                                                      \
+    for (int64_t p0 = 0; p0 < p->k; p0 += CT__GEMM_KC) {                                          \
+      T acc = 0;                                                                                  \
+      for (int64_t q = p0; q < p->k && q < p0 + CT__GEMM_KC; q++) {                               \
+        T x = p->ta ? a[q * lda] : a[q], y = p->tb ? b[q] : b[q * ldb];                           \
+        acc = fused ? FMA(x, y, acc) : acc + x * y;                                               \
+      }                                                                                           \
+      T o = (T)p->alpha * acc;                                                                    \
+      if (p0 == 0) {                                                                              \
+        c = p->beta != 0 ? o + (T)p->beta * c0 : o;                                               \
+      } else {                                                                                    \
+        c = o + c;                                                                                \
+      }                                                                                           \
+    }                                                                                             \
+    return c;                                                                                     \
+  }
+REF(float, f32, fmaf)
+REF(double, f64, fma)
+
+/* Runs p in dtype T with the kernel in use, checks every element of C against the reference
+ * (and the padding of C untouched); returns C (the caller frees it). */
+#define CHECK(T, SFX)                                                                             \
+  static T *check_##SFX(const prod *p, bool fused) {                                              \
+    int64_t ar = p->ta ? p->k : p->m, ac = p->ta ? p->m : p->k;                                   \
+    int64_t br = p->tb ? p->n : p->k, bc = p->tb ? p->k : p->n;                                   \
+    int64_t lda = ac + 3, ldb = bc + 3, ldc = p->n + PAD_C;                                       \
+    T *a = malloc(sizeof(T) * (size_t)(ar * lda + 1));                                            \
+    T *b = malloc(sizeof(T) * (size_t)(br * ldb + 1));                                            \
+    T *c = malloc(sizeof(T) * (size_t)(p->m * ldc + 1));                                          \
+    T *c0 = malloc(sizeof(T) * (size_t)(p->m * ldc + 1));                                         \
+    for (int64_t i = 0; i < ar * lda; i++) a[i] = i % lda < ac ? (T)val(0, i) : (T)NAN;           \
+    for (int64_t i = 0; i < br * ldb; i++) b[i] = i % ldb < bc ? (T)val(1, i) : (T)NAN;           \
+    for (int64_t i = 0; i < p->m * ldc; i++) {                                                    \
+      c[i] = c0[i] = i % ldc < p->n ? (p->beta != 0 ? (T)val(2, i) : (T)NAN) : (T)SENTINEL;       \
+    }                                                                                             \
+    ck_assert_int_eq(CT__GEMM(ct__gemm_##SFX, p->ta, p->tb, p->m, p->n, p->k, p->alpha, a, lda,  \
+                              b, ldb, p->beta, c, ldc),                                           \
+                     CT_OK);                                                                      \
+    for (int64_t i = 0; i < p->m; i++) {                                                          \
+      for (int64_t j = 0; j < ldc; j++) {                                                         \
+        T got = c[i * ldc + j], want;                                                             \
+        if (j >= p->n) {                                                                          \
+          want = (T)SENTINEL;                                                                     \
+        } else if (p->k == 0) {                                                                   \
+          want = p->beta != 0 ? (T)p->beta * c0[i * ldc + j] : 0;                                 \
+        } else {                                                                                  \
+          want = ref_##SFX(p, p->ta ? a + i : a + i * lda, lda, p->tb ? b + j * ldb : b + j, ldb, \
+                           c0[i * ldc + j], fused);                                               \
+        }                                                                                         \
+        ck_assert_msg(got == want,                                                                \
+                      "%s %lldx%lldx%lld ta %d tb %d alpha %g beta %g: C[%lld][%lld] = %.17g, " \
+                      "expected %.17g",                                                           \
+                      ct__gemm_kernel_name(sizeof(T)), (long long)p->m, (long long)p->n,         \
+                      (long long)p->k, p->ta, p->tb, p->alpha, p->beta, (long long)i,             \
+                      (long long)j, (double)got, (double)want);                                   \
+      }                                                                                           \
+    }                                                                                             \
+    free(a);                                                                                      \
+    free(b);                                                                                      \
+    free(c0);                                                                                     \
+    return c;                                                                                     \
+  }
+CHECK(float, f32)
+CHECK(double, f64)
+
+/* Shapes: single elements, a row, a column, k past one block (several blocks, a short last
+ * one), edges in both dims for every kernel's tile, C wider than tall and taller than wide. */
+static const int64_t shapes[][3] = {{1, 1, 1},   {1, 77, 300}, {77, 1, 300}, {13, 37, 513},
+                                    {40, 3, 5},  {3, 40, 5},   {25, 70, 256}, {70, 25, 257},
+                                    {12, 32, 1}, {100, 9, 31}};
+#define N_SHAPES (sizeof shapes / sizeof shapes[0])
+
+/* Every shape, transpose, dtype and a few alpha and beta with the kernel named, if it runs here
+ * (the kernel is chosen back to the widest after). */
+static void check_kernel(const char *name) {
+  if (!ct__gemm_use_kernel(name)) {
+    printf("gemm: this CPU does not run the %s kernel; its checks skipped\n", name);
+    return;
+  }
+  bool fused = strcmp(name, "portable") != 0;
+  static const double ab[][2] = {{1, 0}, {-0.5, 0.25}, {2, 1}};
+  for (size_t s = 0; s < N_SHAPES; s++) {
+    for (int t = 0; t < 4; t++) {
+      for (size_t v = 0; v < 3; v++) {
+        prod p = {shapes[s][0], shapes[s][1], shapes[s][2], t & 1, t >> 1, ab[v][0], ab[v][1]};
+        free(check_f32(&p, fused));
+        free(check_f64(&p, fused));
+      }
+    }
+  }
+  ct__gemm_use_kernel(NULL);
+}
+
+START_TEST(the_avx512_kernel_gives_the_defined_sums) { check_kernel("avx512"); }
+END_TEST
+
+START_TEST(the_avx2_kernel_gives_the_defined_sums) { check_kernel("avx2"); }
+END_TEST
+
+START_TEST(the_portable_kernel_gives_the_defined_sums) { check_kernel("portable"); }
+END_TEST
+
+START_TEST(the_widest_kernel_this_cpu_runs_is_the_default) {
+  const char *name = ct__gemm_kernel_name(4);
+  ck_assert_str_eq(name, ct__gemm_kernel_name(8));
+  /* No kernel wider than the default runs here. */
+  for (size_t i = 0; i < N_KERNELS && strcmp(kernels[i], name) != 0; i++) {
+    ck_assert_msg(!ct__gemm_use_kernel(kernels[i]), "%s runs but %s is the default", kernels[i],
+                  name);
+  }
+  ck_assert(!ct__gemm_use_kernel("sse9"));
+  ck_assert_str_eq(ct__gemm_kernel_name(4), name);
+  ck_assert(ct__gemm_use_kernel("portable"));
+  ck_assert_str_eq(ct__gemm_kernel_name(4), "portable");
+  ck_assert(ct__gemm_use_kernel(NULL));
+  ck_assert_str_eq(ct__gemm_kernel_name(4), name);
+}
+END_TEST
+
+/* The same product at 1, 2, 3 and 7 threads: the same bits (and each the defined sums). */
+START_TEST(the_result_is_the_same_at_every_thread_count) {
+  static const prod ps[] = {{300, 300, 300, false, false, 1, 0}, {1000, 37, 333, false, true, 1, 0},
+                            {37, 1000, 333, true, false, 1, 1}, {5, 4000, 70, false, false, 1, 0}};
+  static const int threads[] = {1, 2, 3, 7};
+  bool fused = strcmp(ct__gemm_kernel_name(4), "portable") != 0;
+  for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+    ct_set_num_threads(1);
+    float *first = check_f32(&ps[i], fused);
+    for (size_t t = 1; t < sizeof threads / sizeof threads[0]; t++) {
+      ct_set_num_threads(threads[t]);
+      float *c = check_f32(&ps[i], fused);
+      ck_assert_int_eq(memcmp(c, first, sizeof(float) * (size_t)(ps[i].m * (ps[i].n + PAD_C))), 0);
+      free(c);
+    }
+    free(first);
+  }
+  ct_set_num_threads(0);
+}
+END_TEST
+
+START_TEST(beta_zero_ignores_nan_in_c_and_alpha_zero_reads_no_operand) {
+  float a[4] = {NAN, NAN, NAN, NAN}, b[4] = {1, 2, 3, 4}, c[4] = {NAN, INFINITY, 1, 2};
+  ck_assert_int_eq(CT__GEMM(ct__gemm_f32, false, false, 2, 2, 2, 0, a, 2, b, 2, 0, c, 2), CT_OK);
+  for (int i = 0; i < 4; i++) ck_assert_msg(c[i] == 0 && !signbit(c[i]), "c[%d] = %g", i, c[i]);
+  float d[4] = {1, 2, 3, 4};
+  ck_assert_int_eq(CT__GEMM(ct__gemm_f32, false, false, 2, 2, 2, 0, a, 2, b, 2, 0.5, d, 2), CT_OK);
+  ck_assert(d[0] == 0.5f && d[1] == 1 && d[2] == 1.5f && d[3] == 2);
+  float x[4] = {1, 2, 3, 4}, e[4] = {NAN, NAN, NAN, NAN};
+  ck_assert_int_eq(CT__GEMM(ct__gemm_f32, false, false, 2, 2, 2, 1, x, 2, b, 2, 0, e, 2), CT_OK);
+  ck_assert(e[0] == 7 && e[1] == 10 && e[2] == 15 && e[3] == 22);
+}
+END_TEST
+
+START_TEST(empty_products_leave_c_alone_or_scale_it) {
+  float a[1] = {1}, b[1] = {1}, c[2] = {3, 4};
+  ck_assert_int_eq(CT__GEMM(ct__gemm_f32, false, false, 0, 2, 1, 1, a, 1, b, 2, 0, c, 2), CT_OK);
+  ck_assert(c[0] == 3 && c[1] == 4);
+  ck_assert_int_eq(CT__GEMM(ct__gemm_f32, false, false, 1, 2, 0, 1, a, 1, b, 2, 2, c, 2), CT_OK);
+  ck_assert(c[0] == 6 && c[1] == 8);
+  ck_assert_int_eq(CT__GEMM(ct__gemm_f32, false, false, 1, 2, 0, 1, a, 1, b, 2, 0, c, 2), CT_OK);
+  ck_assert(c[0] == 0 && c[1] == 0);
+}
+END_TEST
+
+#ifdef CORTEN_FAULT_INJECTION
+/* On a fresh thread (no packing buffer yet), the buffer's allocation fails: out of memory with
+ * the sizes named, C unchanged; the next call succeeds. */
+static void *gemm_oom(void *arg) {
+  (void)arg;
+  enum { M = 40, N = 50, K = 30 };
+  static float a[M * K], b[K * N], c[M * N];
+  for (int i = 0; i < M * K; i++) a[i] = 1;
+  for (int i = 0; i < K * N; i++) b[i] = 2;
+  for (int i = 0; i < M * N; i++) c[i] = -1;
+  ct__fault_arm(0);
+  ck_assert_int_eq(CT__GEMM(ct__gemm_f32, false, false, M, N, K, 1, a, K, b, N, 0, c, N),
+                   CT_ERR_OUT_OF_MEMORY);
+  ck_assert(ct__fault_fired());
+  ct__fault_arm(-1);
+  ck_assert_ptr_nonnull(strstr(ct_last_error(), "packing buffer of a 40 x 30 x 50 GEMM"));
+  for (int i = 0; i < M * N; i++) ck_assert(c[i] == -1);
+  ck_assert_int_eq(CT__GEMM(ct__gemm_f32, false, false, M, N, K, 1, a, K, b, N, 0, c, N), CT_OK);
+  for (int i = 0; i < M * N; i++) ck_assert(c[i] == 2 * K);
+  return NULL;
+}
+
+START_TEST(out_of_memory_for_the_buffers_changes_nothing) {
+  ct_set_num_threads(1);
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, gemm_oom, NULL), 0);
+  ck_assert_int_eq(pthread_join(t, NULL), 0);
+  ct_set_num_threads(0);
+}
+END_TEST
+#endif
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("gemm");
+  CT_ADD_TEST(s, the_avx512_kernel_gives_the_defined_sums);
+  CT_ADD_TEST(s, the_avx2_kernel_gives_the_defined_sums);
+  CT_ADD_TEST(s, the_portable_kernel_gives_the_defined_sums);
+  CT_ADD_TEST(s, the_widest_kernel_this_cpu_runs_is_the_default);
+  CT_ADD_TEST(s, the_result_is_the_same_at_every_thread_count);
+  CT_ADD_TEST(s, beta_zero_ignores_nan_in_c_and_alpha_zero_reads_no_operand);
+  CT_ADD_TEST(s, empty_products_leave_c_alone_or_scale_it);
+#ifdef CORTEN_FAULT_INJECTION
+  CT_ADD_TEST(s, out_of_memory_for_the_buffers_changes_nothing);
+#endif
+  return s;
+}
+
+CT_TEST_MAIN(make_suite)
