@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* bench_conv.c: conv2d and a CNN training step, next to libtorch in the same run.
  *   conv2d forward   Input [32,16,32,32], Filter [32,16,3,3], padding 1, float32: one ct_op_run
- *                    (im2col + OpenBLAS sgemm per image)          [at::conv2d]
+ *                    (im2col + corten's GEMM per image)           [at::conv2d]
  *   conv2d backward  conv2d_grad of the same, Input@GRAD and Filter@GRAD
  *                                                                 [at::convolution_backward]
- *   both again with every core: OpenBLAS's threads and libtorch's intra-op pool at nproc
+ *   both again with every core: corten's pool, libtorch's intra-op pool and OpenBLAS's threads
+ *   (libtorch's GEMMs) at nproc
  *   CNN train step   examples/train_digits.c's network and step (batch 50 of [1,8,8],
  *                    conv2d 32 3x3 + relu + max pool 2x2, 512 -> 64 (relu) -> 10, softmax with
  *                    cross entropy, mean, backward, adam on the 6 parameters), one thread
@@ -67,7 +68,8 @@ static void conv_row(const bench_cfg *cfg, ct_scope *s, const float *const *data
                 : ct_op_set_output(op, "Output", "out") != CT_OK)) {
     fail("conv op");
   }
-  ct_set_num_threads(threads); /* corten's pool and OpenBLAS's threads */
+  ct_set_num_threads(threads);
+  openblas_set_num_threads(threads); /* libtorch's GEMMs */
   op_run r = {op, s};
   void (*fns[2])(void *, size_t) = {op_batch, NULL};
   void *args[2] = {&r, NULL};
@@ -91,6 +93,7 @@ static void conv_row(const bench_cfg *cfg, ct_scope *s, const float *const *data
   tb_set_threads(1);
 #endif
   ct_set_num_threads(1);
+  openblas_set_num_threads(1);
   ct_op_free(op);
 }
 
@@ -178,6 +181,7 @@ static void cnn_row(const bench_cfg *cfg, int threads) {
   ct_executor *e = ct_executor_new(p, s, ct_cpu());
   if (e == NULL) fail("executor");
   ct_set_num_threads(threads);
+  openblas_set_num_threads(threads); /* libtorch's GEMMs */
   void (*fns[2])(void *, size_t) = {exec_batch, NULL};
   void *args[2] = {e, NULL};
 #ifdef CORTEN_BENCH_TORCH
@@ -200,6 +204,7 @@ static void cnn_row(const bench_cfg *cfg, int threads) {
   tb_set_threads(1);
 #endif
   ct_set_num_threads(1);
+  openblas_set_num_threads(1);
   ct_executor_free(e);
   ct_program_free(p);
   ct_scope_free(s);

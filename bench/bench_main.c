@@ -11,12 +11,13 @@
  * baseline is not built into this binary (libtorch not found) say "baseline not installed";
  * GPU rows without a CUDA device say "skipped".
  *
- * Everything runs on one thread: corten with ct_set_num_threads(1), OpenBLAS (behind corten's
- * matmul and the CBLAS baseline) with openblas_set_num_threads(1), and libtorch with
- * at::set_num_threads(1); the kernel rows (bench_kernels.c) run at one thread and at every core,
- * and the conv rows marked "all cores" raise OpenBLAS and libtorch to the core count. */
+ * Everything runs on one thread: corten with ct_set_num_threads(1), OpenBLAS (behind the CBLAS
+ * baseline and libtorch's matmul; corten has its own GEMM) with openblas_set_num_threads(1), and
+ * libtorch with at::set_num_threads(1); the kernel rows (bench_kernels.c) run at one thread and
+ * at every core, and the rows marked "N threads" raise all three to N. */
 #define _POSIX_C_SOURCE 200809L
 #include <cblas.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,23 +49,32 @@ static void cpu_model(char *out, size_t n) {
   fclose(f);
 }
 
-/* libtorch's OpenMP workers (libgomp) spin for milliseconds after each parallel call by default
- * (GOMP_SPINCOUNT 300000), so in an interleaved round they take a core from the candidate timed
- * next: on a 2-core machine corten's exp at 2 threads came out 1.8x slower next to them than with
- * the spin cut. libgomp reads its settings when it is loaded, before main, so the bench runs
- * itself again with GOMP_SPINCOUNT=10000 (about the 200 us that corten's pool spins) unless the
- * caller set a waiting policy of its own. */
+/* Idle worker threads spin before they sleep, and in an interleaved round one side's spinning
+ * workers take a core from the side timed next. libtorch's OpenMP workers (libgomp) spin for
+ * milliseconds by default (GOMP_SPINCOUNT 300000): on a 2-core machine corten's exp at 2 threads
+ * came out 1.8x slower next to them than with the spin cut. OpenBLAS's (the CBLAS baseline's and
+ * libtorch's GEMMs) spin for 2^28 cycles, about 70 ms: corten's 2-thread matmul 1024 took 15-21
+ * ms after their turns against 10.4 alone. Both libraries read these settings when they are
+ * loaded, before main, so the bench runs itself again with GOMP_SPINCOUNT=10000 and
+ * OPENBLAS_THREAD_TIMEOUT=19 (2^19 cycles), each about the 200 us that corten's pool spins,
+ * unless the caller set a policy of its own. */
 static void same_spin_policy(char **argv) {
+  bool again = false;
+  if (getenv("OPENBLAS_THREAD_TIMEOUT") == NULL) {
+    again |= setenv("OPENBLAS_THREAD_TIMEOUT", "19", 1) == 0;
+  }
 #ifdef CORTEN_BENCH_TORCH
-  if (getenv("GOMP_SPINCOUNT") != NULL || getenv("OMP_WAIT_POLICY") != NULL) return;
-  if (setenv("GOMP_SPINCOUNT", "10000", 1) != 0) return;
-  execv("/proc/self/exe", argv);
-  unsetenv("GOMP_SPINCOUNT"); /* libgomp read its default already: the header must say so */
-  fprintf(stderr, "corten_bench: could not re-run itself with GOMP_SPINCOUNT set; libtorch's "
-                  "workers keep their default spin\n");
-#else
-  (void)argv;
+  if (getenv("GOMP_SPINCOUNT") == NULL && getenv("OMP_WAIT_POLICY") == NULL) {
+    again |= setenv("GOMP_SPINCOUNT", "10000", 1) == 0;
+  }
 #endif
+  if (!again) return;
+  execv("/proc/self/exe", argv);
+  /* The libraries read their defaults already: the header must say so. */
+  unsetenv("GOMP_SPINCOUNT");
+  unsetenv("OPENBLAS_THREAD_TIMEOUT");
+  fprintf(stderr, "corten_bench: could not re-run itself with the spin settings; the baselines' "
+                  "workers keep their default spin\n");
 }
 
 int main(int argc, char **argv) {
@@ -97,8 +107,9 @@ int main(int argc, char **argv) {
   cpu_model(cpu, sizeof cpu);
   printf("corten_bench (%s mode): medians of %d runs after a warm-up, single thread\n",
          cfg.quick ? "quick" : "full", cfg.reps);
-  printf("cpu: %s; libtorch: %s (GOMP_SPINCOUNT %s)\n\n", cpu, torch,
-         getenv("GOMP_SPINCOUNT") != NULL ? getenv("GOMP_SPINCOUNT") : "default");
+  const char *gomp = getenv("GOMP_SPINCOUNT"), *ob = getenv("OPENBLAS_THREAD_TIMEOUT");
+  printf("cpu: %s; libtorch: %s (GOMP_SPINCOUNT %s, OPENBLAS_THREAD_TIMEOUT %s)\n\n", cpu, torch,
+         gomp != NULL ? gomp : "default", ob != NULL ? ob : "default");
   printf("%-44s %10s | %-34s %10s | %6s | %s\n", "row", "corten", "baseline", "baseline",
          "ratio", "unit");
 

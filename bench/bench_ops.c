@@ -7,8 +7,8 @@
  *   matmul N      matmul N x N float32, N = 256, 1024, 2048 (executor, one op); 1024 also at
  *                 every core                    [a direct cblas_sgemm call; at::mm_out]
  * (elementwise_add over 16M and 32K floats: bench_kernels.c.) Single thread but for that row: the
- * runner sets OpenBLAS (which corten's matmul and the CBLAS baseline share) and libtorch to one
- * thread. Medians of repeated runs after a warm-up. */
+ * runner sets corten, OpenBLAS (the CBLAS baseline's, and libtorch's matmul's) and libtorch to
+ * one thread. Medians of repeated runs after a warm-up. */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,14 +171,15 @@ void bench_ops_rows(const bench_cfg *cfg) {
   ct_program_free(p);
   ct_scope_free(s);
 
-  /* matmul N x N float32, at one thread; 1024 also at every core (corten's count, which sets
-   * OpenBLAS's, and libtorch's). */
+  /* matmul N x N float32, at one thread; 1024 also at every core (corten's count, OpenBLAS's for
+   * the CBLAS baseline and libtorch's matmul, and libtorch's). */
   static const int sizes[] = {256, 1024, 2048};
   for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) mm_row(cfg, sizes[k], 1);
   ct_set_num_threads(0);
   int all = ct_get_num_threads();
   if (all > 1) {
     ct_set_num_threads(all);
+    openblas_set_num_threads(all);
 #ifdef CORTEN_BENCH_TORCH
     tb_set_threads(all);
 #endif
@@ -186,6 +187,7 @@ void bench_ops_rows(const bench_cfg *cfg) {
 #ifdef CORTEN_BENCH_TORCH
     tb_set_threads(1);
 #endif
+    openblas_set_num_threads(1);
   }
   ct_set_num_threads(1);
 }

@@ -3,31 +3,20 @@
  * type), SFX(name) (name_f32 ...), UKR (the micro-kernel struct), UKR_GET and KC (the length of
  * the blocks of k, fixed per dtype: every element of C is summed over the same blocks). */
 
-/* Packs n rows of kc values (src, rows ld apart) as kc groups of `width` values, value p of row
- * q at dst[p width + q] (rows n to width zero): a sliver from a matrix stored across it. The rows
- * are read a line's worth at a time, one row after another: reading all of them side by side
- * would keep a line of each in L1 at once, and rows a multiple of 4 KiB apart fall in one set of
- * L1 and evict one another (512 x 512 floats: 5x slower). */
-static void SFX(pack_across)(const T *src, int64_t ld, int64_t n, int64_t kc, int width,
-                             T *dst) {
-  enum { CHUNK = 64 / sizeof(T) };
-  for (int64_t p0 = 0; p0 < kc; p0 += CHUNK) {
-    int64_t len = kc - p0 < CHUNK ? kc - p0 : CHUNK;
-    T *d = dst + p0 * width;
-    for (int64_t q = 0; q < n; q++) {
-      const T *r = src + q * ld + p0;
-      for (int64_t p = 0; p < len; p++) d[p * width + q] = r[p];
-    }
-    for (int64_t q = n; q < width; q++) {
-      for (int64_t p = 0; p < len; p++) d[p * width + q] = 0;
-    }
+/* Zeros places [from, width) of each of kc groups of `width` (a sliver's padding), place by
+ * place: a sliver's groups are short, and zeroing them group by group would be a memset call
+ * each (the compiler's choice). */
+static void SFX(zero_rows)(T *dst, int64_t kc, int64_t from, int width) {
+  for (int64_t q = from; q < width; q++) {
+    for (int64_t p = 0; p < kc; p++) dst[p * width + q] = 0;
   }
 }
 
 /* Packs rows [i0, i0 + mc) x columns [p0, p0 + kc) of op(A) into slivers of mr rows, each kc
  * columns of mr values (rows past mc zero). */
-static void SFX(pack_a)(const ct__gemm *g, int mr, int64_t i0, int64_t mc, int64_t p0,
+static void SFX(pack_a)(const ct__gemm *g, const UKR *u, int64_t i0, int64_t mc, int64_t p0,
                         int64_t kc, T *dst) {
+  const int mr = u->mr;
   const T *a = g->a;
   for (int64_t s = 0; s < mc; s += mr, dst += mr * kc) {
     int64_t h = mc - s < mr ? mc - s : mr;
@@ -35,18 +24,19 @@ static void SFX(pack_a)(const ct__gemm *g, int mr, int64_t i0, int64_t mc, int64
       for (int64_t p = 0; p < kc; p++) {
         const T *src = a + (p0 + p) * g->lda + i0 + s;
         for (int64_t q = 0; q < h; q++) dst[p * mr + q] = src[q];
-        for (int64_t q = h; q < mr; q++) dst[p * mr + q] = 0;
       }
+      SFX(zero_rows)(dst, kc, h, mr);
       continue;
     }
-    SFX(pack_across)(a + (i0 + s) * g->lda + p0, g->lda, h, kc, mr, dst);
+    u->pack_across(a + (i0 + s) * g->lda + p0, g->lda, h, kc, mr, dst);
   }
 }
 
 /* Packs rows [p0, p0 + kc) x columns [j0, j0 + nc) of op(B) into slivers of nr columns, each kc
  * rows of nr values (columns past nc zero). B's rows are read whole, one after the other. */
-static void SFX(pack_b)(const ct__gemm *g, int nr, int64_t p0, int64_t kc, int64_t j0,
+static void SFX(pack_b)(const ct__gemm *g, const UKR *u, int64_t p0, int64_t kc, int64_t j0,
                         int64_t nc, T *dst) {
+  const int nr = u->nr;
   const T *b = g->b;
   if (!g->tb) { /* B is k x n */
     int64_t whole = nc / nr * nr;
@@ -56,16 +46,14 @@ static void SFX(pack_b)(const ct__gemm *g, int nr, int64_t p0, int64_t kc, int64
       for (int64_t s = 0; s < whole; s += nr, d += nr * kc) {
         for (int64_t q = 0; q < nr; q++) d[q] = src[s + q];
       }
-      if (whole < nc) {
-        for (int64_t q = 0; q < nc - whole; q++) d[q] = src[whole + q];
-        for (int64_t q = nc - whole; q < nr; q++) d[q] = 0;
-      }
+      for (int64_t q = 0; q < nc - whole; q++) d[q] = src[whole + q];
     }
+    if (whole < nc) SFX(zero_rows)(dst + whole * kc, kc, nc - whole, nr);
     return;
   }
   for (int64_t s = 0; s < nc; s += nr, dst += nr * kc) { /* B is n x k */
     int64_t w = nc - s < nr ? nc - s : nr;
-    SFX(pack_across)(b + (j0 + s) * g->ldb + p0, g->ldb, w, kc, nr, dst);
+    u->pack_across(b + (j0 + s) * g->ldb + p0, g->ldb, w, kc, nr, dst);
   }
 }
 
@@ -104,10 +92,10 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
     for (int64_t pc = 0; pc < g->k; pc += KC) {
       int64_t kc = g->k - pc < KC ? g->k - pc : KC;
       const T beta = pc == 0 ? (T)g->beta : 1; /* later blocks add to C */
-      SFX(pack_b)(g, nr, pc, kc, jc + whole, ncb - whole, pb + whole * kc);
+      SFX(pack_b)(g, u, pc, kc, jc + whole, ncb - whole, pb + whole * kc);
       for (int64_t ic = r0; ic < r1; ic += pl->mc) {
         int64_t mcb = r1 - ic < pl->mc ? r1 - ic : pl->mc;
-        SFX(pack_a)(g, mr, ic, mcb, pc, kc, pa);
+        SFX(pack_a)(g, u, ic, mcb, pc, kc, pa);
         for (int64_t jr = 0; jr < ncb; jr += nr) {
           int64_t w = ncb - jr < nr ? ncb - jr : nr;
           const T *bs = jr < whole ? b + pc * g->ldb + jc + jr : pb + jr * kc;

@@ -16,11 +16,16 @@
 /* The largest MR and NR of any kernel (a tile buffer's size). */
 enum { CT__UKR_MAX_MR = 12, CT__UKR_MAX_NR = 32 };
 
+/* With each set, its packing across a matrix: n rows of kc values (src, rows ld apart) become
+ * kc groups of `width` values, value p of row q at dst[p width + q], rows n to width zero (a
+ * sliver of A stored row by row, or of B stored column by column: a transpose). */
 typedef struct ct__ukr_f32 {
   const char *name;
   int mr, nr;
   void (*run[CT__UKR_MAX_MR + 1])(int64_t kc, const float *a, const float *b, int64_t bs,
                                   float *c, int64_t ldc, float alpha, float beta); /* by h */
+  void (*pack_across)(const float *src, int64_t ld, int64_t n, int64_t kc, int width,
+                      float *dst);
 } ct__ukr_f32;
 
 typedef struct ct__ukr_f64 {
@@ -28,6 +33,8 @@ typedef struct ct__ukr_f64 {
   int mr, nr;
   void (*run[CT__UKR_MAX_MR + 1])(int64_t kc, const double *a, const double *b, int64_t bs,
                                   double *c, int64_t ldc, double alpha, double beta);
+  void (*pack_across)(const double *src, int64_t ld, int64_t n, int64_t kc, int width,
+                      double *dst);
 } ct__ukr_f64;
 
 /* The kernel in use: the widest this CPU runs, or the one ct__gemm_use_kernel chose. */
