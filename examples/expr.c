@@ -30,7 +30,7 @@ int main(void) {
   ct_expr_free(e);
   if (s != CT_OK) goto done;
 
-  /* dst += 0.5 * dot(a^T, b): one cblas_sgemm call, alpha 0.5, beta 1, a transposed in place. */
+  /* dst += 0.5 * dot(a^T, b): one GEMM call, alpha 0.5, beta 1, a transposed in place. */
   e = ct_expr_binary(CT_EXPR_MUL, ct_expr_scalar(0.5),
                      ct_expr_dot(ct_expr_tensor(a), true, ct_expr_tensor(b), false));
   s = ct_expr_assign(dst, CT_PLUSTO, e);

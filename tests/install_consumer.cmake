@@ -21,7 +21,8 @@ foreach(exe consumer_cmake consumer_static consumer_pkgconfig)
 endforeach()
 
 # A user of the shared library on a machine without the jemalloc pkg-config file:
-# pkg-config sees corten's own .pc alone, and find_package(corten) must still succeed.
+# pkg-config sees corten's own .pc alone, and find_package(corten) must still succeed (and, when
+# corten was built with jemalloc, leave the static library undefined).
 set(nopc "${BUILD_DIR}/install-test/no-pc")
 file(MAKE_DIRECTORY "${nopc}")
 set(ENV{PKG_CONFIG_LIBDIR} "${nopc}")
@@ -29,6 +30,6 @@ set(ENV{PKG_CONFIG_PATH} "")
 run(${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer" -B "${cbuild}-shared"
     "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_C_COMPILER=${C_COMPILER}"
     "-DCMAKE_C_FLAGS=${C_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${LINK_FLAGS}"
-    -DCONSUMER_SHARED_ONLY=ON)
+    -DCONSUMER_SHARED_ONLY=ON "-DCONSUMER_STATIC_NEEDS_PC=${JEMALLOC}")
 run(${CMAKE_COMMAND} --build "${cbuild}-shared")
 run(${CMAKE_COMMAND} -E env "LD_LIBRARY_PATH=${prefix}/lib" "${cbuild}-shared/consumer_cmake")

@@ -444,7 +444,9 @@ END_TEST
 
 /* ---- The dot rule ---------------------------------------------------------------------------- */
 
-/* dst (+)= alpha op(a) op(b) against cblas_?gemm called directly, for each transpose and mode. */
+/* dst (+)= alpha op(a) op(b) against cblas_?gemm called directly, for each transpose and mode.
+ * The data are multiples of 1/64 and the sums short, so every sum is exact: any correct GEMM
+ * gives these bits, whatever its order of summing. */
 START_TEST(the_dot_rule_is_one_gemm_call) {
   const int m = 5, n = 7, k = 3;
   for (size_t t = 0; t < 2; t++) {

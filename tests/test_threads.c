@@ -155,6 +155,42 @@ START_TEST(softmax_and_grad_along_each_axis_at_every_count) {
 }
 END_TEST
 
+/* ---- matmul ----------------------------------------------------------------------------------- */
+
+/* matmul X [m,k] (transposed: [k,m]) by Y [k,n] and its gradient, in dt: the same bytes at every
+ * count. */
+static void check_matmul_at_counts(ct_dtype dt, int64_t m, int64_t n, int64_t k, bool tx) {
+  ct_scope *s = ct_scope_new();
+  double (*f)(int64_t) = dt == CT_FLOAT32 ? data_mixed : data_mixed64;
+  put_fn(s, "x", dt, tx ? CT_DIMS(k, m) : CT_DIMS(m, k), f);
+  put_fn(s, "y", dt, CT_DIMS(k, n), f);
+  put_fn(s, "d", dt, CT_DIMS(m, n), f);
+  ct_op *op = op_xy("matmul", "x", "y", "out");
+  ck_assert_int_eq(ct_op_set_attr_bool(op, "transpose_x", tx), CT_OK);
+  check_same_at_counts(s, op, "out");
+  ct_op_free(op);
+  op = new_op("matmul_grad");
+  ck_assert_int_eq(ct_op_set_input(op, "X", "x"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Y", "y"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Out@GRAD", "d"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "X@GRAD", "dx"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Y@GRAD", "dy"), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_bool(op, "transpose_x", tx), CT_OK);
+  const char *outs[] = {"dx", "dy"};
+  check_outs_same_at_counts(s, op, outs, 2);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+
+/* Shapes whose products OpenBLAS 0.3.21 summed differently at 1 and 2 threads (corten's GEMM
+ * splits C, never a sum), a narrow one (computed as C^T), a square one. */
+START_TEST(matmul_and_grad_at_every_count) {
+  check_matmul_at_counts(CT_FLOAT32, 1000, 37, 333, false);
+  check_matmul_at_counts(CT_FLOAT32, 129, 130, 2050, true);
+  check_matmul_at_counts(CT_FLOAT64, 300, 300, 300, false);
+}
+END_TEST
+
 /* ---- conv2d, depthwise conv2d and pool2d ------------------------------------------------------ */
 
 /* conv2d_grad of a case: Input x, Filter f, Output@GRAD d; Input@GRAD dx, Filter@GRAD df. */
@@ -388,6 +424,7 @@ static Suite *threads_suite(void) {
   CT_ADD_TEST(s, reduce_sum_of_rows_and_columns_at_every_count);
   CT_ADD_TEST(s, mean_at_every_count);
   CT_ADD_TEST(s, softmax_and_grad_along_each_axis_at_every_count);
+  CT_ADD_TEST(s, matmul_and_grad_at_every_count);
   CT_ADD_TEST(s, conv2d_and_grad_at_every_count);
   CT_ADD_TEST(s, split_conv2d_is_the_definition);
   CT_ADD_TEST(s, depthwise_conv2d_and_grad_at_every_count);
