@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Installs what building and testing corten needs on Debian (or Ubuntu): the compilers, CMake,
-# Check, jemalloc, OpenBLAS, DLPack, git, Python with venv, pip, setuptools, wheel and pytest (the
+# Check, jemalloc, OpenBLAS (the reference GEMM of the tests and the bench), DLPack, git, Python with venv, pip, setuptools, wheel and pytest (the
 # corten Python package, its install and its tests), python3-numpy (NumPy 1.24: the DLPack
 # tests; NumPy 2 comes from PyPI into a venv the tests make), python3-torch (the PyTorch tests
 # and the training parity test), libtorch-dev (the benchmarks' libtorch baselines; about a
