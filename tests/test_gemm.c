@@ -8,11 +8,14 @@
  * thread counts. */
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "harness.h"
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/gemm_ukr.h"
+#include "ops/cpu/parallel.h"
 #ifdef CORTEN_FAULT_INJECTION
 #include "common/fault.h"
 #endif
@@ -104,10 +107,13 @@ CHECK(float, f32)
 CHECK(double, f64)
 
 /* Shapes: single elements, a row, a column, k past one block (several blocks, a short last
- * one), edges in both dims for every kernel's tile, C wider than tall and taller than wide. */
-static const int64_t shapes[][3] = {{1, 1, 1},   {1, 77, 300}, {77, 1, 300}, {13, 37, 513},
-                                    {40, 3, 5},  {3, 40, 5},   {25, 70, 256}, {70, 25, 257},
-                                    {12, 32, 1}, {100, 9, 31}};
+ * one), edges in both dims for every kernel's tile, C wider than tall and taller than wide, more
+ * columns than one packed panel holds (4096 floats, 2048 doubles; as C or, swapped, as C^T) and
+ * more rows than one packed block of A (252 float rows, 120 double rows). */
+static const int64_t shapes[][3] = {{1, 1, 1},    {1, 77, 300},  {77, 1, 300}, {13, 37, 513},
+                                    {40, 3, 5},   {3, 40, 5},    {25, 70, 256}, {70, 25, 257},
+                                    {12, 32, 1},  {100, 9, 31},  {3, 5000, 10}, {4200, 2, 7},
+                                    {260, 40, 70}};
 #define N_SHAPES (sizeof shapes / sizeof shapes[0])
 
 /* Every shape, transpose, dtype and a few alpha and beta with the kernel named, if it runs here
@@ -159,6 +165,15 @@ END_TEST
 
 /* The same product at 1, 2, 3 and 7 threads: the same bits (and each the defined sums). */
 START_TEST(the_result_is_the_same_at_every_thread_count) {
+  static const prod p64 = {300, 290, 600, true, false, -0.5, 0.25};
+  bool fused64 = strcmp(ct__gemm_kernel_name(8), "portable") != 0;
+  ct_set_num_threads(1);
+  double *first64 = check_f64(&p64, fused64);
+  ct_set_num_threads(3);
+  double *c64 = check_f64(&p64, fused64);
+  ck_assert_int_eq(memcmp(c64, first64, sizeof(double) * (size_t)(p64.m * (p64.n + PAD_C))), 0);
+  free(c64);
+  free(first64);
   static const prod ps[] = {{300, 300, 300, false, false, 1, 0}, {1000, 37, 333, false, true, 1, 0},
                             {37, 1000, 333, true, false, 1, 1}, {5, 4000, 70, false, false, 1, 0}};
   static const int threads[] = {1, 2, 3, 7};
@@ -174,6 +189,38 @@ START_TEST(the_result_is_the_same_at_every_thread_count) {
     }
     free(first);
   }
+  ct_set_num_threads(0);
+}
+END_TEST
+
+/* A job holding the pool (its pieces wait for `release`): a GEMM called meanwhile from another
+ * thread runs every block of its split on that thread, one after the other. */
+static atomic_int release, holding;
+
+static void hold_piece(void *ctx, int64_t b, int64_t e) {
+  (void)ctx, (void)b, (void)e;
+  atomic_fetch_add(&holding, 1);
+  while (!atomic_load(&release)) sched_yield();
+}
+
+static void *hold_pool(void *arg) {
+  (void)arg;
+  ct__parallel_for(2, 1, hold_piece, NULL);
+  return NULL;
+}
+
+START_TEST(a_gemm_beside_a_busy_pool_runs_its_blocks_on_its_own_thread) {
+  ct_set_num_threads(2);
+  atomic_store(&release, 0);
+  atomic_store(&holding, 0);
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, hold_pool, NULL), 0);
+  while (atomic_load(&holding) == 0) sched_yield(); /* the pool is taken */
+  static const prod p = {400, 300, 200, false, true, 1, 0};
+  bool fused = strcmp(ct__gemm_kernel_name(4), "portable") != 0;
+  free(check_f32(&p, fused));
+  atomic_store(&release, 1);
+  ck_assert_int_eq(pthread_join(t, NULL), 0);
   ct_set_num_threads(0);
 }
 END_TEST
@@ -241,6 +288,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, the_portable_kernel_gives_the_defined_sums);
   CT_ADD_TEST(s, the_widest_kernel_this_cpu_runs_is_the_default);
   CT_ADD_TEST(s, the_result_is_the_same_at_every_thread_count);
+  CT_ADD_TEST(s, a_gemm_beside_a_busy_pool_runs_its_blocks_on_its_own_thread);
   CT_ADD_TEST(s, beta_zero_ignores_nan_in_c_and_alpha_zero_reads_no_operand);
   CT_ADD_TEST(s, empty_products_leave_c_alone_or_scale_it);
 #ifdef CORTEN_FAULT_INJECTION

@@ -79,7 +79,7 @@ static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, int64_t kc_max, s
   }
   pl->direct = !g->tb && g->m <= mr;
   double macs = (double)g->m * (double)g->n * (double)g->k;
-  int64_t most = ct_get_num_threads();
+  int64_t most = ct__parallel_nested() ? 1 : ct_get_num_threads(); /* nested: runs inline */
   if (macs / MIN_ITEM_MACS < (double)most) most = (int64_t)(macs / MIN_ITEM_MACS);
   int64_t m_sl = div_up(g->m, mr), n_sl = div_up(g->n, nr);
   pl->tm = pl->tn = 1;
@@ -117,13 +117,28 @@ static _Thread_local struct {
   size_t cap;
 } scratch_buf;
 
-static void scratch_make_key(void) { scratch_key_made = pthread_key_create(&scratch_key, free) == 0; }
+/* At the thread's exit: its buffer freed, and forgotten (a GEMM in a later destructor of the
+ * thread allocates again). */
+static void scratch_free(void *p) {
+  free(p);
+  scratch_buf.p = NULL;
+  scratch_buf.cap = 0;
+}
+
+static void scratch_make_key(void) {
+  scratch_key_made = pthread_key_create(&scratch_key, scratch_free) == 0;
+}
 
 /* This thread's buffer of at least `bytes` (64-byte aligned), or NULL with the error set. */
 static void *scratch(size_t bytes, const ct__gemm *g) {
   if (bytes <= scratch_buf.cap) return scratch_buf.p;
   size_t size = (bytes + 4095) & ~(size_t)4095;
+  pthread_once(&scratch_once, scratch_make_key);
   void *p = size >= bytes ? ct__aligned_alloc(64, size) : NULL;
+  if (p != NULL && (!scratch_key_made || pthread_setspecific(scratch_key, p) != 0)) {
+    free(p); /* it could not be freed at the thread's exit */
+    p = NULL;
+  }
   if (p == NULL) {
     ct__error(CT_ERR_OUT_OF_MEMORY,
               "out of host memory for the %zu-byte packing buffer of a %lld x %lld x %lld GEMM "
@@ -131,11 +146,9 @@ static void *scratch(size_t bytes, const ct__gemm *g) {
               bytes, (long long)g->m, (long long)g->k, (long long)g->n);
     return NULL;
   }
-  pthread_once(&scratch_once, scratch_make_key);
   free(scratch_buf.p);
   scratch_buf.p = p;
   scratch_buf.cap = size;
-  if (scratch_key_made) pthread_setspecific(scratch_key, p);
   return p;
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cpu/gemm_tmpl.h: the GEMM's driver for one dtype, included by ops/cpu/gemm.c with T (the
  * type), SFX(name) (name_f32 ...), UKR (the micro-kernel struct), UKR_GET and KC (the length of
- * the blocks of k, fixed per dtype: every element of C is summed over the same blocks). */
+ * the blocks of k, fixed per dtype: every element of C is summed over the same blocks). The plan,
+ * the parts and the packing buffers are gemm.c's, shared by both dtypes. */
 
 /* Zeros places [from, width) of each of kc groups of `width` (a sliver's padding), place by
  * place: a sliver's groups are short, and zeroing them group by group would be a memset call
@@ -138,7 +139,7 @@ static void SFX(gemm_items)(void *ctx, int64_t b, int64_t e) {
 ct_status SFX(ct__gemm)(const ct__gemm *g) {
   if (g->m <= 0 || g->n <= 0) return CT_OK;
   T *c = g->c;
-  if (g->k <= 0 || g->alpha == 0) { /* alpha x (a sum not read) + beta x C */
+  if (g->k <= 0 || (T)g->alpha == 0) { /* alpha x (a sum not read) + beta x C */
     T beta = (T)g->beta;
     for (int64_t i = 0; i < g->m; i++) {
       T *r = c + i * g->ldc;

@@ -124,30 +124,61 @@ ACROSS_C(across_c_f32, float)
 ACROSS_C(across_c_f64, double)
 
 #if CT__UKR_X86
-/* Rows [q0, q0 + V) of a block of V x V (V: the lanes of a vector), values [p0, p0 + V) of each,
- * transposed into groups p0 ... p0 + V - 1 at columns q0 ...; TRANSPOSE(r) turns r[i] (row i)
- * into r[j] (value j of every row). The rest (rows past a multiple of V, values past one,
- * padding rows) element by element. */
-#define ACROSS_X86(NAME, T, V, W, LOADU, STOREU, TRANSPOSE)                                     \
+/* Rows [q0, q0 + W) of a block of W x W (W: the lanes of a vector), values [p0, p0 + W) of each,
+ * transposed into groups p0 ... p0 + W - 1 at columns q0 ...; TRANSPOSE(r) turns r[i] (row i)
+ * into r[j] (value j of every row). HALF(src, ld, q0, kv, width, dst) then takes W / 2 more rows
+ * the same way when that many are left (a float sliver of 12 rows: 8 + 4) and returns how many
+ * it took. The rest (rows past those, values past a multiple of W, padding rows) element by
+ * element. */
+#define ACROSS_X86(NAME, T, V, W, LOADU, STOREU, TRANSPOSE, HALF)                                \
   __attribute__((target("avx2"))) static void NAME(const T *src, int64_t ld, int64_t n,         \
                                                    int64_t kc, int width, T *dst) {             \
     int64_t nv = n / W * W, kv = kc / W * W;                                                    \
     for (int64_t q0 = 0; q0 < nv; q0 += W) {                                                    \
       for (int64_t p0 = 0; p0 < kv; p0 += W) {                                                  \
         V r[W];                                                                                 \
-        _Pragma("GCC unroll 8") for (int i = 0; i < W; i++) r[i] = LOADU(src + (q0 + i) * ld + p0); \
+        _Pragma("GCC unroll 8") for (int i = 0; i < W; i++) {                                   \
+          r[i] = LOADU(src + (q0 + i) * ld + p0);                                               \
+        }                                                                                       \
         TRANSPOSE(r);                                                                           \
-        _Pragma("GCC unroll 8") for (int i = 0; i < W; i++) STOREU(dst + (p0 + i) * width + q0, r[i]); \
+        _Pragma("GCC unroll 8") for (int i = 0; i < W; i++) {                                   \
+          STOREU(dst + (p0 + i) * width + q0, r[i]);                                            \
+        }                                                                                       \
       }                                                                                         \
-      for (int64_t p = kv; p < kc; p++) {                                                       \
-        for (int64_t q = q0; q < q0 + W; q++) dst[p * width + q] = src[q * ld + p];             \
-      }                                                                                         \
+    }                                                                                           \
+    if (n - nv >= W / 2) nv += HALF(src, ld, nv, kv, width, dst);                               \
+    for (int64_t p = kv; p < kc; p++) {                                                         \
+      for (int64_t q = 0; q < nv; q++) dst[p * width + q] = src[q * ld + p];                    \
     }                                                                                           \
     for (int64_t q = nv; q < width; q++) { /* place by place: group by group, the zeros would \
                                               be a memset call each (the compiler's choice) */ \
       for (int64_t p = 0; p < kc; p++) dst[p * width + q] = q < n ? src[q * ld + p] : 0;        \
     }                                                                                           \
   }
+
+/* 4 rows of 8 floats into 8 groups of 4: pairs interleaved, then quads; each 128-bit half is a
+ * group (the low halves groups 0-3, the high ones 4-7). */
+__attribute__((target("avx2"))) static int64_t across4_f32(const float *src, int64_t ld,
+                                                           int64_t q0, int64_t kv, int width,
+                                                           float *dst) {
+  for (int64_t p0 = 0; p0 < kv; p0 += 8) {
+    const float *s = src + q0 * ld + p0;
+    __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + ld);
+    __m256 r2 = _mm256_loadu_ps(s + 2 * ld), r3 = _mm256_loadu_ps(s + 3 * ld);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    __m256 g[4] = {_mm256_shuffle_ps(t0, t2, 0x44), _mm256_shuffle_ps(t0, t2, 0xee),
+                   _mm256_shuffle_ps(t1, t3, 0x44), _mm256_shuffle_ps(t1, t3, 0xee)};
+    for (int i = 0; i < 4; i++) {
+      _mm_storeu_ps(dst + (p0 + i) * width + q0, _mm256_castps256_ps128(g[i]));
+      _mm_storeu_ps(dst + (p0 + 4 + i) * width + q0, _mm256_extractf128_ps(g[i], 1));
+    }
+  }
+  return 4;
+}
+
+/* Doubles: W / 2 = 2 rows are left to the element loop. */
+#define ACROSS_NONE(src, ld, q0, kv, width, dst) 0
 
 /* 8 x 8 floats: pairs interleaved, then quads, then the 128-bit halves. */
 #define T8X8(r)                                                                                \
@@ -181,8 +212,10 @@ ACROSS_C(across_c_f64, double)
     r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);                                               \
   } while (0)
 
-ACROSS_X86(across_avx2_f32, float, __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps, T8X8)
-ACROSS_X86(across_avx2_f64, double, __m256d, 4, _mm256_loadu_pd, _mm256_storeu_pd, T4X4)
+ACROSS_X86(across_avx2_f32, float, __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps, T8X8,
+           across4_f32)
+ACROSS_X86(across_avx2_f64, double, __m256d, 4, _mm256_loadu_pd, _mm256_storeu_pd, T4X4,
+           ACROSS_NONE)
 #endif
 
 enum { K_PORTABLE, K_AVX2, K_AVX512, K_COUNT };
@@ -204,7 +237,9 @@ static const ct__ukr_f64 f64_kernels[K_COUNT] = {
 
 static bool runs(int k) {
 #if CT__UKR_X86
-  if (k == K_AVX512) return __builtin_cpu_supports("avx512f");
+  if (k == K_AVX512) { /* its packing across is the AVX2 one */
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2");
+  }
   if (k == K_AVX2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif
   return k == K_PORTABLE;

@@ -2,11 +2,14 @@
 /* ops/cpu/gemm_ukr.h: the GEMM's micro-kernels (ops/cpu/gemm_ukr.c), one set per dtype, and the
  * choice among them for this CPU.
  *
- * A micro-kernel computes one MR x NR tile of C from packed slivers: a holds kc columns of MR
- * values of op(A) (a[p MR + i]), b kc rows of NR values of op(B) (b[p NR + j]), both aligned to
- * 64 bytes. It sums acc[i][j] = sum over p of a[p MR + i] b[p NR + j] in order, one fused
- * multiply-add a step in lane j (plain multiply and add in the portable kernel), then writes
- * C[i][j] = alpha acc (+ beta C[i][j] when beta is not 0) to the tile at c, rows ldc apart. */
+ * A micro-kernel computes an h x NR tile of C (h from 1 to MR, one function each): a holds kc
+ * columns of MR values of op(A) (a[p MR + i], a packed sliver), b kc rows of NR values of op(B),
+ * each row bs apart (NR: a packed sliver; B's own row stride: B read in place); neither need be
+ * aligned (the kernels load and store unaligned). It sums acc[i][j] = sum over p of
+ * a[p MR + i] b[p bs + j] in order, one fused multiply-add a step in lane j (plain multiply and
+ * add in the portable kernel), then writes C[i][j] = alpha acc (+ beta C[i][j] when beta is not
+ * 0) to the tile at c, rows ldc apart. So an element's bits depend on its row of A, its column of
+ * B and kc alone: not on h, on where its tile lies, or on whether B was packed. */
 #ifndef CORTEN_OPS_CPU_GEMM_UKR_H
 #define CORTEN_OPS_CPU_GEMM_UKR_H
 

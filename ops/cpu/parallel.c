@@ -82,6 +82,8 @@ static bool claim(int k, uint64_t gen) {
 
 static _Thread_local bool in_piece; /* this thread runs a piece: nested calls stay on it */
 
+bool ct__parallel_nested(void) { return in_piece; }
+
 /* The cores the process may run on, read once (a system call) and again after each
  * ct_set_num_threads call, so that a kernel that splits does not ask the kernel every time. */
 static atomic_int core_count; /* 0: not read yet */

@@ -13,6 +13,7 @@
 #ifndef CORTEN_OPS_CPU_PARALLEL_H
 #define CORTEN_OPS_CPU_PARALLEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,10 @@ typedef void (*ct__range_fn)(void *ctx, int64_t begin, int64_t end);
  * multiples of 64 items, a cache line or more of any element type, so that two threads do not
  * write one line). copy: 0, or the size of ctx when the workers may run on a copy of it. */
 void ct__parallel_split(int64_t n, int64_t grain, ct__range_fn fn, void *ctx, size_t copy);
+
+/* Whether this thread runs a piece of a pool job: a ct__parallel_for from here runs inline, on
+ * this thread alone (a kernel that sizes its work by the thread count should size it for one). */
+bool ct__parallel_nested(void);
 
 /* ct__parallel_for's own test of small work is inline: a one-piece kernel then calls its range
  * function directly (which the compiler can inline into it), not through the pool's code. */
