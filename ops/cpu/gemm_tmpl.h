@@ -99,15 +99,15 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
         SFX(pack_a)(g, u, ic, mcb, pc, kc, pa);
         for (int64_t jr = 0; jr < ncb; jr += nr) {
           int64_t w = ncb - jr < nr ? ncb - jr : nr;
-          const T *bs = jr < whole ? b + pc * g->ldb + jc + jr : pb + jr * kc;
+          const T *bsl = jr < whole ? b + pc * g->ldb + jc + jr : pb + jr * kc; /* the sliver */
           int64_t bstep = jr < whole ? g->ldb : nr;
           for (int64_t ir = 0; ir < mcb; ir += mr) {
             int64_t h = mcb - ir < mr ? mcb - ir : mr;
             T *ct = c + (ic + ir) * ci + (jc + jr) * cj;
             if (w == nr && !pl->swap) {
-              u->run[h](kc, pa + ir * kc, bs, bstep, ct, ldc, alpha, beta);
+              u->run[h](kc, pa + ir * kc, bsl, bstep, ct, ldc, alpha, beta);
             } else {
-              u->run[h](kc, pa + ir * kc, bs, bstep, tile, nr, 1, 0);
+              u->run[h](kc, pa + ir * kc, bsl, bstep, tile, nr, 1, 0);
               SFX(put_tile)(pl, tile, h, w, alpha, beta, ct, ldc);
             }
           }
