@@ -75,7 +75,8 @@ static void *conv_scratch(const ct_kernel_ctx *c, int64_t n, size_t es) {
 
 /* How many pieces conv2d's per-image GEMM path splits the images into: one per thread when there
  * are at least as many images as threads (each piece then runs its GEMMs on one thread, with its
- * own col), else 1 (the images one after the other, the GEMM's threads inside each). Each
+ * own col buffer for the gradient and its thread's GEMM buffers), else 1 (the images one after
+ * the other, the GEMM's threads inside each). Each
  * image's result is the same either way: a GEMM's threads split its output, not its sums. */
 static int conv_image_pieces(const conv_job *j) {
   int t = ct_get_num_threads();

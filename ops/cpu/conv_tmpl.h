@@ -36,6 +36,61 @@ static void SFX(im2col)(const ct__conv_geom *g, int64_t cg, const T *x, T *col, 
   }
 }
 
+/* The GEMM's packing of one image's col (ct__gemm_pack_fn), straight from the image: row p of
+ * col is tap (ci, ky, kx), column j output pixel (oy, ox); the values im2col would write, in the
+ * GEMM's sliver layout, without the col buffer (written once, read once by the packing). */
+typedef struct SFX(col_src) {
+  const ct__conv_geom *g;
+  const T *x; /* the image's channels of the group */
+} SFX(col_src);
+
+static void SFX(pack_col)(const void *ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc, int nr,
+                          void *dst_) {
+  const SFX(col_src) *cs = ctx;
+  const ct__conv_geom *g = cs->g;
+  T *dst = dst_;
+  for (int64_t p = 0; p < kc; p++) {
+    int64_t row = p0 + p, kx = row % g->kw, ky = row / g->kw % g->kh, ci = row / (g->kw * g->kh);
+    int64_t off = kx * g->dw - g->pl, x0, x1;
+    conv_valid_range(off, g->sw, g->w, g->ow, &x0, &x1);
+    /* Columns j0 ... in order: output pixel (oy, ox), lane q of the sliver at d. Each step fills
+     * the stretch that stays in one output row and one sliver. */
+    int64_t oy = j0 / g->ow, ox = j0 % g->ow, q = 0;
+    T *d = dst + p * nr;
+    for (int64_t left = nc; left > 0;) {
+      int64_t run = g->ow - ox;
+      if (run > nr - q) run = nr - q;
+      if (run > left) run = left;
+      int64_t iy = oy * g->sh - g->pt + ky * g->dh, e = ox + run;
+      int64_t va = ox > x0 ? ox : x0, vb = e < x1 ? e : x1; /* the columns inside the image */
+      if (iy < 0 || iy >= g->h || vb < va) va = vb = e;
+      T *t = d + q; /* t[o - ox]: output column o */
+      for (int64_t o = ox; o < va; o++) t[o - ox] = 0;
+      if (va < vb) { /* a pointer into the image only then */
+        const T *src = cs->x + (ci * g->h + iy) * g->w + off + va * g->sw;
+        if (g->sw == 1) {
+          memcpy(t + (va - ox), src, (size_t)(vb - va) * sizeof(T));
+        } else {
+          for (int64_t o = va; o < vb; o++, src += g->sw) t[o - ox] = *src;
+        }
+      }
+      for (int64_t o = vb; o < e; o++) t[o - ox] = 0;
+      q += run;
+      ox += run;
+      left -= run;
+      if (ox == g->ow) {
+        ox = 0;
+        oy++;
+      }
+      if (q == nr) {
+        q = 0;
+        d += kc * nr;
+      }
+    }
+    for (; q > 0 && q < nr; q++) d[q] = 0; /* the last sliver's padding */
+  }
+}
+
 static void SFX(col2im)(const ct__conv_geom *g, int64_t cg, const T *col, int64_t ld, T *x) {
   for (int64_t ci = 0; ci < cg; ci++) {
     for (int64_t ky = 0; ky < g->kh; ky++) {
@@ -176,19 +231,22 @@ static T *SFX(conv_col)(const SFX(conv_run) *r, int64_t p) {
   return r->col != NULL ? r->col + p * r->j->col_elems : NULL;
 }
 
-/* Output of image n, all groups, through GEMMs on col. */
-static void SFX(conv_image)(const SFX(conv_run) *r, int64_t n, T *col) {
+/* Output of image n, all groups: one GEMM per group, its col packed from the image. */
+static void SFX(conv_image)(const SFX(conv_run) *r, int64_t n) {
   const ct__conv_geom *g = &r->j->g;
   const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, cg = g->c / g->groups;
   const int64_t mg = g->m / g->groups, k = cg * g->kh * g->kw;
   for (int64_t gi = 0; gi < g->groups; gi++) {
-    const T *b = r->x + (n * g->c + gi * cg) * hw;
-    if (col != NULL) {
-      SFX(im2col)(g, cg, b, col, ohw);
-      b = col;
+    const T *x = r->x + (n * g->c + gi * cg) * hw;
+    T *o = r->o + (n * g->m + gi * mg) * ohw;
+    if (r->j->col_elems == 0) { /* 1x1, stride 1, no padding: the image is col */
+      CONV_GEMM(r->failed, false, false, mg, ohw, k, 1, r->w + gi * mg * k, k, x, ohw, 0, o, ohw);
+      continue;
     }
-    CONV_GEMM(r->failed, false, false, mg, ohw, k, 1, r->w + gi * mg * k, k, b, ohw, 0,
-              r->o + (n * g->m + gi * mg) * ohw, ohw);
+    SFX(col_src) cs = {g, x}; /* col packed straight from the image: no col buffer */
+    ct__gemm p = {.m = mg, .n = ohw, .k = k, .alpha = 1, .a = r->w + gi * mg * k, .lda = k,
+                  .c = o, .ldc = ohw, .pack_b = SFX(pack_col), .pack_ctx = &cs};
+    conv_gemm_note(r->failed, GEMM(&p));
   }
 }
 
@@ -258,18 +316,13 @@ static void SFX(conv_grad_fold)(const SFX(conv_run) *r) {
 }
 
 /* Pieces [b, e) of the images (pieces of r->pieces): the images n pieces / N ... of each. */
-#define CONV_PIECES(NAME, PER_IMAGE)                                                    \
-  static void SFX(NAME)(void *arg, int64_t b, int64_t e) {                              \
-    const SFX(conv_run) *r = arg;                                                        \
-    const int64_t n = r->j->g.n;                                                         \
-    for (int64_t p = b; p < e; p++) {                                                    \
-      for (int64_t i = n * p / r->pieces; i < n * (p + 1) / r->pieces; i++) {            \
-        SFX(PER_IMAGE)(r, i, SFX(conv_col)(r, p));                                       \
-      }                                                                                  \
-    }                                                                                    \
+static void SFX(conv_images)(void *arg, int64_t b, int64_t e) {
+  const SFX(conv_run) *r = arg;
+  const int64_t n = r->j->g.n;
+  for (int64_t p = b; p < e; p++) {
+    for (int64_t i = n * p / r->pieces; i < n * (p + 1) / r->pieces; i++) SFX(conv_image)(r, i);
   }
-CONV_PIECES(conv_images, conv_image)
-#undef CONV_PIECES
+}
 
 /* Depthwise planes [b, e) of N x groups: image i / groups, group i % groups. */
 static void SFX(dw_planes)(void *arg, int64_t b, int64_t e) {
@@ -339,13 +392,13 @@ static ct_status SFX(conv2d)(const ct_kernel_ctx *c) {
     ct__parallel_for(g->n * g->groups, conv_grain(mg * ohw * g->kh * g->kw), SFX(dw_planes), &r);
     return CT_OK;
   }
-  if ((st = SFX(conv_alloc)(c, &r, 0)) != CT_OK) return st;
   if (j.batched) {
+    if ((st = SFX(conv_alloc)(c, &r, 0)) != CT_OK) return st;
     SFX(conv_batched)(&j, r.x, r.w, o, r.col, r.col + j.col_elems - j.t_elems, &failed);
-  } else {
+    free(r.scratch);
+  } else { /* the GEMMs pack col from the image: no buffer */
     ct__parallel_for(r.pieces, 1, SFX(conv_images), &r);
   }
-  free(r.scratch);
   return atomic_load(&failed) ? conv_gemm_fail(c) : CT_OK;
 }
 

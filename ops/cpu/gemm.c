@@ -69,15 +69,15 @@ static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, int64_t kc_max, s
                             gemm_plan *pl, ct__gemm *swapped) {
   pl->mr = mr;
   pl->nr = nr;
-  pl->swap = layout_cost(g->n, g->m, g->k, nr, true, kc_max) <
-             layout_cost(g->m, g->n, g->k, nr, false, kc_max);
+  pl->swap = g->pack_b == NULL && layout_cost(g->n, g->m, g->k, nr, true, kc_max) <
+                                       layout_cost(g->m, g->n, g->k, nr, false, kc_max);
   if (pl->swap) {
     *swapped = (ct__gemm){.ta = !g->tb, .tb = !g->ta, .m = g->n, .n = g->m, .k = g->k,
                           .alpha = g->alpha, .beta = g->beta, .a = g->b, .b = g->a,
                           .lda = g->ldb, .ldb = g->lda, .c = g->c, .ldc = g->ldc};
     g = swapped;
   }
-  pl->direct = !g->tb && g->m <= mr;
+  pl->direct = g->pack_b == NULL && !g->tb && g->m <= mr;
   double macs = (double)g->m * (double)g->n * (double)g->k;
   int64_t most = ct__parallel_nested() ? 1 : ct_get_num_threads(); /* nested: runs inline */
   if (macs / MIN_ITEM_MACS < (double)most) most = (int64_t)(macs / MIN_ITEM_MACS);

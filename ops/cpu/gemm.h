@@ -28,6 +28,12 @@
 /* The length of the blocks of k each element is summed over (both dtypes). */
 #define CT__GEMM_KC 256
 
+/* Packs rows [p0, p0 + kc) x columns [j0, j0 + nc) of a B that is never stored (conv2d's im2col)
+ * as the GEMM packs B: slivers of nr columns one after another, each kc rows of nr values,
+ * columns past nc zero. */
+typedef void (*ct__gemm_pack_fn)(const void *ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                                 int nr, void *dst);
+
 typedef struct ct__gemm {
   bool ta, tb;         /* op(A) = A^T, op(B) = B^T */
   int64_t m, n, k;     /* op(A) is m x k, op(B) k x n, C m x n */
@@ -36,6 +42,8 @@ typedef struct ct__gemm {
   int64_t lda, ldb;
   void *c;
   int64_t ldc;
+  ct__gemm_pack_fn pack_b; /* NULL; or B's packer, with pack_ctx (b, ldb and tb unused) */
+  const void *pack_ctx;
 } ct__gemm;
 
 ct_status ct__gemm_f32(const ct__gemm *g);

@@ -93,7 +93,11 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
     for (int64_t pc = 0; pc < g->k; pc += KC) {
       int64_t kc = g->k - pc < KC ? g->k - pc : KC;
       const T beta = pc == 0 ? (T)g->beta : 1; /* later blocks add to C */
-      SFX(pack_b)(g, u, pc, kc, jc + whole, ncb - whole, pb + whole * kc);
+      if (g->pack_b != NULL) {
+        g->pack_b(g->pack_ctx, pc, kc, jc, ncb, nr, pb);
+      } else {
+        SFX(pack_b)(g, u, pc, kc, jc + whole, ncb - whole, pb + whole * kc);
+      }
       for (int64_t ic = r0; ic < r1; ic += pl->mc) {
         int64_t mcb = r1 - ic < pl->mc ? r1 - ic : pl->mc;
         SFX(pack_a)(g, u, ic, mcb, pc, kc, pa);
