@@ -2,12 +2,13 @@
 /* ops/cpu/conv.c: conv2d, depthwise_conv2d and pool2d with their gradients on the CPU, float32
  * and float64, following the geometry plan of ops/defs/conv.c.
  *
- * conv2d per image and group: im2col unfolds the input into col [Cg KH KW, OH OW], and one GEMM
- * (corten's, ops/cpu/gemm.h) multiplies the group's filters [Mg, Cg KH KW] by it. Small images
- * (under BATCH_PIXELS outputs) unfold all images side by side and take one GEMM per group. A 1x1 filter
- * with stride 1, no padding and no dilation reads the input as col directly. Depthwise groups
- * (one input channel each) run a direct loop per output plane instead: their GEMM would be a
- * matrix-vector product per plane. The gradient: Filter@GRAD's transpose accumulates col dOut^T
+ * conv2d per image and group: one GEMM (corten's, ops/cpu/gemm.h) multiplies the group's filters
+ * [Mg, Cg KH KW] by col [Cg KH KW, OH OW], im2col's unfolding of the input, which the forward
+ * packs into the GEMM straight from the image (pack_col) and the gradient writes out. Small images
+ * (under BATCH_PIXELS outputs) unfold all images side by side and take one GEMM per group. A 1x1
+ * filter with stride 1, no padding and no dilation reads the input as col directly. Depthwise
+ * groups (one input channel each) run a direct loop per output plane instead: their GEMM would be
+ * a matrix-vector product per plane. The gradient: Filter@GRAD's transpose accumulates col dOut^T
  * over fixed chunks of images (each in image order, the chunks' sums then added in order into
  * Filter@GRAD, so the sum order follows the sizes alone), Input@GRAD folds W^T dOut back with
  * col2im.
@@ -76,8 +77,8 @@ static void *conv_scratch(const ct_kernel_ctx *c, int64_t n, size_t es) {
 /* How many pieces conv2d's per-image GEMM path splits the images into: one per thread when there
  * are at least as many images as threads (each piece then runs its GEMMs on one thread, with its
  * own col buffer for the gradient and its thread's GEMM buffers), else 1 (the images one after
- * the other, the GEMM's threads inside each). Each
- * image's result is the same either way: a GEMM's threads split its output, not its sums. */
+ * the other, the GEMM's threads inside each). Each image's result is the same either way: a
+ * GEMM's threads split its output, not its sums. */
 static int conv_image_pieces(const conv_job *j) {
   int t = ct_get_num_threads();
   return t > 1 && !j->batched && !j->depthwise && !j->empty && j->g.n >= t ? t : 1;
