@@ -59,20 +59,20 @@ static void cpu_model(char *out, size_t n) {
  * OPENBLAS_THREAD_TIMEOUT=19 (2^19 cycles), each about the 200 us that corten's pool spins,
  * unless the caller set a policy of its own. */
 static void same_spin_policy(char **argv) {
-  bool again = false;
+  bool ob = false, gomp = false; /* set here */
   if (getenv("OPENBLAS_THREAD_TIMEOUT") == NULL) {
-    again |= setenv("OPENBLAS_THREAD_TIMEOUT", "19", 1) == 0;
+    ob = setenv("OPENBLAS_THREAD_TIMEOUT", "19", 1) == 0;
   }
 #ifdef CORTEN_BENCH_TORCH
   if (getenv("GOMP_SPINCOUNT") == NULL && getenv("OMP_WAIT_POLICY") == NULL) {
-    again |= setenv("GOMP_SPINCOUNT", "10000", 1) == 0;
+    gomp = setenv("GOMP_SPINCOUNT", "10000", 1) == 0;
   }
 #endif
-  if (!again) return;
+  if (!ob && !gomp) return;
   execv("/proc/self/exe", argv);
   /* The libraries read their defaults already: the header must say so. */
-  unsetenv("GOMP_SPINCOUNT");
-  unsetenv("OPENBLAS_THREAD_TIMEOUT");
+  if (gomp) unsetenv("GOMP_SPINCOUNT");
+  if (ob) unsetenv("OPENBLAS_THREAD_TIMEOUT");
   fprintf(stderr, "corten_bench: could not re-run itself with the spin settings; the baselines' "
                   "workers keep their default spin\n");
 }
