@@ -12,7 +12,6 @@
  *                    and every core                               [the same step in libtorch:
  *                                                                  autograd, optim::Adam]
  * Both sides read the same inputs and start from the same weights. */
-#include <cblas.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,13 +67,11 @@ static void conv_row(const bench_cfg *cfg, ct_scope *s, const float *const *data
                 : ct_op_set_output(op, "Output", "out") != CT_OK)) {
     fail("conv op");
   }
-  ct_set_num_threads(threads);
-  openblas_set_num_threads(threads); /* libtorch's GEMMs */
+  bench_set_threads(threads);
   op_run r = {op, s};
   void (*fns[2])(void *, size_t) = {op_batch, NULL};
   void *args[2] = {&r, NULL};
 #ifdef CORTEN_BENCH_TORCH
-  tb_set_threads(threads);
   void *tb = tbc_conv_setup(data[0], data[1], data[2], N, C, H, H, M, K, PAD, backward);
   fns[1] = tbc_conv_batch;
   args[1] = tb;
@@ -90,10 +87,8 @@ static void conv_row(const bench_cfg *cfg, ct_scope *s, const float *const *data
                ns[1] < 0 ? ns[1] : ns[1] / 1e3, "us");
 #ifdef CORTEN_BENCH_TORCH
   tbc_conv_teardown(tb);
-  tb_set_threads(1);
 #endif
-  ct_set_num_threads(1);
-  openblas_set_num_threads(1);
+  bench_set_threads(1);
   ct_op_free(op);
 }
 
@@ -180,12 +175,10 @@ static void cnn_row(const bench_cfg *cfg, int threads) {
   }
   ct_executor *e = ct_executor_new(p, s, ct_cpu());
   if (e == NULL) fail("executor");
-  ct_set_num_threads(threads);
-  openblas_set_num_threads(threads); /* libtorch's GEMMs */
+  bench_set_threads(threads);
   void (*fns[2])(void *, size_t) = {exec_batch, NULL};
   void *args[2] = {e, NULL};
 #ifdef CORTEN_BENCH_TORCH
-  tb_set_threads(threads);
   void *tb = tbc_cnn_setup(x, pv, labels, BATCH, FILTERS, HIDDEN, lr);
   fns[1] = tbc_cnn_batch;
   args[1] = tb;
@@ -201,10 +194,8 @@ static void cnn_row(const bench_cfg *cfg, int threads) {
                "us");
 #ifdef CORTEN_BENCH_TORCH
   tbc_cnn_teardown(tb);
-  tb_set_threads(1);
 #endif
-  ct_set_num_threads(1);
-  openblas_set_num_threads(1);
+  bench_set_threads(1);
   ct_executor_free(e);
   ct_program_free(p);
   ct_scope_free(s);

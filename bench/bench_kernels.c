@@ -364,19 +364,12 @@ static void bias_grad_row(const bench_cfg *cfg, int threads) {
   ct_scope_free(s);
 }
 
-static void set_threads(int n) {
-  ct_set_num_threads(n);
-#ifdef CORTEN_BENCH_TORCH
-  tb_set_threads(n);
-#endif
-}
-
 void bench_kernels_rows(const bench_cfg *cfg) {
   ct_set_num_threads(0);
   int all = ct_get_num_threads();
   int counts[2] = {1, all > MAX_TEAM ? MAX_TEAM : all};
   for (int k = 0; k < (all > 1 ? 2 : 1); k++) {
-    set_threads(counts[k]);
+    bench_set_threads(counts[k]);
     add_rows(cfg, (int64_t)1 << 24, "16M", counts[k], false);
     add_rows(cfg, (int64_t)1 << 15, "32K", counts[k], false);
     add_rows(cfg, (int64_t)1 << 24, "16M", counts[k], true);
@@ -384,5 +377,5 @@ void bench_kernels_rows(const bench_cfg *cfg) {
     adam_row(cfg, counts[k]);
     bias_grad_row(cfg, counts[k]);
   }
-  set_threads(1);
+  bench_set_threads(1);
 }

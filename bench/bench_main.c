@@ -16,7 +16,6 @@
  * libtorch with at::set_num_threads(1); the kernel rows (bench_kernels.c) run at one thread and
  * at every core, and the rows marked "N threads" raise all three to N. */
 #define _POSIX_C_SOURCE 200809L
-#include <cblas.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,10 +94,8 @@ int main(int argc, char **argv) {
   }
   cfg.reps = cfg.quick ? 5 : 21;
 
-  openblas_set_num_threads(1);
-  ct_set_num_threads(1); /* corten's kernels too; bench_kernels.c's rows set their own */
+  bench_set_threads(1); /* the rows at several threads set their own, then 1 again */
 #ifdef CORTEN_BENCH_TORCH
-  tb_set_threads(1);
   const char *torch = tb_version();
 #else
   const char *torch = "not installed";

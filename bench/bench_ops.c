@@ -178,16 +178,8 @@ void bench_ops_rows(const bench_cfg *cfg) {
   ct_set_num_threads(0);
   int all = ct_get_num_threads();
   if (all > 1) {
-    ct_set_num_threads(all);
-    openblas_set_num_threads(all);
-#ifdef CORTEN_BENCH_TORCH
-    tb_set_threads(all);
-#endif
+    bench_set_threads(all);
     mm_row(cfg, 1024, all);
-#ifdef CORTEN_BENCH_TORCH
-    tb_set_threads(1);
-#endif
-    openblas_set_num_threads(1);
   }
-  ct_set_num_threads(1);
+  bench_set_threads(1);
 }

@@ -8,9 +8,19 @@
 #include <string.h>
 #include <time.h>
 
+#include <cblas.h>
 #include <corten/corten.h>
 
+#include "bench_torch.h"
 #include "bench_util.h"
+
+void bench_set_threads(int n) {
+  ct_set_num_threads(n);
+  openblas_set_num_threads(n);
+#ifdef CORTEN_BENCH_TORCH
+  tb_set_threads(n);
+#endif
+}
 
 static double now_ns(void) {
   struct timespec ts;

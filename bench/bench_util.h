@@ -28,6 +28,10 @@ typedef struct bench_cfg {
   int reps;  /* timed repetitions per figure (the median is taken) */
 } bench_cfg;
 
+/* The thread count of every side of a row: corten's (ct_set_num_threads), OpenBLAS's (the CBLAS
+ * baseline's and libtorch's GEMMs) and libtorch's intra-op pool (when built in). */
+void bench_set_threads(int n);
+
 /* Runs fn(arg, iters) `reps` times after one warm-up run and returns the median nanoseconds per
  * iteration. */
 double bench_median_ns(void (*fn)(void *arg, size_t iters), void *arg, size_t iters, int reps);
