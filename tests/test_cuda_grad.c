@@ -323,13 +323,13 @@ END_TEST
 
 /* x [4,1,5], w [3,5], bias [5], q [4,3,1], two [1] (a constant):
  *   h = tanh(x * w); b = sigmoid(h + bias); d = b / q - w; e = exp(scale(d, 0.5));
- *   l = log(assign(e) + two); loss = cast(cast(relu(l), float16), float32)
- * w is read twice (its gradient is a `sum`), every input is broadcast, and the loss is not a
- * scalar: its gradient starts at ones of its dims. */
+ *   l = log(assign(e) + two); loss = reduce_sum(cast(cast(relu(l), float16), float32))
+ * w is read twice (its gradient is a `sum`), every input is broadcast, and the loss is reduced
+ * to one element, as a backward pass requires: its gradient reaches the cast as ones. */
 static void build_program(ct_program *p) {
   ct_op *sc = op_x("scale", "d", "ds");
   ck_assert_int_eq(ct_op_set_attr_float(sc, "scale", 0.5), CT_OK);
-  ct_op *to16 = op_x("cast", "r", "r16"), *to32 = op_x("cast", "r16", "loss");
+  ct_op *to16 = op_x("cast", "r", "r16"), *to32 = op_x("cast", "r16", "c32");
   ck_assert_int_eq(ct_op_set_attr_int(to16, "dtype", CT_FLOAT16), CT_OK);
   ck_assert_int_eq(ct_op_set_attr_int(to32, "dtype", CT_FLOAT32), CT_OK);
   ct_op *ops[] = {
@@ -347,6 +347,7 @@ static void build_program(ct_program *p) {
       op_x("relu", "l", "r"),
       to16,
       to32,
+      op_x("reduce_sum", "c32", "loss"),
   };
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
     ck_assert_int_eq(ct_program_append(p, ops[i]), CT_OK);

@@ -169,14 +169,15 @@ static const char *const binary_types[] = {"elementwise_add", "elementwise_sub",
                                            "elementwise_mul", "elementwise_div"};
 
 /* Shape pairs covering the broadcast plans: same shape, a row, a column against a row, a
- * middle dim, rank 0, extent 1 everywhere, and empty. */
+ * middle dim, rank 0, extent 1 everywhere, and empty; the last is same-shape with a tail past
+ * the 16-byte steps of the kernel (1003 = 4 x 250 + 3 = 8 x 125 + 3). */
 static const struct {
   ct_ddim x, y;
 } bshapes[] = {
     {{2, {3, 4}}, {2, {3, 4}}},       {{2, {3, 4}}, {1, {4}}},    {{2, {3, 1}}, {2, {1, 4}}},
     {{3, {2, 3, 4}}, {2, {3, 1}}},    {{0, {0}}, {1, {5}}},       {{1, {5}}, {0, {0}}},
     {{3, {2, 1, 4}}, {3, {1, 3, 1}}}, {{2, {1, 1}}, {1, {1}}},    {{2, {0, 3}}, {1, {3}}},
-    {{4, {2, 3, 5, 7}}, {4, {2, 1, 5, 1}}},
+    {{4, {2, 3, 5, 7}}, {4, {2, 1, 5, 1}}}, {{1, {1003}}, {1, {1003}}},
 };
 
 START_TEST(elementwise_float32_matches_the_cpu_exactly) {
@@ -236,6 +237,47 @@ END_TEST
 
 START_TEST(elementwise_bfloat16_is_computed_in_float_and_rounded_once) {
   half_binary(CT_BFLOAT16);
+}
+END_TEST
+
+/* Same-shape buffers that are not 16-byte aligned (views one element into the device tensors)
+ * take the kernel's element-by-element loop: their result is the bytes of the same values in
+ * fresh, aligned tensors (whose 16-byte loop the tests above hold to the CPU). */
+START_TEST(elementwise_unaligned_views_give_the_aligned_bytes) {
+  static const ct_dtype types[] = {CT_FLOAT32, CT_FLOAT16, CT_BFLOAT16};
+  for (size_t a = 0; a < 3; a++) {
+    ct_tensor *hx = host_values(CT_DIMS(1004, 1), types[a], -4, 4, 21 + (unsigned)a);
+    ct_tensor *hy = host_values(CT_DIMS(1004, 1), types[a], 0.5, 3, 31 + (unsigned)a);
+    ct_tensor *dx = ct_tensor_new(), *dy = ct_tensor_new();
+    ck_assert_int_eq(ct_tensor_copy(dx, hx, ct_cuda(0)), CT_OK);
+    ck_assert_int_eq(ct_tensor_copy(dy, hy, ct_cuda(0)), CT_OK);
+    for (size_t t = 0; t < 4; t++) {
+      ct_op *op = binary_op(binary_types[t]);
+      /* Unaligned: views of rows [1, 1004) at cuda:0. */
+      ct_scope *s = ct_scope_new();
+      ck_assert_int_eq(ct_tensor_slice(ct_var_tensor(ct_scope_var(s, "X")), dx, 1, 1004), CT_OK);
+      ck_assert_int_eq(ct_tensor_slice(ct_var_tensor(ct_scope_var(s, "Y")), dy, 1, 1004), CT_OK);
+      ck_assert_msg(ct_op_run(op, s, ct_cuda(0)) == CT_OK, "%s", ct_last_error());
+      ct_tensor *got = ct_tensor_new();
+      ck_assert_int_eq(
+          ct_tensor_copy(got, ct_var_get_tensor(ct_scope_find_var(s, "Out")), ct_cpu()), CT_OK);
+      ct_scope_free(s);
+      /* Aligned: the same rows copied into tensors of their own (run_at copies to the place). */
+      ct_tensor *rx = ct_tensor_new(), *ry = ct_tensor_new();
+      ck_assert_int_eq(ct_tensor_slice(rx, hx, 1, 1004), CT_OK);
+      ck_assert_int_eq(ct_tensor_slice(ry, hy, 1, 1004), CT_OK);
+      ct_tensor *in[2] = {rx, ry};
+      ct_tensor *want = run_at(op, xy, in, 2, ct_cuda(0), NULL);
+      char what[64];
+      snprintf(what, sizeof what, "%s %s, unaligned", binary_types[t], ct_dtype_name(types[a]));
+      assert_same_bytes(got, want, what);
+      ct_tensor *all[] = {got, rx, ry, want};
+      for (size_t i = 0; i < 4; i++) ct_tensor_free(all[i]);
+      ct_op_free(op);
+    }
+    ct_tensor *all[] = {hx, hy, dx, dy};
+    for (size_t i = 0; i < 4; i++) ct_tensor_free(all[i]);
+  }
 }
 END_TEST
 
@@ -463,6 +505,7 @@ static Suite *cuda_suite(void) {
   CT_ADD_TEST(s, elementwise_float32_matches_the_cpu_exactly);
   CT_ADD_TEST(s, elementwise_float16_is_computed_in_float_and_rounded_once);
   CT_ADD_TEST(s, elementwise_bfloat16_is_computed_in_float_and_rounded_once);
+  CT_ADD_TEST(s, elementwise_unaligned_views_give_the_aligned_bytes);
   CT_ADD_TEST(s, activations_match_the_cpu);
   CT_ADD_TEST(s, scale_matches_the_cpu_exactly_both_bias_orders);
   CT_ADD_TEST(s, cast_between_float_types_matches_the_cpu_exactly);

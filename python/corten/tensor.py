@@ -173,7 +173,10 @@ def zeros(shape: Sequence[int], dtype: str = "float32", device: str = "cpu") -> 
     if device == "cpu" and nbytes:
         ctypes.memset(ptr, 0, nbytes)
     elif nbytes:
-        check(lib.tensor_copy(t._h, zeros(shape, dtype, "cpu")._h, place(device)))
+        # The host tensor is named: a temporary would be freed (its __del__) as soon as its
+        # handle was read, before the copy ran.
+        host = zeros(shape, dtype, "cpu")
+        check(lib.tensor_copy(t._h, host._h, place(device)))
     return t
 
 
