@@ -6,12 +6,14 @@
  * C = alpha block + C for each later block. The suite computes that sum element by element in
  * plain C and compares it with every kernel this CPU runs, every transpose, edge shapes and
  * thread counts. */
+#define _POSIX_C_SOURCE 200809L /* pthread barriers */
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "common/alloc.h"
 #include "harness.h"
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/gemm_ukr.h"
@@ -249,6 +251,92 @@ START_TEST(empty_products_leave_c_alone_or_scale_it) {
 }
 END_TEST
 
+/* ---- The packing buffer: kept, counted in the host's reserved, given back ------------------- */
+
+static size_t host_reserved(void) {
+  ct_memory_stats st;
+  ck_assert_int_eq(ct_memory_stats_get(ct_cpu(), &st), CT_OK);
+  return st.reserved;
+}
+
+/* The calling thread's buffer: allocated by the first GEMM, whole pages, counted in reserved;
+ * the same GEMM again takes nothing more; ct_memory_empty_cache frees it; the next GEMM makes a
+ * new one and gives the same bytes. The operands are malloc'd: reserved moves only with the
+ * buffer. */
+START_TEST(the_packing_buffer_is_kept_counted_in_reserved_and_given_back) {
+  enum { M = 64, N = 80, K = 300 };
+  float *a = malloc(sizeof(float) * M * K), *b = malloc(sizeof(float) * K * N);
+  float *c = malloc(sizeof(float) * M * N), *c2 = malloc(sizeof(float) * M * N);
+  ck_assert(a != NULL && b != NULL && c != NULL && c2 != NULL);
+  for (int64_t i = 0; i < M * K; i++) a[i] = (float)val(0, i);
+  for (int64_t i = 0; i < K * N; i++) b[i] = (float)val(1, i);
+  ck_assert_int_eq(ct_memory_empty_cache(ct_cpu()), CT_OK);
+  ck_assert_uint_eq(ct__scratch_held(), 0);
+  size_t r0 = host_reserved();
+  ck_assert_int_eq(CT__GEMM(ct__gemm_f32, false, false, M, N, K, 1, a, K, b, N, 0, c, N), CT_OK);
+  size_t held = ct__scratch_held();
+  ck_assert_uint_gt(held, 0);
+  ck_assert_uint_eq(held % 4096, 0);
+  ck_assert_uint_eq(host_reserved(), r0 + held);
+  ck_assert_int_eq(CT__GEMM(ct__gemm_f32, false, false, M, N, K, 1, a, K, b, N, 0, c2, N), CT_OK);
+  ck_assert_uint_eq(ct__scratch_held(), held);
+  ck_assert_uint_eq(host_reserved(), r0 + held);
+  ck_assert_int_eq(ct_memory_empty_cache(ct_cpu()), CT_OK);
+  ck_assert_uint_eq(ct__scratch_held(), 0);
+  ck_assert_uint_eq(host_reserved(), r0);
+  memset(c2, 0, sizeof(float) * M * N);
+  ck_assert_int_eq(CT__GEMM(ct__gemm_f32, false, false, M, N, K, 1, a, K, b, N, 0, c2, N), CT_OK);
+  ck_assert_uint_eq(ct__scratch_held(), held);
+  ck_assert_int_eq(memcmp(c, c2, sizeof(float) * M * N), 0);
+  ck_assert_int_eq(ct_memory_empty_cache(ct_cpu()), CT_OK);
+  free(a);
+  free(b);
+  free(c);
+  free(c2);
+}
+END_TEST
+
+static pthread_barrier_t step;
+
+/* Takes a 1 MiB buffer and holds it over main's first ct_memory_empty_cache, gives it back
+ * before the second, then takes a page and exits with it. */
+static void *taker(void *arg) {
+  (void)arg;
+  ck_assert_ptr_nonnull(ct__scratch_take((size_t)1 << 20));
+  pthread_barrier_wait(&step); /* 1: taken */
+  pthread_barrier_wait(&step); /* 2: main emptied the cache */
+  ct__scratch_give_back();
+  pthread_barrier_wait(&step); /* 3: given back */
+  pthread_barrier_wait(&step); /* 4: main emptied the cache */
+  ck_assert_uint_eq(ct__scratch_held(), 0);
+  ck_assert_ptr_nonnull(ct__scratch_take(4096));
+  ct__scratch_give_back();
+  return NULL;
+}
+
+/* ct_memory_empty_cache frees another thread's buffer when that thread is not using it, keeps
+ * it while it is; a thread's exit frees its buffer. */
+START_TEST(empty_cache_frees_other_threads_idle_buffers_and_keeps_taken_ones) {
+  ck_assert_int_eq(ct_memory_empty_cache(ct_cpu()), CT_OK);
+  size_t r0 = host_reserved();
+  ck_assert_int_eq(pthread_barrier_init(&step, NULL, 2), 0);
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, taker, NULL), 0);
+  pthread_barrier_wait(&step); /* 1 */
+  ck_assert_uint_eq(host_reserved(), r0 + ((size_t)1 << 20));
+  ck_assert_int_eq(ct_memory_empty_cache(ct_cpu()), CT_OK);
+  ck_assert_uint_eq(host_reserved(), r0 + ((size_t)1 << 20)); /* in use: kept */
+  pthread_barrier_wait(&step); /* 2 */
+  pthread_barrier_wait(&step); /* 3 */
+  ck_assert_int_eq(ct_memory_empty_cache(ct_cpu()), CT_OK);
+  ck_assert_uint_eq(host_reserved(), r0);
+  pthread_barrier_wait(&step); /* 4 */
+  ck_assert_int_eq(pthread_join(t, NULL), 0);
+  ck_assert_uint_eq(host_reserved(), r0); /* the page it took again went with the thread */
+  ck_assert_int_eq(pthread_barrier_destroy(&step), 0);
+}
+END_TEST
+
 #ifdef CORTEN_FAULT_INJECTION
 /* On a fresh thread (no packing buffer yet), the buffer's allocation fails: out of memory with
  * the sizes named, C unchanged; the next call succeeds. */
@@ -291,6 +379,8 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, a_gemm_beside_a_busy_pool_runs_its_blocks_on_its_own_thread);
   CT_ADD_TEST(s, beta_zero_ignores_nan_in_c_and_alpha_zero_reads_no_operand);
   CT_ADD_TEST(s, empty_products_leave_c_alone_or_scale_it);
+  CT_ADD_TEST(s, the_packing_buffer_is_kept_counted_in_reserved_and_given_back);
+  CT_ADD_TEST(s, empty_cache_frees_other_threads_idle_buffers_and_keeps_taken_ones);
 #ifdef CORTEN_FAULT_INJECTION
   CT_ADD_TEST(s, out_of_memory_for_the_buffers_changes_nothing);
 #endif

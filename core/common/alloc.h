@@ -13,7 +13,9 @@
  * - small, 64-byte aligned and kept per thread when freed: ct__small_alloc / ct__small_free.
  * - C library: ct__malloc, ct__calloc, ct__realloc, ct__strdup, ct__strndup,
  *   ct__aligned_alloc, released with free() (or ct__realloc). A failed ct__realloc leaves the
- *   old block as it was, like realloc. */
+ *   old block as it was, like realloc.
+ * - scratch, one buffer per thread kept between calls (core/memory/scratch.c): ct__scratch_take
+ *   and ct__scratch_give_back. */
 #ifndef CORTEN_CORE_ALLOC_H
 #define CORTEN_CORE_ALLOC_H
 
@@ -71,6 +73,16 @@ static inline void *ct__realloc(void *p, size_t size) {
 static inline void *ct__aligned_alloc(size_t align, size_t size) {
   return ct__fault() ? NULL : aligned_alloc(align, size);
 }
+/* The calling thread's scratch buffer, at least `bytes` long and 64-byte aligned, the caller's
+ * until it calls ct__scratch_give_back (no other take on the thread in between); NULL when out
+ * of memory (nothing recorded: the caller says what needed it). The buffer is kept between
+ * takes and grows to the largest request; its bytes count in the host's `reserved`;
+ * ct_memory_empty_cache frees every thread's buffer that is not taken. ct__scratch_held: the
+ * calling thread's buffer's size (0 when it has none). */
+void *ct__scratch_take(size_t bytes);
+void ct__scratch_give_back(void);
+size_t ct__scratch_held(void);
+
 /* A copy of the first n bytes of s (fewer when s ends sooner), terminated. */
 static inline char *ct__strndup(const char *s, size_t n) {
   size_t len = 0;

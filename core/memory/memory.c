@@ -83,6 +83,14 @@ static void stats_unreserve(domain *d, size_t reserved) {
   domain_unlock(d);
 }
 
+void ct__host_reserve(size_t add, size_t sub) {
+  if (add == sub) return;
+  domain_lock(&host_domain);
+  host_domain.stats.reserved += add;
+  host_domain.stats.reserved -= sub;
+  domain_unlock(&host_domain);
+}
+
 ct_status ct__place_check(ct_place place, const char *what) {
   char p[CT__PLACE_STR_CAP];
   if (!ct__place_valid(place)) {
@@ -147,6 +155,7 @@ ct_status ct_memory_empty_cache(ct_place place) {
   if (place.kind == CT_DEVICE_CPU) {
     ct__thread_caches_empty();
     stats_unreserve(d, ct__host_cache_empty());
+    stats_unreserve(d, ct__scratch_empty());
   }
   return CT_OK;
 }

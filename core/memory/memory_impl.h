@@ -86,6 +86,14 @@ ct_status ct__place_check(ct_place place, const char *what);
  * CT_OK, or CT_ERR_DEVICE recorded. */
 ct_status ct__memcpy(void *dst, ct_place dst_place, const void *src, ct_place src_place, size_t n);
 
+/* Counts add bytes into the host's reserved and sub out of it (memory.c): the scratch buffers'
+ * growth and release. */
+void ct__host_reserve(size_t add, size_t sub);
+
+/* Frees every thread's scratch buffer that is not taken (scratch.c); the bytes freed, which the
+ * caller counts out of the host's reserved. */
+size_t ct__scratch_empty(void);
+
 /* The default host allocator (jemalloc, or aligned_alloc in a sanitizer build). */
 extern const ct_allocator ct__host_allocator;
 

@@ -53,7 +53,9 @@ CT_API void ct_memory_reset_peak(ct_place place);
  * tensors take. The host keeps freed tensor blocks of 64 KiB and more (up to its cache limit in
  * all, 256 MiB by default, the least recently freed going first beyond that; see
  * ct_memory_set_cache_limit), so that a block allocated again at exactly the same size costs no
- * page faults; page-locked memory keeps nothing; a CUDA device gives back its
+ * page faults, and each thread's kernel scratch buffer (the CPU matrix product's packing space,
+ * a few MiB at most, on each thread that ran one; a buffer in use at the moment stays);
+ * page-locked memory keeps nothing; a CUDA device gives back its
  * cache (that device's only; ct_cuda_empty_cache empties every device's). Thread-safe.
  * Errors: those of ct_memory_stats_get, and CT_ERR_DEVICE when a CUDA call fails. */
 CT_API ct_status ct_memory_empty_cache(ct_place place);

@@ -3,7 +3,6 @@
  * packing buffers, and the driver for float32 and float64 (ops/cpu/gemm_tmpl.h). */
 #include "ops/cpu/gemm.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -107,48 +106,19 @@ static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, int64_t kc_max, s
   return g;
 }
 
-/* ---- The packing buffers: one per thread, kept between calls ------------------------------ */
+/* ---- The packing buffer: the calling thread's scratch buffer ------------------------------- */
 
-static pthread_key_t scratch_key; /* frees a thread's buffer when it exits */
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
-static bool scratch_key_made;
-static _Thread_local struct {
-  void *p;
-  size_t cap;
-} scratch_buf;
-
-/* At the thread's exit: its buffer freed, and forgotten (a GEMM in a later destructor of the
- * thread allocates again). */
-static void scratch_free(void *p) {
-  free(p);
-  scratch_buf.p = NULL;
-  scratch_buf.cap = 0;
-}
-
-static void scratch_make_key(void) {
-  scratch_key_made = pthread_key_create(&scratch_key, scratch_free) == 0;
-}
-
-/* This thread's buffer of at least `bytes` (64-byte aligned), or NULL with the error set. */
+/* The calling thread's scratch buffer (common/alloc.h) of at least `bytes` (64-byte aligned),
+ * taken until ct__scratch_give_back; NULL with the error set. Kept between calls, counted in the
+ * host's reserved bytes, and given back by ct_memory_empty_cache. */
 static void *scratch(size_t bytes, const ct__gemm *g) {
-  if (bytes <= scratch_buf.cap) return scratch_buf.p;
-  size_t size = (bytes + 4095) & ~(size_t)4095;
-  pthread_once(&scratch_once, scratch_make_key);
-  void *p = size >= bytes ? ct__aligned_alloc(64, size) : NULL;
-  if (p != NULL && (!scratch_key_made || pthread_setspecific(scratch_key, p) != 0)) {
-    free(p); /* it could not be freed at the thread's exit */
-    p = NULL;
-  }
+  void *p = ct__scratch_take(bytes);
   if (p == NULL) {
     ct__error(CT_ERR_OUT_OF_MEMORY,
               "out of host memory for the %zu-byte packing buffer of a %lld x %lld x %lld GEMM "
               "(free memory, or split the product into smaller ones)",
               bytes, (long long)g->m, (long long)g->k, (long long)g->n);
-    return NULL;
   }
-  free(scratch_buf.p);
-  scratch_buf.p = p;
-  scratch_buf.cap = size;
   return p;
 }
 

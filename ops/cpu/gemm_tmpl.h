@@ -159,5 +159,6 @@ ct_status SFX(ct__gemm)(const ct__gemm *g) {
   if (buf == NULL) return ct_last_status();
   SFX(gemm_job) j = {w, u, &pl, buf};
   ct__parallel_for(pl.items, 1, SFX(gemm_items), &j);
+  ct__scratch_give_back();
   return CT_OK;
 }

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* core/memory/scratch.c: each thread's scratch buffer (common/alloc.h's ct__scratch_take), the
+ * working space kernels keep between calls (the CPU GEMM packs its operands there).
+ *
+ * A thread's buffer grows to the largest request it has seen and is kept, so a kernel run again
+ * costs no allocation and no page fault. What the buffers hold counts in the host's `reserved`
+ * (memory.c), not in `allocated`: they are corten's memory, not a tensor's.
+ *
+ * Every thread's record sits in one list (a mutex), so ct_memory_empty_cache can give back the
+ * buffers of all threads: it frees each buffer whose thread is not between take and give_back
+ * (a state word moved IDLE -> EMPTYING with a compare-and-swap, which the owner's take waits
+ * out), and skips the others. A thread's buffer is freed, and its record unlinked, when the
+ * thread exits (a pthread key's destructor); the calling thread's at process exit stays
+ * reachable from the list. */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "common/alloc.h"
+#include "memory/memory_impl.h"
+
+enum { IDLE, TAKEN, EMPTYING };
+
+typedef struct scratch_rec {
+  _Atomic int state;
+  bool linked;
+  void *p;
+  size_t cap;
+  struct scratch_rec *prev, *next;
+} scratch_rec;
+
+static _Thread_local scratch_rec rec;
+
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+static scratch_rec *list_head;
+static pthread_key_t exit_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static bool key_made;
+
+/* Frees r's buffer; the bytes it held. Called with r not TAKEN by anyone else. */
+static size_t drop(scratch_rec *r) {
+  size_t held = r->cap;
+  free(r->p);
+  r->p = NULL;
+  r->cap = 0;
+  return held;
+}
+
+/* At the thread's exit: its buffer freed and its record out of the list. */
+static void at_thread_exit(void *arg) {
+  scratch_rec *r = arg;
+  pthread_mutex_lock(&list_lock);
+  if (r->prev != NULL) r->prev->next = r->next;
+  else list_head = r->next;
+  if (r->next != NULL) r->next->prev = r->prev;
+  r->linked = false;
+  size_t held = drop(r);
+  pthread_mutex_unlock(&list_lock);
+  ct__host_reserve(0, held);
+}
+
+/* The list's lock is held across fork (as the host cache's is), so a child forked while another
+ * thread walks or changes the list finds it whole and unlocked. */
+static void fork_prepare(void) { pthread_mutex_lock(&list_lock); }
+static void fork_done(void) { pthread_mutex_unlock(&list_lock); }
+
+static void make_key(void) {
+  key_made = pthread_key_create(&exit_key, at_thread_exit) == 0 &&
+             pthread_atfork(fork_prepare, fork_done, fork_done) == 0;
+}
+
+/* Puts this thread's record in the list, with its exit destructor: false if that failed. */
+static bool link_self(void) {
+  pthread_once(&key_once, make_key);
+  if (!key_made || pthread_setspecific(exit_key, &rec) != 0) return false;
+  pthread_mutex_lock(&list_lock);
+  rec.prev = NULL;
+  rec.next = list_head;
+  if (list_head != NULL) list_head->prev = &rec;
+  list_head = &rec;
+  rec.linked = true;
+  pthread_mutex_unlock(&list_lock);
+  return true;
+}
+
+void *ct__scratch_take(size_t bytes) {
+  if (!rec.linked && !link_self()) return NULL;
+  for (;;) {
+    int idle = IDLE;
+    if (atomic_compare_exchange_weak_explicit(&rec.state, &idle, TAKEN, memory_order_acquire,
+                                              memory_order_relaxed)) {
+      break;
+    }
+    sched_yield(); /* ct__scratch_empty is freeing this buffer: a free() call */
+  }
+  if (bytes <= rec.cap) return rec.p;
+  size_t size = (bytes + 4095) & ~(size_t)4095;
+  void *p = size >= bytes ? ct__aligned_alloc(64, size) : NULL;
+  if (p == NULL) {
+    atomic_store_explicit(&rec.state, IDLE, memory_order_release);
+    return NULL;
+  }
+  size_t old = drop(&rec);
+  rec.p = p;
+  rec.cap = size;
+  ct__host_reserve(size, old);
+  return p;
+}
+
+void ct__scratch_give_back(void) { atomic_store_explicit(&rec.state, IDLE, memory_order_release); }
+
+size_t ct__scratch_held(void) { return rec.cap; }
+
+size_t ct__scratch_empty(void) {
+  size_t freed = 0;
+  pthread_mutex_lock(&list_lock);
+  for (scratch_rec *r = list_head; r != NULL; r = r->next) {
+    int idle = IDLE;
+    if (!atomic_compare_exchange_strong_explicit(&r->state, &idle, EMPTYING,
+                                                 memory_order_acquire, memory_order_relaxed)) {
+      continue; /* in use: kept */
+    }
+    freed += drop(r);
+    atomic_store_explicit(&r->state, IDLE, memory_order_release);
+  }
+  pthread_mutex_unlock(&list_lock);
+  return freed;
+}
