@@ -13,8 +13,9 @@
  * falls in, or on whether the call runs inside another kernel's piece. The threads are corten's
  * own (ops/cpu/parallel.h): a call from inside a piece runs on its thread alone.
  *
- * The packing buffers are kept per thread between calls (released when the thread exits), so a
- * call of a size already seen allocates nothing. The one error is running out of host memory for
+ * The packing space is the calling thread's scratch buffer (common/alloc.h), kept between calls,
+ * so a call of a size already seen allocates nothing; it counts in the host's reserved bytes and
+ * ct_memory_empty_cache gives it back. The one error is running out of host memory for
  * them: CT_ERR_OUT_OF_MEMORY, C unchanged, with a message naming the GEMM's sizes. */
 #ifndef CORTEN_OPS_CPU_GEMM_H
 #define CORTEN_OPS_CPU_GEMM_H
