@@ -303,6 +303,7 @@ static pthread_barrier_t step;
 static void *taker(void *arg) {
   (void)arg;
   ck_assert_ptr_nonnull(ct__scratch_take((size_t)1 << 20));
+  ck_assert_ptr_null(ct__scratch_take(64)); /* taken already: a nested take is refused */
   pthread_barrier_wait(&step); /* 1: taken */
   pthread_barrier_wait(&step); /* 2: main emptied the cache */
   ct__scratch_give_back();

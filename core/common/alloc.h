@@ -74,8 +74,8 @@ static inline void *ct__aligned_alloc(size_t align, size_t size) {
   return ct__fault() ? NULL : aligned_alloc(align, size);
 }
 /* The calling thread's scratch buffer, at least `bytes` long and 64-byte aligned, the caller's
- * until it calls ct__scratch_give_back (no other take on the thread in between); NULL when out
- * of memory (nothing recorded: the caller says what needed it). The buffer is kept between
+ * until it calls ct__scratch_give_back; NULL when out of memory, or for a second take on the
+ * thread before the give_back (nothing recorded: the caller says what needed it). The buffer is kept between
  * takes and grows to the largest request; its bytes count in the host's `reserved`;
  * ct_memory_empty_cache frees every thread's buffer that is not taken. ct__scratch_held: the
  * calling thread's buffer's size (0 when it has none). */

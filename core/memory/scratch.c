@@ -87,12 +87,13 @@ static bool link_self(void) {
 void *ct__scratch_take(size_t bytes) {
   if (!rec.linked && !link_self()) return NULL;
   for (;;) {
-    int idle = IDLE;
-    if (atomic_compare_exchange_weak_explicit(&rec.state, &idle, TAKEN, memory_order_acquire,
+    int seen = IDLE;
+    if (atomic_compare_exchange_weak_explicit(&rec.state, &seen, TAKEN, memory_order_acquire,
                                               memory_order_relaxed)) {
       break;
     }
-    sched_yield(); /* ct__scratch_empty is freeing this buffer: a free() call */
+    if (seen == TAKEN) return NULL; /* only this thread takes its buffer: a nested take */
+    if (seen == EMPTYING) sched_yield(); /* ct__scratch_empty is freeing it: a free() call */
   }
   if (bytes <= rec.cap) return rec.p;
   size_t size = (bytes + 4095) & ~(size_t)4095;

@@ -16,7 +16,7 @@
  * The packing space is the calling thread's scratch buffer (common/alloc.h), kept between calls,
  * so a call of a size already seen allocates nothing; it counts in the host's reserved bytes and
  * ct_memory_empty_cache gives it back. The one error is running out of host memory for
- * them: CT_ERR_OUT_OF_MEMORY, C unchanged, with a message naming the GEMM's sizes. */
+ * it: CT_ERR_OUT_OF_MEMORY, C unchanged, with a message naming the GEMM's sizes. */
 #ifndef CORTEN_OPS_CPU_GEMM_H
 #define CORTEN_OPS_CPU_GEMM_H
 
