@@ -77,11 +77,14 @@ static inline void *ct__aligned_alloc(size_t align, size_t size) {
  * until it calls ct__scratch_give_back; NULL when out of memory, or for a second take on the
  * thread before the give_back (nothing recorded: the caller says what needed it). The buffer is kept between
  * takes and grows to the largest request; its bytes count in the host's `reserved`;
- * ct_memory_empty_cache frees every thread's buffer that is not taken. ct__scratch_held: the
- * calling thread's buffer's size (0 when it has none). */
+ * ct_memory_empty_cache frees every thread's buffer that is not taken. The buffers come from the
+ * C library, never from a place's replaced allocator (they are not tensor memory), so with one
+ * installed the host's reserved is what it handed out plus ct__scratch_total. ct__scratch_held:
+ * the calling thread's buffer's size (0 when it has none); ct__scratch_total: all threads'. */
 void *ct__scratch_take(size_t bytes);
 void ct__scratch_give_back(void);
 size_t ct__scratch_held(void);
+size_t ct__scratch_total(void);
 
 /* A copy of the first n bytes of s (fewer when s ends sooner), terminated. */
 static inline char *ct__strndup(const char *s, size_t n) {

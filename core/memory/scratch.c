@@ -32,6 +32,8 @@ typedef struct scratch_rec {
 
 static _Thread_local scratch_rec rec;
 
+static _Atomic size_t total; /* the bytes of all threads' buffers */
+
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static scratch_rec *list_head;
 static pthread_key_t exit_key;
@@ -44,6 +46,7 @@ static size_t drop(scratch_rec *r) {
   free(r->p);
   r->p = NULL;
   r->cap = 0;
+  atomic_fetch_sub_explicit(&total, held, memory_order_relaxed);
   return held;
 }
 
@@ -105,6 +108,7 @@ void *ct__scratch_take(size_t bytes) {
   size_t old = drop(&rec);
   rec.p = p;
   rec.cap = size;
+  atomic_fetch_add_explicit(&total, size, memory_order_relaxed);
   ct__host_reserve(size, old);
   return p;
 }
@@ -112,6 +116,8 @@ void *ct__scratch_take(size_t bytes) {
 void ct__scratch_give_back(void) { atomic_store_explicit(&rec.state, IDLE, memory_order_release); }
 
 size_t ct__scratch_held(void) { return rec.cap; }
+
+size_t ct__scratch_total(void) { return atomic_load_explicit(&total, memory_order_relaxed); }
 
 size_t ct__scratch_empty(void) {
   size_t freed = 0;

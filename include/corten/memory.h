@@ -87,7 +87,9 @@ typedef struct ct_allocator {
 
 /* Replaces the allocator of a place (copied: *a need not outlive the call); NULL a restores the
  * default. On a CUDA device the replacement gets device-memory requests (multiples of 512 bytes,
- * align 256) in place of the caching allocator, and what it hands out counts as reserved.
+ * align 256) in place of the caching allocator, and what it hands out counts as reserved. It
+ * gets tensor memory only: the host's reserved also counts the threads' kernel scratch buffers
+ * (see ct_memory_empty_cache), which come from the C library.
  * Blocks allocated before the call are returned to the allocator that made them, so replacing
  * an allocator while tensors hold memory is safe. The stats are kept across the swap.
  * Errors (the place keeps its allocator):
