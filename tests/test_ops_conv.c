@@ -3,6 +3,7 @@
  * strides, paddings (2 and 4 values, SAME, VALID), dilations, groups, depthwise, 1x1 filters,
  * max and avg pooling (exclusive or not, ceil_mode, global); small-integer data, so float32 and
  * float64 are exact. Then the refusals, each naming the op and what to fix. */
+#include <math.h>
 #include <string.h>
 
 #include <corten/corten.h>
@@ -130,6 +131,60 @@ START_TEST(conv_padding_algorithms) {
     ct_scope_free(s[i]);
   }
   ck_assert(ct_ddim_equal(conv_out_dims(same), CT_DIMS(1, 2, 3, 3)));
+}
+END_TEST
+
+/* float32 3x3 convolutions at stride 1 with 8 or more channels and filters take Winograd's
+ * F(2x2, 3x3) (ops/cpu/winograd.c) when their images go one GEMM each (one image, or 256 output
+ * pixels or more): exact on these small integers like the GEMM path. Odd and
+ * even output sizes (a half tile), asymmetric and no padding, a row of more tiles than a block
+ * (and than the output step's chunk), and several blocks of tile rows. */
+START_TEST(conv_winograd_shapes) {
+  check_both(CONV(.n = 2, .c = 8, .h = 17, .w = 18, .m = 8, .kh = 3, .kw = 3, .pads = {1, 1}));
+  check_both(CONV(.n = 1, .c = 9, .h = 8, .w = 7, .m = 10, .kh = 3, .kw = 3));
+  check_both(CONV(.n = 1, .c = 8, .h = 7, .w = 9, .m = 12, .kh = 3, .kw = 3,
+                  .pads = {0, 2, 1, 0}, .n_pads = 4));
+  check_both(CONV(.n = 1, .c = 8, .h = 4, .w = 601, .m = 8, .kh = 3, .kw = 3, .pads = {1, 1}));
+  check_both(CONV(.n = 3, .c = 8, .h = 70, .w = 20, .m = 9, .kh = 3, .kw = 3, .pads = {1, 1}));
+}
+END_TEST
+
+/* Deterministic float32 values in [-1, 1). */
+static double data_unit(int64_t i) {
+  return (float)((double)((uint64_t)(i + 1) * 2654435761u % 10007) / 5003.5 - 1.0);
+}
+
+/* On data that is not exact, the Winograd path's error stays within 1e-5 of the sum of the
+ * terms' magnitudes (|x| |w| over the window and channels), computed in float64. */
+START_TEST(conv_winograd_error_is_within_its_bound) {
+  const conv_case *k = CONV(.n = 2, .c = 16, .h = 20, .w = 21, .m = 16, .kh = 3, .kw = 3,
+                            .pads = {1, 1});
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_FLOAT32, conv_x_dims(k), data_unit);
+  put_fn(s, "f", CT_FLOAT32, conv_f_dims(k), data_unit);
+  ct_op *op = conv_case_op(k, "x", "f", "out");
+  run(op, s);
+  int64_t nx = ct_ddim_numel(conv_x_dims(k)), nf = ct_ddim_numel(conv_f_dims(k));
+  int64_t no = ct_ddim_numel(conv_out_dims(k));
+  double *x = xmalloc(nx, 8), *f = xmalloc(nf, 8), *ax = xmalloc(nx, 8), *af = xmalloc(nf, 8);
+  double *want = xmalloc(no, 8), *mag = xmalloc(no, 8);
+  for (int64_t i = 0; i < nx; i++) ax[i] = fabs(x[i] = data_unit(i));
+  for (int64_t i = 0; i < nf; i++) af[i] = fabs(f[i] = data_unit(i));
+  conv_naive(k, x, f, want);
+  conv_naive(k, ax, af, mag);
+  const float *got = result(s, "out", CT_FLOAT32, conv_out_dims(k));
+  double worst = 0;
+  for (int64_t i = 0; i < no; i++) {
+    double e = fabs(got[i] - want[i]) / mag[i];
+    ck_assert_msg(e <= 1e-5, "out[%lld] = %.9g, want %.9g (sum of magnitudes %.9g)",
+                  (long long)i, got[i], want[i], mag[i]);
+    if (e > worst) worst = e;
+  }
+  ck_assert(worst > 0); /* not exact: the bound is what is tested */
+  double *all[] = {x, f, ax, af, want, mag};
+  for (size_t i = 0; i < 6; i++) free(all[i]);
+  ct_op_free(op);
+  ct_scope_free(s);
 }
 END_TEST
 
@@ -273,6 +328,8 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, conv_one_by_one);
   CT_ADD_TEST(s, conv_groups_and_depthwise);
   CT_ADD_TEST(s, conv_padding_algorithms);
+  CT_ADD_TEST(s, conv_winograd_shapes);
+  CT_ADD_TEST(s, conv_winograd_error_is_within_its_bound);
   CT_ADD_TEST(s, conv_empty_batch);
   CT_ADD_TEST(s, pool_max_and_avg);
   CT_ADD_TEST(s, pool_ceil_mode_and_global);

@@ -232,6 +232,10 @@ START_TEST(conv2d_and_grad_at_every_count) {
   check_conv_at_counts(k, CT_FLOAT64);
   const conv_case *one = CONV(.n = 8, .c = 3, .h = 20, .w = 20, .m = 5, .kh = 1, .kw = 1);
   check_conv_at_counts(one, CT_FLOAT32); /* 1x1: no col */
+  /* Winograd's path (float32, 3x3, 8 channels): 3 images of 2 blocks, split 1 to 6 ways. */
+  const conv_case *wino = CONV(.n = 3, .c = 8, .h = 44, .w = 24, .m = 8, .kh = 3, .kw = 3,
+                               .pads = {1, 1});
+  check_conv_at_counts(wino, CT_FLOAT32);
 }
 END_TEST
 

@@ -6,7 +6,9 @@
  * [Mg, Cg KH KW] by col [Cg KH KW, OH OW], im2col's unfolding of the input, which the forward
  * packs into the GEMM straight from the image (pack_col) and the gradient writes out. Small images
  * (under BATCH_PIXELS outputs) unfold all images side by side and take one GEMM per group. A 1x1
- * filter with stride 1, no padding and no dilation reads the input as col directly. Depthwise
+ * filter with stride 1, no padding and no dilation reads the input as col directly. float32 3x3
+ * filters at stride 1 (8 channels and filters or more, one GEMM per image) take Winograd's
+ * F(2x2, 3x3) instead (ops/cpu/winograd.c), its blocks of tiles split across threads. Depthwise
  * groups (one input channel each) run a direct loop per output plane instead: their GEMM would be
  * a matrix-vector product per plane. The gradient: Filter@GRAD's transpose accumulates col dOut^T
  * over fixed chunks of images (each in image order, the chunks' sums then added in order into
@@ -28,6 +30,7 @@
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/parallel.h"
+#include "ops/cpu/winograd.h"
 #include "common/alloc.h"
 
 /* A conv2d run: the plan, whether there is nothing to multiply, whether the groups are
@@ -67,8 +70,8 @@ static void *conv_scratch(const ct_kernel_ctx *c, int64_t n, size_t es) {
   void *p = (uint64_t)n <= SIZE_MAX / es ? ct__malloc((size_t)n * es) : NULL;
   if (p == NULL) {
     ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,
-                   "out of host memory for the %lld-element im2col buffer of input Input "
-                   "variable '%s'",
+                   "out of host memory for the %lld-element scratch buffer (im2col's or "
+                   "Winograd's) of input Input variable '%s'",
                    (long long)n, ct_kernel_in_name(c, CT__CONV_INPUT, 0));
   }
   return p;
@@ -138,14 +141,70 @@ static bool pool_tiles2(const ct__conv_geom *g) {
 /* One GEMM of a conv kernel, its failure noted in *FAILED. */
 #define CONV_GEMM(FAILED, ...) conv_gemm_note((FAILED), CT__GEMM(GEMM, __VA_ARGS__))
 
+/* ---- float32 3x3 convolutions as Winograd's F(2x2, 3x3) (ops/cpu/winograd.h) ---------------- */
+
+/* Whether conv2d's float32 forward takes the Winograd path: the filter shapes it handles, for
+ * images that go one GEMM each (not batched). The choice depends on the sizes alone, never on
+ * the thread count: the two paths round differently. */
+static bool conv_wino_fits(const conv_job *j) {
+  return !j->batched && !j->depthwise && ct__wino_fits(&j->g);
+}
+
+/* The blocks of all images (ct__wino_blocks each), in `pieces` runs of consecutive blocks, each
+ * piece with its own scratch. A block's arithmetic is the same whichever piece runs it. */
+typedef struct wino_run {
+  const ct__conv_geom *g;
+  const float *x, *u;
+  float *o, *scratch;
+  int64_t blocks, items, pieces, scratch_elems;
+  atomic_bool *failed;
+} wino_run;
+
+static void wino_pieces(void *arg, int64_t b, int64_t e) {
+  const wino_run *r = arg;
+  const ct__conv_geom *g = r->g;
+  const int64_t in = g->c * g->h * g->w, out = g->m * g->oh * g->ow;
+  for (int64_t p = b; p < e; p++) {
+    float *s = r->scratch + p * r->scratch_elems;
+    for (int64_t it = r->items * p / r->pieces; it < r->items * (p + 1) / r->pieces; it++) {
+      int64_t n = it / r->blocks;
+      conv_gemm_note(r->failed,
+                     ct__wino_block(g, r->x + n * in, r->u, it % r->blocks, r->o + n * out, s));
+    }
+  }
+}
+
+static ct_status conv_wino(const ct_kernel_ctx *c, const conv_job *j, float *o) {
+  const ct__conv_geom *g = &j->g;
+  wino_run r = {g, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)), NULL, o, NULL,
+                ct__wino_blocks(g), 0, 0, ct__wino_scratch_elems(g), NULL};
+  r.items = g->n * r.blocks;
+  r.pieces = ct_get_num_threads() < r.items ? ct_get_num_threads() : r.items;
+  const int64_t u_elems = ct__wino_u_elems(g);
+  float *buf = conv_scratch(c, u_elems + r.pieces * r.scratch_elems, sizeof(float));
+  if (buf == NULL) return ct_last_status();
+  ct__wino_filter(g, ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)), buf);
+  atomic_bool failed = false;
+  r.u = buf;
+  r.scratch = buf + u_elems;
+  r.failed = &failed;
+  ct__parallel_for(r.pieces, 1, wino_pieces, &r);
+  free(buf);
+  return atomic_load(&failed) ? conv_gemm_fail(c) : CT_OK;
+}
+
 #define T float
 #define SFX(name) name##_f32
 #define GEMM ct__gemm_f32
+#define CONV_FAST_FITS conv_wino_fits
+#define CONV_FAST_RUN conv_wino
 #include "ops/cpu/conv_tmpl.h"
 #include "ops/cpu/pool_tmpl.h"
 #undef T
 #undef SFX
 #undef GEMM
+#undef CONV_FAST_FITS
+#undef CONV_FAST_RUN
 
 #define T double
 #define SFX(name) name##_f64

@@ -384,6 +384,9 @@ static ct_status SFX(conv2d)(const ct_kernel_ctx *c) {
     memset(o, 0, (size_t)(g->n * g->m * ohw) * sizeof(T));
     return CT_OK;
   }
+#ifdef CONV_FAST_RUN /* a faster algorithm this dtype has for some plans (float32: Winograd) */
+  if (CONV_FAST_FITS(&j)) return CONV_FAST_RUN(c, &j, o);
+#endif
   atomic_bool failed = false;
   SFX(conv_run) r = {&j, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
                      ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)), NULL, o, NULL, NULL,

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/cpu/winograd.c: conv2d's float32 forward as Winograd's F(2x2, 3x3) (winograd.h).
+ *
+ * The tiles of an output plane (2x2 each, TW of them across, TH down; the last row or column of
+ * tiles half outside when OH or OW is odd) go in blocks of whole tile rows, about BLOCK_TILES
+ * tiles a block, so the transformed patches V [16][C][tiles] and the products M [16][M][tiles]
+ * of a block stay in cache between the three steps:
+ *   1. each channel's input rows of the block copied once with their padding, then for each tile
+ *      row one pass over its tiles: B^T d B, the 16 values of a tile from its patch's 4 rows,
+ *      read at stride 2 (the compiler vectorises it across the tiles);
+ *   2. 16 GEMMs (ops/cpu/gemm.h), M[xi] = U[xi] V[xi];
+ *   3. each tile's 4x4 of M reduced to its 2x2 of output (A^T M A), again over runs of tiles.
+ * With B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1]
+ * and A^T = [1 1 1 0; 0 1 -1 -1] (Lavin and Gray's F(2, 3), nested in both dimensions). */
+#include "ops/cpu/winograd.h"
+
+#include <string.h>
+
+#include "ops/cpu/gemm.h"
+#include "ops/cpu/parallel.h"
+
+/* The transforms are compiled for AVX-512 and AVX2 as well as the build's baseline, the one
+ * the CPU runs chosen when the library loads (GCC's target clones, an ifunc): their loops are
+ * short runs of adds, which the baseline's 4 lanes leave as slow as the GEMMs they feed. The
+ * arithmetic is the same adds in each (no multiply to fuse), so are the bits. GCC only (and not
+ * under its sanitizers); other compilers build the baseline alone. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_ADDRESS__)
+#define CT__WINO_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CT__WINO_CLONES
+#endif
+
+enum {
+  BLOCK_TILES = 256, /* tiles per block, about: V and M of a block fit in L2 */
+  CHUNK = 64,        /* tiles the output step reduces at a time (its stack arrays) */
+};
+
+static int64_t tiles_w(const ct__conv_geom *g) { return (g->ow + 1) / 2; }
+static int64_t tiles_h(const ct__conv_geom *g) { return (g->oh + 1) / 2; }
+
+/* Tile rows per block. */
+static int64_t block_rows(const ct__conv_geom *g) {
+  int64_t r = BLOCK_TILES / tiles_w(g), th = tiles_h(g);
+  if (r < 1) r = 1;
+  return r < th ? r : th;
+}
+
+bool ct__wino_fits(const ct__conv_geom *g) {
+  return g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 &&
+         g->groups == 1 && g->c >= 8 && g->m >= 8 && g->oh >= 2 && g->ow >= 2;
+}
+
+int64_t ct__wino_u_elems(const ct__conv_geom *g) { return 16 * g->m * g->c; }
+
+int64_t ct__wino_scratch_elems(const ct__conv_geom *g) {
+  int64_t tw = tiles_w(g), bt = block_rows(g) * tw, wp = 2 * tw + 2;
+  return 16 * (g->c + g->m) * bt + (2 * block_rows(g) + 2) * wp;
+}
+
+/* The 1-D transform of a filter's 3 taps into 4: G g. */
+static void filter_1d(float a, float b, float c, float r[4]) {
+  r[0] = a;
+  r[1] = (a + b + c) * 0.5f;
+  r[2] = (a - b + c) * 0.5f;
+  r[3] = c;
+}
+
+void ct__wino_filter(const ct__conv_geom *g, const float *w, float *u) {
+  const int64_t mc = g->m * g->c;
+  for (int64_t f = 0; f < mc; f++) { /* f = m C + c: U[xi] is M x C, row-major */
+    const float *k = w + f * 9;
+    float cols[3][4];
+    for (int j = 0; j < 3; j++) filter_1d(k[j], k[3 + j], k[6 + j], cols[j]);
+    for (int i = 0; i < 4; i++) {
+      float r[4];
+      filter_1d(cols[0][i], cols[1][i], cols[2][i], r);
+      for (int j = 0; j < 4; j++) u[(i * 4 + j) * mc + f] = r[j];
+    }
+  }
+}
+
+/* Input row y of plane xc as the patches read it: padded-row column q is input column q - pl,
+ * zero outside the image (and for a row outside it). */
+static inline void padded_row(const ct__conv_geom *g, const float *xc, int64_t y, int64_t wp,
+                       float *dst) {
+  if (y < 0 || y >= g->h) {
+    memset(dst, 0, (size_t)wp * sizeof(float));
+    return;
+  }
+  int64_t lo = g->pl < wp ? g->pl : wp, hi = g->pl + g->w < wp ? g->pl + g->w : wp;
+  if (hi < lo) hi = lo;
+  memset(dst, 0, (size_t)lo * sizeof(float));
+  memcpy(dst + lo, xc + y * g->w + (lo - g->pl), (size_t)(hi - lo) * sizeof(float));
+  memset(dst + hi, 0, (size_t)(wp - hi) * sizeof(float));
+}
+
+/* Step 1: V of tile rows [ty0, ty1) (columns (ty - ty0) TW + tx of each V[xi], ld bt): for each
+ * channel and tile row, the 4 input rows padded, then one pass over the row's tiles computing all
+ * 16 values of each (its patch columns 2 tx .. 2 tx + 3 read at stride 2). */
+CT__WINO_CLONES
+static void transform_in(const ct__conv_geom *g, const float *x, int64_t ty0, int64_t ty1,
+                         int64_t bt, float *v, float *rows) {
+  const int64_t tw = tiles_w(g), wp = 2 * tw + 2, hw = g->h * g->w;
+  for (int64_t c = 0; c < g->c; c++) {
+    /* The block's input rows of this channel, padded, once each (tile rows share 2 rows). */
+    for (int64_t k = 0; k < 2 * (ty1 - ty0) + 2; k++) {
+      padded_row(g, x + c * hw, 2 * ty0 - g->pt + k, wp, rows + k * wp);
+    }
+    for (int64_t ty = ty0; ty < ty1; ty++) {
+      const float *r0 = rows + 2 * (ty - ty0) * wp, *r1 = r0 + wp, *r2 = r1 + wp, *r3 = r2 + wp;
+      float *vo[16];
+      for (int xi = 0; xi < 16; xi++) vo[xi] = v + (xi * g->c + c) * bt + (ty - ty0) * tw;
+      CT__SIMD
+      for (int64_t q = 0; q < tw; q++) {
+        const int64_t a = 2 * q;
+        float t[4][4]; /* B^T d: the rows combined, for patch columns 0..3 */
+        for (int k = 0; k < 4; k++) {
+          t[0][k] = r0[a + k] - r2[a + k];
+          t[1][k] = r1[a + k] + r2[a + k];
+          t[2][k] = r2[a + k] - r1[a + k];
+          t[3][k] = r1[a + k] - r3[a + k];
+        }
+        for (int i = 0; i < 4; i++) { /* (.) B: the columns combined */
+          vo[4 * i][q] = t[i][0] - t[i][2];
+          vo[4 * i + 1][q] = t[i][1] + t[i][2];
+          vo[4 * i + 2][q] = t[i][2] - t[i][1];
+          vo[4 * i + 3][q] = t[i][1] - t[i][3];
+        }
+      }
+    }
+  }
+}
+
+/* Writes the 2x2 outputs y[0..3][q] of tiles t0 + q, q < n (block tile numbering: (ty - ty0) TW
+ * + tx) into plane o: row 2 ty gets y0 y1, row 2 ty + 1 (when inside) y2 y3, the right column
+ * of the last tile only when OW is even. */
+static void put_tiles(const ct__conv_geom *g, float *o, int64_t ty0, int64_t t0, int64_t n,
+                      float y[4][CHUNK]) {
+  const int64_t tw = tiles_w(g);
+  for (int64_t q = 0; q < n;) {
+    const int64_t t = t0 + q, ty = ty0 + t / tw, tx = t % tw;
+    const int64_t seg = tw - tx < n - q ? tw - tx : n - q; /* the run of tiles in row ty */
+    const int64_t pairs = g->ow / 2 - tx; /* of those, the tiles with both columns inside */
+    const int64_t full = pairs < seg ? pairs : seg;
+    float *r0 = o + 2 * ty * g->ow + 2 * tx;
+    const float *a = y[0] + q, *b = y[1] + q;
+    CT__SIMD
+    for (int64_t k = 0; k < full; k++) {
+      r0[2 * k] = a[k];
+      r0[2 * k + 1] = b[k];
+    }
+    if (full < seg) r0[2 * full] = a[full]; /* OW odd: the last tile's left column */
+    if (2 * ty + 1 < g->oh) {
+      float *r1 = r0 + g->ow;
+      const float *c = y[2] + q, *d = y[3] + q;
+      CT__SIMD
+      for (int64_t k = 0; k < full; k++) {
+        r1[2 * k] = c[k];
+        r1[2 * k + 1] = d[k];
+      }
+      if (full < seg) r1[2 * full] = c[full];
+    }
+    q += seg;
+  }
+}
+
+/* Step 3: the output rows of tile rows [ty0, ty1) from M (ld bt), over runs of CHUNK tiles of
+ * the block whatever rows they span. */
+CT__WINO_CLONES
+static void transform_out(const ct__conv_geom *g, const float *mx, int64_t ty0, int64_t ty1,
+                          int64_t bt, float *o) {
+  const int64_t nt = (ty1 - ty0) * tiles_w(g), ohw = g->oh * g->ow;
+  for (int64_t m = 0; m < g->m; m++) {
+    const float *p[16];
+    for (int xi = 0; xi < 16; xi++) p[xi] = mx + (xi * g->m + m) * bt;
+    for (int64_t t0 = 0; t0 < nt; t0 += CHUNK) {
+      const int64_t n = nt - t0 < CHUNK ? nt - t0 : CHUNK;
+      float s0[4][CHUNK], s1[4][CHUNK], y[4][CHUNK];
+      for (int j = 0; j < 4; j++) { /* A^T M: the rows' sums, column j */
+        const float *a = p[j] + t0, *b = p[4 + j] + t0, *c = p[8 + j] + t0, *d = p[12 + j] + t0;
+        CT__SIMD
+        for (int64_t q = 0; q < n; q++) {
+          s0[j][q] = a[q] + b[q] + c[q];
+          s1[j][q] = b[q] - c[q] - d[q];
+        }
+      }
+      CT__SIMD
+      for (int64_t q = 0; q < n; q++) { /* (.) A */
+        y[0][q] = s0[0][q] + s0[1][q] + s0[2][q];
+        y[1][q] = s0[1][q] - s0[2][q] - s0[3][q];
+        y[2][q] = s1[0][q] + s1[1][q] + s1[2][q];
+        y[3][q] = s1[1][q] - s1[2][q] - s1[3][q];
+      }
+      put_tiles(g, o + m * ohw, ty0, t0, n, y);
+    }
+  }
+}
+
+int64_t ct__wino_blocks(const ct__conv_geom *g) {
+  int64_t br = block_rows(g);
+  return (tiles_h(g) + br - 1) / br;
+}
+
+ct_status ct__wino_block(const ct__conv_geom *g, const float *x, const float *u, int64_t b,
+                         float *o, float *scratch) {
+  const int64_t tw = tiles_w(g), th = tiles_h(g), br = block_rows(g), bt = br * tw;
+  const int64_t mc = g->m * g->c, ty0 = b * br, ty1 = ty0 + br < th ? ty0 + br : th;
+  const int64_t nt = (ty1 - ty0) * tw;
+  float *v = scratch, *mx = v + 16 * g->c * bt, *rows = mx + 16 * g->m * bt;
+  transform_in(g, x, ty0, ty1, bt, v, rows);
+  for (int64_t xi = 0; xi < 16; xi++) {
+    ct_status st = CT__GEMM(ct__gemm_f32, false, false, g->m, nt, g->c, 1, u + xi * mc, g->c,
+                            v + xi * g->c * bt, bt, 0, mx + xi * g->m * bt, bt);
+    if (st != CT_OK) return st;
+  }
+  transform_out(g, mx, ty0, ty1, bt, o);
+  return CT_OK;
+}

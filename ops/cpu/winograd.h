@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/cpu/winograd.h: conv2d's float32 forward as Winograd's minimal filtering F(2x2, 3x3)
+ * (docs/design/conv.md), for 3x3 filters at stride 1 without dilation or groups.
+ *
+ * Each 2x2 tile of an output plane comes from a 4x4 patch of the input: with the filter
+ * transformed once per call (U = G g G^T, 4x4 per filter and channel) and each patch transformed
+ * (V = B^T d B), the tile is A^T [sum over channels of U .* V] A. The sum over channels, for each
+ * of the 16 positions of the 4x4, is one GEMM [M, C] x [C, tiles]: 16 GEMMs of C multiply-adds
+ * per output pair of 4 pixels, where im2col's GEMM spends 9 C per pixel, 2.25 times as many. The
+ * result is the convolution's up to rounding (the transforms add and halve: within a few ulp of
+ * the direct sum for data of one sign, more where terms cancel), and the same bits at every
+ * thread count (an image's arithmetic does not depend on the split). */
+#ifndef CORTEN_OPS_CPU_WINOGRAD_H
+#define CORTEN_OPS_CPU_WINOGRAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "corten/status.h"
+#include "ops/defs.h"
+
+/* Whether plan g is one this path takes: 3x3, stride 1, no dilation, one group, and channels
+ * and filters enough (at least 8 each) for the GEMMs to pay for the transforms. */
+bool ct__wino_fits(const ct__conv_geom *g);
+
+/* Floats of U for plan g (16 M C), and of one worker's scratch (the transformed patches and
+ * products of one block of tiles, and the rows they are made from). */
+int64_t ct__wino_u_elems(const ct__conv_geom *g);
+int64_t ct__wino_scratch_elems(const ct__conv_geom *g);
+
+/* U from the filters w [M, C, 3, 3]. */
+void ct__wino_filter(const ct__conv_geom *g, const float *w, float *u);
+
+/* An image's output planes go in blocks of whole tile rows (about 256 tiles each), independent
+ * of each other: ct__wino_blocks of them. Block b of output image o [M, OH, OW] from input image
+ * x [C, H, W] and U, with scratch of ct__wino_scratch_elems floats. Fails only as its GEMMs do
+ * (out of memory for their packing buffers: the error recorded, o partly written). */
+int64_t ct__wino_blocks(const ct__conv_geom *g);
+ct_status ct__wino_block(const ct__conv_geom *g, const float *x, const float *u, int64_t b,
+                         float *o, float *scratch);
+
+#endif /* CORTEN_OPS_CPU_WINOGRAD_H */
