@@ -20,7 +20,9 @@
 #include "ops/defs.h"
 
 /* Whether plan g is one this path takes: 3x3, stride 1, no dilation, one group, and channels
- * and filters enough (at least 8 each) for the GEMMs to pay for the transforms. */
+ * and filters enough (at least 8 each) for the GEMMs to pay for the transforms; always false in
+ * a build without the transforms' vector clones (winograd.c: not x86-64, or a compiler without
+ * target_clones), where the path would be slower than im2col. */
 bool ct__wino_fits(const ct__conv_geom *g);
 
 /* Floats of U for plan g (16 M C), and of one worker's scratch (the transformed patches and
