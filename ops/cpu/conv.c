@@ -178,8 +178,9 @@ static ct_status conv_wino(const ct_kernel_ctx *c, const conv_job *j, float *o) 
   const ct__conv_geom *g = &j->g;
   wino_run r = {g, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)), NULL, o, NULL,
                 ct__wino_blocks(g), 0, 0, ct__wino_scratch_elems(g), NULL};
+  const int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads(); /* nested: inline */
   r.items = g->n * r.blocks;
-  r.pieces = ct_get_num_threads() < r.items ? ct_get_num_threads() : r.items;
+  r.pieces = threads < r.items ? threads : r.items;
   const int64_t u_elems = ct__wino_u_elems(g);
   float *buf = conv_scratch(c, u_elems + r.pieces * r.scratch_elems, sizeof(float));
   if (buf == NULL) return ct_last_status();
