@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* bench_conv.c: conv2d and a CNN training step, next to libtorch in the same run.
  *   conv2d forward   Input [32,16,32,32], Filter [32,16,3,3], padding 1, float32: one ct_op_run
- *                    (im2col + corten's GEMM per image)           [at::conv2d]
+ *                    (Winograd's F(2x2, 3x3): 16 GEMMs per block of tiles, ops/cpu/winograd.c)
+ *                                                                 [at::conv2d]
  *   conv2d backward  conv2d_grad of the same, Input@GRAD and Filter@GRAD
  *                                                                 [at::convolution_backward]
  *   both again with every core: corten's pool, libtorch's intra-op pool and OpenBLAS's threads
