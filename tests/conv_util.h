@@ -99,6 +99,21 @@ static inline ct_op *conv_case_op(const conv_case *k, const char *in, const char
   return op;
 }
 
+/* conv2d_grad of a case: Input x, Filter f, Output@GRAD d; Input@GRAD dx, Filter@GRAD df. */
+static inline ct_op *conv_grad_op(const conv_case *k) {
+  ct_op *op = new_op("conv2d_grad");
+  ck_assert_int_eq(ct_op_set_input(op, "Input", "x"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Filter", "f"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Output@GRAD", "d"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Input@GRAD", "dx"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Filter@GRAD", "df"), CT_OK);
+  int64_t st[2] = {k->sh, k->sw};
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "strides", st, 2), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "paddings", k->pads, k->n_pads), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_int(op, "groups", k->groups), CT_OK);
+  return op;
+}
+
 /* conv2d by its definition, in double: out [n, m, oh, ow]. */
 static inline void conv_naive(const conv_case *k, const double *x, const double *f, double *o) {
   int64_t p[4], oh = conv_oh(k), ow = conv_ow(k), cg = k->c / k->groups, mg = k->m / k->groups;

@@ -170,6 +170,46 @@ START_TEST(conv_grad_f32_matches_f64) {
 }
 END_TEST
 
+/* float32 Input@GRAD of a stride-1 3x3 conv with 8 or more channels and filters is Winograd's
+ * path over Output@GRAD with the filters transposed and turned (ops/cpu/conv.c): on small
+ * integers it is exact, so equal to the float64 kernel's (im2col); Filter@GRAD beside it too.
+ * Paddings 1, 0, 2 and asymmetric. */
+START_TEST(conv_grad_winograd_input_grad_is_exact) {
+  const conv_case *ks[] = {
+      CONV(.n = 2, .c = 8, .h = 17, .w = 18, .m = 9, .kh = 3, .kw = 3, .pads = {1, 1}),
+      CONV(.n = 1, .c = 9, .h = 16, .w = 17, .m = 8, .kh = 3, .kw = 3),
+      CONV(.n = 1, .c = 8, .h = 15, .w = 16, .m = 8, .kh = 3, .kw = 3, .pads = {2, 2}),
+      CONV(.n = 1, .c = 8, .h = 16, .w = 17, .m = 10, .kh = 3, .kw = 3, .pads = {0, 2, 1, 0},
+           .n_pads = 4),
+  };
+  for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+    const conv_case *k = ks[i];
+    ct_scope *s[2] = {ct_scope_new(), ct_scope_new()};
+    const ct_dtype dts[2] = {CT_FLOAT64, CT_FLOAT32};
+    ct_op *op = conv_grad_op(k);
+    for (int t = 0; t < 2; t++) {
+      put_fn(s[t], "x", dts[t], conv_x_dims(k), data_x);
+      put_fn(s[t], "f", dts[t], conv_f_dims(k), data_y);
+      put_fn(s[t], "d", dts[t], conv_out_dims(k), data_x);
+      run(op, s[t]);
+    }
+    const char *outs[2] = {"dx", "df"};
+    const ct_ddim dims[2] = {conv_x_dims(k), conv_f_dims(k)};
+    for (int o = 0; o < 2; o++) {
+      const double *want = result(s[0], outs[o], CT_FLOAT64, dims[o]);
+      const float *got = result(s[1], outs[o], CT_FLOAT32, dims[o]);
+      for (int64_t e = 0; e < ct_ddim_numel(dims[o]); e++) {
+        ck_assert_msg((double)got[e] == want[e], "case %zu %s[%lld] = %.9g, want %.17g", i,
+                      outs[o], (long long)e, (double)got[e], want[e]);
+      }
+    }
+    ct_op_free(op);
+    ct_scope_free(s[0]);
+    ct_scope_free(s[1]);
+  }
+}
+END_TEST
+
 /* Only the filter is a parameter: conv2d_grad computes Filter@GRAD alone. */
 START_TEST(conv_grad_filter_only) {
   static const char *const just_f[] = {"f"};
@@ -208,6 +248,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, pool_max_grad_overlaps_and_ties);
   CT_ADD_TEST(s, pool_2x2_tiles_keep_order_ties_and_nans);
   CT_ADD_TEST(s, conv_grad_f32_matches_f64);
+  CT_ADD_TEST(s, conv_grad_winograd_input_grad_is_exact);
   CT_ADD_TEST(s, conv_grad_filter_only);
   CT_ADD_TEST(s, conv_grad_refuses_wrong_dout);
   return s;

@@ -193,21 +193,6 @@ END_TEST
 
 /* ---- conv2d, depthwise conv2d and pool2d ------------------------------------------------------ */
 
-/* conv2d_grad of a case: Input x, Filter f, Output@GRAD d; Input@GRAD dx, Filter@GRAD df. */
-static ct_op *conv_grad_op(const conv_case *k) {
-  ct_op *op = new_op("conv2d_grad");
-  ck_assert_int_eq(ct_op_set_input(op, "Input", "x"), CT_OK);
-  ck_assert_int_eq(ct_op_set_input(op, "Filter", "f"), CT_OK);
-  ck_assert_int_eq(ct_op_set_input(op, "Output@GRAD", "d"), CT_OK);
-  ck_assert_int_eq(ct_op_set_output(op, "Input@GRAD", "dx"), CT_OK);
-  ck_assert_int_eq(ct_op_set_output(op, "Filter@GRAD", "df"), CT_OK);
-  int64_t st[2] = {k->sh, k->sw};
-  ck_assert_int_eq(ct_op_set_attr_ints(op, "strides", st, 2), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_ints(op, "paddings", k->pads, k->n_pads), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_int(op, "groups", k->groups), CT_OK);
-  return op;
-}
-
 /* conv2d and conv2d_grad of case k in dt give the same bytes at every count. */
 static void check_conv_at_counts(const conv_case *k, ct_dtype dt) {
   ct_scope *s = ct_scope_new();

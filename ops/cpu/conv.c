@@ -174,17 +174,17 @@ static void wino_pieces(void *arg, int64_t b, int64_t e) {
   }
 }
 
-static ct_status conv_wino(const ct_kernel_ctx *c, const conv_job *j, float *o) {
-  const ct__conv_geom *g = &j->g;
-  wino_run r = {g, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)), NULL, o, NULL,
-                ct__wino_blocks(g), 0, 0, ct__wino_scratch_elems(g), NULL};
+/* Output o of the convolution of plan g of x by the filters w [M, C, 3, 3]. */
+static ct_status wino_conv(const ct_kernel_ctx *c, const ct__conv_geom *g, const float *x,
+                           const float *w, float *o) {
+  wino_run r = {g, x, NULL, o, NULL, ct__wino_blocks(g), 0, 0, ct__wino_scratch_elems(g), NULL};
   const int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads(); /* nested: inline */
   r.items = g->n * r.blocks;
   r.pieces = threads < r.items ? threads : r.items;
   const int64_t u_elems = ct__wino_u_elems(g);
   float *buf = conv_scratch(c, u_elems + r.pieces * r.scratch_elems, sizeof(float));
   if (buf == NULL) return ct_last_status();
-  ct__wino_filter(g, ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)), buf);
+  ct__wino_filter(g, w, buf);
   atomic_bool failed = false;
   r.u = buf;
   r.scratch = buf + u_elems;
@@ -194,11 +194,67 @@ static ct_status conv_wino(const ct_kernel_ctx *c, const conv_job *j, float *o) 
   return atomic_load(&failed) ? conv_gemm_fail(c) : CT_OK;
 }
 
+static ct_status conv_wino(const ct_kernel_ctx *c, const conv_job *j, float *o) {
+  return wino_conv(c, &j->g, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
+                   ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)), o);
+}
+
+/* Input@GRAD of a stride-1 3x3 conv is itself a 3x3 convolution: of Output@GRAD [N, M, OH, OW]
+ * by the filters transposed and turned half a turn, W'[c][m][ky][kx] = W[m][c][2-ky][2-kx],
+ * padded 2 - p on each side (so its output is H x W again). The plan of that convolution. */
+static ct__conv_geom wino_dx_geom(const ct__conv_geom *g) {
+  ct__conv_geom t = *g;
+  t.c = g->m;
+  t.m = g->c;
+  t.h = g->oh;
+  t.w = g->ow;
+  t.oh = g->h;
+  t.ow = g->w;
+  t.pt = 2 - g->pt;
+  t.pb = 2 - g->pb;
+  t.pl = 2 - g->pl;
+  t.pr = 2 - g->pr;
+  return t;
+}
+
+/* Whether conv2d_grad's float32 Input@GRAD takes that convolution through Winograd's path: the
+ * forward's conditions for the same images (sizes alone), paddings of at most 2, and the
+ * transposed plan one the path takes. */
+static bool conv_wino_dx_fits(const conv_job *j) {
+  const ct__conv_geom *g = &j->g;
+  if (j->batched || j->depthwise || g->pt > 2 || g->pb > 2 || g->pl > 2 || g->pr > 2) {
+    return false;
+  }
+  ct__conv_geom t = wino_dx_geom(g);
+  return ct__wino_fits(g) && ct__wino_fits(&t);
+}
+
+static ct_status conv_wino_dx(const ct_kernel_ctx *c, const conv_job *j, const float *w,
+                              const float *d, float *dx) {
+  const ct__conv_geom *g = &j->g;
+  const int64_t mc = g->m * g->c;
+  float *wt = conv_scratch(c, 9 * mc, sizeof(float));
+  if (wt == NULL) return ct_last_status();
+  for (int64_t m = 0; m < g->m; m++) {
+    for (int64_t ci = 0; ci < g->c; ci++) {
+      const float *src = w + (m * g->c + ci) * 9;
+      float *dst = wt + (ci * g->m + m) * 9;
+      for (int k = 0; k < 9; k++) dst[k] = src[8 - k];
+    }
+  }
+  ct__conv_geom t = wino_dx_geom(g);
+  ct_status st = wino_conv(c, &t, d, wt, dx);
+  free(wt);
+  return st;
+}
+
 #define T float
 #define SFX(name) name##_f32
 #define GEMM ct__gemm_f32
 #define CONV_FAST_FITS conv_wino_fits
 #define CONV_FAST_RUN conv_wino
+#define CONV_FAST_DX_FITS conv_wino_dx_fits
+#define CONV_FAST_DX_RUN conv_wino_dx
 #include "ops/cpu/conv_tmpl.h"
 #include "ops/cpu/pool_tmpl.h"
 #undef T
@@ -206,6 +262,8 @@ static ct_status conv_wino(const ct_kernel_ctx *c, const conv_job *j, float *o) 
 #undef GEMM
 #undef CONV_FAST_FITS
 #undef CONV_FAST_RUN
+#undef CONV_FAST_DX_FITS
+#undef CONV_FAST_DX_RUN
 
 #define T double
 #define SFX(name) name##_f64

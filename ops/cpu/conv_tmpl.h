@@ -433,6 +433,13 @@ static ct_status SFX(conv2d_grad)(const ct_kernel_ctx *c) {
     ct__parallel_for(g->groups, conv_grain(g->n * ohw * mk / g->groups), SFX(dw_groups_grad), &r);
     return CT_OK;
   }
+#ifdef CONV_FAST_DX_RUN /* Input@GRAD by a faster algorithm this dtype has (float32: Winograd) */
+  if (dx != NULL && CONV_FAST_DX_FITS(&j)) {
+    if ((st = CONV_FAST_DX_RUN(c, &j, r.w, r.d, dx)) != CT_OK) return st;
+    if (dw == NULL) return CT_OK;
+    r.dx = dx = NULL; /* the chunks below compute Filter@GRAD alone */
+  }
+#endif
   bool parts = dw != NULL && !j.batched;
   if ((st = SFX(conv_alloc)(c, &r, parts ? r.pieces * mk : 0)) != CT_OK) return st;
   if (j.batched) {
