@@ -9,6 +9,8 @@
 #define _POSIX_C_SOURCE 200809L /* pthread barriers */
 #include <math.h>
 #include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -338,6 +340,58 @@ START_TEST(empty_cache_frees_other_threads_idle_buffers_and_keeps_taken_ones) {
 }
 END_TEST
 
+/* Takes a 1 MiB buffer, gives it back, and waits (twice) at the barrier before exiting. */
+static void *hold_idle(void *arg) {
+  (void)arg;
+  ck_assert_ptr_nonnull(ct__scratch_take((size_t)1 << 20));
+  ct__scratch_give_back();
+  pthread_barrier_wait(&step);
+  pthread_barrier_wait(&step);
+  return NULL;
+}
+
+static void *take_page(void *arg) {
+  (void)arg;
+  if (ct__scratch_take(4096) == NULL) return (void *)1;
+  ct__scratch_give_back();
+  return NULL;
+}
+
+/* A fork child keeps the records of threads that are gone in it (their stacks, and so their
+ * records, free for the child's new threads): it forgets them and their bytes. A thread the
+ * child starts takes a buffer, and emptying the cache returns with reserved back where the
+ * parent started (a cycle in the list made that hang). */
+START_TEST(a_fork_child_forgets_the_buffers_of_threads_it_does_not_have) {
+  ck_assert_int_eq(ct_memory_empty_cache(ct_cpu()), CT_OK);
+  size_t r0 = host_reserved();
+  ck_assert_int_eq(pthread_barrier_init(&step, NULL, 2), 0);
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, hold_idle, NULL), 0);
+  pthread_barrier_wait(&step); /* t holds an idle 1 MiB buffer */
+  ck_assert_uint_eq(host_reserved(), r0 + ((size_t)1 << 20));
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    alarm(20); /* a hang ends the child with SIGALRM */
+    pthread_t c;
+    void *bad = (void *)1;
+    if (pthread_create(&c, NULL, take_page, NULL) != 0 || pthread_join(c, &bad) != 0) _exit(2);
+    if (bad != NULL) _exit(3);
+    if (ct_memory_empty_cache(ct_cpu()) != CT_OK) _exit(4);
+    _exit(host_reserved() == r0 ? 0 : 5);
+  }
+  int status = 0;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: %s %d",
+                WIFEXITED(status) ? "exit" : "signal",
+                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+  pthread_barrier_wait(&step);
+  ck_assert_int_eq(pthread_join(t, NULL), 0);
+  ck_assert_uint_eq(host_reserved(), r0);
+  ck_assert_int_eq(pthread_barrier_destroy(&step), 0);
+}
+END_TEST
+
 #ifdef CORTEN_FAULT_INJECTION
 /* On a fresh thread (no packing buffer yet), the buffer's allocation fails: out of memory with
  * the sizes named, C unchanged; the next call succeeds. */
@@ -382,6 +436,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, empty_products_leave_c_alone_or_scale_it);
   CT_ADD_TEST(s, the_packing_buffer_is_kept_counted_in_reserved_and_given_back);
   CT_ADD_TEST(s, empty_cache_frees_other_threads_idle_buffers_and_keeps_taken_ones);
+  CT_ADD_TEST(s, a_fork_child_forgets_the_buffers_of_threads_it_does_not_have);
 #ifdef CORTEN_FAULT_INJECTION
   CT_ADD_TEST(s, out_of_memory_for_the_buffers_changes_nothing);
 #endif

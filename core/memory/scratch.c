@@ -25,6 +25,7 @@ enum { IDLE, TAKEN, EMPTYING };
 typedef struct scratch_rec {
   _Atomic int state;
   bool linked;
+  bool exited; /* its thread ran at_thread_exit: no buffer again (see ct__scratch_take) */
   void *p;
   size_t cap;
   struct scratch_rec *prev, *next;
@@ -39,6 +40,7 @@ static scratch_rec *list_head;
 static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static bool key_made;
+static size_t forgotten; /* bytes a fork child dropped, still to count out of reserved (lock) */
 
 /* Frees r's buffer; the bytes it held. Called with r not TAKEN by anyone else. */
 static size_t drop(scratch_rec *r) {
@@ -58,19 +60,43 @@ static void at_thread_exit(void *arg) {
   else list_head = r->next;
   if (r->next != NULL) r->next->prev = r->prev;
   r->linked = false;
+  r->exited = true;
   size_t held = drop(r);
   pthread_mutex_unlock(&list_lock);
   ct__host_reserve(0, held);
 }
 
 /* The list's lock is held across fork (as the host cache's is), so a child forked while another
- * thread walks or changes the list finds it whole and unlocked. */
+ * thread walks or changes the list finds it whole. In the child only the forking thread exists:
+ * the other records are copies of threads that are gone, whose stacks (and so records) the
+ * child's new threads may reuse, so the child frees their buffers (its copies) and forgets them;
+ * their bytes leave reserved when a thread of the child first takes a buffer, or at its next
+ * ct_memory_empty_cache (not here: the stats' lock may have been held by a thread that is gone). */
 static void fork_prepare(void) { pthread_mutex_lock(&list_lock); }
-static void fork_done(void) { pthread_mutex_unlock(&list_lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&list_lock); }
+static void fork_child(void) {
+  for (scratch_rec *r = list_head, *next; r != NULL; r = next) {
+    next = r->next;
+    if (r == &rec) continue;
+    forgotten += drop(r);
+  }
+  list_head = rec.linked ? &rec : NULL;
+  rec.prev = rec.next = NULL;
+  atomic_store_explicit(&rec.state, IDLE, memory_order_relaxed); /* a GEMM does not fork */
+  pthread_mutex_unlock(&list_lock);
+}
+
+/* Counts out of reserved what a fork child forgot; called with the lock held, returns the bytes
+ * for the caller to count out after unlocking. */
+static size_t take_forgotten(void) {
+  size_t f = forgotten;
+  forgotten = 0;
+  return f;
+}
 
 static void make_key(void) {
   key_made = pthread_key_create(&exit_key, at_thread_exit) == 0 &&
-             pthread_atfork(fork_prepare, fork_done, fork_done) == 0;
+             pthread_atfork(fork_prepare, fork_parent, fork_child) == 0;
 }
 
 /* Puts this thread's record in the list, with its exit destructor: false if that failed. */
@@ -83,11 +109,16 @@ static bool link_self(void) {
   if (list_head != NULL) list_head->prev = &rec;
   list_head = &rec;
   rec.linked = true;
+  size_t f = take_forgotten();
   pthread_mutex_unlock(&list_lock);
+  ct__host_reserve(0, f);
   return true;
 }
 
 void *ct__scratch_take(size_t bytes) {
+  /* A take in a thread-exit destructor that runs after this file's: relinking could leave the
+   * record in the list past the thread (destructor rounds are bounded), so it is refused. */
+  if (rec.exited) return NULL;
   if (!rec.linked && !link_self()) return NULL;
   for (;;) {
     int seen = IDLE;
@@ -115,6 +146,8 @@ void *ct__scratch_take(size_t bytes) {
 
 void ct__scratch_give_back(void) { atomic_store_explicit(&rec.state, IDLE, memory_order_release); }
 
+/* The owner reads its own cap; a concurrent ct__scratch_empty may clear it (tests call this
+ * when none runs). */
 size_t ct__scratch_held(void) { return rec.cap; }
 
 size_t ct__scratch_total(void) { return atomic_load_explicit(&total, memory_order_relaxed); }
@@ -131,6 +164,7 @@ size_t ct__scratch_empty(void) {
     freed += drop(r);
     atomic_store_explicit(&r->state, IDLE, memory_order_release);
   }
+  freed += take_forgotten();
   pthread_mutex_unlock(&list_lock);
   return freed;
 }
