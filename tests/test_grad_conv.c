@@ -145,16 +145,7 @@ END_TEST
 START_TEST(conv_grad_f32_matches_f64) {
   const conv_case *k = CONV(.n = 2, .c = 4, .h = 6, .w = 5, .m = 4, .kh = 3, .kw = 3,
                             .groups = 2, .sh = 2, .pads = {1, 1});
-  ct_op *op = new_op("conv2d_grad");
-  ck_assert_int_eq(ct_op_set_input(op, "Input", "x"), CT_OK);
-  ck_assert_int_eq(ct_op_set_input(op, "Filter", "f"), CT_OK);
-  ck_assert_int_eq(ct_op_set_input(op, "Output@GRAD", "d"), CT_OK);
-  ck_assert_int_eq(ct_op_set_output(op, "Input@GRAD", "dx"), CT_OK);
-  ck_assert_int_eq(ct_op_set_output(op, "Filter@GRAD", "df"), CT_OK);
-  int64_t st[2] = {2, 1}, pd[2] = {1, 1};
-  ck_assert_int_eq(ct_op_set_attr_ints(op, "strides", st, 2), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_ints(op, "paddings", pd, 2), CT_OK);
-  ck_assert_int_eq(ct_op_set_attr_int(op, "groups", 2), CT_OK);
+  ct_op *op = conv_grad_op(k); /* strides {2, 1}, paddings {1, 1}, groups 2 */
   const char *ins[3] = {"x", "f", "d"}, *outs[2] = {"dx", "df"};
   ct_ddim dims[3] = {conv_x_dims(k), conv_f_dims(k), conv_out_dims(k)};
   check_f32_matches_f64(op, ins, dims, 3, outs, 2);
