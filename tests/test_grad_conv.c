@@ -4,6 +4,8 @@
  * filters; max and avg pooling, exclusive or not, ceil_mode, global; 2x2 windows tiling the
  * image (ties, NaNs, signed zeros) exactly. Then the float32 grad kernels against the float64
  * ones, one gradient alone, and a wrong Output@GRAD. */
+#include <math.h>
+
 #include <corten/corten.h>
 
 #include "conv_util.h"
@@ -165,7 +167,7 @@ END_TEST
  * path over Output@GRAD with the filters transposed and turned (ops/cpu/conv.c): on small
  * integers it is exact, so equal to the float64 kernel's (im2col); Filter@GRAD beside it too.
  * Paddings 1, 0, 2 and asymmetric. */
-START_TEST(conv_grad_winograd_input_grad_is_exact) {
+START_TEST(conv_grad_winograd_is_exact) {
   const conv_case *ks[] = {
       CONV(.n = 2, .c = 8, .h = 17, .w = 18, .m = 9, .kh = 3, .kw = 3, .pads = {1, 1}),
       CONV(.n = 1, .c = 9, .h = 16, .w = 17, .m = 8, .kh = 3, .kw = 3),
@@ -198,6 +200,53 @@ START_TEST(conv_grad_winograd_input_grad_is_exact) {
     ct_scope_free(s[0]);
     ct_scope_free(s[1]);
   }
+}
+END_TEST
+
+/* Deterministic float32 values in [-1, 1) and their magnitudes. */
+static double data_unit(int64_t i) {
+  return (float)((double)((uint64_t)(i + 1) * 2654435761u % 10007) / 5003.5 - 1.0);
+}
+static double data_unit_abs(int64_t i) { return fabs(data_unit(i)); }
+static double data_unit2(int64_t i) { return data_unit(i + 12345); }
+static double data_unit2_abs(int64_t i) { return fabs(data_unit2(i)); }
+
+/* On data that is not exact, Winograd's float32 gradients stay within 1e-6 (8 float32 ulp) of
+ * the sum of their terms' magnitudes (Input@GRAD: |W| |dOut| over the window and filters; Filter@GRAD: |x| |dOut|
+ * over the images and pixels), both computed by the float64 kernel (im2col). Filter@GRAD sums
+ * 2 x 20 x 21 terms; the worst seen here is 9e-8. */
+START_TEST(conv_grad_winograd_error_is_within_its_bound) {
+  const double bound = 1e-6;
+  const conv_case *k = CONV(.n = 2, .c = 16, .h = 20, .w = 21, .m = 12, .kh = 3, .kw = 3,
+                            .pads = {1, 1});
+  ct_scope *s[3] = {ct_scope_new(), ct_scope_new(), ct_scope_new()};
+  const ct_dtype dts[3] = {CT_FLOAT32, CT_FLOAT64, CT_FLOAT64};
+  double (*fx[3])(int64_t) = {data_unit, data_unit, data_unit_abs};
+  double (*fd[3])(int64_t) = {data_unit2, data_unit2, data_unit2_abs};
+  ct_op *op = conv_grad_op(k);
+  for (int t = 0; t < 3; t++) {
+    put_fn(s[t], "x", dts[t], conv_x_dims(k), fx[t]);
+    put_fn(s[t], "f", dts[t], conv_f_dims(k), fx[t]);
+    put_fn(s[t], "d", dts[t], conv_out_dims(k), fd[t]);
+    run(op, s[t]);
+  }
+  const char *outs[2] = {"dx", "df"};
+  const ct_ddim dims[2] = {conv_x_dims(k), conv_f_dims(k)};
+  for (int o = 0; o < 2; o++) {
+    const float *got = result(s[0], outs[o], CT_FLOAT32, dims[o]);
+    const double *want = result(s[1], outs[o], CT_FLOAT64, dims[o]);
+    const double *mag = result(s[2], outs[o], CT_FLOAT64, dims[o]);
+    double worst = 0;
+    for (int64_t e = 0; e < ct_ddim_numel(dims[o]); e++) {
+      double err = fabs(got[e] - want[e]) / mag[e];
+      ck_assert_msg(err <= bound, "%s[%lld] = %.9g, want %.17g (sum of magnitudes %.9g)",
+                    outs[o], (long long)e, (double)got[e], want[e], mag[e]);
+      if (err > worst) worst = err;
+    }
+    ck_assert(worst > 0); /* not exact: the bound is what is tested */
+  }
+  ct_op_free(op);
+  for (int t = 0; t < 3; t++) ct_scope_free(s[t]);
 }
 END_TEST
 
@@ -239,7 +288,8 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, pool_max_grad_overlaps_and_ties);
   CT_ADD_TEST(s, pool_2x2_tiles_keep_order_ties_and_nans);
   CT_ADD_TEST(s, conv_grad_f32_matches_f64);
-  CT_ADD_TEST(s, conv_grad_winograd_input_grad_is_exact);
+  CT_ADD_TEST(s, conv_grad_winograd_is_exact);
+  CT_ADD_TEST(s, conv_grad_winograd_error_is_within_its_bound);
   CT_ADD_TEST(s, conv_grad_filter_only);
   CT_ADD_TEST(s, conv_grad_refuses_wrong_dout);
   return s;

@@ -248,6 +248,59 @@ static ct_status conv_wino_dx(const ct_kernel_ctx *c, const conv_job *j, const f
   return st;
 }
 
+/* conv2d_grad's float32 Filter@GRAD through Winograd's path (ct__wino_grad_block) when the
+ * forward would take it: the blocks of all images in wino_dw_chunks fixed chunks, each summing
+ * its blocks in order into its own dU, the chunks' dU then added in chunk order, so the sums
+ * follow the sizes alone (the same bits at every thread count); `pieces` threads run the chunks,
+ * each with its scratch and lanes. */
+typedef struct wino_dw_run {
+  const ct__conv_geom *g;
+  const float *x, *d;
+  float *du, *scratch;
+  int64_t blocks, items, chunks, pieces, scratch_elems;
+} wino_dw_run;
+
+static void wino_dw_pieces(void *arg, int64_t b, int64_t e) {
+  const wino_dw_run *r = arg;
+  const ct__conv_geom *g = r->g;
+  const int64_t in = g->c * g->h * g->w, out = g->m * g->oh * g->ow, u = ct__wino_u_elems(g);
+  const int64_t nl = ct__wino_grad_lanes(g);
+  for (int64_t p = b; p < e; p++) {
+    float *lanes = r->scratch + p * (r->scratch_elems + nl), *s = lanes + nl;
+    for (int64_t k = r->chunks * p / r->pieces; k < r->chunks * (p + 1) / r->pieces; k++) {
+      memset(lanes, 0, (size_t)nl * sizeof(float));
+      for (int64_t it = r->items * k / r->chunks; it < r->items * (k + 1) / r->chunks; it++) {
+        int64_t n = it / r->blocks;
+        ct__wino_grad_block(g, r->x + n * in, r->d + n * out, it % r->blocks, lanes, s);
+      }
+      ct__wino_grad_sum(g, lanes, r->du + k * u);
+    }
+  }
+}
+
+static ct_status conv_wino_dw(const ct_kernel_ctx *c, const conv_job *j, const float *x,
+                              const float *d, float *dw) {
+  const ct__conv_geom *g = &j->g;
+  wino_dw_run r = {g, x, d, NULL, NULL, ct__wino_blocks(g), 0, 0, 0, ct__wino_scratch_elems(g)};
+  r.items = g->n * r.blocks;
+  r.chunks = r.items < GRAD_CHUNKS ? r.items : GRAD_CHUNKS;
+  const int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads();
+  r.pieces = threads < r.chunks ? threads : r.chunks;
+  const int64_t u = ct__wino_u_elems(g), nl = ct__wino_grad_lanes(g);
+  float *buf = conv_scratch(c, r.chunks * u + r.pieces * (r.scratch_elems + nl), sizeof(float));
+  if (buf == NULL) return ct_last_status();
+  r.du = buf;
+  r.scratch = buf + r.chunks * u;
+  ct__parallel_for(r.pieces, 1, wino_dw_pieces, &r);
+  for (int64_t k = 1; k < r.chunks; k++) {
+    const float *t = r.du + k * u;
+    for (int64_t i = 0; i < u; i++) r.du[i] += t[i];
+  }
+  ct__wino_filter_grad(g, r.du, dw);
+  free(buf);
+  return CT_OK;
+}
+
 #define T float
 #define SFX(name) name##_f32
 #define GEMM ct__gemm_f32
@@ -255,6 +308,7 @@ static ct_status conv_wino_dx(const ct_kernel_ctx *c, const conv_job *j, const f
 #define CONV_FAST_RUN conv_wino
 #define CONV_FAST_DX_FITS conv_wino_dx_fits
 #define CONV_FAST_DX_RUN conv_wino_dx
+#define CONV_FAST_DW_RUN conv_wino_dw
 #include "ops/cpu/conv_tmpl.h"
 #include "ops/cpu/pool_tmpl.h"
 #undef T
@@ -264,6 +318,7 @@ static ct_status conv_wino_dx(const ct_kernel_ctx *c, const conv_job *j, const f
 #undef CONV_FAST_RUN
 #undef CONV_FAST_DX_FITS
 #undef CONV_FAST_DX_RUN
+#undef CONV_FAST_DW_RUN
 
 #define T double
 #define SFX(name) name##_f64

@@ -436,10 +436,16 @@ static ct_status SFX(conv2d_grad)(const ct_kernel_ctx *c) {
 #ifdef CONV_FAST_DX_RUN /* Input@GRAD by a faster algorithm this dtype has (float32: Winograd) */
   if (dx != NULL && CONV_FAST_DX_FITS(&j)) {
     if ((st = CONV_FAST_DX_RUN(c, &j, r.w, r.d, dx)) != CT_OK) return st;
-    if (dw == NULL) return CT_OK;
     r.dx = dx = NULL; /* the chunks below compute Filter@GRAD alone */
   }
 #endif
+#ifdef CONV_FAST_DW_RUN /* Filter@GRAD by it (float32: Winograd, where the forward takes it) */
+  if (dw != NULL && CONV_FAST_FITS(&j)) {
+    if ((st = CONV_FAST_DW_RUN(c, &j, r.x, r.d, dw)) != CT_OK) return st;
+    r.dw = dw = NULL; /* the chunks below compute Input@GRAD alone */
+  }
+#endif
+  if (dx == NULL && dw == NULL) return CT_OK;
   bool parts = dw != NULL && !j.batched;
   if ((st = SFX(conv_alloc)(c, &r, parts ? r.pieces * mk : 0)) != CT_OK) return st;
   if (j.batched) {

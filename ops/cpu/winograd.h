@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ops/cpu/winograd.h: conv2d's float32 forward as Winograd's minimal filtering F(2x2, 3x3)
- * (docs/design/conv.md), for 3x3 filters at stride 1 without dilation or groups.
+/* ops/cpu/winograd.h: conv2d's float32 forward (and its Filter@GRAD, below) as Winograd's
+ * minimal filtering F(2x2, 3x3) (docs/design/conv.md), for 3x3 filters at stride 1 without
+ * dilation or groups.
  *
  * Each 2x2 tile of an output plane comes from a 4x4 patch of the input: with the filter
  * transformed once per call (U = G g G^T, 4x4 per filter and channel) and each patch transformed
@@ -40,5 +41,17 @@ void ct__wino_filter(const ct__conv_geom *g, const float *w, float *u);
 int64_t ct__wino_blocks(const ct__conv_geom *g);
 ct_status ct__wino_block(const ct__conv_geom *g, const float *x, const float *u, int64_t b,
                          float *o, float *scratch);
+
+/* Filter@GRAD through the same transforms: U's gradient is dU = sum over images and tiles of
+ * (A dY A^T) .* V, and Filter@GRAD is G^T dU G. A run sums its blocks into lanes of
+ * ct__wino_grad_lanes floats (zeroed first): ct__wino_grad_block adds block b's terms of image x
+ * [C, H, W] with its Output@GRAD dy [M, OH, OW] (scratch: ct__wino_scratch_elems floats), and
+ * ct__wino_grad_sum writes the run's dU [16][M][C] from them. ct__wino_filter_grad writes dw
+ * [M, C, 3, 3] from dU. The sums' order follows the blocks given and the sizes alone. */
+int64_t ct__wino_grad_lanes(const ct__conv_geom *g);
+void ct__wino_grad_block(const ct__conv_geom *g, const float *x, const float *dy, int64_t b,
+                         float *lanes, float *scratch);
+void ct__wino_grad_sum(const ct__conv_geom *g, const float *lanes, float *du);
+void ct__wino_filter_grad(const ct__conv_geom *g, const float *du, float *dw);
 
 #endif /* CORTEN_OPS_CPU_WINOGRAD_H */
