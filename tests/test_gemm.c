@@ -33,6 +33,7 @@ typedef struct prod {
   int64_t m, n, k;
   bool ta, tb;
   double alpha, beta;
+  bool in_place; /* b_in_place: B's slivers read where they are */
 } prod;
 
 #define PAD_C 2
@@ -80,8 +81,10 @@ REF(double, f64, fma)
     for (int64_t i = 0; i < p->m * ldc; i++) {                                                    \
       c[i] = c0[i] = i % ldc < p->n ? (p->beta != 0 ? (T)val(2, i) : (T)NAN) : (T)SENTINEL;       \
     }                                                                                             \
-    ck_assert_int_eq(CT__GEMM(ct__gemm_##SFX, p->ta, p->tb, p->m, p->n, p->k, p->alpha, a, lda,  \
-                              b, ldb, p->beta, c, ldc),                                           \
+    ck_assert_int_eq(ct__gemm_##SFX(&(ct__gemm){.ta = p->ta, .tb = p->tb, .m = p->m, .n = p->n,  \
+                                                .k = p->k, .alpha = p->alpha, .beta = p->beta,    \
+                                                .a = a, .lda = lda, .b = b, .ldb = ldb, .c = c,   \
+                                                .ldc = ldc, .b_in_place = p->in_place}),          \
                      CT_OK);                                                                      \
     for (int64_t i = 0; i < p->m; i++) {                                                          \
       for (int64_t j = 0; j < ldc; j++) {                                                         \
@@ -121,7 +124,8 @@ static const int64_t shapes[][3] = {{1, 1, 1},    {1, 77, 300},  {77, 1, 300}, {
 #define N_SHAPES (sizeof shapes / sizeof shapes[0])
 
 /* Every shape, transpose, dtype and a few alpha and beta with the kernel named, if it runs here
- * (the kernel is chosen back to the widest after). */
+ * (the kernel is chosen back to the widest after); B packed, and B read in place where the call
+ * asks (b_in_place: the same sums). */
 static void check_kernel(const char *name) {
   if (!ct__gemm_use_kernel(name)) {
     printf("gemm: this CPU does not run the %s kernel; its checks skipped\n", name);
@@ -132,9 +136,12 @@ static void check_kernel(const char *name) {
   for (size_t s = 0; s < N_SHAPES; s++) {
     for (int t = 0; t < 4; t++) {
       for (size_t v = 0; v < 3; v++) {
-        prod p = {shapes[s][0], shapes[s][1], shapes[s][2], t & 1, t >> 1, ab[v][0], ab[v][1]};
-        free(check_f32(&p, fused));
-        free(check_f64(&p, fused));
+        for (int in_place = 0; in_place < 2; in_place++) {
+          prod p = {shapes[s][0], shapes[s][1], shapes[s][2], t & 1, t >> 1, ab[v][0], ab[v][1],
+                    in_place};
+          free(check_f32(&p, fused));
+          free(check_f64(&p, fused));
+        }
       }
     }
   }
@@ -169,7 +176,7 @@ END_TEST
 
 /* The same product at 1, 2, 3 and 7 threads: the same bits (and each the defined sums). */
 START_TEST(the_result_is_the_same_at_every_thread_count) {
-  static const prod p64 = {300, 290, 600, true, false, -0.5, 0.25};
+  static const prod p64 = {300, 290, 600, true, false, -0.5, 0.25, false};
   bool fused64 = strcmp(ct__gemm_kernel_name(8), "portable") != 0;
   ct_set_num_threads(1);
   double *first64 = check_f64(&p64, fused64);
@@ -178,8 +185,11 @@ START_TEST(the_result_is_the_same_at_every_thread_count) {
   ck_assert_int_eq(memcmp(c64, first64, sizeof(double) * (size_t)(p64.m * (p64.n + PAD_C))), 0);
   free(c64);
   free(first64);
-  static const prod ps[] = {{300, 300, 300, false, false, 1, 0}, {1000, 37, 333, false, true, 1, 0},
-                            {37, 1000, 333, true, false, 1, 1}, {5, 4000, 70, false, false, 1, 0}};
+  static const prod ps[] = {{300, 300, 300, false, false, 1, 0, false},
+                            {1000, 37, 333, false, true, 1, 0, false},
+                            {37, 1000, 333, true, false, 1, 1, false},
+                            {5, 4000, 70, false, false, 1, 0, false},
+                            {40, 3000, 20, false, false, 1, 0, true}};
   static const int threads[] = {1, 2, 3, 7};
   bool fused = strcmp(ct__gemm_kernel_name(4), "portable") != 0;
   for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
@@ -220,7 +230,7 @@ START_TEST(a_gemm_beside_a_busy_pool_runs_its_blocks_on_its_own_thread) {
   pthread_t t;
   ck_assert_int_eq(pthread_create(&t, NULL, hold_pool, NULL), 0);
   while (atomic_load(&holding) == 0) sched_yield(); /* the pool is taken */
-  static const prod p = {400, 300, 200, false, true, 1, 0};
+  static const prod p = {400, 300, 200, false, true, 1, 0, false};
   bool fused = strcmp(ct__gemm_kernel_name(4), "portable") != 0;
   free(check_f32(&p, fused));
   atomic_store(&release, 1);

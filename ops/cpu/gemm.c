@@ -29,7 +29,8 @@ enum { KC_F32 = CT__GEMM_KC, KC_F64 = CT__GEMM_KC };
 /* How a call runs. swap: as C^T = op(B)^T op(A)^T, so that the shorter of C's dims lies along
  * the kernel's rows (h of 1 to MR rows cost what they compute; nr columns cost nr). direct:
  * op(B)'s rows are rows of memory and one sliver of A's rows covers all of C's, so each value of
- * B is read once: whole slivers are read in place, not packed. C splits in tm x tn blocks (items,
+ * B is read once (or the caller asked, b_in_place): whole slivers are read in place, not
+ * packed. C splits in tm x tn blocks (items,
  * one thread each), each with its own packing buffers of item_elems elements: A's block
  * (a_elems) then B's panel. */
 typedef struct gemm_plan {
@@ -76,7 +77,7 @@ static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, int64_t kc_max, s
                           .lda = g->ldb, .ldb = g->lda, .c = g->c, .ldc = g->ldc};
     g = swapped;
   }
-  pl->direct = g->pack_b == NULL && !g->tb && g->m <= mr;
+  pl->direct = g->pack_b == NULL && !g->tb && (g->m <= mr || g->b_in_place);
   double macs = (double)g->m * (double)g->n * (double)g->k;
   int64_t most = ct__parallel_nested() ? 1 : ct_get_num_threads(); /* nested: runs inline */
   if (macs / MIN_ITEM_MACS < (double)most) most = (int64_t)(macs / MIN_ITEM_MACS);

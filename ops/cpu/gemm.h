@@ -45,6 +45,11 @@ typedef struct ct__gemm {
   int64_t ldc;
   ct__gemm_pack_fn pack_b; /* NULL; or B's packer, with pack_ctx (b, ldb and tb unused) */
   const void *pack_ctx;
+  /* The kernel reads B's whole slivers where they are instead of packing them first, whatever
+   * m: for a B of few rows (k) the caller has just written, so in cache (Winograd's transformed
+   * patches). The same sums, so the same bits; ignored for a transposed or packer-given B and
+   * when the plan swaps the product. */
+  bool b_in_place;
 } ct__gemm;
 
 ct_status ct__gemm_f32(const ct__gemm *g);
