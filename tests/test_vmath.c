@@ -165,12 +165,25 @@ END_TEST
 
 /* ---- The ops compute exactly these functions, packed ------------------------------------------ */
 
-static double spread(int64_t i) { return (double)i * 0.0625 - 125.0; } /* -125 .. 125 */
+/* -125 .. 125 by sixteenths, then the special inputs: infinities, NaN, -0, a float32 subnormal,
+ * a float64 subnormal (0 as float32), the largest values. */
+enum { N_SPREAD = 4001, N_SPECIAL = 8 };
+static double spread(int64_t i) {
+  static const double special[N_SPECIAL] = {INFINITY, -INFINITY, NAN,    -0.0,
+                                            1e-40,    1e-310,    3e38, 1e308};
+  return i < N_SPREAD ? (double)i * 0.0625 - 125.0 : special[i - N_SPREAD];
+}
 
 static void check_op(const char *type, ct_dtype dt) {
-  enum { N = 4001 };
+  enum { N = N_SPREAD + N_SPECIAL };
   ct_scope *s = ct_scope_new();
-  put_fn(s, "x", dt, CT_DIMS(N), spread);
+  void *xs = xmalloc(N, 8); /* by hand: put_fn insists each value round-trips, NaN does not */
+  for (int64_t i = 0; i < N; i++) {
+    if (dt == CT_FLOAT32) ((float *)xs)[i] = (float)spread(i);
+    else ((double *)xs)[i] = spread(i);
+  }
+  put(s, "x", dt, CT_DIMS(N), xs);
+  free(xs);
   ct_op *op = op_x(type, "x", "y");
   run(op, s);
   const void *y = result(s, "y", dt, CT_DIMS(N));

@@ -77,7 +77,7 @@ FOLD_LANES(fold_f64, double)
 /* Four runs of n elements, run r at x + r * s, each folded exactly as FOLD_LANES folds it (the
  * same lanes, order and tree: the same sums), side by side: one run's 8 lanes are 8 chains of
  * dependent additions, which leave the adder idle between steps; four runs' 32 chains keep it
- * busy. Always inlined, so it compiles inside its caller's AVX2 clone. */
+ * busy. Always inlined, so it compiles inside each of its caller's vector clones. */
 #define FOLD4_LANES(NAME, T)                                                                    \
   static inline __attribute__((always_inline)) void NAME(const T *x, int64_t s, int64_t n,      \
                                                          double out[4]) {                       \

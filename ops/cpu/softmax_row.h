@@ -31,7 +31,7 @@ static inline double ct__sm_fold(const double *l) {
   return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
 }
 
-/* Always inlined: the row must compile inside its caller's AVX2 clone (CT__VM_CLONES). */
+/* Always inlined: the row must compile inside each of its caller's clones (CT__VM_CLONES). */
 #define CT__SM_ROW(SUF, T)                                                                    \
   static inline __attribute__((always_inline)) T ct__sm_max_##SUF(const T *x, int64_t n) {    \
     T l[32];                                                                                  \

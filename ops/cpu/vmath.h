@@ -32,12 +32,13 @@
 
 #define CT__VM static inline __attribute__((always_inline))
 
-/* On a kernel's range function whose loop calls these: GCC on x86-64 compiles it twice, for the
- * SSE2 baseline and for AVX2 (8 float lanes, no FMA: the same bits), and picks at load time
- * (an ifunc). Empty elsewhere, and in sanitizer builds. */
+/* On a kernel's range function whose loop calls these: GCC on x86-64 compiles it three times,
+ * for the SSE2 baseline, AVX2 (8 float lanes) and AVX-512 (16), with no FMA (the same bits in
+ * each), and picks the widest the CPU runs at load time (an ifunc). Empty elsewhere, and in
+ * sanitizer builds. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
     !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#define CT__VM_CLONES __attribute__((target_clones("avx2", "default")))
+#define CT__VM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define CT__VM_CLONES
 #endif
