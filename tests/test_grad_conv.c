@@ -163,10 +163,12 @@ START_TEST(conv_grad_f32_matches_f64) {
 }
 END_TEST
 
-/* float32 Input@GRAD of a stride-1 3x3 conv with 8 or more channels and filters is Winograd's
- * path over Output@GRAD with the filters transposed and turned (ops/cpu/conv.c): on small
- * integers it is exact, so equal to the float64 kernel's (im2col); Filter@GRAD beside it too.
- * Paddings 1, 0, 2 and asymmetric. */
+/* float32 gradients of a stride-1 3x3 conv with 8 or more channels and filters go through
+ * Winograd's path (ops/cpu/conv.c): Input@GRAD as the convolution of Output@GRAD by the filters
+ * transposed and turned, Filter@GRAD as G^T dU G. On small integers both are exact, so equal to
+ * the float64 kernel's (im2col). Paddings 1, 0, 2 and asymmetric; odd and even sizes; channel
+ * and filter counts that leave the dots' blocks of 4 by 2 a remainder; a layer wide enough for
+ * the GEMM. */
 START_TEST(conv_grad_winograd_is_exact) {
   const conv_case *ks[] = {
       CONV(.n = 2, .c = 8, .h = 17, .w = 18, .m = 9, .kh = 3, .kw = 3, .pads = {1, 1}),
@@ -174,6 +176,9 @@ START_TEST(conv_grad_winograd_is_exact) {
       CONV(.n = 1, .c = 8, .h = 15, .w = 16, .m = 8, .kh = 3, .kw = 3, .pads = {2, 2}),
       CONV(.n = 1, .c = 8, .h = 16, .w = 17, .m = 10, .kh = 3, .kw = 3, .pads = {0, 2, 1, 0},
            .n_pads = 4),
+      /* wide enough (M C > 8192) for Filter@GRAD's sums to go through the GEMM; 10 blocks in
+       * 8 chunks, so some chunk adds two */
+      CONV(.n = 5, .c = 96, .h = 18, .w = 64, .m = 88, .kh = 3, .kw = 3, .pads = {1, 1}),
   };
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
     const conv_case *k = ks[i];

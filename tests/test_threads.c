@@ -221,6 +221,11 @@ START_TEST(conv2d_and_grad_at_every_count) {
   const conv_case *wino = CONV(.n = 3, .c = 8, .h = 44, .w = 24, .m = 8, .kh = 3, .kw = 3,
                                .pads = {1, 1});
   check_conv_at_counts(wino, CT_FLOAT32);
+  /* A layer wide enough (M C > 8192) for Filter@GRAD's sums to go through the GEMM: 9 images
+   * in 8 chunks. */
+  const conv_case *wide = CONV(.n = 9, .c = 96, .h = 12, .w = 22, .m = 90, .kh = 3, .kw = 3,
+                               .pads = {1, 1});
+  check_conv_at_counts(wide, CT_FLOAT32);
 }
 END_TEST
 

@@ -249,15 +249,17 @@ static ct_status conv_wino_dx(const ct_kernel_ctx *c, const conv_job *j, const f
 }
 
 /* conv2d_grad's float32 Filter@GRAD through Winograd's path (ct__wino_grad_block) when the
- * forward would take it: the blocks of all images in wino_dw_chunks fixed chunks, each summing
- * its blocks in order into its own dU, the chunks' dU then added in chunk order, so the sums
- * follow the sizes alone (the same bits at every thread count); `pieces` threads run the chunks,
- * each with its scratch and lanes. */
+ * forward would take it: the blocks of all images in `chunks` fixed chunks (at most GRAD_CHUNKS,
+ * fewer when their dU would pass GRAD_SCRATCH floats), each summing its blocks in order into its
+ * own dU, the chunks' dU then added in chunk order, so the sums follow the sizes alone (the same
+ * bits at every thread count); `pieces` threads run the chunks, each with its scratch and lanes
+ * (none for a wide layer: its chunk's dU is its accumulator). */
 typedef struct wino_dw_run {
   const ct__conv_geom *g;
   const float *x, *d;
   float *du, *scratch;
   int64_t blocks, items, chunks, pieces, scratch_elems;
+  atomic_bool *failed;
 } wino_dw_run;
 
 static void wino_dw_pieces(void *arg, int64_t b, int64_t e) {
@@ -268,12 +270,14 @@ static void wino_dw_pieces(void *arg, int64_t b, int64_t e) {
   for (int64_t p = b; p < e; p++) {
     float *lanes = r->scratch + p * (r->scratch_elems + nl), *s = lanes + nl;
     for (int64_t k = r->chunks * p / r->pieces; k < r->chunks * (p + 1) / r->pieces; k++) {
-      memset(lanes, 0, (size_t)nl * sizeof(float));
+      float *acc = nl > 0 ? lanes : r->du + k * u;
+      memset(acc, 0, (size_t)(nl > 0 ? nl : u) * sizeof(float));
       for (int64_t it = r->items * k / r->chunks; it < r->items * (k + 1) / r->chunks; it++) {
         int64_t n = it / r->blocks;
-        ct__wino_grad_block(g, r->x + n * in, r->d + n * out, it % r->blocks, lanes, s);
+        conv_gemm_note(r->failed, ct__wino_grad_block(g, r->x + n * in, r->d + n * out,
+                                                      it % r->blocks, acc, s));
       }
-      ct__wino_grad_sum(g, lanes, r->du + k * u);
+      if (nl > 0) ct__wino_grad_sum(g, lanes, r->du + k * u);
     }
   }
 }
@@ -281,24 +285,31 @@ static void wino_dw_pieces(void *arg, int64_t b, int64_t e) {
 static ct_status conv_wino_dw(const ct_kernel_ctx *c, const conv_job *j, const float *x,
                               const float *d, float *dw) {
   const ct__conv_geom *g = &j->g;
-  wino_dw_run r = {g, x, d, NULL, NULL, ct__wino_blocks(g), 0, 0, 0, ct__wino_scratch_elems(g)};
+  const int64_t u = ct__wino_u_elems(g), nl = ct__wino_grad_lanes(g);
+  wino_dw_run r = {g, x, d, NULL, NULL, ct__wino_blocks(g), 0, 0, 0, ct__wino_scratch_elems(g),
+                   NULL};
   r.items = g->n * r.blocks;
-  r.chunks = r.items < GRAD_CHUNKS ? r.items : GRAD_CHUNKS;
+  r.chunks = GRAD_SCRATCH / u > 1 ? GRAD_SCRATCH / u : 1;
+  if (r.chunks > GRAD_CHUNKS) r.chunks = GRAD_CHUNKS;
+  if (r.chunks > r.items) r.chunks = r.items;
   const int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads();
   r.pieces = threads < r.chunks ? threads : r.chunks;
-  const int64_t u = ct__wino_u_elems(g), nl = ct__wino_grad_lanes(g);
   float *buf = conv_scratch(c, r.chunks * u + r.pieces * (r.scratch_elems + nl), sizeof(float));
   if (buf == NULL) return ct_last_status();
+  atomic_bool failed = false;
   r.du = buf;
   r.scratch = buf + r.chunks * u;
+  r.failed = &failed;
   ct__parallel_for(r.pieces, 1, wino_dw_pieces, &r);
-  for (int64_t k = 1; k < r.chunks; k++) {
-    const float *t = r.du + k * u;
-    for (int64_t i = 0; i < u; i++) r.du[i] += t[i];
+  if (!atomic_load(&failed)) {
+    for (int64_t k = 1; k < r.chunks; k++) {
+      const float *t = r.du + k * u;
+      for (int64_t i = 0; i < u; i++) r.du[i] += t[i];
+    }
+    ct__wino_filter_grad(g, r.du, dw);
   }
-  ct__wino_filter_grad(g, r.du, dw);
   free(buf);
-  return CT_OK;
+  return atomic_load(&failed) ? conv_gemm_fail(c) : CT_OK;
 }
 
 #define T float

@@ -391,7 +391,16 @@ static void dots(int64_t mm, int64_t cc, int64_t n, const float *a, const float 
   }
 }
 
-int64_t ct__wino_grad_lanes(const ct__conv_geom *g) { return 8 * ct__wino_u_elems(g); }
+/* The dots' lanes are 8 floats per element of dU, per thread: beyond LANES_MAX floats (4 MiB;
+ * M C above 8192) the layer is wide enough for the GEMM, whose packing each element then pays
+ * back over M or C products, and dU is summed through it, 16 GEMMs [M, tiles] x [tiles, C] a
+ * block added into the chunk's dU. */
+enum { LANES_MAX = 1 << 20 };
+static bool by_dots(const ct__conv_geom *g) { return 8 * ct__wino_u_elems(g) <= LANES_MAX; }
+
+int64_t ct__wino_grad_lanes(const ct__conv_geom *g) {
+  return by_dots(g) ? 8 * ct__wino_u_elems(g) : 0;
+}
 
 void ct__wino_grad_sum(const ct__conv_geom *g, const float *lanes, float *du) {
   for (int64_t i = 0; i < ct__wino_u_elems(g); i++) {
@@ -400,21 +409,30 @@ void ct__wino_grad_sum(const ct__conv_geom *g, const float *lanes, float *du) {
   }
 }
 
-void ct__wino_grad_block(const ct__conv_geom *g, const float *x, const float *dy, int64_t b,
-                         float *lanes, float *scratch) {
+ct_status ct__wino_grad_block(const ct__conv_geom *g, const float *x, const float *dy, int64_t b,
+                              float *acc, float *scratch) {
   const int64_t tw = tiles_w(g), th = tiles_h(g), br = block_rows(g), bt = block_ld(br * tw);
   const int64_t mc = g->m * g->c, ty0 = b * br, ty1 = ty0 + br < th ? ty0 + br : th;
   const int64_t nt = (ty1 - ty0) * tw;
   float *v = scratch, *dm = v + 16 * g->c * bt, *rows = dm + 16 * g->m * bt;
   transform_in(g, x, ty0, ty1, bt, v, rows);
   transform_dout(g, dy, ty0, ty1, bt, dm, rows);
-  const int64_t n8 = block_ld(nt);
+  if (!by_dots(g)) {
+    for (int64_t xi = 0; xi < 16; xi++) {
+      ct_status st = CT__GEMM(ct__gemm_f32, false, true, g->m, g->c, nt, 1, dm + xi * g->m * bt,
+                              bt, v + xi * g->c * bt, bt, 1, acc + xi * mc, g->c);
+      if (st != CT_OK) return st;
+    }
+    return CT_OK;
+  }
+  const int64_t n8 = (nt + 7) & ~(int64_t)7;
   if (n8 > nt) { /* the zeros the dots' last step reads */
     for (int64_t r = 0; r < 16 * (g->c + g->m); r++) {
       memset(v + r * bt + nt, 0, (size_t)(n8 - nt) * sizeof(float));
     }
   }
   for (int64_t xi = 0; xi < 16; xi++) {
-    dots(g->m, g->c, n8, dm + xi * g->m * bt, v + xi * g->c * bt, bt, lanes + 8 * xi * mc);
+    dots(g->m, g->c, n8, dm + xi * g->m * bt, v + xi * g->c * bt, bt, acc + 8 * xi * mc);
   }
+  return CT_OK;
 }

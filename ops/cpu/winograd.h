@@ -43,14 +43,16 @@ ct_status ct__wino_block(const ct__conv_geom *g, const float *x, const float *u,
                          float *o, float *scratch);
 
 /* Filter@GRAD through the same transforms: U's gradient is dU = sum over images and tiles of
- * (A dY A^T) .* V, and Filter@GRAD is G^T dU G. A run sums its blocks into lanes of
- * ct__wino_grad_lanes floats (zeroed first): ct__wino_grad_block adds block b's terms of image x
- * [C, H, W] with its Output@GRAD dy [M, OH, OW] (scratch: ct__wino_scratch_elems floats), and
- * ct__wino_grad_sum writes the run's dU [16][M][C] from them. ct__wino_filter_grad writes dw
- * [M, C, 3, 3] from dU. The sums' order follows the blocks given and the sizes alone. */
+ * (A dY A^T) .* V, and Filter@GRAD is G^T dU G. A run sums its blocks into an accumulator zeroed
+ * first: ct__wino_grad_block adds block b's terms of image x [C, H, W] with its Output@GRAD dy
+ * [M, OH, OW] (scratch: ct__wino_scratch_elems floats). The accumulator is lanes of
+ * ct__wino_grad_lanes floats, from which ct__wino_grad_sum writes the run's dU [16][M][C]; or,
+ * where that count is 0 (wide layers), dU itself, through the GEMM (which fails only for want
+ * of memory for its packing: the error recorded, dU partly added to). ct__wino_filter_grad
+ * writes dw [M, C, 3, 3] from dU. The sums' order follows the blocks given and the sizes. */
 int64_t ct__wino_grad_lanes(const ct__conv_geom *g);
-void ct__wino_grad_block(const ct__conv_geom *g, const float *x, const float *dy, int64_t b,
-                         float *lanes, float *scratch);
+ct_status ct__wino_grad_block(const ct__conv_geom *g, const float *x, const float *dy, int64_t b,
+                              float *acc, float *scratch);
 void ct__wino_grad_sum(const ct__conv_geom *g, const float *lanes, float *du);
 void ct__wino_filter_grad(const ct__conv_geom *g, const float *du, float *dw);
 
