@@ -116,11 +116,12 @@ CHECK(double, f64)
 /* Shapes: single elements, a row, a column, k past one block (several blocks, a short last
  * one), edges in both dims for every kernel's tile, C wider than tall and taller than wide, more
  * columns than one packed panel holds (4096 floats, 2048 doubles; as C or, swapped, as C^T) and
- * more rows than one packed block of A (252 float rows, 120 double rows). */
+ * more rows than one packed block of A (252 float rows, 120 double rows; [300,64] stays
+ * unswapped with the 32-wide AVX-512 tile, so B read in place meets several blocks of A). */
 static const int64_t shapes[][3] = {{1, 1, 1},    {1, 77, 300},  {77, 1, 300}, {13, 37, 513},
                                     {40, 3, 5},   {3, 40, 5},    {25, 70, 256}, {70, 25, 257},
                                     {12, 32, 1},  {100, 9, 31},  {3, 5000, 10}, {4200, 2, 7},
-                                    {260, 40, 70}};
+                                    {260, 40, 70}, {300, 64, 20}};
 #define N_SHAPES (sizeof shapes / sizeof shapes[0])
 
 /* Every shape, transpose, dtype and a few alpha and beta with the kernel named, if it runs here

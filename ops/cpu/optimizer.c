@@ -7,9 +7,9 @@
  * dtype. An in-place update (ParamOut naming Param) reaches the kernel with a fresh ParamOut
  * block (ops/prep.c), so one loop serves both. The element loops split across threads
  * (ct__parallel_for): each element's update is the same whatever the split. adam's loop runs
- * packed (its sqrt is the instruction: the kernels build with -fno-math-errno), 16 or 8 lanes
- * where the CPU has AVX-512 or AVX2 (CT__VM_CLONES); sqrt and division round the same packed or
- * scalar. */
+ * packed (its sqrt is the instruction: the kernels build with -fno-math-errno), 16 or 8 float32
+ * lanes (8 or 4 float64) where the CPU has AVX-512 or AVX2 (CT__VM_CLONES); sqrt and division
+ * round the same packed or scalar. */
 #include <math.h>
 
 #include "ops/cpu/parallel.h"
