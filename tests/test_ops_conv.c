@@ -138,7 +138,8 @@ END_TEST
  * F(2x2, 3x3) (ops/cpu/winograd.c) when their images go one GEMM each (one image, or 256 output
  * pixels or more): exact on these small integers like the GEMM path. Odd and
  * even output sizes (a half tile), asymmetric and no padding, a row of more tiles than a block
- * (and than the output step's chunk), and several blocks of tile rows. */
+ * (and than the output step's chunk), several blocks of tile rows, and more filter-channel
+ * pairs than the filter transform takes at a time. */
 START_TEST(conv_winograd_shapes) {
   check_both(CONV(.n = 2, .c = 8, .h = 17, .w = 18, .m = 8, .kh = 3, .kw = 3, .pads = {1, 1}));
   check_both(CONV(.n = 1, .c = 9, .h = 8, .w = 7, .m = 10, .kh = 3, .kw = 3));
@@ -146,6 +147,8 @@ START_TEST(conv_winograd_shapes) {
                   .pads = {0, 2, 1, 0}, .n_pads = 4));
   check_both(CONV(.n = 1, .c = 8, .h = 4, .w = 601, .m = 8, .kh = 3, .kw = 3, .pads = {1, 1}));
   check_both(CONV(.n = 3, .c = 8, .h = 70, .w = 20, .m = 9, .kh = 3, .kw = 3, .pads = {1, 1}));
+  /* 323 filter-channel pairs: the filter transform's runs of 256 and a short one */
+  check_both(CONV(.n = 1, .c = 17, .h = 6, .w = 7, .m = 19, .kh = 3, .kw = 3, .pads = {1, 1}));
 }
 END_TEST
 

@@ -104,16 +104,28 @@ static void filter_1d(float a, float b, float c, float r[4]) {
   r[3] = c;
 }
 
+/* U[xi] for xi < 16, f = m C + c (U[xi] is M x C, row-major), a run of FILTER_RUN filters at a
+ * time: their 16 values go to a local block first and then to the 16 planes a row at a time, so
+ * each plane is written along memory (writing the 16 values of one filter at once, 16 streams
+ * mc floats apart, took a quarter of a 512-channel forward: 35 -> 27 ms). */
+enum { FILTER_RUN = 256 };
 void ct__wino_filter(const ct__conv_geom *g, const float *w, float *u) {
   const int64_t mc = g->m * g->c;
-  for (int64_t f = 0; f < mc; f++) { /* f = m C + c: U[xi] is M x C, row-major */
-    const float *k = w + f * 9;
-    float cols[3][4];
-    for (int j = 0; j < 3; j++) filter_1d(k[j], k[3 + j], k[6 + j], cols[j]);
-    for (int i = 0; i < 4; i++) {
-      float r[4];
-      filter_1d(cols[0][i], cols[1][i], cols[2][i], r);
-      for (int j = 0; j < 4; j++) u[(i * 4 + j) * mc + f] = r[j];
+  float block[16][FILTER_RUN];
+  for (int64_t f0 = 0; f0 < mc; f0 += FILTER_RUN) {
+    const int64_t nf = mc - f0 < FILTER_RUN ? mc - f0 : FILTER_RUN;
+    for (int64_t q = 0; q < nf; q++) {
+      const float *k = w + (f0 + q) * 9;
+      float cols[3][4];
+      for (int j = 0; j < 3; j++) filter_1d(k[j], k[3 + j], k[6 + j], cols[j]);
+      for (int i = 0; i < 4; i++) {
+        float r[4];
+        filter_1d(cols[0][i], cols[1][i], cols[2][i], r);
+        for (int j = 0; j < 4; j++) block[i * 4 + j][q] = r[j];
+      }
+    }
+    for (int xi = 0; xi < 16; xi++) {
+      memcpy(u + xi * mc + f0, block[xi], (size_t)nf * sizeof(float));
     }
   }
 }
