@@ -76,13 +76,27 @@ static int64_t block_rows(const ct__conv_geom *g) {
   return r < th ? r : th;
 }
 
+/* Where the path stops paying, measured at one thread against im2col on the machine of
+ * docs/performance.md (1 MiB of L2 a core), forward and backward alike. Wide layers lose: each
+ * block packs all of U[xi] again (M C floats, for only a block of tiles' products), and a
+ * block's V and M (16 (C + M) rows of bt floats) no longer stay in cache between the steps.
+ * Forward, against im2col: 256 x 256 filters on 16 x 16 images (bt 80) 1.73 times as fast, on
+ * 28 x 28 (bt 200) 0.92; 512 x 512 on 16 x 16 0.78; 128 x 128 on 56 x 56 (bt 272) 1.62. So the
+ * path takes at most WIDE_PAIRS filter-channel pairs and (C + M) bt of at most WIDE_BLOCK (V and
+ * M of a block within 5 MiB). */
+enum { WIDE_PAIRS = 65536, WIDE_BLOCK = 81920 };
+
 bool ct__wino_fits(const ct__conv_geom *g) {
 #ifndef CT__WINO_ON
   (void)g;
   return false;
 #else
-  return g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 &&
-         g->groups == 1 && g->c >= 8 && g->m >= 8 && g->oh >= 2 && g->ow >= 2;
+  if (!(g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 &&
+        g->groups == 1 && g->c >= 8 && g->m >= 8 && g->oh >= 2 && g->ow >= 2)) {
+    return false;
+  }
+  const int64_t bt = block_ld(block_rows(g) * tiles_w(g));
+  return g->m * g->c <= WIDE_PAIRS && (g->c + g->m) * bt <= WIDE_BLOCK;
 #endif
 }
 

@@ -20,9 +20,10 @@
 #include "corten/status.h"
 #include "ops/defs.h"
 
-/* Whether plan g is one this path takes: 3x3, stride 1, no dilation, one group, and channels
- * and filters enough (at least 8 each) for the GEMMs to pay for the transforms; always false in
- * a build without the transforms' vector clones (winograd.c: not x86-64, or a compiler without
+/* Whether plan g is one this path takes: 3x3, stride 1, no dilation, one group, channels and
+ * filters enough (at least 8 each) for the GEMMs to pay for the transforms and not so many (on
+ * images so large) that im2col wins again (winograd.c says where); always false in a build
+ * without the transforms' vector clones (winograd.c: not x86-64, or a compiler without
  * target_clones), where the path would be slower than im2col. */
 bool ct__wino_fits(const ct__conv_geom *g);
 
