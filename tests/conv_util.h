@@ -99,6 +99,12 @@ static inline ct_op *conv_case_op(const conv_case *k, const char *in, const char
   return op;
 }
 
+/* Deterministic float32 values in [-1, 1), not exact in sums: for the Winograd paths' error
+ * bounds. */
+static inline double data_unit(int64_t i) {
+  return (float)((double)((uint64_t)(i + 1) * 2654435761u % 10007) / 5003.5 - 1.0);
+}
+
 /* conv2d_grad of a case: Input x, Filter f, Output@GRAD d; Input@GRAD dx, Filter@GRAD df. */
 static inline ct_op *conv_grad_op(const conv_case *k) {
   ct_op *op = new_op("conv2d_grad");

@@ -152,11 +152,6 @@ START_TEST(conv_winograd_shapes) {
 }
 END_TEST
 
-/* Deterministic float32 values in [-1, 1). */
-static double data_unit(int64_t i) {
-  return (float)((double)((uint64_t)(i + 1) * 2654435761u % 10007) / 5003.5 - 1.0);
-}
-
 /* On data that is not exact, the Winograd path's error stays within 1e-5 of the sum of the
  * terms' magnitudes (|x| |w| over the window and channels), computed in float64. */
 START_TEST(conv_winograd_error_is_within_its_bound) {

@@ -7,8 +7,9 @@
  * packs into the GEMM straight from the image (pack_col) and the gradient writes out. Small images
  * (under BATCH_PIXELS outputs) unfold all images side by side and take one GEMM per group. A 1x1
  * filter with stride 1, no padding and no dilation reads the input as col directly. float32 3x3
- * filters at stride 1 (8 channels and filters or more, one GEMM per image) take Winograd's
- * F(2x2, 3x3) instead (ops/cpu/winograd.c), its blocks of tiles split across threads. Depthwise
+ * filters at stride 1 (8 channels and filters or more, one GEMM per image, not the widest layers)
+ * take Winograd's F(2x2, 3x3) instead (ops/cpu/winograd.c), forward and both gradients, its
+ * blocks of tiles split across threads. Depthwise
  * groups (one input channel each) run a direct loop per output plane instead: their GEMM would be
  * a matrix-vector product per plane. The gradient: Filter@GRAD's transpose accumulates col dOut^T
  * over fixed chunks of images (each in image order, the chunks' sums then added in order into

@@ -333,13 +333,30 @@ int64_t ct__wino_blocks(const ct__conv_geom *g) {
   return (tiles_h(g) + br - 1) / br;
 }
 
+/* Block b of an image in a worker's scratch: its tile rows [ty0, ty1) and tiles nt, the columns
+ * between rows bt, V (16 C rows) then the M or dM rows (16 M) and the padded input rows; V
+ * already transformed from the image x. */
+typedef struct wino_blk {
+  int64_t ty0, ty1, nt, bt;
+  float *v, *mx, *rows;
+} wino_blk;
+
+static wino_blk block_in(const ct__conv_geom *g, const float *x, int64_t b, float *scratch) {
+  const int64_t tw = tiles_w(g), th = tiles_h(g), br = block_rows(g);
+  wino_blk k = {.ty0 = b * br, .bt = block_ld(br * tw), .v = scratch};
+  k.ty1 = k.ty0 + br < th ? k.ty0 + br : th;
+  k.nt = (k.ty1 - k.ty0) * tw;
+  k.mx = k.v + 16 * g->c * k.bt;
+  k.rows = k.mx + 16 * g->m * k.bt;
+  transform_in(g, x, k.ty0, k.ty1, k.bt, k.v, k.rows);
+  return k;
+}
+
 ct_status ct__wino_block(const ct__conv_geom *g, const float *x, const float *u, int64_t b,
                          float *o, float *scratch) {
-  const int64_t tw = tiles_w(g), th = tiles_h(g), br = block_rows(g), bt = block_ld(br * tw);
-  const int64_t mc = g->m * g->c, ty0 = b * br, ty1 = ty0 + br < th ? ty0 + br : th;
-  const int64_t nt = (ty1 - ty0) * tw;
-  float *v = scratch, *mx = v + 16 * g->c * bt, *rows = mx + 16 * g->m * bt;
-  transform_in(g, x, ty0, ty1, bt, v, rows);
+  const wino_blk k = block_in(g, x, b, scratch);
+  const int64_t mc = g->m * g->c, nt = k.nt, bt = k.bt;
+  float *v = k.v, *mx = k.mx;
   for (int64_t xi = 0; xi < 16; xi++) {
     /* V[xi] was just written: its slivers are read where they are (b_in_place), not packed
      * again (10-13% of the forward and of Input@GRAD). */
@@ -349,7 +366,7 @@ ct_status ct__wino_block(const ct__conv_geom *g, const float *x, const float *u,
         .b_in_place = true});
     if (st != CT_OK) return st;
   }
-  transform_out(g, mx, ty0, ty1, bt, o);
+  transform_out(g, mx, k.ty0, k.ty1, bt, o);
   return CT_OK;
 }
 
@@ -437,12 +454,10 @@ void ct__wino_grad_sum(const ct__conv_geom *g, const float *lanes, float *du) {
 
 ct_status ct__wino_grad_block(const ct__conv_geom *g, const float *x, const float *dy, int64_t b,
                               float *acc, float *scratch) {
-  const int64_t tw = tiles_w(g), th = tiles_h(g), br = block_rows(g), bt = block_ld(br * tw);
-  const int64_t mc = g->m * g->c, ty0 = b * br, ty1 = ty0 + br < th ? ty0 + br : th;
-  const int64_t nt = (ty1 - ty0) * tw;
-  float *v = scratch, *dm = v + 16 * g->c * bt, *rows = dm + 16 * g->m * bt;
-  transform_in(g, x, ty0, ty1, bt, v, rows);
-  transform_dout(g, dy, ty0, ty1, bt, dm, rows);
+  const wino_blk k = block_in(g, x, b, scratch);
+  const int64_t mc = g->m * g->c, nt = k.nt, bt = k.bt;
+  float *v = k.v, *dm = k.mx;
+  transform_dout(g, dy, k.ty0, k.ty1, bt, dm, k.rows);
   if (!by_dots(g)) {
     for (int64_t xi = 0; xi < 16; xi++) {
       ct_status st = CT__GEMM(ct__gemm_f32, false, true, g->m, g->c, nt, 1, dm + xi * g->m * bt,
