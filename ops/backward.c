@@ -417,15 +417,28 @@ static ct_status check_path(const pass *ps) {
                        "the path",
                        ct__op_label(op, label, sizeof label));
     }
+    /* Every variable the op reads or writes must be one value: its gradient op reads them at
+     * the end of the program, after any later writer (on the path or not) has run. */
     FOR_WIRED(op, output, name, {
       const gvar *v = find(ps, name);
-      if (output && v->written_twice && /* an op's own state, updated in place, passes */
-          !(v->writer == (long)k && v->first_read == (long)k && !v->read_by_others)) {
+      if (!v->written_twice || /* an op's own state, updated in place, passes */
+          (v->writer == (long)k && v->first_read == (long)k && !v->read_by_others)) {
+        continue;
+      }
+      if (output) {
         return ct__error(CT_ERR_UNSUPPORTED,
                          "ct_program_append_backward: %s writes variable '%s', which another op "
                          "writes too or which it also reads: give each value its own name",
                          ct__op_label(op, label, sizeof label), name);
       }
+      char wlabel[CT__OP_LABEL_CAP];
+      return ct__error(CT_ERR_UNSUPPORTED,
+                       "ct_program_append_backward: %s reads variable '%s', which %s writes "
+                       "again (or writes in place), so its gradient would read the later value: "
+                       "give each value its own name",
+                       ct__op_label(op, label, sizeof label), name,
+                       ct__op_label(ct_program_op(ps->p, (size_t)v->writer), wlabel,
+                                    sizeof wlabel));
     })
   }
   return CT_OK;

@@ -7,7 +7,10 @@
  * nested program. The op that reads no intermediate's value onward (the root) gathers the ops
  * that wrote the intermediates it reads, recursively, into a group: the members are skipped in
  * the run and the root evaluates the group's tree in one pass. A group whose leaves an op between
- * a member and the root may write (or run a nested program) is not formed. At run time a group
+ * a member and the root may write (or run a nested program) is not formed. Names are not memory
+ * (two variables may share a block, or wrap one external buffer), so each op in between is also
+ * guarded at run time: when the memory it is about to write overlaps a leaf's, the group runs op
+ * by op that time, its deferred members first (ct__fused_guard). At run time a group
  * whose leaves are not all float32 or all float64 CPU tensors, or whose destination is one of
  * them or an external buffer, runs its ops one by one instead (float16 would round differently),
  * dropping the intermediates' memory afterwards. */
@@ -100,6 +103,11 @@ struct ct__fused {
   size_t n_members;
   ct_var **inner;    /* the intermediates */
   size_t n_inner;
+  /* Run time: set when an op between the first member and the root was about to write memory
+   * a leaf reads (a variable sharing a leaf's block under another name: the plan compares
+   * names, the guard memory). The members that had been deferred ran then, the rest run at their
+   * own turns, the root as a plain op; cleared at the first member's next turn. */
+  bool split;
 };
 
 void ct__fused_free(ct__fused *f) {
@@ -241,6 +249,21 @@ static ct_status move_releases(ct__prep *preps, const ct__fused *f) {
   return CT_OK;
 }
 
+/* Gives every op between f's first member and its root that is not a member a guard on f. */
+static ct_status add_guards(ct__prep *preps, const ct__fused *f) {
+  size_t m = 0;
+  for (size_t k = f->members[0] + 1; k < f->members[f->n_members - 1]; k++) {
+    while (m < f->n_members && f->members[m] < k) m++;
+    if (m < f->n_members && f->members[m] == k) continue;
+    ct__prep *p = &preps[k];
+    ct__fused **grown = ct__realloc(p->guards, (p->n_guards + 1) * sizeof *grown);
+    if (grown == NULL) return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_executor_new: out of host memory");
+    grown[p->n_guards++] = (ct__fused *)f;
+    p->guards = grown;
+  }
+  return CT_OK;
+}
+
 /* Whether prep i's output is an intermediate: see the file's comment. */
 static bool is_inner(const planner *pl, size_t i, bool (*candidate)(void *, const ct_var *),
                      void *arg) {
@@ -290,8 +313,13 @@ ct_status ct__fuse_plan(ct__prep *preps, size_t n, bool (*candidate)(void *, con
       pl.f = NULL;
       continue;
     }
-    if ((s = move_releases(preps, pl.f)) != CT_OK) goto out;
-    for (size_t m = 0; m + 1 < pl.f->n_members; m++) preps[pl.f->members[m]].deferred = true;
+    if ((s = move_releases(preps, pl.f)) != CT_OK || (s = add_guards(preps, pl.f)) != CT_OK) {
+      goto out;
+    }
+    for (size_t m = 0; m + 1 < pl.f->n_members; m++) {
+      preps[pl.f->members[m]].deferred = true;
+      preps[pl.f->members[m]].group = pl.f;
+    }
     preps[r].fused = pl.f;
   }
   pl.f = NULL;
@@ -307,14 +335,62 @@ out:
 
 /* ---- Running a group ------------------------------------------------------------------------- */
 
-/* The group's ops one by one, then the intermediates' memory dropped. */
-static ct_status run_unfused(ct__prep *preps, const ct__fused *f) {
-  ct_status s = CT_OK;
-  for (size_t m = 0; m < f->n_members && s == CT_OK; m++) s = ct__prep_run(&preps[f->members[m]]);
+/* The bytes of leaf memory a tensor of the group reads: its elements. */
+static size_t leaf_bytes(const ct_tensor *t) { return (size_t)t->numel * ct_dtype_size(t->dtype); }
+
+/* Whether tensor t, about to be written (anywhere in its memory's capacity), overlaps the
+ * memory of a leaf of f. */
+static bool writes_a_leaf(const ct__fused *f, const ct_tensor *t) {
+  if (t == NULL || t->block == NULL) return false; /* gets fresh memory when written */
+  for (size_t l = 0; l < f->n_leaves; l++) {
+    const ct_tensor *leaf = ct_var_get_tensor(f->leaves[l]);
+    if (leaf != NULL &&
+        ct__tensor_spans_overlap(t, ct__tensor_capacity(t), leaf, leaf_bytes(leaf))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+ct_status ct__fused_guard(ct__prep *preps, size_t i) {
+  const ct__prep *p = &preps[i];
+  for (size_t g = 0; g < p->n_guards; g++) {
+    ct__fused *f = p->guards[g];
+    if (f->split) continue;
+    bool hazard = false;
+    for (uint32_t o = p->n_in_vars; o < p->n_in_vars + p->n_out_vars && !hazard; o++) {
+      hazard = writes_a_leaf(f, ct_var_get_tensor(p->vars[o]));
+    }
+    if (!hazard) continue;
+    /* The deferred members before i run now, while their leaves still hold their values. */
+    f->split = true;
+    for (size_t m = 0; m < f->n_members && f->members[m] < i; m++) {
+      ct_status s = ct__prep_run(&preps[f->members[m]]);
+      if (s != CT_OK) return s;
+    }
+  }
+  return CT_OK;
+}
+
+bool ct__fused_member_now(ct__prep *preps, size_t i) {
+  ct__fused *f = preps[i].group;
+  if (f->members[0] == i) f->split = false; /* a new pass over the group */
+  return f->split;
+}
+
+/* Drops the intermediates' memory (after the group ran op by op). */
+static void drop_inner(const ct__fused *f) {
   for (size_t k = 0; k < f->n_inner; k++) {
     ct_tensor *t = (ct_tensor *)ct_var_get_tensor(f->inner[k]);
     if (t != NULL) ct__tensor_drop_memory(t);
   }
+}
+
+/* The group's ops one by one, then the intermediates' memory dropped. */
+static ct_status run_unfused(ct__prep *preps, const ct__fused *f) {
+  ct_status s = CT_OK;
+  for (size_t m = 0; m < f->n_members && s == CT_OK; m++) s = ct__prep_run(&preps[f->members[m]]);
+  drop_inner(f);
   return s;
 }
 
@@ -407,6 +483,11 @@ static void labels(const ct__prep *preps, const ct__fused *f, char *buf, size_t 
 }
 
 ct_status ct__fused_run(ct__prep *preps, const ct__fused *f) {
+  if (f->split) { /* its members ran at their turns: the root runs as itself */
+    ct_status s = ct__prep_run(&preps[f->members[f->n_members - 1]]);
+    drop_inner(f);
+    return s;
+  }
   ct_tensor *stack_leaves[16], **leaf = stack_leaves;
   if (f->n_leaves > 16) {
     leaf = ct__calloc(f->n_leaves, sizeof *leaf);
@@ -422,7 +503,10 @@ ct_status ct__fused_run(ct__prep *preps, const ct__fused *f) {
     ct_tensor *t = leaf[l] = (ct_tensor *)ct_var_get_tensor(f->leaves[l]);
     fuse = t != NULL && t->block != NULL && t->block->place.kind == CT_DEVICE_CPU &&
            (t->dtype == CT_FLOAT32 || t->dtype == CT_FLOAT64) && (l == 0 || t->dtype == dt) &&
-           (dst_now == NULL || t->block != dst_now->block) && ct__tensor_data_ok(t);
+           ct__tensor_data_ok(t) &&
+           (dst_now == NULL || (t->block != dst_now->block &&
+                                !ct__tensor_spans_overlap(t, leaf_bytes(t), dst_now,
+                                                          ct__tensor_capacity(dst_now))));
     dt = fuse ? t->dtype : dt;
   }
   ct_status s = CT_OK;

@@ -107,6 +107,12 @@ typedef struct ct__prep {
   bool self_alias;        /* a variable is wired both as an input and as an output (tensor slots) */
   ct__infer_key key[CT__KEY_CAP];
   struct ct__fused *fused; /* fuse_elementwise: the group this op roots, run in its place */
+  struct ct__fused *group; /* fuse_elementwise: the group a deferred op is a member of */
+  ct_var *sink;            /* the variable of outputs named CT__GRAD_EMPTY, owned (or NULL) */
+  struct ct__fused **guards; /* fuse_elementwise: the groups whose span this op lies in, not as
+                                a member: before it runs, its outputs' memory is checked
+                                against their leaves' (ct__fused_guard) */
+  size_t n_guards;
   size_t n_release;
   ct_var **release;       /* variables whose memory goes after this op (executor option) */
   ct_kernel_ctx ctx;
@@ -123,6 +129,11 @@ typedef struct ct__fused ct__fused;
 ct_status ct__fuse_plan(ct__prep *preps, size_t n, bool (*candidate)(void *, const ct_var *),
                         void *arg);
 ct_status ct__fused_run(ct__prep *preps, const ct__fused *f);
+/* Before prep i runs (it has guards): splits each group whose leaves its outputs' memory
+ * overlaps, running that group's deferred members before i now. */
+ct_status ct__fused_guard(ct__prep *preps, size_t i);
+/* At deferred prep i's turn: whether it runs now (its group was split). */
+bool ct__fused_member_now(ct__prep *preps, size_t i);
 void ct__fused_free(ct__fused *f);
 
 /* ops/program.c: whether one of op's program attributes reads variable `name`. */

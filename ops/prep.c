@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "ops/defs.h"
 #include "ops/kernel.h"
 
 const char *ct_kernel_in_name(const ct_kernel_ctx *c, size_t slot, size_t i) {
@@ -30,6 +31,8 @@ ct_status ct_kernel_fail(const ct_kernel_ctx *c, ct_status s, const char *fmt, .
 
 void ct__prep_destroy(ct__prep *p) {
   ct__fused_free(p->fused);
+  ct_var_free(p->sink);
+  free(p->guards);
   free(p->vars);
   free(p->release);
   memset(p, 0, sizeof *p);
@@ -146,7 +149,11 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
     for (size_t i = 0; i < op->out[s].n; i++, k++) {
       const char *name = op->out[s].names[i];
       p->any_type[k] = (d->out[s].flags & CT_SLOT_ANY_TYPE) != 0;
-      ct_var *v = ct_scope_find_var(scope, name);
+      /* An entry no gradient is wanted for (CT__GRAD_EMPTY) is wired to a variable of the
+       * prep's own, outside the scope, which its kernel never writes: the user's scope gains
+       * no empty variable of that name. */
+      if (strcmp(name, CT__GRAD_EMPTY) == 0 && p->sink == NULL) p->sink = ct_var_new();
+      ct_var *v = strcmp(name, CT__GRAD_EMPTY) == 0 ? p->sink : ct_scope_find_var(scope, name);
       if (v == NULL) {
         v = ct_scope_var(scope, name);
         if (v == NULL) {

@@ -346,7 +346,11 @@ ct_status ct__executor_run_counted(ct_executor *e, const uint64_t *errors) {
         __builtin_prefetch(q->tensors[k]);
       }
     }
-    if (p->deferred) continue;
+    if (CT__UNLIKELY(p->n_guards != 0)) {
+      ct_status g = ct__fused_guard(e->preps, i);
+      if (g != CT_OK) return g;
+    }
+    if (p->deferred && !ct__fused_member_now(e->preps, i)) continue;
     ct_status s = CT__UNLIKELY(p->fused != NULL) ? ct__fused_run(e->preps, p->fused)
                                                  : ct__prep_run_counted(p, errors);
     if (CT__UNLIKELY(s != CT_OK)) return s;

@@ -223,6 +223,53 @@ START_TEST(a_variable_written_twice_on_the_path_is_refused) {
 }
 END_TEST
 
+/* a = x * w; then x = exp(z), an op off the path: the gradient op of the multiply would read
+ * x's second value, so the pass refuses the program, naming x, both ops, and the fix. */
+START_TEST(a_forward_value_overwritten_off_the_path_is_refused) {
+  ct_program *p = ct_program_new();
+  ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_mul", "x", "w", "a")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, op_x("exp", "z", "x")), CT_OK);
+  append_weighted_loss(p, "a", "loss");
+  static const char *const params[] = {"w"};
+  CT_ASSERT_FAILS(ct_program_append_backward(p, "loss", params, 1), CT_ERR_UNSUPPORTED);
+  HAS(ct_last_error(), "op #0 'elementwise_mul' reads variable 'x'");
+  HAS(ct_last_error(), "op #1 'exp' writes again");
+  HAS(ct_last_error(), "give each value its own name");
+  ck_assert_uint_eq(ct_program_size(p), 3);
+  ct_program_free(p);
+}
+END_TEST
+
+/* The same with x scaled in place after its use: refused (the gradient came out 10x). */
+START_TEST(a_forward_value_scaled_in_place_later_is_refused) {
+  ct_program *p = ct_program_new();
+  ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_mul", "x", "w", "a")), CT_OK);
+  ct_op *sc = op_x("scale", "x", "x");
+  ck_assert_int_eq(ct_op_set_attr_float(sc, "scale", 10), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, sc), CT_OK);
+  append_weighted_loss(p, "a", "loss");
+  static const char *const params[] = {"w"};
+  CT_ASSERT_FAILS(ct_program_append_backward(p, "loss", params, 1), CT_ERR_UNSUPPORTED);
+  HAS(ct_last_error(), "reads variable 'x'");
+  ck_assert_uint_eq(ct_program_size(p), 3);
+  ct_program_free(p);
+}
+END_TEST
+
+/* The parameter itself overwritten after its use: x@GRAD would read w's second value. */
+START_TEST(a_parameter_overwritten_after_its_use_is_refused) {
+  ct_program *p = ct_program_new();
+  ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_mul", "x", "w", "a")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, op_x("relu", "z", "w")), CT_OK);
+  append_weighted_loss(p, "a", "loss");
+  static const char *const params[] = {"x"};
+  CT_ASSERT_FAILS(ct_program_append_backward(p, "loss", params, 1), CT_ERR_UNSUPPORTED);
+  HAS(ct_last_error(), "reads variable 'w'");
+  ck_assert_uint_eq(ct_program_size(p), 3);
+  ct_program_free(p);
+}
+END_TEST
+
 /* With free_intermediates the forward values the backward pass reads live until it has read
  * them: the gradients equal those of a run that frees nothing. */
 START_TEST(free_intermediates_keeps_what_backward_reads) {
@@ -336,6 +383,9 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, a_loss_no_op_writes_is_not_found);
   CT_ADD_TEST(s, bad_arguments_are_refused);
   CT_ADD_TEST(s, a_variable_written_twice_on_the_path_is_refused);
+  CT_ADD_TEST(s, a_forward_value_overwritten_off_the_path_is_refused);
+  CT_ADD_TEST(s, a_forward_value_scaled_in_place_later_is_refused);
+  CT_ADD_TEST(s, a_parameter_overwritten_after_its_use_is_refused);
   CT_ADD_TEST(s, free_intermediates_keeps_what_backward_reads);
   CT_ADD_TEST(s, a_second_backward_pass_is_refused);
   CT_ADD_TEST(s, a_loss_of_several_elements_is_refused_when_run);

@@ -297,6 +297,26 @@ START_TEST(test_a_rank_out_of_step_breaks_the_communicator) {
   ct_scope_free(s);
 }
 END_TEST
+
+/* Rank 0 runs an allreduce that the others skip, going on to their next collective (a
+ * broadcast): at that turn the ranks run different collectives, which they can never agree on
+ * again, so every rank breaks the communicator and its next collective fails at once instead of
+ * waiting out the time limit. */
+START_TEST(test_ranks_running_other_collectives_break_the_communicator) {
+  ct_scope *s = setup(CT_FLOAT32, CT_DIMS(4));
+  ct_var *v = ct_scope_var(s, "comm");
+  ct_op *op = my_rank == 0 ? coll("c_allreduce_sum", "x", "out", -1)
+                           : coll("c_broadcast", "x", "out", 0);
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "communicator 'comm'", "out of step", "now broken",
+            NULL);
+  ck_assert(ct_comm_broken(v));
+  double t0 = MPI_Wtime();
+  run_fails(op, s, CT_ERR_DEVICE, "broken by an earlier failure", NULL);
+  ck_assert(MPI_Wtime() - t0 < 5); /* at once, not after the 20 s limit */
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
 #endif
 
 START_TEST(test_a_failed_init_leaves_the_communicator_as_it_was) {
@@ -413,6 +433,7 @@ static Suite *comm_suite(void) {
   CT_ADD_TEST(s, test_allgather_refuses_a_first_dim_that_overflows);
 #ifdef CORTEN_TEST_MPI
   CT_ADD_TEST(s, test_a_rank_out_of_step_breaks_the_communicator);
+  CT_ADD_TEST(s, test_ranks_running_other_collectives_break_the_communicator);
 #endif
   CT_ADD_TEST(s, test_grad_allreduce_sum_is_allreduce_of_the_grad);
   CT_ADD_TEST(s, test_grad_broadcast_is_a_reduce_to_the_root);

@@ -340,6 +340,41 @@ START_TEST(each_mode_matches_the_op_on_dst) {
 }
 END_TEST
 
+/* numpy's in-place rule: the expression of a compound mode broadcasts to dst's dims, a scalar
+ * alone included (`d /= 2`), and each element rounds as the op on dst does. */
+START_TEST(compound_modes_broadcast_the_expression_to_dst) {
+  static const char *types[] = {NULL, "elementwise_add", "elementwise_sub", "elementwise_mul",
+                                "elementwise_div"};
+  ct_tensor *b = tensor_k(CT_FLOAT32, CT_DIMS(37), 2), *two = tensor_k(CT_FLOAT32, CT_DIMS(1), 3);
+  ck_assert_int_eq(ct_tensor_set_value(two, (float[]){2}, CT_DIMS(1), CT_FLOAT32, ct_cpu()),
+                   CT_OK);
+  for (int mode = CT_PLUSTO; mode <= CT_DIVTO; mode++) {
+    ct_tensor *d = tensor_k(CT_FLOAT32, CT_DIMS(1000, 37), 5);
+    ct_tensor *d0 = tensor_k(CT_FLOAT32, CT_DIMS(1000, 37), 5);
+    ct_expr *e = LEAF(b);
+    ck_assert_int_eq(ct_expr_assign(d, (ct_assign)mode, e), CT_OK);
+    ct_expr_free(e);
+    ct_tensor *want = ref_op(types[mode], d0, b);
+    assert_same_bits(d, want);
+    ct_tensor_free(want);
+    /* A scalar alone: d op= 2. */
+    e = ct_expr_scalar(2);
+    ck_assert_int_eq(ct_expr_assign(d0, (ct_assign)mode, e), CT_OK);
+    ct_expr_free(e);
+    want = tensor_k(CT_FLOAT32, CT_DIMS(1000, 37), 5);
+    ct_tensor *w2 = ref_op(types[mode], want, two);
+    assert_same_bits(d0, w2);
+    ck_assert(ct_ddim_equal(ct_tensor_dims(d0), CT_DIMS(1000, 37)));
+    ct_tensor_free(w2);
+    ct_tensor_free(want);
+    ct_tensor_free(d);
+    ct_tensor_free(d0);
+  }
+  ct_tensor_free(b);
+  ct_tensor_free(two);
+}
+END_TEST
+
 START_TEST(saveto_gives_dst_the_result_dims_and_dtype) {
   ct_tensor *a = tensor_k(CT_FLOAT64, CT_DIMS(2, 3), 1), *d = tensor_k(CT_FLOAT32, CT_DIMS(7), 1);
   ct_expr *e = BIN(ADD, LEAF(a), ct_expr_scalar(1));
@@ -515,6 +550,7 @@ static Suite *expr_suite(void) {
   CT_ADD_TEST(s, a_scalar_leaf_is_broadcast_in_the_leaves_type);
   CT_ADD_TEST(s, leaves_are_read_at_assignment);
   CT_ADD_TEST(s, each_mode_matches_the_op_on_dst);
+  CT_ADD_TEST(s, compound_modes_broadcast_the_expression_to_dst);
   CT_ADD_TEST(s, saveto_gives_dst_the_result_dims_and_dtype);
   CT_ADD_TEST(s, dst_may_be_a_leaf);
   CT_ADD_TEST(s, broadcasting_matches_the_ops);

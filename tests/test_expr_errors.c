@@ -171,6 +171,57 @@ START_TEST(a_leaf_viewing_dst_at_another_offset_is_refused) {
 }
 END_TEST
 
+/* dst has room for [2,1000] but dims [1000]; v shares dst (same first byte, same count), and
+ * dst = v + b with b [2,1] resizes dst in place to [2,1000]: row 1 would read row 0's fresh
+ * results through v. The alias check runs on dst's dims after the resize, so it is refused and
+ * dst keeps its dims and values. */
+START_TEST(a_view_of_dst_is_checked_against_dst_after_a_resize_in_place) {
+  ct_tensor *d = tensor_k(CT_FLOAT32, CT_DIMS(2, 1000), 1), *v = ct_tensor_new();
+  ct_tensor *b = tensor_k(CT_FLOAT32, CT_DIMS(2, 1), 2);
+  ck_assert_int_eq(ct_tensor_resize(d, CT_DIMS(1000)), CT_OK);
+  ck_assert_int_eq(ct_tensor_share(v, d), CT_OK);
+  ct_expr *e = BIN(ADD, LEAF(v), LEAF(b));
+  CT_ASSERT_FAILS(ct_expr_assign(d, CT_SAVETO, e), CT_ERR_INVALID_ARGUMENT);
+  assert_message_has("views the memory that dst (dims [2,1000] after the assignment)",
+                     "copy the leaf first", NULL);
+  ck_assert(ct_ddim_equal(ct_tensor_dims(d), CT_DIMS(1000)));
+  const float *p = ct_tensor_data(d, CT_FLOAT32);
+  for (int64_t i = 0; i < 1000; i++) ck_assert(p[i] == (float)data_k(1, i));
+  ct_expr_free(e);
+  ct_tensor_free(b);
+  ct_tensor_free(v);
+  ct_tensor_free(d);
+}
+END_TEST
+
+/* Two tensors wrapping one external buffer are one memory: a leaf wrapping it one element on
+ * from dst is refused, like a view of dst's own block at another offset. */
+START_TEST(a_leaf_wrapping_dst_s_external_buffer_at_another_offset_is_refused) {
+  float buf[9] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+  ct_tensor *d = ct_tensor_new(), *l = ct_tensor_new();
+  ck_assert_int_eq(ct_tensor_wrap(d, buf, CT_DIMS(8), CT_FLOAT32, ct_cpu(), NULL, NULL), CT_OK);
+  ck_assert_int_eq(ct_tensor_wrap(l, buf + 1, CT_DIMS(8), CT_FLOAT32, ct_cpu(), NULL, NULL),
+                   CT_OK);
+  ct_expr *e = BIN(MUL, LEAF(l), ct_expr_scalar(2));
+  CT_ASSERT_FAILS(ct_expr_assign(d, CT_SAVETO, e), CT_ERR_INVALID_ARGUMENT);
+  assert_message_has("another offset", NULL);
+  for (int i = 0; i < 9; i++) ck_assert(buf[i] == (float)i);
+  ct_expr_free(e);
+  ct_tensor_free(l);
+  ct_tensor_free(d);
+}
+END_TEST
+
+/* A compound mode keeps dst's dims: an expression whose dims would change them is a shape error
+ * naming both, and dst is untouched. */
+START_TEST(a_compound_mode_that_would_change_dst_s_dims_is_a_shape_error) {
+  ct_tensor *a = tensor_k(CT_FLOAT32, CT_DIMS(3, 2, 2), 1);
+  assign_fails(CT_PLUSTO, BIN(ADD, LEAF(a), ct_expr_scalar(1)), CT_ERR_SHAPE, "[2,2]",
+               "[3,2,2]", "keeps dst's dims", NULL);
+  ct_tensor_free(a);
+}
+END_TEST
+
 START_TEST(leaves_without_memory_or_of_integer_dtypes_are_refused) {
   ct_tensor *none = ct_tensor_new(), *ints = ct_tensor_new();
   int32_t iv[4] = {1, 2, 3, 4};
@@ -332,6 +383,9 @@ static Suite *expr_errors_suite(void) {
   CT_ADD_TEST(s, dims_that_do_not_broadcast_are_a_shape_error_naming_them);
   CT_ADD_TEST(s, a_dst_leaf_that_would_need_resizing_is_a_shape_error);
   CT_ADD_TEST(s, a_leaf_viewing_dst_at_another_offset_is_refused);
+  CT_ADD_TEST(s, a_view_of_dst_is_checked_against_dst_after_a_resize_in_place);
+  CT_ADD_TEST(s, a_leaf_wrapping_dst_s_external_buffer_at_another_offset_is_refused);
+  CT_ADD_TEST(s, a_compound_mode_that_would_change_dst_s_dims_is_a_shape_error);
   CT_ADD_TEST(s, leaves_without_memory_or_of_integer_dtypes_are_refused);
   CT_ADD_TEST(s, bad_arguments_are_refused);
   CT_ADD_TEST(s, a_null_tree_repeats_the_first_error);

@@ -103,13 +103,16 @@ START_TEST(concat_grads) {
 }
 END_TEST
 
-/* Only a depends on a parameter: concat_grad writes a@GRAD alone (b and c get '@EMPTY@'). */
+/* Only a depends on a parameter: concat_grad writes a@GRAD alone (b and c are wired to
+ * '@EMPTY@', a variable of the executor's own, not the scope's). */
 START_TEST(concat_grad_of_some_inputs) {
   check_concat(CT_DIMS(2, 2), CT_DIMS(2, 3), CT_DIMS(2, 1), 1, 1);
   ct_scope *s = concat_scope(CT_DIMS(2, 2), CT_DIMS(2, 3), CT_DIMS(2, 1), 1);
   run_backward(s, build_concat, abc, 1);
   ck_assert_ptr_null(ct_scope_find_var(s, "b@GRAD"));
   ck_assert_ptr_null(ct_scope_find_var(s, "c@GRAD"));
+  /* The entries no gradient is wanted for leave no variable in the user's scope. */
+  ck_assert_ptr_null(ct_scope_find_var(s, "@EMPTY@"));
   ct_scope_free(s);
 }
 END_TEST

@@ -155,17 +155,19 @@ static ct_status exchange(ct__comm *c, const ct__coll *a, double deadline, size_
     const ct__coll_header *h = &c->peers[r].h;
     if (r == c->rank || memcmp(h, mine, sizeof *mine) == 0) continue;
     char x[CT__DDIM_STR_CAP + 64], y[CT__DDIM_STR_CAP + 64];
-    bool out_of_step = h->seq != mine->seq;
-    ct_status s = out_of_step || h->kind != mine->kind || h->root != mine->root
-                      ? CT_ERR_INVALID_ARGUMENT
+    /* Another count of collectives, or another collective at this turn (a rank skipped one:
+     * its next call meets the skipped one's peers), can never agree again. */
+    bool out_of_step = h->seq != mine->seq || h->kind != mine->kind || h->root != mine->root;
+    ct_status s = out_of_step ? CT_ERR_INVALID_ARGUMENT
                   : h->dtype != mine->dtype ? CT_ERR_TYPE_MISMATCH
                                            : CT_ERR_SHAPE;
     ct__error(s, "%s: %s: this rank runs %s (collective #%lld) but rank %d runs %s (collective "
                  "#%lld): every rank must run the same ops on the same dtypes and dims, in the "
                  "same order%s", a->op, LABEL(), header_str(mine, x, sizeof x),
               (long long)mine->seq, r, header_str(h, y, sizeof y), (long long)h->seq,
-              out_of_step ? "; a rank skipped a collective, so every later one would disagree: "
-                            "the communicator is now broken" : "");
+              out_of_step ? "; the ranks are out of step (one skipped a collective or ran "
+                            "another), so every later one would disagree: the communicator is "
+                            "now broken" : "");
     /* Out of step, the ranks can never agree again: break rather than fail every call alike. */
     return out_of_step ? ct__comm_break(c, s, a, CT__LEFT_UNTOUCHED) : s;
   }

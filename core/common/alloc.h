@@ -19,6 +19,7 @@
 #ifndef CORTEN_CORE_ALLOC_H
 #define CORTEN_CORE_ALLOC_H
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +86,16 @@ void *ct__scratch_take(size_t bytes);
 void ct__scratch_give_back(void);
 size_t ct__scratch_held(void);
 size_t ct__scratch_total(void);
+/* The same per slot: each thread has CT__SCRATCH_SLOTS buffers, taken and given back apart:
+ * the GEMM's (what ct__scratch_take takes) and a kernel's working space around its GEMMs
+ * (im2col's columns, Winograd's transforms), so the two nest. ct__scratch_give_back_if gives
+ * back the slot when p is its buffer and it is taken, and says whether it did (a caller that
+ * fell back to ct__malloc frees p itself). */
+enum { CT__SCRATCH_GEMM = 0, CT__SCRATCH_WORK = 1, CT__SCRATCH_SLOTS = 2 };
+void *ct__scratch_take_in(int slot, size_t bytes);
+void ct__scratch_give_back_in(int slot);
+bool ct__scratch_give_back_if(int slot, const void *p);
+size_t ct__scratch_held_in(int slot);
 
 /* A copy of the first n bytes of s (fewer when s ends sooner), terminated. */
 static inline char *ct__strndup(const char *s, size_t n) {

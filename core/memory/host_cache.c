@@ -150,8 +150,10 @@ size_t ct__host_cache_put(void *mem, size_t size) {
   if (cache.newest) cache.newest->newer = n; else cache.oldest = n;
   cache.newest = n;
   cache.bytes += size;
-  pthread_mutex_unlock(&cache.lock);
+  /* Poisoned before the lock goes: once unlocked, another thread may take and unpoison the
+   * block, and a late poison would then mark its live memory as freed. */
   POISON((char *)n + sizeof *n, size - sizeof *n);
+  pthread_mutex_unlock(&cache.lock);
   return give_back(evicted);
 }
 

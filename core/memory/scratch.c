@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* core/memory/scratch.c: each thread's scratch buffer (common/alloc.h's ct__scratch_take), the
- * working space kernels keep between calls (the CPU GEMM packs its operands there).
+/* core/memory/scratch.c: each thread's scratch buffers (common/alloc.h's ct__scratch_take), the
+ * working space kernels keep between calls: one slot for the CPU GEMM's packed operands, one for
+ * a kernel's own working space around its GEMMs (im2col's columns, Winograd's transforms), so a
+ * convolution holds its buffer while the GEMMs it calls take theirs.
  *
- * A thread's buffer grows to the largest request it has seen and is kept, so a kernel run again
+ * Each slot of a thread grows to the largest request it has seen and is kept, so a kernel run again
  * costs no allocation and no page fault. What the buffers hold counts in the host's `reserved`
  * (memory.c), not in `allocated`: they are corten's memory, not a tensor's.
  *
@@ -22,12 +24,16 @@
 
 enum { IDLE, TAKEN, EMPTYING };
 
-typedef struct scratch_rec {
+typedef struct scratch_slot {
   _Atomic int state;
-  bool linked;
-  bool exited; /* its thread ran at_thread_exit: no buffer again (see ct__scratch_take) */
   void *p;
   size_t cap;
+} scratch_slot;
+
+typedef struct scratch_rec {
+  scratch_slot slot[CT__SCRATCH_SLOTS];
+  bool linked;
+  bool exited; /* its thread ran at_thread_exit: no buffer again (see ct__scratch_take) */
   struct scratch_rec *prev, *next;
 } scratch_rec;
 
@@ -42,13 +48,20 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static bool key_made;
 static size_t forgotten; /* bytes a fork child dropped, still to count out of reserved (lock) */
 
-/* Frees r's buffer; the bytes it held. Called with r not TAKEN by anyone else. */
-static size_t drop(scratch_rec *r) {
-  size_t held = r->cap;
-  free(r->p);
-  r->p = NULL;
-  r->cap = 0;
+/* Frees one slot's buffer; the bytes it held. Called with it not TAKEN by anyone else. */
+static size_t drop_slot(scratch_slot *sl) {
+  size_t held = sl->cap;
+  free(sl->p);
+  sl->p = NULL;
+  sl->cap = 0;
   atomic_fetch_sub_explicit(&total, held, memory_order_relaxed);
+  return held;
+}
+
+/* Frees every buffer of r; the bytes they held. */
+static size_t drop(scratch_rec *r) {
+  size_t held = 0;
+  for (int k = 0; k < CT__SCRATCH_SLOTS; k++) held += drop_slot(&r->slot[k]);
   return held;
 }
 
@@ -82,7 +95,9 @@ static void fork_child(void) {
   }
   list_head = rec.linked ? &rec : NULL;
   rec.prev = rec.next = NULL;
-  atomic_store_explicit(&rec.state, IDLE, memory_order_relaxed); /* a GEMM does not fork */
+  for (int k = 0; k < CT__SCRATCH_SLOTS; k++) { /* a kernel does not fork */
+    atomic_store_explicit(&rec.slot[k].state, IDLE, memory_order_relaxed);
+  }
   pthread_mutex_unlock(&list_lock);
 }
 
@@ -115,40 +130,59 @@ static bool link_self(void) {
   return true;
 }
 
-void *ct__scratch_take(size_t bytes) {
+void *ct__scratch_take_in(int slot, size_t bytes) {
   /* A take in a thread-exit destructor that runs after this file's: relinking could leave the
    * record in the list past the thread (destructor rounds are bounded), so it is refused. */
-  if (rec.exited) return NULL;
+  if (rec.exited || slot < 0 || slot >= CT__SCRATCH_SLOTS) return NULL;
   if (!rec.linked && !link_self()) return NULL;
+  scratch_slot *sl = &rec.slot[slot];
   for (;;) {
     int seen = IDLE;
-    if (atomic_compare_exchange_weak_explicit(&rec.state, &seen, TAKEN, memory_order_acquire,
+    if (atomic_compare_exchange_weak_explicit(&sl->state, &seen, TAKEN, memory_order_acquire,
                                               memory_order_relaxed)) {
       break;
     }
     if (seen == TAKEN) return NULL; /* only this thread takes its buffer: a nested take */
     if (seen == EMPTYING) sched_yield(); /* ct__scratch_empty is freeing it: a free() call */
   }
-  if (bytes <= rec.cap) return rec.p;
+  if (bytes <= sl->cap) return sl->p;
   size_t size = (bytes + 4095) & ~(size_t)4095;
   void *p = size >= bytes ? ct__aligned_alloc(64, size) : NULL;
   if (p == NULL) {
-    atomic_store_explicit(&rec.state, IDLE, memory_order_release);
+    atomic_store_explicit(&sl->state, IDLE, memory_order_release);
     return NULL;
   }
-  size_t old = drop(&rec);
-  rec.p = p;
-  rec.cap = size;
+  size_t old = drop_slot(sl);
+  sl->p = p;
+  sl->cap = size;
   atomic_fetch_add_explicit(&total, size, memory_order_relaxed);
   ct__host_reserve(size, old);
   return p;
 }
 
-void ct__scratch_give_back(void) { atomic_store_explicit(&rec.state, IDLE, memory_order_release); }
+void ct__scratch_give_back_in(int slot) {
+  atomic_store_explicit(&rec.slot[slot].state, IDLE, memory_order_release);
+}
+
+bool ct__scratch_give_back_if(int slot, const void *p) {
+  scratch_slot *sl = &rec.slot[slot];
+  if (p == NULL || p != sl->p ||
+      atomic_load_explicit(&sl->state, memory_order_relaxed) != TAKEN) {
+    return false;
+  }
+  atomic_store_explicit(&sl->state, IDLE, memory_order_release);
+  return true;
+}
+
+void *ct__scratch_take(size_t bytes) { return ct__scratch_take_in(CT__SCRATCH_GEMM, bytes); }
+
+void ct__scratch_give_back(void) { ct__scratch_give_back_in(CT__SCRATCH_GEMM); }
 
 /* The owner reads its own cap; a concurrent ct__scratch_empty may clear it (tests call this
  * when none runs). */
-size_t ct__scratch_held(void) { return rec.cap; }
+size_t ct__scratch_held(void) { return rec.slot[CT__SCRATCH_GEMM].cap; }
+
+size_t ct__scratch_held_in(int slot) { return rec.slot[slot].cap; }
 
 size_t ct__scratch_total(void) { return atomic_load_explicit(&total, memory_order_relaxed); }
 
@@ -156,13 +190,16 @@ size_t ct__scratch_empty(void) {
   size_t freed = 0;
   pthread_mutex_lock(&list_lock);
   for (scratch_rec *r = list_head; r != NULL; r = r->next) {
-    int idle = IDLE;
-    if (!atomic_compare_exchange_strong_explicit(&r->state, &idle, EMPTYING,
-                                                 memory_order_acquire, memory_order_relaxed)) {
-      continue; /* in use: kept */
+    for (int k = 0; k < CT__SCRATCH_SLOTS; k++) {
+      scratch_slot *sl = &r->slot[k];
+      int idle = IDLE;
+      if (!atomic_compare_exchange_strong_explicit(&sl->state, &idle, EMPTYING,
+                                                   memory_order_acquire, memory_order_relaxed)) {
+        continue; /* in use: kept */
+      }
+      freed += drop_slot(sl);
+      atomic_store_explicit(&sl->state, IDLE, memory_order_release);
     }
-    freed += drop(r);
-    atomic_store_explicit(&r->state, IDLE, memory_order_release);
   }
   freed += take_forgotten();
   pthread_mutex_unlock(&list_lock);

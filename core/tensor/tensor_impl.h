@@ -90,6 +90,20 @@ static inline bool ct__tensor_writable_in_place(const ct_tensor *t, ct_dtype dty
          ct__tensor_bytes(t, dtype) <= b->nbytes - t->offset;
 }
 
+/* Whether a_bytes from a's first element and b_bytes from b's overlap in memory: by address on
+ * one place, so two blocks over the same external buffer count as the same memory. Empty
+ * ranges and tensors without memory overlap nothing. */
+static inline bool ct__tensor_spans_overlap(const ct_tensor *a, size_t a_bytes,
+                                            const ct_tensor *b, size_t b_bytes) {
+  if (a->block == NULL || b->block == NULL || a_bytes == 0 || b_bytes == 0) return false;
+  if (a->block->place.kind != b->block->place.kind ||
+      a->block->place.device != b->block->place.device) {
+    return false;
+  }
+  uintptr_t a0 = (uintptr_t)ct__tensor_ptr(a), b0 = (uintptr_t)ct__tensor_ptr(b);
+  return a0 < b0 + b_bytes && b0 < a0 + a_bytes;
+}
+
 #define CT__LABEL_CAP (CT__DDIM_STR_CAP + 48)
 
 #endif /* CORTEN_CORE_TENSOR_IMPL_H */

@@ -53,7 +53,9 @@ extern "C" {
  *   CT_ERR_UNSUPPORTED       an op on a path from a parameter to the loss has no gradient (the
  *                            message names the op's index and type), or a variable on such a
  *                            path is written by two ops or by an op that also reads it
- *                            (and another op reads it too)
+ *                            (and another op reads it too), or a variable that such an op
+ *                            reads is written again by any op (on the path or not), since
+ *                            the gradient would read the later value
  *   CT_ERR_OUT_OF_MEMORY     no host memory
  *   any other                a grad-op maker's own failure, with its message */
 CT_API ct_status ct_program_append_backward(ct_program *p, const char *loss,

@@ -21,7 +21,9 @@
  * that timed out mid-transfer is broken: every later op on it fails at once (make a new one).
  * Ranks that disagree on an op's dtype or dims fail it on every rank, naming both (the
  * communicator stays usable). Ranks out of step (one skipped a collective, so every later one
- * would disagree) fail with CT_ERR_INVALID_ARGUMENT and break the communicator.
+ * would disagree: at one turn the ranks run different collectives, or the same one with
+ * different roots) fail with CT_ERR_INVALID_ARGUMENT and break the communicator, on every rank
+ * that sees the disagreement.
  *
  * Thread-safety: one thread at a time runs collectives, whichever communicators (corten asks
  * MPI for MPI_THREAD_SERIALIZED); the ops of one rank are ordered. */

@@ -90,24 +90,30 @@ CT_API void ct_expr_free(ct_expr *e);
 
 /* Evaluates e into dst in one pass over dst, with no temporary tensor.
  * - CT_SAVETO: a dst without memory or of other dims gets the broadcast dims of the leaves, and
- *   dst takes the leaves' dtype and place. The other modes need dst already holding memory of
- *   the result's dims, dtype and place.
+ *   dst takes the leaves' dtype and place. The other modes (dst = dst <op> e) need dst already
+ *   holding memory of the result's dtype and place, and keep dst's dims as numpy's in-place
+ *   operators do: e broadcasts to them (`d /= 2` with a scalar), and an e whose dims would
+ *   change them is CT_ERR_SHAPE.
  * - dst may itself be a leaf: each element of dst reads only its own position. (It then must
- *   already have the result's dims.) A leaf that views dst's memory at another offset is refused.
+ *   already have the result's dims.) Any other leaf whose memory overlaps what dst is written
+ *   through (dst's dims after the assignment, compared by address) is refused, unless it is
+ *   the very same elements read at the same positions (same first byte and count, not
+ *   broadcast).
  * - The dot rule: a dot of two 2-D tensor leaves, alone or multiplied by a scalar leaf, at the
  *   top of e with CT_SAVETO or CT_PLUSTO runs as one GEMM call: alpha the scalar (1 without
  *   one), beta 0 (SAVETO) or 1 (PLUSTO), the transposes folded into the call; float32 and
  *   float64. dst may not be one of the dot's leaves.
  * Errors (dst left exactly as it was):
  *   CT_ERR_INVALID_ARGUMENT  dst or e is NULL (the message repeats the error that made e NULL),
- *                            mode is not a ct_assign, a leaf views dst's memory at another
- *                            offset, or the expression has no tensor leaf and dst no dtype
+ *                            mode is not a ct_assign, a leaf overlaps dst's memory other
+ *                            than element for element (above), or the expression has no
+ *                            tensor leaf and dst no dtype
  *   CT_ERR_UNINITIALIZED     a tensor leaf (named by its dims) holds no memory, or dst holds none
  *                            with a mode other than CT_SAVETO
  *   CT_ERR_TYPE_MISMATCH     two tensor leaves (or a leaf and dst, for the modes that keep dst)
  *                            hold different dtypes or sit on different places; names both
- *   CT_ERR_SHAPE             dims that do not broadcast, a dst of other dims with a mode other
- *                            than CT_SAVETO, a dot of leaves that are not 2-D or whose inner dims
+ *   CT_ERR_SHAPE             dims that do not broadcast, an expression whose dims would change
+ *                            dst's with a mode other than CT_SAVETO, a dot of leaves that are not 2-D or whose inner dims
  *                            differ; names the dims
  *   CT_ERR_UNSUPPORTED       leaves of an integer or bool dtype, a dot anywhere but under the dot
  *                            rule (or of float16 or bfloat16), or a place without an expression

@@ -66,9 +66,15 @@ static ct_status conv_prepare(const ct_kernel_ctx *c, conv_job *j) {
   return CT_OK;
 }
 
-/* The col buffer, or NULL with CT_ERR_OUT_OF_MEMORY naming the op. */
+/* The working space of n elements (im2col's columns, Winograd's transforms), or NULL with
+ * CT_ERR_OUT_OF_MEMORY naming the op. It is the thread's kept work buffer (common/alloc.h), so
+ * a layer run again neither allocates nor faults its pages in (a malloc of 8 MiB or more went
+ * back to the system at each free and faulted in at each call); the C library's when that is
+ * taken (a convolution nested in another's pieces). Released with conv_scratch_free. */
 static void *conv_scratch(const ct_kernel_ctx *c, int64_t n, size_t es) {
-  void *p = (uint64_t)n <= SIZE_MAX / es ? ct__malloc((size_t)n * es) : NULL;
+  bool fits = (uint64_t)n <= SIZE_MAX / es;
+  void *p = fits ? ct__scratch_take_in(CT__SCRATCH_WORK, (size_t)n * es) : NULL;
+  if (p == NULL && fits) p = ct__malloc((size_t)n * es);
   if (p == NULL) {
     ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,
                    "out of host memory for the %lld-element scratch buffer (im2col's or "
@@ -76,6 +82,10 @@ static void *conv_scratch(const ct_kernel_ctx *c, int64_t n, size_t es) {
                    (long long)n, ct_kernel_in_name(c, CT__CONV_INPUT, 0));
   }
   return p;
+}
+
+static void conv_scratch_free(void *p) {
+  if (!ct__scratch_give_back_if(CT__SCRATCH_WORK, p)) free(p);
 }
 
 /* How many pieces conv2d's per-image GEMM path splits the images into: one per thread when there
@@ -191,7 +201,7 @@ static ct_status wino_conv(const ct_kernel_ctx *c, const ct__conv_geom *g, const
   r.scratch = buf + u_elems;
   r.failed = &failed;
   ct__parallel_for(r.pieces, 1, wino_pieces, &r);
-  free(buf);
+  conv_scratch_free(buf);
   return atomic_load(&failed) ? conv_gemm_fail(c) : CT_OK;
 }
 
@@ -234,8 +244,14 @@ static ct_status conv_wino_dx(const ct_kernel_ctx *c, const conv_job *j, const f
                               const float *d, float *dx) {
   const ct__conv_geom *g = &j->g;
   const int64_t mc = g->m * g->c;
-  float *wt = conv_scratch(c, 9 * mc, sizeof(float));
-  if (wt == NULL) return ct_last_status();
+  /* At most 65536 pairs (ct__wino_fits): from the C library, as the forward run below takes
+   * the work buffer. */
+  float *wt = ct__malloc((size_t)(9 * mc) * sizeof(float));
+  if (wt == NULL) {
+    return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,
+                          "out of host memory for the turned filters of input Filter variable "
+                          "'%s'", ct_kernel_in_name(c, CT__CONV_FILTER, 0));
+  }
   for (int64_t m = 0; m < g->m; m++) {
     for (int64_t ci = 0; ci < g->c; ci++) {
       const float *src = w + (m * g->c + ci) * 9;
@@ -309,7 +325,7 @@ static ct_status conv_wino_dw(const ct_kernel_ctx *c, const conv_job *j, const f
     }
     ct__wino_filter_grad(g, r.du, dw);
   }
-  free(buf);
+  conv_scratch_free(buf);
   return atomic_load(&failed) ? conv_gemm_fail(c) : CT_OK;
 }
 

@@ -398,7 +398,7 @@ static ct_status SFX(conv2d)(const ct_kernel_ctx *c) {
   if (j.batched) {
     if ((st = SFX(conv_alloc)(c, &r, 0)) != CT_OK) return st;
     SFX(conv_batched)(&j, r.x, r.w, o, r.col, r.col + j.col_elems - j.t_elems, &failed);
-    free(r.scratch);
+    conv_scratch_free(r.scratch);
   } else { /* the GEMMs pack col from the image: no buffer */
     ct__parallel_for(r.pieces, 1, SFX(conv_images), &r);
   }
@@ -455,6 +455,6 @@ static ct_status SFX(conv2d_grad)(const ct_kernel_ctx *c) {
     ct__parallel_for(r.pieces, 1, SFX(conv_grad_chunks), &r);
   }
   if (parts && !atomic_load(&failed)) SFX(conv_grad_fold)(&r);
-  free(r.scratch);
+  conv_scratch_free(r.scratch);
   return atomic_load(&failed) ? conv_gemm_fail(c) : CT_OK;
 }

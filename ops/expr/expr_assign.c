@@ -208,29 +208,40 @@ const ct__expr_engine *ct__expr_engine_for(ct_place p) {
                         ct__expr_place_s(p, b));
 }
 
-/* Whether t's elements overlap dst's without starting at the same byte with the same count. */
-static bool overlaps_badly(const ct_tensor *t, const ct_tensor *dst) {
-  if (t == dst || !ct_tensor_shares_memory(t, dst)) return false;
-  size_t es = ct_dtype_size(t->dtype);
-  size_t a0 = t->offset, a1 = a0 + (size_t)t->numel * es;
-  size_t b0 = dst->offset, b1 = b0 + (size_t)dst->numel * ct_dtype_size(dst->dtype);
-  if (a1 <= b0 || b1 <= a0 || a0 == a1 || b0 == b1) return false;
-  return !(a0 == b0 && a1 == b1);
+/* Whether leaf t's elements overlap the memory dst will be written through (the result's numel
+ * elements of dt from dst's first, the dims dst has after a resize in place), other than as the
+ * very same elements read at the very same positions: the same first byte, the same count, and
+ * no broadcast (t holds as many elements as the result, so element i is read where it is
+ * written). By address, so an external buffer wrapped twice counts as one memory. */
+static bool overlaps_badly(const ct_tensor *t, const ct_tensor *dst, int64_t out_numel,
+                           ct_dtype dt) {
+  if (t == dst) return false;
+  size_t t_bytes = (size_t)t->numel * ct_dtype_size(t->dtype);
+  size_t d_bytes = (size_t)out_numel * ct_dtype_size(dt);
+  /* A result larger than dst's memory goes to a new block (CT_SAVETO; the other modes refuse
+   * it), which no leaf can view. */
+  if (d_bytes > ct_tensor_capacity(dst)) return false;
+  if (!ct__tensor_spans_overlap(t, t_bytes, dst, d_bytes)) return false;
+  return !(ct__tensor_ptr(t) == ct__tensor_ptr(dst) && t_bytes == d_bytes &&
+           t->numel == out_numel && t->dtype == dt);
 }
 
-/* Refuses a leaf that views dst's memory at another offset; *is_leaf: dst is a leaf of e. */
-static ct_status check_overlaps(const ct_tensor *dst, const ct_expr *e, bool *is_leaf) {
+/* Refuses a leaf that overlaps dst's memory other than element for element (overlaps_badly);
+ * *is_leaf: dst is a leaf of e. */
+static ct_status check_overlaps(const ct_tensor *dst, const ct_expr *e, ct_ddim out,
+                                ct_dtype dt, bool *is_leaf) {
   if (e->kind == CT__EXPR_TENSOR && e->t == dst) *is_leaf = true;
-  if (e->kind == CT__EXPR_TENSOR && overlaps_badly(e->t, dst)) {
-    char b[CT__DDIM_STR_CAP];
+  if (e->kind == CT__EXPR_TENSOR && overlaps_badly(e->t, dst, ct_ddim_numel(out), dt)) {
+    char b[CT__DDIM_STR_CAP], o[CT__DDIM_STR_CAP];
     return ct__error(CT_ERR_INVALID_ARGUMENT,
-                     "ct_expr_assign: a tensor leaf of dims %s views dst's memory at another "
-                     "offset, so writing dst would change what it reads: copy it first",
-                     ct__expr_dims_s(e->t->dims, b));
+                     "ct_expr_assign: a tensor leaf of dims %s views the memory that dst (dims %s "
+                     "after the assignment) is written through, at another offset or broadcast, "
+                     "so writing dst would change what it reads: copy the leaf first",
+                     ct__expr_dims_s(e->t->dims, b), ct__expr_dims_s(out, o));
   }
   ct_status st = CT_OK;
-  if (e->a != NULL) st = check_overlaps(dst, e->a, is_leaf);
-  if (st == CT_OK && e->b != NULL) st = check_overlaps(dst, e->b, is_leaf);
+  if (e->a != NULL) st = check_overlaps(dst, e->a, out, dt, is_leaf);
+  if (st == CT_OK && e->b != NULL) st = check_overlaps(dst, e->b, out, dt, is_leaf);
   return st;
 }
 
@@ -335,8 +346,24 @@ static ct_status assign_elementwise(ct_tensor *dst, ct_assign mode, const ct_exp
                      "ct_expr_assign: the expression has no tensor leaf and dst holds no "
                      "floating-point data, so no dtype is known: give dst memory first");
   }
+  /* A compound mode is dst = dst <op> e, whose dims numpy's in-place rule keeps as dst's: e
+   * broadcasts to them, and a shape that would change them is refused. */
+  if (mode != CT_SAVETO && dst->block != NULL) {
+    ct_ddim full;
+    st = broadcast(dst->dims, out, &full);
+    if (st != CT_OK || !ct__ddim_eq(&full, &dst->dims)) {
+      char b1[CT__DDIM_STR_CAP], b2[CT__DDIM_STR_CAP];
+      st = ct__error(CT_ERR_SHAPE,
+                     "ct_expr_assign: dst has dims %s but the expression has dims %s, which do "
+                     "not broadcast to them; a compound mode keeps dst's dims (numpy's in-place "
+                     "rule): assign with CT_SAVETO into a tensor of the result's dims",
+                     ct__expr_dims_s(dst->dims, b1), ct__expr_dims_s(out, b2));
+    }
+    if (st != CT_OK) return st;
+    out = dst->dims;
+  }
   bool dst_is_leaf = false;
-  st = check_overlaps(dst, e, &dst_is_leaf);
+  st = check_overlaps(dst, e, out, dt, &dst_is_leaf);
   if (st != CT_OK) return st;
   if (run->run == run_engine) {
     run->eng = ct__expr_engine_for(pl);

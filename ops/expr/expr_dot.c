@@ -45,8 +45,14 @@ ct_status ct__expr_assign_dot(ct_tensor *dst, ct_assign mode, const ct_expr *d, 
                      ct__expr_dims_s(b->dims, s2), d->tb ? " transposed" : "", (long long)k,
                      (long long)kb);
   }
+  /* dst's span as the result's m x n elements, by address, when they fit its memory (a larger
+   * result goes to a new block). */
+  size_t es = ct_dtype_size(a->dtype), d_bytes = (size_t)(m * n) * es;
+  bool in_place = d_bytes <= ct_tensor_capacity(dst);
   if (dst == a || dst == b || ct_tensor_shares_memory(dst, a) ||
-      ct_tensor_shares_memory(dst, b)) {
+      ct_tensor_shares_memory(dst, b) ||
+      (in_place && (ct__tensor_spans_overlap(dst, d_bytes, a, (size_t)a->numel * es) ||
+                    ct__tensor_spans_overlap(dst, d_bytes, b, (size_t)b->numel * es)))) {
     return ct__error(CT_ERR_INVALID_ARGUMENT,
                      "ct_expr_assign: dst views the memory of an operand of the dot, which GEMM "
                      "cannot write over while reading: assign into another tensor");

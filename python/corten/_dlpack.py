@@ -110,4 +110,59 @@ def consume(handle: int, capsule: object) -> None:
                          "'dltensor' or 'dltensor_versioned'); a capsule can be consumed once")
 
 
-__all__ = ["Error", "export", "consume", "is_capsule", "VERSION"]
+# ---- Arrays whose producer cannot say them in DLPack ----------------------------------------
+# NumPy 1.x exports no bool through DLPack (BufferError), yet its arrays describe their memory
+# through the array interface. Such an array is lent to corten as a DLPack 1.x tensor made here:
+# its shape lives beside the managed tensor, and both, with the array, stay referenced in
+# _LENT until corten calls the deleter (the last view of the memory gone).
+_KIND_CODES = {"b": 6, "i": 0, "u": 1, "f": 2}  # kDLBool, kDLInt, kDLUInt, kDLFloat
+_LENT: dict = {}
+
+
+def _deleter(m) -> None:
+    _LENT.pop(ctypes.cast(m, ctypes.c_void_p).value, None)
+
+
+_DELETER_LENT = _DELETER_V(_deleter)
+
+
+def lend_array(handle: int, x: object) -> None:
+    """Makes the ct_tensor at handle view the memory of x, an object with the array interface
+    (``__array_interface__``: C-contiguous, native byte order), zero copy; x stays alive until
+    corten lets go. A read-only array gives a read-only tensor. Raises corten.Error otherwise."""
+    ai = x.__array_interface__
+    typestr, shape = ai["typestr"], tuple(int(n) for n in ai["shape"])
+    ptr, readonly = ai["data"]
+    itemsize = int(typestr[2:]) if typestr[2:].isdigit() else 0
+    contiguous = ai.get("strides") is None
+    if not contiguous:  # strides may still be the C order's
+        want, step = [], itemsize
+        for n in reversed(shape):
+            want.insert(0, step)
+            step *= n
+        contiguous = tuple(ai["strides"]) == tuple(want) or 0 in shape
+    if (typestr[0] not in "<|=" or typestr[1] not in _KIND_CODES or itemsize == 0
+            or not contiguous or ai.get("mask") is not None):
+        raise Error(-1, "from_dlpack: an array of %s with strides %r cannot be viewed by corten: "
+                        "give a C-contiguous array of bool, integers or floats in native byte "
+                        "order (numpy.ascontiguousarray)" % (typestr, ai.get("strides")))
+    m = DLManagedTensorVersioned()
+    dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+    m.version = DLPackVersion(1, 0)
+    m.deleter = _DELETER_LENT
+    m.flags = FLAG_READ_ONLY if readonly else 0
+    m.dl_tensor.data = ptr
+    m.dl_tensor.device = DLDevice(1, 0)  # kDLCPU
+    m.dl_tensor.ndim = len(shape)
+    m.dl_tensor.dtype = DLDataType(_KIND_CODES[typestr[1]], itemsize * 8, 1)
+    m.dl_tensor.shape = ctypes.cast(dims, ctypes.POINTER(ctypes.c_int64))
+    key = ctypes.addressof(m)
+    _LENT[key] = (m, dims, x)
+    try:
+        check(lib.tensor_from_dlpack_versioned(handle, key))
+    except Error:
+        _LENT.pop(key, None)  # not taken: corten calls no deleter
+        raise
+
+
+__all__ = ["Error", "export", "consume", "is_capsule", "lend_array", "VERSION"]

@@ -139,16 +139,26 @@ def from_dlpack(x: Any) -> Tensor:
     ``__dlpack__``) or a DLPack capsule. The producer's memory stays alive while the Tensor (or
     any view of it) does. The newest DLPack form the producer speaks is asked for
     (``max_version=(1, 0)``), so a read-only NumPy array gives a read-only Tensor; producers
-    that predate DLPack 1.x give the older form. Raises corten.Error for what corten cannot
+    that predate DLPack 1.x give the older form. An array whose producer refuses DLPack for its
+    dtype (NumPy 1.x and bool) is viewed through its ``__array_interface__``, also zero copy. Raises corten.Error for what corten cannot
     hold (non-contiguous strides, vector lanes, an unknown dtype or device).
     """
     if _dlpack.is_capsule(x):
         capsule = x
     elif hasattr(x, "__dlpack__"):
         try:
-            capsule = x.__dlpack__(max_version=_dlpack.VERSION)
-        except TypeError:  # a producer from before DLPack 1.x: no max_version keyword
-            capsule = x.__dlpack__()
+            try:
+                capsule = x.__dlpack__(max_version=_dlpack.VERSION)
+            except TypeError:  # a producer from before DLPack 1.x: no max_version keyword
+                capsule = x.__dlpack__()
+        except BufferError:
+            # A dtype the producer cannot say in DLPack (NumPy 1.x: bool), but it describes
+            # its memory through the array interface: lent from there, still zero copy.
+            if not hasattr(x, "__array_interface__"):
+                raise
+            t = Tensor()
+            _dlpack.lend_array(t._h, x)
+            return t
     else:
         raise TypeError("from_dlpack: %s is neither a DLPack producer (no __dlpack__) nor a "
                         "capsule" % type(x).__name__)

@@ -4,6 +4,7 @@
 """NumPy reads corten tensors (numpy.from_dlpack) and corten reads NumPy arrays
 (corten.from_dlpack), with the same memory on both sides: a write through either is seen by the
 other, nothing is allocated, and each side's memory lives until the other lets go."""
+import ctypes
 import weakref
 
 import pytest
@@ -92,10 +93,7 @@ def test_an_unconsumed_capsule_frees_its_export(stats):
 @pytest.mark.parametrize("dtype", ALL)
 def test_every_dtype_numpy_to_corten(dtype):
     a = np.array([1, 0, 1], dtype=dtype)
-    if dtype == "bool" and not NUMPY2:
-        with pytest.raises(BufferError):  # NumPy 1.24 does not export bool
-            corten.from_dlpack(a)
-        return
+    # NumPy 1.24 exports no bool through DLPack: corten views it through the array interface.
     t = corten.from_dlpack(a)
     assert t.dtype == dtype
     assert t.data_ptr == a.ctypes.data
@@ -111,6 +109,36 @@ def test_every_dtype_corten_to_numpy(dtype):
     a = np.from_dlpack(t)
     assert a.dtype == np.dtype(dtype)
     assert a.tolist() == [0, 0, 0]
+
+
+def test_a_bool_array_is_viewed_zero_copy_and_kept_alive():
+    a = np.array([True, False, True])
+    t = corten.from_dlpack(a)
+    assert t.dtype == "bool" and t.shape == (3,) and t.data_ptr == a.ctypes.data
+    s = corten.Scope()
+    s["flag"] = t  # a second view, in a variable
+    gone = weakref.ref(a)
+    del a, t
+    collect()
+    assert gone() is not None  # the variable still views the array
+    assert ctypes.string_at(s["flag"].data_ptr, 3) == b"\x01\x00\x01"
+    del s
+    collect()
+    assert gone() is None  # the last view gone, corten let go of the array
+
+
+def test_a_read_only_bool_array_gives_a_read_only_tensor():
+    a = np.array([True, False])
+    a.flags.writeable = False
+    assert corten.from_dlpack(a).read_only
+
+
+def test_save_params_takes_bool_arrays(tmp_path):
+    path = tmp_path / "flags.params"
+    corten.save_params(path, {"flag": np.array([True, False])})
+    back = corten.load_params(path)["flag"]
+    assert back.dtype == "bool" and back.shape == (2,)
+    assert bytes(ctypes.string_at(back.data_ptr, 2)) == b"\x01\x00"
 
 
 @pytest.mark.skipif(not NUMPY2, reason="NumPy 1.24 exchanges no bool through DLPack")
@@ -147,10 +175,8 @@ def test_empty_arrays_both_ways():
 def test_read_only_numpy_array():
     a = np.arange(3, dtype=np.float32)
     a.flags.writeable = False
-    if not NUMPY2:
-        with pytest.raises(BufferError):  # NumPy 1.24 refuses to export it at all
-            corten.from_dlpack(a)
-        return
+    # NumPy 1.24 refuses to export it through DLPack: corten views it through the array
+    # interface, read-only too.
     t = corten.from_dlpack(a)
     assert t.read_only
     s = corten.Scope()
@@ -159,6 +185,8 @@ def test_read_only_numpy_array():
         corten.Op("scale", inputs={"X": "y"}, outputs={"Out": "x"}, scale=2.0).run(s)
     assert e.value.status == "CT_ERR_READ_ONLY"
     assert a.tolist() == [0, 1, 2]
+    if not NUMPY2:
+        return
     b = np.from_dlpack(t)  # back to NumPy 2, still read-only
     assert not b.flags.writeable
     with pytest.raises(BufferError):
