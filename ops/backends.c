@@ -26,6 +26,7 @@ static const ct__def_table *const op_types[] = {
     &ct__conv_defs,        &ct__conv_grad_defs,
     &ct__nn_defs, &ct__nn_grad_defs, &ct__norm_defs, &ct__norm_grad_defs,
     &ct__comm_defs,
+    &ct__math_defs, &ct__index_defs, &ct__reduce_ext_defs, &ct__rnn_layers_defs,
 };
 
 static const ct__kernel_set any_place_sets[] = {
@@ -50,6 +51,10 @@ static const ct__backend_table kernel_tables[] = {
     {CT_DEVICE_CPU, &ct__cpu_conv},
     {CT_DEVICE_CPU, &ct__cpu_nn}, {CT_DEVICE_CPU, &ct__cpu_norm},
     {CT_DEVICE_CPU, &ct__cpu_comm},
+    {CT_DEVICE_CPU, &ct__cpu_math},
+    {CT_DEVICE_CPU, &ct__cpu_index},
+    {CT_DEVICE_CPU, &ct__cpu_reduce_ext},
+    {CT_DEVICE_CPU, &ct__cpu_rnn_layers},
     {CT_DEVICE_CPU, &any_place},
 #ifdef CORTEN_HAVE_CUDA
     {CT_DEVICE_CUDA, &ct__cuda_elementwise},

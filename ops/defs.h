@@ -46,6 +46,10 @@ struct ct__def_table {
   size_t n;
 };
 
+/* The families added for ONNX import: ops/defs/math.c (elementwise math, comparisons, logic),
+ * index.c (shapes, slicing, gathering, padding: run-time shape inputs), reduce_ext.c (the other
+ * reductions and layers), rnn_layers.c (RNN, GRU, LSTM). */
+extern const ct__def_table ct__math_defs, ct__index_defs, ct__reduce_ext_defs, ct__rnn_layers_defs;
 extern const ct__def_table ct__elementwise_defs, ct__matmul_defs, ct__random_defs,
     ct__reduce_defs, ct__shape_defs, ct__recurrent_defs;
 extern const ct__def_table ct__elementwise_grad_defs;

@@ -9,8 +9,11 @@
 #      own headers in tools/);
 #   5. no library or tool source file is longer than 600 lines;
 #   6. every source, build and script file carries the licence's SPDX line in its first lines;
-#   7. core/ and ops/ allocate through core/common/alloc.h only (the door fault injection
-#      watches): no direct malloc, calloc, realloc, strdup, strndup or aligned_alloc elsewhere.
+#   7. core/, ops/ and onnx/ allocate through core/common/alloc.h only (the door fault
+#      injection watches): no direct malloc, calloc, realloc, strdup, strndup or aligned_alloc
+#      elsewhere;
+#   8. ONNX knowledge stays above ops/: onnx/ includes nothing from ops/ (it builds programs
+#      through the public op API), and nothing under core/ or ops/ includes onnx/.
 # Usage: check_layout.sh ROOT   checks the tree at ROOT; exits 1 naming each violation.
 #        check_layout.sh --self-test   builds a small tree that breaks each rule once and checks
 #        that every rule fires (so the check cannot pass by matching nothing).
@@ -49,12 +52,18 @@ $hits"
   [ -n "$hits" ] && report "tools/ includes a private header (use <corten/...> only):
 $hits"
 
-  for f in $(find core ops tools -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \) \
+  hits=$(grep -rnE '#[[:space:]]*include[[:space:]]*[<"](\.\./)*ops/' onnx 2>/dev/null)
+  [ -n "$hits" ] && report "onnx/ includes from ops/ (the importer uses the public op API only):
+$hits"
+  hits=$(grep -rnE '#[[:space:]]*include[[:space:]]*[<"](\.\./)*onnx/' core ops 2>/dev/null)
+  [ -n "$hits" ] && report "core/ or ops/ includes from onnx/ (ops never learn ONNX names):
+$hits"
+  for f in $(find core ops tools onnx -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \) \
              2>/dev/null | sort); do
     n=$(wc -l <"$f")
     [ "$n" -gt 600 ] && report "$f has $n lines: split it (a file should fit in your head)"
   done
-  for f in $(find core ops tools tests bench examples fuzz include scripts cmake python -type f \
+  for f in $(find core ops onnx tools tests bench examples fuzz include scripts cmake python -type f \
              \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cc' \
              -o -name '*.sh' -o -name '*.py' -o -name '*.cmake' -o -name 'CMakeLists.txt' \) \
              2>/dev/null | grep -v '/corpus/' | grep -v '^python/build/' | sort); do
@@ -62,7 +71,7 @@ $hits"
       report "$f has no SPDX-License-Identifier line at its top: add the licence's"
   done
   hits=$(grep -rnE '(^|[^_[:alnum:]])(malloc|calloc|realloc|strdup|strndup|aligned_alloc)[[:space:]]*\(' \
-           core ops 2>/dev/null | grep -v '^core/common/alloc\.h:' |
+           core ops onnx 2>/dev/null | grep -v '^core/common/alloc\.h:' |
          grep -v '^core/memory/host_allocator\.c:')
   [ -n "$hits" ] && report "a direct C-library allocation in core/ or ops/ (use ct__malloc and the rest of core/common/alloc.h, so fault injection sees it):
 $hits"
@@ -99,7 +108,7 @@ self_test() {
       fails=$((fails + 1))
     fi
   }
-  for t in core_up cpu_cuda foreign tool_private long no_spdx raw_alloc; do
+  for t in core_up cpu_cuda foreign tool_private long no_spdx raw_alloc onnx_down ops_onnx; do
     cp -r "$tmp/ok" "$tmp/$t"
   done
   echo '#include "ops/op_impl.h"' >>"$tmp/core_up/core/tensor/t.c"
@@ -109,6 +118,9 @@ self_test() {
   { echo "$spdx"; seq 1 600 | sed 's|.*|/* line */|'; } >"$tmp/long/ops/big.c"
   echo '/* no licence line */' >"$tmp/no_spdx/ops/plain.c"
   echo 'static void *f(void) { return malloc(8); }' >>"$tmp/raw_alloc/core/tensor/t.c"
+  mkdir -p "$tmp/onnx_down/onnx"
+  printf '%s\n#include "ops/op_impl.h"\n' "$spdx" >"$tmp/onnx_down/onnx/load.c"
+  echo '#include "onnx/onnx_rules.h"' >>"$tmp/ops_onnx/ops/cpu/k.c"
   expect core_up "core/ includes from ops/"
   expect cpu_cuda "ops/cpu names CUDA"
   expect foreign "ops/cuda is included from outside"
@@ -116,6 +128,8 @@ self_test() {
   expect long "ops/big.c has 601 lines"
   expect no_spdx "ops/plain.c has no SPDX-License-Identifier"
   expect raw_alloc "a direct C-library allocation"
+  expect onnx_down "onnx/ includes from ops/"
+  expect ops_onnx "core/ or ops/ includes from onnx/"
   [ "$fails" -eq 0 ] && echo "layout self-test: every rule fires"
   exit $((fails > 0))
 }

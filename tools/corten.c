@@ -3,6 +3,9 @@
  *
  *   corten inspect FILE      the tensors of a TVM / CVM-runtime parameter file (tools/inspect.c)
  *   corten ops [NAME]        the registered op types, or one, as Markdown (tools/ops_ref.c)
+ *   corten onnx MODEL        what an ONNX model holds and what corten cannot import of it
+ *   corten run MODEL ...     runs an ONNX model on given or random inputs (tools/onnx_run.c)
+ *   corten onnx-test DIR...  ONNX's backend conformance tests (tools/onnx_test.c)
  *   corten [CMD] --help      usage, of the tool or of one command
  *   corten --version         the library's version
  *
@@ -21,6 +24,14 @@ static const char usage[] =
     "commands:\n"
     "  inspect FILE   list the tensors of a TVM / CVM-runtime parameter file\n"
     "  ops [NAME]     list the registered op types (or the one named) as Markdown\n"
+    "  onnx MODEL     describe an ONNX model: inputs, outputs, op types, what corten\n"
+    "                 cannot import and where\n"
+    "  run MODEL [--input NAME=FILE.npy ...] [--threads N] [--repeat K]\n"
+    "                 run an ONNX model (random inputs of the declared dims when none\n"
+    "                 are given): each output's dims and checksum, and the median time\n"
+    "  onnx-test [--verbose] [--min-pass PCT] DIR...\n"
+    "                 run ONNX's backend conformance tests under DIR: passed,\n"
+    "                 unsupported and wrong per op type\n"
     "  --help, -h     show this text; `corten <command> --help` shows a command's\n"
     "  --version      show the version of corten\n"
     "\n"
@@ -84,6 +95,19 @@ int main(int argc, char **argv) {
     }
     return corten_ops(argc == 3 ? argv[2] : NULL);
   }
+  if (strcmp(cmd, "onnx") == 0) {
+    if (argc != 3 || is_help(argv[2])) {
+      fputs("usage: corten onnx MODEL\n", argc == 3 ? stdout : stderr);
+      return argc == 3 ? 0 : 2;
+    }
+    if (ct_onnx_describe(argv[2], stdout) != CT_OK) {
+      fprintf(stderr, "corten onnx: %s\n", ct_last_error());
+      return 1;
+    }
+    return 0;
+  }
+  if (strcmp(cmd, "onnx-test") == 0) return corten_onnx_test(argc - 2, argv + 2);
+  if (strcmp(cmd, "run") == 0) return corten_run(argc - 2, argv + 2);
   fprintf(stderr, "corten: unknown command '%s'\n\n%s", cmd, usage);
   return 2;
 }

@@ -10,4 +10,10 @@ int corten_inspect(const char *path);
 /* corten ops [NAME] (tools/ops_ref.c): every registered op type, or the one named, as Markdown. */
 int corten_ops(const char *name);
 
+/* corten onnx-test [--verbose] [--min-pass PCT] DIR... (tools/onnx_test.c): ONNX's backend tests. */
+int corten_onnx_test(int argc, char **argv);
+
+/* corten run MODEL [--input NAME=FILE.npy ...] [--threads N] [--repeat K] (tools/onnx_run.c). */
+int corten_run(int argc, char **argv);
+
 #endif /* CORTEN_TOOLS_TOOL_H */

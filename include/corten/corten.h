@@ -37,6 +37,7 @@
 #include <corten/params.h>
 #include <corten/expr.h>
 #include <corten/comm.h>
+#include <corten/onnx.h>
 
 #define CORTEN_VERSION_MAJOR 0
 #define CORTEN_VERSION_MINOR 1

@@ -22,6 +22,8 @@ extern const ct__kernel_table ct__cpu_conv; /* conv2d, pool2d and their gradient
 extern const ct__kernel_table ct__cpu_nn, ct__cpu_norm; /* the layers: ops/cpu/nn.c, norm.c */
 /* The collectives over MPI (ops/cpu/comm.c). */
 extern const ct__kernel_table ct__cpu_comm;
+/* The families added for ONNX import (ops/defs.h). */
+extern const ct__kernel_table ct__cpu_math, ct__cpu_index, ct__cpu_reduce_ext, ct__cpu_rnn_layers;
 
 /* The expression engine of corten/expr.h (ops/cpu/expr.c). */
 extern const ct__expr_engine ct__cpu_expr;

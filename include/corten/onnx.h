@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* corten/onnx.h: ONNX models in: a model file becomes a program of corten ops and variables of a
+ * scope, which an executor runs (and ct_program_append_backward can differentiate).
+ *
+ *   ct_scope *s = ct_scope_new();
+ *   ct_onnx_model *m = ct_onnx_load("resnet18.onnx", s);     // initializers -> variables of s
+ *   // put the input: ct_var_tensor(ct_scope_var(s, ct_onnx_input_name(m, 0))) ...
+ *   ct_executor *e = ct_executor_new(ct_onnx_program(m), s, ct_cpu());
+ *   ct_executor_run(e);                                      // outputs in their variables
+ *
+ * What a load makes:
+ *   - every initializer (and every Constant node) becomes a variable of scope named as in the
+ *     file, holding a host tensor of its dtype and dims; the graph's inputs that are not
+ *     initializers get variables of their names, empty, for the caller to fill; the graph's
+ *     outputs are written by the program into variables of their names;
+ *   - each node becomes one or a few corten ops (docs/design/onnx.md lists the mapping); a name
+ *     the importer needs for a value between those ops ends in "@onnx" and a number;
+ *   - nothing is specialised to shapes: a symbolic dim (batch, sequence) takes any size when the
+ *     program runs, and shape-valued inputs that are not constants are read at run time.
+ * Every node is checked before anything is made: the message of a CT_ERR_UNSUPPORTED names
+ * every node corten cannot run (its name, op type, opset and the part: op type, domain,
+ * attribute or dtype), not only the first. On any failure `scope` is left exactly as it was.
+ *
+ * Thread-safety: a load touches only its own model and the given scope (one thread at a time
+ * per scope, as for every scope call); models are independent objects. */
+#ifndef CORTEN_ONNX_H
+#define CORTEN_ONNX_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <corten/export.h>
+#include <corten/program.h>
+#include <corten/scope.h>
+#include <corten/status.h>
+#include <corten/tensor.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A loaded model: its program, and the names of its inputs and outputs. */
+typedef struct ct_onnx_model ct_onnx_model;
+
+/* Loads the ONNX model file at path into scope (see above). Tensors stored outside the model
+ * (data_location EXTERNAL) are read from files named relative to the model's folder; an absolute
+ * path or one that leaves the folder ("..") is refused. Peak host memory during the load is the
+ * weights once plus the largest tensor: the file is mapped, not read whole, and each weight is
+ * copied once into its variable.
+ * Errors (NULL returned, scope unchanged):
+ *   CT_ERR_INVALID_ARGUMENT  path or scope is NULL
+ *   CT_ERR_IO                the file (or an external data file) cannot be opened or read
+ *   CT_ERR_FORMAT            a malformed or truncated file: the message names the field
+ *                            ("graph.node[3].attribute[0]"), the byte offset and what is wrong;
+ *                            a graph that reads a name nothing defines, or whose nodes form a
+ *                            cycle; a tensor whose payload is shorter or longer than its dims
+ *   CT_ERR_UNSUPPORTED       nodes corten cannot run (all of them named), an opset above 17 of
+ *                            the default domain, sparse initializers, a graph input of a
+ *                            sequence, map or optional type, or a dtype corten has no tensor of
+ *                            (string, uint16/32/64, complex)
+ *   CT_ERR_ALREADY_EXISTS    scope already holds a variable named like an initializer or input
+ *   CT_ERR_OUT_OF_MEMORY */
+CT_NODISCARD CT_API ct_onnx_model *ct_onnx_load(const char *path, ct_scope *scope);
+
+/* As ct_onnx_load, from the size bytes at data (read during the call only). Tensors with
+ * external data are refused (CT_ERR_UNSUPPORTED): there is no folder to find them in. */
+CT_NODISCARD CT_API ct_onnx_model *ct_onnx_load_buffer(const void *data, size_t size,
+                                                      ct_scope *scope);
+
+/* The model's program, owned by m: run it with an executor over the scope given to the load
+ * (or a kid of it); callers may append ops to it (ct_program_append_backward, optimizers).
+ * NULL for a NULL m. */
+CT_API ct_program *ct_onnx_program(ct_onnx_model *m);
+
+/* The graph's inputs that are not initializers, and its outputs, in the file's order. A name is
+ * owned by m; NULL for an i out of range or a NULL m (counts 0). */
+CT_API size_t ct_onnx_input_count(const ct_onnx_model *m);
+CT_API const char *ct_onnx_input_name(const ct_onnx_model *m, size_t i);
+CT_API size_t ct_onnx_output_count(const ct_onnx_model *m);
+CT_API const char *ct_onnx_output_name(const ct_onnx_model *m, size_t i);
+
+/* The dims the file declares for input i (rank, and -1 for a symbolic or unknown extent) into
+ * *dims, and its dtype; CT_ERR_OUT_OF_RANGE for an i past the inputs, CT_ERR_UNINITIALIZED when
+ * the file gives no shape (dims->rank is then -1), CT_ERR_INVALID_ARGUMENT for NULLs. */
+CT_API ct_status ct_onnx_input_info(const ct_onnx_model *m, size_t i, ct_ddim *dims,
+                                    ct_dtype *dtype);
+
+/* The opset of the default domain the model was written for. 0 for a NULL m. */
+CT_API long long ct_onnx_opset(const ct_onnx_model *m);
+
+/* Reads a serialized ONNX TensorProto (the `input_0.pb` files of ONNX's test data) at path into
+ * t, replacing what t held (its dims, dtype and memory; an external t gets CT_ERR_EXTERNAL_BUFFER
+ * unless the bytes fit). External data is read relative to the file's folder.
+ * Errors (t unchanged): CT_ERR_INVALID_ARGUMENT (NULLs), CT_ERR_IO, CT_ERR_FORMAT (naming the
+ * field), CT_ERR_UNSUPPORTED (a dtype corten has no tensor of), CT_ERR_OUT_OF_MEMORY. */
+CT_API ct_status ct_onnx_load_tensor(const char *path, ct_tensor *t);
+
+/* Writes a description of the model file at path to out, for people: opset and producer, the
+ * graph's inputs and outputs with dtypes and dims ("N" for a symbolic dim), the op types with
+ * their counts, the initializers' count and bytes, and every node corten cannot import with the
+ * reason (an import into a scratch scope decides). CT_OK, or the load's CT_ERR_IO /
+ * CT_ERR_FORMAT (nothing written then). An unsupported model is still described: CT_OK. */
+CT_API ct_status ct_onnx_describe(const char *path, FILE *out);
+
+/* The distinct op types of the model file's nodes, in first-use order, comma-separated, into
+ * buf (cut short at cap, always terminated). CT_OK or the load's CT_ERR_IO / CT_ERR_FORMAT. */
+CT_API ct_status ct_onnx_op_types(const char *path, char *buf, size_t cap);
+
+/* Frees m and its program; the scope's variables stay. NULL: no-op. */
+CT_API void ct_onnx_free(ct_onnx_model *m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CORTEN_ONNX_H */

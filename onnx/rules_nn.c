@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* onnx/rules_nn.c: the rules of ONNX's layers: convolution, pooling, normalisation, dropout in
+ * inference. corten's conv2d and pool2d take 2-D NCHW data with paddings (top, bottom, left,
+ * right); ONNX lists pads as (begins..., ends...), so (top, left, bottom, right) becomes
+ * (top, bottom, left, right). */
+#include <string.h>
+
+#include "onnx/onnx_rules.h"
+
+/* Sets the attributes shared by conv2d and pool2d from the node: strides, paddings (or the
+ * padding_algorithm of auto_pad), and dilations when the op has them. */
+static ct_status geometry(ox_cx *c, ct_op *op, bool dilations) {
+  const int64_t *v;
+  size_t n;
+  int64_t strides[2] = {1, 1}, pads[4] = {0, 0, 0, 0}, dil[2] = {1, 1};
+  if (ox_ints(c, "strides", &v, &n)) {
+    if (n != 2) return ox_unsupported(c, "strides of %zu values (corten pools and convolves 2-D)", n);
+    memcpy(strides, v, sizeof strides);
+  }
+  if (ox_ints(c, "pads", &v, &n)) {
+    if (n != 4) return ox_unsupported(c, "pads of %zu values (corten pools and convolves 2-D)", n);
+    pads[0] = v[0], pads[1] = v[2], pads[2] = v[1], pads[3] = v[3];
+  }
+  if (ox_ints(c, "dilations", &v, &n)) {
+    if (n != 2) return ox_unsupported(c, "dilations of %zu values", n);
+    if (!dilations && (v[0] != 1 || v[1] != 1)) {
+      return ox_unsupported(c, "dilations other than 1 in pooling");
+    }
+    memcpy(dil, v, sizeof dil);
+  }
+  const char *auto_pad = ox_string(c, "auto_pad", "NOTSET");
+  const char *algo = "EXPLICIT";
+  if (auto_pad == NULL) return ct_last_status();
+  if (strcmp(auto_pad, "VALID") == 0) algo = "VALID";
+  else if (strcmp(auto_pad, "SAME_UPPER") == 0) algo = "SAME";
+  else if (strcmp(auto_pad, "NOTSET") != 0 && auto_pad[0] != '\0') {
+    return ox_unsupported(c, "auto_pad '%s' (NOTSET, VALID and SAME_UPPER are supported)", auto_pad);
+  }
+  ct_status s = ct_op_set_attr_ints(op, "strides", strides, 2);
+  if (s == CT_OK) s = ct_op_set_attr_ints(op, "paddings", pads, 4);
+  if (s == CT_OK) s = ct_op_set_attr_string(op, "padding_algorithm", algo);
+  if (s == CT_OK && dilations) s = ct_op_set_attr_ints(op, "dilations", dil, 2);
+  return s;
+}
+
+/* Conv (1+, 11+): conv2d, then the bias B [M] added as [M, 1, 1]. */
+static ct_status conv(ox_cx *c) {
+  const char *x = ox_in(c, 0), *w = ox_in(c, 1), *b = ox_in(c, 2), *y = ox_out(c, 0);
+  const int64_t *ks;
+  size_t nk;
+  if (x == NULL || w == NULL || y == NULL) return ox_unsupported(c, "X, W or Y is missing");
+  if (ox_ints(c, "kernel_shape", &ks, &nk) && nk != 2) {
+    return ox_unsupported(c, "a %zu-D convolution (corten convolves 2-D)", nk);
+  }
+  const char *conv_out = b != NULL ? ox_tmp(c) : y;
+  ct_op *op = ox_op(c, "conv2d");
+  if (op == NULL || conv_out == NULL) return ct_last_status();
+  ct_status s = geometry(c, op, true);
+  if (s == CT_OK) s = ct_op_set_attr_int(op, "groups", ox_int(c, "group", 1));
+  if (s == CT_OK) s = ct_op_set_input(op, "Input", x);
+  if (s == CT_OK) s = ct_op_set_input(op, "Filter", w);
+  if (s == CT_OK) s = ct_op_set_output(op, "Output", conv_out);
+  if (s == CT_OK) s = ox_push(c, op);
+  if (s != CT_OK || b == NULL) return s;
+  const char *b3 = ox_tmp(c);
+  ct_op *r = ox_op(c, "reshape");
+  if (r == NULL || b3 == NULL) return ct_last_status();
+  static const int64_t col[] = {-1, 1, 1};
+  s = ct_op_set_input(r, "X", b);
+  if (s == CT_OK) s = ct_op_set_output(r, "Out", b3);
+  if (s == CT_OK) s = ct_op_set_attr_ints(r, "shape", col, 3);
+  if (s == CT_OK) s = ox_push(c, r);
+  ct_op *add = s == CT_OK ? ox_op(c, "elementwise_add") : NULL;
+  if (add == NULL) return ct_last_status();
+  s = ct_op_set_input(add, "X", conv_out);
+  if (s == CT_OK) s = ct_op_set_input(add, "Y", b3);
+  if (s == CT_OK) s = ct_op_set_output(add, "Out", y);
+  return s == CT_OK ? ox_push(c, add) : s;
+}
+
+static ct_status pool(ox_cx *c, const char *kind, bool global) {
+  const char *x = ox_in(c, 0), *y = ox_out(c, 0);
+  if (x == NULL || y == NULL) return ox_unsupported(c, "X or Y is missing");
+  if (ox_out(c, 1) != NULL) return ox_unsupported(c, "output Indices (not supported)");
+  ct_op *op = ox_op(c, "pool2d");
+  if (op == NULL) return ct_last_status();
+  ct_status s = ct_op_set_attr_string(op, "pooling_type", kind);
+  if (s == CT_OK && global) s = ct_op_set_attr_bool(op, "global_pooling", true);
+  if (s == CT_OK && !global) {
+    const int64_t *ks;
+    size_t nk;
+    if (!ox_ints(c, "kernel_shape", &ks, &nk) || nk != 2) {
+      return ox_unsupported(c, "kernel_shape of other than 2 values (corten pools 2-D)");
+    }
+    s = ct_op_set_attr_ints(op, "ksize", ks, 2);
+    if (s == CT_OK) s = geometry(c, op, false);
+    if (s == CT_OK) s = ct_op_set_attr_bool(op, "ceil_mode", ox_int(c, "ceil_mode", 0) != 0);
+    if (s == CT_OK) {
+      s = ct_op_set_attr_bool(op, "exclusive", ox_int(c, "count_include_pad", 0) == 0);
+    }
+  }
+  if (s == CT_OK) s = ct_op_set_input(op, "X", x);
+  if (s == CT_OK) s = ct_op_set_output(op, "Out", y);
+  return s == CT_OK ? ox_push(c, op) : s;
+}
+
+static ct_status max_pool(ox_cx *c) {
+  if (ox_int(c, "storage_order", 0) != 0) return ox_unsupported(c, "storage_order 1");
+  return pool(c, "max", false);
+}
+static ct_status avg_pool(ox_cx *c) { return pool(c, "avg", false); }
+static ct_status global_avg_pool(ox_cx *c) { return pool(c, "avg", true); }
+static ct_status global_max_pool(ox_cx *c) { return pool(c, "max", true); }
+
+/* BatchNormalization in inference (training_mode 0): batch_norm with is_test. */
+static ct_status batch_norm(ox_cx *c) {
+  const char *x = ox_in(c, 0), *sc = ox_in(c, 1), *b = ox_in(c, 2), *mean = ox_in(c, 3),
+             *var = ox_in(c, 4), *y = ox_out(c, 0);
+  if (x == NULL || sc == NULL || b == NULL || mean == NULL || var == NULL || y == NULL) {
+    return ox_unsupported(c, "an input or Y is missing");
+  }
+  if (ox_int(c, "training_mode", 0) != 0 || ox_out(c, 1) != NULL || ox_out(c, 2) != NULL) {
+    return ox_unsupported(c, "training mode (running mean and variance outputs)");
+  }
+  if (ox_opset(c) < 9 && ox_int(c, "spatial", 1) != 1) return ox_unsupported(c, "spatial 0");
+  ct_op *op = ox_op(c, "batch_norm");
+  const char *mo = ox_tmp(c), *vo = ox_tmp(c), *sm = ox_tmp(c), *sv = ox_tmp(c);
+  if (op == NULL || mo == NULL || vo == NULL || sm == NULL || sv == NULL) return ct_last_status();
+  ct_status s = ct_op_set_input(op, "X", x);
+  if (s == CT_OK) s = ct_op_set_input(op, "Scale", sc);
+  if (s == CT_OK) s = ct_op_set_input(op, "Bias", b);
+  if (s == CT_OK) s = ct_op_set_input(op, "Mean", mean);
+  if (s == CT_OK) s = ct_op_set_input(op, "Variance", var);
+  if (s == CT_OK) s = ct_op_set_output(op, "Y", y);
+  if (s == CT_OK) s = ct_op_set_output(op, "MeanOut", mo);
+  if (s == CT_OK) s = ct_op_set_output(op, "VarianceOut", vo);
+  if (s == CT_OK) s = ct_op_set_output(op, "SavedMean", sm);
+  if (s == CT_OK) s = ct_op_set_output(op, "SavedVariance", sv);
+  if (s == CT_OK) s = ct_op_set_attr_bool(op, "is_test", true);
+  if (s == CT_OK) s = ct_op_set_attr_float(op, "epsilon", ox_float(c, "epsilon", 1e-5));
+  if (s == CT_OK) s = ct_op_set_attr_float(op, "momentum", ox_float(c, "momentum", 0.9));
+  return s == CT_OK ? ox_push(c, op) : s;
+}
+
+/* LayerNormalization (17): layer_norm over the dims from `axis`. */
+static ct_status layer_norm(ox_cx *c) {
+  const char *x = ox_in(c, 0), *sc = ox_in(c, 1), *b = ox_in(c, 2), *y = ox_out(c, 0);
+  if (x == NULL || sc == NULL || y == NULL) return ox_unsupported(c, "X, Scale or Y is missing");
+  if (ox_int(c, "stash_type", 1) != 1) return ox_unsupported(c, "stash_type other than float");
+  ct_op *op = ox_op(c, "layer_norm");
+  const char *mean = ox_out(c, 1), *inv = ox_out(c, 2);
+  const char *m = mean ? mean : ox_tmp(c), *v = ox_tmp(c);
+  if (op == NULL || m == NULL || v == NULL) return ct_last_status();
+  if (inv != NULL) return ox_unsupported(c, "output InvStdDev (corten keeps the variance)");
+  ct_status s = ct_op_set_input(op, "X", x);
+  if (s == CT_OK) s = ct_op_set_input(op, "Scale", sc);
+  if (s == CT_OK && b != NULL) s = ct_op_set_input(op, "Bias", b);
+  if (s == CT_OK) s = ct_op_set_output(op, "Y", y);
+  if (s == CT_OK) s = ct_op_set_output(op, "Mean", m);
+  if (s == CT_OK) s = ct_op_set_output(op, "Variance", v);
+  if (s == CT_OK) s = ct_op_set_attr_int(op, "begin_norm_axis", ox_int(c, "axis", -1));
+  if (s == CT_OK) s = ct_op_set_attr_float(op, "epsilon", ox_float(c, "epsilon", 1e-5));
+  return s == CT_OK ? ox_push(c, op) : s;
+}
+
+/* Dropout in inference: the identity (a mask output or training mode is refused). */
+static ct_status dropout(ox_cx *c) {
+  const char *x = ox_in(c, 0), *y = ox_out(c, 0);
+  if (x == NULL || y == NULL) return ox_unsupported(c, "X or Y is missing");
+  if (ox_out(c, 1) != NULL) return ox_unsupported(c, "output mask");
+  if (ox_in(c, 2) != NULL) { /* training_mode */
+    const double *v;
+    size_t n;
+    if (!ox_const_any(c, 2, &v, &n)) return ox_unsupported(c, "training_mode computed at run time");
+    for (size_t i = 0; i < n; i++) {
+      if (v[i] != 0) return ox_unsupported(c, "training mode (random bits that must match)");
+    }
+  }
+  return ox_unary(c, "assign", x, y);
+}
+
+static const ox_rule rows[] = {
+    {"Conv", 1, conv, "conv2d, reshape, elementwise_add"},
+    {"MaxPool", 1, max_pool, "pool2d"},
+    {"AveragePool", 1, avg_pool, "pool2d"},
+    {"GlobalAveragePool", 1, global_avg_pool, "pool2d"},
+    {"GlobalMaxPool", 1, global_max_pool, "pool2d"},
+    {"BatchNormalization", 7, batch_norm, "batch_norm"},
+    {"LayerNormalization", 17, layer_norm, "layer_norm"},
+    {"Dropout", 7, dropout, "assign"},
+};
+
+const ox_rules ox_rules_nn = {rows, sizeof rows / sizeof rows[0]};

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tools/onnx_test.c: `corten onnx-test DIR...`, ONNX's backend conformance tests run through
+ * corten. A test is a folder holding model.onnx and test_data_set_N folders with input_K.pb and
+ * output_K.pb (serialized TensorProtos); DIR is such a folder or one holding them (Debian's
+ * libonnx-testdata: data/node, data/pytorch-converted, ...). Each data set's inputs go to the
+ * model's inputs in order, the program runs once, and each output is compared as ONNX's own
+ * runner does: the same dtype and dims, integers and bools exact, floats within rtol 1e-3 and
+ * atol 1e-7 (NaN where NaN is expected).
+ *
+ * A test is `passed`, `unsupported` (the load or a kernel says CT_ERR_UNSUPPORTED: corten says
+ * it cannot), or `wrong` (any other failure, or a value out of tolerance: corten ran and was
+ * wrong, or failed where it should not). The table gives the counts per op type (the model's
+ * first node's), then the totals; the exit status is 1 when a test is wrong or fewer than
+ * --min-pass percent passed. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <corten/corten.h>
+
+#include "tool.h"
+
+enum { PASSED, UNSUPPORTED, WRONG };
+
+typedef struct tally {
+  char op[64];
+  int n[3];
+} tally;
+
+typedef struct run_state {
+  tally *t;
+  size_t n_t, cap_t;
+  int total[3];
+  bool verbose;
+} run_state;
+
+static bool is_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool exists(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The entries of dir whose names start with prefix, sorted; *n of them (free each and the list). */
+static char **list(const char *dir, const char *prefix, size_t *n) {
+  *n = 0;
+  DIR *d = opendir(dir);
+  if (d == NULL) return NULL;
+  char **v = NULL;
+  size_t cap = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] == '.' || strncmp(e->d_name, prefix, strlen(prefix)) != 0) continue;
+    if (*n == cap) {
+      cap = cap ? 2 * cap : 64;
+      char **g = realloc(v, cap * sizeof *g);
+      if (g == NULL) break;
+      v = g;
+    }
+    size_t len = strlen(e->d_name) + 1;
+    v[*n] = malloc(len);
+    if (v[*n] == NULL) break;
+    memcpy(v[*n], e->d_name, len);
+    (*n)++;
+  }
+  closedir(d);
+  if (v != NULL) qsort(v, *n, sizeof *v, cmp_str);
+  return v;
+}
+
+static void free_list(char **v, size_t n) {
+  for (size_t i = 0; i < n; i++) free(v[i]);
+  free(v);
+}
+
+static double elem(const void *p, ct_dtype dt, int64_t i) {
+  switch (dt) {
+    case CT_BOOL: case CT_UINT8: return ((const uint8_t *)p)[i];
+    case CT_INT8: return ((const int8_t *)p)[i];
+    case CT_INT16: return ((const int16_t *)p)[i];
+    case CT_INT32: return ((const int32_t *)p)[i];
+    case CT_INT64: return (double)((const int64_t *)p)[i];
+    case CT_FLOAT32: return ((const float *)p)[i];
+    case CT_FLOAT64: return ((const double *)p)[i];
+    case CT_FLOAT16: {
+      uint16_t h = ((const uint16_t *)p)[i];
+      int e = (h >> 10) & 31, m = h & 1023;
+      double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+      return h & 0x8000 ? -v : v;
+    }
+    case CT_BFLOAT16: {
+      uint32_t b = (uint32_t)((const uint16_t *)p)[i] << 16;
+      float f;
+      memcpy(&f, &b, 4);
+      return f;
+    }
+    default: return 0;
+  }
+}
+
+/* Compares got with want as ONNX's runner does; *why says what differs. */
+static bool same(const ct_tensor *got, const ct_tensor *want, char *why, size_t cap) {
+  char a[128], b[128];
+  ct_dtype dg = ct_tensor_dtype(got), dw = ct_tensor_dtype(want);
+  if (dg != dw) {
+    snprintf(why, cap, "dtype %s, expected %s", ct_dtype_name(dg), ct_dtype_name(dw));
+    return false;
+  }
+  if (!ct_ddim_equal(ct_tensor_dims(got), ct_tensor_dims(want))) {
+    snprintf(why, cap, "dims %s, expected %s", ct_ddim_str(ct_tensor_dims(got), a, sizeof a),
+             ct_ddim_str(ct_tensor_dims(want), b, sizeof b));
+    return false;
+  }
+  int64_t n = ct_tensor_numel(want);
+  const void *pg = ct_tensor_data(got, dg), *pw = ct_tensor_data(want, dw);
+  if (n > 0 && (pg == NULL || pw == NULL)) {
+    snprintf(why, cap, "no data: %s", ct_last_error());
+    return false;
+  }
+  bool floating = dw == CT_FLOAT16 || dw == CT_BFLOAT16 || dw == CT_FLOAT32 || dw == CT_FLOAT64;
+  for (int64_t i = 0; i < n; i++) {
+    double x = elem(pg, dg, i), y = elem(pw, dw, i);
+    bool ok = floating ? (isnan(y) ? isnan(x) : (x == y || fabs(x - y) <= 1e-7 + 1e-3 * fabs(y)))
+                       : x == y;
+    if (!ok) {
+      snprintf(why, cap, "element %lld is %.9g, expected %.9g", (long long)i, x, y);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Runs data set `set` of test `dir` over model m in scope s; PASSED, UNSUPPORTED or WRONG. */
+static int run_set(const char *dir, const char *set, ct_onnx_model *m, ct_scope *s, char *why,
+                   size_t cap) {
+  char path[4096];
+  for (size_t k = 0; k < ct_onnx_input_count(m); k++) {
+    snprintf(path, sizeof path, "%s/%s/input_%zu.pb", dir, set, k);
+    if (!exists(path)) continue; /* an optional input the set leaves out */
+    ct_tensor *t = ct_var_tensor(ct_scope_var(s, ct_onnx_input_name(m, k)));
+    if (t == NULL || ct_onnx_load_tensor(path, t) != CT_OK) {
+      snprintf(why, cap, "input %zu: %s", k, ct_last_error());
+      return ct_last_status() == CT_ERR_UNSUPPORTED ? UNSUPPORTED : WRONG;
+    }
+  }
+  ct_executor *e = ct_executor_new(ct_onnx_program(m), s, ct_cpu());
+  ct_status st = e != NULL ? ct_executor_run(e) : ct_last_status();
+  ct_executor_free(e);
+  if (st != CT_OK) {
+    snprintf(why, cap, "run: %s", ct_last_error());
+    return st == CT_ERR_UNSUPPORTED ? UNSUPPORTED : WRONG;
+  }
+  for (size_t k = 0; k < ct_onnx_output_count(m); k++) {
+    snprintf(path, sizeof path, "%s/%s/output_%zu.pb", dir, set, k);
+    ct_tensor *want = ct_tensor_new();
+    const ct_var *v = ct_scope_find_var(s, ct_onnx_output_name(m, k));
+    const ct_tensor *got = v ? ct_var_get_tensor(v) : NULL;
+    int r = PASSED;
+    if (want == NULL || ct_onnx_load_tensor(path, want) != CT_OK) {
+      snprintf(why, cap, "output %zu's expected value: %s", k, ct_last_error());
+      r = ct_last_status() == CT_ERR_UNSUPPORTED ? UNSUPPORTED : WRONG;
+    } else if (got == NULL) {
+      snprintf(why, cap, "output %zu ('%s') holds no tensor", k, ct_onnx_output_name(m, k));
+      r = WRONG;
+    } else if (!same(got, want, why, cap)) {
+      char detail[300];
+      snprintf(detail, sizeof detail, "%s", why);
+      snprintf(why, cap, "output %zu ('%s'): %s", k, ct_onnx_output_name(m, k), detail);
+      r = WRONG;
+    }
+    ct_tensor_free(want);
+    if (r != PASSED) return r;
+  }
+  return PASSED;
+}
+
+static void count(run_state *rs, const char *op, int result) {
+  size_t i = 0;
+  while (i < rs->n_t && strcmp(rs->t[i].op, op) != 0) i++;
+  if (i == rs->n_t) {
+    if (rs->n_t == rs->cap_t) {
+      size_t cap = rs->cap_t ? 2 * rs->cap_t : 64;
+      tally *g = realloc(rs->t, cap * sizeof *g);
+      if (g == NULL) return;
+      rs->t = g;
+      rs->cap_t = cap;
+    }
+    memset(&rs->t[i], 0, sizeof rs->t[i]);
+    snprintf(rs->t[i].op, sizeof rs->t[i].op, "%s", op);
+    rs->n_t++;
+  }
+  rs->t[i].n[result]++;
+  rs->total[result]++;
+}
+
+/* One test folder. */
+static void run_test(run_state *rs, const char *dir) {
+  char model[4096], ops[256] = "", why[1024] = "";
+  snprintf(model, sizeof model, "%s/model.onnx", dir);
+  if (ct_onnx_op_types(model, ops, sizeof ops) != CT_OK || ops[0] == '\0') {
+    snprintf(ops, sizeof ops, "(unreadable)");
+  }
+  char *comma = strchr(ops, ',');
+  if (comma) *comma = '\0'; /* the first node's op type */
+  ct_scope *s = ct_scope_new();
+  ct_onnx_model *m = s ? ct_onnx_load(model, s) : NULL;
+  int result = PASSED;
+  if (m == NULL) {
+    snprintf(why, sizeof why, "load: %s", ct_last_error());
+    result = ct_last_status() == CT_ERR_UNSUPPORTED ? UNSUPPORTED : WRONG;
+  } else {
+    size_t n_sets;
+    char **sets = list(dir, "test_data_set_", &n_sets);
+    for (size_t i = 0; i < n_sets && result == PASSED; i++) {
+      result = run_set(dir, sets[i], m, s, why, sizeof why);
+    }
+    free_list(sets, n_sets);
+  }
+  ct_onnx_free(m);
+  ct_scope_free(s);
+  count(rs, ops, result);
+  const char *base = strrchr(dir, '/');
+  base = base ? base + 1 : dir;
+  if (result == WRONG) printf("WRONG %s (%s): %.600s\n", base, ops, why);
+  else if (rs->verbose) printf("%s %s (%s)%s%.400s\n", result == PASSED ? "passed" : "unsupported",
+                               base, ops, result == PASSED ? "" : ": ", result == PASSED ? "" : why);
+}
+
+static void run_dir(run_state *rs, const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/model.onnx", dir);
+  if (exists(path)) {
+    run_test(rs, dir);
+    return;
+  }
+  size_t n;
+  char **tests = list(dir, "", &n);
+  for (size_t i = 0; i < n; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, tests[i]);
+    if (is_dir(path)) run_dir(rs, path);
+  }
+  free_list(tests, n);
+}
+
+static int cmp_tally(const void *a, const void *b) {
+  return strcmp(((const tally *)a)->op, ((const tally *)b)->op);
+}
+
+int corten_onnx_test(int argc, char **argv) {
+  run_state rs = {0};
+  double min_pass = 0;
+  int first = 0;
+  for (; first < argc && argv[first][0] == '-'; first++) {
+    if (strcmp(argv[first], "--verbose") == 0) rs.verbose = true;
+    else if (strcmp(argv[first], "--min-pass") == 0 && first + 1 < argc) min_pass = atof(argv[++first]);
+    else {
+      fprintf(stderr, "corten onnx-test: unknown option '%s'\n", argv[first]);
+      return 2;
+    }
+  }
+  if (first == argc) {
+    fprintf(stderr, "corten onnx-test: give at least one folder of tests\n");
+    return 2;
+  }
+  for (int i = first; i < argc; i++) {
+    if (!is_dir(argv[i])) {
+      fprintf(stderr, "corten onnx-test: '%s' is not a folder\n", argv[i]);
+      return 1;
+    }
+    run_dir(&rs, argv[i]);
+  }
+  qsort(rs.t, rs.n_t, sizeof *rs.t, cmp_tally);
+  printf("%-32s %8s %12s %8s\n", "op type", "passed", "unsupported", "wrong");
+  for (size_t i = 0; i < rs.n_t; i++) {
+    printf("%-32s %8d %12d %8d\n", rs.t[i].op, rs.t[i].n[PASSED], rs.t[i].n[UNSUPPORTED],
+           rs.t[i].n[WRONG]);
+  }
+  int all = rs.total[PASSED] + rs.total[UNSUPPORTED] + rs.total[WRONG];
+  double pct = all ? 100.0 * rs.total[PASSED] / all : 0;
+  printf("total: %d tests, %d passed (%.1f%%), %d unsupported, %d wrong\n", all,
+         rs.total[PASSED], pct, rs.total[UNSUPPORTED], rs.total[WRONG]);
+  free(rs.t);
+  if (rs.total[WRONG] > 0) return 1;
+  if (pct < min_pass) {
+    printf("FAIL: %.1f%% passed, below --min-pass %.1f%%\n", pct, min_pass);
+    return 1;
+  }
+  return 0;
+}
