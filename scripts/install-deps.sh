@@ -5,15 +5,17 @@
 # corten Python package, its install and its tests), python3-numpy (NumPy 1.24: the DLPack
 # tests; NumPy 2 comes from PyPI into a venv the tests make), python3-torch (the PyTorch tests
 # and the training parity test), libtorch-dev (the benchmarks' libtorch baselines; about a
-# minute to install) and OpenMPI (libopenmpi-dev, openmpi-bin: the collectives, corten/comm.h,
-# and mpirun for their tests). Packages already present are left alone; apt
+# minute to install), OpenMPI (libopenmpi-dev, openmpi-bin: the collectives, corten/comm.h,
+# and mpirun for their tests), python3-torchvision (models exported to ONNX for the import's
+# parity tests) and libonnx-testdata (ONNX's backend conformance tests, which corten's ONNX
+# import runs). Packages already present are left alone; apt
 # runs only when something is missing. Uses sudo when not run as root.
 set -euo pipefail
 
 packages=(cmake make gcc g++ clang pkg-config git check libjemalloc-dev libopenblas-dev
           libdlpack-dev python3 python3-venv python3-pip python3-setuptools python3-wheel
-          python3-pytest python3-numpy python3-torch libtorch-dev libopenmpi-dev
-          openmpi-bin)
+          python3-pytest python3-numpy python3-torch python3-torchvision libtorch-dev
+          libopenmpi-dev openmpi-bin libonnx-testdata)
 
 missing=()
 for p in "${packages[@]}"; do
