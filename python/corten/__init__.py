@@ -29,6 +29,7 @@ from typing import Dict
 
 from ._lib import DTYPES as _DTYPES
 from ._lib import Error, MemoryStats, check, lib, place
+from . import onnx
 from .params import load_params, save_params
 from .program import Executor, Op, Program
 from .scope import Scope
@@ -72,5 +73,5 @@ for _cls in (Error, Tensor, Scope, Op, Program, Executor):
 del _cls
 
 __all__ = ["Error", "Tensor", "from_dlpack", "zeros", "Scope", "Op", "Program", "Executor",
-           "load_params", "save_params", "memory_stats", "host_allocator",
+           "onnx", "load_params", "save_params", "memory_stats", "host_allocator",
            "cuda_device_count", "dtypes", "dtype_id"]

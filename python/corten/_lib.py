@@ -141,6 +141,15 @@ _SIGNATURES = {
     "ct_executor_new": (_p, [_p, _p, Place]),
     "ct_executor_run": (_i, [_p]),
     "ct_executor_free": (None, [_p]),
+    "ct_onnx_load": (_p, [_s, _p]),
+    "ct_onnx_load_buffer": (_p, [_p, _sz, _p]),
+    "ct_onnx_program": (_p, [_p]),
+    "ct_onnx_input_count": (_sz, [_p]),
+    "ct_onnx_input_name": (_s, [_p, _sz]),
+    "ct_onnx_output_count": (_sz, [_p]),
+    "ct_onnx_output_name": (_s, [_p, _sz]),
+    "ct_onnx_opset": (ctypes.c_longlong, [_p]),
+    "ct_onnx_free": (None, [_p]),
 }
 
 

@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: Apache-2.0
+# python/corten/onnx.py: corten.onnx.load, ONNX models as corten programs (corten/onnx.h).
+"""ONNX models in corten: :func:`load` makes a :class:`Model` whose program runs on a scope.
+
+::
+
+    m = corten.onnx.load("resnet18.onnx")
+    out = m.run({"input": np.zeros((8, 3, 224, 224), np.float32)})   # any DLPack producer
+    np.from_dlpack(out["output"])                                      # zero copy back
+
+The model's initializers are variables of ``m.scope`` (named as in the file), its program is
+``m.program`` (append to it to train: ``m.program.append_backward(...)``), and a symbolic dim
+(a batch, a sequence) takes any size at run time.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Mapping, Optional, Union
+
+from ._lib import check_ptr, lib
+from .program import Executor, Program
+from .scope import Scope
+from .tensor import Tensor
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class _ModelProgram(Program):
+    """The program a Model owns: appending to it works; freeing is the model's."""
+
+    def __init__(self, handle: int, owner: "Model") -> None:  # pylint: disable=super-init-not-called
+        self._h = handle
+        self._owner = owner
+
+    def __del__(self) -> None:  # the model frees it
+        self._h = None
+
+    def _take(self) -> int:
+        raise TypeError("a model's program cannot be given to an op: the model owns it")
+
+
+class Model:
+    """A loaded ONNX model: ``inputs`` and ``outputs`` (names, in the file's order),
+    ``program`` (a corten Program the model owns), ``scope`` (the variables: initializers,
+    inputs, outputs) and ``opset``. :meth:`run` feeds inputs and returns the outputs."""
+
+    def __init__(self, handle: int, scope: Scope) -> None:
+        self._h = handle
+        self.scope = scope
+        n_in, n_out = lib.onnx_input_count(handle), lib.onnx_output_count(handle)
+        self.inputs: List[str] = [lib.onnx_input_name(handle, i).decode("utf-8")
+                                  for i in range(n_in)]
+        self.outputs: List[str] = [lib.onnx_output_name(handle, i).decode("utf-8")
+                                   for i in range(n_out)]
+        self.opset = int(lib.onnx_opset(handle))
+        self.program: Program = _ModelProgram(lib.onnx_program(handle), self)
+        self._executor: Optional[Executor] = None
+        self._executor_ops = -1
+
+    def __del__(self, _free=lib.onnx_free) -> None:
+        self._executor = None
+        h, self._h = getattr(self, "_h", None), None
+        if h:
+            _free(h)
+
+    def run(self, feeds: Mapping[str, Any], device: str = "cpu") -> Dict[str, Tensor]:
+        """Sets each input named in feeds (a corten Tensor or any DLPack producer: NumPy,
+        PyTorch; zero copy) and runs the program; returns ``{output name: Tensor}`` viewing the
+        outputs' memory. The executor is made once and kept while the program is unchanged."""
+        for name, value in feeds.items():
+            self.scope[name] = value
+        if self._executor is None or self._executor_ops != len(self.program):
+            self._executor = Executor(self.program, self.scope, device)
+            self._executor_ops = len(self.program)
+        self._executor.run()
+        return {name: self.scope[name] for name in self.outputs}
+
+    def __repr__(self) -> str:
+        return "<corten.onnx.Model opset %d, inputs %s, outputs %s, %d ops>" % (
+            self.opset, self.inputs, self.outputs, len(self.program))
+
+
+def load(path: PathLike, scope: Optional[Scope] = None) -> Model:
+    """Loads the ONNX model at path into scope (a new Scope when None). Raises corten.Error:
+    CT_ERR_UNSUPPORTED naming every node corten cannot import, CT_ERR_FORMAT naming the field
+    of a malformed file, CT_ERR_IO; the scope is left as it was."""
+    scope = scope if scope is not None else Scope()
+    h = check_ptr(lib.onnx_load(os.fsencode(path), scope._h))
+    return Model(h, scope)
+
+
+def load_bytes(data: bytes, scope: Optional[Scope] = None) -> Model:
+    """As :func:`load`, from the bytes of a model (external data is refused)."""
+    scope = scope if scope is not None else Scope()
+    buf = bytes(data)
+    h = check_ptr(lib.onnx_load_buffer(buf, len(buf), scope._h))
+    return Model(h, scope)
+
+
+__all__ = ["Model", "load", "load_bytes"]

@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: Apache-2.0
+# tests/python/test_py_onnx.py: corten.onnx: a model exported by PyTorch loads, runs at two batch
+# sizes with NumPy and PyTorch inputs (zero copy both ways), matches PyTorch, and trains.
+"""corten.onnx.load / load_bytes and Model.run against PyTorch's own outputs."""
+import io
+
+import pytest
+
+import corten
+from conftest import np
+
+torch = pytest.importorskip("torch")
+
+
+class SmallCNN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(1, 4, 3, padding=1)
+        self.pool = torch.nn.MaxPool2d(2)
+        self.fc = torch.nn.Linear(4 * 4 * 4, 10)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.pool(torch.relu(self.conv(x))), 1))
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    torch.manual_seed(0)
+    net = SmallCNN().eval()
+    path = tmp_path_factory.mktemp("onnx") / "cnn.onnx"
+    torch.onnx.export(net, torch.zeros(1, 1, 8, 8), str(path), input_names=["x"],
+                      output_names=["y"], dynamic_axes={"x": {0: "N"}, "y": {0: "N"}},
+                      opset_version=13)
+    return net, path
+
+
+def test_the_model_names_its_inputs_outputs_and_variables(exported):
+    _, path = exported
+    m = corten.onnx.load(path)
+    assert m.inputs == ["x"] and m.outputs == ["y"] and m.opset == 13
+    assert "fc.weight" in m.scope and m.scope["fc.weight"].shape == (10, 64)
+    assert len(m.program) > 0
+
+
+@pytest.mark.parametrize("batch", [1, 8])
+def test_run_matches_pytorch_at_any_batch(exported, batch):
+    net, path = exported
+    m = corten.onnx.load(path)
+    x = np.random.RandomState(batch).randn(batch, 1, 8, 8).astype(np.float32)
+    y = np.from_dlpack(m.run({"x": x})["y"])
+    with torch.no_grad():
+        want = net(torch.from_numpy(x)).numpy()
+    assert y.shape == (batch, 10)
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+
+
+def test_torch_tensors_in_and_out_zero_copy(exported):
+    net, path = exported
+    m = corten.onnx.load(path)
+    x = torch.randn(2, 1, 8, 8)
+    out = m.run({"x": x})["y"]
+    assert m.scope["x"].data_ptr == x.data_ptr()  # the input was viewed, not copied
+    y = torch.from_dlpack(out)
+    assert y.data_ptr() == out.data_ptr
+    with torch.no_grad():
+        torch.testing.assert_close(y, net(x), rtol=1e-5, atol=1e-5)
+
+
+def test_load_bytes_and_a_broken_file(exported):
+    _, path = exported
+    data = path.read_bytes()
+    m = corten.onnx.load_bytes(data)
+    assert m.outputs == ["y"]
+    with pytest.raises(corten.Error) as e:
+        corten.onnx.load_bytes(data[: len(data) // 2])
+    assert e.value.status == "CT_ERR_FORMAT"
+    s = corten.Scope()
+    with pytest.raises(corten.Error):
+        corten.onnx.load_bytes(data[:100], s)
+    assert len(s) == 0  # a failed load leaves the scope as it was
+
+
+def test_an_imported_model_trains(exported):
+    """append_backward over the imported program, then sgd: the loss falls."""
+    _, path = exported
+    m = corten.onnx.load(path)
+    s = m.scope
+    rs = np.random.RandomState(3)
+    s["label"] = rs.randint(0, 10, size=(16, 1)).astype(np.int64)
+    s["lr"] = np.array([0.05], np.float32)
+    s["x"] = rs.randn(16, 1, 8, 8).astype(np.float32)
+    p = m.program
+    p.append("softmax_with_cross_entropy", inputs={"Logits": "y", "Label": "label"},
+             outputs={"Softmax": "prob", "Loss": "row_loss"})
+    p.append("mean", inputs={"X": "row_loss"}, outputs={"Out": "loss"})
+    params = ["conv.weight", "conv.bias", "fc.weight", "fc.bias"]
+    p.append_backward("loss", params)
+    for name in params:
+        p.append("sgd", inputs={"Param": name, "Grad": name + "@GRAD", "LearningRate": "lr"},
+                 outputs={"ParamOut": name})
+    step = corten.Executor(p, s)
+    losses = []
+    for _ in range(80):
+        step.run()
+        losses.append(float(np.from_dlpack(s["loss"])))
+    assert losses[-1] < losses[0] * 0.5
