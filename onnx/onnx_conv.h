@@ -63,8 +63,10 @@ void ox_note_unsupported(ox_conv *cv, size_t i, const char *text);
  * CT_ERR_FORMAT, CT_ERR_UNSUPPORTED (a dtype corten has no tensor of) or CT_ERR_OUT_OF_MEMORY.
  * External data is read by read_external when it is not NULL. */
 typedef ct_status (*ox_external_fn)(void *arg, const ox_tensor *t, void *dst, size_t bytes);
+/* Told each piece of raw_data once it is copied (NULL: not told). */
+typedef void (*ox_copied_fn)(void *arg, ox_span piece);
 ct_status ox_tensor_make(const ox_tensor *t, const char *what, ox_external_fn read_external,
-                         void *arg, ct_tensor **out);
+                         ox_copied_fn copied, void *arg, ct_tensor **out);
 
 /* A model file mapped read-only (data, size) and its folder (external data). */
 typedef struct ox_file {

@@ -95,7 +95,8 @@ static ct_status read_external(void *arg, const ox_tensor *t, void *dst, size_t 
 }
 
 /* Drops the mapping's pages wholly inside span s: its bytes were copied. */
-static void drop_pages(const source *src, ox_span s) {
+static void drop_pages(void *arg, ox_span s) {
+  const source *src = arg;
   if (src->map == NULL || s.n == 0) return;
   uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
   uintptr_t a = ((uintptr_t)s.p + page - 1) & ~(page - 1), b = ((uintptr_t)s.p + s.n) & ~(page - 1);
@@ -171,7 +172,7 @@ static ct_status constant(ox_conv *cv, ox_cx *c) {
   ct_tensor *t = NULL;
   ct_status s = CT_OK;
   if (ox_eq(a->name, "value")) {
-    s = ox_tensor_make(&a->t, cv->what, NULL, NULL, &t);
+    s = ox_tensor_make(&a->t, cv->what, NULL, NULL, NULL, &t);
     if (s == CT_ERR_UNSUPPORTED) {
       char text[300];
       snprintf(text, sizeof text, "%s", ct_last_error());
@@ -323,9 +324,8 @@ static ct_status stage_inits(ox_conv *cv, const source *src, const char **inputs
     }
     ct_tensor *t = NULL;
     ct_status s = ox_tensor_make(&m->inits[i], cv->what, src->dir ? read_external : NULL,
-                                 (void *)src, &t);
+                                 drop_pages, (void *)src, &t);
     if (s != CT_OK) return s;
-    drop_pages(src, m->inits[i].raw);
     size_t k = ox_stage(cv, name, t, true);
     if (k == SIZE_MAX || !ox_define(cv, name, k + 1)) return oom();
   }
@@ -475,7 +475,7 @@ ct_status ct_onnx_load_tensor(const char *path, ct_tensor *t) {
   ct_tensor *x = NULL;
   source src = {.dir = f.dir};
   s = ox_parse_tensor(f.data, f.size, what, &ot);
-  if (s == CT_OK) s = ox_tensor_make(&ot, what, read_external, &src, &x);
+  if (s == CT_OK) s = ox_tensor_make(&ot, what, read_external, NULL, &src, &x);
   if (s == CT_OK) {
     s = ct_tensor_is_external(t) ? ct_tensor_copy(t, x, ct_cpu()) : ct_tensor_share(t, x);
   }

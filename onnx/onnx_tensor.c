@@ -142,7 +142,7 @@ ct_status ox_tensor_values(const ox_tensor *t, int64_t numel, ct_dtype dt, void 
 }
 
 ct_status ox_tensor_make(const ox_tensor *t, const char *what, ox_external_fn read_external,
-                         void *arg, ct_tensor **out) {
+                         ox_copied_fn copied, void *arg, ct_tensor **out) {
   int nl = (int)(t->name.n > 200 ? 200 : t->name.n);
   const char *name = (const char *)t->name.p;
   ct_dtype dt = ox_dtype(t->data_type);
@@ -181,7 +181,15 @@ ct_status ox_tensor_make(const ox_tensor *t, const char *what, ox_external_fn re
   }
   if (s == CT_OK) {
     if (t->external) s = read_external(arg, t, p, bytes);
-    else if (t->has_raw) memcpy(p, t->raw.p, bytes);
+    else if (t->has_raw) {
+      /* In pieces, each given back to the caller once copied (a mapped file drops its pages),
+       * so a large weight is not in memory twice while it is copied. */
+      for (size_t off = 0; off < bytes; off += (size_t)1 << 20) {
+        size_t n = bytes - off < ((size_t)1 << 20) ? bytes - off : (size_t)1 << 20;
+        memcpy((char *)p + off, t->raw.p + off, n);
+        if (copied != NULL) copied(arg, (ox_span){t->raw.p + off, n});
+      }
+    }
     else s = ox_tensor_values(t, numel, dt, p, what);
   }
   if (s != CT_OK) {

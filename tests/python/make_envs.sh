@@ -6,6 +6,9 @@
 #               PyTorch and pytest (pytest from PyPI if the system has none)
 #   DIR/numpy2  a plain venv with NumPy 2 and pytest from PyPI; when PyPI cannot be reached it
 #               is left out, and python_numpy2 reports itself skipped (not in sanitizer builds)
+#   DIR/onnx    over the system's packages (Debian's PyTorch, torchvision, NumPy 1.24), with
+#               onnx and onnxruntime from PyPI (NumPy kept below 2 for Debian's PyTorch): the
+#               ONNX model parity tests (not in sanitizer builds; skipped without PyPI)
 set -eu
 python3=$1 dir=$2 sanitized=$3
 mkdir -p "$dir"
@@ -22,7 +25,18 @@ if [ ! -f "$dir/numpy1.done" ]; then
 fi
 if [ "$sanitized" = ON ]; then
   echo "numpy2: not made in a sanitizer build (the normal build covers NumPy 2)" > "$dir/numpy2.skip"
+  echo "onnx: not made in a sanitizer build (the normal build runs the model parity tests)" \
+    > "$dir/onnx.skip"
   exit 0
+fi
+if [ ! -f "$dir/onnx.done" ]; then
+  rm -rf "$dir/onnx" "$dir/onnx.skip"
+  "$python3" -m venv --system-site-packages "$dir/onnx"
+  if "$dir/onnx/bin/python" -m pip install -q onnx onnxruntime "numpy<2" pytest; then
+    touch "$dir/onnx.done"
+  else
+    echo "onnx: pip could not install onnx and onnxruntime (is PyPI reachable?)" > "$dir/onnx.skip"
+  fi
 fi
 if [ ! -f "$dir/numpy2.done" ]; then
   rm -rf "$dir/numpy2" "$dir/numpy2.skip"

@@ -1,0 +1,105 @@
+# SPDX-License-Identifier: Apache-2.0
+# tests/python/models_onnx.py: the models of issue 33 exported from PyTorch at opset 17 with a
+# dynamic batch, run by corten and by onnxruntime; and the peak memory of loading resnet18.
+"""ONNX model parity: torchvision's resnet18 and mobilenet_v2, a 2-layer TransformerEncoder and
+an LSTM classifier, with random weights and batch-norm statistics measured on random batches (so
+a dropped statistic shows), exported by Debian's PyTorch into the build tree (never committed).
+corten's outputs must equal onnxruntime's within 1e-4 of the outputs' largest magnitude at batch
+1 and 8. Run by ctest `python_onnx_models` in the `onnx` environment (tests/python/make_envs.sh)."""
+import functools
+import os
+import subprocess
+
+import pytest
+
+import corten
+from conftest import np
+
+torch = pytest.importorskip("torch")
+torchvision = pytest.importorskip("torchvision")
+ort = pytest.importorskip("onnxruntime")
+onnx = pytest.importorskip("onnx")
+
+MODELS = os.environ.get("CORTEN_ONNX_MODELS", "onnx-models")
+
+
+def _bn_statistics(net, shape):
+    """Moves every batch norm's running mean and variance off 0 and 1 (a few training-mode
+    passes over random batches), then puts the network in inference mode."""
+    net.train()
+    with torch.no_grad():
+        for _ in range(3):
+            net(torch.randn(*shape))
+    return net.eval()
+
+
+class LSTMClassifier(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(16, 32, batch_first=True)
+        self.fc = torch.nn.Linear(32, 5)
+
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        return self.fc(out[:, -1])
+
+
+def _make(name):
+    torch.manual_seed(0)
+    if name == "resnet18":
+        return _bn_statistics(torchvision.models.resnet18(), (4, 3, 224, 224)), (3, 224, 224)
+    if name == "mobilenet_v2":
+        return _bn_statistics(torchvision.models.mobilenet_v2(), (4, 3, 224, 224)), (3, 224, 224)
+    if name == "transformer":
+        layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128,
+                                                 batch_first=True)
+        return torch.nn.TransformerEncoder(layer, num_layers=2).eval(), (10, 64)
+    return LSTMClassifier().eval(), (12, 16)
+
+
+@functools.lru_cache(maxsize=None)
+def _exported(name):
+    """The model's file in the build tree (exported once) and its per-sample input shape."""
+    os.makedirs(MODELS, exist_ok=True)
+    path = os.path.join(MODELS, name + ".onnx")
+    shape = {"resnet18": (3, 224, 224), "mobilenet_v2": (3, 224, 224), "transformer": (10, 64),
+             "lstm": (12, 16)}[name]
+    if not os.path.exists(path):
+        net, shape = _make(name)
+        tmp = path + ".tmp"
+        torch.onnx.export(net, torch.randn(1, *shape), tmp, input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "N"}, "y": {0: "N"}}, opset_version=17)
+        os.replace(tmp, path)
+    return path, shape
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "transformer", "lstm"])
+@pytest.mark.parametrize("batch", [1, 8])
+def test_outputs_equal_onnxruntimes(name, batch):
+    path, shape = _exported(name)
+    try:
+        m = corten.onnx.load(path)
+    except corten.Error as e:
+        if e.status == "CT_ERR_UNSUPPORTED":
+            pytest.skip("corten cannot import %s yet: %s" % (name, e.message[:300]))
+        raise
+    x = np.random.RandomState(batch).randn(batch, *shape).astype(np.float32)
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = np.from_dlpack(m.run({"x": x})["y"])
+    assert got.shape == want.shape
+    scale = float(np.abs(want).max())
+    assert float(np.abs(got - want).max()) <= 1e-4 * scale
+
+
+def test_loading_resnet18_holds_the_weights_once():
+    """Peak host memory during the load: at most 1.2x the weight bytes above the baseline."""
+    path, _ = _exported("resnet18")
+    weights = 0
+    for t in onnx.load(path, load_external_data=False).graph.initializer:
+        weights += onnx.numpy_helper.to_array(t).nbytes
+    out = subprocess.run([os.environ["CORTEN_ONNX_PEAK"], path], check=True,
+                         capture_output=True, text=True).stdout
+    fig = dict(line.split() for line in out.splitlines())
+    added = (int(fig["hwm_after_kib"]) - int(fig["rss_before_kib"])) * 1024
+    assert int(fig["tensor_bytes"]) >= weights
+    assert added <= 1.2 * weights, "the load peaked %.2fx the weights" % (added / weights)
