@@ -50,6 +50,21 @@ foreach(n 2 4)
                        ENVIRONMENT "${CORTEN_MPI_TEST_ENV}")
 endforeach()
 
+# A seeded random driver (comm_fuzz.c): one rank now and then skips a collective, swaps two,
+# runs another dtype or dims, or runs one more; every call is checked against what comm.h says it
+# must do (run_comm_fuzz.sh counts the ranks' PASS lines; CORTEN_COMM_FUZZ_SEED picks another
+# seed). 200 rounds, a dozen of which wait out the 1.5 s limit: 15 to 30 s on 2 cores; 300 s for
+# a loaded machine or a sanitizer build.
+add_executable(comm_fuzz comm_fuzz.c)
+target_link_libraries(comm_fuzz PRIVATE corten::corten MPI::MPI_C)
+target_compile_options(comm_fuzz PRIVATE ${CORTEN_WARNINGS})
+foreach(n 2 3)
+  add_test(NAME comm_fuzz_${n}
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/run_comm_fuzz.sh ${MPIEXEC_EXECUTABLE} ${n}
+                   $<TARGET_FILE:comm_fuzz>)
+  set_tests_properties(comm_fuzz_${n} PROPERTIES TIMEOUT 300 ENVIRONMENT "${CORTEN_MPI_TEST_ENV}")
+endforeach()
+
 # NCCL (test_cuda_comm.c): a GPU suite, skipped (77) without a device; one rank here, one per GPU
 # on a machine with more (mpirun -n <GPUs>).
 add_executable(test_cuda_comm test_cuda_comm.c)

@@ -258,10 +258,20 @@ END_TEST
 static void check_mismatch(ct_ddim a, ct_dtype ta, ct_ddim b, ct_dtype tb, ct_status want,
                            const char *mine, const char *theirs) {
   ct_scope *s = setup(my_rank == 0 ? ta : tb, my_rank == 0 ? a : b);
+  /* Out holds int64 [2] (7, 8) before: the failed collective leaves it so (issue 32's fuzzer
+   * found it retyped to X's dtype on a fresh block). */
+  const int64_t old_out[2] = {7, 8};
+  put(s, "out", CT_INT64, CT_DIMS(2), old_out);
+  const ct_tensor *out_t = ct_var_get_tensor(ct_scope_find_var(s, "out"));
+  const void *old_data = ct_tensor_data(out_t, CT_INT64);
   ct_op *op = coll("c_allreduce_sum", "x", "out", -1);
   run_fails(op, s, want, "c_allreduce_sum", "communicator 'comm'", my_rank == 0 ? mine : theirs,
             my_rank == 0 ? theirs : mine, "rank", NULL);
   ct_op_free(op);
+  ck_assert_int_eq(ct_tensor_dtype(out_t), CT_INT64);
+  ck_assert(ct_ddim_equal(ct_tensor_dims(out_t), CT_DIMS(2)));
+  ck_assert_ptr_eq(ct_tensor_data(out_t, CT_INT64), old_data);
+  ck_assert(((const int64_t *)old_data)[1] == 8);
   put_fn(s, "y", CT_FLOAT32, CT_DIMS(3), data_iota);
   run_coll(s, "c_allreduce_sum", "y", "out", -1);
   const float *p = result(s, "out", CT_FLOAT32, CT_DIMS(3));

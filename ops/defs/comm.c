@@ -23,6 +23,7 @@
 #include "ops/defs.h"
 
 #include "comm/comm_impl.h"
+#include "tensor/tensor_impl.h"
 
 static const ct_attr_def comm_attrs[] = {
     {"comm", {.type = CT_ATTR_STRING, .u.s = ""}, true},
@@ -122,7 +123,15 @@ ct_status ct__comm_kernel(const ct_kernel_ctx *c, int engine, ct__coll_combine c
                           engine == CT__ENGINE_MPI ? "ct_comm_init_mpi for host tensors"
                                                    : "ct_comm_init_nccl for CUDA tensors");
   }
-  if (ct__k_out_data(c, CT__OUT, 0, c->dtype) == NULL) return ct_last_status();
+  /* Out as it was: a collective that fails before moving data (its peers disagree, the
+   * communicator is broken) gives it back (its dims come back from the executor); one that fails
+   * mid-transfer has dropped Out's memory, as comm.h says. */
+  ct_tensor *out = ct_kernel_out(c, CT__OUT, 0), before = *out;
+  if (before.block != NULL) ct__block_retain(before.block);
+  if (ct__k_out_data(c, CT__OUT, 0, c->dtype) == NULL) {
+    if (before.block != NULL) ct__block_release(before.block);
+    return ct_last_status();
+  }
   char label[CT__OP_LABEL_CAP];
   ct__coll a = {.kind = coll_kind(c),
                 .op = ct__op_label(c->op, label, sizeof label),
@@ -132,7 +141,15 @@ ct_status ct__comm_kernel(const ct_kernel_ctx *c, int engine, ct__coll_combine c
                 .out = ct_kernel_out(c, CT__OUT, 0),
                 .root = c->op->def->n_attr > CT__COMM_ROOT ? (int)c->attr[CT__COMM_ROOT].u.i : 0,
                 .combine = combine};
-  return ct__comm_run(comm, &a);
+  ct_status st = ct__comm_run(comm, &a);
+  if (st != CT_OK && out->block != NULL) {
+    ct__block *now = out->block;
+    *out = before; /* our reference to its block becomes Out's */
+    ct__block_release(now);
+  } else if (before.block != NULL) {
+    ct__block_release(before.block);
+  }
+  return st;
 }
 
 /* The gradient of each collective is another collective on Out@GRAD (see the top). */
