@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* onnx/onnx_rules.c: the one list of rule families (onnx/onnx_rules.h), and the look-up of the
  * row for an op type at an opset: the last row of that op type whose `since` is at or below it. */
+#include <stdio.h>
 #include <string.h>
+
+#include <corten/onnx.h>
 
 #include "onnx/onnx_rules.h"
 
@@ -19,4 +22,35 @@ const ox_rule *ox_rule_for(const char *op, size_t len, int64_t opset) {
     }
   }
   return best;
+}
+
+/* Whether the comma-separated list names `type` as one of its entries. */
+static bool lists(const char *list, const char *type) {
+  size_t n = strlen(type);
+  for (const char *p = list; p != NULL && *p;) {
+    while (*p == ' ' || *p == ',') p++;
+    const char *end = p;
+    while (*end && *end != ',' && *end != ' ') end++;
+    if ((size_t)(end - p) == n && memcmp(p, type, n) == 0) return true;
+    p = end;
+  }
+  return false;
+}
+
+size_t ct_onnx_names_of(const char *type, char *buf, size_t cap) {
+  size_t count = 0, pos = 0;
+  if (buf != NULL && cap > 0) buf[0] = '\0';
+  if (type == NULL) return 0;
+  for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
+    for (size_t i = 0; i < families[f]->n; i++) {
+      const ox_rule *r = &families[f]->rows[i];
+      if (r->corten == NULL || !lists(r->corten, type)) continue;
+      if (buf != NULL && pos + 1 < cap) {
+        int w = snprintf(buf + pos, cap - pos, "%s%s (%d)", count ? ", " : "", r->op, r->since);
+        if (w > 0) pos += (size_t)w < cap - pos ? (size_t)w : cap - pos - 1;
+      }
+      count++;
+    }
+  }
+  return count;
 }

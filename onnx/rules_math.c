@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* onnx/rules_math.c: the rules of ONNX's arithmetic: the elementwise ops, activations, matrix
- * products, softmax and the reductions that map onto corten's op types. */
+ * products. (Softmax, LogSoftmax and ReduceSum are onnx/rules_reduce.c's.) */
 #include <math.h>
 #include <string.h>
 
@@ -41,7 +41,7 @@ static ct_status two_in(ox_cx *c, const char **a, const char **b, const char **o
 
 #define BINARY_RULE(fn, type)                                 \
   static ct_status fn(ox_cx *c) {                             \
-    const char *a, *b, *o;                                    \
+    const char *a = NULL, *b = NULL, *o = NULL;                                  \
     ct_status s = two_in(c, &a, &b, &o);                      \
     return s == CT_OK ? binary(c, type, a, b, o) : s;         \
   }
@@ -76,12 +76,6 @@ static ct_status scale_to(ox_cx *c, const char *x, const char *o, double scale, 
   return s == CT_OK ? ox_push(c, op) : s;
 }
 
-static ct_status neg(ox_cx *c) {
-  const char *x = ox_in(c, 0), *o = ox_out(c, 0);
-  if (x == NULL || o == NULL) return ox_unsupported(c, "the input or the output is missing");
-  return scale_to(c, x, o, -1.0, 0.0);
-}
-
 /* Sum (8+): numpy broadcasting over any number of inputs, added left to right. */
 static ct_status sum(ox_cx *c) {
   size_t n = ox_n_in(c);
@@ -99,7 +93,7 @@ static ct_status sum(ox_cx *c) {
 }
 
 static ct_status matmul(ox_cx *c) {
-  const char *a, *b, *o;
+  const char *a = NULL, *b = NULL, *o = NULL;
   ct_status s = two_in(c, &a, &b, &o);
   return s == CT_OK ? binary(c, "matmul", a, b, o) : s;
 }
@@ -133,77 +127,6 @@ static ct_status gemm(ox_cx *c) {
   return binary(c, "elementwise_add", prod, cc, y);
 }
 
-/* Softmax: opset 13 normalises along one axis; before, the dims from `axis` on are one row, which
- * is one axis only when it is the last. */
-static ct_status softmax_axis(ox_cx *c, const char *type, int64_t axis) {
-  const char *x = ox_in(c, 0), *o = ox_out(c, 0);
-  if (x == NULL || o == NULL) return ox_unsupported(c, "the input or the output is missing");
-  const char *sm = strcmp(type, "log_softmax") == 0 ? ox_tmp(c) : o;
-  ct_op *op = ox_op(c, "softmax");
-  if (op == NULL || sm == NULL) return ct_last_status();
-  ct_status s = in(CT_OK, op, "X", x);
-  s = out(s, op, "Out", sm);
-  if (s == CT_OK) s = ct_op_set_attr_int(op, "axis", axis);
-  if (s == CT_OK) s = ox_push(c, op);
-  if (s == CT_OK && sm != o) s = ox_unary(c, "log", sm, o);
-  return s;
-}
-
-static ct_status softmax_13(ox_cx *c) { return softmax_axis(c, "softmax", ox_int(c, "axis", -1)); }
-static ct_status log_softmax_13(ox_cx *c) {
-  return softmax_axis(c, "log_softmax", ox_int(c, "axis", -1));
-}
-
-static ct_status softmax_1(ox_cx *c) {
-  int64_t axis = ox_int(c, "axis", 1);
-  if (axis != -1) {
-    return ox_unsupported(c, "axis %lld before opset 13 (the dims from it on taken as one row) "
-                             "is supported only as -1", (long long)axis);
-  }
-  return softmax_axis(c, "softmax", -1);
-}
-
-static ct_status log_softmax_1(ox_cx *c) {
-  int64_t axis = ox_int(c, "axis", 1);
-  if (axis != -1) {
-    return ox_unsupported(c, "axis %lld before opset 13 (the dims from it on taken as one row) "
-                             "is supported only as -1", (long long)axis);
-  }
-  return softmax_axis(c, "log_softmax", -1);
-}
-
-/* ReduceSum: the axes from the attribute (before 13) or a constant input (13+). */
-static ct_status reduce_sum_axes(ox_cx *c, const int64_t *axes, size_t n, bool have_axes) {
-  const char *x = ox_in(c, 0), *o = ox_out(c, 0);
-  if (x == NULL || o == NULL) return ox_unsupported(c, "the input or the output is missing");
-  bool keep = ox_int(c, "keepdims", 1) != 0;
-  if (!have_axes && ox_int(c, "noop_with_empty_axes", 0) != 0) return ox_unary(c, "assign", x, o);
-  ct_op *op = ox_op(c, "reduce_sum");
-  if (op == NULL) return ct_last_status();
-  ct_status s = in(CT_OK, op, "X", x);
-  s = out(s, op, "Out", o);
-  static const int64_t none[1] = {0};
-  if (s == CT_OK) s = ct_op_set_attr_ints(op, "dim", have_axes ? axes : none, have_axes ? n : 0);
-  if (s == CT_OK) s = ct_op_set_attr_bool(op, "keep_dim", keep);
-  return s == CT_OK ? ox_push(c, op) : s;
-}
-
-static ct_status reduce_sum_1(ox_cx *c) {
-  const int64_t *axes = NULL;
-  size_t n = 0;
-  bool have = ox_ints(c, "axes", &axes, &n) && n > 0;
-  return reduce_sum_axes(c, axes, n, have);
-}
-
-static ct_status reduce_sum_13(ox_cx *c) {
-  const int64_t *axes = NULL;
-  size_t n = 0;
-  if (ox_in(c, 1) != NULL && !ox_const_ints(c, 1, &axes, &n)) {
-    return ox_unsupported(c, "input 'axes' is computed at run time");
-  }
-  return reduce_sum_axes(c, axes, n, axes != NULL && n > 0);
-}
-
 static const ox_rule rows[] = {
     {"Add", 1, add, "elementwise_add"},
     {"Sub", 1, sub, "elementwise_sub"},
@@ -214,17 +137,10 @@ static const ox_rule rows[] = {
     {"Tanh", 6, tanh_, "tanh"},
     {"Exp", 6, exp_, "exp"},
     {"Log", 6, log_, "log"},
-    {"Neg", 6, neg, "scale"},
     {"Identity", 1, identity, "assign"},
     {"Sum", 8, sum, "elementwise_add"},
     {"MatMul", 1, matmul, "matmul"},
     {"Gemm", 7, gemm, "matmul, scale, elementwise_add"},
-    {"Softmax", 1, softmax_1, "softmax"},
-    {"Softmax", 13, softmax_13, "softmax"},
-    {"LogSoftmax", 1, log_softmax_1, "softmax, log"},
-    {"LogSoftmax", 13, log_softmax_13, "softmax, log"},
-    {"ReduceSum", 1, reduce_sum_1, "reduce_sum"},
-    {"ReduceSum", 13, reduce_sum_13, "reduce_sum"},
 };
 
 const ox_rules ox_rules_math = {rows, sizeof rows / sizeof rows[0]};

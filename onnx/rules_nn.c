@@ -142,25 +142,56 @@ static ct_status batch_norm(ox_cx *c) {
   return s == CT_OK ? ox_push(c, op) : s;
 }
 
-/* LayerNormalization (17): layer_norm over the dims from `axis`. */
+/* A reshape of x into a fresh variable of dims `shape` (n values), its name in *to. */
+static ct_status reshape_to(ox_cx *c, const char *x, const int64_t *shape, size_t n,
+                            const char **to) {
+  *to = ox_tmp(c);
+  ct_op *r = *to != NULL ? ox_op(c, "reshape") : NULL;
+  if (r == NULL) return ct_last_status();
+  ct_status s = ct_op_set_input(r, "X", x);
+  if (s == CT_OK) s = ct_op_set_output(r, "Out", *to);
+  if (s == CT_OK) s = ct_op_set_attr_ints(r, "shape", shape, n);
+  return s == CT_OK ? ox_push(c, r) : s;
+}
+
+/* LayerNormalization (17): layer_norm over the dims from `axis`, Scale and Bias (of those dims)
+ * flattened to 1-D; Mean and InvStdDev (X's dims with 1 from `axis` on) by layer_norm_stats. */
 static ct_status layer_norm(ox_cx *c) {
   const char *x = ox_in(c, 0), *sc = ox_in(c, 1), *b = ox_in(c, 2), *y = ox_out(c, 0);
   if (x == NULL || sc == NULL || y == NULL) return ox_unsupported(c, "X, Scale or Y is missing");
   if (ox_int(c, "stash_type", 1) != 1) return ox_unsupported(c, "stash_type other than float");
-  ct_op *op = ox_op(c, "layer_norm");
+  static const int64_t flat[1] = {-1};
   const char *mean = ox_out(c, 1), *inv = ox_out(c, 2);
-  const char *m = mean ? mean : ox_tmp(c), *v = ox_tmp(c);
+  int64_t axis = ox_int(c, "axis", -1);
+  double eps = ox_float(c, "epsilon", 1e-5);
+  ct_status s = reshape_to(c, sc, flat, 1, &sc);
+  if (s == CT_OK && b != NULL) s = reshape_to(c, b, flat, 1, &b);
+  if (s != CT_OK) return s;
+  ct_op *op = ox_op(c, "layer_norm");
+  const char *m = ox_tmp(c), *v = ox_tmp(c);
   if (op == NULL || m == NULL || v == NULL) return ct_last_status();
-  if (inv != NULL) return ox_unsupported(c, "output InvStdDev (corten keeps the variance)");
-  ct_status s = ct_op_set_input(op, "X", x);
+  s = ct_op_set_input(op, "X", x);
   if (s == CT_OK) s = ct_op_set_input(op, "Scale", sc);
   if (s == CT_OK && b != NULL) s = ct_op_set_input(op, "Bias", b);
   if (s == CT_OK) s = ct_op_set_output(op, "Y", y);
   if (s == CT_OK) s = ct_op_set_output(op, "Mean", m);
   if (s == CT_OK) s = ct_op_set_output(op, "Variance", v);
-  if (s == CT_OK) s = ct_op_set_attr_int(op, "begin_norm_axis", ox_int(c, "axis", -1));
-  if (s == CT_OK) s = ct_op_set_attr_float(op, "epsilon", ox_float(c, "epsilon", 1e-5));
-  return s == CT_OK ? ox_push(c, op) : s;
+  if (s == CT_OK) s = ct_op_set_attr_int(op, "begin_norm_axis", axis);
+  if (s == CT_OK) s = ct_op_set_attr_float(op, "epsilon", eps);
+  if (s == CT_OK) s = ox_push(c, op);
+  if (s != CT_OK || (mean == NULL && inv == NULL)) return s;
+  ct_op *st = ox_op(c, "layer_norm_stats");
+  if (st == NULL) return ct_last_status();
+  if (mean == NULL && (mean = ox_tmp(c)) == NULL) return ct_last_status();
+  if (inv == NULL && (inv = ox_tmp(c)) == NULL) return ct_last_status();
+  s = ct_op_set_input(st, "X", x);
+  if (s == CT_OK) s = ct_op_set_input(st, "Mean", m);
+  if (s == CT_OK) s = ct_op_set_input(st, "Variance", v);
+  if (s == CT_OK) s = ct_op_set_output(st, "MeanOut", mean);
+  if (s == CT_OK) s = ct_op_set_output(st, "InvStdDev", inv);
+  if (s == CT_OK) s = ct_op_set_attr_int(st, "begin_norm_axis", axis);
+  if (s == CT_OK) s = ct_op_set_attr_float(st, "epsilon", eps);
+  return s == CT_OK ? ox_push(c, st) : s;
 }
 
 /* Dropout in inference: the identity (a mask output or training mode is refused). */
@@ -186,7 +217,7 @@ static const ox_rule rows[] = {
     {"GlobalAveragePool", 1, global_avg_pool, "pool2d"},
     {"GlobalMaxPool", 1, global_max_pool, "pool2d"},
     {"BatchNormalization", 7, batch_norm, "batch_norm"},
-    {"LayerNormalization", 17, layer_norm, "layer_norm"},
+    {"LayerNormalization", 17, layer_norm, "reshape, layer_norm, layer_norm_stats"},
     {"Dropout", 7, dropout, "assign"},
 };
 

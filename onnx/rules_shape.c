@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* onnx/rules_shape.c: the rules of ONNX's ops that move or retype elements: Reshape, Flatten,
- * Transpose, Concat, Cast, and Gather as an embedding look-up. */
+ * Transpose, Concat, Cast and Gather. */
 #include <string.h>
 
+#include "onnx/onnx_conv.h"
 #include "onnx/onnx_rules.h"
 
 /* reshape(X) -> Out with attribute shape. */
@@ -16,13 +17,25 @@ static ct_status reshape_to(ox_cx *c, const char *x, const char *o, const int64_
   return s == CT_OK ? ox_push(c, op) : s;
 }
 
-/* Reshape (5+): a constant shape becomes the attribute (ONNX's 0 and -1 mean what corten's do). */
+/* Reshape (5+): a constant shape becomes the attribute (ONNX's 0 and -1 mean what corten's do);
+ * one computed at run time is wired to reshape's input Shape. allowzero 1 keeps a 0 as an
+ * extent of 0, which corten's reshape does not: refused when the shape may hold a 0. */
 static ct_status reshape(ox_cx *c) {
   const char *x = ox_in(c, 0), *o = ox_out(c, 0);
   const int64_t *shape;
   size_t n;
   if (x == NULL || ox_in(c, 1) == NULL || o == NULL) return ox_unsupported(c, "an input or the output is missing");
-  if (!ox_const_ints(c, 1, &shape, &n)) return ox_unsupported(c, "input 'shape' is computed at run time");
+  if (!ox_const_ints(c, 1, &shape, &n)) {
+    if (ox_int(c, "allowzero", 0) != 0) {
+      return ox_unsupported(c, "allowzero 1 with a shape computed at run time");
+    }
+    ct_op *op = ox_op(c, "reshape");
+    if (op == NULL) return ct_last_status();
+    ct_status s = ct_op_set_input(op, "X", x);
+    if (s == CT_OK) s = ct_op_set_input(op, "Shape", ox_in(c, 1));
+    if (s == CT_OK) s = ct_op_set_output(op, "Out", o);
+    return s == CT_OK ? ox_push(c, op) : s;
+  }
   if (ox_int(c, "allowzero", 0) != 0) {
     for (size_t i = 0; i < n; i++) {
       if (shape[i] == 0) return ox_unsupported(c, "allowzero 1 with a 0 in the shape");
@@ -31,15 +44,16 @@ static ct_status reshape(ox_cx *c) {
   return reshape_to(c, x, o, shape, n);
 }
 
-/* Flatten: [d0 .. d(axis-1) | the rest] as two dims; axis 0 and 1 need no rank. */
+/* Flatten: [d0 .. d(axis-1) | the rest] as two dims (corten's flatten, any axis). */
 static ct_status flatten(ox_cx *c) {
   const char *x = ox_in(c, 0), *o = ox_out(c, 0);
-  int64_t axis = ox_int(c, "axis", 1);
   if (x == NULL || o == NULL) return ox_unsupported(c, "the input or the output is missing");
-  static const int64_t a0[] = {1, -1}, a1[] = {0, -1};
-  if (axis == 0) return reshape_to(c, x, o, a0, 2);
-  if (axis == 1) return reshape_to(c, x, o, a1, 2);
-  return ox_unsupported(c, "axis %lld (0 and 1 are supported)", (long long)axis);
+  ct_op *op = ox_op(c, "flatten");
+  if (op == NULL) return ct_last_status();
+  ct_status s = ct_op_set_input(op, "X", x);
+  if (s == CT_OK) s = ct_op_set_output(op, "Out", o);
+  if (s == CT_OK) s = ct_op_set_attr_int(op, "axis", ox_int(c, "axis", 1));
+  return s == CT_OK ? ox_push(c, op) : s;
 }
 
 static ct_status transpose(ox_cx *c) {
@@ -47,7 +61,21 @@ static ct_status transpose(ox_cx *c) {
   const int64_t *perm;
   size_t n;
   if (x == NULL || o == NULL) return ox_unsupported(c, "the input or the output is missing");
-  if (!ox_ints(c, "perm", &perm, &n)) return ox_unsupported(c, "no perm (the reversed dims)");
+  int64_t rev[CT_MAX_RANK];
+  if (!ox_ints(c, "perm", &perm, &n)) {
+    /* No perm: the dims reversed, which needs X's rank at load: a graph input's declared one. */
+    int rank = -1;
+    const ox_model *m = c->cv->m;
+    for (size_t i = 0; i < m->n_inputs; i++) {
+      if (!m->inputs[i].not_tensor && ox_eq(m->inputs[i].name, x)) rank = m->inputs[i].rank;
+    }
+    if (rank < 0 || rank > CT_MAX_RANK) {
+      return ox_unsupported(c, "no perm (the reversed dims) and X's rank unknown at load");
+    }
+    for (int k = 0; k < rank; k++) rev[k] = rank - 1 - k;
+    perm = rev;
+    n = (size_t)rank;
+  }
   ct_op *op = ox_op(c, "transpose");
   if (op == NULL) return ct_last_status();
   ct_status s = ct_op_set_input(op, "X", x);
@@ -91,27 +119,28 @@ static ct_status cast(ox_cx *c) {
   return s == CT_OK ? ox_push(c, op) : s;
 }
 
-/* Gather along axis 0 of a constant 2-D table: an embedding look-up. */
+/* Gather: numpy's take along axis (negative indices count from the end). */
 static ct_status gather(ox_cx *c) {
   const char *data = ox_in(c, 0), *idx = ox_in(c, 1), *o = ox_out(c, 0);
-  if (data == NULL || idx == NULL || o == NULL) return ox_unsupported(c, "an input or the output is missing");
-  if (ox_int(c, "axis", 0) != 0) return ox_unsupported(c, "axis other than 0");
-  if (!ox_is_const(c, 0)) return ox_unsupported(c, "data computed at run time");
-  ct_op *op = ox_op(c, "lookup_table_v2");
+  if (data == NULL || idx == NULL || o == NULL) {
+    return ox_unsupported(c, "an input or the output is missing");
+  }
+  ct_op *op = ox_op(c, "gather");
   if (op == NULL) return ct_last_status();
-  ct_status s = ct_op_set_input(op, "W", data);
-  if (s == CT_OK) s = ct_op_set_input(op, "Ids", idx);
+  ct_status s = ct_op_set_input(op, "X", data);
+  if (s == CT_OK) s = ct_op_set_input(op, "Index", idx);
   if (s == CT_OK) s = ct_op_set_output(op, "Out", o);
+  if (s == CT_OK) s = ct_op_set_attr_int(op, "axis", ox_int(c, "axis", 0));
   return s == CT_OK ? ox_push(c, op) : s;
 }
 
 static const ox_rule rows[] = {
     {"Reshape", 5, reshape, "reshape"},
-    {"Flatten", 1, flatten, "reshape"},
+    {"Flatten", 1, flatten, "flatten"},
     {"Transpose", 1, transpose, "transpose"},
     {"Concat", 4, concat, "concat"},
     {"Cast", 6, cast, "cast"},
-    {"Gather", 1, gather, "lookup_table_v2"},
+    {"Gather", 1, gather, "gather"},
 };
 
 const ox_rules ox_rules_shape = {rows, sizeof rows / sizeof rows[0]};

@@ -93,6 +93,8 @@ static void print_type(const ct_op_def *d) {
     printf("- the kernel is chosen by the dtype of the first input\n");
   }
   printf("- gradient: %s\n", d->grad != NULL ? "yes" : "no");
+  char onnx[1024];
+  if (ct_onnx_names_of(d->type, onnx, sizeof onnx) > 0) printf("- imported from ONNX: %s\n", onnx);
   if (d->n_attrs == 0) return;
   printf("\n| attribute | type | default |\n|---|---|---|\n");
   for (size_t i = 0; i < d->n_attrs; i++) {

@@ -106,6 +106,11 @@ CT_API ct_status ct_onnx_describe(const char *path, FILE *out);
  * buf (cut short at cap, always terminated). CT_OK or the load's CT_ERR_IO / CT_ERR_FORMAT. */
 CT_API ct_status ct_onnx_op_types(const char *path, char *buf, size_t cap);
 
+/* The ONNX op types whose import makes corten op type `type`, each with the first opset of the
+ * row ("Conv (1)", "Softmax (13)"), comma-separated into buf (cut short at cap, always
+ * terminated; "" when none). Returns how many rows name `type`. */
+CT_API size_t ct_onnx_names_of(const char *type, char *buf, size_t cap);
+
 /* Frees m and its program; the scope's variables stay. NULL: no-op. */
 CT_API void ct_onnx_free(ct_onnx_model *m);
 

@@ -1,5 +1,152 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ops/cpu/rnn_layers.c: CPU kernels of ops/defs/rnn_layers.c. */
-#include "ops/cpu/cpu_kernels.h"
+/* ops/cpu/rnn_layers.c: the CPU kernels of simple_rnn, gru, lstm and their gradients
+ * (ops/defs/rnn_layers.c, rnn_layers_grad.c), float32 and float64.
+ *
+ * One kernel serves the three types: per direction, one GEMM gives X W^T for every step, then
+ * each step one GEMM gives H' R^T for the batch (gru without linear_before_reset: two, the
+ * second over r H') and a loop applies the gates (ops/cpu/rnn_layers_tmpl.h). The gradients run
+ * the steps again keeping their gates, then walk them backwards (rnn_layers_grad_tmpl.h). The
+ * GEMM is corten's (ops/cpu/gemm.h): its sums do not depend on the thread count, and the loops
+ * run on the calling thread, so the results do not either. The working space is the thread's
+ * kept work buffer (common/alloc.h), so a layer run again allocates nothing. */
+#include <math.h>
+#include <string.h>
 
-const ct__kernel_table ct__cpu_rnn_layers = {NULL, 0};
+#include "common/alloc.h"
+#include "ops/cpu/cpu_kernels.h"
+#include "ops/cpu/gemm.h"
+#include "ops/defs/rnn_layers.h"
+
+/* n elements of es bytes of working space, or NULL with CT_ERR_OUT_OF_MEMORY naming the op. */
+static void *rl_scratch(const ct_kernel_ctx *c, int64_t n, size_t es) {
+  bool fits = n >= 0 && (uint64_t)n <= (SIZE_MAX - 64) / es;
+  size_t bytes = fits ? (size_t)(n > 0 ? n : 1) * es : 0;
+  void *p = fits ? ct__scratch_take_in(CT__SCRATCH_WORK, bytes) : NULL;
+  if (p == NULL && fits) p = ct__malloc(bytes);
+  if (p == NULL) {
+    ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,
+                   "out of host memory for the %lld-element working space of the steps of "
+                   "input X variable '%s'",
+                   (long long)n, ct_kernel_in_name(c, CT__RL_X, 0));
+  }
+  return p;
+}
+
+static void rl_scratch_free(void *p) {
+  if (!ct__scratch_give_back_if(CT__SCRATCH_WORK, p)) free(p);
+}
+
+#define T float
+#define SUF f32
+#define GEMM ct__gemm_f32
+#define EXP expf
+#define TANH tanhf
+#define LOG1P log1pf
+#include "ops/cpu/rnn_layers_tmpl.h"
+#include "ops/cpu/rnn_layers_grad_tmpl.h"
+#undef T
+#undef SUF
+#undef GEMM
+#undef EXP
+#undef TANH
+#undef LOG1P
+
+#define T double
+#define SUF f64
+#define GEMM ct__gemm_f64
+#define EXP exp
+#define TANH tanh
+#define LOG1P log1p
+#include "ops/cpu/rnn_layers_tmpl.h"
+#include "ops/cpu/rnn_layers_grad_tmpl.h"
+#undef T
+#undef SUF
+#undef GEMM
+#undef EXP
+#undef TANH
+#undef LOG1P
+
+/* The forward kernel of kind K for dtype SUF: plan, check the lengths, then run each
+ * direction over the scratch. */
+#define RL_FORWARD(NAME, SUF_, T_, K)                                                  \
+  static ct_status NAME(const ct_kernel_ctx *c) {                                      \
+    ct__rl_plan p;                                                                     \
+    ct_status s = ct__rl_plan_make(c, K, false, &p);                                   \
+    if (s == CT_OK) s = ct__rl_check_seq(c, &p);                                       \
+    if (s != CT_OK) return s;                                                          \
+    T_ *buf = rl_scratch(c, scratch_elems_##SUF_(&p, false), sizeof(T_));              \
+    if (buf == NULL) return ct_last_status();                                          \
+    run_##SUF_ j;                                                                      \
+    s = open_##SUF_(&j, c, &p, buf, false, true);                                      \
+    for (int64_t d = 0; d < p.dirs && s == CT_OK; d++) s = forward_dir_##SUF_(&j, d);  \
+    rl_scratch_free(buf);                                                              \
+    return s == CT_OK ? CT_OK : ct__gemm_fail(c);                                      \
+  }
+
+/* The grad kernel of kind K: the gradients wanted allocated (those summed over steps zeroed),
+ * then per direction the forward steps kept and walked back. */
+#define RL_BACKWARD(NAME, SUF_, T_, K)                                                      \
+  static ct_status NAME(const ct_kernel_ctx *c) {                                           \
+    ct__rl_plan p;                                                                          \
+    ct_status s = ct__rl_plan_make(c, K, true, &p);                                         \
+    if (s == CT_OK) s = ct__rl_check_seq(c, &p);                                            \
+    if (s != CT_OK) return s;                                                               \
+    grad_##SUF_ g;                                                                          \
+    memset(&g, 0, sizeof g);                                                                \
+    const T_ **gin[3] = {&g.gy, &g.glh, &g.glc};                                            \
+    for (size_t o = 0; o < (K == CT__RL_LSTM ? 3u : 2u); o++) {                             \
+      if (ct_kernel_in_count(c, p.n_in + o) > 0) {                                          \
+        *gin[o] = ct__k_in_data(ct_kernel_in(c, p.n_in + o, 0));                            \
+      }                                                                                     \
+    }                                                                                       \
+    T_ **gout[7] = {&g.dx, &g.dw, &g.dr, &g.db, &g.dh0, &g.dc0, &g.dp};                     \
+    for (size_t o = 0; o < (K == CT__RL_LSTM ? 7u : 5u); o++) {                             \
+      if (ct_kernel_out_count(c, o) == 0) continue;                                         \
+      *gout[o] = ct__k_out_data(c, o, 0, c->dtype);                                         \
+      if (*gout[o] == NULL) return ct_last_status();                                        \
+    }                                                                                       \
+    int64_t gh = p.gates * p.h, nh = p.n * p.h;                                             \
+    if (g.dr != NULL) memset(g.dr, 0, sizeof(T_) * (size_t)(p.dirs * gh * p.h));            \
+    if (g.db != NULL) memset(g.db, 0, sizeof(T_) * (size_t)(p.dirs * 2 * gh));              \
+    if (g.dp != NULL) memset(g.dp, 0, sizeof(T_) * (size_t)(p.dirs * 3 * p.h));             \
+    if (g.dx != NULL && gh == 0) {                                                          \
+      memset(g.dx, 0, sizeof(T_) * (size_t)(p.t * p.n * p.i));                              \
+    }                                                                                       \
+    int64_t base = scratch_elems_##SUF_(&p, true);                                          \
+    T_ *buf = rl_scratch(c, base + 5 * nh, sizeof(T_));                                     \
+    if (buf == NULL) return ct_last_status();                                               \
+    g.dh = buf + base, g.dc = g.dh + nh, g.dhn = g.dc + nh, g.dq = g.dhn + nh;              \
+    g.dd = g.dq + nh;                                                                       \
+    run_##SUF_ j;                                                                           \
+    s = open_##SUF_(&j, c, &p, buf, true, false);                                           \
+    for (int64_t d = 0; d < p.dirs && s == CT_OK; d++) {                                    \
+      s = forward_dir_##SUF_(&j, d);                                                        \
+      if (s == CT_OK) s = backward_dir_##SUF_(&j, &g, d);                                   \
+    }                                                                                       \
+    rl_scratch_free(buf);                                                                   \
+    return s == CT_OK ? CT_OK : ct__gemm_fail(c);                                           \
+  }
+
+RL_FORWARD(simple_rnn_f32, f32, float, CT__RL_RNN)
+RL_FORWARD(simple_rnn_f64, f64, double, CT__RL_RNN)
+RL_FORWARD(gru_f32, f32, float, CT__RL_GRU)
+RL_FORWARD(gru_f64, f64, double, CT__RL_GRU)
+RL_FORWARD(lstm_f32, f32, float, CT__RL_LSTM)
+RL_FORWARD(lstm_f64, f64, double, CT__RL_LSTM)
+RL_BACKWARD(simple_rnn_grad_f32, f32, float, CT__RL_RNN)
+RL_BACKWARD(simple_rnn_grad_f64, f64, double, CT__RL_RNN)
+RL_BACKWARD(gru_grad_f32, f32, float, CT__RL_GRU)
+RL_BACKWARD(gru_grad_f64, f64, double, CT__RL_GRU)
+RL_BACKWARD(lstm_grad_f32, f32, float, CT__RL_LSTM)
+RL_BACKWARD(lstm_grad_f64, f64, double, CT__RL_LSTM)
+
+static const ct__kernel_set kernels[] = {
+    {"simple_rnn", CT__KERNELS_F32_F64(simple_rnn)},
+    {"gru", CT__KERNELS_F32_F64(gru)},
+    {"lstm", CT__KERNELS_F32_F64(lstm)},
+    {"simple_rnn_grad", CT__KERNELS_F32_F64(simple_rnn_grad)},
+    {"gru_grad", CT__KERNELS_F32_F64(gru_grad)},
+    {"lstm_grad", CT__KERNELS_F32_F64(lstm_grad)},
+};
+
+const ct__kernel_table ct__cpu_rnn_layers = CT__TABLE(kernels);

@@ -14,7 +14,8 @@
  *   layer_norm  X, Scale, Bias (optional, [prod of X's dims from begin_norm_axis])
  *               -> Y (X's dims), Mean, Variance [prod of X's dims before begin_norm_axis]
  *       each row (the trailing dims from begin_norm_axis) normalised by its mean and biased
- *       variance; Variance is that variance (not its inverse).
+ *       variance; Variance is that variance (not its inverse). begin_norm_axis may count from
+ *       the end (-1 is the last dim); 0 makes all of X one row.
  * Statistics are summed in double in element order for both dtypes (two passes: the mean, then
  * the squared deviations from it). */
 #include <string.h>
@@ -86,14 +87,17 @@ ct_status ct__ln_plan(const ct_kernel_ctx *c, ct__norm_plan *p) {
   const ct_tensor *x = ct_kernel_in(c, CT__LN_X, 0);
   int64_t b = c->attr[CT__LN_BEGIN_NORM_AXIS].u.i;
   int r = x->dims.rank;
-  if (b < 1 || b >= r) {
+  /* A negative axis counts from the end (ONNX's LayerNormalization); 0 makes all of X one row. */
+  if (b < -r || b >= r || r == 0) {
     char a[CT__DDIM_STR_CAP];
     return ct_kernel_fail(c, CT_ERR_OUT_OF_RANGE,
                           "attribute begin_norm_axis is %lld but input X variable '%s' is %s: "
-                          "it must lie in [1, %d) (the rows are the dims from it on)",
+                          "it must lie in [1, %d) (the rows are the dims from it on), or be 0 "
+                          "(all of X one row), or count from the end in [%d, 0)",
                           (long long)b, ct_kernel_in_name(c, CT__LN_X, 0),
-                          ct_ddim_str(x->dims, a, sizeof a), r);
+                          ct_ddim_str(x->dims, a, sizeof a), r, -r);
   }
+  if (b < 0) b += r;
   p->outer = 1;
   p->inner = 1;
   p->c = 1;

@@ -24,7 +24,40 @@ static const char *ints_str(const int64_t *v, size_t n, char *buf, size_t cap) {
   return buf;
 }
 
-/* The dims of Out from the `shape` attribute and X's dims. Errors: more than CT_MAX_RANK dims,
+/* reshape's optional input Shape (PaddlePaddle's reshape2 has one): int64 or int32 values of
+ * rank 0 or 1 in host memory, read on every run (so reshape is no CT_OP_PURE_INFER type), used
+ * instead of attribute `shape` with the same meaning (the messages still say "attribute
+ * 'shape'" for both). */
+enum { CT__RESHAPE_IN_SHAPE = 1 };
+static ct_status shape_input(const ct_kernel_ctx *c, int64_t v[CT_MAX_RANK], size_t *n) {
+  const ct_tensor *t = ct_kernel_in(c, CT__RESHAPE_IN_SHAPE, 0);
+  const char *name = ct_kernel_in_name(c, CT__RESHAPE_IN_SHAPE, 0);
+  char sd[CT__DDIM_STR_CAP];
+  if (t->dtype != CT_INT64 && t->dtype != CT_INT32) {
+    return ct_kernel_fail(c, CT_ERR_TYPE_MISMATCH,
+                          "input Shape variable '%s' is %s: give int64 or int32 values", name,
+                          ct_dtype_name(t->dtype));
+  }
+  if (c->place.kind != CT_DEVICE_CPU) {
+    return ct_kernel_fail(c, CT_ERR_UNSUPPORTED,
+                          "input Shape variable '%s' is read on the host: run reshape on the CPU "
+                          "or set attribute 'shape'", name);
+  }
+  if (t->dims.rank > 1 || t->numel > CT_MAX_RANK) {
+    return ct_kernel_fail(c, CT_ERR_OUT_OF_RANGE,
+                          "input Shape variable '%s' is %s: give a list of at most CT_MAX_RANK "
+                          "(%d) dims",
+                          name, ct_ddim_str(t->dims, sd, sizeof sd), CT_MAX_RANK);
+  }
+  const void *p = ct__tensor_ptr(t);
+  for (int64_t i = 0; i < t->numel; i++) {
+    v[i] = t->dtype == CT_INT32 ? ((const int32_t *)p)[i] : ((const int64_t *)p)[i];
+  }
+  *n = (size_t)t->numel;
+  return CT_OK;
+}
+
+/* The dims of Out from the `shape` attribute (or input Shape) and X's dims. Errors: more than CT_MAX_RANK dims,
  * CT_ERR_OUT_OF_RANGE; an entry below -1, two -1s, or a 0 past X's rank,
  * CT_ERR_INVALID_ARGUMENT; element counts that cannot match, CT_ERR_SHAPE. */
 static ct_status reshape_dims(const ct_kernel_ctx *c, ct_ddim *out) {
@@ -33,6 +66,16 @@ static ct_status reshape_dims(const ct_kernel_ctx *c, ct_ddim *out) {
   size_t n = shape->u.ints.n;
   const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);
   char sx[CT__DDIM_STR_CAP], ss[CT__DDIM_STR_CAP];
+  int64_t from_input[CT_MAX_RANK];
+  if (ct_kernel_in_count(c, CT__RESHAPE_IN_SHAPE) > 0) {
+    ct_status s = shape_input(c, from_input, &n);
+    if (s != CT_OK) return s;
+    v = from_input;
+  } else if (!c->op->attr_set[CT__RESHAPE_SHAPE]) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                          "attribute 'shape' is required when input Shape is not wired: set it "
+                          "with ct_op_set_attr_ints");
+  }
   if (n > CT_MAX_RANK) {
     return ct_kernel_fail(c, CT_ERR_OUT_OF_RANGE,
                           "attribute 'shape' has %zu dims, more than CT_MAX_RANK (%d)", n,
@@ -116,8 +159,10 @@ ct_status ct__reshape_kernel(const ct_kernel_ctx *c) {
   return ct__share_as(c, ct_kernel_in(c, CT__IN_X, 0), d);
 }
 
+/* shape is required unless input Shape is wired (reshape_dims checks). */
+static const ct_slot_def reshape_in[] = {{"X", 0}, {"Shape", CT_SLOT_OPTIONAL}};
 static const ct_attr_def reshape_attrs[] = {
-    {"shape", {.type = CT_ATTR_INTS, .u.ints = {NULL, 0}}, true},
+    {"shape", {.type = CT_ATTR_INTS, .u.ints = {NULL, 0}}, false},
 };
 
 /* The permutation of X's dims in `axis`, normalised. Errors: a length other than X's rank,
@@ -246,9 +291,9 @@ static const ct_attr_def cc_attrs[] = {{"axis", {.type = CT_ATTR_INT, .u.i = 0},
 
 /* The gradients: reshape_grad, transpose_grad, concat_grad (ops/defs/shape_grad.c). */
 static const ct_op_def defs[] = {
-    {.type = "reshape", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
+    {.type = "reshape", .inputs = reshape_in, .n_inputs = 2, .outputs = ct__slot_out,
      .n_outputs = 1, .attrs = reshape_attrs, .n_attrs = 1,
-     .flags = CT_OP_PURE_INFER, .infer_shape = reshape_infer,
+     .infer_shape = reshape_infer, /* not pure: it reads input Shape's values */
      .grad = ct__grad_unary},
     {.type = "transpose", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
      .n_outputs = 1, .attrs = tr_attrs, .n_attrs = 1,
