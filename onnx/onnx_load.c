@@ -205,6 +205,14 @@ static ct_status import_node(ox_conv *cv, size_t i) {
   const ox_node *n = &cv->m->nodes[i];
   ox_cx c = {.cv = cv, .n = n, .index = i};
   char label[256];
+  for (size_t k = 0; k < n->n_in + n->n_out; k++) {
+    const ox_span *sp = k < n->n_in ? &n->in[k] : &n->out[k - n->n_in];
+    if (sp->n > 0 && memchr(sp->p, '\0', sp->n) != NULL) {
+      return ct__error(CT_ERR_FORMAT, "%s: %s: %s %zu's name holds a NUL byte", cv->what,
+                       ox_node_label(cv, i, label, sizeof label),
+                       k < n->n_in ? "input" : "output", k < n->n_in ? k : k - n->n_in);
+    }
+  }
   for (size_t k = 0; k < n->n_in; k++) {
     const char *name = ox_in(&c, k);
     if (name == NULL && k < n->n_in && n->in[k].n > 0) return oom();
@@ -232,9 +240,12 @@ static ct_status import_node(ox_conv *cv, size_t i) {
     snprintf(text, sizeof text, "%s", ct_last_error());
     ox_note_unsupported(cv, i, text);
   } else if (s != CT_OK && s != CT_ERR_UNSUPPORTED) {
+    /* The op API refused what the node asked of it (a name, an attribute): the file is at
+     * fault, not corten's coverage; out of memory stays itself. */
     char text[512];
     snprintf(text, sizeof text, "%s", ct_last_error());
-    return ct__error(s, "%s: %s: %s", cv->what, ox_node_label(cv, i, label, sizeof label), text);
+    return ct__error(s == CT_ERR_OUT_OF_MEMORY ? s : CT_ERR_FORMAT, "%s: %s: %s", cv->what,
+                     ox_node_label(cv, i, label, sizeof label), text);
   }
   for (size_t k = 0; k < n->n_out; k++) {
     const char *name = ox_out(&c, k);

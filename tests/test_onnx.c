@@ -232,6 +232,28 @@ START_TEST(a_deeply_nested_type_is_refused_without_recursing) {
 }
 END_TEST
 
+/* A node output named "y\0z" (found by fuzz_onnx_load): CT_ERR_FORMAT naming the node, not the
+ * op API's own refusal passed through. */
+START_TEST(a_name_holding_a_nul_byte_is_a_format_error) {
+  pb g = {0}, n = {0}, v;
+  static const int64_t xd[1] = {2};
+  pb_str(&n, 1, "x");
+  pb_len(&n, 2, "y\0z", 3);
+  pb_str(&n, 4, "Relu");
+  pb_msg(&g, 1, &n);
+  v = ox_value_pb("x", FLOAT, xd, 1);
+  pb_msg(&g, 11, &v);
+  pb m = ox_model_pb(&g, 13);
+  ct_scope *s = ct_scope_new();
+  ck_assert_ptr_null(ct_onnx_load_buffer(m.p, m.n, s));
+  ck_assert_int_eq(ct_last_status(), CT_ERR_FORMAT);
+  HAS(ct_last_error(), "node 0 (Relu, opset 13): output 0's name holds a NUL byte");
+  ck_assert_uint_eq(ct_scope_var_count(s), 0);
+  ct_scope_free(s);
+  free(m.p);
+}
+END_TEST
+
 START_TEST(garbage_names_the_field_and_offset) {
   static const unsigned char junk[] = {0x3a, 0x03, 0x0a, 0x10, 0x01}; /* graph: a node too long */
   ct_scope *s = ct_scope_new();
@@ -414,6 +436,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, a_model_cut_at_every_length_fails_cleanly);
   CT_ADD_TEST(s, bad_tensors_are_format_errors_naming_them);
   CT_ADD_TEST(s, a_deeply_nested_type_is_refused_without_recursing);
+  CT_ADD_TEST(s, a_name_holding_a_nul_byte_is_a_format_error);
   CT_ADD_TEST(s, garbage_names_the_field_and_offset);
   CT_ADD_TEST(s, a_name_the_scope_holds_is_refused_and_kept);
   CT_ADD_TEST(s, constants_and_typed_payloads_load);
