@@ -249,6 +249,31 @@ static ct_status move_releases(ct__prep *preps, const ct__fused *f) {
   return CT_OK;
 }
 
+/* Moves to the root the releases that ops between the first member and the root make of f's
+ * leaves: the deferred members read those leaves at the root's turn, so under
+ * free_intermediates a leaf whose last unfused reader comes before the root must live until then
+ * (the fuzzer found exp(v2) deferred past transpose(v2), v2's last reader, reading freed memory). */
+static ct_status keep_leaves(ct__prep *preps, const ct__fused *f) {
+  ct__prep *root = &preps[f->members[f->n_members - 1]];
+  for (size_t k = f->members[0]; k < f->members[f->n_members - 1]; k++) {
+    ct__prep *p = &preps[k];
+    for (size_t j = 0; j < p->n_release;) {
+      bool leaf = false;
+      for (size_t l = 0; l < f->n_leaves && !leaf; l++) leaf = p->release[j] == f->leaves[l];
+      if (!leaf) {
+        j++;
+        continue;
+      }
+      ct_var **grown = ct__realloc(root->release, (root->n_release + 1) * sizeof *grown);
+      if (grown == NULL) return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_executor_new: out of host memory");
+      grown[root->n_release++] = p->release[j];
+      root->release = grown;
+      p->release[j] = p->release[--p->n_release];
+    }
+  }
+  return CT_OK;
+}
+
 /* Gives every op between f's first member and its root that is not a member a guard on f. */
 static ct_status add_guards(ct__prep *preps, const ct__fused *f) {
   size_t m = 0;
@@ -313,7 +338,8 @@ ct_status ct__fuse_plan(ct__prep *preps, size_t n, bool (*candidate)(void *, con
       pl.f = NULL;
       continue;
     }
-    if ((s = move_releases(preps, pl.f)) != CT_OK || (s = add_guards(preps, pl.f)) != CT_OK) {
+    if ((s = move_releases(preps, pl.f)) != CT_OK || (s = keep_leaves(preps, pl.f)) != CT_OK ||
+        (s = add_guards(preps, pl.f)) != CT_OK) {
       goto out;
     }
     for (size_t m = 0; m + 1 < pl.f->n_members; m++) {
