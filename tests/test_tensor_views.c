@@ -15,6 +15,36 @@
 
 /* ---- Share ------------------------------------------------------------------------------- */
 
+/* A view one float32 in (byte 4) retyped to float64: its memory could hold the doubles but not
+ * aligned, so mutable_data gives it a block of its own (found by fuzz_programs: a kernel stored
+ * doubles at a misaligned address) and leaves the source as it was. */
+START_TEST(a_view_retyped_to_a_misaligned_dtype_gets_its_own_block) {
+  float v[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  ct_tensor *src = ct_tensor_new(), *view = ct_tensor_new();
+  ck_assert_int_eq(ct_tensor_set_value(src, v, CT_DIMS(10), CT_FLOAT32, ct_cpu()), CT_OK);
+  ck_assert_int_eq(ct_tensor_slice(view, src, 1, 5), CT_OK);
+  double *d = ct_tensor_mutable_data(view, CT_FLOAT64, ct_cpu());
+  ck_assert_ptr_nonnull(d);
+  ck_assert_uint_eq((uintptr_t)d % 8, 0);
+  ck_assert(!ct_tensor_shares_memory(view, src));
+  for (int i = 0; i < 4; i++) d[i] = -1;
+  const float *p = ct_tensor_data(src, CT_FLOAT32);
+  for (int i = 0; i < 10; i++) ck_assert(p[i] == (float)i);
+  /* A wrapped buffer cannot move: refused, naming the alignment. */
+  float buf[10];
+  ct_tensor *ext = ct_tensor_new(), *ev = ct_tensor_new();
+  ck_assert_int_eq(ct_tensor_wrap(ext, buf, CT_DIMS(10), CT_FLOAT32, ct_cpu(), NULL, NULL), CT_OK);
+  ck_assert_int_eq(ct_tensor_slice(ev, ext, 1, 5), CT_OK);
+  ck_assert_ptr_null(ct_tensor_mutable_data(ev, CT_FLOAT64, ct_cpu()));
+  ck_assert_int_eq(ct_last_status(), CT_ERR_EXTERNAL_BUFFER);
+  ck_assert_ptr_nonnull(strstr(ct_last_error(), "not aligned for float64"));
+  ct_tensor_free(ev);
+  ct_tensor_free(ext);
+  ct_tensor_free(view);
+  ct_tensor_free(src);
+}
+END_TEST
+
 START_TEST(share_views_the_same_memory) {
   float *p;
   ct_tensor *src = iota_f32(CT_DIMS(2, 3), &p);
@@ -442,6 +472,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, views_onto_the_source_itself);
   CT_ADD_TEST(s, views_with_null_are_invalid_argument);
   CT_ADD_TEST(s, views_across_threads_free_block_once);
+  CT_ADD_TEST(s, a_view_retyped_to_a_misaligned_dtype_gets_its_own_block);
   return s;
 }
 

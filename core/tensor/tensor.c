@@ -85,7 +85,8 @@ CT__COLD static void *mutable_data_slow(ct_tensor *t, ct_dtype dtype, ct_place p
   if (ct__place_check(place, "ct_tensor_mutable_data") != CT_OK) return NULL;
   size_t need = ct__tensor_bytes(t, dtype);
   ct__block *b = t->block;
-  if (b != NULL && ct_place_equal(b->place, place) && need <= ct__tensor_capacity(t)) {
+  bool aligned = b == NULL || ((uintptr_t)b->ptr + t->offset) % ct__dtype_size(dtype) == 0;
+  if (b != NULL && ct_place_equal(b->place, place) && need <= ct__tensor_capacity(t) && aligned) {
     if (b->read_only) {
       return ct__error_null(CT_ERR_READ_ONLY,
                             "ct_tensor_mutable_data: %s views memory its producer lent "
@@ -95,6 +96,14 @@ CT__COLD static void *mutable_data_slow(ct_tensor *t, ct_dtype dtype, ct_place p
     }
     t->dtype = dtype;
     return ct__tensor_ptr(t);
+  }
+  if (b != NULL && b->external && !aligned) {
+    return ct__error_null(CT_ERR_EXTERNAL_BUFFER,
+                          "ct_tensor_mutable_data: %s views an external buffer at byte %zu, not "
+                          "aligned for %s: the tensor cannot move memory it does not own; write "
+                          "it as its own dtype, or copy into a normal tensor",
+                          ct__tensor_label(t, label, sizeof label), t->offset,
+                          ct_dtype_name(dtype));
   }
   if (b != NULL && b->external) {
     return ct__error_null(CT_ERR_EXTERNAL_BUFFER,

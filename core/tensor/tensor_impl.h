@@ -81,13 +81,15 @@ static inline void *ct__tensor_ptr(const ct_tensor *t) {
 }
 
 /* Whether t can be written as dtype at place without allocating: it has writable memory at
- * place that covers its dims as dtype. The fast path of ct_tensor_mutable_data, and of the
+ * place that covers its dims as dtype, and its first element is aligned for dtype (a view at a
+ * float32 offset retyped to float64 is not: writing doubles there is undefined). The fast path of ct_tensor_mutable_data, and of the
  * kernels' outputs (ops/kernel.h), which set t->dtype and take ct__tensor_ptr when it holds. */
 static inline bool ct__tensor_writable_in_place(const ct_tensor *t, ct_dtype dtype, ct_place place) {
   const ct__block *b = t->block;
   return b != NULL && !b->read_only && t->dims.rank >= 0 && ct__dtype_valid(dtype) &&
          b->place.kind == place.kind && b->place.device == place.device &&
-         ct__tensor_bytes(t, dtype) <= b->nbytes - t->offset;
+         ct__tensor_bytes(t, dtype) <= b->nbytes - t->offset &&
+         ((uintptr_t)b->ptr + t->offset) % ct__dtype_size(dtype) == 0;
 }
 
 /* Whether a_bytes from a's first element and b_bytes from b's overlap in memory: by address on
