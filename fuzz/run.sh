@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Builds corten's libFuzzer targets (clang, -fsanitize=fuzzer,address,undefined) and runs, for
 # each target: every regression input in fuzz/regressions/<target> (each must pass), then
-# fuzzing for SECONDS seconds from the seeds in fuzz/corpus/<target> (plus, for params_load, the
+# fuzzing for SECONDS seconds from the seeds in fuzz/corpus/<target> (plus, for onnx_load, ONNX's
+# conformance models under /usr/share/libonnx-testdata, and, for params_load, the
 # team's real parameter files when CORTEN_PARAMS_DIR names their folder; they are read, never
 # copied). Inputs the fuzzer finds go to <build>/fuzz/work/<target>; a crash is saved there as
 # crash-*, printed, and fails the script: copy it into fuzz/regressions/<target> once fixed.
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(params_load dlpack op_wiring api)
+[ ${#targets[@]} -gt 0 ] || targets=(params_load dlpack op_wiring api programs onnx_load)
 build=${BUILD_DIR:-build-fuzz}
 jobs=${JOBS:-$(nproc)}
 
@@ -43,6 +44,11 @@ for t in "${targets[@]}"; do
   extra=()
   if [ "$t" = params_load ] && [ -n "${CORTEN_PARAMS_DIR:-}" ] && [ -d "$CORTEN_PARAMS_DIR" ]; then
     extra=("$CORTEN_PARAMS_DIR")
+  fi
+  # ONNX's conformance models (libonnx-testdata) seed the ONNX reader: read, never copied.
+  onnx_data=${CORTEN_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data/node}
+  if [ "$t" = onnx_load ] && [ -d "$onnx_data" ]; then
+    extra=("$onnx_data")
   fi
   echo "== $t: fuzzing for $seconds s"
   if "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \

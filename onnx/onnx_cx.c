@@ -173,6 +173,15 @@ static ox_staged *const_of(const ox_cx *c, size_t k) {
 
 bool ox_is_const(const ox_cx *c, size_t k) { return const_of(c, k) != NULL; }
 
+/* d as an int64 (only integer constants are read as ints; a float's is a placeholder): NaN as 0,
+ * out of range as the nearest end, never an undefined conversion. */
+static int64_t int_of(double d) {
+  if (!(d == d)) return 0;
+  if (d >= 9223372036854775807.0) return INT64_MAX;
+  if (d <= -9223372036854775808.0) return INT64_MIN;
+  return (int64_t)d;
+}
+
 /* Decodes s's values into int64 and double arrays (once). */
 static bool decode(ox_staged *s) {
   if (s->ints != NULL) return true;
@@ -195,8 +204,8 @@ static bool decode(ox_staged *s) {
     switch (dt) {
       case CT_INT64: v = ((const int64_t *)p)[i]; d = (double)v; break;
       case CT_INT32: v = ((const int32_t *)p)[i]; d = (double)v; break;
-      case CT_FLOAT32: d = ((const float *)p)[i]; v = (int64_t)d; break;
-      case CT_FLOAT64: d = ((const double *)p)[i]; v = (int64_t)d; break;
+      case CT_FLOAT32: d = ((const float *)p)[i]; v = int_of(d); break;
+      case CT_FLOAT64: d = ((const double *)p)[i]; v = int_of(d); break;
       case CT_INT16: v = ((const int16_t *)p)[i]; d = (double)v; break;
       case CT_INT8: v = ((const int8_t *)p)[i]; d = (double)v; break;
       case CT_UINT8: case CT_BOOL: v = ((const uint8_t *)p)[i]; d = (double)v; break;

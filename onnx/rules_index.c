@@ -147,7 +147,7 @@ static ct_status constant_of_shape(ox_cx *c) {
       case CT_INT64: {
         int64_t i = *(const int64_t *)p;
         v = (double)i;
-        if ((int64_t)v != i) {
+        if (i > ((int64_t)1 << 53) || i < -((int64_t)1 << 53)) {
           ct_tensor_free(t);
           return ox_unsupported(c, "an int64 value beyond 2^53");
         }

@@ -523,8 +523,12 @@ ct_status ct__fused_run(ct__prep *preps, const ct__fused *f) {
   ct_var *out = root->vars[root->n_in_vars];
   const ct_tensor *dst_now = ct_var_get_tensor(out);
   ct_dtype dt = CT_DTYPE_UNDEFINED;
+  /* dst written in place: not a caller's buffer, nor a block an op's view shares with another
+   * variable (the prep path gives such an output a block of its own). */
   bool fuse = root->ctx.place.kind == CT_DEVICE_CPU &&
-              (dst_now == NULL || dst_now->block == NULL || !dst_now->block->external);
+              (dst_now == NULL || dst_now->block == NULL ||
+               (!dst_now->block->external &&
+                (!dst_now->block->op_view || ct__block_unique(dst_now->block))));
   for (size_t l = 0; l < f->n_leaves && fuse; l++) {
     ct_tensor *t = leaf[l] = (ct_tensor *)ct_var_get_tensor(f->leaves[l]);
     fuse = t != NULL && t->block != NULL && t->block->place.kind == CT_DEVICE_CPU &&

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ops/prep.c: binding an op to the variables of a scope, and running it. Shared by ct_op_run
- * (bind, run once, unbind) and the executor (bind once, run many times). */
+/* ops/prep.c: running an op bound to the variables of a scope (ops/prep_bind.c binds it).
+ * Shared by ct_op_run (bind, run once, unbind) and the executor (bind once, run many times). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,15 +29,6 @@ ct_status ct_kernel_fail(const ct_kernel_ctx *c, ct_status s, const char *fmt, .
   return ct__error(s, "%s: %s", ct__op_label(c->op, label, sizeof label), text);
 }
 
-void ct__prep_destroy(ct__prep *p) {
-  ct__fused_free(p->fused);
-  ct_var_free(p->sink);
-  free(p->guards);
-  free(p->vars);
-  free(p->release);
-  memset(p, 0, sizeof *p);
-}
-
 /* The slot and index of variable k among the inputs (or outputs), for messages. */
 static void locate(const ct__prep *p, bool output, uint32_t k, size_t *slot, size_t *i) {
   const ct__opdef *d = p->op->def;
@@ -51,146 +42,6 @@ static void locate(const ct__prep *p, bool output, uint32_t k, size_t *slot, siz
     }
   }
   *slot = *i = 0;
-}
-
-ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place place,
-                        void (*created)(void *arg, ct_var *v), void *arg) {
-  char label[CT__OP_LABEL_CAP];
-  memset(p, 0, sizeof *p);
-  if (op == NULL || scope == NULL) {
-    return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_op_run: the op or the scope is NULL");
-  }
-  const ct__opdef *d = op->def;
-  /* The label is formatted up front only when it is needed: ct_op_run binds on every call. */
-  if (place.kind != CT_DEVICE_CPU || !ct__place_valid(place)) {
-    if (ct__place_check(place, ct__op_label(op, label, sizeof label)) != CT_OK) {
-      return ct_last_status();
-    }
-  }
-  for (size_t a = 0; a < d->n_attr; a++) {
-    if (d->attr[a].required && !op->attr_set[a]) {
-      return ct__error(CT_ERR_INVALID_ARGUMENT,
-                       "%s: attribute '%s' is required: set it with ct_op_set_attr_%s",
-                       ct__op_label(op, label, sizeof label),
-                       d->attr[a].name, ct_attr_type_name(d->attr[a].value.type));
-    }
-  }
-  size_t n_in = 0, n_out = 0;
-  /* A pure infer-shape may be skipped (CT_OP_PURE_INFER); an any-type slot's variable is read
-   * through the ct_var, which the key cannot see. */
-  bool keyed = d->infer_shape != NULL && (d->flags & CT_OP_PURE_INFER) != 0;
-  for (size_t s = 0; s < d->n_in; s++) {
-    if (op->in[s].n > 0 && (d->in[s].flags & CT_SLOT_ANY_TYPE)) keyed = false;
-    if (op->in[s].n == 0 && !(d->in[s].flags & CT_SLOT_OPTIONAL)) {
-      return ct__error(CT_ERR_NOT_FOUND,
-                       "%s: input slot '%s' is not wired: call ct_op_set_input(op, \"%s\", name)",
-                       ct__op_label(op, label, sizeof label), d->in[s].name, d->in[s].name);
-    }
-    n_in += op->in[s].n;
-  }
-  for (size_t s = 0; s < d->n_out; s++) {
-    if (op->out[s].n > 0 && (d->out[s].flags & CT_SLOT_ANY_TYPE)) keyed = false;
-    if (op->out[s].n == 0 && !(d->out[s].flags & CT_SLOT_OPTIONAL)) {
-      return ct__error(CT_ERR_NOT_FOUND,
-                       "%s: output slot '%s' is not wired: call ct_op_set_output(op, \"%s\", "
-                       "name)",
-                       ct__op_label(op, label, sizeof label), d->out[s].name, d->out[s].name);
-    }
-    n_out += op->out[s].n;
-  }
-  size_t n = n_in + n_out, n_pos = d->n_in + 1 + d->n_out + 1;
-  keyed = keyed && n <= CT__KEY_CAP;
-  if (n > UINT32_MAX / 2) {
-    return ct__error(CT_ERR_OUT_OF_RANGE, "%s: %zu variables are too many",
-                     ct__op_label(op, label, sizeof label), n);
-  }
-  /* One allocation. First what every run reads, together: variables, tensors, slot positions
-   * (which kernels read), any-type flags; then, 8-byte aligned, what only a change or a failure
-   * reads: the outputs' saved dims and the key's extents. */
-  size_t n_key = keyed ? n : 0;
-  size_t hot = n * (sizeof(ct_var *) + sizeof(ct_tensor *)) + n_pos * sizeof(uint32_t) + n + 1;
-  hot = (hot + 7) & ~(size_t)7;
-  size_t bytes = hot + n_out * sizeof(ct_ddim) + n_key * CT_MAX_RANK * sizeof(int64_t);
-  char *mem = ct__calloc(1, bytes);
-  if (mem == NULL) {
-    return ct__error(CT_ERR_OUT_OF_MEMORY, "%s: out of host memory binding %zu variables",
-                     ct__op_label(op, label, sizeof label), n);
-  }
-  p->op = op;
-  p->vars = (ct_var **)(void *)mem;
-  p->tensors = (ct_tensor **)(void *)(p->vars + n);
-  p->keyed = keyed;
-  p->pos = (uint32_t *)(void *)(p->tensors + n);
-  p->any_type = (unsigned char *)(p->pos + n_pos);
-  p->out_dims = (ct_ddim *)(void *)(mem + hot);
-  p->key_d = keyed ? (int64_t *)(void *)(p->out_dims + n_out) : NULL;
-  p->n_in_vars = (uint32_t)n_in;
-  p->n_out_vars = (uint32_t)n_out;
-  uint32_t *in_pos = p->pos, *out_pos = p->pos + d->n_in + 1;
-  uint32_t k = 0;
-  for (size_t s = 0; s < d->n_in; s++) {
-    in_pos[s] = k;
-    for (size_t i = 0; i < op->in[s].n; i++, k++) {
-      const char *name = op->in[s].names[i];
-      p->any_type[k] = (d->in[s].flags & CT_SLOT_ANY_TYPE) != 0;
-      p->vars[k] = ct_scope_find_var(scope, name);
-      if (p->vars[k] == NULL) {
-        ct__prep_destroy(p);
-        return ct__error(CT_ERR_NOT_FOUND,
-                         "%s: input %s variable '%s' is not in the scope or its ancestors: "
-                         "create it, or wire the op to another variable",
-                         ct__op_label(op, label, sizeof label), d->in[s].name, name);
-      }
-    }
-  }
-  in_pos[d->n_in] = k;
-  for (size_t s = 0; s < d->n_out; s++) {
-    out_pos[s] = k - (uint32_t)n_in;
-    for (size_t i = 0; i < op->out[s].n; i++, k++) {
-      const char *name = op->out[s].names[i];
-      p->any_type[k] = (d->out[s].flags & CT_SLOT_ANY_TYPE) != 0;
-      /* An entry no gradient is wanted for (CT__GRAD_EMPTY) is wired to a variable of the
-       * prep's own, outside the scope, which its kernel never writes: the user's scope gains
-       * no empty variable of that name. */
-      if (strcmp(name, CT__GRAD_EMPTY) == 0 && p->sink == NULL) p->sink = ct_var_new();
-      ct_var *v = strcmp(name, CT__GRAD_EMPTY) == 0 ? p->sink : ct_scope_find_var(scope, name);
-      if (v == NULL) {
-        v = ct_scope_var(scope, name);
-        if (v == NULL) {
-          char text[512];
-          snprintf(text, sizeof text, "%s", ct_last_error());
-          ct_status st = ct_last_status();
-          ct__prep_destroy(p);
-          return ct__error(st, "%s: output %s variable '%s': %s",
-                           ct__op_label(op, label, sizeof label), d->out[s].name, name,
-                           text);
-        }
-        if (created != NULL) created(arg, v);
-      }
-      p->vars[k] = v;
-    }
-  }
-  out_pos[d->n_out] = k - (uint32_t)n_in;
-  /* An output that is also an input (an in-place op): its tensor is the input's. */
-  for (uint32_t o = (uint32_t)n_in; o < k && !p->self_alias; o++) {
-    for (uint32_t i = 0; i < n_in && !p->any_type[o]; i++) {
-      if (!p->any_type[i] && p->vars[i] == p->vars[o]) p->self_alias = true;
-    }
-  }
-  p->ctx = (ct_kernel_ctx){
-      .op = op,
-      .scope = scope,
-      .place = place,
-      .dtype = CT_DTYPE_UNDEFINED,
-      .in = p->vars,
-      .in_t = (const ct_tensor *const *)p->tensors,
-      .in_pos = in_pos,
-      .out = p->vars + n_in,
-      .out_t = p->tensors + n_in,
-      .out_pos = out_pos,
-      .attr = op->attr,
-  };
-  return CT_OK;
 }
 
 /* Whether memory at `have` can be read by a kernel running at `run`. */
@@ -275,13 +126,48 @@ static inline ct_kernel_fn find_kernel(const ct__opdef *d, ct_device_kind kind, 
   return fn;
 }
 
-/* Whether output tensor o shares a block with an input (the same variable, or a view of one). */
+/* Whether blocks a and b cover common bytes (one place, overlapping addresses). */
+static inline bool blocks_overlap(const ct__block *a, const ct__block *b) {
+  if (a->place.kind != b->place.kind || a->place.device != b->place.device) return false;
+  uintptr_t a0 = (uintptr_t)a->ptr, b0 = (uintptr_t)b->ptr;
+  return a0 < b0 + b->nbytes && b0 < a0 + a->nbytes;
+}
+
+/* Whether output tensor o's memory is an input's: the same block (the same variable, or a view
+ * of one), or, where a caller's buffer is involved, common bytes (two ct_tensor_wrap calls over
+ * one buffer make two blocks over the same memory). */
 static inline bool aliases_input(const ct__prep *p, const ct_tensor *o) {
-  if (o->block == NULL) return false;
+  const ct__block *ob = o->block;
+  if (ob == NULL) return false;
   for (uint32_t j = 0; j < p->n_in_vars; j++) {
-    if (p->tensors[j] != NULL && p->tensors[j]->block == o->block) return true;
+    const ct_tensor *t = p->tensors[j];
+    if (t == NULL || t->block == NULL) continue;
+    if (t->block == ob) return true;
+    if ((t->block->external || ob->external) && blocks_overlap(t->block, ob)) return true;
   }
   return false;
+}
+
+/* Whether an input of p holds a caller's buffer (then an output's memory may overlap it without
+ * sharing its block). */
+static inline bool inputs_external(const ct__prep *p) {
+  for (uint32_t j = 0; j < p->n_in_vars; j++) {
+    const ct_tensor *t = p->tensors[j];
+    if (t != NULL && t->block != NULL && t->block->external) return true;
+  }
+  return false;
+}
+
+/* Whether output o is written into a block of its own (run_aliased): its memory is an input's,
+ * or an op made a view of its block that another variable still holds (reshape's output and its
+ * input: writing one in place would change the other behind its name). ext_in: whether an input
+ * holds a caller's buffer. A block no longer shared forgets the view. */
+static inline bool needs_own_block(const ct__prep *p, ct_tensor *o, bool ext_in) {
+  ct__block *b = o->block;
+  if (b == NULL) return false;
+  if (!ct__block_unique(b)) return b->op_view || aliases_input(p, o);
+  b->op_view = false;
+  return (b->external || ext_in) && aliases_input(p, o);
 }
 
 #define CT__ALIAS_STACK 8
@@ -388,10 +274,11 @@ CT__COLD static ct_status run_aliased(ct__prep *p, ct_kernel_fn fn, bool reuse) 
     ct__block_retain(t->block);
     p->tensors[k] = &views[k];
   }
+  bool ext_in = inputs_external(p);
   for (uint32_t k = 0; k < n_out; k++) {
     ct_tensor *t = p->tensors[n_in + k];
     saved[k].block = NULL;
-    if (t == NULL || !aliases_input(p, t)) continue;
+    if (t == NULL || !needs_own_block(p, t, ext_in)) continue;
     saved[k] = *t; /* the output's reference moves here */
     t->block = NULL;
     t->offset = 0;
@@ -471,12 +358,14 @@ static inline ct_kernel_fn reused_kernel(ct__prep *p) {
      * (an op on a few elements spends most of its time waiting on memory). */
     __builtin_prefetch(ct__tensor_ptr(t));
   }
+  bool ext_in = false;
+  for (uint32_t k = 0; k < n_in; k++) ext_in |= p->tensors[k]->block->external;
   for (uint32_t k = n_in; k < n; k++) {
     ct_tensor *t = held_tensor(p->vars[k]);
     if (t == NULL || !key_same(p, k, t)) return NULL;
     p->tensors[k] = t;
     if (t->block == NULL) continue;
-    if (!ct__block_unique(t->block) && aliases_input(p, t)) return NULL;
+    if (needs_own_block(p, t, ext_in)) return NULL;
     __builtin_prefetch(ct__tensor_ptr(t), 1);
   }
   return find_kernel(p->op->def, p->ctx.place.kind, p->ctx.dtype);
@@ -520,6 +409,7 @@ static ct_status run_general(ct__prep *p, const uint64_t *errors) {
   /* Whether infer-shape's last result stands: the same op generation, and (below) every tensor
    * as the key holds it. */
   bool reuse = p->keyed && p->key_gen == p->op->gen;
+  bool ext_in = false;
   for (uint32_t k = 0; k < n_in; k++) {
     if (p->any_type[k]) {
       p->tensors[k] = NULL;
@@ -529,6 +419,7 @@ static ct_status run_general(ct__prep *p, const uint64_t *errors) {
     if (CT__UNLIKELY(t == NULL || !input_usable(p, t))) return input_error(p, k, t);
     p->tensors[k] = t;
     reuse = reuse && key_same(p, k, t);
+    ext_in |= t->block->external;
   }
   for (uint32_t k = n_in; k < n; k++) {
     if (p->any_type[k]) {
@@ -540,8 +431,9 @@ static ct_status run_general(ct__prep *p, const uint64_t *errors) {
     p->tensors[k] = t;
     reuse = reuse && key_same(p, k, t);
     /* A block held once is held by this tensor alone, so it is an input's only when this
-     * variable is also an input's, which binding found (self_alias). */
-    if (t->block != NULL && !ct__block_unique(t->block)) aliased |= aliases_input(p, t);
+     * variable is also an input's, which binding found (self_alias), or when a caller's buffer
+     * is involved (needs_own_block compares addresses then). */
+    aliased |= needs_own_block(p, t, ext_in);
   }
   ct_dtype dtype = CT_FLOAT32;
   if (d->dtype_attr >= 0) {

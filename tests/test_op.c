@@ -4,6 +4,7 @@
  * Programs and the executor are tested in test_op_program.c; the kernels themselves are checked
  * value by value in test_ops_*.c. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <corten/corten.h>
@@ -317,6 +318,97 @@ START_TEST(output_viewing_an_input_gets_its_own_memory) {
 }
 END_TEST
 
+/* Runs reshape of X into Out (to one dimension) in s. */
+static void reshape_flat(ct_scope *s, const char *x, const char *out) {
+  ct_op *rs = op_x("reshape", x, out);
+  int64_t shape[1] = {-1};
+  ct_op_set_attr_ints(rs, "shape", shape, 1);
+  ck_assert_int_eq(ct_op_run(rs, s, ct_cpu()), CT_OK);
+  ct_op_free(rs);
+}
+
+/* H = reshape(X) views X's block; an op that then writes H (assign) gives H a block of its own:
+ * X keeps its values. */
+START_TEST(writing_a_reshapes_output_leaves_its_input_alone) {
+  ct_scope *s = ct_scope_new();
+  put_ramp(s, "X", CT_DIMS(3), 1.0f);   /* 0 1 2 */
+  put_ramp(s, "B", CT_DIMS(3), -1.0f);  /* 0 -1 -2 */
+  reshape_flat(s, "X", "H");
+  ct_op *as = op_x("assign", "B", "H");
+  ck_assert_int_eq(ct_op_run(as, s, ct_cpu()), CT_OK);
+  ck_assert(!ct_tensor_shares_memory(ct_var_get_tensor(ct_scope_find_var(s, "X")),
+                                     ct_var_get_tensor(ct_scope_find_var(s, "H"))));
+  ck_assert_float_eq(var_f32(s, "X")[2], 2.0f);
+  ck_assert_float_eq(var_f32(s, "H")[2], -2.0f);
+  ct_op_free(as);
+  ct_scope_free(s);
+}
+END_TEST
+
+/* H = reshape(X), then an op writes X: H keeps the values X had (the writer takes a block of its
+ * own; H holds the old one). */
+START_TEST(writing_a_reshapes_input_leaves_the_view_alone) {
+  ct_scope *s = ct_scope_new();
+  put_ramp(s, "X", CT_DIMS(3), 1.0f);
+  put_ramp(s, "A", CT_DIMS(3), 1.0f);
+  reshape_flat(s, "X", "H");
+  ct_op *sc = op_x("scale", "A", "X");
+  ct_op_set_attr_float(sc, "scale", 10.0);
+  ck_assert_int_eq(ct_op_run(sc, s, ct_cpu()), CT_OK);
+  ck_assert_float_eq(var_f32(s, "X")[2], 20.0f);
+  ck_assert_float_eq(var_f32(s, "H")[2], 2.0f);
+  ct_op_free(sc);
+  ct_scope_free(s);
+}
+END_TEST
+
+/* reshape of a caller's buffer copies it: an op writing the buffer later (in place, as an
+ * external output must be written) leaves the reshape's result as it was. */
+START_TEST(reshape_of_an_external_buffer_copies_it) {
+  ct_scope *s = ct_scope_new();
+  float buf[3] = {1, 2, 3};
+  ct_tensor *x = ct_var_tensor(ct_scope_var(s, "X"));
+  ck_assert_int_eq(ct_tensor_wrap(x, buf, CT_DIMS(3), CT_FLOAT32, ct_cpu(), NULL, NULL), CT_OK);
+  reshape_flat(s, "X", "H");
+  ck_assert(!ct_tensor_is_external(ct_var_get_tensor(ct_scope_find_var(s, "H"))));
+  ct_op *sc = op_x("scale", "X", "X");
+  ct_op_set_attr_float(sc, "scale", 10.0);
+  ck_assert_int_eq(ct_op_run(sc, s, ct_cpu()), CT_OK);
+  ck_assert_float_eq(buf[2], 30.0f);
+  ck_assert_float_eq(var_f32(s, "H")[2], 3.0f);
+  ct_op_free(sc);
+  ct_scope_free(s);
+}
+END_TEST
+
+/* X wraps buf[0..n), Y wraps buf[1..n+1): two blocks over overlapping bytes. Y = exp(X) reads X
+ * as it was before the op (the result is computed aside, then copied into Y's buffer): each
+ * Y[i] equals exp of the old X[i], which the same op gives over a copy. */
+START_TEST(output_overlapping_an_input_through_two_wraps_reads_the_old_values) {
+  enum { N = 5000 };
+  float *buf = malloc((N + 1) * sizeof *buf);
+  ck_assert_ptr_nonnull(buf);
+  for (int i = 0; i <= N; i++) buf[i] = (float)(i % 7) / 8.0f;
+  ct_scope *s = ct_scope_new();
+  put_ramp(s, "C", CT_DIMS(N), 1.0f);
+  float *c = ct_tensor_mutable_data(ct_var_tensor(ct_scope_find_var(s, "C")), CT_FLOAT32, ct_cpu());
+  memcpy(c, buf, N * sizeof *buf);
+  ct_op *ref = op_x("exp", "C", "E");
+  ck_assert_int_eq(ct_op_run(ref, s, ct_cpu()), CT_OK);
+  ct_tensor *x = ct_var_tensor(ct_scope_var(s, "X")), *y = ct_var_tensor(ct_scope_var(s, "Y"));
+  ck_assert_int_eq(ct_tensor_wrap(x, buf, CT_DIMS(N), CT_FLOAT32, ct_cpu(), NULL, NULL), CT_OK);
+  ck_assert_int_eq(ct_tensor_wrap(y, buf + 1, CT_DIMS(N), CT_FLOAT32, ct_cpu(), NULL, NULL), CT_OK);
+  ct_op *op = op_x("exp", "X", "Y");
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_OK);
+  ck_assert_ptr_eq(ct_tensor_data(y, CT_FLOAT32), buf + 1);
+  ck_assert_int_eq(memcmp(buf + 1, var_f32(s, "E"), N * sizeof *buf), 0);
+  ct_op_free(ref);
+  ct_op_free(op);
+  ct_scope_free(s);
+  free(buf);
+}
+END_TEST
+
 START_TEST(in_place_op_on_an_external_buffer_writes_into_it) {
   ct_scope *s = ct_scope_new();
   float buf[6] = {0, 1, 2, 3, 0, 0}; /* X [2,2] = [[0,1],[2,3]] in the first four */
@@ -519,6 +611,10 @@ static Suite *op_suite(void) {
   CT_ADD_TEST(s, cuda_place_refuses_host_inputs_or_a_missing_device);
   CT_ADD_TEST(s, in_place_op_reads_its_old_value);
   CT_ADD_TEST(s, output_viewing_an_input_gets_its_own_memory);
+  CT_ADD_TEST(s, writing_a_reshapes_output_leaves_its_input_alone);
+  CT_ADD_TEST(s, writing_a_reshapes_input_leaves_the_view_alone);
+  CT_ADD_TEST(s, reshape_of_an_external_buffer_copies_it);
+  CT_ADD_TEST(s, output_overlapping_an_input_through_two_wraps_reads_the_old_values);
   CT_ADD_TEST(s, in_place_op_on_an_external_buffer_writes_into_it);
   CT_ADD_TEST(s, failed_in_place_op_keeps_its_data);
   CT_ADD_TEST(s, user_op_type_registers_and_runs);

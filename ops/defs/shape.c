@@ -136,19 +136,24 @@ static ct_status reshape_infer(const ct_kernel_ctx *c) {
 }
 
 /* Output 0 (reshape's Out, reshape_grad's X@GRAD) becomes a view of x's memory (sharing its
- * block), then takes the new dims. An external output keeps its buffer (ops.md): x's bytes are
- * copied into it when they fit (by ct_tensor_copy's rule for an external destination),
- * CT_ERR_EXTERNAL_BUFFER when they do not. An output that already shares x's block never gets
- * here with it: the framework gives it a block of its own first. */
+ * block, marked as an op's view: an op that later writes either of them while both hold it takes
+ * a block of its own, ops/prep.c), then takes the new dims. An external output keeps its buffer
+ * (ops.md): x's bytes are copied into it when they fit (by ct_tensor_copy's rule for an external
+ * destination), CT_ERR_EXTERNAL_BUFFER when they do not. An external x is copied too, not viewed:
+ * an op that writes the caller's buffer later writes it in place, and a view would change with
+ * it. An output that already shares x's block never gets here with it: the framework gives it a
+ * block of its own first. */
 ct_status ct__share_as(const ct_kernel_ctx *c, const ct_tensor *x, ct_ddim d) {
   ct_tensor *o = ct_kernel_out(c, 0, 0);
-  bool copy = o->block != NULL && o->block->external && o->block != x->block;
+  bool copy = x->block->external ||
+              (o->block != NULL && o->block->external && o->block != x->block);
   if (CT__UNLIKELY((copy ? ct_tensor_copy(o, x, c->place) : ct_tensor_share(o, x)) != CT_OK)) {
     char text[512];
     snprintf(text, sizeof text, "%s", ct_last_error());
     return ct_kernel_fail(c, ct_last_status(), "output %s variable '%s': %s",
                           c->op->def->out[0].name, ct_kernel_out_name(c, 0, 0), text);
   }
+  if (!copy) o->block->op_view = true;
   return ct__k_resize(c, 0, 0, d);
 }
 
