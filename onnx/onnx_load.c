@@ -153,14 +153,26 @@ static ct_status oom(void) {
   return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_onnx_load: out of host memory");
 }
 
-/* The opset of the default domain; 0 when the model imports none. */
-static int64_t default_opset(const ox_model *m) {
+/* Whether span d names the default domain ("" or "ai.onnx"). */
+static bool default_domain(ox_span d) { return d.n == 0 || ox_eq(d, "ai.onnx"); }
+
+/* The opset the model imports of domain d; 0 when it imports none. */
+static int64_t opset_of(const ox_model *m, ox_span d) {
   for (size_t i = 0; i < m->n_opsets; i++) {
-    if (m->opsets[i].domain.n == 0 || ox_eq(m->opsets[i].domain, "ai.onnx")) {
+    const ox_span o = m->opsets[i].domain;
+    if (default_domain(d) ? default_domain(o) : (o.n == d.n && memcmp(o.p, d.p, d.n) == 0)) {
       return m->opsets[i].version;
     }
   }
   return 0;
+}
+
+/* Whether a node of the graph is in the default domain. */
+static bool uses_default_domain(const ox_model *m) {
+  for (size_t i = 0; i < m->n_nodes; i++) {
+    if (default_domain(m->nodes[i].domain)) return true;
+  }
+  return false;
 }
 
 /* A Constant node: its value staged under its output's name. */
@@ -224,14 +236,22 @@ static ct_status import_node(ox_conv *cv, size_t i) {
     }
   }
   ct_status s;
-  if (n->domain.n != 0 && !ox_eq(n->domain, "ai.onnx")) {
-    s = ox_unsupported(&c, "domain '%.*s' (corten imports the default domain)", (int)n->domain.n,
-                       (const char *)n->domain.p);
-  } else if (ox_eq(n->op_type, "Constant")) {
+  if (default_domain(n->domain) && ox_eq(n->op_type, "Constant")) {
     s = constant(cv, &c);
   } else {
-    const ox_rule *r = ox_rule_for((const char *)n->op_type.p, n->op_type.n, cv->opset);
-    s = r != NULL ? r->fn(&c) : ox_unsupported(&c, "no corten mapping for this op type");
+    bool other = !default_domain(n->domain);
+    int64_t opset = other ? opset_of(cv->m, n->domain) : cv->opset;
+    const ox_rule *r = ox_rule_for((const char *)n->domain.p, n->domain.n,
+                                   (const char *)n->op_type.p, n->op_type.n, opset);
+    if (r != NULL) {
+      s = r->fn(&c);
+    } else if (other) {
+      s = ox_unsupported(&c, "no corten mapping for this op type in domain '%.*s' (opset %lld; "
+                             "corten imports the default domain and ai.onnx.preview.training 1)",
+                         (int)n->domain.n, (const char *)n->domain.p, (long long)opset);
+    } else {
+      s = ox_unsupported(&c, "no corten mapping for this op type");
+    }
   }
   for (size_t k = 0; k < c.n_pending; k++) ct_op_free(c.pending[k]);
   free(c.pending);
@@ -362,13 +382,15 @@ static ct_onnx_model *import(const uint8_t *p, size_t size, const char *what, co
                              ct_scope *scope) {
   ox_model m;
   if (ox_parse(p, size, what, &m) != CT_OK) return NULL;
-  ox_conv cv = {.m = &m, .what = what, .opset = default_opset(&m)};
+  ox_conv cv = {.m = &m, .what = what, .opset = opset_of(&m, (ox_span){0})};
   const char **inputs = ct__calloc(m.n_inputs + 1, sizeof *inputs);
   const ox_value **vals = ct__calloc(m.n_inputs + 1, sizeof *vals);
   ct_onnx_model *om = NULL;
   size_t n_in = 0;
   ct_status s = inputs && vals ? CT_OK : oom();
-  if (s == CT_OK && (cv.opset < 1 || cv.opset > 17)) {
+  /* A model of other domains alone (ai.onnx.preview.training's optimizers) imports no default
+   * opset; one whose nodes use the default domain needs 1 to 17. */
+  if (s == CT_OK && (cv.opset > 17 || (cv.opset < 1 && uses_default_domain(&m)))) {
     s = ct__error(CT_ERR_UNSUPPORTED, "%s: the model is written for opset %lld of the default "
                                       "domain; corten imports opsets up to 17 (convert it with "
                                       "onnx.version_converter)", what, (long long)cv.opset);

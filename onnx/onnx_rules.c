@@ -8,15 +8,30 @@
 
 #include "onnx/onnx_rules.h"
 
-static const ox_rules *const families[] = {&ox_rules_math, &ox_rules_nn,    &ox_rules_shape,
-                                           &ox_rules_ew,   &ox_rules_index, &ox_rules_reduce,
-                                           &ox_rules_rnn};
+/* The families and their domains: NULL is the default domain (ai.onnx). */
+static const struct {
+  const ox_rules *rules;
+  const char *domain;
+} families[] = {{&ox_rules_math, NULL},  {&ox_rules_nn, NULL},     {&ox_rules_shape, NULL},
+                {&ox_rules_ew, NULL},    {&ox_rules_index, NULL},  {&ox_rules_reduce, NULL},
+                {&ox_rules_rnn, NULL},   {&ox_rules_train, "ai.onnx.preview.training"}};
 
-const ox_rule *ox_rule_for(const char *op, size_t len, int64_t opset) {
+#define N_FAMILIES (sizeof families / sizeof families[0])
+
+/* Whether family f is of the domain named by the dlen bytes at domain. */
+static bool of_domain(size_t f, const char *domain, size_t dlen) {
+  const char *d = families[f].domain;
+  if (dlen == 0 || (dlen == 7 && memcmp(domain, "ai.onnx", 7) == 0)) return d == NULL;
+  return d != NULL && strlen(d) == dlen && memcmp(d, domain, dlen) == 0;
+}
+
+const ox_rule *ox_rule_for(const char *domain, size_t dlen, const char *op, size_t len,
+                           int64_t opset) {
   const ox_rule *best = NULL;
-  for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
-    for (size_t i = 0; i < families[f]->n; i++) {
-      const ox_rule *r = &families[f]->rows[i];
+  for (size_t f = 0; f < N_FAMILIES; f++) {
+    if (!of_domain(f, domain, dlen)) continue;
+    for (size_t i = 0; i < families[f].rules->n; i++) {
+      const ox_rule *r = &families[f].rules->rows[i];
       if (strlen(r->op) != len || memcmp(r->op, op, len) != 0 || r->since > opset) continue;
       if (best == NULL || r->since > best->since) best = r;
     }
@@ -41,12 +56,14 @@ size_t ct_onnx_names_of(const char *type, char *buf, size_t cap) {
   size_t count = 0, pos = 0;
   if (buf != NULL && cap > 0) buf[0] = '\0';
   if (type == NULL) return 0;
-  for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
-    for (size_t i = 0; i < families[f]->n; i++) {
-      const ox_rule *r = &families[f]->rows[i];
+  for (size_t f = 0; f < N_FAMILIES; f++) {
+    const char *domain = families[f].domain;
+    for (size_t i = 0; i < families[f].rules->n; i++) {
+      const ox_rule *r = &families[f].rules->rows[i];
       if (r->corten == NULL || !lists(r->corten, type)) continue;
       if (buf != NULL && pos + 1 < cap) {
-        int w = snprintf(buf + pos, cap - pos, "%s%s (%d)", count ? ", " : "", r->op, r->since);
+        int w = snprintf(buf + pos, cap - pos, "%s%s (%s%s%d)", count ? ", " : "", r->op,
+                         domain ? domain : "", domain ? " " : "", r->since);
         if (w > 0) pos += (size_t)w < cap - pos ? (size_t)w : cap - pos - 1;
       }
       count++;

@@ -28,8 +28,8 @@ typedef struct ox_cx ox_cx;
 typedef ct_status (*ox_rule_fn)(ox_cx *c);
 
 typedef struct ox_rule {
-  const char *op;     /* ONNX op type, default domain */
-  int since;          /* the first opset this row holds for */
+  const char *op;     /* ONNX op type */
+  int since;          /* the first opset (of its family's domain) this row holds for */
   ox_rule_fn fn;
   const char *corten; /* the corten op types it makes, for docs/design/onnx.md */
 } ox_rule;
@@ -40,10 +40,12 @@ typedef struct ox_rules {
 } ox_rules;
 
 extern const ox_rules ox_rules_math, ox_rules_nn, ox_rules_shape, ox_rules_ew, ox_rules_index,
-    ox_rules_reduce, ox_rules_rnn;
+    ox_rules_reduce, ox_rules_rnn, ox_rules_train;
 
-/* The row for op type `op` at `opset`; NULL when none holds. */
-const ox_rule *ox_rule_for(const char *op, size_t len, int64_t opset);
+/* The row for op type `op` of domain `domain` (dlen bytes; empty or "ai.onnx": the default one)
+ * at that domain's `opset`; NULL when none holds. */
+const ox_rule *ox_rule_for(const char *domain, size_t dlen, const char *op, size_t len,
+                           int64_t opset);
 
 /* ---- What a rule reads ------------------------------------------------------------------------- */
 int64_t ox_opset(const ox_cx *c);
