@@ -14,7 +14,12 @@ static const struct {
   const char *domain;
 } families[] = {{&ox_rules_math, NULL},  {&ox_rules_nn, NULL},     {&ox_rules_shape, NULL},
                 {&ox_rules_ew, NULL},    {&ox_rules_index, NULL},  {&ox_rules_reduce, NULL},
-                {&ox_rules_rnn, NULL},   {&ox_rules_train, "ai.onnx.preview.training"}};
+                {&ox_rules_rnn, NULL},   {&ox_rules_train, "ai.onnx.preview.training"},
+                {&ox_rules_misc, NULL},
+                {&ox_rules_resample, NULL},
+                {&ox_rules_conv, NULL},
+                {&ox_rules_pool, NULL},
+                {&ox_rules_corten, "ai.corten"}};
 
 #define N_FAMILIES (sizeof families / sizeof families[0])
 
@@ -32,7 +37,9 @@ const ox_rule *ox_rule_for(const char *domain, size_t dlen, const char *op, size
     if (!of_domain(f, domain, dlen)) continue;
     for (size_t i = 0; i < families[f].rules->n; i++) {
       const ox_rule *r = &families[f].rules->rows[i];
-      if (strlen(r->op) != len || memcmp(r->op, op, len) != 0 || r->since > opset) continue;
+      bool any = strcmp(r->op, "*") == 0; /* ai.corten: every op type */
+      if (!any && (strlen(r->op) != len || memcmp(r->op, op, len) != 0)) continue;
+      if (r->since > opset) continue;
       if (best == NULL || r->since > best->since) best = r;
     }
   }

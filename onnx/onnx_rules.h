@@ -41,6 +41,18 @@ typedef struct ox_rules {
 
 extern const ox_rules ox_rules_math, ox_rules_nn, ox_rules_shape, ox_rules_ew, ox_rules_index,
     ox_rules_reduce, ox_rules_rnn, ox_rules_train;
+/* NonMaxSuppression, Unique, Einsum, Det, the window functions, MelWeightMatrix (rules_misc.c). */
+extern const ox_rules ox_rules_misc;
+/* Resize, Upsample, GridSample, RoiAlign (rules_resample.c). */
+extern const ox_rules ox_rules_resample;
+/* Conv, ConvTranspose, BatchNormalization (rules_conv.c). */
+extern const ox_rules ox_rules_conv;
+/* MaxPool, AveragePool, MaxUnpool, LRN, InstanceNormalization, MeanVarianceNormalization
+ * (rules_pool.c). */
+extern const ox_rules ox_rules_pool;
+/* Every corten op type, as ct_onnx_save writes it in the domain ai.corten (rules_corten.c): one
+ * row "*" that matches any op type of that domain. */
+extern const ox_rules ox_rules_corten;
 
 /* The row for op type `op` of domain `domain` (dlen bytes; empty or "ai.onnx": the default one)
  * at that domain's `opset`; NULL when none holds. */

@@ -22,6 +22,9 @@ ct_dtype ox_dtype(int32_t t) {
     case OX_FLOAT16: return CT_FLOAT16;
     case OX_DOUBLE: return CT_FLOAT64;
     case OX_BFLOAT16: return CT_BFLOAT16;
+    case OX_UINT16: return CT_UINT16;
+    case OX_UINT32: return CT_UINT32;
+    case OX_UINT64: return CT_UINT64;
     default: return CT_DTYPE_UNDEFINED;
   }
 }
@@ -47,6 +50,7 @@ static int field_of(ct_dtype dt) {
     case CT_FLOAT32: return 4;
     case CT_INT64: return 7;
     case CT_FLOAT64: return 10;
+    case CT_UINT32: case CT_UINT64: return 11;
     default: return 5;
   }
 }
@@ -73,8 +77,10 @@ static void store(ct_dtype dt, void *dst, int64_t i, uint64_t raw) {
   switch (dt) {
     case CT_BOOL: ((uint8_t *)dst)[i] = raw != 0; break;
     case CT_INT8: case CT_UINT8: ((uint8_t *)dst)[i] = (uint8_t)raw; break;
-    case CT_INT16: case CT_FLOAT16: case CT_BFLOAT16: ((uint16_t *)dst)[i] = (uint16_t)raw; break;
-    case CT_INT32: case CT_FLOAT32: ((uint32_t *)dst)[i] = (uint32_t)raw; break;
+    case CT_INT16: case CT_UINT16: case CT_FLOAT16: case CT_BFLOAT16:
+      ((uint16_t *)dst)[i] = (uint16_t)raw;
+      break;
+    case CT_INT32: case CT_UINT32: case CT_FLOAT32: ((uint32_t *)dst)[i] = (uint32_t)raw; break;
     default: ((uint64_t *)dst)[i] = raw; break;
   }
 }
@@ -149,7 +155,8 @@ ct_status ox_tensor_make(const ox_tensor *t, const char *what, ox_external_fn re
   if (dt == CT_DTYPE_UNDEFINED) {
     return ct__error(CT_ERR_UNSUPPORTED,
                      "%s: tensor '%.*s' holds ONNX type %s, which corten has no tensor of "
-                     "(bool, int8 to int64, uint8, float16, bfloat16, float32 and float64 only)",
+                     "(bool, int8 to int64, uint8 to uint64, float16, bfloat16, float32 and float64 "
+                     "only)",
                      what, nl, name, ox_type_name(t->data_type));
   }
   int64_t numel = ox_numel(t);

@@ -5,6 +5,7 @@
  * (top, bottom, left, right). */
 #include <string.h>
 
+#include "onnx/onnx_conv.h"
 #include "onnx/onnx_rules.h"
 
 /* Sets the attributes shared by conv2d and pool2d from the node: strides, paddings (or the
@@ -43,45 +44,28 @@ static ct_status geometry(ox_cx *c, ct_op *op, bool dilations) {
   return s;
 }
 
-/* Conv (1+, 11+): conv2d, then the bias B [M] added as [M, 1, 1]. */
-static ct_status conv(ox_cx *c) {
-  const char *x = ox_in(c, 0), *w = ox_in(c, 1), *b = ox_in(c, 2), *y = ox_out(c, 0);
-  const int64_t *ks;
-  size_t nk;
-  if (x == NULL || w == NULL || y == NULL) return ox_unsupported(c, "X, W or Y is missing");
-  if (ox_ints(c, "kernel_shape", &ks, &nk) && nk != 2) {
-    return ox_unsupported(c, "a %zu-D convolution (corten convolves 2-D)", nk);
-  }
-  const char *conv_out = b != NULL ? ox_tmp(c) : y;
-  ct_op *op = ox_op(c, "conv2d");
-  if (op == NULL || conv_out == NULL) return ct_last_status();
-  ct_status s = geometry(c, op, true);
-  if (s == CT_OK) s = ct_op_set_attr_int(op, "groups", ox_int(c, "group", 1));
-  if (s == CT_OK) s = ct_op_set_input(op, "Input", x);
-  if (s == CT_OK) s = ct_op_set_input(op, "Filter", w);
-  if (s == CT_OK) s = ct_op_set_output(op, "Output", conv_out);
-  if (s == CT_OK) s = ox_push(c, op);
-  if (s != CT_OK || b == NULL) return s;
-  const char *b3 = ox_tmp(c);
-  ct_op *r = ox_op(c, "reshape");
-  if (r == NULL || b3 == NULL) return ct_last_status();
-  static const int64_t col[] = {-1, 1, 1};
-  s = ct_op_set_input(r, "X", b);
-  if (s == CT_OK) s = ct_op_set_output(r, "Out", b3);
-  if (s == CT_OK) s = ct_op_set_attr_ints(r, "shape", col, 3);
-  if (s == CT_OK) s = ox_push(c, r);
-  ct_op *add = s == CT_OK ? ox_op(c, "elementwise_add") : NULL;
-  if (add == NULL) return ct_last_status();
-  s = ct_op_set_input(add, "X", conv_out);
-  if (s == CT_OK) s = ct_op_set_input(add, "Y", b3);
-  if (s == CT_OK) s = ct_op_set_output(add, "Out", y);
-  return s == CT_OK ? ox_push(c, add) : s;
-}
+/* Conv: onnx/rules_conv.c. */
 
 static ct_status pool(ox_cx *c, const char *kind, bool global) {
   const char *x = ox_in(c, 0), *y = ox_out(c, 0);
   if (x == NULL || y == NULL) return ox_unsupported(c, "X or Y is missing");
   if (ox_out(c, 1) != NULL) return ox_unsupported(c, "output Indices (not supported)");
+  /* Global pooling of data declared with other than 2 spatial dims: pool_nd's (1-D to 3-D);
+   * 2-D or undeclared: pool2d (with its CUDA kernel; it checks the rank when it runs). */
+  int rank = -1;
+  const ox_model *m = c->cv->m;
+  for (size_t i = 0; global && i < m->n_inputs; i++) {
+    if (!m->inputs[i].not_tensor && ox_eq(m->inputs[i].name, x)) rank = m->inputs[i].rank;
+  }
+  if (global && rank >= 0 && rank != 4) {
+    ct_op *nd = ox_op(c, "pool_nd");
+    if (nd == NULL) return ct_last_status();
+    ct_status s = ct_op_set_attr_string(nd, "pooling_type", kind);
+    if (s == CT_OK) s = ct_op_set_attr_bool(nd, "global_pooling", true);
+    if (s == CT_OK) s = ct_op_set_input(nd, "X", x);
+    if (s == CT_OK) s = ct_op_set_output(nd, "Out", y);
+    return s == CT_OK ? ox_push(c, nd) : s;
+  }
   ct_op *op = ox_op(c, "pool2d");
   if (op == NULL) return ct_last_status();
   ct_status s = ct_op_set_attr_string(op, "pooling_type", kind);
@@ -104,43 +88,11 @@ static ct_status pool(ox_cx *c, const char *kind, bool global) {
   return s == CT_OK ? ox_push(c, op) : s;
 }
 
-static ct_status max_pool(ox_cx *c) {
-  if (ox_int(c, "storage_order", 0) != 0) return ox_unsupported(c, "storage_order 1");
-  return pool(c, "max", false);
-}
-static ct_status avg_pool(ox_cx *c) { return pool(c, "avg", false); }
+/* MaxPool and AveragePool: onnx/rules_pool.c (pool2d where it is exact, else pool_nd). */
 static ct_status global_avg_pool(ox_cx *c) { return pool(c, "avg", true); }
 static ct_status global_max_pool(ox_cx *c) { return pool(c, "max", true); }
 
-/* BatchNormalization in inference (training_mode 0): batch_norm with is_test. */
-static ct_status batch_norm(ox_cx *c) {
-  const char *x = ox_in(c, 0), *sc = ox_in(c, 1), *b = ox_in(c, 2), *mean = ox_in(c, 3),
-             *var = ox_in(c, 4), *y = ox_out(c, 0);
-  if (x == NULL || sc == NULL || b == NULL || mean == NULL || var == NULL || y == NULL) {
-    return ox_unsupported(c, "an input or Y is missing");
-  }
-  if (ox_int(c, "training_mode", 0) != 0 || ox_out(c, 1) != NULL || ox_out(c, 2) != NULL) {
-    return ox_unsupported(c, "training mode (running mean and variance outputs)");
-  }
-  if (ox_opset(c) < 9 && ox_int(c, "spatial", 1) != 1) return ox_unsupported(c, "spatial 0");
-  ct_op *op = ox_op(c, "batch_norm");
-  const char *mo = ox_tmp(c), *vo = ox_tmp(c), *sm = ox_tmp(c), *sv = ox_tmp(c);
-  if (op == NULL || mo == NULL || vo == NULL || sm == NULL || sv == NULL) return ct_last_status();
-  ct_status s = ct_op_set_input(op, "X", x);
-  if (s == CT_OK) s = ct_op_set_input(op, "Scale", sc);
-  if (s == CT_OK) s = ct_op_set_input(op, "Bias", b);
-  if (s == CT_OK) s = ct_op_set_input(op, "Mean", mean);
-  if (s == CT_OK) s = ct_op_set_input(op, "Variance", var);
-  if (s == CT_OK) s = ct_op_set_output(op, "Y", y);
-  if (s == CT_OK) s = ct_op_set_output(op, "MeanOut", mo);
-  if (s == CT_OK) s = ct_op_set_output(op, "VarianceOut", vo);
-  if (s == CT_OK) s = ct_op_set_output(op, "SavedMean", sm);
-  if (s == CT_OK) s = ct_op_set_output(op, "SavedVariance", sv);
-  if (s == CT_OK) s = ct_op_set_attr_bool(op, "is_test", true);
-  if (s == CT_OK) s = ct_op_set_attr_float(op, "epsilon", ox_float(c, "epsilon", 1e-5));
-  if (s == CT_OK) s = ct_op_set_attr_float(op, "momentum", ox_float(c, "momentum", 0.9));
-  return s == CT_OK ? ox_push(c, op) : s;
-}
+/* BatchNormalization: onnx/rules_conv.c. */
 
 /* A reshape of x into a fresh variable of dims `shape` (n values), its name in *to. */
 static ct_status reshape_to(ox_cx *c, const char *x, const int64_t *shape, size_t n,
@@ -194,31 +146,43 @@ static ct_status layer_norm(ox_cx *c) {
   return s == CT_OK ? ox_push(c, st) : s;
 }
 
-/* Dropout in inference: the identity (a mask output or training mode is refused). */
+/* Dropout: the identity (assign) when nothing asks for a mask or training; else
+ * dropout_identity, which reads ratio and training_mode when it runs and refuses a training run
+ * with a ratio above 0 (random bits that must match). A mask before opset 10 (of X's dtype) is
+ * refused. */
 static ct_status dropout(ox_cx *c) {
-  const char *x = ox_in(c, 0), *y = ox_out(c, 0);
+  const char *x = ox_in(c, 0), *y = ox_out(c, 0), *mask = ox_out(c, 1);
+  const double *v;
+  size_t n;
   if (x == NULL || y == NULL) return ox_unsupported(c, "X or Y is missing");
-  if (ox_out(c, 1) != NULL) return ox_unsupported(c, "output mask");
+  if (mask != NULL && ox_opset(c) < 10) return ox_unsupported(c, "output mask before opset 10");
+  bool training = false, known = true;
   if (ox_in(c, 2) != NULL) { /* training_mode */
-    const double *v;
-    size_t n;
-    if (!ox_const_any(c, 2, &v, &n)) return ox_unsupported(c, "training_mode computed at run time");
-    for (size_t i = 0; i < n; i++) {
-      if (v[i] != 0) return ox_unsupported(c, "training mode (random bits that must match)");
-    }
+    known = ox_const_any(c, 2, &v, &n);
+    for (size_t i = 0; known && i < n; i++) training = training || v[i] != 0;
   }
-  return ox_unary(c, "assign", x, y);
+  if (mask == NULL && known && !training) return ox_unary(c, "assign", x, y);
+  double ratio = ox_opset(c) < 12 ? ox_float(c, "ratio", 0.5) : 0.5;
+  if (ox_in(c, 1) != NULL && ox_const_any(c, 1, &v, &n) && n == 1) ratio = v[0];
+  if (known && training && (ox_in(c, 1) == NULL || ox_is_const(c, 1)) && ratio != 0) {
+    return ox_unsupported(c, "training mode with ratio %g (random bits that must match)", ratio);
+  }
+  ct_op *op = ox_op(c, "dropout_identity");
+  if (op == NULL) return ct_last_status();
+  ct_status s = ct_op_set_input(op, "X", x);
+  if (s == CT_OK && ox_in(c, 1) != NULL) s = ct_op_set_input(op, "Ratio", ox_in(c, 1));
+  if (s == CT_OK && ox_in(c, 2) != NULL) s = ct_op_set_input(op, "TrainingMode", ox_in(c, 2));
+  if (s == CT_OK) s = ct_op_set_output(op, "Out", y);
+  if (s == CT_OK && mask != NULL) s = ct_op_set_output(op, "Mask", mask);
+  if (s == CT_OK) s = ct_op_set_attr_float(op, "dropout_prob", ratio);
+  return s == CT_OK ? ox_push(c, op) : s;
 }
 
 static const ox_rule rows[] = {
-    {"Conv", 1, conv, "conv2d, reshape, elementwise_add"},
-    {"MaxPool", 1, max_pool, "pool2d"},
-    {"AveragePool", 1, avg_pool, "pool2d"},
-    {"GlobalAveragePool", 1, global_avg_pool, "pool2d"},
-    {"GlobalMaxPool", 1, global_max_pool, "pool2d"},
-    {"BatchNormalization", 7, batch_norm, "batch_norm"},
+    {"GlobalAveragePool", 1, global_avg_pool, "pool2d, pool_nd"},
+    {"GlobalMaxPool", 1, global_max_pool, "pool2d, pool_nd"},
     {"LayerNormalization", 17, layer_norm, "reshape, layer_norm, layer_norm_stats"},
-    {"Dropout", 7, dropout, "assign"},
+    {"Dropout", 7, dropout, "assign, dropout_identity"},
 };
 
 const ox_rules ox_rules_nn = {rows, sizeof rows / sizeof rows[0]};

@@ -18,28 +18,25 @@ static ct_status reshape_to(ox_cx *c, const char *x, const char *o, const int64_
 }
 
 /* Reshape (5+): a constant shape becomes the attribute (ONNX's 0 and -1 mean what corten's do);
- * one computed at run time is wired to reshape's input Shape. allowzero 1 keeps a 0 as an
- * extent of 0, which corten's reshape does not: refused when the shape may hold a 0. */
+ * one computed at run time is wired to reshape's input Shape. allowzero 1 (14) keeps a 0 as an
+ * extent of 0: reshape's attribute allowzero, set only when it matters. */
 static ct_status reshape(ox_cx *c) {
   const char *x = ox_in(c, 0), *o = ox_out(c, 0);
   const int64_t *shape;
   size_t n;
   if (x == NULL || ox_in(c, 1) == NULL || o == NULL) return ox_unsupported(c, "an input or the output is missing");
-  if (!ox_const_ints(c, 1, &shape, &n)) {
-    if (ox_int(c, "allowzero", 0) != 0) {
-      return ox_unsupported(c, "allowzero 1 with a shape computed at run time");
-    }
+  bool allowzero = ox_int(c, "allowzero", 0) != 0, constant = ox_const_ints(c, 1, &shape, &n);
+  bool has_zero = false;
+  for (size_t i = 0; constant && i < n; i++) has_zero = has_zero || shape[i] == 0;
+  if (!constant || (allowzero && has_zero)) {
     ct_op *op = ox_op(c, "reshape");
     if (op == NULL) return ct_last_status();
     ct_status s = ct_op_set_input(op, "X", x);
-    if (s == CT_OK) s = ct_op_set_input(op, "Shape", ox_in(c, 1));
+    if (s == CT_OK && constant) s = ct_op_set_attr_ints(op, "shape", shape, n);
+    if (s == CT_OK && !constant) s = ct_op_set_input(op, "Shape", ox_in(c, 1));
     if (s == CT_OK) s = ct_op_set_output(op, "Out", o);
+    if (s == CT_OK && allowzero) s = ct_op_set_attr_bool(op, "allowzero", true);
     return s == CT_OK ? ox_push(c, op) : s;
-  }
-  if (ox_int(c, "allowzero", 0) != 0) {
-    for (size_t i = 0; i < n; i++) {
-      if (shape[i] == 0) return ox_unsupported(c, "allowzero 1 with a 0 in the shape");
-    }
   }
   return reshape_to(c, x, o, shape, n);
 }

@@ -27,6 +27,10 @@ static const ct__def_table *const op_types[] = {
     &ct__nn_defs, &ct__nn_grad_defs, &ct__norm_defs, &ct__norm_grad_defs,
     &ct__comm_defs,
     &ct__math_defs, &ct__index_defs, &ct__reduce_ext_defs, &ct__rnn_layers_defs,
+    &ct__misc_defs,
+    &ct__resample_defs,
+    &ct__conv_transpose_defs,
+    &ct__pool_nd_defs, &ct__pool_nd_norm_defs, &ct__pool_nd_grad_defs,
 };
 
 static const ct__kernel_set any_place_sets[] = {
@@ -55,6 +59,10 @@ static const ct__backend_table kernel_tables[] = {
     {CT_DEVICE_CPU, &ct__cpu_index},
     {CT_DEVICE_CPU, &ct__cpu_reduce_ext},
     {CT_DEVICE_CPU, &ct__cpu_rnn_layers},
+    {CT_DEVICE_CPU, &ct__cpu_misc},
+    {CT_DEVICE_CPU, &ct__cpu_resample},
+    {CT_DEVICE_CPU, &ct__cpu_conv_transpose},
+    {CT_DEVICE_CPU, &ct__cpu_pool_nd}, {CT_DEVICE_CPU, &ct__cpu_pool_nd_norm},
     {CT_DEVICE_CPU, &any_place},
 #ifdef CORTEN_HAVE_CUDA
     {CT_DEVICE_CUDA, &ct__cuda_elementwise},

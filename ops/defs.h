@@ -29,7 +29,7 @@ enum { CT__FILL_LIKE_VALUE, CT__FILL_LIKE_ONE_ELEMENT };          /* fill_any_li
 enum { CT__RND_SHAPE, CT__RND_A, CT__RND_B, CT__RND_SEED, CT__RND_DTYPE };
 enum { CT__RS_DIM, CT__RS_KEEP_DIM };                            /* reduce_sum */
 enum { CT__SOFTMAX_AXIS };                                       /* softmax */
-enum { CT__RESHAPE_SHAPE };                                      /* reshape */
+enum { CT__RESHAPE_SHAPE, CT__RESHAPE_ALLOWZERO };               /* reshape */
 enum { CT__TRANSPOSE_AXIS };                                     /* transpose */
 enum { CT__CONCAT_AXIS };                                        /* concat */
 
@@ -50,6 +50,14 @@ struct ct__def_table {
  * index.c (shapes, slicing, gathering, padding: run-time shape inputs), reduce_ext.c (the other
  * reductions and layers), rnn_layers.c (RNN, GRU, LSTM). */
 extern const ct__def_table ct__math_defs, ct__index_defs, ct__reduce_ext_defs, ct__rnn_layers_defs;
+/* misc_ops*.c: non_max_suppression, unique, einsum, det, window, mel_weight_matrix,
+ * dropout_identity (ops/defs/misc_ops.h). */
+extern const ct__def_table ct__misc_defs;
+/* resample.c: resize, grid_sample, roi_align (ONNX's Resize, Upsample, GridSample, RoiAlign). */
+extern const ct__def_table ct__resample_defs;
+extern const ct__def_table ct__conv_transpose_defs; /* ops/defs/conv_transpose.c */
+/* pool_nd*.c: pool_nd, max_unpool, lrn, instance_norm and their gradients (ops/defs/pool_nd.h). */
+extern const ct__def_table ct__pool_nd_defs, ct__pool_nd_norm_defs, ct__pool_nd_grad_defs;
 extern const ct__def_table ct__elementwise_defs, ct__matmul_defs, ct__random_defs,
     ct__reduce_defs, ct__shape_defs, ct__recurrent_defs;
 extern const ct__def_table ct__elementwise_grad_defs;
@@ -215,6 +223,9 @@ extern const ct__def_table ct__optimizer_defs;
 /* conv2d (and depthwise_conv2d): Input [N,C,H,W], Filter [M,C/groups,KH,KW] -> Output
  * [N,M,OH,OW]; conv2d_grad: Input, Filter, Output@GRAD -> Input@GRAD, Filter@GRAD (optional). */
 enum { CT__CONV_INPUT = 0, CT__CONV_FILTER = 1, CT__CONV_DOUT = 2 };
+/* conv2d_fusion (ops/passes.c makes it): conv2d's slots and attributes, then these. */
+enum { CT__FUSION_BIAS = 2, CT__FUSION_RESIDUAL = 3 };
+enum { CT__FUSION_ACTIVATION = 6, CT__FUSION_CLIP_MIN = 7, CT__FUSION_CLIP_MAX = 8 };
 enum { CT__CONV_DINPUT = 0, CT__CONV_DFILTER = 1 };
 enum { CT__CONV_STRIDES, CT__CONV_PADDINGS, CT__CONV_DILATIONS, CT__CONV_GROUPS,
        CT__CONV_DATA_FORMAT, CT__CONV_PADDING_ALGORITHM };

@@ -91,6 +91,17 @@ CT__HALF_FN float ct__i64_to_f32_odd(int64_t n) {
   return n < 0 ? -f : f;
 }
 
+/* An unsigned 64-bit integer as ct__i64_to_f32_odd does a signed one. */
+CT__HALF_FN float ct__u64_to_f32_odd(uint64_t m) {
+  int shift = 0;
+  while ((m >> shift) >= ((uint64_t)1 << 24)) shift++;
+  uint64_t q = m >> shift;
+  if ((m & (((uint64_t)1 << shift) - 1)) != 0) q |= 1u;
+  float f = (float)q; /* q < 2^24: exact */
+  for (int i = 0; i < shift; i++) f *= 2.0f; /* exact */
+  return f;
+}
+
 /* Doubles and integers to float16 / bfloat16, rounded once to nearest even. */
 CT__HALF_FN uint16_t ct__f64_to_half(double d) {
   return ct__float_to_half(ct__f64_to_f32_odd(d));
@@ -103,6 +114,12 @@ CT__HALF_FN uint16_t ct__i64_to_half(int64_t n) {
 }
 CT__HALF_FN uint16_t ct__i64_to_bf16(int64_t n) {
   return ct__float_to_bf16(ct__i64_to_f32_odd(n));
+}
+CT__HALF_FN uint16_t ct__u64_to_half(uint64_t n) {
+  return ct__float_to_half(ct__u64_to_f32_odd(n));
+}
+CT__HALF_FN uint16_t ct__u64_to_bf16(uint64_t n) {
+  return ct__float_to_bf16(ct__u64_to_f32_odd(n));
 }
 
 #endif /* CORTEN_CORE_OP_HALF_H */

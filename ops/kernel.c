@@ -43,7 +43,7 @@ ct_status ct__k_attr_dtype(const ct_kernel_ctx *c, size_t a, ct_dtype *out) {
   int64_t v = c->attr[a].u.i;
   if (CT__UNLIKELY(!ct__dtype_valid((ct_dtype)v) || v != (int64_t)(ct_dtype)v)) {
     return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
-                          "attribute '%s' is %lld, not a ct_dtype: use CT_BOOL .. CT_FLOAT64",
+                          "attribute '%s' is %lld, not a ct_dtype: use CT_BOOL .. CT_UINT64",
                           c->op->def->attr[a].name, (long long)v);
   }
   *out = (ct_dtype)v;

@@ -386,3 +386,18 @@ const char *ct_op_output(const ct_op *op, const char *slot, size_t i) {
   const ct__wiring *w = wiring_of(op, true, slot);
   return w != NULL && i < w->n ? w->names[i] : NULL;
 }
+
+ct_status ct_op_get_attr(const ct_op *op, const char *name, ct_attr_value *out) {
+  if (op == NULL || name == NULL || out == NULL) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_op_get_attr: the op, name or out is NULL");
+  }
+  const ct__opdef *d = op->def;
+  for (size_t a = 0; a < d->n_attr; a++) {
+    if (strcmp(d->attr[a].name, name) == 0) {
+      *out = op->attr[a];
+      return CT_OK;
+    }
+  }
+  return ct__error(CT_ERR_NOT_FOUND, "ct_op_get_attr: op '%s' has no attribute '%s'", d->type,
+                   name);
+}

@@ -13,7 +13,7 @@
 #include "tensor/tensor_impl.h"
 
 #define CT__N_KINDS 4  /* indexed by ct_device_kind (1..3) */
-#define CT__N_DTYPES 11 /* indexed by ct_dtype (0 is the any-dtype kernel) */
+#define CT__N_DTYPES 14 /* indexed by ct_dtype (0 is the any-dtype kernel) */
 
 /* A registered op type: the registry's deep copy of a ct_op_def, plus its kernel table. Never
  * freed once registered, so ops and prepared ops point at it freely. */
@@ -121,6 +121,26 @@ typedef struct ct__prep {
   unsigned char *any_type; /* per variable: its slot is CT_SLOT_ANY_TYPE */
   int64_t *key_d;         /* per key entry CT_MAX_RANK extents, read for rank 2 and up */
 } ct__prep;
+
+/* ops/passes.c: the optimize option. An executor's rewrites: each fused op it made (owned) and
+ * the program's ops it stands for, with their generations when it was made: an edit of one
+ * after that makes ct__rewrites_check fail the run. */
+#define CT__REWRITE_MAX 4
+typedef struct ct__rewrite {
+  ct_op *op;
+  const ct_op *origin[CT__REWRITE_MAX];
+  uint64_t gen[CT__REWRITE_MAX];
+  size_t n_origin;
+} ct__rewrite;
+typedef struct ct__rewrites {
+  ct__rewrite *v;
+  size_t n, cap;
+} ct__rewrites;
+/* Rewrites the n bound preps in place (*n shrinks as ops merge); candidate as ct__fuse_plan's. */
+ct_status ct__optimize(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
+                       bool (*candidate)(void *, const ct_var *), void *arg, ct__rewrites *rw);
+ct_status ct__rewrites_check(const ct__rewrites *rw);
+void ct__rewrites_free(ct__rewrites *rw);
 
 /* ops/fuse.c: the fuse_elementwise option. ct__fuse_plan forms the groups over an executor's
  * preps (candidate: whether a variable may be an intermediate, that is created by the executor

@@ -9,6 +9,7 @@
 #include "common/alloc.h"
 #include "ops/defs.h"
 #include "ops/kernel.h"
+#include "ops/profile_impl.h"
 
 const char *ct_kernel_in_name(const ct_kernel_ctx *c, size_t slot, size_t i) {
   const ct__wiring *w = &c->op->in[slot];
@@ -485,7 +486,14 @@ ct_status ct_op_run(const ct_op *op, ct_scope *scope, ct_place place) {
   ct_status s = ct__prep_init(&p, op, scope, place, NULL, NULL);
   if (s != CT_OK) return s;
   p.keyed = false; /* one run: nothing to reuse, so nothing to record */
-  s = ct__prep_run(&p);
+  if (CT__UNLIKELY(ct__prof_on()) && ct__prof_records()) {
+    ct__prof_mark m;
+    ct__prof_mark_now(&m, place);
+    s = ct__prep_run(&p);
+    ct__prof_op_end(&m, &p, s);
+  } else {
+    s = ct__prep_run(&p);
+  }
   ct__prep_destroy(&p);
   return s;
 }

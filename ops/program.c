@@ -11,6 +11,7 @@
 
 #include "common/alloc.h"
 #include "ops/op_impl.h"
+#include "ops/profile_impl.h"
 
 struct ct_program {
   ct_op **ops;
@@ -23,6 +24,7 @@ struct ct_program {
 struct ct_executor {
   ct__prep *preps;
   size_t n;
+  ct__rewrites rewrites; /* the optimize option's fused ops (ops/passes.c) */
 };
 
 ct_program *ct_program_new(void) {
@@ -307,9 +309,13 @@ ct_executor *ct_executor_new_with(const ct_program *p, ct_scope *scope, ct_place
       goto fail;
     }
   }
+  fuse_arg fa = {&created, options};
+  if (options->optimize &&
+      ct__optimize(e->preps, &e->n, scope, place, fuse_candidate, &fa, &e->rewrites) != CT_OK) {
+    goto fail;
+  }
   if (options->free_intermediates && plan_frees(e, &created, options) != CT_OK) goto fail;
   if (options->fuse_elementwise && place.kind == CT_DEVICE_CPU) {
-    fuse_arg fa = {&created, options};
     if (ct__fuse_plan(e->preps, e->n, fuse_candidate, &fa) != CT_OK) goto fail;
   }
   free(created.vars);
@@ -333,31 +339,67 @@ ct_status ct_executor_run(ct_executor *e) {
   return ct__executor_run_counted(e, ct__error_counter());
 }
 
+/* Runs op i of e (its group, for a fused root; nothing for a deferred member that is not due),
+ * then drops the memory of the variables whose last reader it is. */
+static inline ct_status run_op(ct_executor *e, size_t i, const uint64_t *errors) {
+  ct__prep *p = &e->preps[i];
+  /* The next op's variables and tensors (those of its last run: a variable holds its tensor
+   * in place), asked for now: an op on a few elements waits on memory more than it computes,
+   * and the walk from a prep to its tensors is a chain of loads. */
+  if (i + 1 < e->n) {
+    const ct__prep *q = &e->preps[i + 1];
+    for (uint32_t k = 0; k < q->n_in_vars + q->n_out_vars; k++) {
+      __builtin_prefetch(q->vars[k]);
+      __builtin_prefetch(q->tensors[k]);
+    }
+  }
+  if (CT__UNLIKELY(p->n_guards != 0)) {
+    ct_status g = ct__fused_guard(e->preps, i);
+    if (g != CT_OK) return g;
+  }
+  if (p->deferred && !ct__fused_member_now(e->preps, i)) return CT_OK;
+  ct_status s = CT__UNLIKELY(p->fused != NULL) ? ct__fused_run(e->preps, p->fused)
+                                               : ct__prep_run_counted(p, errors);
+  if (CT__UNLIKELY(s != CT_OK)) return s;
+  for (size_t j = 0; j < p->n_release; j++) {
+    ct_tensor *t = (ct_tensor *)ct_var_get_tensor(p->release[j]);
+    if (t != NULL) ct__tensor_drop_memory(t);
+  }
+  return CT_OK;
+}
+
+/* A run while a profile records this thread: each op an event, the run one around them. */
+CT__COLD static ct_status run_profiled(ct_executor *e, const uint64_t *errors) {
+  ct__prof_mark run;
+  ct_place place = e->n > 0 ? e->preps[0].ctx.place : ct_cpu();
+  ct__prof_mark_now(&run, place);
+  ct_status s = CT_OK;
+  size_t ran = 0;
+  for (size_t i = 0; i < e->n && s == CT_OK; i++, ran++) {
+    if (e->preps[i].deferred) { /* a fused member: its time is its root's */
+      s = run_op(e, i, errors);
+      continue;
+    }
+    ct__prof_mark m;
+    ct__prof_mark_now(&m, place);
+    s = run_op(e, i, errors);
+    ct__prof_op_end(&m, &e->preps[i], s);
+  }
+  char label[32];
+  snprintf(label, sizeof label, "%zu ops", ran);
+  ct__prof_end(&run, "executor_run", label, s);
+  return s;
+}
+
 ct_status ct__executor_run_counted(ct_executor *e, const uint64_t *errors) {
+  if (CT__UNLIKELY(e->rewrites.n != 0)) {
+    ct_status s = ct__rewrites_check(&e->rewrites);
+    if (s != CT_OK) return s;
+  }
+  if (CT__UNLIKELY(ct__prof_on()) && ct__prof_records()) return run_profiled(e, errors);
   for (size_t i = 0; i < e->n; i++) {
-    ct__prep *p = &e->preps[i];
-    /* The next op's variables and tensors (those of its last run: a variable holds its tensor
-     * in place), asked for now: an op on a few elements waits on memory more than it computes,
-     * and the walk from a prep to its tensors is a chain of loads. */
-    if (i + 1 < e->n) {
-      const ct__prep *q = &e->preps[i + 1];
-      for (uint32_t k = 0; k < q->n_in_vars + q->n_out_vars; k++) {
-        __builtin_prefetch(q->vars[k]);
-        __builtin_prefetch(q->tensors[k]);
-      }
-    }
-    if (CT__UNLIKELY(p->n_guards != 0)) {
-      ct_status g = ct__fused_guard(e->preps, i);
-      if (g != CT_OK) return g;
-    }
-    if (p->deferred && !ct__fused_member_now(e->preps, i)) continue;
-    ct_status s = CT__UNLIKELY(p->fused != NULL) ? ct__fused_run(e->preps, p->fused)
-                                                 : ct__prep_run_counted(p, errors);
+    ct_status s = run_op(e, i, errors);
     if (CT__UNLIKELY(s != CT_OK)) return s;
-    for (size_t j = 0; j < p->n_release; j++) {
-      ct_tensor *t = (ct_tensor *)ct_var_get_tensor(p->release[j]);
-      if (t != NULL) ct__tensor_drop_memory(t);
-    }
   }
   return CT_OK;
 }
@@ -366,5 +408,6 @@ void ct_executor_free(ct_executor *e) {
   if (e == NULL) return;
   for (size_t i = 0; i < e->n; i++) ct__prep_destroy(&e->preps[i]);
   free(e->preps);
+  ct__rewrites_free(&e->rewrites);
   free(e);
 }

@@ -21,8 +21,10 @@
 #define TOL64 (4 * 2.220446e-16)
 
 /* Every dtype, in enum order. */
-static const ct_dtype all_dtypes[] = {CT_BOOL,  CT_INT8,    CT_UINT8,     CT_INT16,  CT_INT32,
-                                      CT_INT64, CT_FLOAT16, CT_BFLOAT16, CT_FLOAT32, CT_FLOAT64};
+static const ct_dtype all_dtypes[] = {CT_BOOL,    CT_INT8,    CT_UINT8,    CT_INT16,  CT_INT32,
+                                      CT_INT64,   CT_FLOAT16, CT_BFLOAT16, CT_FLOAT32, CT_FLOAT64,
+                                      CT_UINT16,  CT_UINT32,  CT_UINT64};
+#define N_ALL_DTYPES ((int)(sizeof all_dtypes / sizeof all_dtypes[0]))
 
 /* ---- Ops and scopes -------------------------------------------------------------------------- */
 /* Puts a tensor of dims and dtype holding data into variable name of s (created when missing). */
@@ -199,6 +201,9 @@ static inline double get_elem(const void *p, ct_dtype t, int64_t i) {
     case CT_INT16: return ((const int16_t *)p)[i];
     case CT_INT32: return ((const int32_t *)p)[i];
     case CT_INT64: return (double)((const int64_t *)p)[i];
+    case CT_UINT16: return ((const uint16_t *)p)[i];
+    case CT_UINT32: return ((const uint32_t *)p)[i];
+    case CT_UINT64: return (double)((const uint64_t *)p)[i];
     case CT_FLOAT16: return half_value(((const uint16_t *)p)[i]);
     case CT_BFLOAT16: return bf16_value(((const uint16_t *)p)[i]);
     case CT_FLOAT32: return ((const float *)p)[i];
@@ -216,6 +221,9 @@ static inline void set_elem(void *p, ct_dtype t, int64_t i, double v) {
     case CT_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
     case CT_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
     case CT_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
+    case CT_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case CT_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case CT_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
     case CT_FLOAT16: ((uint16_t *)p)[i] = half_exact(v); break;
     case CT_BFLOAT16: ((uint16_t *)p)[i] = bf16_exact(v); break;
     case CT_FLOAT32: ((float *)p)[i] = (float)v; break;

@@ -152,12 +152,15 @@ START_TEST(test_dtype_sizes) {
   ck_assert_uint_eq(ct_dtype_size(CT_FLOAT32), 4);
   ck_assert_uint_eq(ct_dtype_size(CT_INT64), 8);
   ck_assert_uint_eq(ct_dtype_size(CT_FLOAT64), 8);
+  ck_assert_uint_eq(ct_dtype_size(CT_UINT16), 2);
+  ck_assert_uint_eq(ct_dtype_size(CT_UINT32), 4);
+  ck_assert_uint_eq(ct_dtype_size(CT_UINT64), 8);
 }
 END_TEST
 
 START_TEST(test_dtype_size_undefined_and_out_of_range_is_zero) {
   ck_assert_uint_eq(ct_dtype_size(CT_DTYPE_UNDEFINED), 0);
-  ck_assert_uint_eq(ct_dtype_size((ct_dtype)(CT_FLOAT64 + 1)), 0);
+  ck_assert_uint_eq(ct_dtype_size((ct_dtype)(CT_UINT64 + 1)), 0);
   ck_assert_uint_eq(ct_dtype_size((ct_dtype)100), 0);
   ck_assert_uint_eq(ct_dtype_size((ct_dtype)-1), 0);
 }
@@ -174,12 +177,33 @@ START_TEST(test_dtype_names) {
   ck_assert_str_eq(ct_dtype_name(CT_BFLOAT16), "bfloat16");
   ck_assert_str_eq(ct_dtype_name(CT_FLOAT32), "float32");
   ck_assert_str_eq(ct_dtype_name(CT_FLOAT64), "float64");
+  ck_assert_str_eq(ct_dtype_name(CT_UINT16), "uint16");
+  ck_assert_str_eq(ct_dtype_name(CT_UINT32), "uint32");
+  ck_assert_str_eq(ct_dtype_name(CT_UINT64), "uint64");
+}
+END_TEST
+
+/* The enum is ABI: uint16, uint32 and uint64 came after float64, and nothing before moved. */
+START_TEST(test_dtype_values_are_stable) {
+  ck_assert_int_eq(CT_BOOL, 1);
+  ck_assert_int_eq(CT_INT8, 2);
+  ck_assert_int_eq(CT_UINT8, 3);
+  ck_assert_int_eq(CT_INT16, 4);
+  ck_assert_int_eq(CT_INT32, 5);
+  ck_assert_int_eq(CT_INT64, 6);
+  ck_assert_int_eq(CT_FLOAT16, 7);
+  ck_assert_int_eq(CT_BFLOAT16, 8);
+  ck_assert_int_eq(CT_FLOAT32, 9);
+  ck_assert_int_eq(CT_FLOAT64, 10);
+  ck_assert_int_eq(CT_UINT16, 11);
+  ck_assert_int_eq(CT_UINT32, 12);
+  ck_assert_int_eq(CT_UINT64, 13);
 }
 END_TEST
 
 START_TEST(test_dtype_name_undefined_and_invalid) {
   ck_assert_str_eq(ct_dtype_name(CT_DTYPE_UNDEFINED), "undefined");
-  ck_assert_str_eq(ct_dtype_name((ct_dtype)(CT_FLOAT64 + 1)), "invalid");
+  ck_assert_str_eq(ct_dtype_name((ct_dtype)(CT_UINT64 + 1)), "invalid");
   ck_assert_str_eq(ct_dtype_name((ct_dtype)100), "invalid");
   ck_assert_str_eq(ct_dtype_name((ct_dtype)-1), "invalid");
 }
@@ -445,6 +469,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, test_dtype_size_undefined_and_out_of_range_is_zero);
   CT_ADD_TEST(s, test_dtype_names);
   CT_ADD_TEST(s, test_dtype_name_undefined_and_invalid);
+  CT_ADD_TEST(s, test_dtype_values_are_stable);
   CT_ADD_TEST(s, test_place_constructors);
   CT_ADD_TEST(s, test_place_equal_same_kind_and_device);
   CT_ADD_TEST(s, test_place_equal_host_ignores_device_field);

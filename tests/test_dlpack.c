@@ -105,6 +105,7 @@ START_TEST(to_dlpack_maps_every_dtype) {
       {CT_INT32, kDLInt, 32},     {CT_INT64, kDLInt, 64},     {CT_FLOAT16, kDLFloat, 16},
       {CT_BFLOAT16, kDLBfloat, 16}, {CT_FLOAT32, kDLFloat, 32}, {CT_FLOAT64, kDLFloat, 64},
       {CT_BOOL, CT_DLPACK_BOOL, 8}, /* kDLBool, whatever the DLPack header's version */
+      {CT_UINT16, kDLUInt, 16},   {CT_UINT32, kDLUInt, 32},   {CT_UINT64, kDLUInt, 64},
   };
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
     ct_tensor *t = ct_tensor_new();

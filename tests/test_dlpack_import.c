@@ -196,8 +196,8 @@ START_TEST(from_dlpack_refuses_dtypes_corten_lacks) {
     uint8_t code, bits;
     ct_status s;
   } cases[] = {
-      {kDLUInt, 16, CT_ERR_UNSUPPORTED},   {kDLUInt, 32, CT_ERR_UNSUPPORTED},
-      {kDLUInt, 64, CT_ERR_UNSUPPORTED},   {kDLComplex, 64, CT_ERR_UNSUPPORTED},
+      {kDLUInt, 4, CT_ERR_UNSUPPORTED},    {kDLUInt, 128, CT_ERR_UNSUPPORTED},
+      {kDLComplex, 64, CT_ERR_UNSUPPORTED},
       {kDLOpaqueHandle, 64, CT_ERR_UNSUPPORTED}, {kDLFloat, 8, CT_ERR_UNSUPPORTED},
       {kDLInt, 4, CT_ERR_UNSUPPORTED},     {kDLBfloat, 32, CT_ERR_UNSUPPORTED},
       {7, 32, CT_ERR_FORMAT}, /* a code DLPack does not define */
@@ -224,6 +224,9 @@ START_TEST(from_dlpack_maps_bool_and_byte_conventions) {
       {kDLUInt, 1, CT_BOOL}, /* TVM's bool */
       {6, 8, CT_BOOL},       /* kDLBool (DLPack >= 0.8) */
       {kDLUInt, 8, CT_UINT8},
+      {kDLUInt, 16, CT_UINT16},
+      {kDLUInt, 32, CT_UINT32},
+      {kDLUInt, 64, CT_UINT64},
       {kDLInt, 8, CT_INT8},
       {kDLInt, 16, CT_INT16},
       {kDLInt, 64, CT_INT64},

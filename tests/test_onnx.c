@@ -411,6 +411,44 @@ START_TEST(a_tensor_file_loads_into_a_tensor) {
 }
 END_TEST
 
+/* uint16 in int32_data (5, one varint each), uint32 and uint64 in packed uint64_data (11). */
+START_TEST(unsigned_tensor_files_load_from_their_typed_fields) {
+  make_work_dir("onnx-utensor");
+  static const int64_t d[1] = {3};
+  static const uint64_t v[3] = {0, 65535, UINT64_MAX};
+  static const struct {
+    int ox;
+    ct_dtype t;
+    uint64_t mask;
+  } cases[] = {{4, CT_UINT16, 0xFFFF}, {12, CT_UINT32, 0xFFFFFFFFu}, {13, CT_UINT64, UINT64_MAX}};
+  for (int k = 0; k < 3; k++) {
+    pb t = ox_tensor_pb("u", cases[k].ox, d, 1, NULL, 0);
+    if (cases[k].t == CT_UINT16) {
+      for (int i = 0; i < 3; i++) pb_int(&t, 5, (int64_t)(v[i] & cases[k].mask));
+    } else {
+      pb packed = {0};
+      for (int i = 0; i < 3; i++) pb_varint(&packed, v[i] & cases[k].mask);
+      pb_len(&t, 11, packed.p, packed.n);
+      free(packed.p);
+    }
+    write_all(in_dir("u.pb"), t.p, t.n);
+    ct_tensor *x = ct_tensor_new();
+    ck_assert_int_eq(ct_onnx_load_tensor(in_dir("u.pb"), x), CT_OK);
+    ck_assert_int_eq(ct_tensor_dtype(x), cases[k].t);
+    const void *p = ct_tensor_data(x, cases[k].t);
+    for (int i = 0; i < 3; i++) {
+      uint64_t got = cases[k].t == CT_UINT16   ? ((const uint16_t *)p)[i]
+                     : cases[k].t == CT_UINT32 ? ((const uint32_t *)p)[i]
+                                               : ((const uint64_t *)p)[i];
+      ck_assert(got == (v[i] & cases[k].mask));
+    }
+    ct_tensor_free(x);
+    free(t.p);
+  }
+  remove_work_dir();
+}
+END_TEST
+
 START_TEST(bad_arguments_are_refused) {
   ct_scope *s = ct_scope_new();
   ck_assert_ptr_null(ct_onnx_load(NULL, s));
@@ -442,6 +480,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, constants_and_typed_payloads_load);
   CT_ADD_TEST(s, external_data_is_read_beside_the_model_only);
   CT_ADD_TEST(s, a_tensor_file_loads_into_a_tensor);
+  CT_ADD_TEST(s, unsigned_tensor_files_load_from_their_typed_fields);
   CT_ADD_TEST(s, bad_arguments_are_refused);
   return s;
 }

@@ -31,8 +31,8 @@ static const void *run_cast(ct_scope *s, ct_op **op, ct_dtype from, ct_dtype to,
  * become 0 or 1, from bool 0 and 1. */
 START_TEST(cast_between_all_dtype_pairs) {
   const double vals[6] = {0, 1, 2, 5, 100, 127}, bools[4] = {0, 1, 1, 0};
-  for (int a = 0; a < 10; a++) {
-    for (int b = 0; b < 10; b++) {
+  for (int a = 0; a < N_ALL_DTYPES; a++) {
+    for (int b = 0; b < N_ALL_DTYPES; b++) {
       ct_dtype from = all_dtypes[a], to = all_dtypes[b];
       const double *v = from == CT_BOOL ? bools : vals;
       int64_t n = from == CT_BOOL ? 4 : 6;

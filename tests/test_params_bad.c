@@ -112,8 +112,10 @@ START_TEST(bad_record_headers_are_refused) {
   set_u32(&b, 86, (uint32_t)-1);
   assert_format_error(&b, "rank -1 at offset 86 is negative", NULL);
   set_u32(&b, 86, 2);
-  b.p[90] = 1; /* uint32 */
-  assert_format_error(&b, "dtype code 1 (uint), 32 bits, 1 lanes at offset 90", NULL);
+  b.p[90] = 1;
+  b.p[91] = 24; /* uint24 */
+  assert_format_error(&b, "dtype code 1 (uint), 24 bits, 1 lanes at offset 90", NULL);
+  b.p[91] = 32;
   b.p[90] = 2;
   b.p[92] = 4; /* float32 x4 */
   assert_format_error(&b, "4 lanes", NULL);

@@ -4,6 +4,7 @@
  *   corten inspect FILE      the tensors of a TVM / CVM-runtime parameter file (tools/inspect.c)
  *   corten ops [NAME]        the registered op types, or one, as Markdown (tools/ops_ref.c)
  *   corten onnx MODEL        what an ONNX model holds and what corten cannot import of it
+ *   corten onnx MODEL --round-trip   save and load again, outputs compared (tools/onnx_roundtrip.c)
  *   corten run MODEL ...     runs an ONNX model on given or random inputs (tools/onnx_run.c)
  *   corten onnx-test DIR...  ONNX's backend conformance tests (tools/onnx_test.c)
  *   corten [CMD] --help      usage, of the tool or of one command
@@ -26,6 +27,9 @@ static const char usage[] =
     "  ops [NAME]     list the registered op types (or the one named) as Markdown\n"
     "  onnx MODEL     describe an ONNX model: inputs, outputs, op types, what corten\n"
     "                 cannot import and where\n"
+    "  onnx MODEL --round-trip\n"
+    "                 load, save (ct_onnx_save) and load again; compare the outputs of\n"
+    "                 both on random inputs bit for bit\n"
     "  run MODEL [--input NAME=FILE.npy ...] [--threads N] [--repeat K]\n"
     "                 run an ONNX model (random inputs of the declared dims when none\n"
     "                 are given): each output's dims and checksum, and the median time\n"
@@ -96,8 +100,9 @@ int main(int argc, char **argv) {
     return corten_ops(argc == 3 ? argv[2] : NULL);
   }
   if (strcmp(cmd, "onnx") == 0) {
+    if (argc == 4 && strcmp(argv[3], "--round-trip") == 0) return corten_onnx_round_trip(argv[2]);
     if (argc != 3 || is_help(argv[2])) {
-      fputs("usage: corten onnx MODEL\n", argc == 3 ? stdout : stderr);
+      fputs("usage: corten onnx MODEL [--round-trip]\n", argc == 3 ? stdout : stderr);
       return argc == 3 ? 0 : 2;
     }
     if (ct_onnx_describe(argv[2], stdout) != CT_OK) {

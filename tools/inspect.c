@@ -83,12 +83,17 @@ static void sum_text(const void *p, int64_t n, ct_dtype dtype, char *buf, size_t
       case CT_INT16: v = ((const int16_t *)p)[i]; break;
       case CT_INT32: v = ((const int32_t *)p)[i]; break;
       case CT_INT64: v = ((const int64_t *)p)[i]; break;
+      case CT_UINT16: v = ((const uint16_t *)p)[i]; break;
+      case CT_UINT32: v = ((const uint32_t *)p)[i]; break;
+      case CT_UINT64: v = (int64_t)((const uint64_t *)p)[i]; break;
       default: break;
     }
     k = (int64_t)((uint64_t)k + (uint64_t)v); /* wraps like a fixed-width integer sum */
   }
   if (dtype == CT_FLOAT32 || dtype == CT_FLOAT64 || dtype == CT_FLOAT16 || dtype == CT_BFLOAT16) {
     snprintf(buf, cap, "%.6g", d);
+  } else if (dtype == CT_UINT64) {
+    snprintf(buf, cap, "%" PRIu64, (uint64_t)k);
   } else {
     snprintf(buf, cap, "%" PRId64, k);
   }

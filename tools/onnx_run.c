@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tools/onnx_run.c: `corten run MODEL [--input NAME=FILE.npy ...] [--threads N] [--repeat K]`.
+/* tools/onnx_run.c: `corten run MODEL [--input NAME=FILE.npy ...] [--threads N] [--repeat K]
+ * [--no-optimize] [--profile FILE]`.
  * Loads an ONNX model, gives each input the array of a .npy file (NumPy's format: a magic, a
  * Python-literal header with descr, fortran_order and shape, then the C-ordered data) or, when
  * none is named, values of the declared dims (symbolic dims 1; floats drawn uniformly in [-1, 1)
  * from a fixed seed, integers 0), runs the program K times (default 1) and prints each output's
- * dtype, dims, sum and sum of magnitudes, then the median time of a run. */
+ * dtype, dims, sum and sum of magnitudes, then the median time of a run. The executor runs the
+ * graph passes (ct_executor_options.optimize, docs/design/passes.md) unless --no-optimize. With
+ * --profile, the runs are profiled (corten/profile.h): the table per op type is printed and a
+ * Chrome trace written to FILE. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +24,7 @@ static ct_dtype npy_dtype(const char *d) {
   static const struct { const char *descr; ct_dtype dt; } map[] = {
       {"<f4", CT_FLOAT32}, {"<f8", CT_FLOAT64}, {"<f2", CT_FLOAT16}, {"<i8", CT_INT64},
       {"<i4", CT_INT32},   {"<i2", CT_INT16},   {"|i1", CT_INT8},    {"|u1", CT_UINT8},
-      {"|b1", CT_BOOL}};
+      {"|b1", CT_BOOL},    {"<u2", CT_UINT16},  {"<u4", CT_UINT32},  {"<u8", CT_UINT64}};
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
     if (strncmp(d, map[i].descr, 3) == 0) return map[i].dt;
   }
@@ -77,12 +81,11 @@ static bool read_npy(const char *path, ct_tensor *t) {
   return ok;
 }
 
-/* Values of input i's declared dims (symbolic ones 1). */
-static bool random_input(ct_onnx_model *m, size_t i, ct_tensor *t) {
+bool tool_random_input(ct_onnx_model *m, size_t i, ct_tensor *t) {
   ct_ddim dims;
   ct_dtype dt;
   if (ct_onnx_input_info(m, i, &dims, &dt) != CT_OK || dt == CT_DTYPE_UNDEFINED) {
-    fprintf(stderr, "corten run: input '%s' has no declared dims or dtype: give it with --input\n",
+    fprintf(stderr, "corten: input '%s' has no declared dims or dtype: give it with --input\n",
             ct_onnx_input_name(m, i));
     return false;
   }
@@ -131,6 +134,9 @@ static void print_output(ct_scope *s, const char *name) {
                : dt == CT_FLOAT64 ? ((const double *)p)[i]
                : dt == CT_INT64 ? (double)((const int64_t *)p)[i]
                : dt == CT_INT32 ? ((const int32_t *)p)[i]
+               : dt == CT_UINT64 ? (double)((const uint64_t *)p)[i]
+               : dt == CT_UINT32 ? ((const uint32_t *)p)[i]
+               : dt == CT_UINT16 ? ((const uint16_t *)p)[i]
                : dt == CT_BOOL || dt == CT_UINT8 ? ((const uint8_t *)p)[i] : 0;
     sum += x;
     mag += fabs(x);
@@ -142,18 +148,24 @@ static void print_output(ct_scope *s, const char *name) {
 int corten_run(int argc, char **argv) {
   const char *model = NULL;
   int repeat = 1, threads = 0;
+  bool optimize = true;
+  const char *profile = NULL;
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--no-optimize") == 0) optimize = false;
+    else if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc) profile = argv[++i];
     else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) repeat = atoi(argv[++i]);
     else if (strcmp(argv[i], "--input") == 0 && i + 1 < argc) i++;
     else if (argv[i][0] != '-' && model == NULL) model = argv[i];
     else {
-      fprintf(stderr, "usage: corten run MODEL [--input NAME=FILE.npy ...] [--threads N] [--repeat K]\n");
+      fprintf(stderr, "usage: corten run MODEL [--input NAME=FILE.npy ...] [--threads N] [--repeat K] "
+                    "[--no-optimize] [--profile FILE]\n");
       return 2;
     }
   }
   if (model == NULL || repeat < 1) {
-    fprintf(stderr, "usage: corten run MODEL [--input NAME=FILE.npy ...] [--threads N] [--repeat K]\n");
+    fprintf(stderr, "usage: corten run MODEL [--input NAME=FILE.npy ...] [--threads N] [--repeat K] "
+                    "[--no-optimize] [--profile FILE]\n");
     return 2;
   }
   if (threads > 0) ct_set_num_threads(threads);
@@ -176,10 +188,18 @@ int corten_run(int argc, char **argv) {
       }
     }
     ct_tensor *t = ct_var_tensor(ct_scope_var(s, name));
-    ok = t != NULL && (file ? read_npy(file, t) : random_input(m, k, t));
+    ok = t != NULL && (file ? read_npy(file, t) : tool_random_input(m, k, t));
   }
-  ct_executor *e = ok ? ct_executor_new(ct_onnx_program(m), s, ct_cpu()) : NULL;
+  ct_executor_options opts = {.optimize = optimize};
+  ct_executor *e = ok ? ct_executor_new_with(ct_onnx_program(m), s, ct_cpu(), &opts) : NULL;
   double *times = calloc((size_t)repeat, sizeof *times);
+  ct_profile *prof = profile != NULL && e != NULL ? ct_profile_start(CT_PROFILE_PROCESS) : NULL;
+  if (profile != NULL && e != NULL && prof == NULL) {
+    fprintf(stderr, "corten run: %s\n", ct_last_error());
+    ct_executor_free(e);
+    e = NULL;
+    ok = false; /* reported: not again below */
+  }
   for (int r = 0; e != NULL && times != NULL && r < repeat; r++) {
     double t0 = now();
     if (ct_executor_run(e) != CT_OK) {
@@ -188,6 +208,24 @@ int corten_run(int argc, char **argv) {
     }
     times[r] = now() - t0;
     if (r + 1 == repeat) rc = 0;
+  }
+  if (prof != NULL) {
+    ct_profile_stop(prof);
+    size_t need = 0;
+    ct_profile_table(prof, CT_PROFILE_BY_TOTAL, NULL, 0, &need);
+    char *table = malloc(need);
+    if (table != NULL && ct_profile_table(prof, CT_PROFILE_BY_TOTAL, table, need, NULL) == CT_OK) {
+      fputs(table, stdout);
+    }
+    free(table);
+    if (ct_profile_save_chrome_trace(prof, profile) != CT_OK) {
+      fprintf(stderr, "corten run: %s\n", ct_last_error());
+      rc = 1;
+    } else {
+      printf("trace: %s (%zu events; open it in chrome://tracing or ui.perfetto.dev)\n", profile,
+             ct_profile_count(prof));
+    }
+    ct_profile_free(prof);
   }
   if (e == NULL && ok) fprintf(stderr, "corten run: %s\n", ct_last_error());
   if (rc == 0) {

@@ -70,7 +70,7 @@ static void print_kernels(const char *type) {
   bool any_device = false;
   for (size_t k = 0; k < sizeof devices / sizeof devices[0]; k++) {
     bool first = true;
-    for (int t = CT_DTYPE_UNDEFINED; t <= CT_FLOAT64; t++) {
+    for (int t = CT_DTYPE_UNDEFINED; t <= CT_UINT64; t++) {
       if (ct_kernel_get(type, devices[k].kind, (ct_dtype)t) == NULL) continue;
       printf("%s%s%s", first ? (any_device ? "; " : " ") : ", ", first ? devices[k].name : "",
              first ? ": " : "");

@@ -111,6 +111,9 @@ static MPI_Datatype mpi_arith_type(ct_dtype t) {
   case CT_INT16: return MPI_INT16_T;
   case CT_INT32: return MPI_INT32_T;
   case CT_INT64: return MPI_INT64_T;
+  case CT_UINT16: return MPI_UINT16_T;
+  case CT_UINT32: return MPI_UINT32_T;
+  case CT_UINT64: return MPI_UINT64_T;
   case CT_FLOAT32: return MPI_FLOAT;
   case CT_FLOAT64: return MPI_DOUBLE;
   case CT_FLOAT16:

@@ -56,11 +56,11 @@ void ct__error_name(ct_status s, const char *prefix, const char *name, size_t le
 int ct__place_valid(ct_place p);
 
 /* Whether dtype is a defined ct_dtype (not UNDEFINED, not outside the enum). */
-static inline int ct__dtype_valid(ct_dtype t) { return t > CT_DTYPE_UNDEFINED && t <= CT_FLOAT64; }
+static inline int ct__dtype_valid(ct_dtype t) { return t > CT_DTYPE_UNDEFINED && t <= CT_UINT64; }
 
 /* ct_dtype_size inline, for the per-op path (no call through the PLT): 0 outside the enum. */
 static inline size_t ct__dtype_size(ct_dtype t) {
-  static const unsigned char sizes[] = {0, 1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
+  static const unsigned char sizes[] = {0, 1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 2, 4, 8};
   return (unsigned)t < sizeof sizes ? sizes[t] : 0;
 }
 

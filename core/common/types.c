@@ -20,6 +20,9 @@ const char *ct_dtype_name(ct_dtype t) {
     case CT_BFLOAT16: return "bfloat16";
     case CT_FLOAT32: return "float32";
     case CT_FLOAT64: return "float64";
+    case CT_UINT16: return "uint16";
+    case CT_UINT32: return "uint32";
+    case CT_UINT64: return "uint64";
   }
   return "invalid";
 }

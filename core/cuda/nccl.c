@@ -358,6 +358,8 @@ static bool nccl_type(ct_dtype t, ncclDataType_t *out) {
   case CT_UINT8: *out = ncclUint8; return true;
   case CT_INT32: *out = ncclInt32; return true;
   case CT_INT64: *out = ncclInt64; return true;
+  case CT_UINT32: *out = ncclUint32; return true;
+  case CT_UINT64: *out = ncclUint64; return true;
   case CT_FLOAT16: *out = ncclFloat16; return true;
   case CT_BFLOAT16: *out = ncclBfloat16; return true;
   case CT_FLOAT32: *out = ncclFloat32; return true;

@@ -30,7 +30,12 @@ ct_dtype ct__dtype_from_dl(uint8_t code, uint8_t bits) {
       break;
     case CT__DL_UINT:
       if (bits == 1) return CT_BOOL; /* TVM's bool */
-      if (bits == 8) return CT_UINT8;
+      switch (bits) {
+        case 8: return CT_UINT8;
+        case 16: return CT_UINT16;
+        case 32: return CT_UINT32;
+        case 64: return CT_UINT64;
+      }
       break;
     case CT__DL_FLOAT:
       switch (bits) {
@@ -61,6 +66,9 @@ void ct__dtype_to_dl_file(ct_dtype t, uint8_t *code, uint8_t *bits) {
     case CT_BFLOAT16: *code = CT__DL_BFLOAT; *bits = 16; return;
     case CT_FLOAT32: *code = CT__DL_FLOAT; *bits = 32; return;
     case CT_FLOAT64: *code = CT__DL_FLOAT; *bits = 64; return;
+    case CT_UINT16: *code = CT__DL_UINT; *bits = 16; return;
+    case CT_UINT32: *code = CT__DL_UINT; *bits = 32; return;
+    case CT_UINT64: *code = CT__DL_UINT; *bits = 64; return;
     case CT_DTYPE_UNDEFINED: break;
   }
   *code = 0;
@@ -275,7 +283,7 @@ static ct_status import_dtype(const DLTensor *x, const char *desc, ct_dtype *out
   if (*out == CT_DTYPE_UNDEFINED) {
     return ct__error(CT_ERR_UNSUPPORTED,
                      WHAT ": DLTensor %s: %s%u has no corten dtype (corten holds int8/16/32/64, "
-                     "uint8, bool, float16/32/64 and bfloat16): convert it first",
+                     "uint8/16/32/64, bool, float16/32/64 and bfloat16): convert it first",
                      desc, ct__dl_code_name(d.code), (unsigned)d.bits);
   }
   return CT_OK;

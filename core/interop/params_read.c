@@ -201,7 +201,8 @@ static ct_status read_record_body(parser *p, uint64_t start, ct_tensor **out, ui
   if (lanes != 1 || dtype == CT_DTYPE_UNDEFINED) {
     return fail(p, CT_ERR_FORMAT,
                 "dtype code %u (%s), %u bits, %u lanes at offset %" PRIu64 " has no corten "
-                "dtype (one lane of int8/16/32/64, uint8, bool, float16/32/64 or bfloat16)",
+                "dtype (one lane of int8/16/32/64, uint8/16/32/64, bool, float16/32/64 or "
+                "bfloat16)",
                 (unsigned)code, ct__dl_code_name(code), (unsigned)bits, lanes, start + 28);
   }
   uint64_t shape_at = p->src->off;

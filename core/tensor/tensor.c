@@ -74,7 +74,7 @@ CT__COLD static void *mutable_data_slow(ct_tensor *t, ct_dtype dtype, ct_place p
   if (!ct__dtype_valid(dtype)) {
     return ct__error_null(CT_ERR_INVALID_ARGUMENT,
                           "ct_tensor_mutable_data: %s: dtype %d is not a data type: pass one of "
-                          "CT_BOOL .. CT_FLOAT64",
+                          "CT_BOOL .. CT_UINT64",
                           ct__tensor_label(t, label, sizeof label), (int)dtype);
   }
   if (t->dims.rank < 0) {
@@ -301,7 +301,7 @@ ct_status ct_tensor_wrap(ct_tensor *t, void *data, ct_ddim dims, ct_dtype dtype,
   if (!ct__dtype_valid(dtype)) {
     return ct__error(CT_ERR_INVALID_ARGUMENT,
                      "ct_tensor_wrap: dtype %d is not a data type: pass one of CT_BOOL .. "
-                     "CT_FLOAT64",
+                     "CT_UINT64",
                      (int)dtype);
   }
   s = ct__place_check(place, "ct_tensor_wrap");

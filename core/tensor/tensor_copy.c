@@ -96,7 +96,7 @@ ct_status ct_tensor_set_value(ct_tensor *t, const void *src, ct_ddim dims, ct_dt
   if (!ct__dtype_valid(dtype)) {
     return ct__error(CT_ERR_INVALID_ARGUMENT,
                      "ct_tensor_set_value: dtype %d is not a data type: pass one of CT_BOOL .. "
-                     "CT_FLOAT64",
+                     "CT_UINT64",
                      (int)dtype);
   }
   s = ct__place_check(src_place, "ct_tensor_set_value: source");

@@ -38,6 +38,7 @@
 #include <corten/expr.h>
 #include <corten/comm.h>
 #include <corten/onnx.h>
+#include <corten/profile.h>
 
 #define CORTEN_VERSION_MAJOR 0
 #define CORTEN_VERSION_MINOR 1

@@ -111,6 +111,28 @@ CT_API ct_status ct_onnx_op_types(const char *path, char *buf, size_t cap);
  * terminated; "" when none). Returns how many rows name `type`. */
 CT_API size_t ct_onnx_names_of(const char *type, char *buf, size_t cap);
 
+/* Writes program p as an ONNX model (opset 17) to path. Each op becomes standard ONNX when the
+ * import of that ONNX op gives the same op back (relu, matmul, elementwise_*, softmax, reshape,
+ * transpose, concat, flatten ...; docs/design/onnx.md lists them), else a node of the domain
+ * ai.corten holding its type, slots and attributes; ct_onnx_load of the file gives back a
+ * program computing the same values bit for bit. A variable an op reads before any op writes it
+ * that is not among inputs becomes an initializer holding its tensor in scope (or an ancestor);
+ * inputs become graph inputs of their tensors' dtypes and dims (an unset or negative extent
+ * symbolic), outputs graph outputs. The file is written beside path and renamed over it: a
+ * failure leaves no file (and an existing one untouched).
+ * Errors (nothing written):
+ *   CT_ERR_INVALID_ARGUMENT  path, p or scope is NULL, a NULL list with a count, a NULL or empty
+ *                            name
+ *   CT_ERR_NOT_FOUND         a variable read that nothing defines (named), an output no op writes
+ *   CT_ERR_TYPE_MISMATCH     such a variable holding no tensor
+ *   CT_ERR_UNINITIALIZED     such a tensor without memory
+ *   CT_ERR_UNSUPPORTED       a dtype ONNX lacks, an op with a program attribute (control flow)
+ *   CT_ERR_IO                the file cannot be written
+ *   CT_ERR_OUT_OF_MEMORY */
+CT_API ct_status ct_onnx_save(const char *path, const ct_program *p, const ct_scope *scope,
+                              const char *const *inputs, size_t n_inputs,
+                              const char *const *outputs, size_t n_outputs);
+
 /* Frees m and its program; the scope's variables stay. NULL: no-op. */
 CT_API void ct_onnx_free(ct_onnx_model *m);
 

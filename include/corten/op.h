@@ -163,6 +163,14 @@ typedef struct ct_attr_value {
   } u;
 } ct_attr_value;
 
+/* The value of attribute name (set, or the type's default) into *out; lists, strings and
+ * programs in it belong to the op and stay valid until the attribute is set again or the op
+ * freed. Nothing is recorded on success.
+ * Errors (*out unchanged):
+ *   CT_ERR_INVALID_ARGUMENT  op, name or out is NULL
+ *   CT_ERR_NOT_FOUND         the op's type has no such attribute */
+CT_API ct_status ct_op_get_attr(const ct_op *op, const char *name, ct_attr_value *out);
+
 /* Slot flags. A slot is required and takes one tensor variable unless flagged. */
 enum {
   CT_SLOT_OPTIONAL = 1u << 0, /* may be left unwired */

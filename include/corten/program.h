@@ -74,6 +74,17 @@ typedef struct ct_executor_options {
    * without memory). Float32 and float64 CPU tensors only; anything else runs op by op. Results
    * are bit-identical to the unfused program; a failure names every fused op. */
   bool fuse_elementwise;
+  /* Graph passes over the bound ops, once, when the executor is made (docs/design/passes.md):
+   * on the CPU, conv2d (or depthwise_conv2d) followed by its bias add (elementwise_add of a
+   * reshape of the bias to [-1, 1, 1]), a residual elementwise_add and relu or clip runs as one
+   * conv2d_fusion, whose intermediates are never allocated. Only intermediates are fused (as for
+   * fuse_elementwise: created by the executor, not kept, read by the chain's next op alone), so
+   * every variable the caller reads holds what it would without the option, bit for bit. The
+   * program is not changed; editing one of its fused ops afterwards makes the run fail
+   * (CT_ERR_INVALID_ARGUMENT): make a new executor. A bias or residual that would broadcast the
+   * convolution's output to larger dims (not an ONNX model's: Conv's B is [M]) fails the run with
+   * CT_ERR_SHAPE naming conv2d_fusion; without the option that program runs. */
+  bool optimize;
 } ct_executor_options;
 
 /* An executor of p over scope at place, owned by the caller: free it with ct_executor_free.

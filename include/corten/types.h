@@ -33,14 +33,20 @@ typedef enum ct_dtype {
   CT_BFLOAT16,
   CT_FLOAT32,
   CT_FLOAT64,
+  /* The wider unsigned integers, appended after CT_FLOAT64 so no earlier value changed. */
+  CT_UINT16,
+  CT_UINT32,
+  CT_UINT64,
 } ct_dtype;
 
-/* Bytes per element: 1 for bool, int8, uint8; 2 for int16, float16, bfloat16; 4 for int32,
- * float32; 8 for int64, float64. 0 for CT_DTYPE_UNDEFINED and for values outside the enum. */
+/* Bytes per element: 1 for bool, int8, uint8; 2 for int16, uint16, float16, bfloat16; 4 for
+ * int32, uint32, float32; 8 for int64, uint64, float64. 0 for CT_DTYPE_UNDEFINED and for values
+ * outside the enum. */
 CT_API size_t ct_dtype_size(ct_dtype t);
 
 /* "bool", "int8", "uint8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
- * "float64"; "undefined" for CT_DTYPE_UNDEFINED; "invalid" outside the enum. Never NULL. */
+ * "float64", "uint16", "uint32", "uint64"; "undefined" for CT_DTYPE_UNDEFINED; "invalid" outside
+ * the enum. Never NULL. */
 CT_API const char *ct_dtype_name(ct_dtype t);
 
 /* ---- Places -------------------------------------------------------------------------------------

@@ -48,6 +48,9 @@ static void combine(void *acc, const void *x, int64_t n, ct_dtype t, bool max) {
   case CT_INT16: CT__COMBINE_INT(int16_t, uint16_t); break;
   case CT_INT32: CT__COMBINE_INT(int32_t, uint32_t); break;
   case CT_INT64: CT__COMBINE_INT(int64_t, uint64_t); break;
+  case CT_UINT16: CT__COMBINE_INT(uint16_t, uint16_t); break;
+  case CT_UINT32: CT__COMBINE_INT(uint32_t, uint32_t); break;
+  case CT_UINT64: CT__COMBINE_INT(uint64_t, uint64_t); break;
   case CT_FLOAT32: CT__COMBINE_FLOAT(float); break;
   case CT_FLOAT64: CT__COMBINE_FLOAT(double); break;
   case CT_FLOAT16: CT__COMBINE_HALF(ct__half_to_float, ct__float_to_half); break;

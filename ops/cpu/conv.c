@@ -28,6 +28,7 @@
 
 #include <corten/op.h>
 
+#include "ops/cpu/conv_fusion.h"
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/parallel.h"
@@ -357,8 +358,12 @@ static ct_status conv_wino_dw(const ct_kernel_ctx *c, const conv_job *j, const f
 #undef SFX
 #undef GEMM
 
+ct_status ct__cpu_conv2d_f32(const ct_kernel_ctx *c) { return conv2d_f32(c); }
+ct_status ct__cpu_conv2d_f64(const ct_kernel_ctx *c) { return conv2d_f64(c); }
+
 static const ct__kernel_set kernels[] = {
     {"conv2d", CT__KERNELS_F32_F64(conv2d)},
+    {"conv2d_fusion", CT__KERNELS_F32_F64(ct__cpu_conv2d_fusion)},
     {"depthwise_conv2d", CT__KERNELS_F32_F64(conv2d)},
     {"conv2d_grad", CT__KERNELS_F32_F64(conv2d_grad)},
     {"depthwise_conv2d_grad", CT__KERNELS_F32_F64(conv2d_grad)},

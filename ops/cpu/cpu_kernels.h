@@ -24,6 +24,10 @@ extern const ct__kernel_table ct__cpu_nn, ct__cpu_norm; /* the layers: ops/cpu/n
 extern const ct__kernel_table ct__cpu_comm;
 /* The families added for ONNX import (ops/defs.h). */
 extern const ct__kernel_table ct__cpu_math, ct__cpu_index, ct__cpu_reduce_ext, ct__cpu_rnn_layers;
+extern const ct__kernel_table ct__cpu_resample; /* ops/cpu/resample.c */
+extern const ct__kernel_table ct__cpu_misc;     /* ops/cpu/misc_ops.c */
+extern const ct__kernel_table ct__cpu_conv_transpose; /* ops/cpu/conv_transpose.c */
+extern const ct__kernel_table ct__cpu_pool_nd, ct__cpu_pool_nd_norm; /* ops/cpu/pool_nd*.c */
 
 /* The expression engine of corten/expr.h (ops/cpu/expr.c). */
 extern const ct__expr_engine ct__cpu_expr;

@@ -217,6 +217,33 @@ BINARY_KERNEL(div_i64_raw, int64_t, b == -1 ? WRAP(uint64_t, int64_t, 0, -, a) :
 DIV_INT_KERNEL(div_i32, int32_t)
 DIV_INT_KERNEL(div_i64, int64_t)
 
+/* The narrow integers (ONNX's uint8, int8 and int16 arithmetic): computed in uint32_t and
+ * wrapped into T, as numpy wraps; division truncates toward zero and MIN / -1 wraps to MIN. */
+#define NARROW_KERNELS(SUF, T)                                \
+  BINARY_KERNEL(add_##SUF, T, WRAP(uint32_t, T, a, +, b))   \
+  BINARY_KERNEL(sub_##SUF, T, WRAP(uint32_t, T, a, -, b))   \
+  BINARY_KERNEL(mul_##SUF, T, WRAP(uint32_t, T, a, *, b))   \
+  DIV_INT_KERNEL(div_##SUF, T)
+BINARY_KERNEL(div_i8_raw, int8_t, b == -1 ? WRAP(uint32_t, int8_t, 0, -, a) : (int8_t)(a / b))
+BINARY_KERNEL(div_i16_raw, int16_t, b == -1 ? WRAP(uint32_t, int16_t, 0, -, a) : (int16_t)(a / b))
+BINARY_KERNEL(div_u8_raw, uint8_t, (uint8_t)(a / b))
+NARROW_KERNELS(i8, int8_t)
+NARROW_KERNELS(u8, uint8_t)
+NARROW_KERNELS(i16, int16_t)
+/* uint16, uint32 and uint64 wrap modulo 2^bits (uint16 computed in uint32_t: its promotion to
+ * int could overflow in a product); division truncates. */
+BINARY_KERNEL(div_u16_raw, uint16_t, (uint16_t)(a / b))
+BINARY_KERNEL(div_u32_raw, uint32_t, a / b)
+BINARY_KERNEL(div_u64_raw, uint64_t, a / b)
+NARROW_KERNELS(u16, uint16_t)
+#define UNSIGNED_KERNELS(SUF, T)                           \
+  BINARY_KERNEL(add_##SUF, T, WRAP(T, T, a, +, b))         \
+  BINARY_KERNEL(sub_##SUF, T, WRAP(T, T, a, -, b))         \
+  BINARY_KERNEL(mul_##SUF, T, WRAP(T, T, a, *, b))         \
+  DIV_INT_KERNEL(div_##SUF, T)
+UNSIGNED_KERNELS(u32, uint32_t)
+UNSIGNED_KERNELS(u64, uint64_t)
+
 /* ---- Unary ---------------------------------------------------------------------------------- */
 
 /* A unary kernel's work, split by ct__parallel_for: elements of Out. */
@@ -342,6 +369,8 @@ static inline void load_elem(const void *p, ct_dtype t, int64_t i, double *f, in
     case CT_INT16: *n = ((const int16_t *)p)[i]; *f = (double)*n; return;
     case CT_INT32: *n = ((const int32_t *)p)[i]; *f = (double)*n; return;
     case CT_INT64: *n = ((const int64_t *)p)[i]; *f = (double)*n; return;
+    case CT_UINT16: *n = ((const uint16_t *)p)[i]; *f = (double)*n; return;
+    case CT_UINT32: *n = ((const uint32_t *)p)[i]; *f = (double)*n; return;
     case CT_FLOAT16: *f = ct__half_to_float(((const uint16_t *)p)[i]); break;
     case CT_BFLOAT16: *f = ct__bf16_to_float(((const uint16_t *)p)[i]); break;
     case CT_FLOAT32: *f = ((const float *)p)[i]; break;
@@ -366,6 +395,13 @@ static inline void store_elem(void *p, ct_dtype t, int64_t i, double f, int64_t 
     case CT_INT16: ((int16_t *)p)[i] = (int16_t)clamp_i(n, INT16_MIN, INT16_MAX); return;
     case CT_INT32: ((int32_t *)p)[i] = (int32_t)clamp_i(n, INT32_MIN, INT32_MAX); return;
     case CT_INT64: ((int64_t *)p)[i] = n; return;
+    case CT_UINT16: ((uint16_t *)p)[i] = (uint16_t)clamp_i(n, 0, UINT16_MAX); return;
+    case CT_UINT32: ((uint32_t *)p)[i] = (uint32_t)clamp_i(n, 0, UINT32_MAX); return;
+    case CT_UINT64:
+      ((uint64_t *)p)[i] = from_int ? (n < 0 ? 0 : (uint64_t)n)
+                           : f != f || f <= 0 ? 0
+                           : f >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)f;
+      return;
     /* Rounded once: an int64 or a double going through float would round twice. */
     case CT_FLOAT16:
       ((uint16_t *)p)[i] = from_int ? ct__i64_to_half(n) : ct__f64_to_half(f);
@@ -410,10 +446,31 @@ static bool cast_fast(const cast_job *j, int64_t b, int64_t e) {
   }
 }
 
+/* Element i of uint64 source x, stored as dtype `to` at element i of o: a value above INT64_MAX
+ * saturates every integer dtype (bool: true) and is rounded once into the floats. */
+static void cast_u64_elem(void *o, ct_dtype to, const uint64_t *x, int64_t i) {
+  uint64_t u = x[i];
+  if (u <= INT64_MAX) {
+    store_elem(o, to, i, (double)(int64_t)u, (int64_t)u, true);
+    return;
+  }
+  switch (to) {
+    case CT_FLOAT16: ((uint16_t *)o)[i] = ct__u64_to_half(u); return;
+    case CT_BFLOAT16: ((uint16_t *)o)[i] = ct__u64_to_bf16(u); return;
+    case CT_FLOAT32: ((float *)o)[i] = (float)u; return;
+    case CT_FLOAT64: ((double *)o)[i] = (double)u; return;
+    default: store_elem(o, to, i, 0, INT64_MAX, true); return;
+  }
+}
+
 static void cast_range(void *arg, int64_t b, int64_t e) {
   const cast_job *j = arg;
   if (cast_fast(j, b, e)) return;
-  bool from_int = j->from <= CT_INT64;
+  if (j->from == CT_UINT64) {
+    for (int64_t i = b; i < e; i++) cast_u64_elem(j->o, j->to, j->x, i);
+    return;
+  }
+  bool from_int = j->from <= CT_INT64 || j->from == CT_UINT16 || j->from == CT_UINT32;
   for (int64_t i = b; i < e; i++) {
     double f;
     int64_t n;
@@ -456,12 +513,18 @@ static ct_status assign_any(const ct_kernel_ctx *c) {
 
 #define NUMERIC(f32, f64, i32, i64) \
   CT__KERNELS([CT_FLOAT32] = f32, [CT_FLOAT64] = f64, [CT_INT32] = i32, [CT_INT64] = i64)
+/* The four arithmetic ops also take the narrow integers. */
+#define ARITH(op)                                                                          \
+  CT__KERNELS([CT_FLOAT32] = op##_f32, [CT_FLOAT64] = op##_f64, [CT_INT32] = op##_i32,    \
+              [CT_INT64] = op##_i64, [CT_INT8] = op##_i8, [CT_UINT8] = op##_u8,           \
+              [CT_INT16] = op##_i16, [CT_UINT16] = op##_u16, [CT_UINT32] = op##_u32,       \
+              [CT_UINT64] = op##_u64)
 
 static const ct__kernel_set kernels[] = {
-    {"elementwise_add", NUMERIC(add_f32, add_f64, add_i32, add_i64)},
-    {"elementwise_sub", NUMERIC(sub_f32, sub_f64, sub_i32, sub_i64)},
-    {"elementwise_mul", NUMERIC(mul_f32, mul_f64, mul_i32, mul_i64)},
-    {"elementwise_div", NUMERIC(div_f32, div_f64, div_i32, div_i64)},
+    {"elementwise_add", ARITH(add)},
+    {"elementwise_sub", ARITH(sub)},
+    {"elementwise_mul", ARITH(mul)},
+    {"elementwise_div", ARITH(div)},
     {"relu", NUMERIC(relu_f32, relu_f64, relu_i32, relu_i64)},
     {"sigmoid", CT__KERNELS_F32_F64(sigmoid)},
     {"tanh", CT__KERNELS_F32_F64(tanh)},

@@ -24,6 +24,11 @@ void ct__ix_store(void *data, ct_dtype dt, int64_t i, double v) {
     case CT_FLOAT16: ((uint16_t *)data)[i] = ct__float_to_half((float)v); break;
     case CT_BFLOAT16: ((uint16_t *)data)[i] = ct__float_to_bf16((float)v); break;
     case CT_FLOAT32: ((float *)data)[i] = (float)v; break;
+    case CT_UINT16: ((uint16_t *)data)[i] = (uint16_t)(int64_t)v; break;
+    case CT_UINT32: ((uint32_t *)data)[i] = (uint32_t)(int64_t)v; break;
+    case CT_UINT64:
+      ((uint64_t *)data)[i] = v >= 9223372036854775808.0 ? (uint64_t)v : (uint64_t)(int64_t)v;
+      break;
     default: ((double *)data)[i] = v; break;
   }
 }

@@ -71,11 +71,14 @@ static ct_status run_bin(const ct_kernel_ctx *c, ct__range_fn fn, ct_dtype out_d
   }
 
 #define FOR_INTS(M, ...) M(i8, __VA_ARGS__) M(u8, __VA_ARGS__) M(i16, __VA_ARGS__) \
-  M(i32, __VA_ARGS__) M(i64, __VA_ARGS__)
+  M(i32, __VA_ARGS__) M(i64, __VA_ARGS__) M(u16, __VA_ARGS__) M(u32, __VA_ARGS__)
 #define FOR_FLOATS(M, ...) M(f16, __VA_ARGS__) M(f32, __VA_ARGS__) M(f64, __VA_ARGS__)
 #define K_INTS(NAME)                                                                     \
   [CT_INT8] = NAME##_i8, [CT_UINT8] = NAME##_u8, [CT_INT16] = NAME##_i16,                \
-  [CT_INT32] = NAME##_i32, [CT_INT64] = NAME##_i64
+  [CT_INT32] = NAME##_i32, [CT_INT64] = NAME##_i64, [CT_UINT16] = NAME##_u16,            \
+  [CT_UINT32] = NAME##_u32
+/* The integers with uint64, whose kernels are written apart (it runs in uint64). */
+#define K_INTS64(NAME) K_INTS(NAME), [CT_UINT64] = NAME##_u64
 #define K_FLOATS(NAME) [CT_FLOAT16] = NAME##_f16, [CT_FLOAT32] = NAME##_f32, [CT_FLOAT64] = NAME##_f64
 #define EXPORT(name, ...) const ct_kernel_fn ct__cpu_math_##name[CT__N_DTYPES] = {__VA_ARGS__};
 
@@ -84,11 +87,13 @@ static ct_status run_bin(const ct_kernel_ctx *c, ct__range_fn fn, ct_dtype out_d
 #define MAX_F(a, b) ((a) != (a) || (a) >= (b) ? (a) : (b))
 #define MIN_F(a, b) ((a) != (a) || (a) <= (b) ? (a) : (b))
 FOR_INTS(ARITH, max_, a >= b ? a : b)
+ARITH(u64, max_, a >= b ? a : b)
 FOR_FLOATS(ARITH, max_, MAX_F(a, b))
 FOR_INTS(ARITH, min_, a <= b ? a : b)
+ARITH(u64, min_, a <= b ? a : b)
 FOR_FLOATS(ARITH, min_, MIN_F(a, b))
-EXPORT(elementwise_max, K_INTS(max_), K_FLOATS(max_))
-EXPORT(elementwise_min, K_INTS(min_), K_FLOATS(min_))
+EXPORT(elementwise_max, K_INTS64(max_), K_FLOATS(max_))
+EXPORT(elementwise_min, K_INTS64(min_), K_FLOATS(min_))
 
 /* ---- mod (the divisor's sign) and fmod (the dividend's) ------------------------------------ */
 
@@ -104,6 +109,9 @@ static inline double pymod_f(double a, double b) {
 FOR_INTS(ARITH, mod_raw, pymod_i(a, b))
 FOR_FLOATS(ARITH, mod_, pymod_f(a, b))
 FOR_INTS(ARITH, fmod_raw, b == -1 ? 0 : a % b)
+/* Unsigned: mod and fmod agree. */
+ARITH(u64, mod_raw, a % b)
+ARITH(u64, fmod_raw, a % b)
 FOR_FLOATS(ARITH, fmod_, fmod(a, b))
 
 /* Refuses an integer Y holding 0 before anything is written. */
@@ -126,19 +134,29 @@ static ct_status no_zero_divisor(const ct_kernel_ctx *c) {
   }
 FOR_INTS(CHECKED, mod_)
 FOR_INTS(CHECKED, fmod_)
-EXPORT(elementwise_mod, K_INTS(mod_), K_FLOATS(mod_))
-EXPORT(elementwise_fmod, K_INTS(fmod_), K_FLOATS(fmod_))
+CHECKED(u64, mod_)
+CHECKED(u64, fmod_)
+EXPORT(elementwise_mod, K_INTS64(mod_), K_FLOATS(mod_))
+EXPORT(elementwise_fmod, K_INTS64(fmod_), K_FLOATS(fmod_))
 
-/* ---- shifts (uint8): a shift past the width gives 0 ----------------------------------------- */
+/* ---- shifts (the unsigned integers): a shift past the width gives 0 ------------------------- */
 
-ARITH(u8, shl_, b >= 8 ? 0 : a << b)
-ARITH(u8, shr_, b >= 8 ? 0 : a >> b)
-EXPORT(bitwise_left_shift, [CT_UINT8] = shl__u8)
-EXPORT(bitwise_right_shift, [CT_UINT8] = shr__u8)
+#define SHIFTS(TAG, BITS)                                  \
+  ARITH(TAG, shl_, b >= BITS ? 0 : S_##TAG(a << b))        \
+  ARITH(TAG, shr_, b >= BITS ? 0 : a >> b)
+SHIFTS(u8, 8)
+SHIFTS(u16, 16)
+SHIFTS(u32, 32)
+SHIFTS(u64, 64)
+#define K_SHIFTS(NAME)                                                               \
+  [CT_UINT8] = NAME##_u8, [CT_UINT16] = NAME##_u16, [CT_UINT32] = NAME##_u32,        \
+  [CT_UINT64] = NAME##_u64
+EXPORT(bitwise_left_shift, K_SHIFTS(shl_))
+EXPORT(bitwise_right_shift, K_SHIFTS(shr_))
 
 /* ---- comparisons and logic ------------------------------------------------------------------ */
 
-#define CMP_ALL(NAME, EXPR) FOR_INTS(CMP, NAME, EXPR) FOR_FLOATS(CMP, NAME, EXPR)
+#define CMP_ALL(NAME, EXPR) FOR_INTS(CMP, NAME, EXPR) CMP(u64, NAME, EXPR) FOR_FLOATS(CMP, NAME, EXPR)
 CMP_ALL(eq_, a == b)
 CMP_ALL(ne_, a != b)
 CMP_ALL(lt_, a < b)
@@ -151,12 +169,12 @@ CMP(u8, bne_, (a != 0) != (b != 0))
 CMP(u8, and_, a != 0 && b != 0)
 CMP(u8, or_, a != 0 || b != 0)
 CMP(u8, xor_, (a != 0) != (b != 0))
-EXPORT(equal, K_INTS(eq_), K_FLOATS(eq_), [CT_BOOL] = beq__u8)
-EXPORT(not_equal, K_INTS(ne_), K_FLOATS(ne_), [CT_BOOL] = bne__u8)
-EXPORT(less_than, K_INTS(lt_), K_FLOATS(lt_))
-EXPORT(less_equal, K_INTS(le_), K_FLOATS(le_))
-EXPORT(greater_than, K_INTS(gt_), K_FLOATS(gt_))
-EXPORT(greater_equal, K_INTS(ge_), K_FLOATS(ge_))
+EXPORT(equal, K_INTS64(eq_), K_FLOATS(eq_), [CT_BOOL] = beq__u8)
+EXPORT(not_equal, K_INTS64(ne_), K_FLOATS(ne_), [CT_BOOL] = bne__u8)
+EXPORT(less_than, K_INTS64(lt_), K_FLOATS(lt_))
+EXPORT(less_equal, K_INTS64(le_), K_FLOATS(le_))
+EXPORT(greater_than, K_INTS64(gt_), K_FLOATS(gt_))
+EXPORT(greater_equal, K_INTS64(ge_), K_FLOATS(ge_))
 EXPORT(logical_and, [CT_BOOL] = and__u8)
 EXPORT(logical_or, [CT_BOOL] = or__u8)
 EXPORT(logical_xor, [CT_BOOL] = xor__u8)
@@ -173,16 +191,36 @@ EXPORT(logical_xor, [CT_BOOL] = xor__u8)
 #define MAX_i32 INT32_MAX
 #define MIN_i64 INT64_MIN
 #define MAX_i64 INT64_MAX
+#define MIN_u16 0
+#define MAX_u16 UINT16_MAX
+#define MIN_u32 0
+#define MAX_u32 UINT32_MAX
+
+/* base^e modulo 2^64. */
+static inline uint64_t ipow_u(uint64_t base, uint64_t e) {
+  uint64_t r = 1;
+  for (uint64_t k = e; k != 0; k >>= 1) {
+    if (k & 1) r *= base;
+    base *= base;
+  }
+  return r;
+}
 
 /* a^e for an integer exponent, wrapping; e < 0 truncates 1 / a^-e (a = 0 refused before). */
 static inline int64_t ipow(int64_t a, int64_t e) {
   if (e < 0) return a == 1 ? 1 : a == -1 ? ((e & 1) ? -1 : 1) : 0;
-  uint64_t r = 1, base = (uint64_t)a;
-  for (uint64_t k = (uint64_t)e; k != 0; k >>= 1) {
-    if (k & 1) r *= base;
-    base *= base;
-  }
-  return (int64_t)r;
+  return (int64_t)ipow_u((uint64_t)a, (uint64_t)e);
+}
+
+/* a^Y[iy] for an integer Y of any integer dtype (a uint64 exponent read whole), wrapping. */
+static inline int64_t ipow_y(int64_t a, const void *y, ct_dtype ydt, int64_t iy) {
+  if (ydt == CT_UINT64) return (int64_t)ipow_u((uint64_t)a, ((const uint64_t *)y)[iy]);
+  return ipow(a, ct__math_ldi(y, ydt, iy));
+}
+
+/* A double into [0, 2^64 - 1], truncated toward zero; NaN gives 0. */
+static inline uint64_t sat_u64(double v) {
+  return v != v || v <= 0 ? 0 : v >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)v;
 }
 
 /* A double into [lo, hi], truncated toward zero; NaN gives 0. */
@@ -210,7 +248,7 @@ static inline int64_t sat_i(double v, int64_t lo, int64_t hi) {
     }                                                                               \
   }
 #define POW_INT(TAG, _)                                                                   \
-  POW_RANGE(TAG, yint ? ipow(a, ct__math_ldi(j->y, j->ydt, iy))                           \
+  POW_RANGE(TAG, yint ? ipow_y(a, j->y, j->ydt, iy)                                       \
                       : sat_i(pow((double)a, ct__math_ld(j->y, j->ydt, iy)), MIN_##TAG,   \
                               MAX_##TAG))                                                 \
   static ct_status pow_##TAG(const ct_kernel_ctx *c) {                                    \
@@ -218,8 +256,8 @@ static inline int64_t sat_i(double v, int64_t lo, int64_t hi) {
     return s == CT_OK ? run_bin(c, pow_##TAG##_r, DT_##TAG) : s;                          \
   }
 #define POW_FLOAT(TAG, _)                                                                 \
-  POW_RANGE(TAG, pow(a, yint ? (double)ct__math_ldi(j->y, j->ydt, iy)                     \
-                             : ct__math_ld(j->y, j->ydt, iy)))                            \
+  POW_RANGE(TAG, pow(a, yint && j->ydt != CT_UINT64 ? (double)ct__math_ldi(j->y, j->ydt, iy) \
+                                                   : ct__math_ld(j->y, j->ydt, iy)))      \
   static ct_status pow_##TAG(const ct_kernel_ctx *c) {                                    \
     return run_bin(c, pow_##TAG##_r, DT_##TAG);                                           \
   }
@@ -248,7 +286,17 @@ static ct_status pow_int_check(const ct_kernel_ctx *c) {
 
 FOR_INTS(POW_INT, _)
 FOR_FLOATS(POW_FLOAT, _)
-EXPORT(elementwise_pow, K_INTS(pow), K_FLOATS(pow))
+/* uint64: wrapping under an integer exponent (a negative one truncates 1 / a^-e: 1 for a = 1,
+ * else 0), saturated under a float one. */
+POW_RANGE(u64, yint ? (j->ydt == CT_UINT64 ? ipow_u(a, ((const uint64_t *)j->y)[iy])
+                      : ct__math_ldi(j->y, j->ydt, iy) < 0 ? (uint64_t)(a == 1)
+                      : ipow_u(a, (uint64_t)ct__math_ldi(j->y, j->ydt, iy)))
+                   : sat_u64(pow((double)a, ct__math_ld(j->y, j->ydt, iy))))
+static ct_status pow_u64(const ct_kernel_ctx *c) {
+  ct_status s = pow_int_check(c);
+  return s == CT_OK ? run_bin(c, pow_u64_r, CT_UINT64) : s;
+}
+EXPORT(elementwise_pow, K_INTS64(pow), K_FLOATS(pow))
 
 /* ---- prelu: Alpha broadcast to X --------------------------------------------------------- */
 
@@ -369,6 +417,9 @@ static void store_as(void *p, ct_dtype t, int64_t i, double f, int64_t n, bool f
     case CT_INT16: ((int16_t *)p)[i] = (int16_t)clamp_i(n, INT16_MIN, INT16_MAX); return;
     case CT_INT32: ((int32_t *)p)[i] = (int32_t)clamp_i(n, INT32_MIN, INT32_MAX); return;
     case CT_INT64: ((int64_t *)p)[i] = n; return;
+    case CT_UINT16: ((uint16_t *)p)[i] = (uint16_t)clamp_i(n, 0, UINT16_MAX); return;
+    case CT_UINT32: ((uint32_t *)p)[i] = (uint32_t)clamp_i(n, 0, UINT32_MAX); return;
+    case CT_UINT64: ((uint64_t *)p)[i] = from_int ? (n < 0 ? 0 : (uint64_t)n) : sat_u64(f); return;
     case CT_FLOAT16:
       ((uint16_t *)p)[i] = from_int ? ct__i64_to_half(n) : ct__f64_to_half(f);
       return;
@@ -378,6 +429,22 @@ static void store_as(void *p, ct_dtype t, int64_t i, double f, int64_t n, bool f
     case CT_FLOAT32: ((float *)p)[i] = from_int ? (float)n : (float)f; return;
     case CT_FLOAT64: ((double *)p)[i] = from_int ? (double)n : f; return;
     default: return;
+  }
+}
+
+/* Element i of uint64 X stored as dtype t: above INT64_MAX, saturated into every integer dtype
+ * (bool: true) and rounded once into the floats. */
+static void store_u64(void *p, ct_dtype t, int64_t i, uint64_t u) {
+  if (u <= INT64_MAX) {
+    store_as(p, t, i, (double)(int64_t)u, (int64_t)u, true);
+    return;
+  }
+  switch (t) {
+    case CT_FLOAT16: ((uint16_t *)p)[i] = ct__u64_to_half(u); return;
+    case CT_BFLOAT16: ((uint16_t *)p)[i] = ct__u64_to_bf16(u); return;
+    case CT_FLOAT32: ((float *)p)[i] = (float)u; return;
+    case CT_FLOAT64: ((double *)p)[i] = (double)u; return;
+    default: store_as(p, t, i, 0, INT64_MAX, true); return;
   }
 }
 
@@ -394,6 +461,10 @@ static ct_status cast_like_any(const ct_kernel_ctx *c) {
   const void *x = ct__k_in_data(xt);
   if (xt->dtype == to) {
     memmove(o, x, ct__tensor_bytes(xt, to));
+    return CT_OK;
+  }
+  if (xt->dtype == CT_UINT64) {
+    for (int64_t i = 0; i < xt->numel; i++) store_u64(o, to, i, ((const uint64_t *)x)[i]);
     return CT_OK;
   }
   bool from_int = ct__math_is_int(xt->dtype);

@@ -3,10 +3,10 @@
  * the family's one kernel table; math_bin.c and math_grad.c export their kernels by dtype for
  * it), and the per-dtype element access their macros expand over.
  *
- * Each dtype has a tag (i8, u8, i16, i32, i64, f16, f32, f64): T_<tag> its storage type, C_<tag>
- * the type arithmetic runs in (int64 for the integers, double for the floats, so float16 and
- * float32 round once, on the way back), L_<tag> a stored value as C_<tag> and S_<tag> back
- * (integers wrap, as C's conversions on every compiler corten supports). */
+ * Each dtype has a tag (i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64): T_<tag> its storage
+ * type, C_<tag> the type arithmetic runs in (int64 for the integers but uint64, which runs in
+ * uint64, double for the floats, so float16 and float32 round once, on the way back), L_<tag> a
+ * stored value as C_<tag> and S_<tag> back (integers wrap, as C's conversions on every compiler corten supports). */
 #ifndef CORTEN_OPS_CPU_MATH_KERNELS_H
 #define CORTEN_OPS_CPU_MATH_KERNELS_H
 
@@ -20,6 +20,9 @@
 #define T_i16 int16_t
 #define T_i32 int32_t
 #define T_i64 int64_t
+#define T_u16 uint16_t
+#define T_u32 uint32_t
+#define T_u64 uint64_t
 #define T_f16 uint16_t
 #define T_f32 float
 #define T_f64 double
@@ -28,6 +31,9 @@
 #define C_i16 int64_t
 #define C_i32 int64_t
 #define C_i64 int64_t
+#define C_u16 int64_t
+#define C_u32 int64_t
+#define C_u64 uint64_t
 #define C_f16 double
 #define C_f32 double
 #define C_f64 double
@@ -36,6 +42,9 @@
 #define L_i16(v) ((int64_t)(v))
 #define L_i32(v) ((int64_t)(v))
 #define L_i64(v) ((int64_t)(v))
+#define L_u16(v) ((int64_t)(v))
+#define L_u32(v) ((int64_t)(v))
+#define L_u64(v) ((uint64_t)(v))
 #define L_f16(v) ((double)ct__half_to_float(v))
 #define L_f32(v) ((double)(v))
 #define L_f64(v) (v)
@@ -44,6 +53,9 @@
 #define S_i16(v) ((int16_t)(v))
 #define S_i32(v) ((int32_t)(v))
 #define S_i64(v) ((int64_t)(v))
+#define S_u16(v) ((uint16_t)(v))
+#define S_u32(v) ((uint32_t)(v))
+#define S_u64(v) ((uint64_t)(v))
 #define S_f16(v) ct__f64_to_half(v)
 #define S_f32(v) ((float)(v))
 #define S_f64(v) ((double)(v))
@@ -52,6 +64,9 @@
 #define DT_i16 CT_INT16
 #define DT_i32 CT_INT32
 #define DT_i64 CT_INT64
+#define DT_u16 CT_UINT16
+#define DT_u32 CT_UINT32
+#define DT_u64 CT_UINT64
 #define DT_f16 CT_FLOAT16
 #define DT_f32 CT_FLOAT32
 #define DT_f64 CT_FLOAT64
@@ -65,6 +80,9 @@ static inline double ct__math_ld(const void *p, ct_dtype t, int64_t i) {
     case CT_INT16: return ((const int16_t *)p)[i];
     case CT_INT32: return ((const int32_t *)p)[i];
     case CT_INT64: return (double)((const int64_t *)p)[i];
+    case CT_UINT16: return ((const uint16_t *)p)[i];
+    case CT_UINT32: return ((const uint32_t *)p)[i];
+    case CT_UINT64: return (double)((const uint64_t *)p)[i];
     case CT_FLOAT16: return ct__half_to_float(((const uint16_t *)p)[i]);
     case CT_BFLOAT16: return ct__bf16_to_float(((const uint16_t *)p)[i]);
     case CT_FLOAT32: return ((const float *)p)[i];
@@ -73,7 +91,8 @@ static inline double ct__math_ld(const void *p, ct_dtype t, int64_t i) {
   }
 }
 
-/* Element i of an integer (or bool) tensor of dtype t, exactly. */
+/* Element i of an integer (or bool) tensor of dtype t, exactly; a uint64 above INT64_MAX
+ * saturates to INT64_MAX (the kernels that need its value read it themselves). */
 static inline int64_t ct__math_ldi(const void *p, ct_dtype t, int64_t i) {
   switch (t) {
     case CT_BOOL: return ((const uint8_t *)p)[i] != 0;
@@ -82,11 +101,19 @@ static inline int64_t ct__math_ldi(const void *p, ct_dtype t, int64_t i) {
     case CT_INT16: return ((const int16_t *)p)[i];
     case CT_INT32: return ((const int32_t *)p)[i];
     case CT_INT64: return ((const int64_t *)p)[i];
+    case CT_UINT16: return ((const uint16_t *)p)[i];
+    case CT_UINT32: return ((const uint32_t *)p)[i];
+    case CT_UINT64: {
+      uint64_t u = ((const uint64_t *)p)[i];
+      return u > INT64_MAX ? INT64_MAX : (int64_t)u;
+    }
     default: return 0;
   }
 }
 
-static inline bool ct__math_is_int(ct_dtype t) { return t >= CT_BOOL && t <= CT_INT64; }
+static inline bool ct__math_is_int(ct_dtype t) {
+  return (t >= CT_BOOL && t <= CT_INT64) || t == CT_UINT16 || t == CT_UINT32 || t == CT_UINT64;
+}
 
 /* The kernels of ops/cpu/math_bin.c and ops/cpu/math_grad.c, by dtype (CT__N_DTYPES each). */
 #define CT__MATH_BIN_KERNELS(X)                                                                \

@@ -9,8 +9,15 @@
  *       KH KW otherwise); global_pooling takes the whole image; ceil_mode rounds OH, OW up
  *
  * paddings holds 2 values (height, width: both sides alike) or 4 (top, bottom, left, right);
- * padding_algorithm "SAME" pads so that OH = ceil(H / stride), "VALID" pads nothing, "EXPLICIT"
- * (the default) takes paddings. data_format must be "NCHW" (or "AnyLayout"). */
+ * padding_algorithm "SAME" pads so that OH = ceil(H / stride) (an odd total pad's extra row
+ * and column at the end; "SAME_LOWER": at the beginning), "VALID" pads nothing, "EXPLICIT"
+ * (the default) takes paddings. data_format must be "NCHW" (or "AnyLayout").
+ *
+ *   conv2d_fusion  conv2d, then in its epilogue Output = act(conv + Bias + ResidualData): Bias of
+ *       1 or M elements added per channel, ResidualData broadcast to Output's dims, act
+ *       identity, relu or clip (clip_min, clip_max); each step rounded as the separate op would, so the bits are
+ *       those of conv2d, elementwise_add, elementwise_add, relu/clip run one by one. */
+#include <math.h>
 #include <string.h>
 
 #include "ops/defs.h"
@@ -47,21 +54,22 @@ static ct_status paddings(const ct_kernel_ctx *c, size_t fi, size_t ai, size_t p
   }
   g->pt = g->pb = g->pl = g->pr = 0;
   if (strcmp(alg, "VALID") == 0) return CT_OK;
-  if (strcmp(alg, "SAME") == 0) {
+  bool lower = strcmp(alg, "SAME_LOWER") == 0;
+  if (lower || strcmp(alg, "SAME") == 0) {
     int64_t oh = (g->h + g->sh - 1) / g->sh, ow = (g->w + g->sw - 1) / g->sw;
     int64_t th = (oh - 1) * g->sh + g->kh - g->h, tw = (ow - 1) * g->sw + g->kw - g->w;
     th = th > 0 ? th : 0;
     tw = tw > 0 ? tw : 0;
-    g->pt = th / 2;
+    g->pt = lower ? th - th / 2 : th / 2; /* the odd one: at the end, or at the beginning */
     g->pb = th - g->pt;
-    g->pl = tw / 2;
+    g->pl = lower ? tw - tw / 2 : tw / 2;
     g->pr = tw - g->pl;
     return CT_OK;
   }
   if (strcmp(alg, "EXPLICIT") != 0) {
     return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
-                          "attribute 'padding_algorithm' is \"%s\": use \"EXPLICIT\", \"SAME\" "
-                          "or \"VALID\"",
+                          "attribute 'padding_algorithm' is \"%s\": use \"EXPLICIT\", \"SAME\", "
+                          "\"SAME_LOWER\" or \"VALID\"",
                           alg);
   }
   const ct_attr_value *v = &c->attr[pi];
@@ -220,14 +228,11 @@ static const int64_t ones[2] = {1, 1}, zeros[2] = {0, 0};
 #define BOOL(v) {.type = CT_ATTR_BOOL, .u.b = (v)}
 
 /* The attributes in the CT__CONV_* order; conv2d_grad (ops/defs/conv_grad.c) has the same. */
-const ct_attr_def ct__conv_attrs[6] = {
-    {"strides", INTS(ones), false},
-    {"paddings", INTS(zeros), false},
-    {"dilations", INTS(ones), false},
-    {"groups", {.type = CT_ATTR_INT, .u.i = 1}, false},
-    {"data_format", STR("NCHW"), false},
-    {"padding_algorithm", STR("EXPLICIT"), false},
-};
+#define CONV_ATTR_ROWS                                                                   \
+  {"strides", INTS(ones), false}, {"paddings", INTS(zeros), false},                      \
+      {"dilations", INTS(ones), false}, {"groups", {.type = CT_ATTR_INT, .u.i = 1}, false}, \
+      {"data_format", STR("NCHW"), false}, {"padding_algorithm", STR("EXPLICIT"), false}
+const ct_attr_def ct__conv_attrs[6] = {CONV_ATTR_ROWS};
 
 /* In the CT__POOL_* order; pool2d_grad has the same. ksize defaults to 1x1. */
 const ct_attr_def ct__pool_attrs[10] = {
@@ -243,6 +248,67 @@ const ct_attr_def ct__pool_attrs[10] = {
     {"adaptive", BOOL(false), false},
 };
 
+/* conv2d_fusion: conv2d's attributes first, in their order (its kernel is conv2d's, then the
+ * epilogue), then the epilogue's. */
+static const ct_attr_def fusion_attrs[9] = {
+    CONV_ATTR_ROWS,
+    {"activation", STR("identity"), false},
+    {"clip_min", {.type = CT_ATTR_FLOAT, .u.f = -INFINITY}, false},
+    {"clip_max", {.type = CT_ATTR_FLOAT, .u.f = INFINITY}, false},
+};
+
+/* conv2d's checks and dims, then the epilogue's operands: Bias of 1 or M elements (what an
+ * elementwise_add of a [M', 1, 1] bias to an NCHW output accepts: M' is 1 or M), ResidualData of
+ * dims that broadcast to Output's without enlarging them, both of Input's dtype, and a known
+ * activation. */
+static ct_status fusion_infer(const ct_kernel_ctx *c) {
+  ct_status s = conv_infer(c);
+  if (s != CT_OK) return s;
+  const ct_tensor *in = ct_kernel_in(c, CT__CONV_INPUT, 0), *out = ct_kernel_out(c, CT__OUT, 0);
+  int64_t m = out->dims.d[1];
+  if (ct_kernel_in_count(c, CT__FUSION_BIAS) > 0) {
+    const ct_tensor *b = ct_kernel_in(c, CT__FUSION_BIAS, 0);
+    if ((s = ct__k_check_dtype(c, CT__FUSION_BIAS, 0, in->dtype)) != CT_OK) return s;
+    if (b->numel != 1 && b->numel != m) {
+      return ct_kernel_fail(c, CT_ERR_SHAPE,
+                            "Bias '%s' holds %lld elements; the output has %lld channels (give it "
+                            "1 or %lld elements, or run without the executor's optimize option)",
+                            ct_kernel_in_name(c, CT__FUSION_BIAS, 0), (long long)b->numel,
+                            (long long)m, (long long)m);
+    }
+  }
+  if (ct_kernel_in_count(c, CT__FUSION_RESIDUAL) > 0) {
+    const ct_tensor *r = ct_kernel_in(c, CT__FUSION_RESIDUAL, 0);
+    if ((s = ct__k_check_dtype(c, CT__FUSION_RESIDUAL, 0, in->dtype)) != CT_OK) return s;
+    bool fits = r->dims.rank <= 4;
+    for (int k = 0; fits && k < r->dims.rank; k++) {
+      int64_t rk = r->dims.d[r->dims.rank - 1 - k], ok = out->dims.d[3 - k];
+      fits = rk == ok || rk == 1;
+    }
+    if (!fits) {
+      char have[CT__DDIM_STR_CAP], want[CT__DDIM_STR_CAP];
+      return ct_kernel_fail(c, CT_ERR_SHAPE,
+                            "ResidualData '%s' has dims %s, which do not broadcast to the "
+                            "output's %s without enlarging them (give it the output's dims, or "
+                            "run the program without the executor's optimize option)",
+                            ct_kernel_in_name(c, CT__FUSION_RESIDUAL, 0),
+                            ct_ddim_str(r->dims, have, sizeof have),
+                            ct_ddim_str(out->dims, want, sizeof want));
+    }
+  }
+  const char *act = c->attr[CT__FUSION_ACTIVATION].u.s;
+  if (strcmp(act, "identity") != 0 && strcmp(act, "relu") != 0 && strcmp(act, "clip") != 0) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                          "activation '%s' is not one of identity, relu, clip", act);
+  }
+  return CT_OK;
+}
+
+static const ct_slot_def fusion_in[] = {{"Input", 0},
+                                        {"Filter", 0},
+                                        {"Bias", CT_SLOT_OPTIONAL},
+                                        {"ResidualData", CT_SLOT_OPTIONAL}};
+
 static const ct_slot_def conv_in[] = {{"Input", 0}, {"Filter", 0}};
 static const ct_slot_def conv_out[] = {{"Output", 0}};
 
@@ -254,6 +320,11 @@ static const ct_slot_def conv_out[] = {{"Output", 0}};
 static const ct_op_def defs[] = {
     CONV("conv2d"),
     CONV("depthwise_conv2d"),
+    /* The executor's optimize pass (ops/passes.c) makes it; no gradient: it is never on a path
+     * that append_backward walks. */
+    {.type = "conv2d_fusion", .inputs = fusion_in, .n_inputs = 4, .outputs = conv_out,
+     .n_outputs = 1, .attrs = fusion_attrs, .n_attrs = 9, .flags = CT_OP_PURE_INFER,
+     .infer_shape = fusion_infer},
     {.type = "pool2d", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
      .n_outputs = 1, .attrs = ct__pool_attrs, .n_attrs = 10,
      .flags = CT_OP_PURE_INFER, .infer_shape = pool_infer,

@@ -100,6 +100,9 @@ double ct__ix_load(const void *data, ct_dtype dt, int64_t i) {
     case CT_FLOAT16: return ct__half_to_float(((const uint16_t *)data)[i]);
     case CT_BFLOAT16: return ct__bf16_to_float(((const uint16_t *)data)[i]);
     case CT_FLOAT32: return ((const float *)data)[i];
+    case CT_UINT16: return ((const uint16_t *)data)[i];
+    case CT_UINT32: return ((const uint32_t *)data)[i];
+    case CT_UINT64: return (double)((const uint64_t *)data)[i];
     default: return ((const double *)data)[i];
   }
 }

@@ -65,7 +65,8 @@ ct_status ct__math_binary_grad_infer(const ct_kernel_ctx *c);
 /* Whether dtype t is one a comparison or an arithmetic kernel of this family takes. */
 static inline bool ct__math_numeric(ct_dtype t) {
   return t == CT_INT8 || t == CT_UINT8 || t == CT_INT16 || t == CT_INT32 || t == CT_INT64 ||
-         t == CT_FLOAT16 || t == CT_FLOAT32 || t == CT_FLOAT64;
+         t == CT_UINT16 || t == CT_UINT32 || t == CT_UINT64 || t == CT_FLOAT16 ||
+         t == CT_FLOAT32 || t == CT_FLOAT64;
 }
 
 /* ---- Gradients (ops/defs/math_grad.c) ------------------------------------------------------------ */

@@ -34,10 +34,14 @@ ct_status ct__fill_check(const ct_kernel_ctx *c, double v) {
     case CT_INT16: lo = INT16_MIN; hi = INT16_MAX; break;
     case CT_INT32: lo = INT32_MIN; hi = INT32_MAX; break;
     case CT_INT64: lo = INT64_MIN; hi = INT64_MAX; break;
+    case CT_UINT16: lo = 0; hi = UINT16_MAX; break;
+    case CT_UINT32: lo = 0; hi = UINT32_MAX; break;
+    case CT_UINT64: lo = 0; hi = INT64_MAX; break; /* a fill of 2^63 or more is refused */
     default: break;
   }
-  if (!(v >= (double)lo && v <= (double)hi) ||
-      (c->dtype == CT_INT64 && v >= 9223372036854775808.0) || v != (double)(int64_t)v) {
+  bool wide = c->dtype == CT_INT64 || c->dtype == CT_UINT64;
+  if (!(v >= (double)lo && v <= (double)hi) || (wide && v >= 9223372036854775808.0) ||
+      v != (double)(int64_t)v) {
     return ct_kernel_fail(c, CT_ERR_OUT_OF_RANGE,
                           "attribute 'value' %g is not a %s value: give an integer in "
                           "[%lld, %lld]",

@@ -4,9 +4,10 @@
  *
  * reshape makes Out a view of X's memory with new dims (no copy; with X and Out the same
  * variable it works in place). Its `shape` follows PaddlePaddle: -1 (at most once) is inferred
- * from the element count, 0 copies the input's dim at the same position; the element counts
- * must match. transpose copies X with its dims permuted by `axis` (a permutation of the dims,
- * negative entries counting from the end as in numpy). concat joins its X tensors along `axis`
+ * from the element count, 0 copies the input's dim at the same position (with `allowzero`,
+ * ONNX's, a 0 is an extent of 0 instead); the element counts must match. transpose copies X
+ * with its dims permuted by `axis` (a permutation of the dims, negative entries counting from
+ * the end as in numpy). concat joins its X tensors along `axis`
  * (negative counts from the end); all other dims must match. */
 #include <stdio.h>
 
@@ -103,7 +104,7 @@ static ct_status reshape_dims(const ct_kernel_ctx *c, ct_ddim *out) {
                             "copy the input's dim or -1 to infer it",
                             ints_str(v, n, ss, sizeof ss), (long long)d, i);
     }
-    if (d == 0) {
+    if (d == 0 && !c->attr[CT__RESHAPE_ALLOWZERO].u.b) {
       if ((int)i >= xt->dims.rank) {
         return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
                               "attribute 'shape' %s has 0 at position %zu but input X variable "
@@ -168,6 +169,7 @@ ct_status ct__reshape_kernel(const ct_kernel_ctx *c) {
 static const ct_slot_def reshape_in[] = {{"X", 0}, {"Shape", CT_SLOT_OPTIONAL}};
 static const ct_attr_def reshape_attrs[] = {
     {"shape", {.type = CT_ATTR_INTS, .u.ints = {NULL, 0}}, false},
+    {"allowzero", {.type = CT_ATTR_BOOL, .u.b = false}, false},
 };
 
 /* The permutation of X's dims in `axis`, normalised. Errors: a length other than X's rank,
@@ -297,7 +299,7 @@ static const ct_attr_def cc_attrs[] = {{"axis", {.type = CT_ATTR_INT, .u.i = 0},
 /* The gradients: reshape_grad, transpose_grad, concat_grad (ops/defs/shape_grad.c). */
 static const ct_op_def defs[] = {
     {.type = "reshape", .inputs = reshape_in, .n_inputs = 2, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = reshape_attrs, .n_attrs = 1,
+     .n_outputs = 1, .attrs = reshape_attrs, .n_attrs = 2,
      .infer_shape = reshape_infer, /* not pure: it reads input Shape's values */
      .grad = ct__grad_unary},
     {.type = "transpose", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,

@@ -31,6 +31,7 @@ from ._lib import DTYPES as _DTYPES
 from ._lib import Error, MemoryStats, check, lib, place
 from . import onnx
 from .params import load_params, save_params
+from .profile import Profile, profile
 from .program import Executor, Op, Program
 from .scope import Scope
 from .tensor import Tensor, from_dlpack, zeros
@@ -63,6 +64,22 @@ def host_allocator() -> str:
     return lib.host_allocator_name().decode()
 
 
+def set_num_threads(n: int) -> None:
+    """The number of threads large CPU kernels split across: 0 (the default) one per core this
+    process may run on, 1 the calling thread only, n > 1 that many (at most 256). Results do not
+    depend on it (corten/op.h, ct_set_num_threads)."""
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError("set_num_threads takes an int, not %s" % type(n).__name__)
+    if n < 0 or n > 256:
+        raise ValueError("set_num_threads(%d): give 0 (one per core) or 1 to 256" % n)
+    lib.set_num_threads(n)
+
+
+def get_num_threads() -> int:
+    """The number of threads the current setting stands for (0 read as the core count)."""
+    return int(lib.get_num_threads())
+
+
 def cuda_device_count() -> int:
     """The number of CUDA devices corten can use (0 in a build without CUDA)."""
     return int(lib.cuda_device_count())
@@ -74,4 +91,5 @@ del _cls
 
 __all__ = ["Error", "Tensor", "from_dlpack", "zeros", "Scope", "Op", "Program", "Executor",
            "onnx", "load_params", "save_params", "memory_stats", "host_allocator",
-           "cuda_device_count", "dtypes", "dtype_id"]
+           "cuda_device_count", "set_num_threads", "get_num_threads", "profile", "Profile",
+           "dtypes", "dtype_id"]

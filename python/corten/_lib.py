@@ -16,9 +16,9 @@ from typing import Optional
 
 MAX_RANK = 9
 
-#: corten's dtypes (corten/types.h), in enum order.
+#: corten's dtypes (corten/types.h), in enum order (uint16, uint32 and uint64 were appended).
 DTYPES = ("undefined", "bool", "int8", "uint8", "int16", "int32", "int64", "float16",
-          "bfloat16", "float32", "float64")
+          "bfloat16", "float32", "float64", "uint16", "uint32", "uint64")
 
 #: corten's status codes (corten/status.h) by value.
 STATUS_NAMES = {
@@ -54,6 +54,13 @@ class Place(ctypes.Structure):
 
 class DDim(ctypes.Structure):
     _fields_ = [("rank", ctypes.c_int), ("d", ctypes.c_int64 * MAX_RANK)]
+
+
+class ExecutorOptions(ctypes.Structure):
+    """ct_executor_options, field for field (corten/program.h)."""
+    _fields_ = [("free_intermediates", ctypes.c_bool),
+                ("keep", ctypes.POINTER(ctypes.c_char_p)), ("n_keep", ctypes.c_size_t),
+                ("fuse_elementwise", ctypes.c_bool), ("optimize", ctypes.c_bool)]
 
 
 class MemoryStats(ctypes.Structure):
@@ -139,6 +146,15 @@ _SIGNATURES = {
     "ct_program_size": (_sz, [_p]),
     "ct_program_append_backward": (_i, [_p, _s, _pp, _sz]),
     "ct_executor_new": (_p, [_p, _p, Place]),
+    "ct_executor_new_with": (_p, [_p, _p, Place, ctypes.POINTER(ExecutorOptions)]),
+    "ct_profile_start": (_p, [_i]),
+    "ct_profile_stop": (_i, [_p]),
+    "ct_profile_free": (None, [_p]),
+    "ct_profile_count": (_sz, [_p]),
+    "ct_profile_table": (_i, [_p, _i, _p, _sz, ctypes.POINTER(_sz)]),
+    "ct_profile_save_chrome_trace": (_i, [_p, _s]),
+    "ct_set_num_threads": (None, [_i]),
+    "ct_get_num_threads": (_i, []),
     "ct_executor_run": (_i, [_p]),
     "ct_executor_free": (None, [_p]),
     "ct_onnx_load": (_p, [_s, _p]),
@@ -150,6 +166,7 @@ _SIGNATURES = {
     "ct_onnx_output_name": (_s, [_p, _sz]),
     "ct_onnx_opset": (ctypes.c_longlong, [_p]),
     "ct_onnx_free": (None, [_p]),
+    "ct_onnx_save": (_i, [_s, _p, _p, _pp, _sz, _pp, _sz]),
 }
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Mapping, Optional, Union
 
-from ._lib import check_ptr, lib
+from ._lib import check, check_ptr, cstr_array, lib
 from .program import Executor, Program
 from .scope import Scope
 from .tensor import Tensor
@@ -44,9 +44,10 @@ class Model:
     ``program`` (a corten Program the model owns), ``scope`` (the variables: initializers,
     inputs, outputs) and ``opset``. :meth:`run` feeds inputs and returns the outputs."""
 
-    def __init__(self, handle: int, scope: Scope) -> None:
+    def __init__(self, handle: int, scope: Scope, optimize: bool = True) -> None:
         self._h = handle
         self.scope = scope
+        self.optimize = optimize
         n_in, n_out = lib.onnx_input_count(handle), lib.onnx_output_count(handle)
         self.inputs: List[str] = [lib.onnx_input_name(handle, i).decode("utf-8")
                                   for i in range(n_in)]
@@ -66,11 +67,13 @@ class Model:
     def run(self, feeds: Mapping[str, Any], device: str = "cpu") -> Dict[str, Tensor]:
         """Sets each input named in feeds (a corten Tensor or any DLPack producer: NumPy,
         PyTorch; zero copy) and runs the program; returns ``{output name: Tensor}`` viewing the
-        outputs' memory. The executor is made once and kept while the program is unchanged."""
+        outputs' memory. The executor is made once and kept while the program is unchanged;
+        it runs the graph passes unless the model was loaded with ``optimize=False``
+        (docs/design/passes.md: the outputs are the same bits either way)."""
         for name, value in feeds.items():
             self.scope[name] = value
         if self._executor is None or self._executor_ops != len(self.program):
-            self._executor = Executor(self.program, self.scope, device)
+            self._executor = Executor(self.program, self.scope, device, optimize=self.optimize)
             self._executor_ops = len(self.program)
         self._executor.run()
         return {name: self.scope[name] for name in self.outputs}
@@ -80,21 +83,36 @@ class Model:
             self.opset, self.inputs, self.outputs, len(self.program))
 
 
-def load(path: PathLike, scope: Optional[Scope] = None) -> Model:
+def load(path: PathLike, scope: Optional[Scope] = None, optimize: bool = True) -> Model:
     """Loads the ONNX model at path into scope (a new Scope when None). Raises corten.Error:
     CT_ERR_UNSUPPORTED naming every node corten cannot import, CT_ERR_FORMAT naming the field
-    of a malformed file, CT_ERR_IO; the scope is left as it was."""
+    of a malformed file, CT_ERR_IO; the scope is left as it was. ``optimize``: whether
+    :meth:`Model.run` runs the graph passes."""
     scope = scope if scope is not None else Scope()
     h = check_ptr(lib.onnx_load(os.fsencode(path), scope._h))
-    return Model(h, scope)
+    return Model(h, scope, optimize)
 
 
-def load_bytes(data: bytes, scope: Optional[Scope] = None) -> Model:
+def load_bytes(data: bytes, scope: Optional[Scope] = None, optimize: bool = True) -> Model:
     """As :func:`load`, from the bytes of a model (external data is refused)."""
     scope = scope if scope is not None else Scope()
     buf = bytes(data)
     h = check_ptr(lib.onnx_load_buffer(buf, len(buf), scope._h))
-    return Model(h, scope)
+    return Model(h, scope, optimize)
 
 
-__all__ = ["Model", "load", "load_bytes"]
+def save(path: PathLike, program: Program, scope: Scope, inputs: List[str] = (),
+         outputs: List[str] = ()) -> None:
+    """Writes program as an ONNX model (opset 17) at path (ct_onnx_save): ops with a standard
+    equivalent as that ONNX op, the others in the domain ``ai.corten``; the variables of scope
+    the program reads before writing them (and that are not inputs) as initializers; inputs and
+    outputs as the graph's. :func:`load` of the file gives a program computing the same values
+    bit for bit. Raises corten.Error naming a variable nothing defines, one holding no tensor, or
+    a dtype ONNX lacks; no file is left then (the write is atomic)."""
+    ins, keep_in = cstr_array(list(inputs), "input name")
+    outs, keep_out = cstr_array(list(outputs), "output name")
+    check(lib.onnx_save(os.fsencode(path), program._handle(), scope._h, ins, len(keep_in), outs,
+                        len(keep_out)))
+
+
+__all__ = ["Model", "load", "load_bytes", "save"]

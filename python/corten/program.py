@@ -7,7 +7,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any, List, Mapping, Optional, Sequence, Union
 
-from ._lib import Error, check, check_ptr, cstr, cstr_array, lib, place
+from ._lib import Error, ExecutorOptions, check, check_ptr, cstr, cstr_array, lib, place
 from .scope import Scope
 
 Names = Union[str, Sequence[str]]
@@ -151,11 +151,24 @@ class Program:
 
 class Executor:
     """Runs a program on a scope at a device. Every name and kernel is resolved once, here;
-    :meth:`run` then runs without look-ups. Keeps the program and the scope alive."""
+    :meth:`run` then runs without look-ups. Keeps the program and the scope alive.
 
-    def __init__(self, program: Program, scope: Scope, device: str = "cpu") -> None:
+    The options are ct_executor_options' (corten/program.h): ``free_intermediates`` releases
+    intermediates after their last use, ``fuse_elementwise`` runs chains of elementwise ops as
+    one expression, ``optimize`` runs the graph passes (docs/design/passes.md), ``keep`` names
+    variables none of them may release or fuse away."""
+
+    def __init__(self, program: Program, scope: Scope, device: str = "cpu", *,
+                 free_intermediates: bool = False, fuse_elementwise: bool = False,
+                 optimize: bool = False, keep: Sequence[str] = ()) -> None:
         self._program, self._scope = program, scope
-        self._h = check_ptr(lib.executor_new(program._handle(), scope._h, place(device)))
+        names = [cstr(k, "kept variable name") for k in keep]
+        self._keep = (ctypes.c_char_p * max(len(names), 1))(*names)
+        opts = ExecutorOptions(free_intermediates=free_intermediates, keep=self._keep,
+                               n_keep=len(names), fuse_elementwise=fuse_elementwise,
+                               optimize=optimize)
+        self._h = check_ptr(lib.executor_new_with(program._handle(), scope._h, place(device),
+                                                  ctypes.byref(opts)))
 
     def __del__(self, _free=lib.executor_free) -> None:
         h, self._h = getattr(self, "_h", None), None

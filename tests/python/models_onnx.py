@@ -91,6 +91,22 @@ def test_outputs_equal_onnxruntimes(name, batch):
     assert float(np.abs(got - want).max()) <= 1e-4 * scale
 
 
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "transformer", "lstm"])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_graph_passes_keep_the_bits(name, threads):
+    """The executor's optimize option (on by default) gives the unoptimized program's bits."""
+    path, shape = _exported(name)
+    x = np.random.RandomState(threads).randn(2, *shape).astype(np.float32)
+    old = corten.get_num_threads()
+    corten.set_num_threads(threads)
+    try:
+        outs = [np.from_dlpack(corten.onnx.load(path, optimize=o).run({"x": x})["y"]).copy()
+                for o in (True, False)]
+    finally:
+        corten.set_num_threads(old)
+    assert outs[0].tobytes() == outs[1].tobytes()
+
+
 def test_loading_resnet18_holds_the_weights_once():
     """Peak host memory during the load: at most 1.2x the weight bytes above the baseline."""
     path, _ = _exported("resnet18")

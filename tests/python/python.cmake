@@ -69,8 +69,8 @@ endforeach()
 # exported from PyTorch into the build tree, run by corten and onnxruntime; and the peak memory
 # of a load (tests/onnx_peak.c).
 corten_python_test(python_onnx_models sh ${_py_dir}/run_pytest.sh ${_envs}/onnx ${_py_dir}
-                   models_onnx.py)
+                   "models_onnx*.py")
 set_tests_properties(python_onnx_models PROPERTIES FIXTURES_REQUIRED corten_python_envs
-                     ENVIRONMENT "${_py_env};CORTEN_ONNX_MODELS=${CMAKE_CURRENT_BINARY_DIR}/onnx-models;CORTEN_ONNX_PEAK=$<TARGET_FILE:onnx_peak>")
+                     ENVIRONMENT "${_py_env};CORTEN_ONNX_MODELS=${CMAKE_CURRENT_BINARY_DIR}/onnx-models;CORTEN_ONNX_PEAK=$<TARGET_FILE:onnx_peak>;CORTEN_TOOL=$<TARGET_FILE:corten_tool>")
 corten_python_test(python_install sh ${_py_dir}/install_from_clone.sh ${CORTEN_PYTHON3}
                    ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/python-install ${_sanitized})

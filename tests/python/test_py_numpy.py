@@ -12,7 +12,8 @@ import pytest
 import corten
 from conftest import NUMPY2, collect, np
 
-ALL = ["bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64"]
+ALL = ["bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64",
+       "uint16", "uint32", "uint64"]
 
 
 def test_numpy_array_into_corten_is_zero_copy(stats):
@@ -205,7 +206,17 @@ def test_strided_arrays_are_refused_and_stay_numpys():
     assert alive() is None  # NumPy's own capsule destructor freed it
 
 
-@pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64", "complex64"])
+@pytest.mark.parametrize("dtype", [np.uint16, np.uint32, np.uint64])
+def test_unsigned_extremes_round_trip_exactly(dtype):
+    top = np.iinfo(dtype).max
+    a = np.array([0, 1, top // 2 + 1, top], dtype=dtype)
+    t = corten.from_dlpack(a)
+    assert t.dtype == np.dtype(dtype).name and t.data_ptr == a.ctypes.data
+    b = np.from_dlpack(t.copy())
+    assert b.dtype == dtype and b.tolist() == [0, 1, int(top) // 2 + 1, int(top)]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 def test_dtypes_corten_lacks_are_refused(dtype):
     with pytest.raises(corten.Error) as e:
         corten.from_dlpack(np.zeros(3, dtype=dtype))

@@ -83,3 +83,69 @@ def test_tensors_outlive_their_scope():
     t = s["c"]
     del s
     assert np.from_dlpack(t).tolist() == [4.0, 4.0, 4.0]
+
+
+def _conv_bias_relu(s):
+    """y = relu(conv2d(x, w) + reshape(b, [-1, 1, 1])) over scope s; the program."""
+    rng = np.random.RandomState(0)
+    s["x"] = rng.randn(1, 2, 5, 5).astype(np.float32)
+    s["w"] = rng.randn(3, 2, 3, 3).astype(np.float32)
+    s["b"] = rng.randn(3).astype(np.float32)
+    p = corten.Program()
+    p.append("conv2d", inputs={"Input": "x", "Filter": "w"}, outputs={"Output": "c"})
+    p.append("reshape", inputs={"X": "b"}, outputs={"Out": "b3"}, shape=[-1, 1, 1])
+    p.append("elementwise_add", inputs={"X": "c", "Y": "b3"}, outputs={"Out": "cb"})
+    p.append("relu", inputs={"X": "cb"}, outputs={"Out": "y"})
+    return p
+
+
+def test_executor_options_optimize_and_keep():
+    plain, fused, kept = corten.Scope(), corten.Scope(), corten.Scope()
+    p = _conv_bias_relu(plain)
+    corten.Executor(p, plain).run()
+    _conv_bias_relu(fused)
+    corten.Executor(p, fused, optimize=True).run()
+    want = np.from_dlpack(plain["y"]).copy()
+    assert np.from_dlpack(fused["y"]).tobytes() == want.tobytes()
+    with pytest.raises(corten.Error, match="holds nothing"):
+        fused["cb"]  # fused away: never even made
+    _conv_bias_relu(kept)
+    corten.Executor(p, kept, optimize=True, keep=["cb"]).run()
+    assert np.from_dlpack(kept["cb"]).tobytes() == np.from_dlpack(plain["cb"]).tobytes()
+    with pytest.raises(TypeError):
+        corten.Executor(p, kept, keep=[1])
+
+
+def test_threads_are_set_and_read():
+    old = corten.get_num_threads()
+    try:
+        corten.set_num_threads(2)
+        assert corten.get_num_threads() == 2
+        corten.set_num_threads(0)
+        assert corten.get_num_threads() >= 1
+        with pytest.raises(ValueError, match="give 0"):
+            corten.set_num_threads(-1)
+        with pytest.raises(TypeError):
+            corten.set_num_threads(1.5)
+    finally:
+        corten.set_num_threads(old)
+
+
+def test_profile_table_and_trace(tmp_path):
+    import json
+    s = corten.Scope()
+    p = _conv_bias_relu(s)
+    e = corten.Executor(p, s)
+    with corten.profile() as prof:
+        e.run()
+        e.run()
+    assert len(prof) == 2 * 4 + 2  # four ops and one run event, twice
+    table = prof.table(sort="count")
+    assert "conv2d" in table and "2 executor runs" in table
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(path)
+    events = json.loads(path.read_text())["traceEvents"]
+    slices = [ev for ev in events if ev["ph"] == "X"]
+    assert len(slices) == 10 and all({"ts", "dur", "pid", "tid"} <= set(ev) for ev in slices)
+    with pytest.raises(ValueError, match="give one of"):
+        prof.table(sort="size")

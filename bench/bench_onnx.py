@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: Apache-2.0
+# bench/bench_onnx.py: imported ONNX models, corten against onnxruntime in the same run.
+"""For each model of tests/python/models_onnx.py (resnet18, mobilenet_v2, a 2-layer
+TransformerEncoder, an LSTM classifier; exported once into MODELS), each batch (1, 8) and thread
+count (1, 2): corten (corten.onnx.load, graph passes on) and onnxruntime (InferenceSession, CPU,
+default graph optimisation, intra_op_num_threads set to the same count, inter_op 1) run the same
+input. Each side is warmed up, then the two alternate in rounds of K runs; a side's figure is the
+median over rounds of each round's median. The ratio is corten's / onnxruntime's (below 1:
+corten faster). Load time: the median of 3 loads each. Peak memory: each side loads and runs
+the model once in a fresh process; the row is its peak resident set (VmHWM).
+
+  build/tests/python-envs/onnx/bin/python bench/bench_onnx.py [--models DIR] [--rounds R]
+      [--only NAME,...] [--threads 1,2] [--batches 1,8]
+
+Run it from the repository root with CORTEN_LIB naming the library to measure (the README's
+build: build/libcorten.so) unless the corten package is installed in that environment."""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+
+import numpy as np  # noqa: E402
+
+import corten  # noqa: E402
+
+
+def _median_ms(fn, k):
+    times = []
+    for _ in range(k):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def _peak_mb(path, side, shape):
+    """Peak RSS (MB) of a fresh process that loads path with `side` and runs it once: its VmHWM
+    (ru_maxrss would carry this process's peak over the fork and exec)."""
+    code = ("import numpy as np\n"
+            "x = np.zeros((1,) + %r, np.float32)\n" % (shape,) +
+            ("import corten\nm = corten.onnx.load(%r)\nm.run({'x': x})\n" % path
+             if side == "corten" else
+             "import onnxruntime as ort\n"
+             "s = ort.InferenceSession(%r, providers=['CPUExecutionProvider'])\n"
+             "s.run(None, {'x': x})\n" % path) +
+            "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0])\n")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    return int(out.stdout.split()[-1]) / 1024.0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", default=os.path.join("build", "tests", "onnx-models"))
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", default="resnet18,mobilenet_v2,transformer,lstm")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--batches", default="1,8")
+    a = ap.parse_args()
+    os.environ["CORTEN_ONNX_MODELS"] = a.models
+    import models_onnx  # noqa: E402  (exports a model the first time it is asked for)
+    import onnxruntime as ort
+
+    print("%-13s %5s %7s %11s %11s %7s" % ("model", "batch", "threads", "corten ms",
+                                           "ort ms", "ratio"))
+    for name in a.only.split(","):
+        path, shape = models_onnx._exported(name)
+        for threads in [int(t) for t in a.threads.split(",")]:
+            corten.set_num_threads(threads)
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = threads
+            so.inter_op_num_threads = 1
+            sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+            model = corten.onnx.load(path)
+            for batch in [int(b) for b in a.batches.split(",")]:
+                x = np.random.RandomState(0).randn(batch, *shape).astype(np.float32)
+                run_c = lambda: model.run({"x": x})  # noqa: E731
+                run_o = lambda: sess.run(None, {"x": x})  # noqa: E731
+                big = name in ("resnet18", "mobilenet_v2")
+                k = (3 if batch > 1 else 10) if big else 200
+                for _ in range(2):
+                    run_c(), run_o()
+                rc, ro = [], []
+                for _ in range(a.rounds):
+                    rc.append(_median_ms(run_c, k))
+                    ro.append(_median_ms(run_o, k))
+                c, o = statistics.median(rc), statistics.median(ro)
+                print("%-13s %5d %7d %11.3f %11.3f %7.2f" % (name, batch, threads, c, o, c / o),
+                      flush=True)
+        load_c = statistics.median(
+            _median_ms(lambda: corten.onnx.load(path), 1) for _ in range(3))
+        load_o = statistics.median(
+            _median_ms(lambda: ort.InferenceSession(path, providers=["CPUExecutionProvider"]),
+                       1) for _ in range(3))
+        print("%-13s load: corten %.1f ms, ort %.1f ms (ratio %.2f); peak RSS after one run: "
+              "corten %.0f MB, ort %.0f MB" % (name, load_c, load_o, load_c / load_o,
+                                               _peak_mb(path, "corten", shape),
+                                               _peak_mb(path, "ort", shape)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

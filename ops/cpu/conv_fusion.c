@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/cpu/conv_fusion.c: conv2d_fusion on the CPU: conv2d's kernel writes Output, then one pass
+ * over it, plane by plane in parallel, adds Bias and ResidualData and applies the activation.
+ * Each step computes what the separate op's kernel computes, in the same order: an
+ * elementwise_add in the dtype (a + b is commutative in IEEE arithmetic, so the operands' order
+ * does not matter), relu as `v > 0 ? v : 0`, clip in double against the double bounds, stored
+ * back in the dtype (ops/cpu/math_bin.c). So the bits are those of the unfused ops. */
+#include <string.h>
+
+#include "ops/cpu/conv_fusion.h"
+#include "ops/cpu/cpu_kernels.h"
+#include "ops/cpu/parallel.h"
+#include "ops/cpu/vmath.h"
+#include "ops/defs.h"
+
+/* ACT_CLIP_T: clip whose bounds the dtype holds exactly (0 and 6, say): compared in the dtype,
+ * which gives the bits of the comparison in double (the element converts exactly both ways). */
+enum { ACT_IDENTITY, ACT_RELU, ACT_CLIP, ACT_CLIP_T };
+
+typedef struct epilogue {
+  void *o;
+  const void *bias, *res;
+  int64_t m, ow, plane, n_bias; /* channels, a row, a plane, Bias's elements (1 or m) */
+  int64_t rs[4];                /* ResidualData's strides along N, M, OH, OW (0: broadcast) */
+  bool res_plane;               /* ResidualData holds a whole plane per (n, m), contiguous */
+  int act;
+  double lo, hi;
+} epilogue;
+
+/* ResidualData's strides against Output's dims (infer-shape checked that they broadcast). */
+static void res_strides(epilogue *ep, const ct_tensor *r, const ct_tensor *out) {
+  int64_t stride = 1;
+  for (int k = 3; k >= 0; k--) {
+    int rk = r->dims.rank - 4 + k;
+    int64_t ext = rk >= 0 ? r->dims.d[rk] : 1;
+    ep->rs[k] = ext == 1 && out->dims.d[k] != 1 ? 0 : stride;
+    stride *= ext;
+  }
+  ep->res_plane = ep->rs[3] == 1 && ep->rs[2] == ep->ow;
+}
+
+/* One contiguous run of n outputs: bias (hb), residual r (hr) and activation act, the flags
+ * constants at every call below so that each combination compiles to its own loop. */
+#define EPILOGUE(T, SFX)                                                                   \
+  static inline __attribute__((always_inline)) void run_##SFX(                            \
+      T *o, const T *r, T bv, int64_t n, bool hb, bool hr, int act, double lo, double hi) { \
+    for (int64_t i = 0; i < n; i++) {                                                     \
+      T v = o[i];                                                                         \
+      if (hb) v = v + bv;                                                                 \
+      if (hr) v = v + r[i];                                                               \
+      if (act == ACT_RELU) {                                                              \
+        v = v > 0 ? v : (T)0;                                                             \
+      } else if (act == ACT_CLIP) {                                                       \
+        double d = (double)v;                                                             \
+        d = d < lo ? lo : d;                                                              \
+        d = d > hi ? hi : d;                                                              \
+        v = (T)d;                                                                         \
+      } else if (act == ACT_CLIP_T) {                                                     \
+        v = v < (T)lo ? (T)lo : v;                                                        \
+        v = v > (T)hi ? (T)hi : v;                                                        \
+      }                                                                                   \
+      o[i] = v;                                                                           \
+    }                                                                                     \
+  }                                                                                       \
+  CT__VM_CLONES static void run_any_##SFX(T *o, const T *r, T bv, int64_t n, bool hb,     \
+                                          bool hr, int act, double lo, double hi) {     \
+    switch ((hb ? 1 : 0) + (hr ? 2 : 0) + 4 * act) {                                      \
+      case 0: break;                                                                      \
+      case 1: run_##SFX(o, r, bv, n, true, false, ACT_IDENTITY, lo, hi); break;           \
+      case 2: run_##SFX(o, r, bv, n, false, true, ACT_IDENTITY, lo, hi); break;           \
+      case 3: run_##SFX(o, r, bv, n, true, true, ACT_IDENTITY, lo, hi); break;            \
+      case 4: run_##SFX(o, r, bv, n, false, false, ACT_RELU, lo, hi); break;              \
+      case 5: run_##SFX(o, r, bv, n, true, false, ACT_RELU, lo, hi); break;               \
+      case 6: run_##SFX(o, r, bv, n, false, true, ACT_RELU, lo, hi); break;               \
+      case 7: run_##SFX(o, r, bv, n, true, true, ACT_RELU, lo, hi); break;                \
+      case 8: run_##SFX(o, r, bv, n, false, false, ACT_CLIP, lo, hi); break;              \
+      case 9: run_##SFX(o, r, bv, n, true, false, ACT_CLIP, lo, hi); break;               \
+      case 10: run_##SFX(o, r, bv, n, false, true, ACT_CLIP, lo, hi); break;              \
+      case 11: run_##SFX(o, r, bv, n, true, true, ACT_CLIP, lo, hi); break;               \
+      case 12: run_##SFX(o, r, bv, n, false, false, ACT_CLIP_T, lo, hi); break;           \
+      case 13: run_##SFX(o, r, bv, n, true, false, ACT_CLIP_T, lo, hi); break;            \
+      case 14: run_##SFX(o, r, bv, n, false, true, ACT_CLIP_T, lo, hi); break;            \
+      default: run_##SFX(o, r, bv, n, true, true, ACT_CLIP_T, lo, hi); break;             \
+    }                                                                                     \
+  }                                                                                       \
+  static void planes_##SFX(void *arg, int64_t b, int64_t e) {                             \
+    const epilogue *ep = arg;                                                             \
+    const T *bias = ep->bias, *res = ep->res;                                             \
+    for (int64_t p = b; p < e; p++) {                                                     \
+      T *o = (T *)ep->o + p * ep->plane;                                                  \
+      const T *r = res != NULL ? res + (p / ep->m) * ep->rs[0] + (p % ep->m) * ep->rs[1]  \
+                               : NULL;                                                    \
+      const T bv = bias != NULL ? bias[ep->n_bias == 1 ? 0 : p % ep->m] : 0;              \
+      if (r == NULL || ep->res_plane) {                                                   \
+        run_any_##SFX(o, r, bv, ep->plane, bias != NULL, r != NULL, ep->act, ep->lo, ep->hi); \
+        continue;                                                                         \
+      }                                                                                   \
+      /* A broadcast residual: row by row, each row's residual gathered first. */         \
+      T row[256];                                                                         \
+      for (int64_t y = 0; y < ep->plane / ep->ow; y++) {                                  \
+        for (int64_t x0 = 0; x0 < ep->ow; x0 += 256) {                                    \
+          int64_t w = ep->ow - x0 < 256 ? ep->ow - x0 : 256;                              \
+          for (int64_t x = 0; x < w; x++) row[x] = r[y * ep->rs[2] + (x0 + x) * ep->rs[3]]; \
+          run_any_##SFX(o + y * ep->ow + x0, row, bv, w, bias != NULL, true, ep->act,     \
+                        ep->lo, ep->hi);                                                  \
+        }                                                                                 \
+      }                                                                                   \
+    }                                                                                     \
+  }                                                                                       \
+  ct_status ct__cpu_conv2d_fusion_##SFX(const ct_kernel_ctx *c) {                         \
+    ct_status s = ct__cpu_conv2d_##SFX(c);                                                \
+    if (s != CT_OK) return s;                                                             \
+    const ct_tensor *out = ct_kernel_out(c, CT__OUT, 0);                                  \
+    epilogue ep = {.o = ct__k_out_data(c, CT__OUT, 0, c->dtype), .m = out->dims.d[1]};   \
+    if (ep.o == NULL) return ct_last_status();                                            \
+    ep.ow = out->dims.d[3];                                                               \
+    ep.plane = out->dims.d[2] * ep.ow;                                                    \
+    if (ct_kernel_in_count(c, CT__FUSION_BIAS) > 0) {                                     \
+      const ct_tensor *bt = ct_kernel_in(c, CT__FUSION_BIAS, 0);                          \
+      ep.bias = ct__k_in_data(bt);                                                        \
+      ep.n_bias = bt->numel;                                                              \
+    }                                                                                     \
+    if (ct_kernel_in_count(c, CT__FUSION_RESIDUAL) > 0) {                                 \
+      const ct_tensor *rt = ct_kernel_in(c, CT__FUSION_RESIDUAL, 0);                      \
+      ep.res = ct__k_in_data(rt);                                                         \
+      res_strides(&ep, rt, out);                                                          \
+    }                                                                                     \
+    const char *act = c->attr[CT__FUSION_ACTIVATION].u.s;                                 \
+    ep.act = strcmp(act, "relu") == 0 ? ACT_RELU                                          \
+             : strcmp(act, "clip") == 0 ? ACT_CLIP                                        \
+                                        : ACT_IDENTITY;                                   \
+    ep.lo = c->attr[CT__FUSION_CLIP_MIN].u.f;                                             \
+    ep.hi = c->attr[CT__FUSION_CLIP_MAX].u.f;                                             \
+    if (ep.act == ACT_CLIP && (double)(T)ep.lo == ep.lo && (double)(T)ep.hi == ep.hi) {   \
+      ep.act = ACT_CLIP_T;                                                                \
+    }                                                                                     \
+    if (ep.bias == NULL && ep.res == NULL && ep.act == ACT_IDENTITY) return CT_OK;         \
+    ct__parallel_for(out->dims.d[0] * ep.m, ep.plane > 0 ? CT__GRAIN_MEM / ep.plane + 1 : 1, \
+                     planes_##SFX, &ep);                                                  \
+    return CT_OK;                                                                         \
+  }
+
+EPILOGUE(float, f32)
+EPILOGUE(double, f64)

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/passes.c: the executor's optimize option (docs/design/passes.md). A pass rewrites the
+ * executor's bound ops, never the caller's program: an op it makes belongs to the executor, and
+ * the ops it replaces stay in the program, unrun by this executor.
+ *
+ * conv_epilogue: conv2d (or depthwise_conv2d) followed by the bias add the ONNX importer writes
+ * (reshape of B to [-1, 1, 1], elementwise_add), a residual elementwise_add and relu or clip,
+ * any of the three, becomes one conv2d_fusion computing the same bits (ops/cpu/conv_fusion.c):
+ * the intermediates are never allocated and the output is read and written once more instead of
+ * three times. A link of the chain is taken only when its value is an intermediate (created by
+ * the executor, not kept), written by its op alone and read by the next op of the chain alone
+ * (no other op, no nested program), and the chain's ops follow one another (the reshape between
+ * the conv and its bias add excepted: it writes only the bias's view). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "ops/op_impl.h"
+
+/* Op op's attribute called name (a name its type defines). */
+static const ct_attr_value *attr(const ct_op *op, const char *name) {
+  for (size_t a = 0; a < op->def->n_attr; a++) {
+    if (strcmp(op->def->attr[a].name, name) == 0) return &op->attr[a];
+  }
+  return NULL;
+}
+
+/* Whether prep p's op is of type `type`. */
+static bool is(const ct__prep *p, const char *type) { return strcmp(p->op->def->type, type) == 0; }
+
+static const ct_var *out0(const ct__prep *p) { return p->vars[p->n_in_vars]; }
+
+/* Whether v links prep `from` (its only writer) to prep `to` (its only reader, once) and is an
+ * intermediate. */
+static bool link(const ct__prep *preps, size_t n, size_t from, size_t to, const ct_var *v,
+                 bool (*candidate)(void *, const ct_var *), void *arg) {
+  if (!candidate(arg, v)) return false;
+  size_t reads = 0;
+  for (size_t j = 0; j < n; j++) {
+    const ct__prep *q = &preps[j];
+    for (uint32_t k = 0; k < q->n_in_vars + q->n_out_vars; k++) {
+      if (q->vars[k] != v) continue;
+      if (k >= q->n_in_vars ? j != from : j != to) return false;
+      reads += k < q->n_in_vars;
+    }
+    if (ct__nested_reads(q->op, ct_var_name(v))) return false;
+  }
+  return reads == 1;
+}
+
+/* The other input of two-input prep p when one of them is v (and the other is not); NULL when
+ * neither or both are. */
+static const ct_var *other_input(const ct__prep *p, const ct_var *v) {
+  if (p->n_in_vars != 2 || (p->vars[0] == v) == (p->vars[1] == v)) return NULL;
+  return p->vars[0] == v ? p->vars[1] : p->vars[0];
+}
+
+/* Whether reshape prep p makes a [-1, 1, 1] view of its X from the attribute alone. */
+static bool column_reshape(const ct__prep *p) {
+  if (!is(p, "reshape") || p->n_in_vars != 1) return false;
+  const ct_attr_value *a = attr(p->op, "shape");
+  return a != NULL && a->type == CT_ATTR_INTS && a->u.ints.n == 3 && a->u.ints.v[0] == -1 &&
+         a->u.ints.v[1] == 1 && a->u.ints.v[2] == 1;
+}
+
+typedef struct chain {
+  size_t conv, last, n_members;
+  size_t members[4]; /* the preps it replaces: the conv, the adds, the activation */
+  const ct_var *bias, *res;
+  const char *act;
+  double lo, hi;
+} chain;
+
+/* The longest chain from conv prep i (false when it has no link). */
+static bool find_chain(const ct__prep *preps, size_t n, size_t i,
+                       bool (*candidate)(void *, const ct_var *), void *arg, chain *ch) {
+  *ch = (chain){.conv = i, .last = i, .n_members = 1, .members = {i}, .act = "identity",
+                .lo = -INFINITY, .hi = INFINITY};
+  const ct_var *cur = out0(&preps[i]);
+  size_t j = i + 1;
+  /* The bias: reshape(B, [-1, 1, 1]) -> b3, then cur + b3. */
+  if (j + 1 < n && column_reshape(&preps[j]) && is(&preps[j + 1], "elementwise_add") &&
+      other_input(&preps[j + 1], cur) == out0(&preps[j]) &&
+      link(preps, n, ch->last, j + 1, cur, candidate, arg)) {
+    ch->bias = preps[j].vars[0];
+    cur = out0(&preps[j + 1]);
+    ch->last = j + 1;
+    ch->members[ch->n_members++] = j + 1;
+    j += 2;
+  }
+  /* The residual: cur + r. */
+  const ct_var *r = j < n && is(&preps[j], "elementwise_add") ? other_input(&preps[j], cur) : NULL;
+  if (r != NULL && link(preps, n, ch->last, j, cur, candidate, arg)) {
+    ch->res = r;
+    cur = out0(&preps[j]);
+    ch->last = j;
+    ch->members[ch->n_members++] = j++;
+  }
+  /* The activation: relu, or clip with constant bounds. */
+  if (j < n && preps[j].n_in_vars == 1 && preps[j].vars[0] == cur &&
+      (is(&preps[j], "relu") || is(&preps[j], "clip")) &&
+      link(preps, n, ch->last, j, cur, candidate, arg)) {
+    ch->act = is(&preps[j], "relu") ? "relu" : "clip";
+    if (is(&preps[j], "clip")) {
+      ch->lo = attr(preps[j].op, "min")->u.f;
+      ch->hi = attr(preps[j].op, "max")->u.f;
+    }
+    ch->last = j;
+    ch->members[ch->n_members++] = j;
+  }
+  return ch->n_members > 1;
+}
+
+/* conv2d_fusion for chain ch, wired and attributed as its ops were; NULL with the error
+ * recorded. */
+static ct_op *fused_op(const ct__prep *preps, const chain *ch) {
+  const ct_op *conv = preps[ch->conv].op;
+  ct_op *op = ct_op_new("conv2d_fusion");
+  if (op == NULL) return NULL;
+  ct_status s = ct_op_set_input(op, "Input", ct_var_name(preps[ch->conv].vars[0]));
+  if (s == CT_OK) s = ct_op_set_input(op, "Filter", ct_var_name(preps[ch->conv].vars[1]));
+  if (s == CT_OK && ch->bias) s = ct_op_set_input(op, "Bias", ct_var_name(ch->bias));
+  if (s == CT_OK && ch->res) s = ct_op_set_input(op, "ResidualData", ct_var_name(ch->res));
+  if (s == CT_OK) s = ct_op_set_output(op, "Output", ct_var_name(out0(&preps[ch->last])));
+  /* conv2d's six attributes come first in conv2d_fusion, in the same order and types. */
+  for (size_t a = 0; a < conv->def->n_attr && s == CT_OK; a++) {
+    const char *name = conv->def->attr[a].name;
+    const ct_attr_value *v = &conv->attr[a];
+    switch (v->type) {
+      case CT_ATTR_INTS: s = ct_op_set_attr_ints(op, name, v->u.ints.v, v->u.ints.n); break;
+      case CT_ATTR_INT: s = ct_op_set_attr_int(op, name, v->u.i); break;
+      case CT_ATTR_STRING: s = ct_op_set_attr_string(op, name, v->u.s); break;
+      default: break;
+    }
+  }
+  if (s == CT_OK) s = ct_op_set_attr_string(op, "activation", ch->act);
+  if (s == CT_OK) s = ct_op_set_attr_float(op, "clip_min", ch->lo);
+  if (s == CT_OK) s = ct_op_set_attr_float(op, "clip_max", ch->hi);
+  if (s != CT_OK) {
+    ct_op_free(op);
+    return NULL;
+  }
+  op->index = conv->index; /* messages name the conv's place in the program */
+  return op;
+}
+
+static ct_status oom(void) {
+  return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_executor_new: out of host memory (optimize)");
+}
+
+/* Replaces chain ch's preps by one bound to its fused op, at the chain's last op's place. */
+static ct_status apply(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
+                       const chain *ch, ct__rewrites *rw) {
+  if (rw->n == rw->cap) {
+    size_t cap = rw->cap ? 2 * rw->cap : 8;
+    ct__rewrite *grown = ct__realloc(rw->v, cap * sizeof *grown);
+    if (grown == NULL) return oom();
+    rw->v = grown;
+    rw->cap = cap;
+  }
+  ct_op *op = fused_op(preps, ch);
+  ct__prep fused;
+  if (op == NULL || ct__prep_init(&fused, op, scope, place, NULL, NULL) != CT_OK) {
+    ct_op_free(op);
+    return ct_last_status();
+  }
+  ct__rewrite *r = &rw->v[rw->n++];
+  *r = (ct__rewrite){.op = op, .n_origin = ch->n_members};
+  for (size_t k = 0; k < ch->n_members; k++) {
+    r->origin[k] = preps[ch->members[k]].op;
+    r->gen[k] = preps[ch->members[k]].op->gen;
+  }
+  /* The members go, the fused op takes the last one's place. */
+  size_t w = 0;
+  for (size_t k = 0; k < *n; k++) {
+    bool member = false;
+    for (size_t m = 0; m < ch->n_members; m++) member |= ch->members[m] == k;
+    if (k == ch->last) {
+      ct__prep_destroy(&preps[k]);
+      preps[w++] = fused;
+    } else if (member) {
+      ct__prep_destroy(&preps[k]);
+    } else {
+      preps[w++] = preps[k];
+    }
+  }
+  *n = w;
+  return CT_OK;
+}
+
+ct_status ct__optimize(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
+                       bool (*candidate)(void *, const ct_var *), void *arg, ct__rewrites *rw) {
+  if (place.kind != CT_DEVICE_CPU) return CT_OK; /* conv2d_fusion has CPU kernels only */
+  for (size_t i = 0; i < *n; i++) {
+    chain ch;
+    if (!is(&preps[i], "conv2d") && !is(&preps[i], "depthwise_conv2d")) continue;
+    if (!find_chain(preps, *n, i, candidate, arg, &ch)) continue;
+    ct_status s = apply(preps, n, scope, place, &ch, rw);
+    if (s != CT_OK) return s;
+  }
+  return CT_OK;
+}
+
+ct_status ct__rewrites_check(const ct__rewrites *rw) {
+  for (size_t i = 0; i < rw->n; i++) {
+    const ct__rewrite *r = &rw->v[i];
+    for (size_t k = 0; k < r->n_origin; k++) {
+      if (r->origin[k]->gen == r->gen[k]) continue;
+      char label[CT__OP_LABEL_CAP];
+      return ct__error(CT_ERR_INVALID_ARGUMENT,
+                       "ct_executor_run: %s was edited after this executor fused it with its "
+                       "neighbours (the optimize option): make a new executor",
+                       ct__op_label(r->origin[k], label, sizeof label));
+    }
+  }
+  return CT_OK;
+}
+
+void ct__rewrites_free(ct__rewrites *rw) {
+  for (size_t i = 0; i < rw->n; i++) ct_op_free(rw->v[i].op);
+  free(rw->v);
+  *rw = (ct__rewrites){0};
+}

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/profile.c: the profiler (corten/profile.h, docs/design/profile.md). A profile is a
+ * growing array of events under a mutex; the executor and ct_op_run ask ct__prof_begin whether
+ * any profile records (one relaxed load of a count when none does) and, when one does, time the
+ * op and append it to every profile that records the calling thread: its own and the
+ * process's. */
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/alloc.h"
+#include "interop/params_format.h"
+#include "ops/profile_impl.h"
+
+_Atomic int ct__prof_active;                  /* profiles recording, anywhere */
+static _Atomic(ct_profile *) process_profile; /* the CT_PROFILE_PROCESS one */
+static _Thread_local ct_profile *thread_profile;
+static _Thread_local int thread_number;        /* this thread's number (one across profiles) */
+static _Atomic int thread_count;
+static _Atomic int in_flight; /* threads between loading process_profile and appending to it */
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+ct_profile *ct_profile_start(ct_profile_where where) {
+  if (where != CT_PROFILE_THREAD && where != CT_PROFILE_PROCESS) {
+    return ct__error_null(CT_ERR_INVALID_ARGUMENT,
+                          "ct_profile_start: where is %d: give CT_PROFILE_THREAD or "
+                          "CT_PROFILE_PROCESS", (int)where);
+  }
+  if (where == CT_PROFILE_THREAD ? thread_profile != NULL : atomic_load(&process_profile) != NULL) {
+    return ct__error_null(CT_ERR_ALREADY_EXISTS,
+                          "ct_profile_start: a %s profile already records: stop it first",
+                          where == CT_PROFILE_THREAD ? "thread's" : "process-wide");
+  }
+  ct_profile *p = ct__calloc(1, sizeof *p);
+  if (p == NULL || mtx_init(&p->lock, mtx_plain) != thrd_success) {
+    free(p);
+    return ct__error_null(CT_ERR_OUT_OF_MEMORY, "ct_profile_start: out of host memory");
+  }
+  p->where = where;
+  p->owner = thrd_current();
+  p->t0 = now_ns();
+  p->recording = true;
+  if (where == CT_PROFILE_THREAD) {
+    thread_profile = p;
+  } else {
+    ct_profile *none = NULL;
+    if (!atomic_compare_exchange_strong(&process_profile, &none, p)) {
+      mtx_destroy(&p->lock);
+      free(p);
+      return ct__error_null(CT_ERR_ALREADY_EXISTS,
+                            "ct_profile_start: a process-wide profile already records: stop it "
+                            "first");
+    }
+  }
+  atomic_fetch_add(&ct__prof_active, 1);
+  return p;
+}
+
+ct_status ct_profile_stop(ct_profile *p) {
+  if (p == NULL) return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_profile_stop: the profile is NULL");
+  if (p->where == CT_PROFILE_THREAD && p->recording && !thrd_equal(p->owner, thrd_current())) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT,
+                     "ct_profile_stop: a thread's profile is stopped by the thread it records "
+                     "(this is another): stop it there, or record with CT_PROFILE_PROCESS");
+  }
+  mtx_lock(&p->lock);
+  bool was = p->recording;
+  p->recording = false;
+  mtx_unlock(&p->lock);
+  if (!was) return CT_OK;
+  if (p->where == CT_PROFILE_PROCESS) {
+    ct_profile *me = p;
+    atomic_compare_exchange_strong(&process_profile, &me, NULL);
+    /* A thread that loaded it before may still append (to a stopped profile: nothing). */
+    while (atomic_load(&in_flight) != 0) thrd_yield();
+  } else if (thread_profile == p) {
+    thread_profile = NULL;
+  }
+  atomic_fetch_sub(&ct__prof_active, 1);
+  return CT_OK;
+}
+
+void ct_profile_free(ct_profile *p) {
+  if (p == NULL) return;
+  /* A thread's profile still recording on another thread cannot be unhooked from here: it is
+   * left (a leak, recorded as an error) rather than freed under that thread. */
+  if (ct_profile_stop(p) != CT_OK) return;
+  mtx_destroy(&p->lock);
+  free(p->v);
+  free(p->strings);
+  free(p);
+}
+
+size_t ct_profile_count(const ct_profile *p) { return p != NULL ? p->n : 0; }
+
+ct_status ct_profile_event_get(const ct_profile *p, size_t i, ct_profile_event *out) {
+  if (p == NULL || out == NULL) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_profile_event_get: the profile or out is NULL");
+  }
+  if (i >= p->n) {
+    return ct__error(CT_ERR_OUT_OF_RANGE, "ct_profile_event_get: event %zu of %zu", i, p->n);
+  }
+  *out = p->v[i].e;
+  out->type = p->strings + (uintptr_t)p->v[i].e.type;
+  out->label = p->strings + (uintptr_t)p->v[i].e.label;
+  return CT_OK;
+}
+
+/* ---- Recording ------------------------------------------------------------------------------ */
+
+/* s appended to p's strings (lock held): its offset, or SIZE_MAX when out of memory. */
+static size_t put_string(ct_profile *p, const char *s) {
+  size_t n = strlen(s) + 1;
+  if (p->s_n + n > p->s_cap) {
+    size_t cap = p->s_cap ? 2 * p->s_cap : 4096;
+    while (cap < p->s_n + n) cap *= 2;
+    char *grown = ct__realloc(p->strings, cap);
+    if (grown == NULL) return SIZE_MAX;
+    p->strings = grown;
+    p->s_cap = cap;
+  }
+  memcpy(p->strings + p->s_n, s, n);
+  p->s_n += n;
+  return p->s_n - n;
+}
+
+/* Appends an event to p (a full profile or one out of memory drops it silently: the
+ * profiler never fails the run it watches). */
+static void append(ct_profile *p, const ct__prof_mark *m, const char *type, const char *label,
+                   int64_t end, ct_status st) {
+  mtx_lock(&p->lock);
+  if (p->recording) {
+    if (p->n == p->cap) {
+      size_t cap = p->cap ? 2 * p->cap : 1024;
+      ct__prof_rec *grown = ct__realloc(p->v, cap * sizeof *grown);
+      if (grown != NULL) p->v = grown, p->cap = cap;
+    }
+    size_t ts = put_string(p, type), ls = ts == SIZE_MAX ? SIZE_MAX : put_string(p, label);
+    if (p->n < p->cap && ls != SIZE_MAX) {
+      ct_memory_stats after = m->stats;
+      (void)ct_memory_stats_get(m->place, &after);
+      ct__prof_rec *r = &p->v[p->n++];
+      r->e = (ct_profile_event){.type = (const char *)(uintptr_t)ts,
+                                .label = (const char *)(uintptr_t)ls,
+                                .start_ns = m->t - p->t0,
+                                .dur_ns = end - m->t,
+                                .thread = thread_number,
+                                .bytes = (int64_t)after.allocated - (int64_t)m->stats.allocated,
+                                .allocs = (int64_t)(after.allocs - m->stats.allocs),
+                                .status = st};
+      r->place = m->place;
+      r->allocated = (int64_t)after.allocated;
+    }
+  }
+  mtx_unlock(&p->lock);
+}
+
+bool ct__prof_records(void) { return thread_profile != NULL || atomic_load(&process_profile); }
+
+void ct__prof_mark_now(ct__prof_mark *m, ct_place place) {
+  if (thread_number == 0) thread_number = atomic_fetch_add(&thread_count, 1) + 1;
+  m->place = place;
+  memset(&m->stats, 0, sizeof m->stats);
+  (void)ct_memory_stats_get(place, &m->stats);
+  m->t = now_ns();
+}
+
+void ct__prof_end(const ct__prof_mark *m, const char *type, const char *label, ct_status st) {
+  int64_t end = now_ns();
+  ct_profile *mine = thread_profile;
+  if (mine != NULL) append(mine, m, type, label, end, st);
+  atomic_fetch_add(&in_flight, 1);
+  ct_profile *all = atomic_load(&process_profile);
+  if (all != NULL && all != mine) append(all, m, type, label, end, st);
+  atomic_fetch_sub(&in_flight, 1);
+}
+
+void ct__prof_op_end(const ct__prof_mark *m, const ct__prep *p, ct_status st) {
+  char label[256];
+  size_t pos = 0;
+  label[0] = '\0';
+  for (uint32_t k = 0; k < p->n_out_vars && pos + 1 < sizeof label; k++) {
+    const char *name = ct_var_name(p->vars[p->n_in_vars + k]);
+    int w = snprintf(label + pos, sizeof label - pos, "%s%s", k ? ", " : "", name ? name : "?");
+    if (w > 0) pos += (size_t)w < sizeof label - pos ? (size_t)w : sizeof label - pos - 1;
+  }
+  ct__prof_end(m, p->op->def->type, label, st);
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/profile_impl.h: the profiler's object (ops/profile.c records, ops/profile_out.c writes) and
+ * the hooks the executor and ct_op_run call around each op and run. */
+#ifndef CORTEN_OPS_PROFILE_IMPL_H
+#define CORTEN_OPS_PROFILE_IMPL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <threads.h>
+
+#include <corten/memory.h>
+#include <corten/profile.h>
+
+#include "ops/op_impl.h"
+
+typedef struct ct__prof_rec {
+  ct_profile_event e; /* type and label: offsets into the profile's strings */
+  ct_place place;
+  int64_t allocated; /* the place's allocated bytes at the event's end (the counter track) */
+} ct__prof_rec;
+
+struct ct_profile {
+  mtx_t lock;
+  ct__prof_rec *v;
+  size_t n, cap;
+  char *strings; /* types and labels, NUL-terminated, one after another */
+  size_t s_n, s_cap;
+  int64_t t0;
+  ct_profile_where where;
+  bool recording;
+  thrd_t owner; /* CT_PROFILE_THREAD: the thread it records */
+};
+
+/* Where an event started: the clock and its place's stats. */
+typedef struct ct__prof_mark {
+  int64_t t;
+  ct_place place;
+  ct_memory_stats stats;
+} ct__prof_mark;
+
+/* Profiles recording, anywhere: the hooks' one test when none does. */
+extern _Atomic int ct__prof_active;
+
+static inline bool ct__prof_on(void) {
+  return atomic_load_explicit(&ct__prof_active, memory_order_relaxed) != 0;
+}
+/* Whether a profile records the calling thread (its own, or the process's). */
+bool ct__prof_records(void);
+void ct__prof_mark_now(ct__prof_mark *m, ct_place place);
+/* Appends the event begun at m to the profiles recording the calling thread. */
+void ct__prof_end(const ct__prof_mark *m, const char *type, const char *label, ct_status st);
+/* The event of prep p's op: its type, its outputs' names as the label. */
+void ct__prof_op_end(const ct__prof_mark *m, const ct__prep *p, ct_status st);
+
+#endif /* CORTEN_OPS_PROFILE_IMPL_H */

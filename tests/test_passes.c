@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The executor's optimize option (ops/passes.c, docs/design/passes.md): conv2d + bias add +
+ * residual add + relu/clip chains run as one conv2d_fusion whose results equal the unoptimized
+ * executor's bit for bit, whose intermediates never get memory; and chains are left alone where
+ * an intermediate is read by another op, kept, or the caller's own variable. */
+#include <math.h>
+#include <string.h>
+
+#include "op_util.h"
+
+/* Fills float32 variable name (dims d) with a fixed pseudo-random pattern of seed. */
+static void put_pattern(ct_scope *s, const char *name, ct_ddim d, unsigned seed, ct_dtype dt) {
+  ct_tensor *t = ct_var_tensor(ct_scope_var(s, name));
+  ck_assert_int_eq(ct_tensor_resize(t, d), CT_OK);
+  void *p = ct_tensor_mutable_data(t, dt, ct_cpu());
+  ck_assert_ptr_nonnull(p);
+  unsigned v = seed * 2654435761u + 1;
+  for (int64_t i = 0; i < ct_tensor_numel(t); i++) {
+    v = v * 1103515245u + 12345u;
+    double x = (double)((v >> 8) % 2001) / 1000.0 - 1.0; /* -1 .. 1 */
+    if (dt == CT_FLOAT32) ((float *)p)[i] = (float)x;
+    else ((double *)p)[i] = x;
+  }
+}
+
+typedef struct spec {
+  bool bias, residual, depthwise;
+  const char *act; /* NULL, "relu" or "clip" */
+  bool exact_clip;  /* clip's bounds 0 and 0.5, which float32 holds (else 0.1 and 0.6) */
+  ct_dtype dt;
+  ct_ddim res_dims; /* rank 0: the output's [1, 4, 5, 5] */
+} spec;
+
+/* y = act(conv(x, w) + reshape(b, [-1, 1, 1]) + r), x [1, 4 or 3, 7, 7], w 3x3 stride 1 pad 0
+ * -> [1, 4, 5, 5] (depthwise: groups 4, w [4, 1, 3, 3]); the intermediates c, cb, cr. */
+static ct_program *chain_program(const spec *sp) {
+  ct_program *p = ct_program_new();
+  ct_op *conv = ct_op_new(sp->depthwise ? "depthwise_conv2d" : "conv2d");
+  ct_op_set_input(conv, "Input", "x");
+  ct_op_set_input(conv, "Filter", "w");
+  ct_op_set_output(conv, "Output", "c");
+  if (sp->depthwise) ct_op_set_attr_int(conv, "groups", 4);
+  ck_assert_int_eq(ct_program_append(p, conv), CT_OK);
+  const char *cur = "c";
+  if (sp->bias) {
+    ct_op *r = op_x("reshape", "b", "b3");
+    static const int64_t col[3] = {-1, 1, 1};
+    ct_op_set_attr_ints(r, "shape", col, 3);
+    ck_assert_int_eq(ct_program_append(p, r), CT_OK);
+    ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_add", "c", "b3", "cb")), CT_OK);
+    cur = "cb";
+  }
+  if (sp->residual) {
+    ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_add", "r", cur, "cr")), CT_OK);
+    cur = "cr";
+  }
+  if (sp->act != NULL) {
+    ct_op *a = op_x(sp->act, cur, "y");
+    if (strcmp(sp->act, "clip") == 0) {
+      ct_op_set_attr_float(a, "min", sp->exact_clip ? 0 : 0.1);
+      ct_op_set_attr_float(a, "max", sp->exact_clip ? 0.5 : 0.6);
+    }
+    ck_assert_int_eq(ct_program_append(p, a), CT_OK);
+  } else {
+    ck_assert_int_eq(ct_program_append(p, op_x("assign", cur, "y")), CT_OK);
+  }
+  return p;
+}
+
+static ct_scope *chain_scope(const spec *sp) {
+  ct_scope *s = ct_scope_new();
+  put_pattern(s, "x", CT_DIMS(1, 4, 7, 7), 1, sp->dt);
+  put_pattern(s, "w", sp->depthwise ? CT_DIMS(4, 1, 3, 3) : CT_DIMS(4, 4, 3, 3), 2, sp->dt);
+  put_pattern(s, "b", CT_DIMS(4), 3, sp->dt);
+  put_pattern(s, "r", sp->res_dims.rank > 0 ? sp->res_dims : CT_DIMS(1, 4, 5, 5), 4, sp->dt);
+  return s;
+}
+
+/* Runs program p over scope s with options o twice; y's bytes into out (100 values). */
+static void run_into(const ct_program *p, ct_scope *s, const ct_executor_options *o, void *out,
+                     size_t bytes) {
+  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), o);
+  ck_assert_msg(e != NULL, "%s", ct_last_error());
+  for (int k = 0; k < 2; k++) ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+  const ct_tensor *y = ct_var_get_tensor(ct_scope_find_var(s, "y"));
+  ck_assert(ct_ddim_equal(ct_tensor_dims(y), CT_DIMS(1, 4, 5, 5)));
+  memcpy(out, ct_tensor_data(y, ct_tensor_dtype(y)), bytes);
+  ct_executor_free(e);
+}
+
+static bool has_memory(const ct_scope *s, const char *name) {
+  const ct_var *v = ct_scope_find_var(s, name);
+  return v != NULL && ct_tensor_has_memory(ct_var_get_tensor(v));
+}
+
+/* The chain optimized equals it unoptimized bit for bit, and its intermediates got no memory. */
+static void check_fused(const spec *sp) {
+  ct_program *p = chain_program(sp);
+  double plain[100], fused[100];
+  size_t bytes = 100 * ct_dtype_size(sp->dt);
+  ct_scope *s = chain_scope(sp);
+  run_into(p, s, NULL, plain, bytes);
+  ct_scope_free(s);
+  s = chain_scope(sp);
+  ct_executor_options o = {.optimize = true};
+  run_into(p, s, &o, fused, bytes);
+  ck_assert_int_eq(memcmp(plain, fused, bytes), 0);
+  /* Every link of the chain but its last output (which assign copies when act is NULL). */
+  const char *links[3];
+  size_t n = 0;
+  links[n++] = "c";
+  if (sp->bias) links[n++] = "cb";
+  if (sp->residual) links[n++] = "cr";
+  if (sp->act == NULL) n--;
+  for (size_t k = 0; k < n; k++) ck_assert_msg(!has_memory(s, links[k]), "%s", links[k]);
+  ct_scope_free(s);
+  ct_program_free(p);
+}
+
+START_TEST(conv_bias_relu_fuses_to_the_same_bits) {
+  check_fused(&(spec){.bias = true, .act = "relu", .dt = CT_FLOAT32});
+}
+END_TEST
+
+START_TEST(conv_bias_residual_clip_fuses_to_the_same_bits) {
+  check_fused(&(spec){.bias = true, .residual = true, .act = "clip", .dt = CT_FLOAT32});
+  check_fused(&(spec){.bias = true, .residual = true, .act = "clip", .dt = CT_FLOAT64});
+  check_fused(&(spec){.bias = true, .act = "clip", .exact_clip = true, .dt = CT_FLOAT32});
+}
+END_TEST
+
+START_TEST(a_residual_that_broadcasts_fuses_to_the_same_bits) {
+  check_fused(&(spec){.residual = true, .act = "relu", .dt = CT_FLOAT32,
+                      .res_dims = CT_DIMS(4, 1, 1)});
+  check_fused(&(spec){.residual = true, .act = "relu", .dt = CT_FLOAT32,
+                      .res_dims = CT_DIMS(1, 5)});
+}
+END_TEST
+
+START_TEST(depthwise_and_activation_alone_fuse) {
+  check_fused(&(spec){.bias = true, .depthwise = true, .act = "clip", .dt = CT_FLOAT32});
+  check_fused(&(spec){.act = "relu", .dt = CT_FLOAT32});
+  check_fused(&(spec){.bias = true, .dt = CT_FLOAT32});
+}
+END_TEST
+
+/* The chain with an extra reader of cb appended: cb keeps its value and y is right. */
+START_TEST(an_intermediate_read_elsewhere_is_not_fused) {
+  spec sp = {.bias = true, .act = "relu", .dt = CT_FLOAT32};
+  ct_program *p = chain_program(&sp);
+  ck_assert_int_eq(ct_program_append(p, op_x("exp", "cb", "e")), CT_OK);
+  double plain[100], fused[100];
+  ct_scope *s = chain_scope(&sp);
+  run_into(p, s, NULL, plain, 400);
+  ct_scope_free(s);
+  s = chain_scope(&sp);
+  ct_executor_options o = {.optimize = true};
+  run_into(p, s, &o, fused, 400);
+  ck_assert_int_eq(memcmp(plain, fused, 400), 0);
+  ck_assert(has_memory(s, "cb"));
+  ck_assert(!has_memory(s, "c")); /* conv + bias still fused: c is read by the add alone */
+  ck_assert(has_memory(s, "e"));
+  ct_scope_free(s);
+  ct_program_free(p);
+}
+END_TEST
+
+/* A kept intermediate, and one the caller made before the executor, hold their values. */
+START_TEST(kept_and_callers_intermediates_are_not_fused) {
+  spec sp = {.bias = true, .act = "relu", .dt = CT_FLOAT32};
+  ct_program *p = chain_program(&sp);
+  double plain[100], fused[100];
+  ct_scope *s = chain_scope(&sp);
+  run_into(p, s, NULL, plain, 400);
+  float cb_plain[100];
+  memcpy(cb_plain, var_f32(s, "cb"), 400);
+  ct_scope_free(s);
+  static const char *const keep[] = {"cb"};
+  ct_executor_options o = {.optimize = true, .keep = keep, .n_keep = 1};
+  s = chain_scope(&sp);
+  run_into(p, s, &o, fused, 400);
+  ck_assert_int_eq(memcmp(plain, fused, 400), 0);
+  ck_assert_int_eq(memcmp(cb_plain, var_f32(s, "cb"), 400), 0);
+  ct_scope_free(s);
+  s = chain_scope(&sp);
+  ct_var_tensor(ct_scope_var(s, "c")); /* the caller's own variable */
+  ct_executor_options o2 = {.optimize = true};
+  run_into(p, s, &o2, fused, 400);
+  ck_assert_int_eq(memcmp(plain, fused, 400), 0);
+  ck_assert(has_memory(s, "c"));
+  ct_scope_free(s);
+  ct_program_free(p);
+}
+END_TEST
+
+START_TEST(editing_a_fused_op_fails_the_run) {
+  spec sp = {.bias = true, .act = "relu", .dt = CT_FLOAT32};
+  ct_program *p = chain_program(&sp);
+  ct_scope *s = chain_scope(&sp);
+  ct_executor_options o = {.optimize = true};
+  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
+  ck_assert_ptr_nonnull(e);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  static const int64_t two[2] = {2, 2};
+  ck_assert_int_eq(ct_op_set_attr_ints((ct_op *)ct_program_op(p, 0), "strides", two, 2), CT_OK);
+  ck_assert_int_eq(ct_executor_run(e), CT_ERR_INVALID_ARGUMENT);
+  HAS(ct_last_error(), "op #0 'conv2d' was edited");
+  HAS(ct_last_error(), "make a new executor");
+  ct_executor_free(e);
+  ct_scope_free(s);
+  ct_program_free(p);
+}
+END_TEST
+
+/* A bias of 3 elements for 4 channels fails either way; optimized, the message names the fused
+ * op and the fix. */
+START_TEST(a_bias_of_the_wrong_size_is_a_shape_error) {
+  spec sp = {.bias = true, .act = "relu", .dt = CT_FLOAT32};
+  ct_program *p = chain_program(&sp);
+  ct_scope *s = chain_scope(&sp);
+  put_pattern(s, "b", CT_DIMS(3), 3, CT_FLOAT32);
+  ct_executor *e = ct_executor_new(p, s, ct_cpu());
+  ck_assert_int_eq(ct_executor_run(e), CT_ERR_SHAPE);
+  ct_executor_free(e);
+  ct_scope_free(s); /* a fresh scope: c, cb ... must be the executor's own to be fused */
+  s = chain_scope(&sp);
+  put_pattern(s, "b", CT_DIMS(3), 3, CT_FLOAT32);
+  ct_executor_options o = {.optimize = true};
+  e = ct_executor_new_with(p, s, ct_cpu(), &o);
+  ck_assert_int_eq(ct_executor_run(e), CT_ERR_SHAPE);
+  HAS(ct_last_error(), "conv2d_fusion");
+  HAS(ct_last_error(), "Bias 'b' holds 3 elements");
+  ct_executor_free(e);
+  ct_scope_free(s);
+  ct_program_free(p);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("passes");
+  CT_ADD_TEST(s, conv_bias_relu_fuses_to_the_same_bits);
+  CT_ADD_TEST(s, conv_bias_residual_clip_fuses_to_the_same_bits);
+  CT_ADD_TEST(s, a_residual_that_broadcasts_fuses_to_the_same_bits);
+  CT_ADD_TEST(s, depthwise_and_activation_alone_fuse);
+  CT_ADD_TEST(s, an_intermediate_read_elsewhere_is_not_fused);
+  CT_ADD_TEST(s, kept_and_callers_intermediates_are_not_fused);
+  CT_ADD_TEST(s, editing_a_fused_op_fails_the_run);
+  CT_ADD_TEST(s, a_bias_of_the_wrong_size_is_a_shape_error);
+  return s;
+}
+
+CT_TEST_MAIN(make_suite)
