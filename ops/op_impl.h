@@ -125,7 +125,7 @@ typedef struct ct__prep {
 /* ops/passes.c: the optimize option. An executor's rewrites: each fused op it made (owned) and
  * the program's ops it stands for, with their generations when it was made: an edit of one
  * after that makes ct__rewrites_check fail the run. */
-#define CT__REWRITE_MAX 4
+#define CT__REWRITE_MAX 5 /* a conv, two adds, an activation, and the bias's reshape */
 typedef struct ct__rewrite {
   ct_op *op;
   const ct_op *origin[CT__REWRITE_MAX];

@@ -68,6 +68,7 @@ static bool column_reshape(const ct__prep *p) {
 typedef struct chain {
   size_t conv, last, n_members;
   size_t members[4]; /* the preps it replaces: the conv, the adds, the activation */
+  const ct_op *watched; /* the bias's reshape: it stays, but an edit of it changes the bias */
   const ct_var *bias, *res;
   const char *act;
   double lo, hi;
@@ -85,6 +86,7 @@ static bool find_chain(const ct__prep *preps, size_t n, size_t i,
       other_input(&preps[j + 1], cur) == out0(&preps[j]) &&
       link(preps, n, ch->last, j + 1, cur, candidate, arg)) {
     ch->bias = preps[j].vars[0];
+    ch->watched = preps[j].op;
     cur = out0(&preps[j + 1]);
     ch->last = j + 1;
     ch->members[ch->n_members++] = j + 1;
@@ -171,6 +173,10 @@ static ct_status apply(ct__prep *preps, size_t *n, ct_scope *scope, ct_place pla
   for (size_t k = 0; k < ch->n_members; k++) {
     r->origin[k] = preps[ch->members[k]].op;
     r->gen[k] = preps[ch->members[k]].op->gen;
+  }
+  if (ch->watched != NULL) {
+    r->origin[r->n_origin] = ch->watched;
+    r->gen[r->n_origin++] = ch->watched->gen;
   }
   /* The members go, the fused op takes the last one's place. */
   size_t w = 0;

@@ -207,6 +207,17 @@ START_TEST(editing_a_fused_op_fails_the_run) {
   HAS(ct_last_error(), "op #0 'conv2d' was edited");
   HAS(ct_last_error(), "make a new executor");
   ct_executor_free(e);
+  /* The bias's reshape stays in the program and runs, but the fused op reads the bias itself:
+   * an edit of the reshape is caught too. */
+  ct_scope_free(s);
+  s = chain_scope(&sp);
+  e = ct_executor_new_with(p, s, ct_cpu(), &o);
+  ck_assert_ptr_nonnull(e);
+  static const int64_t row[3] = {1, -1, 1};
+  ck_assert_int_eq(ct_op_set_attr_ints((ct_op *)ct_program_op(p, 1), "shape", row, 3), CT_OK);
+  ck_assert_int_eq(ct_executor_run(e), CT_ERR_INVALID_ARGUMENT);
+  HAS(ct_last_error(), "op #1 'reshape' was edited");
+  ct_executor_free(e);
   ct_scope_free(s);
   ct_program_free(p);
 }
