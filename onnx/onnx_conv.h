@@ -20,6 +20,8 @@ typedef struct ox_staged {
   double *floats;
   size_t n;
   bool constant;    /* an initializer or Constant: rules may read its values */
+  bool inexact;     /* a value its double does not hold (float16, bfloat16: not decoded;
+                       64-bit integers past 2^53) */
 } ox_staged;
 
 typedef struct ox_conv {

@@ -209,8 +209,18 @@ static bool decode(ox_staged *s) {
       case CT_INT16: v = ((const int16_t *)p)[i]; d = (double)v; break;
       case CT_INT8: v = ((const int8_t *)p)[i]; d = (double)v; break;
       case CT_UINT8: case CT_BOOL: v = ((const uint8_t *)p)[i]; d = (double)v; break;
-      default: v = 0; d = 0; break;
+      case CT_UINT16: v = ((const uint16_t *)p)[i]; d = (double)v; break;
+      case CT_UINT32: v = ((const uint32_t *)p)[i]; d = (double)v; break;
+      case CT_UINT64: {
+        uint64_t u = ((const uint64_t *)p)[i];
+        v = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
+        d = (double)u;
+        s->inexact |= u > ((uint64_t)1 << 53);
+        break;
+      }
+      default: v = 0; d = 0; s->inexact = true; break; /* float16, bfloat16 */
     }
+    if (dt == CT_INT64) s->inexact |= v > ((int64_t)1 << 53) || v < -((int64_t)1 << 53);
     s->ints[i] = v;
     s->floats[i] = d;
   }
@@ -229,7 +239,7 @@ bool ox_const_ints(ox_cx *c, size_t k, const int64_t **v, size_t *n) {
 
 bool ox_const_any(ox_cx *c, size_t k, const double **v, size_t *n) {
   ox_staged *s = const_of(c, k);
-  if (s == NULL || !decode(s)) return false;
+  if (s == NULL || !decode(s) || s->inexact) return false;
   *v = s->floats;
   *n = s->n;
   return true;

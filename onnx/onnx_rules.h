@@ -82,8 +82,9 @@ bool ox_ints(const ox_cx *c, const char *name, const int64_t **v, size_t *n);
  * the model. */
 bool ox_const_ints(ox_cx *c, size_t k, const int64_t **v, size_t *n);
 bool ox_const_floats(ox_cx *c, size_t k, const double **v, size_t *n);
-/* Input k's constant values as doubles, whatever its dtype (bool and integers included; float16
- * and bfloat16 read as 0). */
+/* Input k's constant values as doubles, whatever its dtype (bool and integers included); false
+ * when a double would not hold them exactly (float16 and bfloat16, which are not decoded here,
+ * and 64-bit integers past 2^53): the rule then wires the input, read exactly at run time. */
 bool ox_const_any(ox_cx *c, size_t k, const double **v, size_t *n);
 /* Whether input k is a constant at all (whatever its dtype). */
 bool ox_is_const(const ox_cx *c, size_t k);

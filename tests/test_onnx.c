@@ -411,6 +411,59 @@ START_TEST(a_tensor_file_loads_into_a_tensor) {
 }
 END_TEST
 
+/* Pad(x [2], pads [1, 1], constant_value c) with c an initializer of x's dtype: uint32 7, and
+ * int64 2^53 + 1 (which a double does not hold): y = c x0 x1 c exactly (the constant goes in as
+ * the op's PadValue input when a double cannot carry it). */
+START_TEST(pad_constants_of_every_integer_width_are_exact) {
+  static const int64_t two[1] = {2}, pads_d[1] = {2}, one_d[1] = {1}, pads[2] = {1, 1};
+  static const struct {
+    int ox;
+    ct_dtype t;
+    uint64_t c;
+  } cases[] = {{12, CT_UINT32, 7}, {7, CT_INT64, ((uint64_t)1 << 53) + 1}, {13, CT_UINT64, UINT64_MAX}};
+  for (int k = 0; k < 3; k++) {
+    pb g = {0}, t, n, v;
+    n = ox_node_pb("Pad", (const char *[]){"x", "pads", "c", NULL}, (const char *[]){"y", NULL});
+    pb_msg(&g, 1, &n);
+    pb_str(&g, 2, "pad");
+    t = ox_tensor_pb("pads", INT64, pads_d, 1, pads, sizeof pads);
+    pb_msg(&g, 5, &t);
+    size_t es = ct_dtype_size(cases[k].t);
+    uint64_t c = cases[k].c;
+    t = ox_tensor_pb("c", cases[k].ox, one_d, 0, &c, es); /* a scalar: rank 0 */
+    pb_msg(&g, 5, &t);
+    v = ox_value_pb("x", cases[k].ox, two, 1);
+    pb_msg(&g, 11, &v);
+    v = ox_value_pb("y", cases[k].ox, NULL, 0);
+    pb_msg(&g, 12, &v);
+    pb m = ox_model_pb(&g, 13);
+    ct_scope *s = ct_scope_new();
+    ct_onnx_model *om = ct_onnx_load_buffer(m.p, m.n, s);
+    ck_assert_msg(om != NULL, "%s", ct_last_error());
+    uint64_t x[2] = {5, 6};
+    unsigned char xb[16];
+    for (int i = 0; i < 2; i++) memcpy(xb + (size_t)i * es, &x[i], es); /* little endian */
+    ct_tensor *xt = ct_var_tensor(ct_scope_find_var(s, "x"));
+    ck_assert_int_eq(ct_tensor_set_value(xt, xb, CT_DIMS(2), cases[k].t, ct_cpu()), CT_OK);
+    ct_executor *e = ct_executor_new(ct_onnx_program(om), s, ct_cpu());
+    ck_assert_msg(e != NULL && ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+    const unsigned char *y = ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "y")),
+                                            cases[k].t);
+    uint64_t want[4] = {c, 5, 6, c};
+    for (int i = 0; i < 4; i++) {
+      uint64_t got = 0;
+      memcpy(&got, y + (size_t)i * es, es);
+      ck_assert_msg(got == (want[i] & (es == 8 ? UINT64_MAX : ((uint64_t)1 << (8 * es)) - 1)),
+                    "case %d y[%d]", k, i);
+    }
+    ct_executor_free(e);
+    ct_onnx_free(om);
+    ct_scope_free(s);
+    free(m.p);
+  }
+}
+END_TEST
+
 /* uint16 in int32_data (5, one varint each), uint32 and uint64 in packed uint64_data (11). */
 START_TEST(unsigned_tensor_files_load_from_their_typed_fields) {
   make_work_dir("onnx-utensor");
@@ -481,6 +534,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, external_data_is_read_beside_the_model_only);
   CT_ADD_TEST(s, a_tensor_file_loads_into_a_tensor);
   CT_ADD_TEST(s, unsigned_tensor_files_load_from_their_typed_fields);
+  CT_ADD_TEST(s, pad_constants_of_every_integer_width_are_exact);
   CT_ADD_TEST(s, bad_arguments_are_refused);
   return s;
 }

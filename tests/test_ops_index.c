@@ -223,6 +223,21 @@ START_TEST(pad_modes) {
   set_ints(op, "paddings", I64(-2, -2), 2);
   run_fails(op, s, CT_ERR_SHAPE, "pad", "leave no extent", NULL);
   ct_op_free(op);
+  /* A pad_value the integer dtype does not hold is refused, never wrapped or truncated. */
+  static const uint16_t u[2] = {1, 2};
+  put(s, "u", CT_UINT16, CT_DIMS(2), u);
+  op = op_x("pad", "u", "uy");
+  set_ints(op, "paddings", I64(1, 1), 2);
+  static const double bad[3] = {-1, 1e30, 2.5};
+  for (int i = 0; i < 3; i++) {
+    ck_assert_int_eq(ct_op_set_attr_float(op, "pad_value", bad[i]), CT_OK);
+    run_fails(op, s, CT_ERR_OUT_OF_RANGE, "pad", "attribute 'pad_value'", "uint16");
+  }
+  ck_assert_int_eq(ct_op_set_attr_float(op, "pad_value", 65535), CT_OK);
+  run(op, s);
+  const uint16_t *uy = result(s, "uy", CT_UINT16, CT_DIMS(4));
+  ck_assert(uy[0] == 65535 && uy[1] == 1 && uy[2] == 2 && uy[3] == 65535);
+  ct_op_free(op);
   ct_scope_free(s);
 }
 END_TEST

@@ -119,7 +119,11 @@ CT_API size_t ct_onnx_names_of(const char *type, char *buf, size_t cap);
  * that is not among inputs becomes an initializer holding its tensor in scope (or an ancestor);
  * inputs become graph inputs of their tensors' dtypes and dims (an unset or negative extent
  * symbolic), outputs graph outputs. The file is written beside path and renamed over it: a
- * failure leaves no file (and an existing one untouched).
+ * failure leaves no file (and an existing one untouched). Initializers hold the tensors as they
+ * are when saved (after a training run, the trained values). A program that writes a variable
+ * twice, or writes one the file holds as an initializer (a training step's w = sgd(w)), is saved
+ * as written, so that reloading it keeps the program's meaning; ONNX asks one writer per name,
+ * so onnx.checker rejects such a file and other runtimes may too.
  * Errors (nothing written):
  *   CT_ERR_INVALID_ARGUMENT  path, p or scope is NULL, a NULL list with a count, a NULL or empty
  *                            name

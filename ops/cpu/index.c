@@ -7,6 +7,7 @@
  * a table gives the index of X along that dim each Out index reads (-1: none, pad's constant),
  * so the forward copies X[src] to Out[i] and the gradient adds Out@GRAD[i] into X@GRAD[src]. */
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "common/alloc.h"
@@ -139,6 +140,24 @@ static ct_status expand_any(const ct_kernel_ctx *c) { return map_forward(c, MAP_
 static ct_status tile_any(const ct_kernel_ctx *c) { return map_forward(c, MAP_TILE, zeros8); }
 static ct_status slice_any(const ct_kernel_ctx *c) { return map_forward(c, MAP_SLICE, zeros8); }
 
+/* Whether integer dtype dt holds v exactly (a whole number in its range); true for the others
+ * (bool takes any value as v != 0; floats round as a cast does). */
+static bool pad_value_fits(ct_dtype dt, double v) {
+  double lo, hi; /* the range, hi exclusive */
+  switch (dt) {
+    case CT_INT8: lo = -128.0, hi = 128.0; break;
+    case CT_UINT8: lo = 0, hi = 256.0; break;
+    case CT_INT16: lo = -32768.0, hi = 32768.0; break;
+    case CT_UINT16: lo = 0, hi = 65536.0; break;
+    case CT_INT32: lo = -2147483648.0, hi = 2147483648.0; break;
+    case CT_UINT32: lo = 0, hi = 4294967296.0; break;
+    case CT_INT64: lo = -9223372036854775808.0, hi = 9223372036854775808.0; break;
+    case CT_UINT64: lo = 0, hi = 18446744073709551616.0; break;
+    default: return true;
+  }
+  return v >= lo && v < hi && floor(v) == v; /* NaN fails the comparisons */
+}
+
 /* pad: the constant is PadValue's one value when wired (of X's dtype), else pad_value. */
 static ct_status pad_any(const ct_kernel_ctx *c) {
   const ct_tensor *xt = ct_kernel_in(c, CT__IX_PAD_X, 0);
@@ -154,7 +173,14 @@ static ct_status pad_any(const ct_kernel_ctx *c) {
     }
     memcpy(fill, ct__k_in_data(v), ct_dtype_size(xt->dtype));
   } else {
-    ct__ix_store(fill, xt->dtype, 0, c->attr[CT__IX_PAD_VALUE_ATTR].u.f);
+    double v = c->attr[CT__IX_PAD_VALUE_ATTR].u.f;
+    if (!pad_value_fits(xt->dtype, v)) {
+      return ct_kernel_fail(c, CT_ERR_OUT_OF_RANGE,
+                            "attribute 'pad_value' %.17g is not a value of X's dtype %s: give a "
+                            "whole number in its range, or wire the value as input PadValue",
+                            v, ct_dtype_name(xt->dtype));
+    }
+    ct__ix_store(fill, xt->dtype, 0, v);
   }
   return map_forward(c, MAP_PAD, fill);
 }
