@@ -231,7 +231,7 @@ START_TEST(pad_modes) {
   static const double bad[3] = {-1, 1e30, 2.5};
   for (int i = 0; i < 3; i++) {
     ck_assert_int_eq(ct_op_set_attr_float(op, "pad_value", bad[i]), CT_OK);
-    run_fails(op, s, CT_ERR_OUT_OF_RANGE, "pad", "attribute 'pad_value'", "uint16");
+    run_fails(op, s, CT_ERR_OUT_OF_RANGE, "pad", "attribute 'pad_value'", "uint16", NULL);
   }
   ck_assert_int_eq(ct_op_set_attr_float(op, "pad_value", 65535), CT_OK);
   run(op, s);

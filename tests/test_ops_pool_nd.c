@@ -509,6 +509,50 @@ START_TEST(instance_norm_gradients) {
 }
 END_TEST
 
+/* Hostile sizes (found in review): a window of more than 2^40 taps is refused (an average's
+ * divisor would overflow); an empty X with a spatial dim of 2^40 pools to an empty Out at once;
+ * max_unpool refuses an unpooled extent past 2^56; lrn_grad checks size as lrn does. */
+START_TEST(hostile_sizes_are_refused_or_quick) {
+  ct_scope *s = ct_scope_new();
+  static const float one = 8;
+  put(s, "x", CT_FLOAT32, CT_DIMS(1, 1, 1, 1, 1), &one);
+  ct_op *op = op_x("pool_nd", "x", "y");
+  static const int64_t k = 2147483647, ks[3] = {k, k, k};
+  static const int64_t pads[6] = {k / 2 + 1, k / 2 + 1, k / 2 + 1, k / 2, k / 2, k / 2};
+  ck_assert_int_eq(ct_op_set_attr_string(op, "pooling_type", "avg"), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "ksize", ks, 3), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "paddings", pads, 6), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_bool(op, "exclusive", false), CT_OK);
+  run_fails(op, s, CT_ERR_OUT_OF_RANGE, "pool_nd", "2^40 taps", "ksize", NULL);
+  ct_op_free(op);
+  put(s, "e", CT_FLOAT32, CT_DIMS(0, 1, (int64_t)1 << 40), NULL);
+  op = op_x("pool_nd", "e", "ey");
+  static const int64_t k1[1] = {1}, big[1] = {2147483647};
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "ksize", k1, 1), CT_OK);
+  run(op, s);
+  ck_assert_int_eq(ct_tensor_numel(ct_var_get_tensor(ct_scope_find_var(s, "ey"))), 0);
+  ct_op_free(op);
+  put(s, "ei", CT_INT64, CT_DIMS(0, 1, (int64_t)1 << 40), NULL);
+  op = op_x("max_unpool", "e", "u");
+  ck_assert_int_eq(ct_op_set_input(op, "Indices", "ei"), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "ksize", k1, 1), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "strides", big, 1), CT_OK);
+  run_fails(op, s, CT_ERR_OUT_OF_RANGE, "max_unpool", "input X variable 'e'", "2^56", NULL);
+  ct_op_free(op);
+  static const double x3[3] = {1, 2, 3};
+  put(s, "x3", CT_FLOAT64, CT_DIMS(1, 3, 1), x3);
+  put(s, "g3", CT_FLOAT64, CT_DIMS(1, 3, 1), x3);
+  op = ct_op_new("lrn_grad");
+  ck_assert_int_eq(ct_op_set_input(op, "X", "x3"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Out@GRAD", "g3"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "X@GRAD", "dx"), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_int(op, "size", 0), CT_OK);
+  run_fails(op, s, CT_ERR_OUT_OF_RANGE, "lrn_grad", "attribute 'size' is 0", NULL);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("ops_pool_nd");
   CT_ADD_TEST(s, pool_nd_matches_a_plain_loop);
@@ -525,6 +569,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, pool_nd_gradients);
   CT_ADD_TEST(s, lrn_gradients);
   CT_ADD_TEST(s, instance_norm_gradients);
+  CT_ADD_TEST(s, hostile_sizes_are_refused_or_quick);
   return s;
 }
 

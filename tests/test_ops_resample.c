@@ -520,6 +520,43 @@ START_TEST(grid_sample_gradients) {
 }
 END_TEST
 
+/* Found in review: roi_align refuses a spatial_scale that is not finite (its samples would all
+ * be dropped: zeros with CT_OK), and resize of an empty X to an empty Out of a huge extent
+ * returns at once (no tap tables for 2^40 output indices). */
+START_TEST(hostile_scales_and_empty_outputs) {
+  ct_scope *s = ct_scope_new();
+  float x[16];
+  for (int i = 0; i < 16; i++) x[i] = (float)(i + 1);
+  static const float rois[4] = {0, 0, 3, 3};
+  static const int64_t b[1] = {0};
+  put(s, "x", CT_FLOAT32, CT_DIMS(1, 1, 4, 4), x);
+  put(s, "r", CT_FLOAT32, CT_DIMS(1, 4), rois);
+  put(s, "b", CT_INT64, CT_DIMS(1), b);
+  ct_op *op = ct_op_new("roi_align");
+  ck_assert_int_eq(ct_op_set_input(op, "X", "x"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "ROIs", "r"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "BatchIndices", "b"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Out", "out"), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_int(op, "sampling_ratio", 2), CT_OK);
+  static const double bad[2] = {NAN, INFINITY};
+  for (int i = 0; i < 2; i++) {
+    ck_assert_int_eq(ct_op_set_attr_float(op, "spatial_scale", bad[i]), CT_OK);
+    run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "roi_align", "'spatial_scale'", "finite", NULL);
+  }
+  ct_op_free(op);
+  put(s, "e", CT_FLOAT32, CT_DIMS(0, 1), NULL);
+  static const int64_t sz[2] = {0, (int64_t)1 << 40};
+  put(s, "sizes", CT_INT64, CT_DIMS(2), sz);
+  op = op_x("resize", "e", "ey");
+  ck_assert_int_eq(ct_op_set_input(op, "Sizes", "sizes"), CT_OK);
+  run(op, s);
+  ck_assert(ct_ddim_equal(ct_tensor_dims(ct_var_get_tensor(ct_scope_find_var(s, "ey"))),
+                          CT_DIMS(0, (int64_t)1 << 40)));
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("ops_resample");
   CT_ADD_TEST(s, resize_every_mode_against_the_loop);
@@ -535,6 +572,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, roi_align_by_hand);
   CT_ADD_TEST(s, resize_gradients);
   CT_ADD_TEST(s, grid_sample_gradients);
+  CT_ADD_TEST(s, hostile_scales_and_empty_outputs);
   return s;
 }
 

@@ -29,7 +29,10 @@ static int64_t flat_index(const ct__pnd_plan *p, int64_t pl, const int64_t pos[3
 }
 
 static int64_t grain_of(const ct__pnd_plan *p) {
-  int64_t w = p->in_sz + p->out_sz * p->ks[0] * p->ks[1] * p->ks[2];
+  int64_t vol = p->ks[0] * p->ks[1] * p->ks[2], w; /* at most 2^40 (the plan checks) */
+  if (__builtin_mul_overflow(p->out_sz, vol, &w) || __builtin_add_overflow(w, p->in_sz, &w)) {
+    return 1;
+  }
   return w >= CT__GRAIN_MEM ? 1 : CT__GRAIN_MEM / (w > 0 ? w : 1);
 }
 

@@ -110,6 +110,7 @@ static void rsz_next(const ct__rsz_plan *p, int64_t *oi) {
     if (s != CT_OK) return s;                                                                 \
     T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);                                           \
     if (o == NULL) return ct_last_status();                                                   \
+    if (ct_ddim_numel(p.out) == 0) return CT_OK; /* no taps to tabulate */                    \
     s = rsz_tabs_make(c, &p, &t);                                                             \
     if (s != CT_OK) return s;                                                                 \
     const T *x = ct__k_in_data(ct_kernel_in(c, CT__RSZ_X, 0));                                \
@@ -127,6 +128,10 @@ static void rsz_next(const ct__rsz_plan *p, int64_t *oi) {
     if (s != CT_OK) return s;                                                                 \
     T *dx = ct__k_out_data(c, 0, 0, c->dtype);                                                \
     if (dx == NULL) return ct_last_status();                                                  \
+    if (ct_ddim_numel(p.out) == 0) {                                                          \
+      memset(dx, 0, sizeof(T) * (size_t)ct_ddim_numel(p.in));                                 \
+      return CT_OK;                                                                           \
+    }                                                                                         \
     s = rsz_tabs_make(c, &p, &t);                                                             \
     if (s != CT_OK) return s;                                                                 \
     memset(dx, 0, sizeof(T) * (size_t)ct_ddim_numel(p.in));                                   \

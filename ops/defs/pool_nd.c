@@ -122,7 +122,7 @@ static ct_status dim_extent(const ct_kernel_ctx *c, ct__pnd_plan *p, int j, cons
 
 /* Every window along every dim holds a tap inside X (needed for max and exclusive avg). */
 static ct_status check_windows(const ct_kernel_ctx *c, const ct__pnd_plan *p) {
-  if (!p->max && !p->exclusive) return CT_OK;
+  if ((!p->max && !p->exclusive) || p->n * p->c == 0) return CT_OK; /* empty: no window runs */
   for (int j = 3 - p->k; j < 3; j++) {
     for (int64_t o = 0; o < p->out[j]; o++) {
       int64_t t0, t1;
@@ -197,6 +197,16 @@ ct_status ct__pnd_plan_make(const ct_kernel_ctx *c, ct_ddim x, ct__pnd_plan *p) 
   for (int j = 0; j < 3; j++) {
     if (j >= f && (s = dim_extent(c, p, j, global ? "EXPLICIT" : algo, ceil)) != CT_OK) return s;
     if (j < f) p->out[j] = 1;
+  }
+  /* A window's taps are counted in int64 (an average's divisor): at most 2^40 of them. */
+  int64_t vol = 1;
+  for (int j = 0; j < 3; j++) {
+    if (__builtin_mul_overflow(vol, p->ks[j], &vol) || vol > ((int64_t)1 << 40)) {
+      return ct_kernel_fail(c, CT_ERR_OUT_OF_RANGE,
+                            "the window (%s %lld x %lld x %lld) holds more than 2^40 taps: give "
+                            "a smaller ksize", global ? "X's spatial extent" : "attribute ksize",
+                            (long long)p->ks[0], (long long)p->ks[1], (long long)p->ks[2]);
+    }
   }
   p->in_sz = p->in[0] * p->in[1] * p->in[2];
   p->out_sz = p->out[0] * p->out[1] * p->out[2];
@@ -294,8 +304,15 @@ ct_status ct__mup_dims(const ct_kernel_ctx *c, ct_ddim *inferred, ct_ddim *out) 
   }
   *inferred = x->dims;
   for (int i = 0; i < k; i++) {
-    int64_t d = x->dims.d[2 + i];
-    int64_t e = d == 0 ? 0 : (d - 1) * st[i] + ks[i] - pads[i] - pads[k + i];
+    int64_t d = x->dims.d[2 + i], e = 0;
+    if (d != 0 && (__builtin_mul_overflow(d - 1, st[i], &e) ||
+                   __builtin_add_overflow(e, ks[i], &e) || e > ((int64_t)1 << 56))) {
+      return ct_kernel_fail(c, CT_ERR_OUT_OF_RANGE,
+                            "input X variable '%s': spatial dim %d of extent %lld with stride "
+                            "%lld unpools past 2^56 elements: give smaller strides",
+                            ct_kernel_in_name(c, 0, 0), i, (long long)d, (long long)st[i]);
+    }
+    e -= d == 0 ? 0 : pads[i] + pads[k + i];
     if (e < 0) {
       return ct_kernel_fail(c, CT_ERR_SHAPE,
                             "spatial dim %d of Out would be %lld (paddings larger than the "

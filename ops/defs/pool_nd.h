@@ -44,6 +44,8 @@ enum { CT__INN_EPSILON };
 
 extern const ct_attr_def ct__pnd_attrs[CT__PND_N_ATTRS];
 extern const ct_attr_def ct__lrn_attrs[4];
+/* lrn's and lrn_grad's check of attribute size (in [1, INT32_MAX]). */
+ct_status ct__lrn_check_size(const ct_kernel_ctx *c);
 extern const ct_attr_def ct__inn_attrs[1];
 
 /* A pooling over planes (N x C of them) of up to 3 spatial dims, held as 3 (leading dims of

@@ -49,13 +49,19 @@ static ct_status inn_grad_infer(const ct_kernel_ctx *c) {
   return s;
 }
 
+/* lrn_grad checks size as lrn does (its kernel divides by it and reaches size - 1 channels). */
+static ct_status lrn_grad_infer(const ct_kernel_ctx *c) {
+  ct_status s = ct__lrn_check_size(c);
+  return s == CT_OK ? ct__unary_grad_infer(c) : s;
+}
+
 static const ct_op_def defs[] = {
     {.type = "pool_nd_grad", .inputs = x_dout_in, .n_inputs = 2, .outputs = dx_out,
      .n_outputs = 1, .attrs = ct__pnd_attrs, .n_attrs = CT__PND_N_ATTRS,
      .flags = CT_OP_PURE_INFER, .infer_shape = pnd_grad_infer},
     {.type = "lrn_grad", .inputs = x_dout_in, .n_inputs = 2, .outputs = dx_out, .n_outputs = 1,
      .attrs = ct__lrn_attrs, .n_attrs = 4, .flags = CT_OP_PURE_INFER,
-     .infer_shape = ct__unary_grad_infer},
+     .infer_shape = lrn_grad_infer},
     {.type = "instance_norm_grad", .inputs = inn_grad_in, .n_inputs = 3, .outputs = inn_grad_out,
      .n_outputs = 3, .attrs = ct__inn_attrs, .n_attrs = 1, .flags = CT_OP_PURE_INFER,
      .infer_shape = inn_grad_infer},

@@ -40,10 +40,7 @@ ct_status ct__nchw_view(const ct_kernel_ctx *c, size_t slot, int64_t *n, int64_t
   return CT_OK;
 }
 
-static ct_status lrn_infer(const ct_kernel_ctx *c) {
-  int64_t n, ch, inner;
-  ct_status s = ct__nchw_view(c, CT__IN_X, &n, &ch, &inner);
-  if (s != CT_OK) return s;
+ct_status ct__lrn_check_size(const ct_kernel_ctx *c) {
   int64_t size = c->attr[CT__LRN_SIZE].u.i;
   if (size < 1 || size > INT32_MAX) {
     return ct_kernel_fail(c, CT_ERR_OUT_OF_RANGE,
@@ -51,7 +48,14 @@ static ct_status lrn_infer(const ct_kernel_ctx *c) {
                           "[1, %d]",
                           (long long)size, INT32_MAX);
   }
-  return ct__k_resize(c, CT__OUT, 0, ct_kernel_in(c, CT__IN_X, 0)->dims);
+  return CT_OK;
+}
+
+static ct_status lrn_infer(const ct_kernel_ctx *c) {
+  int64_t n, ch, inner;
+  ct_status s = ct__nchw_view(c, CT__IN_X, &n, &ch, &inner);
+  if (s == CT_OK) s = ct__lrn_check_size(c);
+  return s == CT_OK ? ct__k_resize(c, CT__OUT, 0, ct_kernel_in(c, CT__IN_X, 0)->dims) : s;
 }
 
 /* Input `slot` is [C] of X's dtype (Scale, Bias of instance_norm and its gradient). */

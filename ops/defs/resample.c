@@ -19,6 +19,7 @@
  * Keys' coefficients of cubic_coeff_a (exclude_outside: those outside X get weight 0 and the
  * rest are scaled to sum 1). Indices outside X take the edge element. The dims are resized one
  * after the other from the last, each an interpolation of the results of the next. */
+#include <math.h>
 #include <string.h>
 
 #include "ops/defs/index.h"
@@ -330,6 +331,10 @@ ct_status ct__ra_plan_make(const ct_kernel_ctx *c, ct__ra_plan *p) {
   p->sampling = c->attr[CT__RA_SAMPLING].u.i;
   p->scale = c->attr[CT__RA_SCALE].u.f;
   p->aligned = c->attr[CT__RA_ALIGNED].u.b;
+  if (!isfinite(p->scale)) { /* NaN samples would be dropped: zeros with CT_OK */
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                          "attribute 'spatial_scale' is %g: give a finite scale", p->scale);
+  }
   if ((p->h == 0 || p->w == 0) && p->r > 0 && p->c > 0) {
     return ct_kernel_fail(c, CT_ERR_SHAPE, "input X variable '%s' has no pixels to pool",
                           ct_kernel_in_name(c, CT__RA_X, 0));
