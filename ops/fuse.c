@@ -528,7 +528,8 @@ ct_status ct__fused_run(ct__prep *preps, const ct__fused *f) {
   bool fuse = root->ctx.place.kind == CT_DEVICE_CPU &&
               (dst_now == NULL || dst_now->block == NULL ||
                (!dst_now->block->external &&
-                (!dst_now->block->op_view || ct__block_unique(dst_now->block))));
+                (!atomic_load_explicit(&dst_now->block->op_view, memory_order_relaxed) ||
+                 ct__block_unique(dst_now->block))));
   for (size_t l = 0; l < f->n_leaves && fuse; l++) {
     ct_tensor *t = leaf[l] = (ct_tensor *)ct_var_get_tensor(f->leaves[l]);
     fuse = t != NULL && t->block != NULL && t->block->place.kind == CT_DEVICE_CPU &&

@@ -166,8 +166,12 @@ static inline bool inputs_external(const ct__prep *p) {
 static inline bool needs_own_block(const ct__prep *p, ct_tensor *o, bool ext_in) {
   ct__block *b = o->block;
   if (b == NULL) return false;
-  if (!ct__block_unique(b)) return b->op_view || aliases_input(p, o);
-  b->op_view = false;
+  if (!ct__block_unique(b)) {
+    return atomic_load_explicit(&b->op_view, memory_order_relaxed) || aliases_input(p, o);
+  }
+  if (atomic_load_explicit(&b->op_view, memory_order_relaxed)) {
+    atomic_store_explicit(&b->op_view, false, memory_order_relaxed);
+  }
   return (b->external || ext_in) && aliases_input(p, o);
 }
 

@@ -22,8 +22,9 @@ typedef struct ct__block {
   _Atomic size_t refs;
   bool external;
   bool read_only;  /* external blocks lent read-only (DLPack's flag): never written through */
-  bool op_view;    /* an op (reshape and its kin, ct__share_as) made a view of this block: while
-                      it is shared, an op that writes it takes a block of its own (ops/prep.c) */
+  _Atomic bool op_view; /* an op (reshape and its kin, ct__share_as) made a view of this block:
+                           while it is shared, an op that writes it takes a block of its own
+                           (ops/prep.c); relaxed loads and stores, by any thread holding it */
   bool coalloc;    /* host blocks of the default allocator: this header and the data are one
                       allocation, the data CT__BLOCK_HEADER bytes after the header */
   ct_place place;

@@ -154,7 +154,7 @@ ct_status ct__share_as(const ct_kernel_ctx *c, const ct_tensor *x, ct_ddim d) {
     return ct_kernel_fail(c, ct_last_status(), "output %s variable '%s': %s",
                           c->op->def->out[0].name, ct_kernel_out_name(c, 0, 0), text);
   }
-  if (!copy) o->block->op_view = true;
+  if (!copy) atomic_store_explicit(&o->block->op_view, true, memory_order_relaxed);
   return ct__k_resize(c, 0, 0, d);
 }
 
