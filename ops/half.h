@@ -80,18 +80,8 @@ CT__HALF_FN float ct__f64_to_f32_odd(double d) {
   return ct__f32_from_bits(u | 1u);
 }
 
-CT__HALF_FN float ct__i64_to_f32_odd(int64_t n) {
-  uint64_t m = n < 0 ? 0 - (uint64_t)n : (uint64_t)n;
-  int shift = 0;
-  while ((m >> shift) >= ((uint64_t)1 << 24)) shift++;
-  uint64_t q = m >> shift;
-  if ((m & (((uint64_t)1 << shift) - 1)) != 0) q |= 1u;
-  float f = (float)q; /* q < 2^24: exact */
-  for (int i = 0; i < shift; i++) f *= 2.0f; /* exact */
-  return n < 0 ? -f : f;
-}
-
-/* An unsigned 64-bit integer as ct__i64_to_f32_odd does a signed one. */
+/* An unsigned 64-bit integer rounded to a float32 with round-to-odd: the bits shifted out are
+ * folded into the lowest kept one, so a later rounding to a narrower type rounds once. */
 CT__HALF_FN float ct__u64_to_f32_odd(uint64_t m) {
   int shift = 0;
   while ((m >> shift) >= ((uint64_t)1 << 24)) shift++;
@@ -101,6 +91,13 @@ CT__HALF_FN float ct__u64_to_f32_odd(uint64_t m) {
   for (int i = 0; i < shift; i++) f *= 2.0f; /* exact */
   return f;
 }
+
+/* A signed one, the same way (its magnitude, then the sign). */
+CT__HALF_FN float ct__i64_to_f32_odd(int64_t n) {
+  float f = ct__u64_to_f32_odd(n < 0 ? 0 - (uint64_t)n : (uint64_t)n);
+  return n < 0 ? -f : f;
+}
+
 
 /* Doubles and integers to float16 / bfloat16, rounded once to nearest even. */
 CT__HALF_FN uint16_t ct__f64_to_half(double d) {

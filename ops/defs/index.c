@@ -34,12 +34,9 @@ ct_status ct__ix_check_index_dtype(const ct_kernel_ctx *c, size_t slot) {
                         ct_dtype_name(t->dtype));
 }
 
-/* The wired input `slot` holds int64 or int32 values in host memory, rank 0 or 1, at most cap. */
-static ct_status host_ints(const ct_kernel_ctx *c, size_t slot, size_t cap) {
+ct_status ct__ix_check_host_list(const ct_kernel_ctx *c, size_t slot, size_t cap) {
   const ct_tensor *t = ct_kernel_in(c, slot, 0);
   const char *name = c->op->def->in[slot].name;
-  ct_status s = ct__ix_check_index_dtype(c, slot);
-  if (s != CT_OK) return s;
   if (c->place.kind != CT_DEVICE_CPU) {
     return ct_kernel_fail(c, CT_ERR_UNSUPPORTED,
                           "input %s variable '%s' is read on the host: run the op on the CPU",
@@ -53,6 +50,12 @@ static ct_status host_ints(const ct_kernel_ctx *c, size_t slot, size_t cap) {
                           ct_ddim_str(t->dims, sd, sizeof sd), cap);
   }
   return CT_OK;
+}
+
+/* The wired input `slot` holds int64 or int32 values in host memory, rank 0 or 1, at most cap. */
+static ct_status host_ints(const ct_kernel_ctx *c, size_t slot, size_t cap) {
+  ct_status s = ct__ix_check_index_dtype(c, slot);
+  return s == CT_OK ? ct__ix_check_host_list(c, slot, cap) : s;
 }
 
 ct_status ct__ix_ints(const ct_kernel_ctx *c, size_t slot, size_t attr, int64_t *v, size_t *n,

@@ -56,6 +56,9 @@ static inline int64_t ct__ix_index(const void *p, ct_dtype dt, int64_t i) {
 
 /* Checks that input (slot, 0) holds int64 or int32 indices; CT_ERR_TYPE_MISMATCH otherwise. */
 ct_status ct__ix_check_index_dtype(const ct_kernel_ctx *c, size_t slot);
+/* The wired input `slot` is read on the host (the op runs on the CPU) and holds a list: rank 0
+ * or 1, at most cap values. CT_OK, or the failure naming the variable. */
+ct_status ct__ix_check_host_list(const ct_kernel_ctx *c, size_t slot, size_t cap);
 
 /* Row-major strides of dims d (elements). */
 void ct__ix_strides(ct_ddim d, int64_t st[CT_MAX_RANK]);

@@ -51,17 +51,8 @@ static ct_status host_floats(const ct_kernel_ctx *c, size_t slot, double *v, siz
                           "input %s variable '%s' is %s: give float32 or float64 values", name,
                           ct_kernel_in_name(c, slot, 0), ct_dtype_name(t->dtype));
   }
-  if (c->place.kind != CT_DEVICE_CPU) {
-    return ct_kernel_fail(c, CT_ERR_UNSUPPORTED,
-                          "input %s variable '%s' is read on the host: run the op on the CPU",
-                          name, ct_kernel_in_name(c, slot, 0));
-  }
-  if (t->dims.rank > 1 || t->numel > (int64_t)cap) {
-    char sd[CT__DDIM_STR_CAP];
-    return ct_kernel_fail(c, CT_ERR_SHAPE,
-                          "input %s variable '%s' is %s: give a list of at most %zu values", name,
-                          ct_kernel_in_name(c, slot, 0), ct_ddim_str(t->dims, sd, sizeof sd), cap);
-  }
+  ct_status s = ct__ix_check_host_list(c, slot, cap);
+  if (s != CT_OK) return s;
   const void *d = ct__k_in_data(t);
   for (int64_t i = 0; i < t->numel; i++) v[i] = ct__ix_load(d, t->dtype, i);
   *n = (size_t)t->numel;
