@@ -9,6 +9,7 @@
 #define CORTEN_EXAMPLES_DIGITS_DATA_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include <corten/corten.h>
@@ -21,6 +22,7 @@ enum {
   N_TRAIN = 1500,
   DIGIT_SIDE = 8,
   CLASSES = 10,
+  SHIFTS = 9, /* augment(): each training image as is and moved by one pixel in 8 directions */
 };
 
 /* Reports a failed call with corten's message; returns 0 so that callers can chain on it. */
@@ -85,15 +87,80 @@ static inline int take_rows(ct_scope *s, const char *from, int64_t begin, int64_
             "slicing the labels");
 }
 
-/* The ops from batch.images to x: reshaped to `shape` (rank dims), cast to digits_dtype and
- * scaled by 1/16, the pixels in [0, 1]. */
-static inline int add_pixels(ct_program *p, const int64_t *shape, size_t rank) {
+/* The ops from batch.images to variable out: reshaped to `shape` (rank dims), cast to
+ * digits_dtype and scaled by 1/16, the pixels in [0, 1]. */
+static inline int add_pixels(ct_program *p, const int64_t *shape, size_t rank, const char *out) {
   ct_op *op = add(p, "reshape", "X", "batch.images", NULL, "Out", "pixels.u8", NULL);
   if (op == NULL || !ok(ct_op_set_attr_ints(op, "shape", shape, rank), "reshape")) return 0;
   op = add(p, "cast", "X", "pixels.u8", NULL, "Out", "pixels", NULL);
   if (op == NULL || !ok(ct_op_set_attr_int(op, "dtype", digits_dtype), "cast")) return 0;
-  op = add(p, "scale", "X", "pixels", NULL, "Out", "x", NULL);
+  op = add(p, "scale", "X", "pixels", NULL, "Out", out, NULL);
   return op != NULL && ok(ct_op_set_attr_float(op, "scale", 1.0 / 16), "scale");
+}
+
+/* The training set, augmented: each of the first N_TRAIN images as is and moved by one pixel in
+ * each direction (zeros moving in), SHIFTS x N_TRAIN images in a fixed shuffled order, into
+ * train.images and train.labels. The test images stay as they are. */
+static inline int augment(ct_scope *s) {
+  static const int dy[SHIFTS] = {0, -1, 1, 0, 0, -1, -1, 1, 1};
+  static const int dx[SHIFTS] = {0, 0, 0, -1, 1, -1, 1, -1, 1};
+  static uint8_t img[SHIFTS * N_TRAIN][DIGIT_SIDE][DIGIT_SIDE];
+  static int64_t lab[SHIFTS * N_TRAIN];
+  const uint8_t(*src)[DIGIT_SIDE][DIGIT_SIDE] =
+      ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "images")), CT_UINT8);
+  const int64_t *labels =
+      ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "labels")), CT_INT64);
+  int64_t order[SHIFTS * N_TRAIN];
+  uint64_t r = 12345;
+  for (int64_t i = 0; i < SHIFTS * N_TRAIN; i++) {
+    order[i] = i;
+    r = r * 6364136223846793005u + 1442695040888963407u;
+    int64_t j = (int64_t)((r >> 33) % (uint64_t)(i + 1)), t = order[i];
+    order[i] = order[j]; /* Fisher-Yates, inside out */
+    order[j] = t;
+  }
+  for (int64_t k = 0; k < SHIFTS * N_TRAIN; k++) {
+    int64_t i = order[k] % N_TRAIN;
+    int sh = (int)(order[k] / N_TRAIN);
+    lab[k] = labels[i];
+    for (int y = 0; y < DIGIT_SIDE; y++) {
+      for (int x = 0; x < DIGIT_SIDE; x++) {
+        int sy = y - dy[sh], sx = x - dx[sh];
+        bool inside = sy >= 0 && sy < DIGIT_SIDE && sx >= 0 && sx < DIGIT_SIDE;
+        img[k][y][x] = inside ? src[i][sy][sx] : 0;
+      }
+    }
+  }
+  ct_ddim dims = CT_DIMS(SHIFTS * N_TRAIN, DIGIT_SIDE, DIGIT_SIDE);
+  return ok(ct_tensor_set_value(ct_var_tensor(ct_scope_var(s, "train.images")), img, dims,
+                                CT_UINT8, ct_cpu()),
+            "making the augmented images") &&
+         ok(ct_tensor_set_value(ct_var_tensor(ct_scope_var(s, "train.labels")), lab,
+                                CT_DIMS(SHIFTS * N_TRAIN), CT_INT64, ct_cpu()),
+            "making the augmented labels");
+}
+
+/* The share of the rows of variable logits [N, CLASSES] (of digits_dtype, float32 or float64)
+ * whose largest logit is their label in batch.labels. */
+static inline double accuracy(ct_scope *s) {
+  const ct_tensor *lt = ct_var_get_tensor(ct_scope_find_var(s, "logits"));
+  const void *logits = ct_tensor_data(lt, digits_dtype);
+  const int64_t *labels =
+      ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "batch.labels")), CT_INT64);
+  int64_t n = ct_tensor_dims(lt).d[0], right = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double row[CLASSES];
+    for (int j = 0; j < CLASSES; j++) {
+      row[j] = digits_dtype == CT_FLOAT64 ? ((const double *)logits)[i * CLASSES + j]
+                                          : ((const float *)logits)[i * CLASSES + j];
+    }
+    int best = 0;
+    for (int j = 1; j < CLASSES; j++) {
+      if (row[j] > row[best]) best = j;
+    }
+    right += best == labels[i];
+  }
+  return n > 0 ? (double)right / (double)n : 0.0;
 }
 
 /* The loss of the logits in variable logits against batch.labels (softmax_with_cross_entropy,
@@ -144,7 +211,7 @@ static inline const char *adam_state(char *buf, size_t size, const char *w, int 
  * 0.999 (adam's beta1, beta2). */
 static inline int add_adam_init(ct_program *p, const char *w, const int64_t *dims, size_t rank) {
   static const int64_t one[1] = {1};
-  char m1[32], m2[32], b1[32], b2[32];
+  char m1[256], m2[256], b1[256], b2[256];
   return add_init(p, adam_state(m1, sizeof m1, w, 0), dims, rank, 0, 0.0, 0) &&
          add_init(p, adam_state(m2, sizeof m2, w, 1), dims, rank, 0, 0.0, 0) &&
          add_init(p, adam_state(b1, sizeof b1, w, 2), one, 1, 0, 0.9, 0) &&
@@ -154,7 +221,7 @@ static inline int add_adam_init(ct_program *p, const char *w, const int64_t *dim
 /* adam on parameter w with its gradient <w>@GRAD and the learning rate in variable lr, in
  * place. */
 static inline int add_adam(ct_program *p, const char *w) {
-  char g[32], m1[32], m2[32], b1[32], b2[32];
+  char g[256], m1[256], m2[256], b1[256], b2[256];
   snprintf(g, sizeof g, "%s@GRAD", w);
   adam_state(m1, sizeof m1, w, 0);
   adam_state(m2, sizeof m2, w, 1);

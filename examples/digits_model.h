@@ -44,7 +44,7 @@ static int build_init(ct_program *p) {
 /* The forward ops, from batch.images to logits. */
 static int build_forward(ct_program *p) {
   static const int64_t flat[2] = {-1, PIXELS};
-  return add_pixels(p, flat, 2) &&
+  return add_pixels(p, flat, 2, "x") &&
          add(p, "matmul", "X", "x", "Y", "fc1.w", NULL, "Out", "h.mm", NULL) &&
          add(p, "elementwise_add", "X", "h.mm", "Y", "fc1.b", NULL, "Out", "h.pre", NULL) &&
          add(p, "relu", "X", "h.pre", NULL, "Out", "h", NULL) &&

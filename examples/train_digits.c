@@ -43,7 +43,6 @@ enum {
   SIDE = DIGIT_SIDE, /* images are SIDE x SIDE */
   FILTERS = 32,      /* conv2d's output channels */
   FLAT = FILTERS * (SIDE / 2) * (SIDE / 2), /* after 2x2 pooling */
-  SHIFTS = 9,        /* each training image as is and moved by one pixel in the 8 directions */
   HIDDEN = 64,
   BATCH = 50,
   EPOCHS = 6,        /* over the augmented set */
@@ -106,7 +105,7 @@ static int add_conv_block(ct_program *p, const char *in, const char *name, const
 /* The forward ops, from batch.images to logits. */
 static int build_forward(ct_program *p) {
   static const int64_t nchw[4] = {-1, 1, SIDE, SIDE}, flat[2] = {-1, FLAT};
-  if (!add_pixels(p, nchw, 4) || !add_conv_block(p, "x", "conv", "c")) return 0;
+  if (!add_pixels(p, nchw, 4, "x") || !add_conv_block(p, "x", "conv", "c")) return 0;
   ct_op *op = add(p, "reshape", "X", "c", NULL, "Out", "c.flat", NULL);
   if (op == NULL || !ok(ct_op_set_attr_ints(op, "shape", flat, 2), "reshape")) return 0;
   return add(p, "matmul", "X", "c.flat", "Y", "fc1.w", NULL, "Out", "h.mm", NULL) &&
@@ -126,64 +125,6 @@ static int build_train(ct_program *p) {
     if (!add_adam(p, PARAMS[i])) return 0;
   }
   return 1;
-}
-
-/* The training set, augmented: each of the first N_TRAIN images as is and moved by one pixel in
- * each direction (zeros moving in), SHIFTS x N_TRAIN images in a fixed shuffled order, into
- * train.images and train.labels. The test images stay as they are. */
-static int augment(ct_scope *s) {
-  static const int dy[SHIFTS] = {0, -1, 1, 0, 0, -1, -1, 1, 1};
-  static const int dx[SHIFTS] = {0, 0, 0, -1, 1, -1, 1, -1, 1};
-  static uint8_t img[SHIFTS * N_TRAIN][SIDE][SIDE];
-  static int64_t lab[SHIFTS * N_TRAIN];
-  const uint8_t(*src)[SIDE][SIDE] =
-      ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "images")), CT_UINT8);
-  const int64_t *labels =
-      ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "labels")), CT_INT64);
-  int64_t order[SHIFTS * N_TRAIN];
-  uint64_t r = 12345;
-  for (int64_t i = 0; i < SHIFTS * N_TRAIN; i++) {
-    order[i] = i;
-    r = r * 6364136223846793005u + 1442695040888963407u;
-    int64_t j = (int64_t)((r >> 33) % (uint64_t)(i + 1)), t = order[i];
-    order[i] = order[j]; /* Fisher-Yates, inside out */
-    order[j] = t;
-  }
-  for (int64_t k = 0; k < SHIFTS * N_TRAIN; k++) {
-    int64_t i = order[k] % N_TRAIN;
-    int sh = (int)(order[k] / N_TRAIN);
-    lab[k] = labels[i];
-    for (int y = 0; y < SIDE; y++) {
-      for (int x = 0; x < SIDE; x++) {
-        int sy = y - dy[sh], sx = x - dx[sh];
-        img[k][y][x] = sy >= 0 && sy < SIDE && sx >= 0 && sx < SIDE ? src[i][sy][sx] : 0;
-      }
-    }
-  }
-  return ok(ct_tensor_set_value(ct_var_tensor(ct_scope_var(s, "train.images")), img,
-                                CT_DIMS(SHIFTS * N_TRAIN, SIDE, SIDE), CT_UINT8, ct_cpu()),
-            "making the augmented images") &&
-         ok(ct_tensor_set_value(ct_var_tensor(ct_scope_var(s, "train.labels")), lab,
-                                CT_DIMS(SHIFTS * N_TRAIN), CT_INT64, ct_cpu()),
-            "making the augmented labels");
-}
-
-/* The share of rows whose largest logit is their label. */
-static double accuracy(ct_scope *s) {
-  const ct_tensor *lt = ct_var_get_tensor(ct_scope_find_var(s, "logits"));
-  const float *logits = ct_tensor_data(lt, CT_FLOAT32);
-  const int64_t *labels =
-      ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "batch.labels")), CT_INT64);
-  int64_t n = ct_tensor_dims(lt).d[0], right = 0;
-  for (int64_t i = 0; i < n; i++) {
-    const float *row = logits + i * CLASSES;
-    int best = 0;
-    for (int j = 1; j < CLASSES; j++) {
-      if (row[j] > row[best]) best = j;
-    }
-    right += best == labels[i];
-  }
-  return n > 0 ? (double)right / (double)n : 0.0;
 }
 
 static double seconds(void) {

@@ -111,9 +111,20 @@ static ct_status initializer(pbw *g, const ct_scope *scope, const char *name) {
   return s;
 }
 
+/* The symbolic name options give axis k of graph input or output `name`, or NULL. */
+static const char *dim_name(const ct_onnx_save_options *o, const char *name, int k) {
+  for (size_t i = 0; o != NULL && i < o->n_dim_names; i++) {
+    if (o->dim_names[i].axis == k && strcmp(o->dim_names[i].var, name) == 0) {
+      return o->dim_names[i].name;
+    }
+  }
+  return NULL;
+}
+
 /* A ValueInfoProto (graph field 11 or 12) of name, with the dtype and dims of its tensor in
- * scope when it holds one; dims -1 (or unset) symbolic. */
-static ct_status value_info(pbw *g, int field, const ct_scope *scope, const char *name) {
+ * scope when it holds one; dims -1 (or unset) symbolic, and those options name. */
+static ct_status value_info(pbw *g, int field, const ct_scope *scope, const char *name,
+                            const ct_onnx_save_options *o) {
   pbw vi = {0}, tt = {0}, type = {0}, shape = {0};
   ct_var *v = ct_scope_find_var(scope, name);
   const ct_tensor *t = v ? ct_var_get_tensor(v) : NULL;
@@ -124,11 +135,22 @@ static ct_status value_info(pbw *g, int field, const ct_scope *scope, const char
     ct_status s = check_dtype(name, dt);
     if (s != CT_OK) return s;
   }
+  for (size_t i = 0; o != NULL && i < o->n_dim_names; i++) {
+    int rank = d.rank > 0 ? d.rank : 0;
+    if (strcmp(o->dim_names[i].var, name) == 0 && o->dim_names[i].axis >= rank) {
+      return ct__error(CT_ERR_OUT_OF_RANGE,
+                       WHAT ": options name axis %d of '%s', which has %d dims: name an axis "
+                            "below that",
+                       o->dim_names[i].axis, name, rank);
+    }
+  }
   pbw_int(&tt, 1, dt != CT_DTYPE_UNDEFINED ? ex_onnx_dtype(dt) : 1);
   if (d.rank >= 0) {
     for (int k = 0; k < d.rank; k++) {
       pbw dim = {0};
-      if (d.d[k] >= 0) pbw_int(&dim, 1, d.d[k]);
+      const char *sym_name = dim_name(o, name, k);
+      if (sym_name != NULL) pbw_str(&dim, 2, sym_name);
+      else if (d.d[k] >= 0) pbw_int(&dim, 1, d.d[k]);
       else {
         char sym[32];
         snprintf(sym, sizeof sym, "%s_d%d", field == 11 ? "in" : "out", k);
@@ -148,7 +170,7 @@ static ct_status value_info(pbw *g, int field, const ct_scope *scope, const char
 /* The graph's nodes, initializers, inputs and outputs into g. */
 static ct_status graph(pbw *g, ex_cx *x, const ct_program *p, const ct_scope *scope,
                        const char *const *inputs, size_t n_inputs, const char *const *outputs,
-                       size_t n_outputs) {
+                       size_t n_outputs, const ct_onnx_save_options *o) {
   names written = {0}, inits = {0};
   ct_status s = CT_OK;
   for (size_t i = 0; i < n_inputs && s == CT_OK; i++) s = add(&written, inputs[i]) ? CT_OK : oom();
@@ -187,8 +209,10 @@ static ct_status graph(pbw *g, ex_cx *x, const ct_program *p, const ct_scope *sc
     pbw_raw(g, x->nodes.p, x->nodes.n);
     pbw_str(g, 2, "corten");
     pbw_raw(g, x->inits.p, x->inits.n);
-    for (size_t i = 0; i < n_inputs && s == CT_OK; i++) s = value_info(g, 11, scope, inputs[i]);
-    for (size_t i = 0; i < n_outputs && s == CT_OK; i++) s = value_info(g, 12, scope, outputs[i]);
+    for (size_t i = 0; i < n_inputs && s == CT_OK; i++) s = value_info(g, 11, scope, inputs[i], o);
+    for (size_t i = 0; i < n_outputs && s == CT_OK; i++) {
+      s = value_info(g, 12, scope, outputs[i], o);
+    }
   }
   free(written.v);
   free(inits.v);
@@ -259,19 +283,56 @@ static ct_status check_names(const char *const *v, size_t n, const char *what) {
   return CT_OK;
 }
 
+/* Every dim name of o names a graph input or output, a non-negative axis and a symbol. */
+static ct_status check_dim_names(const ct_onnx_save_options *o, const char *const *inputs,
+                                 size_t n_inputs, const char *const *outputs, size_t n_outputs) {
+  if (o == NULL) return CT_OK;
+  if (o->n_dim_names > 0 && o->dim_names == NULL) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT,
+                     WHAT ": options dim_names is NULL with a count of %zu", o->n_dim_names);
+  }
+  for (size_t i = 0; i < o->n_dim_names; i++) {
+    const ct_onnx_dim_name *dn = &o->dim_names[i];
+    if (dn->var == NULL || dn->name == NULL || dn->name[0] == '\0' || dn->axis < 0) {
+      return ct__error(CT_ERR_INVALID_ARGUMENT,
+                       WHAT ": options dim_names[%zu] needs a variable, an axis >= 0 and a "
+                            "non-empty name",
+                       i);
+    }
+    bool found = false;
+    for (size_t k = 0; k < n_inputs && !found; k++) found = strcmp(inputs[k], dn->var) == 0;
+    for (size_t k = 0; k < n_outputs && !found; k++) found = strcmp(outputs[k], dn->var) == 0;
+    if (!found) {
+      return ct__error(CT_ERR_INVALID_ARGUMENT,
+                       WHAT ": options dim_names[%zu] names '%s', which is neither an input nor "
+                            "an output of the graph: only those have declared dims",
+                       i, dn->var);
+    }
+  }
+  return CT_OK;
+}
+
 ct_status ct_onnx_save(const char *path, const ct_program *p, const ct_scope *scope,
                        const char *const *inputs, size_t n_inputs, const char *const *outputs,
                        size_t n_outputs) {
+  return ct_onnx_save_with(path, p, scope, inputs, n_inputs, outputs, n_outputs, NULL);
+}
+
+ct_status ct_onnx_save_with(const char *path, const ct_program *p, const ct_scope *scope,
+                            const char *const *inputs, size_t n_inputs,
+                            const char *const *outputs, size_t n_outputs,
+                            const ct_onnx_save_options *o) {
   if (path == NULL || p == NULL || scope == NULL) {
     return ct__error(CT_ERR_INVALID_ARGUMENT, WHAT ": the %s is NULL",
                      path == NULL ? "path" : p == NULL ? "program" : "scope");
   }
   ct_status s = check_names(inputs, n_inputs, "inputs");
   if (s == CT_OK) s = check_names(outputs, n_outputs, "outputs");
+  if (s == CT_OK) s = check_dim_names(o, inputs, n_inputs, outputs, n_outputs);
   if (s != CT_OK) return s;
   ex_cx x = {.scope = scope, .prog = p};
   pbw g = {0}, model = {0}, opset = {0}, opset2 = {0};
-  s = graph(&g, &x, p, scope, inputs, n_inputs, outputs, n_outputs);
+  s = graph(&g, &x, p, scope, inputs, n_inputs, outputs, n_outputs, o);
   if (s == CT_OK) {
     /* ModelProto: ir_version 1, producer_name 2, producer_version 3, graph 7, opset_import 8. */
     pbw_int(&model, 1, 8);

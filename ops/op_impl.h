@@ -189,6 +189,8 @@ bool ct__program_owned(const ct_program *p);
 /* Makes room for extra more ops, so that that many ct_program_append calls of fresh ops cannot
  * fail: CT_OK, or CT_ERR_OUT_OF_MEMORY recorded (p unchanged). */
 ct_status ct__program_reserve(ct_program *p, size_t extra);
+/* Keeps the ops i of p with keep[i] (in order) and frees the others (ops/prune.c's last step). */
+void ct__program_retain(ct_program *p, const bool *keep);
 /* Makes p the program of holder's attribute (owned: ct_program_free refuses it). */
 void ct__program_set_holder(ct_program *p, ct_op *holder);
 bool ct__program_contains(const ct_program *p, const ct_op *op);

@@ -156,6 +156,23 @@ const ct_op *ct_program_op(const ct_program *p, size_t i) {
   return p != NULL && i < p->n ? p->ops[i] : NULL;
 }
 
+void ct__program_retain(ct_program *p, const bool *keep) {
+  size_t n = 0;
+  for (size_t i = 0; i < p->n; i++) {
+    ct_op *op = p->ops[i];
+    if (!keep[i]) {
+      op->index = -1; /* no longer the program's: ct_op_free frees it whole */
+      op->program = NULL;
+      ct_op_free(op);
+      continue;
+    }
+    op->index = (long)n;
+    p->ops[n++] = op;
+  }
+  p->n = n;
+  ct__program_edited(p);
+}
+
 ct_status ct__program_reserve(ct_program *p, size_t extra) {
   if (extra <= p->cap - p->n) return CT_OK;
   size_t cap = p->cap ? p->cap : 16;

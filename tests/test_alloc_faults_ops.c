@@ -128,6 +128,13 @@ static ct_status backward_call(fs_fixture *f) {
 static const fs_case backward = {"ct_program_append_backward", classifier_setup, backward_call,
                                  NULL, 0};
 
+static ct_status prune_call(fs_fixture *f) {
+  static const char *const loss[] = {"loss"};
+  return ct_program_prune(f->p, loss, 1);
+}
+static const fs_case prune = {"ct_program_prune (training step to its loss)", train_setup,
+                              prune_call, NULL, 0};
+
 /* ---- Executors ----------------------------------------------------------------------------- */
 
 static void free_executor(fs_fixture *f) {
@@ -271,6 +278,7 @@ SWEEP_TEST(op_attr_program)
 SWEEP_TEST(program_new)
 SWEEP_TEST(program_append)
 SWEEP_TEST(backward)
+SWEEP_TEST(prune)
 SWEEP_TEST(executor_new)
 SWEEP_TEST(executor_new_free)
 SWEEP_TEST(run_forward)
@@ -291,6 +299,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, sweep_program_new);
   CT_ADD_TEST(s, sweep_program_append);
   CT_ADD_TEST(s, sweep_backward);
+  CT_ADD_TEST(s, sweep_prune);
   CT_ADD_TEST(s, sweep_executor_new);
   CT_ADD_TEST(s, sweep_executor_new_free);
   CT_ADD_TEST(s, sweep_run_forward);

@@ -217,6 +217,71 @@ START_TEST(weights_become_initializers_and_dimless_inputs_load_unshaped) {
 }
 END_TEST
 
+START_TEST(named_dims_are_saved_symbolic_and_run_at_any_size) {
+  make_work_dir("onnx-save");
+  ct_scope *s = ct_scope_new();
+  ct_program *p = small_program(s);
+  run_program(p, s);
+  const char *in[] = {"x"}, *out[] = {"y"};
+  const ct_onnx_dim_name batch[1] = {{"x", 0, "N"}};
+  const ct_onnx_save_options o = {.dim_names = batch, .n_dim_names = 1};
+  ck_assert_msg(ct_onnx_save_with(in_dir("n.onnx"), p, s, in, 1, out, 1, &o) == CT_OK, "%s",
+                ct_last_error());
+  ct_scope *s2 = ct_scope_new();
+  ct_onnx_model *m = ct_onnx_load(in_dir("n.onnx"), s2);
+  ck_assert_msg(m != NULL, "%s", ct_last_error());
+  ct_ddim d;
+  ct_dtype dt;
+  ck_assert_int_eq(ct_onnx_input_info(m, 0, &d, &dt), CT_OK);
+  ck_assert_int_eq(d.rank, 2);
+  ck_assert_int_eq(d.d[0], -1); /* "N" */
+  ck_assert_int_eq(d.d[1], 3);
+  ck_assert_int_eq(dt, CT_FLOAT32);
+  put_ramp2(s2, "x", 5, 3, 1.0f); /* 5 rows where 2 were saved */
+  put_ramp2(s, "x", 5, 3, 1.0f);
+  run_program(p, s);
+  run_program(ct_onnx_program(m), s2);
+  same_bits(s, "y", s2, "y");
+  ct_onnx_free(m);
+  ct_scope_free(s2);
+  ct_program_free(p);
+  ct_scope_free(s);
+  remove_work_dir();
+}
+END_TEST
+
+START_TEST(bad_dim_names_are_refused_and_no_file_is_left) {
+  make_work_dir("onnx-save");
+  ct_scope *s = ct_scope_new();
+  ct_program *p = small_program(s);
+  run_program(p, s);
+  const char *in[] = {"x"}, *out[] = {"y"};
+  const ct_onnx_dim_name not_io[1] = {{"W", 0, "N"}}, past[1] = {{"y", 2, "N"}},
+                         empty[1] = {{"x", 0, ""}}, negative[1] = {{"x", -1, "N"}};
+  ct_onnx_save_options o = {.dim_names = not_io, .n_dim_names = 1};
+  ck_assert_int_eq(ct_onnx_save_with(in_dir("b.onnx"), p, s, in, 1, out, 1, &o),
+                   CT_ERR_INVALID_ARGUMENT);
+  HAS(ct_last_error(), "names 'W', which is neither an input nor an output");
+  o.dim_names = past;
+  ck_assert_int_eq(ct_onnx_save_with(in_dir("b.onnx"), p, s, in, 1, out, 1, &o),
+                   CT_ERR_OUT_OF_RANGE);
+  HAS(ct_last_error(), "axis 2 of 'y', which has 2 dims");
+  o.dim_names = empty;
+  ck_assert_int_eq(ct_onnx_save_with(in_dir("b.onnx"), p, s, in, 1, out, 1, &o),
+                   CT_ERR_INVALID_ARGUMENT);
+  o.dim_names = negative;
+  ck_assert_int_eq(ct_onnx_save_with(in_dir("b.onnx"), p, s, in, 1, out, 1, &o),
+                   CT_ERR_INVALID_ARGUMENT);
+  o.dim_names = NULL;
+  ck_assert_int_eq(ct_onnx_save_with(in_dir("b.onnx"), p, s, in, 1, out, 1, &o),
+                   CT_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(count_entries(work_dir), 0);
+  ct_program_free(p);
+  ct_scope_free(s);
+  remove_work_dir();
+}
+END_TEST
+
 START_TEST(an_undefined_variable_is_refused_and_no_file_is_left) {
   make_work_dir("onnx-save");
   ct_scope *s = ct_scope_new();
@@ -314,6 +379,8 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, small_program_saved_and_loaded_computes_the_same_bits);
   CT_ADD_TEST(s, a_corten_op_round_trips_with_every_attribute_type);
   CT_ADD_TEST(s, weights_become_initializers_and_dimless_inputs_load_unshaped);
+  CT_ADD_TEST(s, named_dims_are_saved_symbolic_and_run_at_any_size);
+  CT_ADD_TEST(s, bad_dim_names_are_refused_and_no_file_is_left);
   CT_ADD_TEST(s, an_undefined_variable_is_refused_and_no_file_is_left);
   CT_ADD_TEST(s, a_variable_holding_no_tensor_is_refused_naming_it);
   CT_ADD_TEST(s, a_training_program_round_trips_through_ai_corten);

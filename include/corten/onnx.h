@@ -137,6 +137,30 @@ CT_API ct_status ct_onnx_save(const char *path, const ct_program *p, const ct_sc
                               const char *const *inputs, size_t n_inputs,
                               const char *const *outputs, size_t n_outputs);
 
+/* A symbolic dim of an exported graph input or output: axis `axis` of variable `var` is written
+ * as the symbol `name` ("N") instead of the extent its tensor holds, so the model runs at any
+ * size there (what torch.onnx.export's dynamic_axes does). */
+typedef struct ct_onnx_dim_name {
+  const char *var;
+  int axis;
+  const char *name;
+} ct_onnx_dim_name;
+
+typedef struct ct_onnx_save_options {
+  const ct_onnx_dim_name *dim_names; /* n_dim_names of them; NULL with 0: extents as held */
+  size_t n_dim_names;
+} ct_onnx_save_options;
+
+/* ct_onnx_save with options (NULL: ct_onnx_save's behaviour), read during the call only.
+ * Errors, besides ct_onnx_save's (nothing written):
+ *   CT_ERR_INVALID_ARGUMENT  a dim name without a variable or a symbol, a negative axis, or a
+ *                            variable that is neither among inputs nor outputs (named)
+ *   CT_ERR_OUT_OF_RANGE      an axis at or past the rank of the variable's tensor (named) */
+CT_API ct_status ct_onnx_save_with(const char *path, const ct_program *p, const ct_scope *scope,
+                                   const char *const *inputs, size_t n_inputs,
+                                   const char *const *outputs, size_t n_outputs,
+                                   const ct_onnx_save_options *options);
+
 /* Frees m and its program; the scope's variables stay. NULL: no-op. */
 CT_API void ct_onnx_free(ct_onnx_model *m);
 

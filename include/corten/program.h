@@ -60,6 +60,21 @@ CT_API ct_status ct_program_append(ct_program *p, ct_op *op);
 CT_API size_t ct_program_size(const ct_program *p);
 CT_API const ct_op *ct_program_op(const ct_program *p, size_t i);
 
+/* Cuts p down to the ops that the values of the n variables `targets` depend on, and frees the
+ * rest: a model's features without its classifier (then append a new head), or the forward part
+ * of a training program without its loss, backward and optimizer ops. An op stays when it writes
+ * a target or a variable that a staying op after it reads (through a slot, or through a program
+ * nested in that op, such as a recurrent op's step); ops keep their order, wiring and attributes.
+ * So the targets get the values the whole program's run gives them from the same scope; an op
+ * whose only effect is on a later run (an optimizer updating a weight) goes. Executors made over
+ * p before the call must not run afterwards: make new ones.
+ * Errors (p unchanged):
+ *   CT_ERR_INVALID_ARGUMENT  p is NULL, no targets (n 0 or targets NULL), a NULL or empty name,
+ *                            or p belongs to an op's attribute (prune the program holding it)
+ *   CT_ERR_NOT_FOUND         a target that no op of p writes (named)
+ *   CT_ERR_OUT_OF_MEMORY     no host memory for the walk */
+CT_API ct_status ct_program_prune(ct_program *p, const char *const *targets, size_t n);
+
 typedef struct ct_executor ct_executor;
 
 /* How an executor runs; all zero (or NULL options) is the default. */

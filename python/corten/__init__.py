@@ -32,7 +32,7 @@ from ._lib import Error, MemoryStats, check, lib, place
 from . import onnx
 from .params import load_params, save_params
 from .profile import Profile, profile
-from .program import Executor, Op, Program
+from .program import Executor, Op, Program, ProgramOp
 from .scope import Scope
 from .tensor import Tensor, from_dlpack, zeros
 
@@ -89,7 +89,7 @@ for _cls in (Error, Tensor, Scope, Op, Program, Executor):
     _cls.__module__ = "corten"  # help() and tracebacks name them corten.X
 del _cls
 
-__all__ = ["Error", "Tensor", "from_dlpack", "zeros", "Scope", "Op", "Program", "Executor",
-           "onnx", "load_params", "save_params", "memory_stats", "host_allocator",
+__all__ = ["Error", "Tensor", "from_dlpack", "zeros", "Scope", "Op", "Program", "ProgramOp",
+           "Executor", "onnx", "load_params", "save_params", "memory_stats", "host_allocator",
            "cuda_device_count", "set_num_threads", "get_num_threads", "profile", "Profile",
            "dtypes", "dtype_id"]

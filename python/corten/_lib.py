@@ -63,6 +63,31 @@ class ExecutorOptions(ctypes.Structure):
                 ("fuse_elementwise", ctypes.c_bool), ("optimize", ctypes.c_bool)]
 
 
+class OnnxDimName(ctypes.Structure):
+    """ct_onnx_dim_name (corten/onnx.h)."""
+    _fields_ = [("var", ctypes.c_char_p), ("axis", ctypes.c_int), ("name", ctypes.c_char_p)]
+
+
+class OnnxSaveOptions(ctypes.Structure):
+    """ct_onnx_save_options (corten/onnx.h)."""
+    _fields_ = [("dim_names", ctypes.POINTER(OnnxDimName)), ("n_dim_names", ctypes.c_size_t)]
+
+
+class SlotDef(ctypes.Structure):
+    """ct_slot_def (corten/op.h)."""
+    _fields_ = [("name", ctypes.c_char_p), ("flags", ctypes.c_uint)]
+
+
+class OpDef(ctypes.Structure):
+    """ct_op_def (corten/op.h), field for field; the attributes' array is not read here."""
+    _fields_ = [("type", ctypes.c_char_p),
+                ("inputs", ctypes.POINTER(SlotDef)), ("n_inputs", ctypes.c_size_t),
+                ("outputs", ctypes.POINTER(SlotDef)), ("n_outputs", ctypes.c_size_t),
+                ("attrs", ctypes.c_void_p), ("n_attrs", ctypes.c_size_t),
+                ("infer_shape", ctypes.c_void_p), ("dtype_attr", ctypes.c_char_p),
+                ("grad", ctypes.c_void_p), ("flags", ctypes.c_uint)]
+
+
 class MemoryStats(ctypes.Structure):
     _fields_ = [("allocated", ctypes.c_size_t), ("peak", ctypes.c_size_t),
                 ("reserved", ctypes.c_size_t), ("allocs", ctypes.c_uint64),
@@ -145,6 +170,14 @@ _SIGNATURES = {
     "ct_program_append": (_i, [_p, _p]),
     "ct_program_size": (_sz, [_p]),
     "ct_program_append_backward": (_i, [_p, _s, _pp, _sz]),
+    "ct_program_prune": (_i, [_p, _pp, _sz]),
+    "ct_program_op": (_p, [_p, _sz]),
+    "ct_op_type": (_s, [_p]),
+    "ct_op_type_get": (_i, [_s, ctypes.POINTER(OpDef)]),
+    "ct_op_input_count": (_sz, [_p, _s]),
+    "ct_op_output_count": (_sz, [_p, _s]),
+    "ct_op_input": (_s, [_p, _s, _sz]),
+    "ct_op_output": (_s, [_p, _s, _sz]),
     "ct_executor_new": (_p, [_p, _p, Place]),
     "ct_executor_new_with": (_p, [_p, _p, Place, ctypes.POINTER(ExecutorOptions)]),
     "ct_profile_start": (_p, [_i]),
@@ -167,6 +200,7 @@ _SIGNATURES = {
     "ct_onnx_opset": (ctypes.c_longlong, [_p]),
     "ct_onnx_free": (None, [_p]),
     "ct_onnx_save": (_i, [_s, _p, _p, _pp, _sz, _pp, _sz]),
+    "ct_onnx_save_with": (_i, [_s, _p, _p, _pp, _sz, _pp, _sz, _p]),
 }
 
 

@@ -14,10 +14,11 @@ The model's initializers are variables of ``m.scope`` (named as in the file), it
 """
 from __future__ import annotations
 
+import ctypes
 import os
 from typing import Any, Dict, List, Mapping, Optional, Union
 
-from ._lib import check, check_ptr, cstr_array, lib
+from ._lib import OnnxDimName, OnnxSaveOptions, check, check_ptr, cstr, cstr_array, lib
 from .program import Executor, Program
 from .scope import Scope
 from .tensor import Tensor
@@ -102,17 +103,27 @@ def load_bytes(data: bytes, scope: Optional[Scope] = None, optimize: bool = True
 
 
 def save(path: PathLike, program: Program, scope: Scope, inputs: List[str] = (),
-         outputs: List[str] = ()) -> None:
+         outputs: List[str] = (),
+         dynamic_axes: Optional[Mapping[str, Mapping[int, str]]] = None) -> None:
     """Writes program as an ONNX model (opset 17) at path (ct_onnx_save): ops with a standard
     equivalent as that ONNX op, the others in the domain ``ai.corten``; the variables of scope
     the program reads before writing them (and that are not inputs) as initializers; inputs and
-    outputs as the graph's. :func:`load` of the file gives a program computing the same values
-    bit for bit. Raises corten.Error naming a variable nothing defines, one holding no tensor, or
-    a dtype ONNX lacks; no file is left then (the write is atomic)."""
+    outputs as the graph's, with the dims their tensors hold, except the axes ``dynamic_axes``
+    names (``{"x": {0: "N"}, "y": {0: "N"}}``, as torch.onnx.export takes it), which are
+    symbolic: the model then runs at any size there. :func:`load` of the file gives a program
+    computing the same values bit for bit. Raises corten.Error naming a variable nothing
+    defines, one holding no tensor, or a dtype ONNX lacks; no file is left then (the write is
+    atomic)."""
     ins, keep_in = cstr_array(list(inputs), "input name")
     outs, keep_out = cstr_array(list(outputs), "output name")
-    check(lib.onnx_save(os.fsencode(path), program._handle(), scope._h, ins, len(keep_in), outs,
-                        len(keep_out)))
+    dims = [(var, int(axis), sym) for var, axes in (dynamic_axes or {}).items()
+            for axis, sym in axes.items()]
+    arr = (OnnxDimName * max(len(dims), 1))()
+    for i, (var, axis, sym) in enumerate(dims):
+        arr[i] = OnnxDimName(cstr(var, "dynamic_axes variable"), axis, cstr(sym, "dim name"))
+    opts = OnnxSaveOptions(arr, len(dims))
+    check(lib.onnx_save_with(os.fsencode(path), program._handle(), scope._h, ins, len(keep_in),
+                             outs, len(keep_out), ctypes.addressof(opts)))
 
 
 __all__ = ["Model", "load", "load_bytes", "save"]

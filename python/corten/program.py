@@ -7,7 +7,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any, List, Mapping, Optional, Sequence, Union
 
-from ._lib import Error, ExecutorOptions, check, check_ptr, cstr, cstr_array, lib, place
+from ._lib import Error, ExecutorOptions, OpDef, check, check_ptr, cstr, cstr_array, lib, place
 from .scope import Scope
 
 Names = Union[str, Sequence[str]]
@@ -98,6 +98,42 @@ class Op:
         return "corten.Op(%r)" % self.type
 
 
+class ProgramOp:
+    """What op i of a program is, read when it was asked for (a copy: it stays valid whatever
+    happens to the program): ``type``, and ``inputs`` / ``outputs`` mapping each wired slot to
+    its variable names."""
+
+    __slots__ = ("type", "inputs", "outputs")
+
+    def __init__(self, type: str, inputs: Mapping[str, List[str]],
+                 outputs: Mapping[str, List[str]]) -> None:
+        self.type, self.inputs, self.outputs = type, dict(inputs), dict(outputs)
+
+    def __repr__(self) -> str:
+        def wiring(slots):
+            return ", ".join("%s=%s" % (k, v[0] if len(v) == 1 else "[" + ", ".join(v) + "]")
+                             for k, v in slots.items())
+        return "%s(%s) -> %s" % (self.type, wiring(self.inputs), wiring(self.outputs))
+
+
+def _read_op(h: int) -> ProgramOp:
+    t = lib.op_type(h)
+    d = OpDef()
+    check(lib.op_type_get(t, ctypes.byref(d)))
+    sides = []
+    for slots, n, count, name_of in ((d.inputs, d.n_inputs, lib.op_input_count, lib.op_input),
+                                     (d.outputs, d.n_outputs, lib.op_output_count,
+                                      lib.op_output)):
+        wired = {}
+        for k in range(n):
+            slot = slots[k].name
+            names = [name_of(h, slot, i).decode() for i in range(count(h, slot))]
+            if names:
+                wired[slot.decode()] = names
+        sides.append(wired)
+    return ProgramOp(t.decode(), sides[0], sides[1])
+
+
 class Program:
     """A list of ops run in order. ``append`` adds an Op (the program takes it) or builds one
     from the same arguments as :class:`Op`."""
@@ -141,8 +177,38 @@ class Program:
                                           len(keep)))
         return [p + "@GRAD" for p in params]
 
+    def prune(self, targets: Names) -> "Program":
+        """Cuts the program down to the ops the variables ``targets`` depend on (a model's
+        features without its head, a training step's forward part) and drops the rest; the
+        targets get the values a run of the whole program gives them. Raises corten.Error
+        (CT_ERR_NOT_FOUND) for a target no op writes, leaving the program as it was. Executors
+        made over the program before must not run afterwards: make new ones."""
+        arr, keep = cstr_array(_names(targets), "target name")
+        check(lib.program_prune(self._handle(), arr, len(keep)))
+        return self
+
     def __len__(self) -> int:
         return int(lib.program_size(self._handle()))
+
+    def __getitem__(self, i: int) -> ProgramOp:
+        """Op i (negative from the end) as a :class:`ProgramOp`: its type and wiring."""
+        n = len(self)
+        if not isinstance(i, int):
+            raise TypeError("a program is indexed by an int, not %s" % type(i).__name__)
+        if not -n <= i < n:
+            raise IndexError("op %d of a program of %d ops" % (i, n))
+        return _read_op(lib.program_op(self._handle(), i % n))
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __repr__(self) -> str:
+        n = len(self)
+        shown = [repr(self[i]) for i in range(min(n, 8))]
+        more = ["... %d more" % (n - 8)] if n > 8 else []
+        return "<corten.Program of %d ops%s>" % (n, "".join("\n  " + line
+                                                            for line in shown + more))
 
     def run(self, scope: Scope, device: str = "cpu") -> None:
         """Runs the program once (a new Executor each call; keep one to run it many times)."""

@@ -13,7 +13,9 @@
 include(${CMAKE_CURRENT_LIST_DIR}/find_numpy_python.cmake)
 set(_py_dir ${CMAKE_CURRENT_LIST_DIR})
 set(_envs ${CMAKE_CURRENT_BINARY_DIR}/python-envs)
-set(_py_env "CORTEN_LIB=$<TARGET_FILE:corten>" "PYTHONDONTWRITEBYTECODE=1")
+get_filename_component(_py_digits "${CORTEN_SHARED_DIR}/data/digits/digits.params" ABSOLUTE)
+set(_py_env "CORTEN_LIB=$<TARGET_FILE:corten>" "PYTHONDONTWRITEBYTECODE=1"
+    "CORTEN_DIGITS=${_py_digits}")
 if(CORTEN_JEMALLOC)
   list(APPEND _py_env "CORTEN_TEST_JEMALLOC=1")
 endif()
@@ -70,7 +72,11 @@ endforeach()
 # of a load (tests/onnx_peak.c).
 corten_python_test(python_onnx_models sh ${_py_dir}/run_pytest.sh ${_envs}/onnx ${_py_dir}
                    "models_onnx*.py")
+set(_onnx_env "${_py_env};CORTEN_ONNX_MODELS=${CMAKE_CURRENT_BINARY_DIR}/onnx-models;CORTEN_ONNX_PEAK=$<TARGET_FILE:onnx_peak>;CORTEN_TOOL=$<TARGET_FILE:corten_tool>")
+if(CORTEN_EXAMPLES)
+  string(APPEND _onnx_env ";CORTEN_FINETUNE=$<TARGET_FILE:finetune_onnx>")
+endif()
 set_tests_properties(python_onnx_models PROPERTIES FIXTURES_REQUIRED corten_python_envs
-                     ENVIRONMENT "${_py_env};CORTEN_ONNX_MODELS=${CMAKE_CURRENT_BINARY_DIR}/onnx-models;CORTEN_ONNX_PEAK=$<TARGET_FILE:onnx_peak>;CORTEN_TOOL=$<TARGET_FILE:corten_tool>")
+                     ENVIRONMENT "${_onnx_env}")
 corten_python_test(python_install sh ${_py_dir}/install_from_clone.sh ${CORTEN_PYTHON3}
                    ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/python-install ${_sanitized})

@@ -65,6 +65,42 @@ def test_one_sgd_step_matches_numpy():
     assert float(np.from_dlpack(s["loss"])) == pytest.approx(np.mean((x @ w0 - target) ** 2))
 
 
+def test_prune_keeps_the_forward_part_of_a_training_step():
+    s = corten.Scope()
+    s["x"], s["w"] = np.ones((2, 3), np.float32), np.full((3, 1), 0.5, np.float32)
+    s["lr"] = np.array([0.1], np.float32)
+    p = corten.Program()
+    p.append("matmul", inputs={"X": "x", "Y": "w"}, outputs={"Out": "y"})
+    p.append("mean", inputs={"X": "y"}, outputs={"Out": "loss"})
+    p.append_backward("loss", ["w"])
+    p.append("sgd", inputs={"Param": "w", "Grad": "w@GRAD", "LearningRate": "lr"},
+             outputs={"ParamOut": "w"})
+    assert p.prune("loss") is p and len(p) == 2
+    corten.Executor(p, s).run()
+    assert float(np.from_dlpack(s["loss"])) == 1.5
+    assert np.from_dlpack(s["w"]).tolist() == [[0.5]] * 3  # the sgd op went
+    with pytest.raises(corten.Error) as e:
+        p.prune(["loss", "los"])
+    assert e.value.status == "CT_ERR_NOT_FOUND" and "'los'" in e.value.message
+    assert len(p) == 2
+
+
+def test_a_program_lists_its_ops_and_their_wiring():
+    p = corten.Program()
+    p.append("matmul", inputs={"X": "x", "Y": "w"}, outputs={"Out": "xw"})
+    p.append("concat", inputs={"X": ["xw", "b"]}, outputs={"Out": "y"}, axis=1)
+    assert [op.type for op in p] == ["matmul", "concat"]
+    assert p[0].inputs == {"X": ["x"], "Y": ["w"]} and p[0].outputs == {"Out": ["xw"]}
+    assert p[-1].inputs == {"X": ["xw", "b"]}
+    assert repr(p[1]) == "concat(X=[xw, b]) -> Out=y"
+    assert repr(p) == ("<corten.Program of 2 ops\n  matmul(X=x, Y=w) -> Out=xw\n"
+                       "  concat(X=[xw, b]) -> Out=y>")
+    with pytest.raises(IndexError):
+        p[2]
+    with pytest.raises(TypeError):
+        p["matmul"]
+
+
 def test_attributes_of_every_type():
     s = corten.Scope()
     corten.Op("fill_constant", outputs={"Out": "c"}, shape=[2, 2], value=1.5,
