@@ -163,6 +163,18 @@ static inline double accuracy(ct_scope *s) {
   return n > 0 ? (double)right / (double)n : 0.0;
 }
 
+/* Saves p as an ONNX model at path (ct_onnx_save_with): graph input `in`, output `out`, both
+ * with a symbolic batch ("N"), so the file runs at any batch size in onnxruntime and elsewhere.
+ * 0 after reporting. */
+static inline int save_onnx(const char *path, const ct_program *p, const ct_scope *s,
+                            const char *in, const char *out) {
+  const ct_onnx_dim_name batch[2] = {{in, 0, "N"}, {out, 0, "N"}};
+  const ct_onnx_save_options o = {.dim_names = batch, .n_dim_names = 2};
+  if (!ok(ct_onnx_save_with(path, p, s, &in, 1, &out, 1, &o), "saving the ONNX model")) return 0;
+  printf("saved the model (%s -> %s) to %s\n", in, out, path);
+  return 1;
+}
+
 /* The loss of the logits in variable logits against batch.labels (softmax_with_cross_entropy,
  * row_loss, their mean: loss) and the backward pass from it to the n params (<param>@GRAD).
  * 1, 0 after reporting a failure, or -1 (reported as a skip) when an op on the path has no

@@ -262,14 +262,7 @@ static double finetune(const char *model, const char *digits, const char *export
   ct_executor_free(ef);
   ct_executor_free(ee);
   if (acc >= 0 && export_path != NULL) {
-    /* the batch symbolic, as the imported file had it: any number of images runs */
-    const ct_onnx_dim_name batch[2] = {{in, 0, "N"}, {"logits", 0, "N"}};
-    const ct_onnx_save_options o = {.dim_names = batch, .n_dim_names = 2};
-    if (ok(ct_onnx_save_with(export_path, step, s, &in, 1, logits, 1, &o), "exporting")) {
-      printf("saved the fine-tuned classifier to %s\n", export_path);
-    } else {
-      acc = -1;
-    }
+    if (!save_onnx(export_path, step, s, in, "logits")) acc = -1;
   }
 done:
   ct_onnx_free(m);

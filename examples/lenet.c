@@ -17,7 +17,8 @@
  * of 0..16; each is scaled up to 20x20 (bilinear) and centred in 28x28 with values in [0, 1],
  * as MNIST's digits are.
  *
- * Usage: lenet [lenet.params [digits.params]]. Exits 0 when the network ran and its
+ * Usage: lenet [lenet.params [digits.params [EXPORT.onnx]]]; with EXPORT, the network (data to
+ * prob) is saved there as ONNX, with LeNet's weights. Exits 0 when the network ran and its
  * probabilities sum to 1, 1 otherwise, 2 when a file cannot be read. */
 #include <math.h>
 #include <stdio.h>
@@ -156,10 +157,10 @@ static void print_layers(const ct_program *p, ct_scope *s) {
   printf("\n");
 }
 
-/* Runs p over a fresh kid of s; keeps every output, or frees the intermediates. Returns the
- * share of the N digits classified right, or -1. */
+/* Runs p over a fresh kid of s; keeps every output, or frees the intermediates; saves p as ONNX
+ * at export_path unless it is NULL. Returns the share of the N digits classified right, or -1. */
 static double run_once(const ct_program *p, ct_scope *input, bool free_mid,
-                       const int64_t *labels, bool print) {
+                       const int64_t *labels, bool print, const char *export_path) {
   static const char *const keep[] = {"prob"};
   ct_executor_options o = {.free_intermediates = free_mid, .keep = keep, .n_keep = 1};
   ct_scope *run = ct_scope_new_kid(input);
@@ -186,6 +187,7 @@ static double run_once(const ct_program *p, ct_scope *input, bool free_mid,
       }
     }
     acc = sums_ok ? (double)right / N : -1;
+    if (export_path != NULL && !save_onnx(export_path, p, run, "data", "prob")) acc = -1;
     show(free_mid ? "after the run freeing intermediates" : "after the run keeping everything");
   } else if (e == NULL) {
     failed("making the executor");
@@ -197,6 +199,10 @@ static double run_once(const ct_program *p, ct_scope *input, bool free_mid,
 }
 
 int main(int argc, char **argv) {
+  if (argc > 4 || (argc > 1 && argv[1][0] == '-')) {
+    fprintf(stderr, "usage: lenet [lenet.params [digits.params [EXPORT.onnx]]]\n");
+    return 2;
+  }
   const char *params = argc > 1 ? argv[1] : "../shared/data/params/lenet_deploy_param.params";
   const char *digits = argc > 2 ? argv[2] : "../shared/data/digits/digits.params";
   show("start");
@@ -220,9 +226,9 @@ int main(int argc, char **argv) {
   if (!build(p)) goto done;
   show("the program built: no activation allocated yet");
   ct_memory_reset_peak(ct_cpu());
-  double acc = run_once(p, input, false, labels, true);
+  double acc = run_once(p, input, false, labels, true, NULL);
   ct_memory_reset_peak(ct_cpu());
-  double acc2 = run_once(p, input, true, labels, false);
+  double acc2 = run_once(p, input, true, labels, false, argc > 3 ? argv[3] : NULL);
   if (acc >= 0 && acc == acc2) {
     printf("LeNet classified %.1f%% of the %d test digits right (an MNIST network on rescaled "
            "8x8 digits)\n", 100 * acc, N);

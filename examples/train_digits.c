@@ -22,8 +22,9 @@
  * step: no copy. The data preparation ops get no gradient (no parameter reaches them). A
  * second program, the forward part alone, scores the held-out images.
  *
- * Usage: train_digits [digits.params] (default ../shared/data/digits/digits.params, the shared
- * folder beside the repository root, where the README's demo runs it). Prints the loss of every
+ * Usage: train_digits [digits.params [EXPORT.onnx]] (default ../shared/data/digits/digits.params,
+ * the shared folder beside the repository root, where the README's demo runs it). With EXPORT,
+ * the trained network (x, pixels [N,1,8,8] in [0, 1], to logits) is saved there as ONNX. Prints the loss of every
  * epoch and the test accuracy; exits 0 when the accuracy reaches 97%, 1 when it does not, 2
  * when the data cannot be read or a call fails, and 77 (a skip to ctest) when this build has no
  * gradient for one of the ops. */
@@ -102,10 +103,10 @@ static int add_conv_block(ct_program *p, const char *in, const char *name, const
          ok(ct_op_set_attr_ints(op, "strides", two, 2), "pool2d");
 }
 
-/* The forward ops, from batch.images to logits. */
-static int build_forward(ct_program *p) {
-  static const int64_t nchw[4] = {-1, 1, SIDE, SIDE}, flat[2] = {-1, FLAT};
-  if (!add_pixels(p, nchw, 4, "x") || !add_conv_block(p, "x", "conv", "c")) return 0;
+/* The network, from x (pixels [B,1,8,8] in [0, 1]) to logits. */
+static int build_network(ct_program *p) {
+  static const int64_t flat[2] = {-1, FLAT};
+  if (!add_conv_block(p, "x", "conv", "c")) return 0;
   ct_op *op = add(p, "reshape", "X", "c", NULL, "Out", "c.flat", NULL);
   if (op == NULL || !ok(ct_op_set_attr_ints(op, "shape", flat, 2), "reshape")) return 0;
   return add(p, "matmul", "X", "c.flat", "Y", "fc1.w", NULL, "Out", "h.mm", NULL) &&
@@ -113,6 +114,12 @@ static int build_forward(ct_program *p) {
          add(p, "relu", "X", "h.pre", NULL, "Out", "h", NULL) &&
          add(p, "matmul", "X", "h", "Y", "fc2.w", NULL, "Out", "z.mm", NULL) &&
          add(p, "elementwise_add", "X", "z.mm", "Y", "fc2.b", NULL, "Out", "logits", NULL);
+}
+
+/* The forward ops, from batch.images to logits. */
+static int build_forward(ct_program *p) {
+  static const int64_t nchw[4] = {-1, 1, SIDE, SIDE};
+  return add_pixels(p, nchw, 4, "x") && build_network(p);
 }
 
 /* The training step: the forward ops, the loss, the backward pass, adam on every parameter.
@@ -135,8 +142,8 @@ static double seconds(void) {
 
 /* Loads, builds and trains; returns the test accuracy, -1 after reporting a failure, or -2 when
  * a gradient is missing from this build (reported as a skip). */
-static double train(const char *path, ct_scope *s, ct_program *init, ct_program *step,
-                    ct_program *eval) {
+static double train(const char *path, const char *export_path, ct_scope *s, ct_program *init,
+                    ct_program *step, ct_program *eval) {
   if (!load_digits(path, s) || !augment(s) || !take_rows(s, "train.", 0, BATCH) ||
       !build_init(init)) {
     return -1;
@@ -184,6 +191,14 @@ static double train(const char *path, ct_scope *s, ct_program *init, ct_program 
   acc = accuracy(s);
   printf("test accuracy %.2f%% (%d images), trained in %.2f s\n", 100 * acc, N_ALL - N_TRAIN,
          seconds() - t0);
+  if (export_path != NULL) {
+    /* the network alone, x to logits: the pixels' preparation stays with the caller */
+    ct_program *net = ct_program_new();
+    if (net == NULL || !build_network(net) || !save_onnx(export_path, net, s, "x", "logits")) {
+      acc = -1;
+    }
+    ct_program_free(net);
+  }
 done:
   ct_executor_free(e_step);
   ct_executor_free(e_eval);
@@ -191,12 +206,16 @@ done:
 }
 
 int main(int argc, char **argv) {
+  if (argc > 3 || (argc > 1 && argv[1][0] == '-')) {
+    fprintf(stderr, "usage: train_digits [digits.params [EXPORT.onnx]]\n");
+    return 2;
+  }
   const char *path = argc > 1 ? argv[1] : "../shared/data/digits/digits.params";
   ct_scope *s = ct_scope_new();
   ct_program *init = ct_program_new(), *step = ct_program_new(), *eval = ct_program_new();
   double acc = -1;
   if (s != NULL && init != NULL && step != NULL && eval != NULL) {
-    acc = train(path, s, init, step, eval);
+    acc = train(path, argc > 2 ? argv[2] : NULL, s, init, step, eval);
   } else {
     failed("setting up");
   }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* onnx/export_nn.c: the standard mappings that need more than copying attributes, each written
  * so that the import rule makes the very same op back (else the op goes to ai.corten):
- *   conv2d  -> Conv: pads (top, bottom, left, right) as ONNX's (top, left, bottom, right);
+ *   conv2d  -> Conv: pads (top, bottom, left, right) as ONNX's (top, left, bottom, right), a
+ *              2-value paddings (height, width) as its 4-value form, which the import makes;
  *              padding_algorithm EXPLICIT / VALID / SAME / SAME_LOWER as auto_pad NOTSET / VALID
  *              / SAME_UPPER / SAME_LOWER (the last three with zero paddings);
  *   pool2d  -> MaxPool / AveragePool (only where onnx/rules_pool.c imports pool2d back, its
@@ -51,6 +52,15 @@ static bool ints_of(const ct_attr_value *v, size_t n) {
   return v != NULL && v->type == CT_ATTR_INTS && v->u.ints.n == n;
 }
 
+/* The paddings attribute as (top, bottom, left, right): 4 values as they are, 2 (height, width)
+ * as both sides alike, which is what conv2d and pool2d read them as; false for other counts. The
+ * import writes the 4-value form, which computes the same. */
+static bool pads4(const ct_attr_value *v, int64_t out[4]) {
+  if (v == NULL || v->type != CT_ATTR_INTS || (v->u.ints.n != 2 && v->u.ints.n != 4)) return false;
+  for (int k = 0; k < 4; k++) out[k] = v->u.ints.n == 4 ? v->u.ints.v[k] : v->u.ints.v[k / 2];
+  return true;
+}
+
 static bool all_zero(const ct_attr_value *v) {
   for (size_t k = 0; k < v->u.ints.n; k++) {
     if (v->u.ints.v[k] != 0) return false;
@@ -73,7 +83,8 @@ static ct_status conv2d(ex_cx *x, const ex_op *op, bool *done) {
   const ct_attr_value *st = use(op, "strides", used), *pd = use(op, "paddings", used);
   const ct_attr_value *dl = use(op, "dilations", used), *gr = use(op, "groups", used);
   const ct_attr_value *al = use(op, "padding_algorithm", used);
-  if (in[0] == NULL || in[1] == NULL || out == NULL || !ints_of(st, 2) || !ints_of(pd, 4) ||
+  int64_t p[4];
+  if (in[0] == NULL || in[1] == NULL || out == NULL || !ints_of(st, 2) || !pads4(pd, p) ||
       !ints_of(dl, 2) || gr == NULL || al == NULL || !ex_attrs_default(op, used)) {
     return CT_OK;
   }
@@ -83,7 +94,7 @@ static ct_status conv2d(ex_cx *x, const ex_op *op, bool *done) {
   else if (strcmp(algo, "SAME_LOWER") == 0) auto_pad = "SAME_LOWER";
   else if (strcmp(algo, "EXPLICIT") != 0) return CT_OK;
   if (auto_pad != NULL && !all_zero(pd)) return CT_OK;
-  const int64_t *p = pd->u.ints.v, pads[4] = {p[0], p[2], p[1], p[3]};
+  const int64_t pads[4] = {p[0], p[2], p[1], p[3]};
   ex_node nd;
   ex_node_begin(&nd, x, "Conv", NULL, in, 2, &out, 1);
   ex_attr_ints(&nd, "strides", st->u.ints.v, 2);
@@ -117,7 +128,8 @@ static ct_status pool2d(ex_cx *x, const ex_op *op, bool *done) {
   const ct_attr_value *ks = use(op, "ksize", used), *st = use(op, "strides", used);
   const ct_attr_value *pd = use(op, "paddings", used), *al = use(op, "padding_algorithm", used);
   const ct_attr_value *ex = use(op, "exclusive", used), *ce = use(op, "ceil_mode", used);
-  if (!ints_of(ks, 2) || !ints_of(st, 2) || !ints_of(pd, 4) || al == NULL || ex == NULL ||
+  int64_t p[4];
+  if (!ints_of(ks, 2) || !ints_of(st, 2) || !pads4(pd, p) || al == NULL || ex == NULL ||
       ce == NULL || !ex_attrs_default(op, used) || (max && !ex->u.b)) {
     return CT_OK;
   }
@@ -127,7 +139,7 @@ static ct_status pool2d(ex_cx *x, const ex_op *op, bool *done) {
   else if (strcmp(al->u.s, "EXPLICIT") != 0) return CT_OK;
   if (auto_pad != NULL && !all_zero(pd)) return CT_OK;
   /* onnx/rules_pool.c's pool2d_exact, so the import makes pool2d (not pool_nd) again */
-  const int64_t *k = ks->u.ints.v, *s = st->u.ints.v, *p = pd->u.ints.v;
+  const int64_t *k = ks->u.ints.v, *s = st->u.ints.v;
   bool ceil = ce->u.b, incl = !max && !ex->u.b;
   if (ceil && (auto_pad != NULL || incl)) return CT_OK;
   for (int i = 0; i < 2; i++) {

@@ -135,8 +135,8 @@ static ct_status value_info(pbw *g, int field, const ct_scope *scope, const char
     ct_status s = check_dtype(name, dt);
     if (s != CT_OK) return s;
   }
-  for (size_t i = 0; o != NULL && i < o->n_dim_names; i++) {
-    int rank = d.rank > 0 ? d.rank : 0;
+  for (size_t i = 0; o != NULL && d.rank >= 0 && i < o->n_dim_names; i++) {
+    int rank = d.rank;
     if (strcmp(o->dim_names[i].var, name) == 0 && o->dim_names[i].axis >= rank) {
       return ct__error(CT_ERR_OUT_OF_RANGE,
                        WHAT ": options name axis %d of '%s', which has %d dims: name an axis "

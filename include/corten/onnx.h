@@ -151,7 +151,9 @@ typedef struct ct_onnx_save_options {
   size_t n_dim_names;
 } ct_onnx_save_options;
 
-/* ct_onnx_save with options (NULL: ct_onnx_save's behaviour), read during the call only.
+/* ct_onnx_save with options (NULL: ct_onnx_save's behaviour), read during the call only. A
+ * variable whose tensor has no dims (an output not computed yet) gets no shape in the file, which
+ * leaves every axis free: its dim names are then not needed and not checked.
  * Errors, besides ct_onnx_save's (nothing written):
  *   CT_ERR_INVALID_ARGUMENT  a dim name without a variable or a symbol, a negative axis, or a
  *                            variable that is neither among inputs nor outputs (named)

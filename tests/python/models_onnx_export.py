@@ -109,3 +109,88 @@ def test_an_undefined_variable_is_refused_and_leaves_no_file(tmp_path):
         corten.onnx.save(str(out), p, s, inputs=["x"], outputs=["y"])
     assert "'missing'" in e.value.message
     assert os.listdir(tmp_path) == []
+
+
+def test_dynamic_axes_make_a_batch_symbolic(tmp_path):
+    """corten.onnx.save's dynamic_axes: a program run at batch 5 saves a model onnxruntime runs
+    at batch 2; a name for a variable that is not an input or output is refused."""
+    s = corten.Scope()
+    s["x"], s["W"] = np.ones((5, 4), np.float32), np.full((4, 3), 0.5, np.float32)
+    p = corten.Program()
+    p.append(corten.Op("matmul", inputs={"X": "x", "Y": "W"}, outputs={"Out": "y"}))
+    corten.Executor(p, s).run()
+    out = str(tmp_path / "dyn.onnx")
+    corten.onnx.save(out, p, s, inputs=["x"], outputs=["y"],
+                     dynamic_axes={"x": {0: "N"}, "y": {0: "N"}})
+    model = onnx.load(out)
+    assert model.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "N"
+    onnx.checker.check_model(model, full_check=True)
+    y = ort.InferenceSession(out, providers=["CPUExecutionProvider"]).run(
+        None, {"x": np.ones((2, 4), np.float32)})[0]
+    assert y.tolist() == [[2.0] * 3] * 2
+    with pytest.raises(corten.Error) as e:
+        corten.onnx.save(str(tmp_path / "bad.onnx"), p, s, inputs=["x"], outputs=["y"],
+                         dynamic_axes={"W": {0: "N"}})
+    assert e.value.status == "CT_ERR_INVALID_ARGUMENT" and "'W'" in e.value.message
+    assert sorted(os.listdir(tmp_path)) == ["dyn.onnx"]
+
+
+def _example(var, *args):
+    """Runs the example program named by environment variable var with args; its stdout."""
+    prog = os.environ.get(var)
+    if not prog:
+        pytest.skip("%s (an example program of the build) is not set" % var)
+    for a in args:
+        if a.endswith(".params") and not os.path.exists(a):
+            pytest.skip("%s is not there (the shared data folder)" % a)
+    run = subprocess.run([prog] + list(args), capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run.stdout
+
+
+def _digits():
+    d = corten.load_params(os.environ.get("CORTEN_DIGITS", ""))
+    images = np.from_dlpack(d["images"]).astype(np.float32).reshape(-1, 1, 8, 8) / 16
+    return images, np.from_dlpack(d["labels"]).astype(np.int64)
+
+
+def _same_in_both(path, feeds):
+    """onnx's checker accepts the file, onnxruntime and corten give the same outputs (1e-5
+    relative), and corten's export of its import gives corten's bits again. Returns the
+    output."""
+    model = onnx.load(path)
+    onnx.checker.check_model(model, full_check=True)
+    assert all(n.domain in ("", "ai.onnx") for n in model.graph.node)
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    m = corten.onnx.load(path)
+    got = np.from_dlpack(m.run(feeds)[m.outputs[0]]).copy()
+    assert got.shape == want.shape
+    assert float(np.abs(got - want).max()) <= 1e-5 * float(np.abs(want).max())
+    again = path + ".again.onnx"
+    corten.onnx.save(again, m.program, m.scope, inputs=m.inputs, outputs=m.outputs)
+    assert np.from_dlpack(corten.onnx.load(again).run(feeds)[m.outputs[0]]).tobytes() == \
+        got.tobytes()
+    return want
+
+
+def test_the_trained_digits_cnn_runs_in_onnxruntime(tmp_path):
+    """examples/train_digits trains its CNN and saves it (x -> logits, any batch): onnxruntime
+    classifies the held-out digits as corten did."""
+    out = str(tmp_path / "digits_cnn.onnx")
+    text = _example("CORTEN_TRAIN_DIGITS", os.environ.get("CORTEN_DIGITS", "none.params"), out)
+    printed = float(text.split("test accuracy ")[1].split("%")[0])
+    images, labels = _digits()
+    logits = _same_in_both(out, {"x": images[1500:]})
+    assert abs(100.0 * float(np.mean(logits.argmax(1) == labels[1500:])) - printed) < 0.005
+    _same_in_both(out, {"x": images[:3]})  # another batch size
+
+
+def test_lenet_runs_in_onnxruntime(tmp_path):
+    """examples/lenet builds LeNet over its real weights and saves it (data -> prob): the same
+    probabilities in onnxruntime, on random images."""
+    out = str(tmp_path / "lenet.onnx")
+    _example("CORTEN_LENET", os.environ.get("CORTEN_LENET_PARAMS", "none.params"),
+             os.environ.get("CORTEN_DIGITS", "none.params"), out)
+    x = np.random.RandomState(5).rand(4, 1, 28, 28).astype(np.float32)
+    prob = _same_in_both(out, {"data": x})
+    np.testing.assert_allclose(prob.sum(1), np.ones(4), rtol=1e-5)

@@ -74,7 +74,9 @@ corten_python_test(python_onnx_models sh ${_py_dir}/run_pytest.sh ${_envs}/onnx 
                    "models_onnx*.py")
 set(_onnx_env "${_py_env};CORTEN_ONNX_MODELS=${CMAKE_CURRENT_BINARY_DIR}/onnx-models;CORTEN_ONNX_PEAK=$<TARGET_FILE:onnx_peak>;CORTEN_TOOL=$<TARGET_FILE:corten_tool>")
 if(CORTEN_EXAMPLES)
-  string(APPEND _onnx_env ";CORTEN_FINETUNE=$<TARGET_FILE:finetune_onnx>")
+  string(APPEND _onnx_env ";CORTEN_FINETUNE=$<TARGET_FILE:finetune_onnx>"
+         ";CORTEN_TRAIN_DIGITS=$<TARGET_FILE:train_digits>;CORTEN_LENET=$<TARGET_FILE:lenet>"
+         ";CORTEN_LENET_PARAMS=${CORTEN_PARAMS_DIR}/lenet_deploy_param.params")
 endif()
 set_tests_properties(python_onnx_models PROPERTIES FIXTURES_REQUIRED corten_python_envs
                      ENVIRONMENT "${_onnx_env}")
