@@ -167,40 +167,72 @@ static ct_status value_info(pbw *g, int field, const ct_scope *scope, const char
   return CT_OK;
 }
 
+struct ex_sets {
+  names written, inits; /* defined by an op or an input; written as initializers */
+  char **kept;          /* ex_keep's strings */
+  size_t n_kept, cap_kept;
+};
+
+const char *ex_keep(ex_cx *x, const char *s) {
+  ex_sets *st = x->sets;
+  if (st->n_kept == st->cap_kept) {
+    size_t cap = st->cap_kept ? 2 * st->cap_kept : 32;
+    char **g = ct__realloc(st->kept, cap * sizeof *g);
+    if (g == NULL) return oom(), NULL;
+    st->kept = g;
+    st->cap_kept = cap;
+  }
+  size_t n = strlen(s) + 1;
+  char *c = ct__malloc(n);
+  if (c == NULL) return oom(), NULL;
+  memcpy(c, s, n);
+  st->kept[st->n_kept++] = c;
+  return c;
+}
+
+ct_status ex_reads(ex_cx *x, const char *name) {
+  ex_sets *st = x->sets;
+  if (has(&st->written, name) || has(&st->inits, name)) return CT_OK;
+  return add(&st->inits, name) ? initializer(&x->inits, x->scope, name) : oom();
+}
+
+ct_status ex_writes(ex_cx *x, const char *name) {
+  return add(&x->sets->written, name) ? CT_OK : oom();
+}
+
+ct_status ex_emit(ex_cx *x, const ex_op *op, size_t index) {
+  ct_status s = CT_OK;
+  for (size_t sl = 0; sl < op->def->n_in && s == CT_OK; sl++) {
+    for (size_t k = 0; k < op->in[sl].n && s == CT_OK; k++) s = ex_reads(x, op->in[sl].names[k]);
+  }
+  bool done = false;
+  if (s == CT_OK) s = ex_standard(x, op, &done);
+  if (s == CT_OK && !done) s = ex_corten(x, op, index);
+  for (size_t sl = 0; sl < op->def->n_out && s == CT_OK; sl++) {
+    for (size_t k = 0; k < op->out[sl].n && s == CT_OK; k++) s = ex_writes(x, op->out[sl].names[k]);
+  }
+  return s;
+}
+
 /* The graph's nodes, initializers, inputs and outputs into g. */
 static ct_status graph(pbw *g, ex_cx *x, const ct_program *p, const ct_scope *scope,
                        const char *const *inputs, size_t n_inputs, const char *const *outputs,
                        size_t n_outputs, const ct_onnx_save_options *o) {
-  names written = {0}, inits = {0};
+  ex_sets sets = {0};
+  x->sets = &sets;
   ct_status s = CT_OK;
-  for (size_t i = 0; i < n_inputs && s == CT_OK; i++) s = add(&written, inputs[i]) ? CT_OK : oom();
+  for (size_t i = 0; i < n_inputs && s == CT_OK; i++) s = ex_writes(x, inputs[i]);
   ex_op *op = ct__malloc(sizeof *op);
   if (op == NULL) s = oom();
   for (size_t i = 0; i < ct_program_size(p) && s == CT_OK; i++) {
-    if ((s = ex_op_view(op, ct_program_op(p, i))) != CT_OK) {
-      ex_op_release(op);
-      break;
-    }
-    for (size_t sl = 0; sl < op->def->n_in && s == CT_OK; sl++) {
-      for (size_t k = 0; k < op->in[sl].n && s == CT_OK; k++) {
-        const char *name = op->in[sl].names[k];
-        if (has(&written, name) || has(&inits, name)) continue;
-        s = add(&inits, name) ? initializer(&x->inits, scope, name) : oom();
-      }
-    }
-    bool done = false;
-    if (s == CT_OK) s = ex_standard(x, op, &done);
-    if (s == CT_OK && !done) s = ex_corten(x, op, i);
-    for (size_t sl = 0; sl < op->def->n_out && s == CT_OK; sl++) {
-      for (size_t k = 0; k < op->out[sl].n && s == CT_OK; k++) {
-        s = add(&written, op->out[sl].names[k]) ? CT_OK : oom();
-      }
+    if ((s = ex_op_view(op, ct_program_op(p, i))) == CT_OK) {
+      s = strcmp(op->def->type, "recurrent") == 0 ? ex_unroll(x, op, i) : ex_emit(x, op, i);
     }
     ex_op_release(op);
   }
   free(op);
   for (size_t i = 0; i < n_outputs && s == CT_OK; i++) {
-    if (!has(&written, outputs[i]) && !has(&inits, outputs[i])) {
+    if (!has(&sets.written, outputs[i]) && !has(&sets.inits, outputs[i])) {
       s = ct__error(CT_ERR_NOT_FOUND, WHAT ": output '%s' is written by no op of the program and "
                                           "is not an input", outputs[i]);
     }
@@ -214,8 +246,11 @@ static ct_status graph(pbw *g, ex_cx *x, const ct_program *p, const ct_scope *sc
       s = value_info(g, 12, scope, outputs[i], o);
     }
   }
-  free(written.v);
-  free(inits.v);
+  free(sets.written.v);
+  free(sets.inits.v);
+  for (size_t i = 0; i < sets.n_kept; i++) free(sets.kept[i]);
+  free(sets.kept);
+  x->sets = NULL;
   if (s == CT_OK && (g->oom || x->nodes.oom || x->inits.oom)) s = oom();
   return s;
 }

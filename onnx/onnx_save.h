@@ -73,6 +73,8 @@ typedef struct ex_op {
 ct_status ex_op_view(ex_op *v, const ct_op *op);
 void ex_op_release(ex_op *v);
 
+typedef struct ex_sets ex_sets; /* onnx/onnx_save.c: the names defined so far, kept strings */
+
 /* The graph being written. */
 typedef struct ex_cx {
   pbw nodes;            /* the GraphProto's node fields so far */
@@ -82,6 +84,7 @@ typedef struct ex_cx {
   bool uses_corten;     /* a node of ai.corten was written: import that domain too */
   const ct_scope *scope; /* the variables' tensors, for dims and dtypes a mapping needs */
   const ct_program *prog; /* the program being written, for who reads a value */
+  ex_sets *sets;        /* onnx/onnx_save.c's */
   char name[64];        /* scratch for ex_tmp */
 } ex_cx;
 
@@ -108,6 +111,26 @@ void ex_node_end(ex_node *nd);
 const char *ex_tmp(ex_cx *x, const char *base);
 /* A new int64 initializer holding v (dims [n]): its name (as ex_tmp). */
 const char *ex_const_ints(ex_cx *x, const char *base, const int64_t *v, size_t n);
+
+/* onnx/onnx_save.c: writes one op of the graph: each input nothing has defined yet becomes an
+ * initializer (the scope's tensor), then the op's node(s), standard or ai.corten; its outputs are
+ * defined after. index names the op in messages. */
+ct_status ex_emit(ex_cx *x, const ex_op *op, size_t index);
+/* The same bookkeeping for a node written directly: a name it reads (an initializer when
+ * nothing defines it yet) and a name it writes. */
+ct_status ex_reads(ex_cx *x, const char *name);
+ct_status ex_writes(ex_cx *x, const char *name);
+/* A copy of s owned by the export until it ends (for names made up while writing); NULL when
+ * out of host memory (recorded). */
+const char *ex_keep(ex_cx *x, const char *s);
+/* A new int64 initializer holding the one value v as a scalar (rank 0): its name (as ex_tmp). */
+const char *ex_const_index(ex_cx *x, const char *base, int64_t v);
+/* The recurrent op at index as its steps unrolled (onnx/export_unroll.c): per step a Gather of
+ * each sequence's row and the step program's ops on names of their own, then the outputs
+ * stacked (Unsqueeze, Concat) and the final states (Identity). CT_ERR_UNINITIALIZED when the
+ * sequence length is not known (X holds no dims), CT_ERR_UNSUPPORTED for what cannot be
+ * unrolled (named). */
+ct_status ex_unroll(ex_cx *x, const ex_op *op, size_t index);
 
 /* Writes op as standard ONNX when an exact mapping exists (*done true), else leaves the graph
  * as it was (*done false). Errors: CT_ERR_OUT_OF_MEMORY. */

@@ -194,6 +194,14 @@ const char *ex_const_ints(ex_cx *x, const char *base, const int64_t *v, size_t n
   return name;
 }
 
+const char *ex_const_index(ex_cx *x, const char *base, int64_t v) {
+  const char *name = ex_tmp(x, base);
+  pbw t = {0};
+  ex_tensor(&t, name, OX_INT64, NULL, 0, &v, sizeof v);
+  pbw_msg(&x->inits, 5, &t);
+  return name;
+}
+
 const char *ex_const_scalar(ex_cx *x, const char *base, double v, ct_dtype dt) {
   float f = (float)v;
   if (dt != CT_FLOAT32 && dt != CT_FLOAT64) return NULL;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "file_util.h"
+#include "onnx_save_util.h"
 #include "op_util.h"
 
 static ct_ddim dims2(int64_t a, int64_t b) { return (ct_ddim){.rank = 2, .d = {a, b}}; }
@@ -19,25 +20,6 @@ static void put_ramp2(ct_scope *s, const char *name, int64_t a, int64_t b, float
   for (int64_t i = 0; i < a * b; i++) v[i] = (float)(i % 7 - 3) * step;
   put(s, name, CT_FLOAT32, dims2(a, b), v);
   free(v);
-}
-
-static void run_program(const ct_program *p, ct_scope *s) {
-  ct_executor *e = ct_executor_new(p, s, ct_cpu());
-  ck_assert_msg(e != NULL, "%s", ct_last_error());
-  ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
-  ct_executor_free(e);
-}
-
-/* Whether variables a of sa and b of sb hold the same dims, dtype and bytes. */
-static void same_bits(ct_scope *sa, const char *a, ct_scope *sb, const char *b) {
-  const ct_tensor *ta = tensor_of(sa, a), *tb = tensor_of(sb, b);
-  ck_assert_int_eq(ct_tensor_dtype(ta), ct_tensor_dtype(tb));
-  ct_ddim da = ct_tensor_dims(ta), db = ct_tensor_dims(tb);
-  ck_assert_int_eq(da.rank, db.rank);
-  for (int k = 0; k < da.rank; k++) ck_assert_int_eq(da.d[k], db.d[k]);
-  size_t bytes = (size_t)ct_tensor_numel(ta) * ct_dtype_size(ct_tensor_dtype(ta));
-  ck_assert_int_eq(memcmp(ct_tensor_data(ta, ct_tensor_dtype(ta)),
-                          ct_tensor_data(tb, ct_tensor_dtype(tb)), bytes), 0);
 }
 
 /* x [2,3] @ W [3,4] + b [4], relu, softmax, then scale (ai.corten), transpose and reshape. */

@@ -123,14 +123,19 @@ CT_API size_t ct_onnx_names_of(const char *type, char *buf, size_t cap);
  * are when saved (after a training run, the trained values). A program that writes a variable
  * twice, or writes one the file holds as an initializer (a training step's w = sgd(w)), is saved
  * as written, so that reloading it keeps the program's meaning; ONNX asks one writer per name,
- * so onnx.checker rejects such a file and other runtimes may too.
+ * so onnx.checker rejects such a file and other runtimes may too. A recurrent op is written as its
+ * steps unrolled (plain nodes, a Gather of each sequence's row per step) at the sequence length
+ * its X holds when saved; the file loads back into ops computing the same bits.
  * Errors (nothing written):
  *   CT_ERR_INVALID_ARGUMENT  path, p or scope is NULL, a NULL list with a count, a NULL or empty
  *                            name
  *   CT_ERR_NOT_FOUND         a variable read that nothing defines (named), an output no op writes
  *   CT_ERR_TYPE_MISMATCH     such a variable holding no tensor
- *   CT_ERR_UNINITIALIZED     such a tensor without memory
+ *   CT_ERR_UNINITIALIZED     such a tensor without memory; a recurrent op whose X holds no
+ *                            sequence yet (its length is unknown)
  *   CT_ERR_UNSUPPORTED       a dtype ONNX lacks, an op with a program attribute (control flow)
+ *                            other than recurrent, a recurrent op whose step scopes a later op
+ *                            reads (recurrent_grad: a training program)
  *   CT_ERR_IO                the file cannot be written
  *   CT_ERR_OUT_OF_MEMORY */
 CT_API ct_status ct_onnx_save(const char *path, const ct_program *p, const ct_scope *scope,

@@ -194,3 +194,41 @@ def test_lenet_runs_in_onnxruntime(tmp_path):
     x = np.random.RandomState(5).rand(4, 1, 28, 28).astype(np.float32)
     prob = _same_in_both(out, {"data": x})
     np.testing.assert_allclose(prob.sum(1), np.ones(4), rtol=1e-5)
+
+
+def test_an_elman_rnn_unrolls_to_standard_onnx(tmp_path):
+    """The recurrent op is saved as its steps unrolled (a Gather per step, the step's ops,
+    Unsqueeze and Concat for the outputs): standard ONNX that onnxruntime runs with corten's
+    outputs, which are a NumPy loop's."""
+    rs = np.random.RandomState(4)
+    T, B, D, H = 6, 2, 3, 4
+    s = corten.Scope()
+    w, u, b = (rs.randn(*d).astype(np.float32) * 0.5 for d in ((D, H), (H, H), (H,)))
+    x, h0 = rs.randn(T, B, D).astype(np.float32), rs.randn(B, H).astype(np.float32)
+    s["W"], s["U"], s["b"], s["h0"], s["x_seq"] = w, u, b, h0, x
+    step = corten.Program()
+    step.append("matmul", inputs={"X": "x", "Y": "W"}, outputs={"Out": "xw"})
+    step.append("matmul", inputs={"X": "h_prev", "Y": "U"}, outputs={"Out": "hu"})
+    step.append("elementwise_add", inputs={"X": "xw", "Y": "hu"}, outputs={"Out": "sum"})
+    step.append("elementwise_add", inputs={"X": "sum", "Y": "b"}, outputs={"Out": "pre"})
+    step.append("tanh", inputs={"X": "pre"}, outputs={"Out": "h"})
+    p = corten.Program()
+    p.append("recurrent", inputs={"X": "x_seq", "InitStates": "h0", "Params": ["W", "U", "b"]},
+             outputs={"Out": "h_seq", "FinalStates": "h_last", "StepScopes": "steps"},
+             step_program=step, states="h", ex_states="h_prev", step_inputs="x",
+             step_outputs="h")
+    corten.Executor(p, s).run()
+    h_seq, h_last = (np.from_dlpack(s[n]).copy() for n in ("h_seq", "h_last"))
+    ref, h = [], h0
+    for t in range(T):
+        h = np.tanh(x[t] @ w + h @ u + b)
+        ref.append(h)
+    np.testing.assert_allclose(h_seq, np.stack(ref), rtol=1e-5, atol=1e-6)
+    out = str(tmp_path / "elman.onnx")
+    corten.onnx.save(out, p, s, inputs=["x_seq"], outputs=["h_seq", "h_last"])
+    model = onnx.load(out)
+    onnx.checker.check_model(model, full_check=True)
+    assert sum(n.op_type == "Gather" for n in model.graph.node) == T
+    want = ort.InferenceSession(out, providers=["CPUExecutionProvider"]).run(None, {"x_seq": x})
+    np.testing.assert_allclose(want[0], h_seq, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(want[1], h_last, rtol=1e-5, atol=1e-6)
