@@ -77,8 +77,8 @@ static ct_status check_dtype(const char *name, ct_dtype dt) {
                    "cast it first", name, ct_dtype_name(dt));
 }
 
-/* One initializer: name's tensor, copied to the host when it lives elsewhere. */
-static ct_status initializer(pbw *g, const ct_scope *scope, const char *name) {
+/* The TensorProto of name's tensor into *m (copied to the host when it lives elsewhere). */
+static ct_status tensor_proto(const ct_scope *scope, const char *name, pbw *m) {
   const ct_tensor *t = NULL;
   ct_status s = var_tensor(scope, name, "a weight: an initializer", &t);
   if (s != CT_OK) return s;
@@ -102,13 +102,35 @@ static ct_status initializer(pbw *g, const ct_scope *scope, const char *name) {
   ct_ddim d = ct_tensor_dims(t);
   const void *data = ct_tensor_data(t, dt);
   size_t bytes = (size_t)ct_tensor_numel(t) * ct_dtype_size(dt);
-  pbw m = {0};
   if (data == NULL && bytes > 0) s = ct_last_status();
-  else ex_tensor(&m, name, ex_onnx_dtype(dt), d.d, d.rank < 0 ? 0 : d.rank, data, bytes);
-  if (s == CT_OK) pbw_msg(g, 5, &m);
-  else pbw_free(&m);
+  else ex_tensor(m, name, ex_onnx_dtype(dt), d.d, d.rank < 0 ? 0 : d.rank, data, bytes);
   ct_tensor_free(host);
   return s;
+}
+
+/* One initializer: name's tensor. */
+static ct_status initializer(pbw *g, const ct_scope *scope, const char *name) {
+  pbw m = {0};
+  ct_status s = tensor_proto(scope, name, &m);
+  if (s == CT_OK) pbw_msg(g, 5, &m);
+  else pbw_free(&m);
+  return s;
+}
+
+/* An output no op writes and no op reads, held by the scope (an imported Constant that is the
+ * graph's output): a Constant node holding its tensor, as the import made it. */
+static ct_status constant_output(ex_cx *x, const char *name) {
+  pbw m = {0};
+  ct_status s = tensor_proto(x->scope, name, &m);
+  if (s != CT_OK) {
+    pbw_free(&m);
+    return s;
+  }
+  ex_node nd;
+  ex_node_begin(&nd, x, "Constant", NULL, NULL, 0, &name, 1);
+  ex_attr_tensor(&nd, "value", &m);
+  ex_node_end(&nd);
+  return ex_writes(x, name);
 }
 
 /* The symbolic name options give axis k of graph input or output `name`, or NULL. */
@@ -232,9 +254,15 @@ static ct_status graph(pbw *g, ex_cx *x, const ct_program *p, const ct_scope *sc
   }
   free(op);
   for (size_t i = 0; i < n_outputs && s == CT_OK; i++) {
-    if (!has(&sets.written, outputs[i]) && !has(&sets.inits, outputs[i])) {
-      s = ct__error(CT_ERR_NOT_FOUND, WHAT ": output '%s' is written by no op of the program and "
-                                          "is not an input", outputs[i]);
+    if (has(&sets.written, outputs[i]) || has(&sets.inits, outputs[i])) continue;
+    ct_var *v = ct_scope_find_var(scope, outputs[i]);
+    ct_clear_error();
+    if (v != NULL && ct_var_get_tensor(v) != NULL) {
+      s = constant_output(x, outputs[i]);
+    } else {
+      s = ct__error(CT_ERR_NOT_FOUND, WHAT ": output '%s' is written by no op of the program, "
+                                          "is not an input and the scope holds no tensor of "
+                                          "that name", outputs[i]);
     }
   }
   if (s == CT_OK) {

@@ -104,6 +104,8 @@ void ex_attr_floats(ex_node *nd, const char *name, const float *v, size_t n);
 /* A TENSOR attribute of float64 values (dims [n], or a scalar when scalar): how doubles that
  * float32 cannot hold exactly are kept. */
 void ex_attr_doubles(ex_node *nd, const char *name, const double *v, size_t n, bool scalar);
+/* A TENSOR attribute holding the TensorProto fields in tensor (freed). */
+void ex_attr_tensor(ex_node *nd, const char *name, pbw *tensor);
 void ex_node_end(ex_node *nd);
 
 /* A fresh name for a value between the nodes of one op ("<base>@export<k>"); valid until the

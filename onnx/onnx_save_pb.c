@@ -175,6 +175,13 @@ void ex_attr_doubles(ex_node *nd, const char *name, const double *v, size_t n, b
   attr_end(nd, &a, OX_ATTR_TENSOR);
 }
 
+void ex_attr_tensor(ex_node *nd, const char *name, pbw *tensor) {
+  pbw a = {0};
+  pbw_str(&a, 1, name);
+  pbw_msg(&a, 5, tensor);
+  attr_end(nd, &a, OX_ATTR_TENSOR);
+}
+
 void ex_node_end(ex_node *nd) {
   pbw_msg(&nd->x->nodes, 1, &nd->body);
   nd->x->n_nodes++;

@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # tests/run_onnx_conformance.sh CORTEN DATA MIN_NODE_PCT: ONNX's backend conformance tests (the
-# folders Debian's libonnx-testdata installs under DATA) through `corten onnx-test`: the node
-# tests must pass at least MIN_NODE_PCT percent, and no test of any folder may be wrong (a value
-# out of tolerance, or a failure other than CT_ERR_UNSUPPORTED). Skipped (77) without the data.
+# folders Debian's libonnx-testdata installs under DATA) through `corten onnx-test --round-trip`:
+# the node tests must pass at least MIN_NODE_PCT percent, and no test of any folder may be wrong
+# (a value out of tolerance, a failure other than CT_ERR_UNSUPPORTED, or an export that does not
+# load back to the same bits). Skipped (77) without the data.
 set -u
 corten=$1 data=$2 min=$3
 if [ ! -d "$data/node" ]; then
@@ -11,10 +12,10 @@ if [ ! -d "$data/node" ]; then
   exit 77
 fi
 status=0
-"$corten" onnx-test --min-pass "$min" "$data/node" || status=1
+"$corten" onnx-test --round-trip --min-pass "$min" "$data/node" || status=1
 for d in pytorch-converted pytorch-operator simple; do
   [ -d "$data/$d" ] || continue
   echo "== $d"
-  "$corten" onnx-test "$data/$d" || status=1
+  "$corten" onnx-test --round-trip "$data/$d" || status=1
 done
 exit $status

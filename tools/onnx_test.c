@@ -14,13 +14,18 @@
  * values contradict the operator's definition, as ONNX's own tracker says) that fails its
  * comparison counts as `bad data`, never as passed; once its data is fixed upstream it passes or
  * fails as any other. The table gives the counts per op type (the model's first node's), then the
- * totals; the exit status is 1 when a test is wrong or fewer than --min-pass percent passed. */
+ * totals; the exit status is 1 when a test is wrong or fewer than --min-pass percent passed.
+ *
+ * --round-trip: a test that passed is also saved with ct_onnx_save, loaded again, and run on
+ * every data set, whose outputs must be the first import's bit for bit (else wrong); an export
+ * that says CT_ERR_UNSUPPORTED makes the test unsupported. */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <corten/corten.h>
 
@@ -52,7 +57,7 @@ typedef struct run_state {
   tally *t;
   size_t n_t, cap_t;
   int total[4];
-  bool verbose;
+  bool verbose, round_trip;
 } run_state;
 
 static bool is_dir(const char *p) {
@@ -175,9 +180,10 @@ static bool same_bits(const ct_tensor *a, const ct_tensor *b) {
   return n == 0 || (pa != NULL && pb != NULL && memcmp(pa, pb, n) == 0);
 }
 
-/* Runs data set `set` of test `dir` over model m in scope s; PASSED, UNSUPPORTED or WRONG. */
-static int run_set(const char *dir, const char *set, ct_onnx_model *m, ct_scope *s, char *why,
-                   size_t cap) {
+/* Loads data set `set`'s inputs into model m's input variables in s; PASSED, UNSUPPORTED or
+ * WRONG. */
+static int feed(const char *dir, const char *set, ct_onnx_model *m, ct_scope *s, char *why,
+                size_t cap) {
   char path[4096];
   for (size_t k = 0; k < ct_onnx_input_count(m); k++) {
     snprintf(path, sizeof path, "%s/%s/input_%zu.pb", dir, set, k);
@@ -196,6 +202,15 @@ static int run_set(const char *dir, const char *set, ct_onnx_model *m, ct_scope 
       return UNSUPPORTED;
     }
   }
+  return PASSED;
+}
+
+/* Runs data set `set` of test `dir` over model m in scope s; PASSED, UNSUPPORTED or WRONG. */
+static int run_set(const char *dir, const char *set, ct_onnx_model *m, ct_scope *s, char *why,
+                   size_t cap) {
+  char path[4096];
+  int fed = feed(dir, set, m, s, why, cap);
+  if (fed != PASSED) return fed;
   /* The program runs with the graph passes, as `corten run` and corten.onnx.load run it, and
    * again without; the two must give the same bits. */
   ct_tensor *optimized[16] = {NULL};
@@ -258,6 +273,67 @@ static int run_set(const char *dir, const char *set, ct_onnx_model *m, ct_scope 
   return PASSED;
 }
 
+/* Runs m over s once (graph passes on) and checks that it succeeded; WRONG or UNSUPPORTED with
+ * why otherwise. */
+static int run_once(ct_onnx_model *m, ct_scope *s, const char *what, char *why, size_t cap) {
+  ct_executor_options o = {.optimize = true};
+  ct_executor *e = ct_executor_new_with(ct_onnx_program(m), s, ct_cpu(), &o);
+  ct_status st = e != NULL ? ct_executor_run(e) : ct_last_status();
+  ct_executor_free(e);
+  if (st == CT_OK) return PASSED;
+  snprintf(why, cap, "%s: %s", what, ct_last_error());
+  return st == CT_ERR_UNSUPPORTED ? UNSUPPORTED : WRONG;
+}
+
+/* --round-trip: m (which passed) saved with ct_onnx_save and loaded again must give the same
+ * bits as m on every data set. PASSED, UNSUPPORTED (the export says so) or WRONG. */
+static int round_trip(const char *dir, char **sets, size_t n_sets, ct_onnx_model *m, ct_scope *s,
+                      char *why, size_t cap) {
+  char file[] = "/tmp/corten-round-trip-XXXXXX";
+  int fd = mkstemp(file);
+  if (fd < 0) {
+    snprintf(why, cap, "round trip: cannot make a temporary file");
+    return WRONG;
+  }
+  close(fd);
+  const char *in[64], *out[64];
+  size_t n_in = ct_onnx_input_count(m), n_out = ct_onnx_output_count(m);
+  if (n_in > 64 || n_out > 64) n_in = n_out = 0;
+  for (size_t k = 0; k < n_in; k++) in[k] = ct_onnx_input_name(m, k);
+  for (size_t k = 0; k < n_out; k++) out[k] = ct_onnx_output_name(m, k);
+  ct_scope *s2 = NULL;
+  ct_onnx_model *m2 = NULL;
+  int r = PASSED;
+  if (ct_onnx_save(file, ct_onnx_program(m), s, in, n_in, out, n_out) != CT_OK) {
+    snprintf(why, cap, "export: %s", ct_last_error());
+    r = ct_last_status() == CT_ERR_UNSUPPORTED ? UNSUPPORTED : WRONG;
+  } else if ((s2 = ct_scope_new()) == NULL || (m2 = ct_onnx_load(file, s2)) == NULL) {
+    snprintf(why, cap, "the export's load: %s", ct_last_error());
+    r = WRONG;
+  }
+  for (size_t i = 0; i < n_sets && r == PASSED; i++) {
+    if ((r = feed(dir, sets[i], m, s, why, cap)) != PASSED ||
+        (r = feed(dir, sets[i], m2, s2, why, cap)) != PASSED ||
+        (r = run_once(m, s, "run", why, cap)) != PASSED ||
+        (r = run_once(m2, s2, "the export's run", why, cap)) != PASSED) {
+      break;
+    }
+    for (size_t k = 0; k < n_out && r == PASSED; k++) {
+      const ct_var *a = ct_scope_find_var(s, out[k]), *b = ct_scope_find_var(s2, out[k]);
+      const ct_tensor *ta = a ? ct_var_get_tensor(a) : NULL, *tb = b ? ct_var_get_tensor(b) : NULL;
+      if (ta == NULL || tb == NULL || !same_bits(ta, tb)) {
+        snprintf(why, cap, "round trip: output %zu ('%s') differs from the first import's bits",
+                 k, out[k]);
+        r = WRONG;
+      }
+    }
+  }
+  ct_onnx_free(m2);
+  ct_scope_free(s2);
+  remove(file);
+  return r;
+}
+
 static void count(run_state *rs, const char *op, int result) {
   size_t i = 0;
   while (i < rs->n_t && strcmp(rs->t[i].op, op) != 0) i++;
@@ -297,6 +373,9 @@ static void run_test(run_state *rs, const char *dir) {
     char **sets = list(dir, "test_data_set_", &n_sets);
     for (size_t i = 0; i < n_sets && result == PASSED; i++) {
       result = run_set(dir, sets[i], m, s, why, sizeof why);
+    }
+    if (result == PASSED && rs->round_trip) {
+      result = round_trip(dir, sets, n_sets, m, s, why, sizeof why);
     }
     free_list(sets, n_sets);
   }
@@ -343,6 +422,7 @@ int corten_onnx_test(int argc, char **argv) {
   int first = 0;
   for (; first < argc && argv[first][0] == '-'; first++) {
     if (strcmp(argv[first], "--verbose") == 0) rs.verbose = true;
+    else if (strcmp(argv[first], "--round-trip") == 0) rs.round_trip = true;
     else if (strcmp(argv[first], "--min-pass") == 0 && first + 1 < argc) min_pass = atof(argv[++first]);
     else {
       fprintf(stderr, "corten onnx-test: unknown option '%s'\n", argv[first]);
