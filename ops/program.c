@@ -12,6 +12,7 @@
 #include "common/alloc.h"
 #include "ops/op_impl.h"
 #include "ops/profile_impl.h"
+#include "scope/scope_watch.h"
 
 struct ct_program {
   ct_op **ops;
@@ -24,6 +25,7 @@ struct ct_program {
 struct ct_executor {
   ct__prep *preps;
   size_t n;
+  ct__scope_watch watch; /* its scope, freed or not (scope/scope_watch.h) */
   ct__rewrites rewrites; /* the optimize option's fused ops (ops/passes.c) */
 };
 
@@ -336,6 +338,7 @@ ct_executor *ct_executor_new_with(const ct_program *p, ct_scope *scope, ct_place
     if (ct__fuse_plan(e->preps, e->n, fuse_candidate, &fa) != CT_OK) goto fail;
   }
   free(created.vars);
+  ct__scope_watch_add(scope, &e->watch);
   return e;
 fail:
   free(created.vars);
@@ -352,6 +355,12 @@ ct_status ct_executor_run(ct_executor *e) {
                      "ct_executor_run: the executor is NULL (check what ct_executor_new returned; "
                      "the last error before this call was: %s)",
                      cause);
+  }
+  if (CT__UNLIKELY(ct__scope_watch_gone(&e->watch))) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT,
+                     "ct_executor_run: the scope this executor was made over has been freed "
+                     "(itself or with an ancestor), and the executor points into it: free the "
+                     "executor and make a new one over a live scope");
   }
   return ct__executor_run_counted(e, ct__error_counter());
 }
@@ -423,6 +432,7 @@ ct_status ct__executor_run_counted(ct_executor *e, const uint64_t *errors) {
 
 void ct_executor_free(ct_executor *e) {
   if (e == NULL) return;
+  ct__scope_watch_remove(&e->watch);
   for (size_t i = 0; i < e->n; i++) ct__prep_destroy(&e->preps[i]);
   free(e->preps);
   ct__rewrites_free(&e->rewrites);

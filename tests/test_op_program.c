@@ -239,6 +239,52 @@ START_TEST(executor_argument_errors) {
 }
 END_TEST
 
+START_TEST(executor_over_a_freed_scope_refuses_to_run) {
+  ct_scope *s = ct_scope_new();
+  mlp_inputs(s);
+  ct_program *p = mlp_program();
+  ct_executor *e = ct_executor_new(p, s, ct_cpu());
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  ct_scope_free(s); /* the executor still points at its variables */
+  ck_assert_int_eq(ct_executor_run(e), CT_ERR_INVALID_ARGUMENT);
+  HAS(ct_last_error(), "the scope this executor was made over has been freed");
+  ck_assert_int_eq(ct_executor_run(e), CT_ERR_INVALID_ARGUMENT); /* and stays refused */
+  ct_executor_free(e);
+  ct_program_free(p);
+}
+END_TEST
+
+START_TEST(executor_over_a_kid_refuses_to_run_once_an_ancestor_is_freed) {
+  ct_scope *root = ct_scope_new();
+  mlp_inputs(root);
+  ct_scope *kid = ct_scope_new_kid(root), *grandkid = ct_scope_new_kid(kid);
+  ct_program *p = mlp_program();
+  ct_executor *e = ct_executor_new(p, grandkid, ct_cpu());
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  ct_scope_free(root);
+  ck_assert_int_eq(ct_executor_run(e), CT_ERR_INVALID_ARGUMENT);
+  ct_executor_free(e);
+  ct_program_free(p);
+}
+END_TEST
+
+START_TEST(executors_and_their_scope_are_freed_in_any_order) {
+  ct_scope *s = ct_scope_new();
+  mlp_inputs(s);
+  ct_program *p = mlp_program();
+  ct_executor *e[3];
+  for (int i = 0; i < 3; i++) e[i] = ct_executor_new(p, s, ct_cpu());
+  ct_executor_free(e[1]); /* the middle one first, while the scope lives */
+  ck_assert_int_eq(ct_executor_run(e[0]), CT_OK);
+  ck_assert_int_eq(ct_executor_run(e[2]), CT_OK);
+  ct_scope_free(s);
+  ck_assert_int_eq(ct_executor_run(e[2]), CT_ERR_INVALID_ARGUMENT);
+  ct_executor_free(e[2]);
+  ct_executor_free(e[0]);
+  ct_program_free(p);
+}
+END_TEST
+
 START_TEST(op_belongs_to_one_program) {
   ct_program *p = ct_program_new(), *q = ct_program_new();
   ct_op *op = op_x("relu", "a", "b");
@@ -373,6 +419,9 @@ static Suite *op_suite(void) {
   CT_ADD_TEST(s, executor_wiring_error_names_the_op_index);
   CT_ADD_TEST(s, executor_stops_at_the_failing_op);
   CT_ADD_TEST(s, executor_argument_errors);
+  CT_ADD_TEST(s, executor_over_a_freed_scope_refuses_to_run);
+  CT_ADD_TEST(s, executor_over_a_kid_refuses_to_run_once_an_ancestor_is_freed);
+  CT_ADD_TEST(s, executors_and_their_scope_are_freed_in_any_order);
   CT_ADD_TEST(s, op_belongs_to_one_program);
   CT_ADD_TEST(s, program_attribute_is_owned_by_the_op);
   CT_ADD_TEST(s, program_is_held_by_one_attribute_only);

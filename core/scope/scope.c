@@ -13,6 +13,7 @@
 #include "common/common.h"
 #include "scope/name_table.h"
 #include "scope/scope_list.h"
+#include "scope/scope_watch.h"
 
 struct ct_scope {
   ct_scope *parent; /* fixed for the scope's life */
@@ -26,6 +27,7 @@ struct ct_scope {
   size_t list_index;
   bool dying; /* a teardown that frees this scope has begun: a list must leave it alone */
   _Atomic uint64_t stamp; /* this scope's name table as it stands (scope/scope_list.h) */
+  ct__scope_watch *watches; /* what is bound to this scope (scope/scope_watch.h) */
 };
 
 /* Stamps are unique in the process: a scope made at the address of a freed one never shows a
@@ -96,6 +98,13 @@ static void free_var(ct_var *v, void *arg) {
  * freed here, so a step-scope list destroyed later (among the variables) leaves them alone. */
 static void scope_doom(ct_scope *s) {
   s->dying = true;
+  for (ct__scope_watch *w = s->watches, *next; w != NULL; w = next) {
+    next = w->next;
+    w->prev = w->next = NULL;
+    w->scope = NULL;
+    atomic_store_explicit(&w->gone, true, memory_order_relaxed);
+  }
+  s->watches = NULL;
   if (s->list != NULL) ct__scope_list_forget(s->list, s->list_index);
   for (size_t i = 0; i < s->nkids; i++) s->kids[i]->dying = true;
 }
@@ -138,6 +147,29 @@ static void scope_destroy(ct_scope *root) {
     if (up == NULL) return;
     s = up;
   }
+}
+
+void ct__scope_watch_add(ct_scope *s, ct__scope_watch *w) {
+  pthread_mutex_lock(&s->lock);
+  w->scope = s;
+  w->prev = NULL;
+  w->next = s->watches;
+  if (s->watches != NULL) s->watches->prev = w;
+  s->watches = w;
+  atomic_store_explicit(&w->gone, false, memory_order_relaxed);
+  pthread_mutex_unlock(&s->lock);
+}
+
+void ct__scope_watch_remove(ct__scope_watch *w) {
+  ct_scope *s = w->scope;
+  if (s == NULL || ct__scope_watch_gone(w)) return;
+  pthread_mutex_lock(&s->lock);
+  if (w->prev != NULL) w->prev->next = w->next;
+  else s->watches = w->next;
+  if (w->next != NULL) w->next->prev = w->prev;
+  w->prev = w->next = NULL;
+  w->scope = NULL;
+  pthread_mutex_unlock(&s->lock);
 }
 
 void ct_scope_free(ct_scope *s) {

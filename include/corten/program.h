@@ -104,8 +104,10 @@ typedef struct ct_executor_options {
 
 /* An executor of p over scope at place, owned by the caller: free it with ct_executor_free.
  * ct_executor_new uses the default options (nothing freed); ct_executor_new_with takes options
- * (read during the call only; NULL: the defaults). The program and the scope stay the caller's
- * and must outlive the executor.
+ * (read during the call only; NULL: the defaults). The program and the scope stay the caller's.
+ * The program must outlive the executor. The scope should: once it is freed (itself, or with an
+ * ancestor), ct_executor_run refuses to run, touching nothing of it, and ct_executor_free
+ * still frees the executor.
  * Errors (NULL returned; output variables it had created may stay in the scope, empty):
  *   CT_ERR_INVALID_ARGUMENT  p or scope is NULL, place is not a valid place, or options name
  *                            n_keep > 0 variables with a NULL keep
@@ -122,7 +124,7 @@ CT_NODISCARD CT_API ct_executor *ct_executor_new_with(const ct_program *p, ct_sc
 
 /* Runs the program once. Stops at the first failing op and returns its status.
  * Errors:
- *   CT_ERR_INVALID_ARGUMENT  e is NULL
+ *   CT_ERR_INVALID_ARGUMENT  e is NULL, or the scope it was made over has been freed
  *   any other                the first failing op's, as ct_op_run reports it (the message names
  *                            the op's index and type) */
 CT_API ct_status ct_executor_run(ct_executor *e);
