@@ -122,6 +122,10 @@ typedef struct ct__prep {
   int64_t *key_d;         /* per key entry CT_MAX_RANK extents, read for rank 2 and up */
 } ct__prep;
 
+/* ops/prep.c: the allocation observers' namer (core/memory/memory_impl.h) over a prep: the op's
+ * type, and the variable of the prep whose tensor is `tensor`. */
+const char *ct__prep_namer(const void *arg, const void *tensor, const char **op);
+
 /* ops/passes.c: the optimize option. An executor's rewrites: each fused op it made (owned) and
  * the program's ops it stands for, with their generations when it was made: an edit of one
  * after that makes ct__rewrites_check fail the run. */

@@ -9,6 +9,7 @@
 #include "common/alloc.h"
 #include "ops/defs.h"
 #include "ops/kernel.h"
+#include "memory/memory_impl.h"
 #include "ops/profile_impl.h"
 
 const char *ct_kernel_in_name(const ct_kernel_ctx *c, size_t slot, size_t i) {
@@ -485,12 +486,25 @@ static ct_status run_general(ct__prep *p, const uint64_t *errors) {
   return s;
 }
 
+const char *ct__prep_namer(const void *arg, const void *tensor, const char **op) {
+  const ct__prep *p = arg;
+  *op = p->op->def->type;
+  for (uint32_t k = 0; tensor != NULL && k < p->n_in_vars + p->n_out_vars; k++) {
+    if (p->tensors[k] == tensor) return ct_var_name(p->vars[k]);
+  }
+  return NULL;
+}
+
 ct_status ct_op_run(const ct_op *op, ct_scope *scope, ct_place place) {
   ct__prep p;
   ct_status s = ct__prep_init(&p, op, scope, place, NULL, NULL);
   if (s != CT_OK) return s;
   p.keyed = false; /* one run: nothing to reuse, so nothing to record */
-  if (CT__UNLIKELY(ct__prof_on()) && ct__prof_records()) {
+  if (CT__UNLIKELY(atomic_load_explicit(&ct__observed, memory_order_relaxed))) {
+    ct__memory_set_namer(ct__prep_namer, &p);
+    s = ct__prep_run(&p);
+    ct__memory_set_namer(NULL, NULL);
+  } else if (CT__UNLIKELY(ct__prof_on()) && ct__prof_records()) {
     ct__prof_mark m;
     ct__prof_mark_now(&m, place);
     s = ct__prep_run(&p);

@@ -11,6 +11,7 @@
 
 #include "common/alloc.h"
 #include "ops/op_impl.h"
+#include "memory/memory_impl.h"
 #include "ops/profile_impl.h"
 #include "scope/scope_watch.h"
 
@@ -417,12 +418,26 @@ CT__COLD static ct_status run_profiled(ct_executor *e, const uint64_t *errors) {
   return s;
 }
 
+/* A run with an allocation observer set: each op names its variables' allocations. */
+static CT__COLD ct_status run_observed(ct_executor *e, const uint64_t *errors) {
+  ct_status s = CT_OK;
+  for (size_t i = 0; i < e->n && s == CT_OK; i++) {
+    ct__memory_set_namer(ct__prep_namer, &e->preps[i]);
+    s = run_op(e, i, errors);
+  }
+  ct__memory_set_namer(NULL, NULL);
+  return s;
+}
+
 ct_status ct__executor_run_counted(ct_executor *e, const uint64_t *errors) {
   if (CT__UNLIKELY(e->rewrites.n != 0)) {
     ct_status s = ct__rewrites_check(&e->rewrites);
     if (s != CT_OK) return s;
   }
   if (CT__UNLIKELY(ct__prof_on()) && ct__prof_records()) return run_profiled(e, errors);
+  if (CT__UNLIKELY(atomic_load_explicit(&ct__observed, memory_order_relaxed))) {
+    return run_observed(e, errors);
+  }
   for (size_t i = 0; i < e->n; i++) {
     ct_status s = run_op(e, i, errors);
     if (CT__UNLIKELY(s != CT_OK)) return s;

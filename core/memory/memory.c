@@ -292,12 +292,24 @@ static inline __attribute__((always_inline)) ct__block *block_alloc_host(size_t 
   return b;
 }
 
-ct__block *ct__block_alloc(ct_place place, size_t nbytes) {
+static inline ct__block *block_alloc_any(ct_place place, size_t nbytes) {
   if (CT__UNLIKELY(place.kind != CT_DEVICE_CPU)) return block_alloc_device(place, nbytes);
   size_t reserved = round_up(nbytes, CT__BLOCK_ALIGN);
   if (CT__LIKELY(host_domain.allocator.alloc == NULL)) return block_alloc_host(nbytes, reserved);
   return block_alloc_from(&host_domain, &host_domain.allocator, place, nbytes, reserved,
                           CT__BLOCK_ALIGN);
+}
+
+ct__block *ct__block_alloc_for(ct_place place, size_t nbytes, const void *t) {
+  ct__block *b = block_alloc_any(place, nbytes);
+  if (CT__UNLIKELY(atomic_load_explicit(&ct__observed, memory_order_relaxed)) && b != NULL) {
+    ct__observe(b, true, t);
+  }
+  return b;
+}
+
+ct__block *ct__block_alloc(ct_place place, size_t nbytes) {
+  return ct__block_alloc_for(place, nbytes, NULL);
 }
 
 ct_status ct__block_oom(const char *what, ct_place place, size_t nbytes) {
@@ -359,6 +371,9 @@ static CT__COLD void block_free_device(ct__block *b) {
 }
 
 void ct__block_free_last(ct__block *b) {
+  if (CT__UNLIKELY(atomic_load_explicit(&ct__observed, memory_order_relaxed)) && !b->external) {
+    ct__observe(b, false, NULL);
+  }
   if (CT__LIKELY(b->coalloc)) {
     domain *d = &host_domain;
     size_t reserved = b->reserved, total = CT__BLOCK_HEADER + reserved;

@@ -47,6 +47,19 @@ typedef struct ct__block {
  * so the allocation path formats no text. (On a CUDA place a failure other than a lack of memory
  * is kept aside, and ct__block_oom reports it as CT_ERR_DEVICE.) */
 ct__block *ct__block_alloc(ct_place place, size_t nbytes);
+/* The same for tensor t (named to an allocation observer when a variable holds t). */
+ct__block *ct__block_alloc_for(ct_place place, size_t nbytes, const void *t);
+
+/* ---- Allocation observers (core/memory/observer.c, corten/memory.h) --------------------------
+ * ct__observed: an observer is set (read inline, relaxed, on every block allocation and free).
+ * ct__observe: tells the observer about b, allocated (tensor: the tensor it is for, or NULL) or
+ * about to be freed. The namer is the calling thread's: ops (the executor, ct_op_run) set one
+ * while an op runs when an observer is set, to name the variable holding a tensor and the op. */
+#include <stdatomic.h>
+extern _Atomic bool ct__observed;
+void ct__observe(ct__block *b, bool alloc, const void *tensor);
+typedef const char *(*ct__alloc_namer)(const void *arg, const void *tensor, const char **op);
+void ct__memory_set_namer(ct__alloc_namer fn, const void *arg);
 
 /* Records CT_ERR_OUT_OF_MEMORY for a block of nbytes at place that `what` needed (or the
  * CT_ERR_DEVICE that made a CUDA-place allocation fail); returns it. */

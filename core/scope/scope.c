@@ -230,6 +230,14 @@ void ct__scope_set_list(ct_scope *s, ct_scope_list *l, size_t index) {
 
 ct_scope_list *ct__scope_get_list(const ct_scope *s) { return s->list; }
 
+ct_scope *ct__scope_kid(const ct_scope *s, size_t i) {
+  ct_scope *m = (ct_scope *)s;
+  pthread_mutex_lock(&m->lock);
+  ct_scope *kid = i < m->nkids ? m->kids[i] : NULL;
+  pthread_mutex_unlock(&m->lock);
+  return kid;
+}
+
 bool ct__scope_dying(const ct_scope *s) { return s->dying; }
 
 /* ---- Lookups (no lock, no allocation) ------------------------------------------------------- */

@@ -19,6 +19,9 @@ void ct__scope_set_list(ct_scope *s, ct_scope_list *l, size_t index);
 /* The list naming s, NULL when none. */
 ct_scope_list *ct__scope_get_list(const ct_scope *s);
 
+/* Kid i of s in the order they were made, NULL past the last (the memory report's walk). */
+ct_scope *ct__scope_kid(const ct_scope *s, size_t i);
+
 /* Whether a teardown that frees s has begun (s itself, its parent's, or the parent's
  * ct_scope_drop_kids): a list then forgets s without freeing it. */
 bool ct__scope_dying(const ct_scope *s);

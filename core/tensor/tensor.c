@@ -122,7 +122,7 @@ CT__COLD static void *mutable_data_slow(ct_tensor *t, ct_dtype dtype, ct_place p
     ct__tensor_drop_memory(t);
     old = NULL;
   }
-  b = ct__block_alloc(place, need);
+  b = ct__block_alloc_for(place, need, t);
   if (b == NULL) return alloc_failed(t, dtype, place, need);
   ct__block_release(old);
   t->block = b;
@@ -141,7 +141,7 @@ void *ct_tensor_mutable_data(ct_tensor *t, ct_dtype dtype, ct_place place) {
   if (CT__LIKELY(t != NULL && t->block == NULL && t->dims.rank >= 0 && ct__dtype_valid(dtype) &&
                  place.kind == CT_DEVICE_CPU)) {
     size_t need = ct__tensor_bytes(t, dtype);
-    ct__block *b = ct__block_alloc(place, need);
+    ct__block *b = ct__block_alloc_for(place, need, t);
     if (CT__UNLIKELY(b == NULL)) return alloc_failed(t, dtype, place, need);
     t->block = b;
     t->offset = 0;

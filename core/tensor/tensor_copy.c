@@ -43,7 +43,7 @@ static ct_status assign(ct_tensor *dst, ct_ddim dims, int64_t numel, ct_dtype dt
      * failure leaves dst as it was. */
     int keep_old = b != NULL && (b == src.block || !ct__block_unique(b));
     if (!keep_old) ct__tensor_drop_memory(dst);
-    ct__block *nb = ct__block_alloc(dst_place, nbytes);
+    ct__block *nb = ct__block_alloc_for(dst_place, nbytes, dst);
     if (nb == NULL) {
       ct_tensor probe = *dst;
       probe.dims = dims;

@@ -22,6 +22,9 @@
 #ifndef CORTEN_MEMORY_H
 #define CORTEN_MEMORY_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include <corten/status.h>
 #include <corten/types.h>
 
@@ -99,6 +102,28 @@ typedef struct ct_allocator {
  * Thread-safety: call it while no other thread is allocating on that place (at start-up, or
  * around a test). */
 CT_API ct_status ct_set_allocator(ct_place place, const ct_allocator *a);
+
+/* ---- Allocation observers: who allocates what ------------------------------------------------
+ * An observer is called on every block a place's stats count, as it is allocated and as it is
+ * freed, on the thread that does it: exactly the allocations and frees ct_memory_stats counts
+ * (allocs, frees, and allocated moving by bytes), on every place. External buffers
+ * (ct_tensor_wrap, DLPack) are not blocks of corten's and are not reported. */
+typedef struct ct_memory_event {
+  bool alloc;      /* true: a block was allocated; false: one is being freed */
+  ct_place place;
+  size_t bytes;    /* as allocated counts them (before rounding) */
+  const char *var; /* an allocation for an op's variable (run by an executor or ct_op_run): its
+                      name; NULL otherwise (a tensor the caller allocates, a copy, a free) */
+  const char *op;  /* the type of the op running on this thread then, or NULL */
+} ct_memory_event;
+
+typedef void (*ct_memory_observer)(void *arg, const ct_memory_event *event);
+
+/* Sets the observer (fn with arg; NULL fn removes it). The strings of an event are valid during
+ * the call only. The observer must not allocate or free tensor memory itself.
+ * Thread-safety: the observer is called from every thread that allocates; set it while no other
+ * thread is allocating (as ct_set_allocator), and make fn thread-safe when several do. */
+CT_API void ct_memory_set_observer(ct_memory_observer fn, void *arg);
 
 /* Where the default host allocator gets memory in this process: "jemalloc" or "libc". Chosen
  * once, as the library is loaded: jemalloc when it is already in the process then (linked into

@@ -21,9 +21,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include <corten/export.h>
 #include <corten/status.h>
+#include <corten/types.h>
 #include <corten/step_scopes.h> /* for compatibility: step scopes were declared here before */
 #include <corten/variable.h>
 
@@ -106,6 +108,63 @@ CT_API size_t ct_scope_local_var_names(const ct_scope *s, const char **out, size
 
 /* The number of direct kids of s. 0 for NULL s. */
 CT_API size_t ct_scope_kid_count(const ct_scope *s);
+
+/* ---- Memory report: which variables hold the memory -------------------------------------------
+ *
+ * ct_scope_memory_report lists every variable of a scope and of its kids (step scopes included)
+ * whose tensor holds memory, with how it holds it, sorted by bytes; ct_memory_report_total gives
+ * what the listed blocks of a place take, each block once, which equals that place's
+ * ct_memory_stats allocated when the scope's tensors are all there is.
+ *
+ *   ct_memory_report *r = NULL;
+ *   ct_scope_memory_report(scope, &r);
+ *   ct_memory_report_print(r, stdout);      // a table, largest first
+ *   ct_memory_report_free(r); */
+
+/* How a variable's tensor holds its memory. */
+typedef enum ct_memory_holding {
+  CT_HOLDING_OWN,      /* the whole of a block nothing else holds */
+  CT_HOLDING_SHARED,   /* the whole of a block other tensors hold too (reshape outputs, shares):
+                          shared_with names the report's other holders ("" when they are all
+                          outside the scope) */
+  CT_HOLDING_VIEW,     /* a part of a block (ct_tensor_slice, a step input's row) */
+  CT_HOLDING_EXTERNAL, /* a buffer lent to corten (ct_tensor_wrap, DLPack): no stats count it */
+} ct_memory_holding;
+
+typedef struct ct_memory_report_entry {
+  const char *path;        /* the variable's name, after its scopes': "h", "kid0/h" for a scope's
+                              first kid, "steps[3]/h" for step scope 3 of the list in "steps" */
+  ct_dtype dtype;
+  ct_ddim dims;
+  ct_place place;
+  size_t bytes;            /* the tensor's elements: numel * dtype size */
+  size_t block_bytes;      /* its block's bytes as the stats count them */
+  ct_memory_holding holding;
+  const char *shared_with; /* the other paths on the same block, comma-separated, or "" */
+  size_t block;            /* the block's number in this report: equal for entries sharing it */
+} ct_memory_report_entry;
+
+typedef struct ct_memory_report {
+  ct_memory_report_entry *entries; /* n of them, by bytes, largest first (then by path) */
+  size_t n;
+} ct_memory_report;
+
+/* Makes *out the report of s and its kids, owned by the caller (free it with
+ * ct_memory_report_free). The report is a copy: it stays valid whatever happens to the scope.
+ * Errors (*out untouched):
+ *   CT_ERR_INVALID_ARGUMENT  s or out is NULL
+ *   CT_ERR_OUT_OF_MEMORY     no host memory for the report */
+CT_API ct_status ct_scope_memory_report(const ct_scope *s, ct_memory_report **out);
+
+/* The bytes the report's blocks at place take, each block once, external buffers left out. */
+CT_API size_t ct_memory_report_total(const ct_memory_report *r, ct_place place);
+
+/* Writes r as a table (path, dtype, dims, place, bytes, holding) with a total per place.
+ * CT_ERR_INVALID_ARGUMENT for NULLs, CT_ERR_IO when out fails. */
+CT_API ct_status ct_memory_report_print(const ct_memory_report *r, FILE *out);
+
+/* Frees r. NULL: no-op. */
+CT_API void ct_memory_report_free(ct_memory_report *r);
 
 #ifdef __cplusplus
 }

@@ -88,6 +88,19 @@ class OpDef(ctypes.Structure):
                 ("grad", ctypes.c_void_p), ("flags", ctypes.c_uint)]
 
 
+class MemoryReportEntry(ctypes.Structure):
+    """ct_memory_report_entry (corten/scope.h)."""
+    _fields_ = [("path", ctypes.c_char_p), ("dtype", ctypes.c_int), ("dims", DDim),
+                ("place", Place), ("bytes", ctypes.c_size_t), ("block_bytes", ctypes.c_size_t),
+                ("holding", ctypes.c_int), ("shared_with", ctypes.c_char_p),
+                ("block", ctypes.c_size_t)]
+
+
+class MemoryReport(ctypes.Structure):
+    """ct_memory_report (corten/scope.h)."""
+    _fields_ = [("entries", ctypes.POINTER(MemoryReportEntry)), ("n", ctypes.c_size_t)]
+
+
 class MemoryStats(ctypes.Structure):
     _fields_ = [("allocated", ctypes.c_size_t), ("peak", ctypes.c_size_t),
                 ("reserved", ctypes.c_size_t), ("allocs", ctypes.c_uint64),
@@ -149,6 +162,8 @@ _SIGNATURES = {
     "ct_scope_erase_vars": (_sz, [_p, _pp, _sz]),
     "ct_scope_rename": (_i, [_p, _s, _s]),
     "ct_scope_local_var_names": (_sz, [_p, _pp, _sz]),
+    "ct_scope_memory_report": (_i, [_p, ctypes.POINTER(ctypes.POINTER(MemoryReport))]),
+    "ct_memory_report_free": (None, [ctypes.POINTER(MemoryReport)]),
     "ct_var_tensor": (_p, [_p]),
     "ct_var_get_tensor": (_p, [_p]),
     "ct_params_save": (_i, [_s, _p, _pp, _sz]),

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
-from ._lib import Error, check, check_ptr, cstr, cstr_array, lib
+from ._lib import (DTYPES, Error, MemoryReport, check, check_ptr, cstr, cstr_array,
+                   device_name, lib)
 from .tensor import Tensor, as_tensor, share
 
 _NOT_FOUND = -3
@@ -85,6 +86,31 @@ class Scope:
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
+
+    def memory_report(self) -> List[Dict[str, Any]]:
+        """Every variable of this scope and its kids (step scopes included) that holds memory,
+        largest first (ct_scope_memory_report): dicts with ``path`` ("steps[3]/h"), ``dtype``,
+        ``shape``, ``device``, ``bytes``, ``block_bytes``, ``holding`` ("own", "shared", "view"
+        or "external"), ``shared_with`` (the other paths on the same block) and ``block`` (a
+        number equal for entries on one block: sum block_bytes once per block, external ones
+        left out, for what the scope holds)."""
+        r = ctypes.POINTER(MemoryReport)()
+        check(lib.scope_memory_report(self._h, ctypes.byref(r)))
+        try:
+            out = []
+            for i in range(r.contents.n):
+                e = r.contents.entries[i]
+                with_ = e.shared_with.decode("utf-8")
+                out.append({
+                    "path": e.path.decode("utf-8"), "dtype": DTYPES[e.dtype],
+                    "shape": tuple(e.dims.d[k] for k in range(max(e.dims.rank, 0))),
+                    "device": device_name(e.place), "bytes": e.bytes,
+                    "block_bytes": e.block_bytes,
+                    "holding": ("own", "shared", "view", "external")[e.holding],
+                    "shared_with": with_.split(", ") if with_ else [], "block": e.block})
+            return out
+        finally:
+            lib.memory_report_free(r)
 
     def __len__(self) -> int:
         return len(self.names())

@@ -101,6 +101,22 @@ def test_a_program_lists_its_ops_and_their_wiring():
         p["matmul"]
 
 
+def test_the_memory_report_names_who_holds_what():
+    s = corten.Scope()
+    s["a"] = np.zeros((4, 4), np.float32)  # NumPy's memory, lent: external
+    kid = s.kid()
+    p = corten.Program()
+    p.append("relu", inputs={"X": "a"}, outputs={"Out": "r"})
+    p.append("reshape", inputs={"X": "r"}, outputs={"Out": "flat"}, shape=[16])
+    corten.Executor(p, kid).run()
+    report = s.memory_report()
+    assert [e["path"] for e in report] == ["a", "kid0/flat", "kid0/r"]
+    a, flat, r = report
+    assert a["holding"] == "external" and a["shape"] == (4, 4) and a["dtype"] == "float32"
+    assert flat["holding"] == r["holding"] == "shared" and flat["shared_with"] == ["kid0/r"]
+    assert r["bytes"] == 64 and r["device"] == "cpu" and r["block"] == flat["block"]
+
+
 def test_attributes_of_every_type():
     s = corten.Scope()
     corten.Op("fill_constant", outputs={"Out": "c"}, shape=[2, 2], value=1.5,
