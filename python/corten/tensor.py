@@ -11,6 +11,25 @@ from ._lib import (DDim, DEVICE_CPU, DTYPES, MAX_RANK, Error, check, check_ptr, 
                    place)
 
 
+#: NumPy's array-interface type strings of corten's dtypes (little-endian machines).
+_TYPESTR = {"bool": "|b1", "int8": "|i1", "uint8": "|u1", "int16": "<i2", "int32": "<i4",
+            "int64": "<i8", "float16": "<f2", "float32": "<f4", "float64": "<f8",
+            "uint16": "<u2", "uint32": "<u4", "uint64": "<u8"}
+
+
+class _ArrayView:
+    """A CPU tensor described through NumPy's array interface: the array NumPy makes over it
+    keeps this object, and so the tensor and its memory, alive. Every dtype NumPy has, bool
+    and read-only tensors included (which NumPy 1.x's DLPack import refuses)."""
+
+    __slots__ = ("tensor", "__array_interface__")
+
+    def __init__(self, t: "Tensor") -> None:
+        self.tensor = t
+        self.__array_interface__ = {"version": 3, "shape": t.shape, "typestr": _TYPESTR[t.dtype],
+                                    "data": (t.data_ptr, t.read_only)}
+
+
 class Tensor:
     """A corten tensor: dims, a dtype, a device and reference-counted memory.
 
@@ -77,8 +96,68 @@ class Tensor:
         if not lib.tensor_has_memory(self._h):
             return "corten.Tensor(shape=%s, no memory)" % (self.shape,)
         ro = ", read_only" if self.read_only else ""
-        return "corten.Tensor(shape=%s, dtype=%s, device=%s%s)" % (self.shape, self.dtype,
-                                                                   self.device, ro)
+        return "corten.Tensor(shape=%s, dtype=%s, device=%s%s%s)" % (
+            self.shape, self.dtype, self.device, ro, self._first_values())
+
+    def _first_values(self) -> str:
+        """", [v0 v1 ... ]" with the first six values of a CPU tensor NumPy can view; ""."""
+        try:
+            flat = self.__array__().reshape(-1)
+        except (TypeError, ImportError, RuntimeError, BufferError, ValueError):
+            return ""
+        shown = " ".join(str(v) for v in flat[:6].tolist())
+        return ", [%s%s]" % (shown, " ..." if flat.size > 6 else "")
+
+    # ---- Python and NumPy idioms ------------------------------------------------------------
+    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> Any:
+        """``numpy.asarray(t)``: a NumPy array over the same memory (zero copy; a copy with
+        ``copy=True`` or another dtype). CPU tensors only: copy a CUDA tensor to the CPU first
+        (``t.copy("cpu")``)."""
+        import numpy
+
+        if self.device != "cpu":
+            raise TypeError("numpy.asarray: the tensor is on %s; NumPy reads host memory: use "
+                            "numpy.asarray(t.copy('cpu'))" % self.device)
+        if not lib.tensor_has_memory(self._h):
+            raise TypeError("numpy.asarray: the tensor holds no memory yet (shape %s): run the "
+                            "op that writes it, or fill it" % (self.shape,))
+        if self.dtype not in _TYPESTR:
+            raise TypeError("numpy.asarray: NumPy has no %s: cast the tensor first (the cast "
+                            "op)" % self.dtype)
+        a = numpy.asarray(_ArrayView(self))
+        if dtype is not None and numpy.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def __len__(self) -> int:
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of a 0-d corten.Tensor (shape ()): it has no first dim")
+        return shape[0]
+
+    def _scalar(self, kind: str) -> Any:
+        if self.size != 1:
+            raise TypeError("%s(): the tensor has %d elements (shape %s); only a one-element "
+                            "tensor converts" % (kind, self.size, self.shape))
+        return self.__array__().reshape(-1)[0].item()
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def __bool__(self) -> bool:
+        return bool(self._scalar("bool"))
+
+    def __getitem__(self, key: Any) -> "Tensor":
+        """``t[i]``, ``t[a:b]``, ``t[i, j]``: a Tensor viewing the same memory (zero copy) where
+        the selection is contiguous; corten.Error (CT_ERR_UNSUPPORTED) for strided ones, which
+        corten does not view: copy them through NumPy (``numpy.asarray(t)[key].copy()``)."""
+        import numpy
+
+        view = self.__array__()[key]
+        return from_dlpack(view if isinstance(view, numpy.ndarray) else numpy.asarray(view))
 
     # ---- Copies -----------------------------------------------------------------------------
     def copy(self, device: str = "cpu") -> "Tensor":
@@ -198,5 +277,21 @@ def share(handle: int) -> Tensor:
 
 
 def as_tensor(x: Any) -> Tensor:
-    """x itself when it is a Tensor, else from_dlpack(x) (internal)."""
-    return x if isinstance(x, Tensor) else from_dlpack(x)
+    """x itself when it is a Tensor; a Python number, bool or (nested) list as a new tensor
+    (floats as float32, ints as int64, bools as bool, as PyTorch makes them); else
+    from_dlpack(x) (internal)."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (bool, int, float, list, tuple)):
+        import numpy
+
+        a = numpy.asarray(x)
+        if a.dtype == numpy.float64:
+            a = a.astype(numpy.float32)
+        elif a.dtype.kind in "iu":
+            a = a.astype(numpy.int64)
+        elif a.dtype != numpy.bool_:
+            raise TypeError("a %s of %s cannot be a tensor: give numbers or bools"
+                            % (type(x).__name__, a.dtype))
+        return from_dlpack(numpy.array(a, order="C"))  # (ascontiguousarray makes 0-d 1-d)
+    return from_dlpack(x)

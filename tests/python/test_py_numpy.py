@@ -5,6 +5,7 @@
 (corten.from_dlpack), with the same memory on both sides: a write through either is seen by the
 other, nothing is allocated, and each side's memory lives until the other lets go."""
 import ctypes
+import gc
 import weakref
 
 import pytest
@@ -234,3 +235,42 @@ def test_copy_and_device_requests():
         t.__dlpack__(stream=1)
     with pytest.raises(BufferError):
         t.__dlpack__(dl_device=(2, 0))
+
+
+def test_numpy_asarray_len_float_and_indexing_feel_like_numpy():
+    """np.asarray(t) and np.array(t) give the values (asarray zero copy), len, float, int and
+    bool read them, t[i] and t[a:b] view rows, and the repr shows the first values."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = corten.from_dlpack(x)
+    a = np.asarray(t)
+    assert a.dtype == np.float32 and a.tolist() == x.tolist()
+    assert a.__array_interface__["data"][0] == t.data_ptr  # zero copy
+    assert np.array(t).__array_interface__["data"][0] != t.data_ptr  # np.array copies
+    assert np.asarray(t, dtype=np.float64).dtype == np.float64
+    assert len(t) == 3
+    row = t[1]
+    assert row.shape == (4,) and np.asarray(row).tolist() == [4, 5, 6, 7]
+    assert row.data_ptr == t.data_ptr + 16  # a view of the same memory
+    assert t[1:3].shape == (2, 4) and float(t[2, 3]) == 11.0
+    one = corten.from_dlpack(np.array([7], np.int64))
+    assert int(one) == 7 and float(one) == 7.0 and bool(one)
+    with pytest.raises(TypeError):
+        float(t)
+    with pytest.raises(TypeError):
+        len(corten.from_dlpack(np.float32(1.5).reshape(())))
+    assert repr(row) == "corten.Tensor(shape=(4,), dtype=float32, device=cpu, [4.0 5.0 6.0 7.0])"
+    assert repr(t).endswith("[0.0 1.0 2.0 3.0 4.0 5.0 ...])")
+    kept = np.asarray(corten.zeros((3,), "float32"))  # the array keeps the tensor alive
+    gc.collect()
+    assert kept.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_lists_and_numbers_go_into_a_scope():
+    s = corten.Scope()
+    s["l"], s["i"], s["b"], s["f"] = [1.0, 2.0], [[1, 2], [3, 4]], [True, False], 0.5
+    assert s["l"].dtype == "float32" and np.asarray(s["l"]).tolist() == [1.0, 2.0]
+    assert s["i"].dtype == "int64" and s["i"].shape == (2, 2)
+    assert s["b"].dtype == "bool" and np.asarray(s["b"]).tolist() == [True, False]
+    assert s["f"].shape == () and float(s["f"]) == 0.5
+    with pytest.raises(TypeError):
+        s["bad"] = ["a", "b"]
