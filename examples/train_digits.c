@@ -22,14 +22,17 @@
  * step: no copy. The data preparation ops get no gradient (no parameter reaches them). A
  * second program, the forward part alone, scores the held-out images.
  *
- * Usage: train_digits [digits.params [EXPORT.onnx]] (default ../shared/data/digits/digits.params,
- * the shared folder beside the repository root, where the README's demo runs it). With EXPORT,
- * the trained network (x, pixels [N,1,8,8] in [0, 1], to logits) is saved there as ONNX. Prints the loss of every
- * epoch and the test accuracy; exits 0 when the accuracy reaches 97%, 1 when it does not, 2
- * when the data cannot be read or a call fails, and 77 (a skip to ctest) when this build has no
- * gradient for one of the ops. */
+ * Usage: train_digits [digits.params [EXPORT.onnx]] [--profile TRACE.json] (default
+ * ../shared/data/digits/digits.params, the shared folder beside the repository root, where the
+ * README's demo runs it). With EXPORT, the trained network (x, pixels [N,1,8,8] in [0, 1], to
+ * logits) is saved there as ONNX. With --profile, the whole run is profiled (corten/profile.h):
+ * the table per op type is printed and the Chrome trace written to TRACE.json. Prints the loss
+ * of every epoch and the test accuracy; exits 0 when the accuracy reaches 97%, 1 when it does
+ * not, 2 when the data cannot be read or a call fails, and 77 (a skip to ctest) when this build
+ * has no gradient for one of the ops. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include <corten/corten.h>
@@ -205,20 +208,43 @@ done:
   return acc;
 }
 
+/* Stops profile p, prints its table and writes its Chrome trace to path; 0 after reporting. */
+static int finish_profile(ct_profile *p, const char *path) {
+  char table[8192];
+  int good = ok(ct_profile_stop(p), "stopping the profile") &&
+             ok(ct_profile_table(p, CT_PROFILE_BY_TOTAL, table, sizeof table, NULL),
+                "the profile's table") &&
+             ok(ct_profile_save_chrome_trace(p, path), "writing the trace");
+  if (good) printf("%swrote the trace (chrome://tracing, ui.perfetto.dev) to %s\n", table, path);
+  ct_profile_free(p);
+  return good;
+}
+
 int main(int argc, char **argv) {
-  if (argc > 3 || (argc > 1 && argv[1][0] == '-')) {
-    fprintf(stderr, "usage: train_digits [digits.params [EXPORT.onnx]]\n");
-    return 2;
+  const char *args[2] = {NULL, NULL}, *profile_path = NULL;
+  int n_args = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc) {
+      profile_path = argv[++i];
+    } else if (argv[i][0] == '-' || n_args == 2) {
+      fprintf(stderr, "usage: train_digits [digits.params [EXPORT.onnx]] [--profile TRACE.json]\n");
+      return 2;
+    } else {
+      args[n_args++] = argv[i];
+    }
   }
-  const char *path = argc > 1 ? argv[1] : "../shared/data/digits/digits.params";
+  const char *path = args[0] != NULL ? args[0] : "../shared/data/digits/digits.params";
   ct_scope *s = ct_scope_new();
   ct_program *init = ct_program_new(), *step = ct_program_new(), *eval = ct_program_new();
+  ct_profile *prof = profile_path != NULL ? ct_profile_start(CT_PROFILE_THREAD) : NULL;
   double acc = -1;
-  if (s != NULL && init != NULL && step != NULL && eval != NULL) {
-    acc = train(path, argc > 2 ? argv[2] : NULL, s, init, step, eval);
+  if (s != NULL && init != NULL && step != NULL && eval != NULL &&
+      (profile_path == NULL || prof != NULL)) {
+    acc = train(path, args[1], s, init, step, eval);
   } else {
     failed("setting up");
   }
+  if (prof != NULL && !finish_profile(prof, profile_path) && acc >= 0) acc = -1;
   ct_program_free(init);
   ct_program_free(step);
   ct_program_free(eval);

@@ -7,15 +7,16 @@
 # and the training parity test), libtorch-dev (the benchmarks' libtorch baselines; about a
 # minute to install), OpenMPI (libopenmpi-dev, openmpi-bin: the collectives, corten/comm.h,
 # and mpirun for their tests), python3-torchvision (models exported to ONNX for the import's
-# parity tests) and libonnx-testdata (ONNX's backend conformance tests, which corten's ONNX
-# import runs). Packages already present are left alone; apt
+# parity tests), libonnx-testdata (ONNX's backend conformance tests, which corten's ONNX
+# import runs) and python3-matplotlib (the profile's memory picture, an optional dependency of
+# the Python package, tested when present). Packages already present are left alone; apt
 # runs only when something is missing. Uses sudo when not run as root.
 set -euo pipefail
 
 packages=(cmake make gcc g++ clang pkg-config git check libjemalloc-dev libopenblas-dev
           libdlpack-dev python3 python3-venv python3-pip python3-setuptools python3-wheel
           python3-pytest python3-numpy python3-torch python3-torchvision libtorch-dev
-          libopenmpi-dev openmpi-bin libonnx-testdata)
+          libopenmpi-dev openmpi-bin libonnx-testdata python3-matplotlib)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -101,6 +101,14 @@ class MemoryReport(ctypes.Structure):
     _fields_ = [("entries", ctypes.POINTER(MemoryReportEntry)), ("n", ctypes.c_size_t)]
 
 
+class ProfileEvent(ctypes.Structure):
+    """ct_profile_event (corten/profile.h)."""
+    _fields_ = [("type", ctypes.c_char_p), ("label", ctypes.c_char_p),
+                ("start_ns", ctypes.c_int64), ("dur_ns", ctypes.c_int64),
+                ("thread", ctypes.c_int), ("bytes", ctypes.c_int64), ("allocs", ctypes.c_int64),
+                ("status", ctypes.c_int)]
+
+
 class MemoryStats(ctypes.Structure):
     _fields_ = [("allocated", ctypes.c_size_t), ("peak", ctypes.c_size_t),
                 ("reserved", ctypes.c_size_t), ("allocs", ctypes.c_uint64),
@@ -199,6 +207,7 @@ _SIGNATURES = {
     "ct_profile_stop": (_i, [_p]),
     "ct_profile_free": (None, [_p]),
     "ct_profile_count": (_sz, [_p]),
+    "ct_profile_event_get": (_i, [_p, _sz, ctypes.POINTER(ProfileEvent)]),
     "ct_profile_table": (_i, [_p, _i, _p, _sz, ctypes.POINTER(_sz)]),
     "ct_profile_save_chrome_trace": (_i, [_p, _s]),
     "ct_set_num_threads": (None, [_i]),

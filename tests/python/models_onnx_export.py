@@ -7,6 +7,8 @@ and saved with corten.onnx.save. Every export whose ops are all standard ONNX pa
 ``onnx.checker.check_model(full_check=True)`` and runs in onnxruntime with outputs equal to
 corten's within 1e-5 relative; every export, standard or not, imported again gives corten's
 outputs bit for bit. Run by ctest `python_onnx_models` in the `onnx` environment."""
+import bisect
+import json
 import os
 import subprocess
 
@@ -232,3 +234,26 @@ def test_an_elman_rnn_unrolls_to_standard_onnx(tmp_path):
     want = ort.InferenceSession(out, providers=["CPUExecutionProvider"]).run(None, {"x_seq": x})
     np.testing.assert_allclose(want[0], h_seq, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(want[1], h_last, rtol=1e-5, atol=1e-6)
+
+
+def test_train_digits_profiles_its_run(tmp_path):
+    """`train_digits --profile TRACE` prints the table per op type and writes a Chrome trace:
+    every op slice lies inside an executor run's slice on its thread, and the run slices count
+    the ops they hold."""
+    trace = tmp_path / "trace.json"
+    text = _example("CORTEN_TRAIN_DIGITS", os.environ.get("CORTEN_DIGITS", "none.params"),
+                    "--profile", str(trace))
+    assert "conv2d_grad" in text and "executor runs" in text
+    events = json.loads(trace.read_text())["traceEvents"]
+    slices = [e for e in events if e["ph"] == "X"]
+    runs = [e for e in slices if e["name"] == "executor_run"]
+    ops = [e for e in slices if e["name"] != "executor_run"]
+    assert all({"ts", "dur", "pid", "tid"} <= set(e) for e in slices)
+    assert sum(int(r["args"]["label"].split()[0]) for r in runs) == len(ops)
+    runs.sort(key=lambda r: r["ts"])
+    starts = [r["ts"] for r in runs]
+    for op in ops:
+        r = runs[bisect.bisect_right(starts, op["ts"]) - 1]
+        assert r["tid"] == op["tid"]
+        assert r["ts"] <= op["ts"] and op["ts"] + op["dur"] <= r["ts"] + r["dur"] + 1e-3
+    assert any(e["ph"] == "C" and e["name"] == "cpu allocated" for e in events)

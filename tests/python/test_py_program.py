@@ -201,3 +201,23 @@ def test_profile_table_and_trace(tmp_path):
     assert len(slices) == 10 and all({"ts", "dur", "pid", "tid"} <= set(ev) for ev in slices)
     with pytest.raises(ValueError, match="give one of"):
         prof.table(sort="size")
+
+
+def test_profile_events_and_the_memory_picture(tmp_path):
+    s = corten.Scope()
+    p = _conv_bias_relu(s)
+    with corten.profile() as prof:
+        corten.Executor(p, s).run()
+    events = prof.events()
+    assert [ev["type"] for ev in events] == ["conv2d", "reshape", "elementwise_add", "relu",
+                                             "executor_run"]
+    assert events[0]["label"] == "c" and events[0]["bytes"] == 3 * 3 * 3 * 4
+    assert events[0]["allocs"] == 1 and events[3]["label"] == "y" and events[3]["bytes"] == 108
+    try:
+        import matplotlib  # noqa: F401  (an optional dependency)
+    except ImportError:
+        with pytest.raises(ImportError, match="apt-get install python3-matplotlib"):
+            prof.plot_memory(tmp_path / "memory.png")
+        return
+    prof.plot_memory(tmp_path / "memory.png")
+    assert (tmp_path / "memory.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
