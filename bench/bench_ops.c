@@ -3,7 +3,9 @@
  *   op overhead   a prepared program of 1000 one-element elementwise_add ops, per op
  *                                               [at::add_out on one-element tensors, libtorch;
  *                                                a hand-written C loop making 1000 calls of a
- *                                                one-element add through function pointers]
+ *                                                one-element add through function pointers];
+ *                 the same while a profile records, and while an allocation observer is set
+ *                                               [the same program without]
  *   matmul N      matmul N x N float32, N = 256, 1024, 2048 (executor, one op); 1024 also at
  *                 every core                    [a direct cblas_sgemm call; at::mm_out]
  * (elementwise_add over 16M and 32K floats: bench_kernels.c.) Single thread but for that row: the
@@ -53,6 +55,11 @@ static void run_batch(void *arg, size_t iters) {
 /* ---- Baselines ---------------------------------------------------------------------------------- */
 
 typedef void (*add1_fn)(float *o, const float *x, const float *y);
+
+static void count_nothing(void *arg, const ct_memory_event *e) {
+  (void)arg;
+  (void)e;
+}
 
 __attribute__((noinline)) static void add1(float *o, const float *x, const float *y) {
   o[0] = x[0] + y[0];
@@ -166,6 +173,21 @@ void bench_ops_rows(const bench_cfg *cfg) {
                "at::add_out, 1-elem tensors", tb, "ns/op");
   bench_record("op overhead: program of 1000 1-elem adds", per_run / N_OPS,
                "C loop of 1000 add calls", base_run / N_OPS, "ns/op");
+  /* The same program while a process profile records every op, and while an allocation
+   * observer is set (which a run of a seen shape never calls): what each costs an op against
+   * the run without (fewer runs profiled: each op is an event kept in memory). */
+  ct_profile *prof = ct_profile_start(CT_PROFILE_PROCESS);
+  if (prof == NULL) fail("ct_profile_start");
+  double profiled = bench_median_ns(run_batch, e, quick ? 20 : 100, reps);
+  if (ct_profile_stop(prof) != CT_OK) fail("ct_profile_stop");
+  ct_profile_free(prof);
+  bench_record("op overhead, a profile recording", profiled / N_OPS, "the same, no profile",
+               per_run / N_OPS, "ns/op");
+  ct_memory_set_observer(count_nothing, NULL);
+  double observed = bench_median_ns(run_batch, e, quick ? 200 : 2000, reps);
+  ct_memory_set_observer(NULL, NULL);
+  bench_record("op overhead, an allocation observer set", observed / N_OPS,
+               "the same, no observer", per_run / N_OPS, "ns/op");
   free(cc);
   ct_executor_free(e);
   ct_program_free(p);

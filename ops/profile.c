@@ -96,6 +96,7 @@ void ct_profile_free(ct_profile *p) {
   mtx_destroy(&p->lock);
   free(p->v);
   free(p->strings);
+  free(p->labels);
   free(p);
 }
 
@@ -132,10 +133,60 @@ static size_t put_string(ct_profile *p, const char *s) {
   return p->s_n - n;
 }
 
+/* The label of prep's op: its outputs' names, "a, b". */
+static void op_label(const ct__prep *pr, char *label, size_t cap) {
+  size_t pos = 0;
+  label[0] = '\0';
+  for (uint32_t k = 0; k < pr->n_out_vars && pos + 1 < cap; k++) {
+    const char *name = ct_var_name(pr->vars[pr->n_in_vars + k]);
+    int w = snprintf(label + pos, cap - pos, "%s%s", k ? ", " : "", name ? name : "?");
+    if (w > 0) pos += (size_t)w < cap - pos ? (size_t)w : cap - pos - 1;
+  }
+}
+
+static size_t label_slot(const ct__prof_label *v, size_t cap, uint64_t gen) {
+  size_t i = (size_t)(gen * 0x9e3779b97f4a7c15u) & (cap - 1);
+  while (v[i].gen != 0 && v[i].gen != gen) i = (i + 1) & (cap - 1);
+  return i;
+}
+
+/* The offsets of prep's type and label in p's strings (lock held): found by its op's
+ * generation, or put there the first time. false when out of memory. */
+static bool op_strings(ct_profile *p, const ct__prep *pr, size_t *ts, size_t *ls) {
+  uint64_t gen = pr->op->gen;
+  if (p->labels_cap != 0) {
+    const ct__prof_label *l = &p->labels[label_slot(p->labels, p->labels_cap, gen)];
+    if (l->gen == gen) {
+      *ts = l->type;
+      *ls = l->label;
+      return true;
+    }
+  }
+  if (2 * (p->labels_n + 1) > p->labels_cap) {
+    size_t cap = p->labels_cap ? 2 * p->labels_cap : 256;
+    ct__prof_label *v = ct__calloc(cap, sizeof *v);
+    if (v == NULL) return false;
+    for (size_t k = 0; k < p->labels_cap; k++) {
+      if (p->labels[k].gen != 0) v[label_slot(v, cap, p->labels[k].gen)] = p->labels[k];
+    }
+    free(p->labels);
+    p->labels = v;
+    p->labels_cap = cap;
+  }
+  char label[256];
+  op_label(pr, label, sizeof label);
+  *ts = put_string(p, pr->op->def->type);
+  *ls = *ts == SIZE_MAX ? SIZE_MAX : put_string(p, label);
+  if (*ls == SIZE_MAX) return false;
+  p->labels[label_slot(p->labels, p->labels_cap, gen)] = (ct__prof_label){gen, *ts, *ls};
+  p->labels_n++;
+  return true;
+}
+
 /* Appends an event to p (a full profile or one out of memory drops it silently: the
- * profiler never fails the run it watches). */
-static void append(ct_profile *p, const ct__prof_mark *m, const char *type, const char *label,
-                   int64_t end, ct_status st) {
+ * profiler never fails the run it watches): an op of prep pr, or (pr NULL) type and label. */
+static void append(ct_profile *p, const ct__prof_mark *m, const ct__prep *pr, const char *type,
+                   const char *label, int64_t end, ct_status st) {
   mtx_lock(&p->lock);
   if (p->recording) {
     if (p->n == p->cap) {
@@ -143,7 +194,13 @@ static void append(ct_profile *p, const ct__prof_mark *m, const char *type, cons
       ct__prof_rec *grown = ct__realloc(p->v, cap * sizeof *grown);
       if (grown != NULL) p->v = grown, p->cap = cap;
     }
-    size_t ts = put_string(p, type), ls = ts == SIZE_MAX ? SIZE_MAX : put_string(p, label);
+    size_t ts = SIZE_MAX, ls = SIZE_MAX;
+    if (pr != NULL) {
+      if (!op_strings(p, pr, &ts, &ls)) ls = SIZE_MAX;
+    } else {
+      ts = put_string(p, type);
+      ls = ts == SIZE_MAX ? SIZE_MAX : put_string(p, label);
+    }
     if (p->n < p->cap && ls != SIZE_MAX) {
       ct_memory_stats after = m->stats;
       (void)ct_memory_stats_get(m->place, &after);
@@ -173,24 +230,21 @@ void ct__prof_mark_now(ct__prof_mark *m, ct_place place) {
   m->t = now_ns();
 }
 
-void ct__prof_end(const ct__prof_mark *m, const char *type, const char *label, ct_status st) {
+static void end_event(const ct__prof_mark *m, const ct__prep *pr, const char *type,
+                      const char *label, ct_status st) {
   int64_t end = now_ns();
   ct_profile *mine = thread_profile;
-  if (mine != NULL) append(mine, m, type, label, end, st);
+  if (mine != NULL) append(mine, m, pr, type, label, end, st);
   atomic_fetch_add(&in_flight, 1);
   ct_profile *all = atomic_load(&process_profile);
-  if (all != NULL && all != mine) append(all, m, type, label, end, st);
+  if (all != NULL && all != mine) append(all, m, pr, type, label, end, st);
   atomic_fetch_sub(&in_flight, 1);
 }
 
+void ct__prof_end(const ct__prof_mark *m, const char *type, const char *label, ct_status st) {
+  end_event(m, NULL, type, label, st);
+}
+
 void ct__prof_op_end(const ct__prof_mark *m, const ct__prep *p, ct_status st) {
-  char label[256];
-  size_t pos = 0;
-  label[0] = '\0';
-  for (uint32_t k = 0; k < p->n_out_vars && pos + 1 < sizeof label; k++) {
-    const char *name = ct_var_name(p->vars[p->n_in_vars + k]);
-    int w = snprintf(label + pos, sizeof label - pos, "%s%s", k ? ", " : "", name ? name : "?");
-    if (w > 0) pos += (size_t)w < sizeof label - pos ? (size_t)w : sizeof label - pos - 1;
-  }
-  ct__prof_end(m, p->op->def->type, label, st);
+  end_event(m, p, NULL, NULL, st);
 }

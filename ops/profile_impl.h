@@ -19,8 +19,17 @@ typedef struct ct__prof_rec {
   int64_t allocated; /* the place's allocated bytes at the event's end (the counter track) */
 } ct__prof_rec;
 
+/* An op's type and label, put in the profile's strings once per op state (its edit generation,
+ * unique in the process), so a recorded op formats nothing. */
+typedef struct ct__prof_label {
+  uint64_t gen; /* 0: an empty slot */
+  size_t type, label; /* offsets into strings */
+} ct__prof_label;
+
 struct ct_profile {
   mtx_t lock;
+  ct__prof_label *labels; /* open addressing by gen, at most half full */
+  size_t labels_n, labels_cap;
   ct__prof_rec *v;
   size_t n, cap;
   char *strings; /* types and labels, NUL-terminated, one after another */

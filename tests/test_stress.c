@@ -13,7 +13,9 @@
  *     may not run alongside calls on the scopes it frees, so only their owner thread uses them);
  *   - tensors whose blocks are shared across threads: each thread publishes views of blocks it
  *     allocated into a mailbox and frees the views other threads published, so the last
- *     reference to a block is dropped on a thread other than the one that allocated it.
+ *     reference to a block is dropped on a thread other than the one that allocated it;
+ *   - executors made, run and freed on four threads under a process profile and an allocation
+ *     observer, with kid scopes freed under live executors (their watches).
  * The iteration count per thread comes from CORTEN_STRESS_ITERS (default 4000). */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -262,6 +264,82 @@ START_TEST(three_threads_cycle_large_blocks_through_the_host_cache) {
 }
 END_TEST
 
+/* ---- Profiling, allocation observers and executor watches from several threads ------------- */
+
+static _Atomic long observed_allocs, observed_frees;
+
+static void count_events(void *arg, const ct_memory_event *e) {
+  (void)arg;
+  atomic_fetch_add(e->alloc ? &observed_allocs : &observed_frees, 1);
+}
+
+static ct_op *unary(const char *type, const char *x, const char *out) {
+  ct_op *op = ct_op_new(type);
+  ck_assert_int_eq(ct_op_set_input(op, "X", x), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Out", out), CT_OK);
+  return op;
+}
+
+/* Each iteration: an executor over the thread's scope, made, run and freed; and one over a kid
+ * scope freed before its executor runs again (which must refuse). */
+static void *profiled_worker(void *arg) {
+  const ct_program *p = arg;
+  ct_scope *s = ct_scope_new();
+  ct_tensor *x = ct_var_tensor(ct_scope_var(s, "x"));
+  if (ct_tensor_resize(x, CT_DIMS(8, 8)) != CT_OK ||
+      ct_tensor_mutable_data(x, CT_FLOAT32, ct_cpu()) == NULL) {
+    atomic_fetch_add(&mismatches, 1);
+  }
+  long n = iters / 20 > 0 ? iters / 20 : 1;
+  for (long it = 0; it < n; it++) {
+    ct_executor *e = ct_executor_new(p, s, ct_cpu());
+    if (e == NULL || ct_executor_run(e) != CT_OK) atomic_fetch_add(&mismatches, 1);
+    ct_executor_free(e);
+    ct_scope *kid = ct_scope_new_kid(s);
+    ct_executor *k = ct_executor_new(p, kid, ct_cpu());
+    if (k == NULL || ct_executor_run(k) != CT_OK) atomic_fetch_add(&mismatches, 1);
+    ct_scope_free(kid);
+    if (ct_executor_run(k) != CT_ERR_INVALID_ARGUMENT) atomic_fetch_add(&mismatches, 1);
+    ct_executor_free(k);
+  }
+  ct_scope_free(s);
+  return NULL;
+}
+
+START_TEST(threads_run_executors_under_a_profile_and_an_observer) {
+  const char *env = getenv("CORTEN_STRESS_ITERS");
+  iters = env ? atol(env) : 4000;
+  if (iters <= 0) iters = 4000;
+  atomic_store(&mismatches, 0);
+  ct_program *p = ct_program_new();
+  ck_assert_int_eq(ct_program_append(p, unary("relu", "x", "y")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, unary("tanh", "y", "z")), CT_OK);
+  ct_memory_stats before = cpu_stats();
+  atomic_store(&observed_allocs, 0);
+  atomic_store(&observed_frees, 0);
+  ct_memory_set_observer(count_events, NULL);
+  ct_profile *prof = ct_profile_start(CT_PROFILE_PROCESS);
+  ck_assert_ptr_nonnull(prof);
+  pthread_t th[4];
+  for (int i = 0; i < 4; i++) {
+    ck_assert_int_eq(pthread_create(&th[i], NULL, profiled_worker, p), 0);
+  }
+  for (int i = 0; i < 4; i++) ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+  ck_assert_int_eq(ct_profile_stop(prof), CT_OK);
+  ct_memory_set_observer(NULL, NULL);
+  ct_memory_stats after = cpu_stats();
+  long n = iters / 20 > 0 ? iters / 20 : 1;
+  ck_assert_int_eq(atomic_load(&mismatches), 0);
+  /* per iteration two runs of two ops each, and a run event each: the refused run records none */
+  ck_assert_uint_eq(ct_profile_count(prof), (size_t)(4 * n * 2 * 3));
+  ck_assert_int_eq(atomic_load(&observed_allocs), (long)(after.allocs - before.allocs));
+  ck_assert_int_eq(atomic_load(&observed_frees), (long)(after.frees - before.frees));
+  ck_assert_uint_eq(after.allocated, before.allocated);
+  ct_profile_free(prof);
+  ct_program_free(p);
+}
+END_TEST
+
 /* Lookups compare names a word at a time (core/scope/name_table.h): every length from 1 to 80,
  * names that differ only in their first or last byte, and renames between short (inline) and
  * long (heap) names. */
@@ -306,6 +384,10 @@ static Suite *stress_suite(void) {
   tcase_set_timeout(large, 240);
   tcase_add_test(large, three_threads_cycle_large_blocks_through_the_host_cache);
   suite_add_tcase(s, large);
+  TCase *prof = tcase_create("threads_run_executors_under_a_profile_and_an_observer");
+  tcase_set_timeout(prof, 240);
+  tcase_add_test(prof, threads_run_executors_under_a_profile_and_an_observer);
+  suite_add_tcase(s, prof);
   CT_ADD_TEST(s, names_of_every_length_are_told_apart);
   return s;
 }
