@@ -4,6 +4,8 @@
  * any profile records (one relaxed load of a count when none does) and, when one does, time the
  * op and append it to every profile that records the calling thread: its own and the
  * process's. */
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -40,12 +42,12 @@ ct_profile *ct_profile_start(ct_profile_where where) {
                           where == CT_PROFILE_THREAD ? "thread's" : "process-wide");
   }
   ct_profile *p = ct__calloc(1, sizeof *p);
-  if (p == NULL || mtx_init(&p->lock, mtx_plain) != thrd_success) {
+  if (p == NULL || pthread_mutex_init(&p->lock, NULL) != 0) {
     free(p);
     return ct__error_null(CT_ERR_OUT_OF_MEMORY, "ct_profile_start: out of host memory");
   }
   p->where = where;
-  p->owner = thrd_current();
+  p->owner = pthread_self();
   p->t0 = now_ns();
   p->recording = true;
   if (where == CT_PROFILE_THREAD) {
@@ -53,7 +55,7 @@ ct_profile *ct_profile_start(ct_profile_where where) {
   } else {
     ct_profile *none = NULL;
     if (!atomic_compare_exchange_strong(&process_profile, &none, p)) {
-      mtx_destroy(&p->lock);
+      pthread_mutex_destroy(&p->lock);
       free(p);
       return ct__error_null(CT_ERR_ALREADY_EXISTS,
                             "ct_profile_start: a process-wide profile already records: stop it "
@@ -66,21 +68,21 @@ ct_profile *ct_profile_start(ct_profile_where where) {
 
 ct_status ct_profile_stop(ct_profile *p) {
   if (p == NULL) return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_profile_stop: the profile is NULL");
-  if (p->where == CT_PROFILE_THREAD && p->recording && !thrd_equal(p->owner, thrd_current())) {
+  if (p->where == CT_PROFILE_THREAD && p->recording && !pthread_equal(p->owner, pthread_self())) {
     return ct__error(CT_ERR_INVALID_ARGUMENT,
                      "ct_profile_stop: a thread's profile is stopped by the thread it records "
                      "(this is another): stop it there, or record with CT_PROFILE_PROCESS");
   }
-  mtx_lock(&p->lock);
+  pthread_mutex_lock(&p->lock);
   bool was = p->recording;
   p->recording = false;
-  mtx_unlock(&p->lock);
+  pthread_mutex_unlock(&p->lock);
   if (!was) return CT_OK;
   if (p->where == CT_PROFILE_PROCESS) {
     ct_profile *me = p;
     atomic_compare_exchange_strong(&process_profile, &me, NULL);
     /* A thread that loaded it before may still append (to a stopped profile: nothing). */
-    while (atomic_load(&in_flight) != 0) thrd_yield();
+    while (atomic_load(&in_flight) != 0) sched_yield();
   } else if (thread_profile == p) {
     thread_profile = NULL;
   }
@@ -93,7 +95,7 @@ void ct_profile_free(ct_profile *p) {
   /* A thread's profile still recording on another thread cannot be unhooked from here: it is
    * left (a leak, recorded as an error) rather than freed under that thread. */
   if (ct_profile_stop(p) != CT_OK) return;
-  mtx_destroy(&p->lock);
+  pthread_mutex_destroy(&p->lock);
   free(p->v);
   free(p->strings);
   free(p->labels);
@@ -187,7 +189,7 @@ static bool op_strings(ct_profile *p, const ct__prep *pr, size_t *ts, size_t *ls
  * profiler never fails the run it watches): an op of prep pr, or (pr NULL) type and label. */
 static void append(ct_profile *p, const ct__prof_mark *m, const ct__prep *pr, const char *type,
                    const char *label, int64_t end, ct_status st) {
-  mtx_lock(&p->lock);
+  pthread_mutex_lock(&p->lock);
   if (p->recording) {
     if (p->n == p->cap) {
       size_t cap = p->cap ? 2 * p->cap : 1024;
@@ -217,7 +219,7 @@ static void append(ct_profile *p, const ct__prof_mark *m, const ct__prep *pr, co
       r->allocated = (int64_t)after.allocated;
     }
   }
-  mtx_unlock(&p->lock);
+  pthread_mutex_unlock(&p->lock);
 }
 
 bool ct__prof_records(void) { return thread_profile != NULL || atomic_load(&process_profile); }

@@ -6,7 +6,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <threads.h>
+#include <pthread.h>
 
 #include <corten/memory.h>
 #include <corten/profile.h>
@@ -27,7 +27,7 @@ typedef struct ct__prof_label {
 } ct__prof_label;
 
 struct ct_profile {
-  mtx_t lock;
+  pthread_mutex_t lock; /* pthreads, not C11's mtx_t: ThreadSanitizer sees these */
   ct__prof_label *labels; /* open addressing by gen, at most half full */
   size_t labels_n, labels_cap;
   ct__prof_rec *v;
@@ -37,7 +37,7 @@ struct ct_profile {
   int64_t t0;
   ct_profile_where where;
   bool recording;
-  thrd_t owner; /* CT_PROFILE_THREAD: the thread it records */
+  pthread_t owner; /* CT_PROFILE_THREAD: the thread it records */
 };
 
 /* Where an event started: the clock and its place's stats. */
