@@ -39,6 +39,7 @@
 #include <corten/comm.h>
 #include <corten/onnx.h>
 #include <corten/profile.h>
+#include <corten/nn.h>
 
 #define CORTEN_VERSION_MAJOR 0
 #define CORTEN_VERSION_MINOR 1

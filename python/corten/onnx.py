@@ -19,25 +19,11 @@ import os
 from typing import Any, Dict, List, Mapping, Optional, Union
 
 from ._lib import OnnxDimName, OnnxSaveOptions, check, check_ptr, cstr, cstr_array, lib
-from .program import Executor, Program
+from .program import BorrowedProgram, Executor, Program
 from .scope import Scope
 from .tensor import Tensor
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-
-class _ModelProgram(Program):
-    """The program a Model owns: appending to it works; freeing is the model's."""
-
-    def __init__(self, handle: int, owner: "Model") -> None:  # pylint: disable=super-init-not-called
-        self._h = handle
-        self._owner = owner
-
-    def __del__(self) -> None:  # the model frees it
-        self._h = None
-
-    def _take(self) -> int:
-        raise TypeError("a model's program cannot be given to an op: the model owns it")
 
 
 class Model:
@@ -55,7 +41,7 @@ class Model:
         self.outputs: List[str] = [lib.onnx_output_name(handle, i).decode("utf-8")
                                    for i in range(n_out)]
         self.opset = int(lib.onnx_opset(handle))
-        self.program: Program = _ModelProgram(lib.onnx_program(handle), self)
+        self.program: Program = BorrowedProgram(lib.onnx_program(handle), self, "a model")
         self._executor: Optional[Executor] = None
         self._executor_ops = -1
 

@@ -215,6 +215,23 @@ class Program:
         Executor(self, scope, device).run()
 
 
+class BorrowedProgram(Program):
+    """A program another object owns (an ONNX Model, an nn Builder): appending to it works;
+    freeing is the owner's, and the owner lives while this does."""
+
+    def __init__(self, handle: int, owner: Any, what: str) -> None:  # pylint: disable=super-init-not-called
+        self._h = handle
+        self._owner = owner
+        self._what = what
+
+    def __del__(self) -> None:  # the owner frees it
+        self._h = None
+
+    def _take(self) -> int:
+        raise TypeError("%s's program cannot be given to an op: %s owns it"
+                        % (self._what, self._what))
+
+
 class Executor:
     """Runs a program on a scope at a device. Every name and kernel is resolved once, here;
     :meth:`run` then runs without look-ups. Keeps the program and the scope alive.

@@ -14,7 +14,7 @@ README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "R
 def test_readme_python_blocks(tmp_path, monkeypatch, capsys):
     with open(README, encoding="utf-8") as f:
         blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     monkeypatch.chdir(tmp_path)
     ns = {}
     for block in blocks[:3]:
@@ -33,3 +33,7 @@ def test_readme_python_blocks(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 1 and out[0].startswith("test accuracy ")
     assert float(out[0][len("test accuracy "):-1]) >= 97.0
+    exec(compile(blocks[4], "README.md", "exec"), ns)  # the MLP by layers, on the same digits
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and out[0].startswith("test accuracy ")
+    assert float(out[0][len("test accuracy "):-1]) >= 90.0
