@@ -101,7 +101,9 @@ void nn_layer_name(ct_nn *nn, const char *kind, char *buf, size_t cap) {
 }
 
 void nn_begin(ct_nn *nn, nn_undo *u) {
-  *u = (nn_undo){ct_program_size(nn->main), ct_program_size(nn->startup), nn->n_params};
+  *u = (nn_undo){ct_program_size(nn->main), ct_program_size(nn->startup), nn->n_params,
+                 nn->n_counters, {0}, nn->n_inits};
+  for (size_t i = 0; i < nn->n_counters; i++) u->counts[i] = nn->counters[i].count;
 }
 
 static void drop_after(ct_program *p, size_t n) {
@@ -122,6 +124,9 @@ const char *nn_fail(ct_nn *nn, const nn_undo *u) {
   drop_after(nn->main, u->main_n);
   drop_after(nn->startup, u->startup_n);
   while (nn->n_params > u->params_n) free(nn->params[--nn->n_params]);
+  nn->n_counters = u->n_counters;
+  for (size_t i = 0; i < nn->n_counters; i++) nn->counters[i].count = u->counts[i];
+  nn->n_inits = u->n_inits;
   ct__error(s == CT_OK ? CT_ERR_OUT_OF_MEMORY : s, "%s", msg);
   return NULL;
 }

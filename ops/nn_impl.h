@@ -25,9 +25,12 @@ struct ct_nn {
   uint64_t n_inits; /* initialisers made: each gets its own seed */
 };
 
-/* A layer being built: where both programs stood, to undo it on failure. */
+/* A layer being built: where both programs, the parameters and the name counters stood, to
+ * undo it on failure (a failed layer takes no number). */
 typedef struct nn_undo {
-  size_t main_n, startup_n, params_n;
+  size_t main_n, startup_n, params_n, n_counters;
+  int counts[16];
+  uint64_t n_inits;
 } nn_undo;
 
 void nn_begin(ct_nn *nn, nn_undo *u);

@@ -232,6 +232,7 @@ START_TEST(bad_arguments_add_nothing) {
   ck_assert_uint_eq(ct_program_size(ct_nn_main(nn)), main_n);
   ck_assert_uint_eq(ct_program_size(ct_nn_startup(nn)), init_n);
   ck_assert_uint_eq(ct_nn_param_count(nn), 2);
+  ck_assert_str_eq(ct_nn_linear(nn, "x", 2, 2, NULL), "fc_1.out"); /* the failed ones took none */
   ck_assert_ptr_null(ct_nn_new(NULL, 0));
   ct_nn_free(NULL);
   ct_nn_free(nn);

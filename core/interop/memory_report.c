@@ -132,7 +132,7 @@ static int by_block(const void *a, const void *b) {
  * is a view when it starts inside its block, or covers only part of a block something else
  * holds too (a tensor alone in a larger block it kept from before is its own). */
 static bool classify(walk *w) {
-  qsort(w->h, w->n, sizeof *w->h, by_block);
+  if (w->n > 1) qsort(w->h, w->n, sizeof *w->h, by_block);
   size_t number = 0;
   for (size_t g = 0; g < w->n; number++) {
     size_t end = g;
@@ -200,7 +200,7 @@ ct_status ct_scope_memory_report(const ct_scope *s, ct_memory_report **out) {
     ct_memory_report_free(r);
     return ct__error(CT_ERR_OUT_OF_MEMORY, WHAT ": out of host memory for the report");
   }
-  qsort(r->entries, r->n, sizeof *r->entries, by_bytes);
+  if (r->n > 1) qsort(r->entries, r->n, sizeof *r->entries, by_bytes);
   *out = r;
   return CT_OK;
 }
