@@ -15,6 +15,8 @@
 #include "common/alloc.h"
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/cpu/gemm.h"
+#include "ops/cpu/parallel.h"
+#include "ops/cpu/vmath.h"
 #include "ops/defs/rnn_layers.h"
 
 /* n elements of es bytes of working space, or NULL with CT_ERR_OUT_OF_MEMORY naming the op. */

@@ -154,6 +154,27 @@ static void RL(gate_inputs)(const RL(run) *j, const T *xr, const T *hrr, T *z) {
   for (int64_t k = hz; k < gh; k++) z[k] = xr[k] + j->wb[k];
 }
 
+/* The lstm cells of one entry in the usual form (sigmoid gates, tanh candidate and cell
+ * activation, no clip, no peepholes, no coupled forget gate: every ONNX export of torch.nn.LSTM),
+ * over the h units at once: corten's vectorised sigmoid and tanh (ops/cpu/vmath.h) in one loop the
+ * compiler vectorises, where the general path calls the C library per gate per unit. */
+CT__VM_CLONES static void RL(lstm_cells)(int64_t h, const T *restrict z, const T *restrict cp,
+                                         T *restrict cn, T *restrict hn) {
+  CT__SIMD for (int64_t k = 0; k < h; k++) {
+    T ig = CT__VSIGMOID(z[k]), og = CT__VSIGMOID(z[h + k]), fg = CT__VSIGMOID(z[2 * h + k]);
+    T cell = fg * cp[k] + ig * CT__VTANH(z[3 * h + k]);
+    cn[k] = cell;
+    hn[k] = og * CT__VTANH(cell);
+  }
+}
+
+/* Whether direction runs of p take RL(lstm_cells). */
+static bool RL(usual_lstm)(const RL(run) *j, bool fused_forget) {
+  const ct__rl_plan *p = j->p;
+  return p->kind == CT__RL_LSTM && !fused_forget && j->pp == NULL && !(p->clip > 0) &&
+         p->act[0] == CT__ACT_SIGMOID && p->act[1] == CT__ACT_TANH && p->act[2] == CT__ACT_TANH;
+}
+
 /* Runs direction d's steps: the states after each step, Out's rows, LastH and LastC. */
 static ct_status RL(forward_dir)(RL(run) *j, int64_t d) {
   const ct__rl_plan *p = j->p;
@@ -161,6 +182,7 @@ static ct_status RL(forward_dir)(RL(run) *j, int64_t d) {
   const T *w = j->w + d * gh * p->i, *r = j->r + d * gh * h;
   T clip = (T)p->clip;
   bool fused_forget = p->kind == CT__RL_LSTM && j->c->attr[CT__RL_INPUT_FORGET].u.b;
+  bool usual = RL(usual_lstm)(j, fused_forget);
   ct_status s = RL(gemm)(false, true, p->t * n, gh, p->i, j->x, p->i, w, p->i, false, j->xw, gh);
   if (s != CT_OK) return s;
   RL(load)(j, d);
@@ -217,6 +239,8 @@ static ct_status RL(forward_dir)(RL(run) *j, int64_t d) {
           T ht = RL(act)(p, 1, RL(clip)(z[2 * h + k], clip));
           hnb[k] = ((T)1 - zt) * ht + zt * hpb[k];
         }
+      } else if (usual) {
+        RL(lstm_cells)(h, z, cp + b * h, cn + b * h, hnb);
       } else {
         const T *cpb = cp + b * h;
         T *cnb = cn + b * h;
