@@ -29,6 +29,7 @@
  * does not, 2 when a file cannot be read or a call fails, and 77 (a skip to ctest) when an op of
  * the model has no gradient in this build. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -269,10 +270,17 @@ done:
   return acc;
 }
 
+/* The usage line: on stdout with status 0 for --help, on stderr with 2 for a wrong call. */
+static int usage(bool asked) {
+  fprintf(asked ? stdout : stderr, "usage: finetune_onnx MODEL.onnx [digits.params [EXPORT.onnx]]\n"
+          "  digits.params defaults to ../shared/data/digits/digits.params: the team's shared data\n"
+          "  folder beside the repository (../shared/data/digits/README.md describes the file)\n");
+  return asked ? 0 : 2;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2 || argc > 4 || argv[1][0] == '-') {
-    fprintf(stderr, "usage: finetune_onnx MODEL.onnx [digits.params [EXPORT.onnx]]\n");
-    return 2;
+    return usage(argc > 1 && strcmp(argv[1], "--help") == 0);
   }
   const char *digits = argc > 2 ? argv[2] : "../shared/data/digits/digits.params";
   ct_scope *s = ct_scope_new();

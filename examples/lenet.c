@@ -21,6 +21,7 @@
  * prob) is saved there as ONNX, with LeNet's weights. Exits 0 when the network ran and its
  * probabilities sum to 1, 1 otherwise, 2 when a file cannot be read. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -198,10 +199,17 @@ static double run_once(const ct_program *p, ct_scope *input, bool free_mid,
   return acc;
 }
 
+/* The usage line: on stdout with status 0 for --help, on stderr with 2 for a wrong call. */
+static int usage(bool asked) {
+  fprintf(asked ? stdout : stderr, "usage: lenet [lenet.params [digits.params [EXPORT.onnx]]]\n"
+          "  digits.params defaults to ../shared/data/digits/digits.params: the team's shared data\n"
+          "  folder beside the repository (../shared/data/digits/README.md describes the file)\n");
+  return asked ? 0 : 2;
+}
+
 int main(int argc, char **argv) {
   if (argc > 4 || (argc > 1 && argv[1][0] == '-')) {
-    fprintf(stderr, "usage: lenet [lenet.params [digits.params [EXPORT.onnx]]]\n");
-    return 2;
+    return usage(argc > 1 && strcmp(argv[1], "--help") == 0);
   }
   const char *params = argc > 1 ? argv[1] : "../shared/data/params/lenet_deploy_param.params";
   const char *digits = argc > 2 ? argv[2] : "../shared/data/digits/digits.params";

@@ -6,7 +6,9 @@
  * Usage: mlp_builder [digits.params] (default ../shared/data/digits/digits.params). Prints the
  * loss of every epoch and the test accuracy; exits 0 at 90% or more (an MLP on these 8x8 digits
  * reaches about 92 to 95%), 1 below, 2 when the data cannot be read or a call fails. */
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <corten/corten.h>
 
@@ -66,10 +68,17 @@ static double train(const char *path, ct_scope *s, ct_nn *nn) {
   return acc;
 }
 
+/* The usage line: on stdout with status 0 for --help, on stderr with 2 for a wrong call. */
+static int usage(bool asked) {
+  fprintf(asked ? stdout : stderr, "usage: mlp_builder [digits.params]\n"
+          "  digits.params defaults to ../shared/data/digits/digits.params: the team's shared data\n"
+          "  folder beside the repository (../shared/data/digits/README.md describes the file)\n");
+  return asked ? 0 : 2;
+}
+
 int main(int argc, char **argv) {
   if (argc > 2 || (argc > 1 && argv[1][0] == '-')) {
-    fprintf(stderr, "usage: mlp_builder [digits.params]\n");
-    return 2;
+    return usage(argc > 1 && strcmp(argv[1], "--help") == 0);
   }
   ct_scope *s = ct_scope_new();
   ct_nn *nn = s != NULL ? ct_nn_new(s, 7) : NULL;

@@ -31,6 +31,7 @@
  * not, 2 when the data cannot be read or a call fails, and 77 (a skip to ctest) when this build
  * has no gradient for one of the ops. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -220,6 +221,14 @@ static int finish_profile(ct_profile *p, const char *path) {
   return good;
 }
 
+/* The usage line: on stdout with status 0 for --help, on stderr with 2 for a wrong call. */
+static int usage(bool asked) {
+  fprintf(asked ? stdout : stderr, "usage: train_digits [digits.params [EXPORT.onnx]] [--profile TRACE.json]\n"
+          "  digits.params defaults to ../shared/data/digits/digits.params: the team's shared data\n"
+          "  folder beside the repository (../shared/data/digits/README.md describes the file)\n");
+  return asked ? 0 : 2;
+}
+
 int main(int argc, char **argv) {
   const char *args[2] = {NULL, NULL}, *profile_path = NULL;
   int n_args = 0;
@@ -227,8 +236,7 @@ int main(int argc, char **argv) {
     if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc) {
       profile_path = argv[++i];
     } else if (argv[i][0] == '-' || n_args == 2) {
-      fprintf(stderr, "usage: train_digits [digits.params [EXPORT.onnx]] [--profile TRACE.json]\n");
-      return 2;
+      return usage(argc > 1 && strcmp(argv[1], "--help") == 0);
     } else {
       args[n_args++] = argv[i];
     }
