@@ -43,7 +43,7 @@ class Model:
         self.opset = int(lib.onnx_opset(handle))
         self.program: Program = BorrowedProgram(lib.onnx_program(handle), self, "a model")
         self._executor: Optional[Executor] = None
-        self._executor_ops = -1
+        self._executor_edits = -1
 
     def __del__(self, _free=lib.onnx_free) -> None:
         self._executor = None
@@ -59,9 +59,10 @@ class Model:
         (docs/design/passes.md: the outputs are the same bits either way)."""
         for name, value in feeds.items():
             self.scope[name] = value
-        if self._executor is None or self._executor_ops != len(self.program):
+        if self._executor is None or self._executor_edits != self.program.edits:
+            self._executor = None  # freed before the new one binds the scope
             self._executor = Executor(self.program, self.scope, device, optimize=self.optimize)
-            self._executor_ops = len(self.program)
+            self._executor_edits = self.program.edits
         self._executor.run()
         return {name: self.scope[name] for name in self.outputs}
 

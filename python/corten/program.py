@@ -164,6 +164,7 @@ class Program:
             op = Op(op, inputs, outputs, **attrs)
         elif inputs or outputs or attrs:
             raise TypeError("append: pass an Op alone, or a type with its slots")
+        self._edited()  # even a failed append may have taken (freed) the op
         check(lib.program_append(self._handle(), op._handle()))
         op._h = None  # the program owns it now
         return self
@@ -173,6 +174,7 @@ class Program:
         returns those names. Raises corten.Error (CT_ERR_UNSUPPORTED) for an op on the path
         without a gradient, leaving the program as it was."""
         arr, keep = cstr_array(list(params), "parameter name")
+        self._edited()
         check(lib.program_append_backward(self._handle(), cstr(loss, "loss name"), arr,
                                           len(keep)))
         return [p + "@GRAD" for p in params]
@@ -184,11 +186,21 @@ class Program:
         (CT_ERR_NOT_FOUND) for a target no op writes, leaving the program as it was. Executors
         made over the program before must not run afterwards: make new ones."""
         arr, keep = cstr_array(_names(targets), "target name")
+        self._edited()
         check(lib.program_prune(self._handle(), arr, len(keep)))
         return self
 
     def __len__(self) -> int:
         return int(lib.program_size(self._handle()))
+
+    @property
+    def edits(self) -> int:
+        """How many times this Program object was edited (append, append_backward, prune): an
+        executor made before an edit must not run after it; compare this to know."""
+        return getattr(self, "_edit_count", 0)
+
+    def _edited(self) -> None:
+        self._edit_count = self.edits + 1
 
     def __getitem__(self, i: int) -> ProgramOp:
         """Op i (negative from the end) as a :class:`ProgramOp`: its type and wiring."""

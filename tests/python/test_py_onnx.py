@@ -104,3 +104,18 @@ def test_an_imported_model_trains(exported):
         step.run()
         losses.append(float(np.from_dlpack(s["loss"])))
     assert losses[-1] < losses[0] * 0.5
+
+
+def test_run_makes_a_new_executor_after_any_edit(exported):
+    """Model.run keeps its executor while the program is unchanged; an edit that leaves the op
+    count as it was (a prune, then an append) still gets a new one."""
+    _, path = exported
+    m = corten.onnx.load(path)
+    x = np.random.RandomState(2).randn(2, 1, 8, 8).astype(np.float32)
+    want = np.from_dlpack(m.run({"x": x})["y"]).copy()
+    n = len(m.program)
+    m.program.prune("y")  # nothing to drop: the same ops
+    m.program.append("relu", inputs={"X": "y"}, outputs={"Out": "y_relu"})
+    m.program.prune("y")  # back to n ops, edited twice
+    assert len(m.program) == n
+    assert np.from_dlpack(m.run({"x": x})["y"]).tobytes() == want.tobytes()
