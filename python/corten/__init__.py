@@ -30,6 +30,7 @@ from typing import Dict
 from ._lib import DTYPES as _DTYPES
 from ._lib import Error, MemoryStats, check, lib, place
 from . import nn, onnx
+from .ops import op_info, ops
 from .params import load_params, save_params
 from .profile import Profile, profile
 from .program import Executor, Op, Program, ProgramOp
@@ -90,6 +91,6 @@ for _cls in (Error, Tensor, Scope, Op, Program, Executor):
 del _cls
 
 __all__ = ["Error", "Tensor", "from_dlpack", "zeros", "Scope", "Op", "Program", "ProgramOp",
-           "Executor", "nn", "onnx", "load_params", "save_params", "memory_stats", "host_allocator",
+           "Executor", "nn", "onnx", "ops", "op_info", "load_params", "save_params", "memory_stats", "host_allocator",
            "cuda_device_count", "set_num_threads", "get_num_threads", "profile", "Profile",
            "dtypes", "dtype_id"]

@@ -78,12 +78,36 @@ class SlotDef(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("flags", ctypes.c_uint)]
 
 
+class _IntList(ctypes.Structure):
+    _fields_ = [("v", ctypes.POINTER(ctypes.c_int64)), ("n", ctypes.c_size_t)]
+
+
+class _FloatList(ctypes.Structure):
+    _fields_ = [("v", ctypes.POINTER(ctypes.c_double)), ("n", ctypes.c_size_t)]
+
+
+class _AttrUnion(ctypes.Union):
+    _fields_ = [("i", ctypes.c_int64), ("f", ctypes.c_double), ("b", ctypes.c_bool),
+                ("s", ctypes.c_char_p), ("ints", _IntList), ("floats", _FloatList),
+                ("program", ctypes.c_void_p)]
+
+
+class AttrValue(ctypes.Structure):
+    """ct_attr_value (corten/op.h)."""
+    _fields_ = [("type", ctypes.c_int), ("u", _AttrUnion)]
+
+
+class AttrDef(ctypes.Structure):
+    """ct_attr_def (corten/op.h)."""
+    _fields_ = [("name", ctypes.c_char_p), ("value", AttrValue), ("required", ctypes.c_bool)]
+
+
 class OpDef(ctypes.Structure):
-    """ct_op_def (corten/op.h), field for field; the attributes' array is not read here."""
+    """ct_op_def (corten/op.h), field for field."""
     _fields_ = [("type", ctypes.c_char_p),
                 ("inputs", ctypes.POINTER(SlotDef)), ("n_inputs", ctypes.c_size_t),
                 ("outputs", ctypes.POINTER(SlotDef)), ("n_outputs", ctypes.c_size_t),
-                ("attrs", ctypes.c_void_p), ("n_attrs", ctypes.c_size_t),
+                ("attrs", ctypes.POINTER(AttrDef)), ("n_attrs", ctypes.c_size_t),
                 ("infer_shape", ctypes.c_void_p), ("dtype_attr", ctypes.c_char_p),
                 ("grad", ctypes.c_void_p), ("flags", ctypes.c_uint)]
 
@@ -218,6 +242,8 @@ _SIGNATURES = {
     "ct_program_op": (_p, [_p, _sz]),
     "ct_op_type": (_s, [_p]),
     "ct_op_type_get": (_i, [_s, ctypes.POINTER(OpDef)]),
+    "ct_op_type_names": (_sz, [_pp, _sz]),
+    "ct_kernel_get": (_p, [_s, _i, _i]),
     "ct_op_input_count": (_sz, [_p, _s]),
     "ct_op_output_count": (_sz, [_p, _s]),
     "ct_op_input": (_s, [_p, _s, _sz]),

@@ -221,3 +221,18 @@ def test_profile_events_and_the_memory_picture(tmp_path):
         return
     prof.plot_memory(tmp_path / "memory.png")
     assert (tmp_path / "memory.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_op_types_and_their_slots_are_listed():
+    names = corten.ops()
+    assert "matmul" in names and names == sorted(names)
+    info = corten.op_info("adam")
+    assert [s["name"] for s in info["inputs"]] == ["Param", "Grad", "LearningRate", "Moment1",
+                                                    "Moment2", "Beta1Pow", "Beta2Pow"]
+    assert {a["name"]: a["default"] for a in info["attributes"]} == {
+        "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-08}
+    assert "float32" in info["kernels"]["cpu"] and info["gradient"] is False
+    assert corten.op_info("reshape")["kernels"]["cpu"] == ["any"]
+    assert corten.op_info("matmul")["gradient"] is True
+    with pytest.raises(corten.Error, match="near: matmul"):
+        corten.op_info("matmull")
