@@ -168,11 +168,34 @@ CT__VM_CLONES static void RL(lstm_cells)(int64_t h, const T *restrict z, const T
   }
 }
 
-/* Whether direction runs of p take RL(lstm_cells). */
-static bool RL(usual_lstm)(const RL(run) *j, bool fused_forget) {
+/* The gru cells of one entry in the usual form (sigmoid gates, tanh candidate, no clip), as
+ * RL(lstm_cells): z's h gate gets its recurrent part (r * us with linear_before_reset, else
+ * hr's h columns + Rbh, in add and rbh) and keeps it for the backward steps. */
+CT__VM_CLONES static void RL(gru_cells)(int64_t h, T *restrict z, const T *restrict add,
+                                        const T *restrict rbh, bool lbr, const T *restrict hp,
+                                        T *restrict hn) {
+  CT__SIMD for (int64_t k = 0; k < h; k++) {
+    T zt = CT__VSIGMOID(z[k]), rg = CT__VSIGMOID(z[h + k]);
+    T c = z[2 * h + k] + (lbr ? rg * add[k] : add[k] + rbh[k]);
+    z[2 * h + k] = c;
+    hn[k] = ((T)1 - zt) * CT__VTANH(c) + zt * hp[k];
+  }
+}
+
+/* simple_rnn's cells with tanh and no clip. */
+CT__VM_CLONES static void RL(rnn_cells)(int64_t h, const T *restrict z, T *restrict hn) {
+  CT__SIMD for (int64_t k = 0; k < h; k++) hn[k] = CT__VTANH(z[k]);
+}
+
+/* Whether direction runs of p take the vectorised cells: the usual activations, no clip, and
+ * for lstm no peepholes and no coupled forget gate (every ONNX export of torch.nn's layers). */
+static bool RL(usual_cells)(const RL(run) *j, bool fused_forget) {
   const ct__rl_plan *p = j->p;
-  return p->kind == CT__RL_LSTM && !fused_forget && j->pp == NULL && !(p->clip > 0) &&
-         p->act[0] == CT__ACT_SIGMOID && p->act[1] == CT__ACT_TANH && p->act[2] == CT__ACT_TANH;
+  if (p->clip > 0) return false;
+  if (p->kind == CT__RL_RNN) return p->act[0] == CT__ACT_TANH;
+  if (p->kind == CT__RL_GRU) return p->act[0] == CT__ACT_SIGMOID && p->act[1] == CT__ACT_TANH;
+  return !fused_forget && j->pp == NULL && p->act[0] == CT__ACT_SIGMOID &&
+         p->act[1] == CT__ACT_TANH && p->act[2] == CT__ACT_TANH;
 }
 
 /* Runs direction d's steps: the states after each step, Out's rows, LastH and LastC. */
@@ -182,7 +205,7 @@ static ct_status RL(forward_dir)(RL(run) *j, int64_t d) {
   const T *w = j->w + d * gh * p->i, *r = j->r + d * gh * h;
   T clip = (T)p->clip;
   bool fused_forget = p->kind == CT__RL_LSTM && j->c->attr[CT__RL_INPUT_FORGET].u.b;
-  bool usual = RL(usual_lstm)(j, fused_forget);
+  bool usual = RL(usual_cells)(j, fused_forget);
   ct_status s = RL(gemm)(false, true, p->t * n, gh, p->i, j->x, p->i, w, p->i, false, j->xw, gh);
   if (s != CT_OK) return s;
   RL(load)(j, d);
@@ -210,7 +233,9 @@ static ct_status RL(forward_dir)(RL(run) *j, int64_t d) {
         }
         for (int64_t k = 0; k < h; k++) {
           us[b * h + k] = p->lbr ? j->hr[b * gh + 2 * h + k] + j->rb[2 * h + k]
-                                 : RL(act)(p, 0, RL(clip)(z[h + k], clip)) * hp[b * h + k];
+                                 : (usual ? CT__VSIGMOID(z[h + k])
+                                          : RL(act)(p, 0, RL(clip)(z[h + k], clip))) *
+                                       hp[b * h + k];
         }
       }
       if (!p->lbr) {
@@ -229,8 +254,13 @@ static ct_status RL(forward_dir)(RL(run) *j, int64_t d) {
         continue;
       }
       T *z = zs + b * gh;
-      if (p->kind == CT__RL_RNN) {
+      if (p->kind == CT__RL_RNN && usual) {
+        RL(rnn_cells)(h, z, hnb);
+      } else if (p->kind == CT__RL_RNN) {
         for (int64_t k = 0; k < h; k++) hnb[k] = RL(act)(p, 0, RL(clip)(z[k], clip));
+      } else if (p->kind == CT__RL_GRU && usual) {
+        const T *add = p->lbr ? us + b * h : j->hr + b * gh + 2 * h;
+        RL(gru_cells)(h, z, add, j->rb + 2 * h, p->lbr, hpb, hnb);
       } else if (p->kind == CT__RL_GRU) {
         for (int64_t k = 0; k < h; k++) {
           T zt = RL(act)(p, 0, RL(clip)(z[k], clip)), rg = RL(act)(p, 0, RL(clip)(z[h + k], clip));
@@ -239,7 +269,7 @@ static ct_status RL(forward_dir)(RL(run) *j, int64_t d) {
           T ht = RL(act)(p, 1, RL(clip)(z[2 * h + k], clip));
           hnb[k] = ((T)1 - zt) * ht + zt * hpb[k];
         }
-      } else if (usual) {
+      } else if (usual) { /* lstm */
         RL(lstm_cells)(h, z, cp + b * h, cn + b * h, hnb);
       } else {
         const T *cpb = cp + b * h;
