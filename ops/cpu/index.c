@@ -123,6 +123,22 @@ static ct_status map_forward(const ct_kernel_ctx *c, int kind, const void *fill)
   const char *x = ct__k_in_data(xt);
   const int64_t *lm = m.rank > 0 ? m.map[m.rank - 1] : NULL;
   int64_t ls = m.rank > 0 ? m.xs[m.rank - 1] : 0;
+  /* A last dim read in order (a slice of step 1, the rows of a pad's or tile's middle): whole
+   * rows move as one copy; the same bytes as element by element. */
+  bool run = lm != NULL && ls == 1 && m.d[m.rank - 1] > 0 && lm[0] >= 0;
+  for (int64_t j = 1; run && j < m.d[m.rank - 1]; j++) run = lm[j] == lm[0] + j;
+  if (run) {
+    MAP_WALK(&m, {
+      char *dst = o + (size_t)orow * es;
+      if (base < 0) {
+        for (int64_t j = 0; j < len_; j++) memcpy(dst + (size_t)j * es, fill, es);
+      } else {
+        memcpy(dst, x + (size_t)(base + lm[0]) * es, (size_t)len_ * es);
+      }
+    });
+    free(m.buf);
+    return CT_OK;
+  }
   MAP_WALK(&m, {
     for (int64_t j = 0; j < len_; j++) {
       int64_t v = lm == NULL ? 0 : lm[j];
