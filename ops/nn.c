@@ -74,7 +74,7 @@ static char *copy(const char *s) {
   return c;
 }
 
-const char *nn_keep(ct_nn *nn, const char *fmt, ...) {
+const char *ct__nn_keep(ct_nn *nn, const char *fmt, ...) {
   char buf[512];
   va_list ap;
   va_start(ap, fmt);
@@ -88,7 +88,7 @@ const char *nn_keep(ct_nn *nn, const char *fmt, ...) {
   return c;
 }
 
-void nn_layer_name(ct_nn *nn, const char *kind, char *buf, size_t cap) {
+void ct__nn_layer_name(ct_nn *nn, const char *kind, char *buf, size_t cap) {
   size_t i = 0;
   while (i < nn->n_counters && strcmp(nn->counters[i].kind, kind) != 0) i++;
   if (i == nn->n_counters && i < sizeof nn->counters / sizeof nn->counters[0]) {
@@ -100,7 +100,7 @@ void nn_layer_name(ct_nn *nn, const char *kind, char *buf, size_t cap) {
   snprintf(buf, cap, "%s_%d", kind, k);
 }
 
-void nn_begin(ct_nn *nn, nn_undo *u) {
+void ct__nn_begin(ct_nn *nn, nn_undo *u) {
   *u = (nn_undo){ct_program_size(nn->main), ct_program_size(nn->startup), nn->n_params,
                  nn->n_counters, {0}, nn->n_inits};
   for (size_t i = 0; i < nn->n_counters; i++) u->counts[i] = nn->counters[i].count;
@@ -117,7 +117,7 @@ static void drop_after(ct_program *p, size_t n) {
   if (k != keep) free(k);
 }
 
-const char *nn_fail(ct_nn *nn, const nn_undo *u) {
+const char *ct__nn_fail(ct_nn *nn, const nn_undo *u) {
   ct_status s = ct_last_status();
   char msg[1024];
   snprintf(msg, sizeof msg, "%s", ct_last_error());
@@ -131,7 +131,7 @@ const char *nn_fail(ct_nn *nn, const nn_undo *u) {
   return NULL;
 }
 
-ct_status nn_check_name(const char *fn, const char *what, const char *name) {
+ct_status ct__nn_check_name(const char *fn, const char *what, const char *name) {
   if (name != NULL && name[0] != '\0') return CT_OK;
   return ct__error(CT_ERR_INVALID_ARGUMENT, "%s: %s is %s: name a variable", fn, what,
                    name == NULL ? "NULL" : "empty");
@@ -139,7 +139,7 @@ ct_status nn_check_name(const char *fn, const char *what, const char *name) {
 
 /* ---- Ops and parameters -------------------------------------------------------------------- */
 
-ct_op *nn_add(ct_program *p, const char *type, ...) {
+ct_op *ct__nn_add(ct_program *p, const char *type, ...) {
   ct_op *op = ct_op_new(type);
   if (op == NULL) return NULL;
   va_list ap;
@@ -160,7 +160,7 @@ ct_op *nn_add(ct_program *p, const char *type, ...) {
   return ct_program_append(p, op) == CT_OK ? op : NULL;
 }
 
-ct_status nn_param(ct_nn *nn, const char *name, const int64_t *dims, int n, ct_nn_init init,
+ct_status ct__nn_param(ct_nn *nn, const char *name, const int64_t *dims, int n, ct_nn_init init,
                    double fan_in, double fan_out, bool trainable) {
   double lo = 0, hi = 0, value = 0, mean = 0, std = 0;
   const char *type = "uniform_random";
@@ -186,7 +186,7 @@ ct_status nn_param(ct_nn *nn, const char *name, const int64_t *dims, int n, ct_n
     return ct__error(CT_ERR_INVALID_ARGUMENT, "corten/nn.h: parameter '%s': the initialiser's "
                      "range [%g, %g) or deviation %g is not valid", name, lo, hi, std);
   }
-  ct_op *op = nn_add(nn->startup, type, NULL, "Out", name, NULL);
+  ct_op *op = ct__nn_add(nn->startup, type, NULL, "Out", name, NULL);
   if (op == NULL) return ct_last_status();
   ct_status s = ct_op_set_attr_ints(op, "shape", dims, (size_t)n);
   if (s == CT_OK && strcmp(type, "fill_constant") == 0) {
@@ -215,7 +215,7 @@ ct_status nn_param(ct_nn *nn, const char *name, const int64_t *dims, int n, ct_n
 
 static const char *const acts[] = {"relu", "tanh", "sigmoid", "gelu"};
 
-bool nn_act_known(const char *act) {
+bool ct__nn_act_known(const char *act) {
   if (act == NULL || act[0] == '\0') return true;
   for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
     if (strcmp(act, acts[i]) == 0) return true;
@@ -223,9 +223,9 @@ bool nn_act_known(const char *act) {
   return false;
 }
 
-const char *nn_act(ct_nn *nn, const char *layer, const char *x, const char *act) {
+const char *ct__nn_act(ct_nn *nn, const char *layer, const char *x, const char *act) {
   if (act == NULL || act[0] == '\0') return x;
-  const char *out = nn_keep(nn, "%s.act", layer);
-  if (out == NULL || nn_add(nn->main, act, "X", x, NULL, "Out", out, NULL) == NULL) return NULL;
+  const char *out = ct__nn_keep(nn, "%s.act", layer);
+  if (out == NULL || ct__nn_add(nn->main, act, "X", x, NULL, "Out", out, NULL) == NULL) return NULL;
   return out;
 }

@@ -33,30 +33,30 @@ typedef struct nn_undo {
   uint64_t n_inits;
 } nn_undo;
 
-void nn_begin(ct_nn *nn, nn_undo *u);
-/* Takes back everything since nn_begin; returns NULL for the layer's return. */
-const char *nn_fail(ct_nn *nn, const nn_undo *u);
+void ct__nn_begin(ct_nn *nn, nn_undo *u);
+/* Takes back everything since ct__nn_begin; returns NULL for the layer's return. */
+const char *ct__nn_fail(ct_nn *nn, const nn_undo *u);
 
 /* "<kind>_<k>", k counting this kind's layers, into buf. */
-void nn_layer_name(ct_nn *nn, const char *kind, char *buf, size_t cap);
+void ct__nn_layer_name(ct_nn *nn, const char *kind, char *buf, size_t cap);
 /* A name kept by nn (formatted); NULL when out of memory. */
-const char *nn_keep(ct_nn *nn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *ct__nn_keep(ct_nn *nn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Appends to p an op of type with the given slot/name pairs: inputs up to NULL, then outputs up
  * to NULL. The op (the program's), or NULL with the error. */
-ct_op *nn_add(ct_program *p, const char *type, ...);
+ct_op *ct__nn_add(ct_program *p, const char *type, ...);
 
 /* A parameter `name` of dims (rank n) made by init in the startup program, fan_in/fan_out for
  * the scaled kinds; trainable ones are listed for the optimizers. CT_OK or the error. */
-ct_status nn_param(ct_nn *nn, const char *name, const int64_t *dims, int n, ct_nn_init init,
+ct_status ct__nn_param(ct_nn *nn, const char *name, const int64_t *dims, int n, ct_nn_init init,
                    double fan_in, double fan_out, bool trainable);
 
 /* Whether act is a known activation (NULL or "" is: none). */
-bool nn_act_known(const char *act);
+bool ct__nn_act_known(const char *act);
 /* x through activation act (none: x itself) under the layer's name; NULL with the error. */
-const char *nn_act(ct_nn *nn, const char *layer, const char *x, const char *act);
+const char *ct__nn_act(ct_nn *nn, const char *layer, const char *x, const char *act);
 
 /* Checks a name argument of fn; CT_OK or CT_ERR_INVALID_ARGUMENT naming it. */
-ct_status nn_check_name(const char *fn, const char *what, const char *name);
+ct_status ct__nn_check_name(const char *fn, const char *what, const char *name);
 
 #endif /* CORTEN_OPS_NN_IMPL_H */
