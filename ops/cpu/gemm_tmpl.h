@@ -4,12 +4,14 @@
  * the blocks of k, fixed per dtype: every element of C is summed over the same blocks). The plan,
  * the parts and the packing buffers are gemm.c's, shared by both dtypes. */
 
-/* Zeros places [from, width) of each of kc groups of `width` (a sliver's padding), place by
- * place: a sliver's groups are short, and zeroing them group by group would be a memset call
- * each (the compiler's choice). */
+/* Zeros places [from, width) of each of kc groups of `width` (a sliver's padding), group by
+ * group: each group's places are contiguous (stores a vector at a time), where going place by
+ * place stored one value every `width` elements, kc times: half the time of a small product's
+ * driver ([10, 16] x [16, 10] pads 22 of 32 columns). */
 static void SFX(zero_rows)(T *dst, int64_t kc, int64_t from, int width) {
-  for (int64_t q = from; q < width; q++) {
-    for (int64_t p = 0; p < kc; p++) dst[p * width + q] = 0;
+  for (int64_t p = 0; p < kc; p++) {
+    T *g = dst + p * width;
+    for (int64_t q = from; q < width; q++) g[q] = 0;
   }
 }
 
@@ -63,7 +65,19 @@ static void SFX(pack_b)(const ct__gemm *g, const UKR *u, int64_t p0, int64_t kc,
  * kernel does on a whole tile, element by element. */
 static void SFX(put_tile)(const gemm_plan *pl, const T *tile, int64_t h, int64_t w, T alpha,
                           T beta, T *c, int64_t ldc) {
-  int64_t si = pl->swap ? 1 : ldc, sj = pl->swap ? ldc : 1;
+  if (!pl->swap) { /* rows of C: the same arithmetic in loops the compiler vectorises */
+    for (int64_t i = 0; i < h; i++) {
+      const T *t = tile + i * pl->nr;
+      T *e = c + i * ldc;
+      if (beta != 0) {
+        for (int64_t j = 0; j < w; j++) e[j] = alpha * t[j] + beta * e[j];
+      } else {
+        for (int64_t j = 0; j < w; j++) e[j] = alpha * t[j];
+      }
+    }
+    return;
+  }
+  int64_t si = 1, sj = ldc;
   for (int64_t i = 0; i < h; i++) {
     for (int64_t j = 0; j < w; j++) {
       T o = alpha * tile[i * pl->nr + j];
