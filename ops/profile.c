@@ -146,9 +146,9 @@ static void op_label(const ct__prep *pr, char *label, size_t cap) {
   }
 }
 
-static size_t label_slot(const ct__prof_label *v, size_t cap, uint64_t gen) {
-  size_t i = (size_t)(gen * 0x9e3779b97f4a7c15u) & (cap - 1);
-  while (v[i].gen != 0 && v[i].gen != gen) i = (i + 1) & (cap - 1);
+static size_t label_slot(const ct__prof_label *v, size_t cap, const void *op, uint64_t gen) {
+  size_t i = (size_t)((gen ^ (uint64_t)(uintptr_t)op) * 0x9e3779b97f4a7c15u) & (cap - 1);
+  while (v[i].gen != 0 && (v[i].gen != gen || v[i].op != op)) i = (i + 1) & (cap - 1);
   return i;
 }
 
@@ -156,9 +156,10 @@ static size_t label_slot(const ct__prof_label *v, size_t cap, uint64_t gen) {
  * generation, or put there the first time. false when out of memory. */
 static bool op_strings(ct_profile *p, const ct__prep *pr, size_t *ts, size_t *ls) {
   uint64_t gen = pr->op->gen;
+  const void *op = pr->op;
   if (p->labels_cap != 0) {
-    const ct__prof_label *l = &p->labels[label_slot(p->labels, p->labels_cap, gen)];
-    if (l->gen == gen) {
+    const ct__prof_label *l = &p->labels[label_slot(p->labels, p->labels_cap, op, gen)];
+    if (l->gen == gen && l->op == op) {
       *ts = l->type;
       *ls = l->label;
       return true;
@@ -169,7 +170,8 @@ static bool op_strings(ct_profile *p, const ct__prep *pr, size_t *ts, size_t *ls
     ct__prof_label *v = ct__calloc(cap, sizeof *v);
     if (v == NULL) return false;
     for (size_t k = 0; k < p->labels_cap; k++) {
-      if (p->labels[k].gen != 0) v[label_slot(v, cap, p->labels[k].gen)] = p->labels[k];
+      const ct__prof_label *l = &p->labels[k];
+      if (l->gen != 0) v[label_slot(v, cap, l->op, l->gen)] = *l;
     }
     free(p->labels);
     p->labels = v;
@@ -180,7 +182,7 @@ static bool op_strings(ct_profile *p, const ct__prep *pr, size_t *ts, size_t *ls
   *ts = put_string(p, pr->op->def->type);
   *ls = *ts == SIZE_MAX ? SIZE_MAX : put_string(p, label);
   if (*ls == SIZE_MAX) return false;
-  p->labels[label_slot(p->labels, p->labels_cap, gen)] = (ct__prof_label){gen, *ts, *ls};
+  p->labels[label_slot(p->labels, p->labels_cap, op, gen)] = (ct__prof_label){op, gen, *ts, *ls};
   p->labels_n++;
   return true;
 }

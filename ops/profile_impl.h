@@ -19,9 +19,11 @@ typedef struct ct__prof_rec {
   int64_t allocated; /* the place's allocated bytes at the event's end (the counter track) */
 } ct__prof_rec;
 
-/* An op's type and label, put in the profile's strings once per op state (its edit generation,
- * unique in the process), so a recorded op formats nothing. */
+/* An op's type and label, put in the profile's strings once per op state (the op and its edit
+ * generation: an edit of a nested program gives the ops holding it one generation, so the op
+ * is part of the key), so a recorded op formats nothing. */
 typedef struct ct__prof_label {
+  const void *op;
   uint64_t gen; /* 0: an empty slot */
   size_t type, label; /* offsets into strings */
 } ct__prof_label;
