@@ -11,6 +11,7 @@
  * run one way (registry -> tables), never back. */
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/defs.h"
+#include "ops/defs/index.h"
 #ifdef CORTEN_HAVE_CUDA
 #include "ops/cuda/cuda_kernels.h"
 #endif
@@ -33,8 +34,13 @@ static const ct__def_table *const op_types[] = {
     &ct__pool_nd_defs, &ct__pool_nd_norm_defs, &ct__pool_nd_grad_defs,
 };
 
+/* Kernels that only describe (views over the input's memory, with dims of their own), so they
+ * run at any place: one registration for every backend. */
 static const ct__kernel_set any_place_sets[] = {
     {"reshape", CT__KERNELS([0] = ct__reshape_kernel)},
+    {"squeeze", CT__KERNELS([0] = ct__ix_squeeze_kernel)},
+    {"unsqueeze", CT__KERNELS([0] = ct__ix_unsqueeze_kernel)},
+    {"flatten", CT__KERNELS([0] = ct__ix_flatten_kernel)},
     {"recurrent", CT__KERNELS([0] = ct__recurrent_kernel)},
     {"recurrent_grad", CT__KERNELS([0] = ct__recurrent_grad_kernel)},
     {"reshape_grad", CT__KERNELS([0] = ct__reshape_grad_kernel)},

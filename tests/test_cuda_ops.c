@@ -55,6 +55,8 @@ static const kernel_key cuda_kernels[] = {
     {"mean", CT_FLOAT32}, {"mean", CT_FLOAT64}, {"reduce_sum", CT_FLOAT32},
     {"reduce_sum", CT_FLOAT64}, {"softmax", CT_FLOAT32}, {"softmax", CT_FLOAT64},
     {"transpose", CT_DTYPE_UNDEFINED}, {"concat", CT_DTYPE_UNDEFINED},
+    {"flatten", CT_DTYPE_UNDEFINED}, {"squeeze", CT_DTYPE_UNDEFINED},
+    {"unsqueeze", CT_DTYPE_UNDEFINED},
 };
 
 
@@ -109,10 +111,13 @@ START_TEST(absent_cuda_kernels_are_not_registered_for_other_dtypes) {
   ck_assert_ptr_null(cuda_kernel("reduce_sum", CT_INT64));
   ck_assert_ptr_null(cuda_kernel("softmax", CT_FLOAT16));
   ck_assert_ptr_null(cuda_kernel("mean", CT_DTYPE_UNDEFINED));
-  /* reshape only shares memory: the CUDA place runs the CPU kernel itself. */
-  ck_assert_ptr_eq(cuda_kernel("reshape", CT_DTYPE_UNDEFINED),
-                   atomic_load(&((ct__opdef *)ct__op_lookup("reshape"))
-                                    ->kernels[CT_DEVICE_CPU][CT_DTYPE_UNDEFINED]));
+  /* reshape and its kin only share memory: the CUDA place runs the CPU kernel itself. */
+  static const char *const views[] = {"reshape", "flatten", "squeeze", "unsqueeze"};
+  for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) {
+    ck_assert_ptr_eq(cuda_kernel(views[i], CT_DTYPE_UNDEFINED),
+                     atomic_load(&((ct__opdef *)ct__op_lookup(views[i]))
+                                      ->kernels[CT_DEVICE_CPU][CT_DTYPE_UNDEFINED]));
+  }
 #else
   ck_assert_ptr_null(cuda_kernel("reshape", CT_DTYPE_UNDEFINED));
 #endif

@@ -366,9 +366,6 @@ RANGE(f64, double, 0)
 static const ct__kernel_set sets[] = {
     {"shape", ANY(ct__ix_shape_kernel)},
     {"size", ANY(ct__ix_size_kernel)},
-    {"squeeze", ANY(ct__ix_squeeze_kernel)},
-    {"unsqueeze", ANY(ct__ix_unsqueeze_kernel)},
-    {"flatten", ANY(ct__ix_flatten_kernel)},
     {"expand", ANY(expand_any)},
     {"tile", ANY(tile_any)},
     {"strided_slice", ANY(slice_any)},
