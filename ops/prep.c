@@ -500,11 +500,9 @@ ct_status ct_op_run(const ct_op *op, ct_scope *scope, ct_place place) {
   ct_status s = ct__prep_init(&p, op, scope, place, NULL, NULL);
   if (s != CT_OK) return s;
   p.keyed = false; /* one run: nothing to reuse, so nothing to record */
-  if (CT__UNLIKELY(atomic_load_explicit(&ct__observed, memory_order_relaxed))) {
-    ct__memory_set_namer(ct__prep_namer, &p);
-    s = ct__prep_run(&p);
-    ct__memory_set_namer(NULL, NULL);
-  } else if (CT__UNLIKELY(ct__prof_on()) && ct__prof_records()) {
+  bool observed = atomic_load_explicit(&ct__observed, memory_order_relaxed);
+  if (CT__UNLIKELY(observed)) ct__memory_set_namer(ct__prep_namer, &p);
+  if (CT__UNLIKELY(ct__prof_on()) && ct__prof_records()) {
     ct__prof_mark m;
     ct__prof_mark_now(&m, place);
     s = ct__prep_run(&p);
@@ -512,6 +510,7 @@ ct_status ct_op_run(const ct_op *op, ct_scope *scope, ct_place place) {
   } else {
     s = ct__prep_run(&p);
   }
+  if (CT__UNLIKELY(observed)) ct__memory_set_namer(NULL, NULL);
   ct__prep_destroy(&p);
   return s;
 }

@@ -402,7 +402,9 @@ CT__COLD static ct_status run_profiled(ct_executor *e, const uint64_t *errors) {
   ct__prof_mark_now(&run, place);
   ct_status s = CT_OK;
   size_t ran = 0;
+  bool observed = atomic_load_explicit(&ct__observed, memory_order_relaxed);
   for (size_t i = 0; i < e->n && s == CT_OK; i++, ran++) {
+    if (observed) ct__memory_set_namer(ct__prep_namer, &e->preps[i]); /* as run_observed */
     if (e->preps[i].deferred) { /* a fused member: its time is its root's */
       s = run_op(e, i, errors);
       continue;
@@ -412,6 +414,7 @@ CT__COLD static ct_status run_profiled(ct_executor *e, const uint64_t *errors) {
     s = run_op(e, i, errors);
     ct__prof_op_end(&m, &e->preps[i], s);
   }
+  if (observed) ct__memory_set_namer(NULL, NULL);
   char label[32];
   snprintf(label, sizeof label, "%zu ops", ran);
   ct__prof_end(&run, "executor_run", label, s);

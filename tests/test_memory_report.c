@@ -219,6 +219,40 @@ START_TEST(an_executor_names_the_variables_it_allocates_and_then_allocates_nothi
 }
 END_TEST
 
+START_TEST(a_profiled_run_still_names_its_allocations) {
+  ct_scope *sc = ct_scope_new();
+  floats(sc, "x", CT_DIMS(3));
+  ct_program *p = ct_program_new();
+  ck_assert_int_eq(ct_program_append(p, op_x("sigmoid", "x", "s")), CT_OK);
+  ct_executor *e = ct_executor_new(p, sc, ct_cpu());
+  seen s = {0};
+  ct_profile *prof = ct_profile_start(CT_PROFILE_THREAD);
+  ct_memory_set_observer(note, &s);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  ct_memory_set_observer(NULL, NULL);
+  ck_assert_int_eq(ct_profile_stop(prof), CT_OK);
+  ck_assert_str_eq(s.names, "s ");
+  ck_assert_str_eq(s.ops, "sigmoid ");
+  ck_assert_uint_eq(ct_profile_count(prof), 2); /* the op and the run */
+  ct_profile_free(prof);
+  /* ct_op_run too: named, and recorded */
+  seen one = {0};
+  prof = ct_profile_start(CT_PROFILE_THREAD);
+  ct_memory_set_observer(note, &one);
+  ct_op *op = op_x("tanh", "x", "t");
+  ck_assert_int_eq(ct_op_run(op, sc, ct_cpu()), CT_OK);
+  ct_memory_set_observer(NULL, NULL);
+  ck_assert_int_eq(ct_profile_stop(prof), CT_OK);
+  ck_assert_str_eq(one.names, "t ");
+  ck_assert_uint_eq(ct_profile_count(prof), 1);
+  ct_profile_free(prof);
+  ct_op_free(op);
+  ct_executor_free(e);
+  ct_program_free(p);
+  ct_scope_free(sc);
+}
+END_TEST
+
 START_TEST(op_run_names_its_output_and_a_removed_observer_hears_nothing) {
   ct_scope *sc = ct_scope_new();
   floats(sc, "x", CT_DIMS(5));
@@ -245,6 +279,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, an_observer_sees_exactly_what_the_stats_count);
   CT_ADD_TEST(s, an_executor_names_the_variables_it_allocates_and_then_allocates_nothing);
   CT_ADD_TEST(s, op_run_names_its_output_and_a_removed_observer_hears_nothing);
+  CT_ADD_TEST(s, a_profiled_run_still_names_its_allocations);
   return s;
 }
 
