@@ -291,9 +291,39 @@ class _Lib:
 lib = _Lib(_library_path())
 
 
+#: The C calls corten's messages name as fixes, and what does the same from Python.
+_PYTHON_FIX = (
+    ("ct_scope_var", 'scope["name"] = value'),
+    ("ct_scope_erase_vars", 'del scope["name"]'),
+    ("ct_op_set_attr_", "Op(type, ..., name=value) or op.set_attr(name, value)"),
+    ("ct_op_set_input", "Op(type, inputs={slot: names})"),
+    ("ct_op_set_output", "Op(type, outputs={slot: names})"),
+    ("ct_op_type_names", "corten.ops()"),
+    ("ct_tensor_mutable_data", "a value: scope[name] = array (or run the op that writes it)"),
+    ("ct_tensor_resize", "a value of the dims you want: scope[name] = array"),
+    ("ct_tensor_copy", "tensor.copy(device)"),
+    ("ct_params_load", "corten.load_params(path)"),
+    ("ct_params_save", "corten.save_params(path, tensors)"),
+    ("ct_onnx_load", "corten.onnx.load(path)"),
+    ("ct_memory_empty_cache", "corten.memory_stats(device) to see what is held"),
+    ("ct_executor_new", "corten.Executor(program, scope)"),
+    ("ct_program_append_backward", "program.append_backward(loss, params)"),
+    ("ct_cpu()", 'device="cpu"'),
+    ("ct_cuda(n)", 'device="cuda:N"'),
+    ("ct_cuda_host()", 'device="cuda_host"'),
+)
+
+
+def python_message(message: str) -> str:
+    """corten's message with, after it, the Python spelling of each C call it names as a fix
+    (the C sentence is kept: it is the same in every language)."""
+    fixes = ["%s: %s" % (c.rstrip("_"), py) for c, py in _PYTHON_FIX if c in message]
+    return message if not fixes else "%s [from Python: %s]" % (message, "; ".join(fixes))
+
+
 def last_error() -> Error:
-    """The calling thread's last corten failure as an Error."""
-    return Error(lib.last_status(), lib.last_error().decode("utf-8", "replace"))
+    """The calling thread's last corten failure as an Error, its fix also in Python terms."""
+    return Error(lib.last_status(), python_message(lib.last_error().decode("utf-8", "replace")))
 
 
 def check(status: int) -> None:

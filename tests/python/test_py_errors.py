@@ -100,3 +100,15 @@ def test_protocol_misuse_is_bufferror_as_the_array_api_says():
     t = corten.zeros((1,), "float32")
     with pytest.raises(BufferError):
         t.__dlpack__(stream=5)
+
+
+def test_messages_give_the_python_fix_beside_the_c_one():
+    """A message naming a C call as its fix keeps it and adds what does the same from Python."""
+    s = corten.Scope()
+    with pytest.raises(corten.Error) as e:
+        s["missing"]
+    assert "create it with ct_scope_var" in e.value.message  # the C sentence, kept
+    assert e.value.message.endswith('[from Python: ct_scope_var: scope["name"] = value]')
+    assert corten._lib.python_message("no fix named here") == "no fix named here"
+    assert corten._lib.python_message("use ct_cpu()") == (
+        'use ct_cpu() [from Python: ct_cpu(): device="cpu"]')
