@@ -243,6 +243,7 @@ _SIGNATURES = {
     "ct_op_type": (_s, [_p]),
     "ct_op_type_get": (_i, [_s, ctypes.POINTER(OpDef)]),
     "ct_op_type_names": (_sz, [_pp, _sz]),
+    "ct_op_get_attr": (_i, [_p, _s, ctypes.POINTER(AttrValue)]),
     "ct_kernel_get": (_p, [_s, _i, _i]),
     "ct_op_input_count": (_sz, [_p, _s]),
     "ct_op_output_count": (_sz, [_p, _s]),

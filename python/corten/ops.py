@@ -23,6 +23,11 @@ def ops() -> List[str]:
     return [out[i].decode() for i in range(n)]
 
 
+def attr_value(v) -> Any:
+    """A ct_attr_value as Python: int, float, bool, str, list, or None for a program."""
+    return _default(v)
+
+
 def _default(v) -> Any:
     t = _ATTR_TYPES.get(v.type)
     if t == "int":

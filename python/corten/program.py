@@ -7,7 +7,9 @@ from __future__ import annotations
 import ctypes
 from typing import Any, List, Mapping, Optional, Sequence, Union
 
-from ._lib import Error, ExecutorOptions, OpDef, check, check_ptr, cstr, cstr_array, lib, place
+from ._lib import (AttrValue, Error, ExecutorOptions, OpDef, check, check_ptr, cstr, cstr_array,
+                   lib, place)
+from .ops import attr_value
 from .scope import Scope
 
 Names = Union[str, Sequence[str]]
@@ -100,14 +102,17 @@ class Op:
 
 class ProgramOp:
     """What op i of a program is, read when it was asked for (a copy: it stays valid whatever
-    happens to the program): ``type``, and ``inputs`` / ``outputs`` mapping each wired slot to
-    its variable names."""
+    happens to the program): ``type``, ``inputs`` / ``outputs`` mapping each wired slot to its
+    variable names, and ``attrs`` every attribute's value (set or default; a program attribute
+    as None)."""
 
-    __slots__ = ("type", "inputs", "outputs")
+    __slots__ = ("type", "inputs", "outputs", "attrs")
 
     def __init__(self, type: str, inputs: Mapping[str, List[str]],
-                 outputs: Mapping[str, List[str]]) -> None:
+                 outputs: Mapping[str, List[str]],
+                 attrs: Optional[Mapping[str, Any]] = None) -> None:
         self.type, self.inputs, self.outputs = type, dict(inputs), dict(outputs)
+        self.attrs = dict(attrs or {})
 
     def __repr__(self) -> str:
         def wiring(slots):
@@ -131,7 +136,13 @@ def _read_op(h: int) -> ProgramOp:
             if names:
                 wired[slot.decode()] = names
         sides.append(wired)
-    return ProgramOp(t.decode(), sides[0], sides[1])
+    attrs = {}
+    v = AttrValue()
+    for k in range(d.n_attrs):
+        name = d.attrs[k].name
+        check(lib.op_get_attr(h, name, ctypes.byref(v)))
+        attrs[name.decode()] = attr_value(v)
+    return ProgramOp(t.decode(), sides[0], sides[1], attrs)
 
 
 class Program:

@@ -93,6 +93,7 @@ def test_a_program_lists_its_ops_and_their_wiring():
     assert p[0].inputs == {"X": ["x"], "Y": ["w"]} and p[0].outputs == {"Out": ["xw"]}
     assert p[-1].inputs == {"X": ["xw", "b"]}
     assert repr(p[1]) == "concat(X=[xw, b]) -> Out=y"
+    assert p[1].attrs == {"axis": 1} and p[0].attrs["transpose_x"] is False
     assert repr(p) == ("<corten.Program of 2 ops\n  matmul(X=x, Y=w) -> Out=xw\n"
                        "  concat(X=[xw, b]) -> Out=y>")
     with pytest.raises(IndexError):
