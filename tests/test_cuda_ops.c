@@ -55,7 +55,7 @@ static const kernel_key cuda_kernels[] = {
     {"mean", CT_FLOAT32}, {"mean", CT_FLOAT64}, {"reduce_sum", CT_FLOAT32},
     {"reduce_sum", CT_FLOAT64}, {"softmax", CT_FLOAT32}, {"softmax", CT_FLOAT64},
     {"transpose", CT_DTYPE_UNDEFINED}, {"concat", CT_DTYPE_UNDEFINED},
-    {"flatten", CT_DTYPE_UNDEFINED}, {"squeeze", CT_DTYPE_UNDEFINED},
+    {"clip", CT_FLOAT32}, {"flatten", CT_DTYPE_UNDEFINED}, {"squeeze", CT_DTYPE_UNDEFINED},
     {"unsqueeze", CT_DTYPE_UNDEFINED},
 };
 
@@ -311,6 +311,32 @@ START_TEST(activations_match_the_cpu) {
 }
 END_TEST
 
+START_TEST(clip_matches_the_cpu_exactly_with_attributes_and_inputs) {
+  ct_op *attrs = unary_op("clip"); /* relu6, as mobilenet's Clip imports */
+  ck_assert_int_eq(ct_op_set_attr_float(attrs, "min", 0.0), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_float(attrs, "max", 6.0), CT_OK);
+  ct_op *inputs = unary_op("clip");
+  ck_assert_int_eq(ct_op_set_input(inputs, "Min", "Min"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(inputs, "Max", "Max"), CT_OK);
+  ct_tensor *x = host_values(CT_DIMS(1031), CT_FLOAT32, -10, 10, 4);
+  ((float *)ct_tensor_mutable_data(x, CT_FLOAT32, ct_cpu()))[7] = NAN;
+  ct_tensor *in[3] = {x, host_values(CT_DIMS(), CT_FLOAT32, -2, -1, 5),
+                      host_values(CT_DIMS(), CT_FLOAT32, 1, 3, 6)};
+  const char *names[] = {"X", "Min", "Max"};
+  for (int k = 0; k < 2; k++) {
+    ct_op *op = k == 0 ? attrs : inputs;
+    ct_tensor *cpu = run_at(op, names, in, k == 0 ? 1 : 3, ct_cpu(), NULL);
+    ct_tensor *gpu = run_at(op, names, in, k == 0 ? 1 : 3, ct_cuda(0), NULL);
+    assert_same_bytes(gpu, cpu, "clip"); /* NaN's bits included */
+    ct_tensor_free(cpu);
+    ct_tensor_free(gpu);
+  }
+  for (int k = 0; k < 3; k++) ct_tensor_free(in[k]);
+  ct_op_free(attrs);
+  ct_op_free(inputs);
+}
+END_TEST
+
 START_TEST(scale_matches_the_cpu_exactly_both_bias_orders) {
   const char *xn[] = {"X"};
   for (int after = 0; after < 2; after++) {
@@ -512,6 +538,7 @@ static Suite *cuda_suite(void) {
   CT_ADD_TEST(s, elementwise_bfloat16_is_computed_in_float_and_rounded_once);
   CT_ADD_TEST(s, elementwise_unaligned_views_give_the_aligned_bytes);
   CT_ADD_TEST(s, activations_match_the_cpu);
+  CT_ADD_TEST(s, clip_matches_the_cpu_exactly_with_attributes_and_inputs);
   CT_ADD_TEST(s, scale_matches_the_cpu_exactly_both_bias_orders);
   CT_ADD_TEST(s, cast_between_float_types_matches_the_cpu_exactly);
   CT_ADD_TEST(s, cast_to_an_integer_on_cuda_is_unsupported_and_changes_nothing);

@@ -5,13 +5,14 @@
  * ops/cuda/elementwise.cu.
  *
  *   elementwise_{add,sub,mul,div}  float32, float16, bfloat16 (the half types computed in float)
- *   relu, sigmoid, tanh, exp, log, scale  float32
+ *   relu, sigmoid, tanh, exp, log, scale, clip  float32
  *   cast      from and to float32, float16, bfloat16
  *   cast_grad Out@GRAD back to X's dtype, between the same three
  *   assign    every dtype (a device-to-device copy)
  * A binary op walks the broadcast plan of the CPU kernel (ct__plan_bcast), so both places accept
  * the same shapes. */
 #include "ops/defs.h"
+#include "ops/defs/math.h"
 
 #include "ops/cuda/cuda_kernels.h"
 #include "ops/cuda/launch.h"
@@ -67,6 +68,34 @@ static ct_status sigmoid_cu(const ct_kernel_ctx *c) { return cu_unary(c, CT__CU_
 static ct_status tanh_cu(const ct_kernel_ctx *c) { return cu_unary(c, CT__CU_TANH); }
 static ct_status exp_cu(const ct_kernel_ctx *c) { return cu_unary(c, CT__CU_EXP); }
 static ct_status log_cu(const ct_kernel_ctx *c) { return cu_unary(c, CT__CU_LOG); }
+
+/* clip: X float32 between the bounds, from the Min and Max inputs (float32 on the device: their
+ * first element, read by the kernel) or else the attributes, compared in double as on the CPU. */
+static ct_status clip_cu(const ct_kernel_ctx *c) {
+  const ct_tensor *xt = ct_kernel_in(c, CT__CLIP_X, 0);
+  const float *dev[2] = {NULL, NULL};
+  for (size_t k = 0; k < 2; k++) {
+    size_t slot = k == 0 ? CT__CLIP_MIN : CT__CLIP_MAX;
+    if (ct_kernel_in_count(c, slot) == 0) continue;
+    const ct_tensor *b = ct_kernel_in(c, slot, 0);
+    if (b->dtype != CT_FLOAT32 || b->numel < 1) {
+      return ct_kernel_fail(c, CT_ERR_UNSUPPORTED,
+                            "input %s variable '%s' is %s with %lld elements: on CUDA, clip "
+                            "takes float32 bounds of one element; run it on the CPU",
+                            c->op->def->in[slot].name, ct_kernel_in_name(c, slot, 0),
+                            ct_dtype_name(b->dtype), (long long)b->numel);
+    }
+    dev[k] = ct__k_in_data(b);
+  }
+  float *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);
+  if (CT__UNLIKELY(o == NULL)) return ct_last_status();
+  if (xt->numel == 0) return CT_OK;
+  ct__cu_launch l;
+  if (ct__cu_enter(c, &l) != CT_OK) return ct_last_status();
+  cudaError_t e = ct__cu_clip(o, ct__k_in_data(xt), xt->numel, c->attr[CT__CLIP_ATTR_MIN].u.f,
+                              c->attr[CT__CLIP_ATTR_MAX].u.f, dev[0], dev[1], l.stream);
+  return ct__cu_leave(c, &l, e, "clip kernel launch");
+}
 
 /* scale: Out = scale x X + bias, or scale x (X + bias) without bias_after_scale; computed in
  * float like the CPU kernel. */
@@ -140,6 +169,7 @@ static const ct__kernel_set kernels[] = {
     {"elementwise_mul", HALFS(mul_cu)},
     {"elementwise_div", HALFS(div_cu)},
     {"relu", F32(relu_cu)},
+    {"clip", F32(clip_cu)},
     {"sigmoid", F32(sigmoid_cu)},
     {"tanh", F32(tanh_cu)},
     {"exp", F32(exp_cu)},

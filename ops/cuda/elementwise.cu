@@ -224,6 +224,28 @@ extern "C" cudaError_t ct__cu_binary(int op, ct_dtype dt, void *o, const void *x
   return cudaGetLastError();
 }
 
+namespace {
+__global__ void clip_kernel(float *o, const float *x, int64_t n, double lo, double hi,
+                            const float *lo_dev, const float *hi_dev) {
+  if (lo_dev != NULL) lo = (double)lo_dev[0];
+  if (hi_dev != NULL) hi = (double)hi_dev[0];
+  for (int64_t i = ct__cu_first(); i < n; i += ct__cu_step()) {
+    double v = (double)x[i]; /* NaN passes both tests and stays NaN, as on the CPU */
+    v = v < lo ? lo : v;
+    v = v > hi ? hi : v;
+    o[i] = (float)v;
+  }
+}
+}  // namespace
+
+extern "C" cudaError_t ct__cu_clip(float *o, const float *x, int64_t n, double lo, double hi,
+                                   const float *lo_dev, const float *hi_dev,
+                                   cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  clip_kernel<<<ct__cu_blocks(n), ct__cu_threads, 0, stream>>>(o, x, n, lo, hi, lo_dev, hi_dev);
+  return cudaGetLastError();
+}
+
 extern "C" cudaError_t ct__cu_unary(int op, float *o, const float *x, int64_t n,
                                     cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;

@@ -67,6 +67,10 @@ cudaError_t ct__cu_binary(int op, ct_dtype dt, void *o, const void *x, const voi
 
 /* o = f(x) over n float32 elements. */
 cudaError_t ct__cu_unary(int op, float *o, const float *x, int64_t n, cudaStream_t stream);
+/* clip over n float32 elements, as the CPU kernel: each in double against the bounds lo, hi
+ * (from lo_dev[0] / hi_dev[0], float32 on the device, when not NULL), stored back as float. */
+cudaError_t ct__cu_clip(float *o, const float *x, int64_t n, double lo, double hi,
+                        const float *lo_dev, const float *hi_dev, cudaStream_t stream);
 
 /* o = sc * x + bi over n float32 elements. */
 cudaError_t ct__cu_scale(float *o, const float *x, int64_t n, float sc, float bi,
