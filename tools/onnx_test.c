@@ -289,7 +289,9 @@ static int run_once(ct_onnx_model *m, ct_scope *s, const char *what, char *why, 
  * bits as m on every data set. PASSED, UNSUPPORTED (the export says so) or WRONG. */
 static int round_trip(const char *dir, char **sets, size_t n_sets, ct_onnx_model *m, ct_scope *s,
                       char *why, size_t cap) {
-  char file[] = "/tmp/corten-round-trip-XXXXXX";
+  char file[4096];
+  const char *tmp = getenv("TMPDIR");
+  snprintf(file, sizeof file, "%s/corten-round-trip-XXXXXX", tmp != NULL && tmp[0] ? tmp : "/tmp");
   int fd = mkstemp(file);
   if (fd < 0) {
     snprintf(why, cap, "round trip: cannot make a temporary file");
