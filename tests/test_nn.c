@@ -212,6 +212,48 @@ START_TEST(a_conv_net_with_batch_norm_trains) {
 }
 END_TEST
 
+/* A sequence classifier (the sign of each sequence's sum of feature 0) by an lstm or gru layer,
+ * batch first, and a linear head on its last hidden state: the shapes, and the loss falls. */
+static void recurrent_learns(bool gru) {
+  enum { NB = 8, T = 5, FI = 3, H = 8 };
+  ct_scope *s = ct_scope_new();
+  float x[NB * T * FI];
+  int64_t label[NB];
+  for (int i = 0; i < NB * T * FI; i++) x[i] = (float)sin(1.3 * i + 0.4);
+  for (int n = 0; n < NB; n++) {
+    float sum = 0;
+    for (int t = 0; t < T; t++) sum += x[(n * T + t) * FI];
+    label[n] = sum > 0;
+  }
+  put(s, "x", CT_FLOAT32, CT_DIMS(NB, T, FI), x);
+  put(s, "label", CT_INT64, CT_DIMS(NB, 1), label);
+  ct_nn *nn = ct_nn_new(s, 9);
+  const char *out = gru ? ct_nn_gru(nn, "x", FI, H, true) : ct_nn_lstm(nn, "x", FI, H, true);
+  ck_assert_str_eq(out, gru ? "gru_0.out" : "lstm_0.out");
+  const char *last = gru ? "gru_0.h" : "lstm_0.h";
+  const char *loss = ct_nn_cross_entropy(nn, ct_nn_linear(nn, last, H, 2, NULL), "label");
+  ck_assert_uint_eq(ct_nn_param_count(nn), 5); /* w, r, b of the layer; the head's w, b */
+  ck_assert_int_eq(ct_nn_adam(nn, loss, 0.05), CT_OK);
+  ck_assert_int_eq(ct_nn_run_startup(nn, ct_cpu()), CT_OK);
+  ct_executor *e = ct_executor_new(ct_nn_main(nn), s, ct_cpu());
+  ck_assert_msg(e != NULL, "%s", ct_last_error());
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  ck_assert(ct_ddim_equal(ct_tensor_dims(tensor_of(s, out)), CT_DIMS(NB, T, H)));
+  ck_assert(ct_ddim_equal(ct_tensor_dims(tensor_of(s, last)), CT_DIMS(NB, H)));
+  float first = var_f32(s, loss)[0];
+  for (int i = 0; i < 100; i++) ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  ck_assert_float_lt(var_f32(s, loss)[0], first / 4);
+  ct_executor_free(e);
+  ct_nn_free(nn);
+  ct_scope_free(s);
+}
+
+START_TEST(an_lstm_layer_learns_a_sequence_task) { recurrent_learns(false); }
+END_TEST
+
+START_TEST(a_gru_layer_learns_a_sequence_task) { recurrent_learns(true); }
+END_TEST
+
 START_TEST(bad_arguments_add_nothing) {
   ct_scope *s = ct_scope_new();
   ct_nn *nn = ct_nn_new(s, 1);
@@ -246,6 +288,8 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, layers_name_their_parameters_predictably);
   CT_ADD_TEST(s, initialisers_fill_what_they_say);
   CT_ADD_TEST(s, a_conv_net_with_batch_norm_trains);
+  CT_ADD_TEST(s, an_lstm_layer_learns_a_sequence_task);
+  CT_ADD_TEST(s, a_gru_layer_learns_a_sequence_task);
   CT_ADD_TEST(s, bad_arguments_add_nothing);
   return s;
 }

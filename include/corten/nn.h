@@ -110,6 +110,16 @@ CT_API const char *ct_nn_embedding(ct_nn *nn, const char *ids, int64_t count, in
  * 1/(1-p); the identity when training is false. */
 CT_API const char *ct_nn_dropout(ct_nn *nn, const char *x, double p, bool training);
 
+/* lstm_k / gru_k: one recurrent layer over x, [T, N, in] ([N, T, in] with batch_first), the ONNX
+ * LSTM and GRU ops (gru with linear_before_reset: PyTorch's candidate), their weights <layer>.w
+ * [1, G h, in], .r [1, G h, h] and .b [1, 2 G h] (G 4 or 3) uniform in +-1/sqrt(hidden), as
+ * PyTorch's. Returns the output <layer>.out, [T, N, hidden] ([N, T, hidden]); the last hidden
+ * state is <layer>.h, [N, hidden] (lstm's last cell state <layer>.last_c, [1, N, hidden]). */
+CT_API const char *ct_nn_lstm(ct_nn *nn, const char *x, int64_t in, int64_t hidden,
+                              bool batch_first);
+CT_API const char *ct_nn_gru(ct_nn *nn, const char *x, int64_t in, int64_t hidden,
+                             bool batch_first);
+
 /* ---- Losses: the loss variable's name ------------------------------------------------------- */
 
 /* The mean over the rows of softmax cross-entropy of logits [N, C] against int64 labels [N, 1]

@@ -234,6 +234,8 @@ _SIGNATURES = {
     "ct_nn_layer_norm": (_s, [_p, _s, _i64]),
     "ct_nn_embedding": (_s, [_p, _s, _i64, _i64]),
     "ct_nn_dropout": (_s, [_p, _s, _d, _b]),
+    "ct_nn_lstm": (_s, [_p, _s, _i64, _i64, _b]),
+    "ct_nn_gru": (_s, [_p, _s, _i64, _i64, _b]),
     "ct_nn_cross_entropy": (_s, [_p, _s, _s]),
     "ct_nn_mse": (_s, [_p, _s, _s]),
     "ct_nn_sgd": (_i, [_p, _s, _d]),

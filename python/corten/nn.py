@@ -119,6 +119,15 @@ class Builder:
     def dropout(self, x: str, p: float, training: bool = True) -> str:
         return self._name(lib.nn_dropout(self._h, cstr(x, "x"), p, training))
 
+    def lstm(self, x: str, in_features: int, hidden: int, batch_first: bool = False) -> str:
+        """lstm_k over x [T, N, in] ([N, T, in] batch first): the output [T, N, hidden] (or
+        [N, T, hidden]); the last hidden state is "lstm_k.h", [N, hidden]."""
+        return self._name(lib.nn_lstm(self._h, cstr(x, "x"), in_features, hidden, batch_first))
+
+    def gru(self, x: str, in_features: int, hidden: int, batch_first: bool = False) -> str:
+        """gru_k, as lstm (PyTorch's GRU candidate: linear_before_reset)."""
+        return self._name(lib.nn_gru(self._h, cstr(x, "x"), in_features, hidden, batch_first))
+
     # ---- Losses and optimizers ------------------------------------------------------------
     def cross_entropy(self, logits: str, labels: str) -> str:
         """loss_k: the mean softmax cross-entropy of logits [N, C] against int64 labels [N, 1]."""

@@ -50,3 +50,18 @@ def test_errors_name_the_argument():
     with pytest.raises(corten.Error, match="no trainable parameter"):
         nn.sgd("loss", 0.1)
     assert len(nn.program) == 0 and nn.params == []
+
+
+def test_an_lstm_layer_feeds_a_linear_head():
+    s = corten.Scope()
+    s["x"] = np.random.RandomState(0).randn(4, 6, 3).astype(np.float32)  # batch first
+    nn = corten.nn.Builder(s, seed=2)
+    out = nn.lstm("x", 3, 5, batch_first=True)
+    y = nn.linear("lstm_0.h", 5, 2)
+    nn.run_startup()
+    corten.Executor(nn.program, s).run()
+    assert out == "lstm_0.out" and s[out].shape == (4, 6, 5)
+    assert s["lstm_0.h"].shape == (4, 5) and s[y].shape == (4, 2)
+    assert nn.params == ["lstm_0.w", "lstm_0.r", "lstm_0.b", "fc_0.w", "fc_0.b"]
+    # the last hidden state is the output's last step
+    np.testing.assert_array_equal(np.asarray(s["lstm_0.h"]), np.asarray(s[out])[:, -1])
