@@ -32,8 +32,17 @@
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/parallel.h"
+#include "ops/cpu/vmath.h"
 #include "ops/cpu/winograd.h"
 #include "common/alloc.h"
+
+/* The short row copies of the depthwise planes as loops, not libc calls (GCC turns a copy loop
+ * into memcpy, whose call costs more than a row of 7 to 16 values). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define CONV_NO_LIBC_COPIES __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define CONV_NO_LIBC_COPIES
+#endif
 
 /* A conv2d run: the plan, whether there is nothing to multiply, whether the groups are
  * depthwise, whether the images share one GEMM per group (batched), and how many elements the

@@ -113,148 +113,7 @@ static void SFX(col2im)(const ct__conv_geom *g, int64_t cg, const T *col, int64_
   }
 }
 
-/* ---- Depthwise (one input channel per group): a direct loop per output plane --------------
- * Output channel mo reads input channel mo / (M / groups). fwd: out += w x (shifted x);
- * data grad: dx += w x (shifted dout); filter grad: dw = sum dout x (shifted x). */
-
-/* Output element (oy, ox) of a depthwise plane: its taps in (ky, kx) order from 0, those
- * outside the padded input skipped. */
-static inline T SFX(dw_elem)(const ct__conv_geom *g, const T *x, const T *w, int64_t oy,
-                             int64_t ox) {
-  T acc = 0;
-  for (int64_t ky = 0; ky < g->kh; ky++) {
-    int64_t iy = oy * g->sh - g->pt + ky * g->dh;
-    if (iy < 0 || iy >= g->h) continue;
-    for (int64_t kx = 0; kx < g->kw; kx++) {
-      int64_t ix = ox * g->sw - g->pl + kx * g->dw;
-      if (ix >= 0 && ix < g->w) acc += w[ky * g->kw + kx] * x[iy * g->w + ix];
-    }
-  }
-  return acc;
-}
-
-/* A 3x3 undilated depthwise plane: rows whose three input rows all exist sum the nine taps in
- * registers over the columns whose three inputs all exist (the same (ky, kx) order as
- * dw_elem, so the same bits); the border elements go through dw_elem. */
-static void SFX(dw_plane3)(const ct__conv_geom *g, const T *x, const T *w, T *restrict o) {
-  const int64_t sw = g->sw;
-  /* Columns [a, b) read ix = ox sw - pl .. + 2, all inside [0, W). */
-  int64_t a = (g->pl + sw - 1) / sw, b = g->w - 3 + g->pl >= 0 ? (g->w - 3 + g->pl) / sw + 1 : 0;
-  if (b > g->ow) b = g->ow;
-  if (a > b) a = b;
-  const T w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7],
-          w8 = w[8];
-  for (int64_t oy = 0; oy < g->oh; oy++) {
-    T *restrict row = o + oy * g->ow;
-    int64_t iy = oy * g->sh - g->pt;
-    if (iy < 0 || iy + 2 >= g->h) {
-      for (int64_t ox = 0; ox < g->ow; ox++) row[ox] = SFX(dw_elem)(g, x, w, oy, ox);
-      continue;
-    }
-    const T *r0 = x + iy * g->w - g->pl, *r1 = r0 + g->w, *r2 = r1 + g->w;
-    for (int64_t ox = 0; ox < a; ox++) row[ox] = SFX(dw_elem)(g, x, w, oy, ox);
-    if (sw == 1) {
-      for (int64_t ox = a; ox < b; ox++) {
-        T acc = 0;
-        acc += w0 * r0[ox]; acc += w1 * r0[ox + 1]; acc += w2 * r0[ox + 2];
-        acc += w3 * r1[ox]; acc += w4 * r1[ox + 1]; acc += w5 * r1[ox + 2];
-        acc += w6 * r2[ox]; acc += w7 * r2[ox + 1]; acc += w8 * r2[ox + 2];
-        row[ox] = acc;
-      }
-    } else {
-      for (int64_t ox = a; ox < b; ox++) {
-        const int64_t ix = ox * sw;
-        T acc = 0;
-        acc += w0 * r0[ix]; acc += w1 * r0[ix + 1]; acc += w2 * r0[ix + 2];
-        acc += w3 * r1[ix]; acc += w4 * r1[ix + 1]; acc += w5 * r1[ix + 2];
-        acc += w6 * r2[ix]; acc += w7 * r2[ix + 1]; acc += w8 * r2[ix + 2];
-        row[ox] = acc;
-      }
-    }
-    for (int64_t ox = b; ox < g->ow; ox++) row[ox] = SFX(dw_elem)(g, x, w, oy, ox);
-  }
-}
-
-/* One output plane of a depthwise conv. Row by row: each output row is summed over the taps
- * while it sits in L1 (tap by tap over the whole plane would stream a plane larger than L1 once
- * per tap). Each element adds its taps in (ky, kx) order from 0 either way, so the bits are the
- * same; kernels wider than 16 take the tap-major order. */
-static void SFX(dw_plane)(const ct__conv_geom *g, const T *x, const T *w, T *o) {
-  if (g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1) {
-    SFX(dw_plane3)(g, x, w, o);
-    return;
-  }
-  int64_t off[16], lo[16], hi[16];
-  bool rows = g->kw <= 16;
-  for (int64_t kx = 0; rows && kx < g->kw; kx++) {
-    off[kx] = kx * g->dw - g->pl;
-    conv_valid_range(off[kx], g->sw, g->w, g->ow, &lo[kx], &hi[kx]);
-  }
-  if (rows) {
-    for (int64_t oy = 0; oy < g->oh; oy++) {
-      T *row = o + oy * g->ow;
-      for (int64_t ox = 0; ox < g->ow; ox++) row[ox] = 0;
-      for (int64_t ky = 0; ky < g->kh; ky++) {
-        int64_t iy = oy * g->sh - g->pt + ky * g->dh;
-        if (iy < 0 || iy >= g->h) continue;
-        for (int64_t kx = 0; kx < g->kw; kx++) {
-          T wv = w[ky * g->kw + kx];
-          const T *src = x + iy * g->w + off[kx];
-          if (g->sw == 1) { /* contiguous: vectorises */
-            for (int64_t ox = lo[kx]; ox < hi[kx]; ox++) row[ox] += wv * src[ox];
-          } else {
-            for (int64_t ox = lo[kx]; ox < hi[kx]; ox++) row[ox] += wv * src[ox * g->sw];
-          }
-        }
-      }
-    }
-    return;
-  }
-  for (int64_t i = 0; i < g->oh * g->ow; i++) o[i] = 0;
-  for (int64_t ky = 0; ky < g->kh; ky++) {
-    for (int64_t kx = 0; kx < g->kw; kx++) {
-      T wv = w[ky * g->kw + kx];
-      int64_t ofs = kx * g->dw - g->pl, x0, x1;
-      conv_valid_range(ofs, g->sw, g->w, g->ow, &x0, &x1);
-      for (int64_t oy = 0; oy < g->oh; oy++) {
-        int64_t iy = oy * g->sh - g->pt + ky * g->dh;
-        if (iy < 0 || iy >= g->h) continue;
-        const T *src = x + iy * g->w + ofs;
-        T *row = o + oy * g->ow;
-        if (g->sw == 1) {
-          for (int64_t ox = x0; ox < x1; ox++) row[ox] += wv * src[ox];
-        } else {
-          for (int64_t ox = x0; ox < x1; ox++) row[ox] += wv * src[ox * g->sw];
-        }
-      }
-    }
-  }
-}
-
-static void SFX(dw_plane_grad)(const ct__conv_geom *g, const T *x, const T *w, const T *d,
-                               T *dx, T *dw) {
-  for (int64_t ky = 0; ky < g->kh; ky++) {
-    for (int64_t kx = 0; kx < g->kw; kx++) {
-      T wv = w[ky * g->kw + kx], acc = 0;
-      int64_t off = kx * g->dw - g->pl, x0, x1;
-      conv_valid_range(off, g->sw, g->w, g->ow, &x0, &x1);
-      for (int64_t oy = 0; oy < g->oh; oy++) {
-        int64_t iy = oy * g->sh - g->pt + ky * g->dh;
-        if (iy < 0 || iy >= g->h) continue;
-        const T *row = d + oy * g->ow;
-        const T *src = x + iy * g->w + off;
-        if (dx != NULL) {
-          T *dst = dx + iy * g->w + off;
-          for (int64_t ox = x0; ox < x1; ox++) dst[ox * g->sw] += wv * row[ox];
-        }
-        if (dw != NULL) {
-          for (int64_t ox = x0; ox < x1; ox++) acc += row[ox] * src[ox * g->sw];
-        }
-      }
-      if (dw != NULL) dw[ky * g->kw + kx] += acc;
-    }
-  }
-}
+#include "ops/cpu/conv_dw_tmpl.h"
 
 /* ---- Small images: every image of a group in one GEMM ---------------------------------------
  * col [Cg KH KW, N OH OW] and t [Mg, N OH OW] (Output's or Output@GRAD's rows of the group, image
@@ -416,18 +275,30 @@ static void SFX(conv_images)(void *arg, int64_t b, int64_t e) {
   }
 }
 
-/* Depthwise planes [b, e) of N x groups: image i / groups, group i % groups. */
-static void SFX(dw_planes)(void *arg, int64_t b, int64_t e) {
+/* Depthwise planes [b, e) of N x groups: image i / groups, group i % groups; small planes a
+ * block of channels at a time (dwc_block). Cloned per vector width (no contraction into FMAs:
+ * -ffp-contract=off), so the same sums in wider lanes; the row copies of dw3_band stay loops. */
+CT__VM_CLONES CONV_NO_LIBC_COPIES static void SFX(dw_planes)(void *arg, int64_t b, int64_t e) {
   const SFX(conv_run) *r = arg;
   const ct__conv_geom *g = &r->j->g;
   const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, mg = g->m / g->groups;
   const int64_t k = g->kh * g->kw;
-  for (int64_t i = b; i < e; i++) {
+  const bool blocks = SFX(dwc_fits)(g);
+  for (int64_t i = b; i < e;) {
     int64_t n = i / g->groups, gi = i % g->groups;
+    if (blocks) { /* channels gi .. of image n, at most to the image's last and to e */
+      int64_t cb = g->groups - gi < e - i ? g->groups - gi : e - i;
+      if (cb > SFX(DWC_CB)) cb = SFX(DWC_CB);
+      SFX(dwc_block)(g, r->x + (n * g->c + gi) * hw, r->w + gi * k, r->o + (n * g->m + gi) * ohw,
+                     cb);
+      i += cb;
+      continue;
+    }
     for (int64_t mo = 0; mo < mg; mo++) {
       SFX(dw_plane)(g, r->x + (n * g->c + gi) * hw, r->w + (gi * mg + mo) * k,
                     r->o + (n * g->m + gi * mg + mo) * ohw);
     }
+    i++;
   }
 }
 
