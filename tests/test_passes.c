@@ -28,18 +28,28 @@ typedef struct spec {
   const char *act; /* NULL, "relu" or "clip" */
   bool exact_clip;  /* clip's bounds 0 and 0.5, which float32 holds (else 0.1 and 0.6) */
   ct_dtype dt;
-  ct_ddim res_dims; /* rank 0: the output's [1, 4, 5, 5] */
+  ct_ddim res_dims; /* rank 0: the output's [N, C, OH, OW] */
+  int64_t n, c, hw, ks; /* x [n, c, hw, hw], w [c, c or 1, ks, ks]; 0: 1, 4, 7, 3 */
 } spec;
 
-/* y = act(conv(x, w) + reshape(b, [-1, 1, 1]) + r), x [1, 4 or 3, 7, 7], w 3x3 stride 1 pad 0
- * -> [1, 4, 5, 5] (depthwise: groups 4, w [4, 1, 3, 3]); the intermediates c, cb, cr. */
+static int64_t sp_n(const spec *sp) { return sp->n > 0 ? sp->n : 1; }
+static int64_t sp_c(const spec *sp) { return sp->c > 0 ? sp->c : 4; }
+static int64_t sp_hw(const spec *sp) { return sp->hw > 0 ? sp->hw : 7; }
+static int64_t sp_ks(const spec *sp) { return sp->ks > 0 ? sp->ks : 3; }
+static int64_t sp_oh(const spec *sp) { return sp_hw(sp) - sp_ks(sp) + 1; }
+static ct_ddim sp_out(const spec *sp) {
+  return CT_DIMS(sp_n(sp), sp_c(sp), sp_oh(sp), sp_oh(sp));
+}
+
+/* y = act(conv(x, w) + reshape(b, [-1, 1, 1]) + r), by default x [1, 4, 7, 7], w 3x3 stride 1
+ * pad 0 -> [1, 4, 5, 5] (depthwise: groups 4, w [4, 1, 3, 3]); the intermediates c, cb, cr. */
 static ct_program *chain_program(const spec *sp) {
   ct_program *p = ct_program_new();
   ct_op *conv = ct_op_new(sp->depthwise ? "depthwise_conv2d" : "conv2d");
   ct_op_set_input(conv, "Input", "x");
   ct_op_set_input(conv, "Filter", "w");
   ct_op_set_output(conv, "Output", "c");
-  if (sp->depthwise) ct_op_set_attr_int(conv, "groups", 4);
+  if (sp->depthwise) ct_op_set_attr_int(conv, "groups", sp_c(sp));
   ck_assert_int_eq(ct_program_append(p, conv), CT_OK);
   const char *cur = "c";
   if (sp->bias) {
@@ -69,23 +79,30 @@ static ct_program *chain_program(const spec *sp) {
 
 static ct_scope *chain_scope(const spec *sp) {
   ct_scope *s = ct_scope_new();
-  put_pattern(s, "x", CT_DIMS(1, 4, 7, 7), 1, sp->dt);
-  put_pattern(s, "w", sp->depthwise ? CT_DIMS(4, 1, 3, 3) : CT_DIMS(4, 4, 3, 3), 2, sp->dt);
-  put_pattern(s, "b", CT_DIMS(4), 3, sp->dt);
-  put_pattern(s, "r", sp->res_dims.rank > 0 ? sp->res_dims : CT_DIMS(1, 4, 5, 5), 4, sp->dt);
+  int64_t c = sp_c(sp), hw = sp_hw(sp), ks = sp_ks(sp);
+  put_pattern(s, "x", CT_DIMS(sp_n(sp), c, hw, hw), 1, sp->dt);
+  put_pattern(s, "w", CT_DIMS(c, sp->depthwise ? 1 : c, ks, ks), 2, sp->dt);
+  put_pattern(s, "b", CT_DIMS(c), 3, sp->dt);
+  put_pattern(s, "r", sp->res_dims.rank > 0 ? sp->res_dims : sp_out(sp), 4, sp->dt);
   return s;
 }
 
-/* Runs program p over scope s with options o twice; y's bytes into out (100 values). */
-static void run_into(const ct_program *p, ct_scope *s, const ct_executor_options *o, void *out,
-                     size_t bytes) {
+/* Runs program p over scope s with options o twice; y's bytes (dims out) into buf. */
+static void run_dims(const ct_program *p, ct_scope *s, const ct_executor_options *o, void *buf,
+                     size_t bytes, ct_ddim out) {
   ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), o);
   ck_assert_msg(e != NULL, "%s", ct_last_error());
   for (int k = 0; k < 2; k++) ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
   const ct_tensor *y = ct_var_get_tensor(ct_scope_find_var(s, "y"));
-  ck_assert(ct_ddim_equal(ct_tensor_dims(y), CT_DIMS(1, 4, 5, 5)));
-  memcpy(out, ct_tensor_data(y, ct_tensor_dtype(y)), bytes);
+  ck_assert(ct_ddim_equal(ct_tensor_dims(y), out));
+  memcpy(buf, ct_tensor_data(y, ct_tensor_dtype(y)), bytes);
   ct_executor_free(e);
+}
+
+/* The default chain's y: [1, 4, 5, 5], 100 values. */
+static void run_into(const ct_program *p, ct_scope *s, const ct_executor_options *o, void *out,
+                     size_t bytes) {
+  run_dims(p, s, o, out, bytes, CT_DIMS(1, 4, 5, 5));
 }
 
 static bool has_memory(const ct_scope *s, const char *name) {
@@ -96,15 +113,19 @@ static bool has_memory(const ct_scope *s, const char *name) {
 /* The chain optimized equals it unoptimized bit for bit, and its intermediates got no memory. */
 static void check_fused(const spec *sp) {
   ct_program *p = chain_program(sp);
-  double plain[100], fused[100];
-  size_t bytes = 100 * ct_dtype_size(sp->dt);
+  ct_ddim out = sp_out(sp);
+  size_t bytes = (size_t)ct_ddim_numel(out) * ct_dtype_size(sp->dt);
+  char *plain = malloc(bytes), *fused = malloc(bytes);
+  ck_assert(plain != NULL && fused != NULL);
   ct_scope *s = chain_scope(sp);
-  run_into(p, s, NULL, plain, bytes);
+  run_dims(p, s, NULL, plain, bytes, out);
   ct_scope_free(s);
   s = chain_scope(sp);
   ct_executor_options o = {.optimize = true};
-  run_into(p, s, &o, fused, bytes);
+  run_dims(p, s, &o, fused, bytes, out);
   ck_assert_int_eq(memcmp(plain, fused, bytes), 0);
+  free(plain);
+  free(fused);
   /* Every link of the chain but its last output (which assign copies when act is NULL). */
   const char *links[3];
   size_t n = 0;
@@ -134,6 +155,31 @@ START_TEST(a_residual_that_broadcasts_fuses_to_the_same_bits) {
                       .res_dims = CT_DIMS(4, 1, 1)});
   check_fused(&(spec){.residual = true, .act = "relu", .dt = CT_FLOAT32,
                       .res_dims = CT_DIMS(1, 5)});
+}
+END_TEST
+
+/* Shapes whose convolution runs as per-image GEMMs that apply the epilogue to each tile as it
+ * is finished: several tiles each way, k in two blocks (the epilogue after the last only),
+ * edge tiles, 1x1 filters read in place, images on three threads, residuals that broadcast. */
+START_TEST(the_epilogue_in_the_gemm_tiles_gives_the_same_bits) {
+  /* 5x5 (never Winograd): k = 16 x 25 = 400, 16 filters, 10 x 10 = 100 outputs */
+  check_fused(&(spec){.bias = true, .residual = true, .act = "clip", .dt = CT_FLOAT32, .c = 16,
+                      .hw = 14, .ks = 5});
+  check_fused(&(spec){.bias = true, .residual = true, .act = "relu", .dt = CT_FLOAT64, .c = 16,
+                      .hw = 14, .ks = 5});
+  /* 1x1: k = 300, 300 filters, 81 outputs */
+  check_fused(&(spec){.bias = true, .act = "clip", .exact_clip = true, .dt = CT_FLOAT32,
+                      .c = 300, .hw = 9, .ks = 1});
+  check_fused(&(spec){.residual = true, .act = "relu", .dt = CT_FLOAT32, .c = 16, .hw = 14,
+                      .ks = 5, .res_dims = CT_DIMS(16, 1, 1)});
+  check_fused(&(spec){.bias = true, .residual = true, .dt = CT_FLOAT32, .c = 16, .hw = 14,
+                      .ks = 5, .res_dims = CT_DIMS(1, 10)});
+  ct_set_num_threads(3);
+  check_fused(&(spec){.bias = true, .residual = true, .act = "relu", .dt = CT_FLOAT32, .n = 3,
+                      .c = 16, .hw = 20, .ks = 5});
+  check_fused(&(spec){.bias = true, .act = "clip", .dt = CT_FLOAT32, .n = 1, .c = 40, .hw = 30,
+                      .ks = 1});
+  ct_set_num_threads(1);
 }
 END_TEST
 
@@ -251,6 +297,7 @@ static Suite *make_suite(void) {
   Suite *s = suite_create("passes");
   CT_ADD_TEST(s, conv_bias_relu_fuses_to_the_same_bits);
   CT_ADD_TEST(s, conv_bias_residual_clip_fuses_to_the_same_bits);
+  CT_ADD_TEST(s, the_epilogue_in_the_gemm_tiles_gives_the_same_bits);
   CT_ADD_TEST(s, a_residual_that_broadcasts_fuses_to_the_same_bits);
   CT_ADD_TEST(s, depthwise_and_activation_alone_fuse);
   CT_ADD_TEST(s, an_intermediate_read_elsewhere_is_not_fused);
