@@ -22,7 +22,7 @@ typedef struct copy {
 
 /* An ONNX input: the corten slot wired to it, or, when that slot is unwired (or NULL), the ints
  * attribute `attr` written as a constant int64 input (left out when the attribute is empty and
- * the input optional). */
+ * the input optional; an optional slot without `attr` is left out when unwired). */
 typedef struct arg {
   const char *slot, *attr;
   bool optional;
@@ -57,6 +57,10 @@ static const row rows[] = {
     {"gather", "Gather", {S("X"), S("Index")}, {"Out"}, false, {INT("axis", "axis")}},
     {"shape", "Shape", {S("Input")}, {"Out"}, false, {INT("start", "start"), INT("end", "end")}},
     {"cast", "Cast", {S("X")}, {"Out"}, false, {{"dtype", "to", COPY_DTYPE}}},
+    {"quantize_linear", "QuantizeLinear", {S("X"), S("Scale"), {"ZeroPoint", NULL, true}}, {"Y"},
+     false, {INT("axis", "axis")}},
+    {"dequantize_linear", "DequantizeLinear", {S("X"), S("Scale"), {"ZeroPoint", NULL, true}},
+     {"Y"}, false, {INT("axis", "axis")}},
     {"reshape", "Reshape", {S("X"), A("Shape", "shape")}, {"Out"}, false, NONE},
     {"unsqueeze", "Unsqueeze", {S("X"), A("AxesTensor", "axes")}, {"Out"}, false, NONE},
     {"squeeze", "Squeeze", {S("X"), A("AxesTensor", "axes")}, {"Out"}, false, NONE},
@@ -122,7 +126,8 @@ static int arg_kind(const row *r, size_t k, const ex_op *op, bool *used_slot, bo
     used_slot[si] = true;
     return 1;
   }
-  int ai = g->attr ? attr_index(d, g->attr) : -1;
+  if (g->attr == NULL) return g->optional ? 0 : -1; /* an optional input left out */
+  int ai = attr_index(d, g->attr);
   if (ai < 0 || op->attr[ai].type != CT_ATTR_INTS) return -1;
   if (op->attr[ai].u.ints.n > 0) {
     used_attr[ai] = true;

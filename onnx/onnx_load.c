@@ -32,8 +32,8 @@ struct ct_onnx_model {
   ct_program *prog;
   char **in_names, **out_names;
   size_t n_in, n_out;
-  ct_ddim *in_dims; /* rank -1: no shape in the file */
-  ct_dtype *in_dtypes;
+  ct_ddim *in_dims, *out_dims; /* rank -1: no shape in the file */
+  ct_dtype *in_dtypes, *out_dtypes;
   long long opset;
 };
 
@@ -114,6 +114,8 @@ void ct_onnx_free(ct_onnx_model *m) {
   free(m->out_names);
   free(m->in_dims);
   free(m->in_dtypes);
+  free(m->out_dims);
+  free(m->out_dtypes);
   free(m);
 }
 
@@ -130,21 +132,35 @@ const char *ct_onnx_output_name(const ct_onnx_model *m, size_t i) {
   return m && i < m->n_out ? m->out_names[i] : NULL;
 }
 
-ct_status ct_onnx_input_info(const ct_onnx_model *m, size_t i, ct_ddim *dims, ct_dtype *dtype) {
+/* ct_onnx_input_info and ct_onnx_output_info: entry i of a model's inputs or outputs (what:
+ * "input" or "output", n of them). */
+static ct_status value_info(const ct_onnx_model *m, const char *what, size_t i, ct_ddim *dims,
+                            ct_dtype *dtype) {
   if (m == NULL || dims == NULL || dtype == NULL) {
-    return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_onnx_input_info: the model, dims or dtype is NULL");
+    return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_onnx_%s_info: the model, dims or dtype is NULL",
+                     what);
   }
-  if (i >= m->n_in) {
-    return ct__error(CT_ERR_OUT_OF_RANGE, "ct_onnx_input_info: input %zu of a model with %zu", i,
-                     m->n_in);
+  bool in = what[0] == 'i';
+  size_t n = in ? m->n_in : m->n_out;
+  if (i >= n) {
+    return ct__error(CT_ERR_OUT_OF_RANGE, "ct_onnx_%s_info: %s %zu of a model with %zu", what,
+                     what, i, n);
   }
-  *dims = m->in_dims[i];
-  *dtype = m->in_dtypes[i];
+  *dims = in ? m->in_dims[i] : m->out_dims[i];
+  *dtype = in ? m->in_dtypes[i] : m->out_dtypes[i];
   if (dims->rank < 0) {
-    return ct__error(CT_ERR_UNINITIALIZED, "ct_onnx_input_info: the model gives input '%s' no shape",
-                     m->in_names[i]);
+    return ct__error(CT_ERR_UNINITIALIZED, "ct_onnx_%s_info: the model gives %s '%s' no shape",
+                     what, what, in ? m->in_names[i] : m->out_names[i]);
   }
   return CT_OK;
+}
+
+ct_status ct_onnx_input_info(const ct_onnx_model *m, size_t i, ct_ddim *dims, ct_dtype *dtype) {
+  return value_info(m, "input", i, dims, dtype);
+}
+
+ct_status ct_onnx_output_info(const ct_onnx_model *m, size_t i, ct_ddim *dims, ct_dtype *dtype) {
+  return value_info(m, "output", i, dims, dtype);
 }
 
 /* ---- Import ------------------------------------------------------------------------------------------ */
@@ -323,7 +339,10 @@ static ct_onnx_model *make_model(ox_conv *cv, const char *const *inputs, const o
   om->out_names = ct__calloc(om->n_out + 1, sizeof *om->out_names);
   om->in_dims = ct__calloc(n_in + 1, sizeof *om->in_dims);
   om->in_dtypes = ct__calloc(n_in + 1, sizeof *om->in_dtypes);
-  bool ok = om->in_names && om->out_names && om->in_dims && om->in_dtypes;
+  om->out_dims = ct__calloc(om->n_out + 1, sizeof *om->out_dims);
+  om->out_dtypes = ct__calloc(om->n_out + 1, sizeof *om->out_dtypes);
+  bool ok = om->in_names && om->out_names && om->in_dims && om->in_dtypes && om->out_dims &&
+            om->out_dtypes;
   for (size_t i = 0; ok && i < n_in; i++) {
     ok = (om->in_names[i] = dup_str(inputs[i])) != NULL;
     om->in_dims[i].rank = vals[i]->rank;
@@ -331,8 +350,12 @@ static ct_onnx_model *make_model(ox_conv *cv, const char *const *inputs, const o
     om->in_dtypes[i] = ox_dtype(vals[i]->elem_type);
   }
   for (size_t i = 0; ok && i < om->n_out; i++) {
-    const char *name = ox_cstr(cv->m, cv->m->outputs[i].name);
+    const ox_value *o = &cv->m->outputs[i];
+    const char *name = ox_cstr(cv->m, o->name);
     ok = name != NULL && (om->out_names[i] = dup_str(name)) != NULL;
+    om->out_dims[i].rank = o->rank;
+    for (int k = 0; k < o->rank; k++) om->out_dims[i].d[k] = o->dims[k];
+    om->out_dtypes[i] = ox_dtype(o->elem_type);
   }
   if (!ok) {
     om->prog = NULL;

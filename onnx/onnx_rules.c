@@ -16,6 +16,7 @@ static const struct {
                 {&ox_rules_ew, NULL},    {&ox_rules_index, NULL},  {&ox_rules_reduce, NULL},
                 {&ox_rules_rnn, NULL},   {&ox_rules_train, "ai.onnx.preview.training"},
                 {&ox_rules_misc, NULL},
+                {&ox_rules_quant, NULL},
                 {&ox_rules_resample, NULL},
                 {&ox_rules_conv, NULL},
                 {&ox_rules_pool, NULL},

@@ -43,6 +43,8 @@ extern const ox_rules ox_rules_math, ox_rules_nn, ox_rules_shape, ox_rules_ew, o
     ox_rules_reduce, ox_rules_rnn, ox_rules_train;
 /* NonMaxSuppression, Unique, Einsum, Det, the window functions, MelWeightMatrix (rules_misc.c). */
 extern const ox_rules ox_rules_misc;
+/* QuantizeLinear, DequantizeLinear (rules_quant.c). */
+extern const ox_rules ox_rules_quant;
 /* Resize, Upsample, GridSample, RoiAlign (rules_resample.c). */
 extern const ox_rules ox_rules_resample;
 /* Conv, ConvTranspose, BatchNormalization (rules_conv.c). */

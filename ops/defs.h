@@ -53,6 +53,8 @@ extern const ct__def_table ct__math_defs, ct__index_defs, ct__reduce_ext_defs, c
 /* misc_ops*.c: non_max_suppression, unique, einsum, det, window, mel_weight_matrix,
  * dropout_identity (ops/defs/misc_ops.h). */
 extern const ct__def_table ct__misc_defs;
+/* quant.c: quantize_linear, dequantize_linear (ops/defs/quant.h). */
+extern const ct__def_table ct__quant_defs;
 /* resample.c: resize, grid_sample, roi_align (ONNX's Resize, Upsample, GridSample, RoiAlign). */
 extern const ct__def_table ct__resample_defs;
 extern const ct__def_table ct__conv_transpose_defs; /* ops/defs/conv_transpose.c */

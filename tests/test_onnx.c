@@ -76,6 +76,10 @@ START_TEST(a_model_loads_and_runs_at_any_batch) {
   ck_assert_int_eq(ct_onnx_input_info(om, 0, &d, &dt), CT_OK);
   ck_assert(ct_ddim_equal(d, CT_DIMS(-1, 3)) && dt == CT_FLOAT32);
   CT_ASSERT_FAILS(ct_onnx_input_info(om, 1, &d, &dt), CT_ERR_OUT_OF_RANGE);
+  ck_assert_int_eq(ct_onnx_output_info(om, 0, &d, &dt), CT_OK);
+  ck_assert(ct_ddim_equal(d, CT_DIMS(-1, 2)) && dt == CT_FLOAT32);
+  CT_ASSERT_FAILS(ct_onnx_output_info(om, 1, &d, &dt), CT_ERR_OUT_OF_RANGE);
+  CT_ASSERT_FAILS(ct_onnx_output_info(om, 0, NULL, &dt), CT_ERR_INVALID_ARGUMENT);
   run_mlp(om, s, 1);
   run_mlp(om, s, 8); /* the symbolic batch dim: one load, any size */
   ct_onnx_free(om);

@@ -84,6 +84,10 @@ CT_API const char *ct_onnx_output_name(const ct_onnx_model *m, size_t i);
  * the file gives no shape (dims->rank is then -1), CT_ERR_INVALID_ARGUMENT for NULLs. */
 CT_API ct_status ct_onnx_input_info(const ct_onnx_model *m, size_t i, ct_ddim *dims,
                                     ct_dtype *dtype);
+/* The same for output i: the dims and dtype the file declares for it (what the graph promises,
+ * not what a run gave). */
+CT_API ct_status ct_onnx_output_info(const ct_onnx_model *m, size_t i, ct_ddim *dims,
+                                     ct_dtype *dtype);
 
 /* The opset of the default domain the model was written for. 0 for a NULL m. */
 CT_API long long ct_onnx_opset(const ct_onnx_model *m);
