@@ -14,7 +14,8 @@
 #include "ops/op_impl.h"
 
 typedef struct ct__prof_rec {
-  ct_profile_event e; /* type and label: offsets into the profile's strings */
+  ct_profile_event e; /* type and label: offsets into the profile's strings; the times below */
+  int64_t start, end; /* clock ticks from the profile's tick0 (ct__prof_span gives ns) */
   ct_place place;
   int64_t allocated; /* the place's allocated bytes at the event's end (the counter track) */
 } ct__prof_rec;
@@ -36,18 +37,34 @@ struct ct_profile {
   size_t n, cap;
   char *strings; /* types and labels, NUL-terminated, one after another */
   size_t s_n, s_cap;
-  int64_t t0;
+  int64_t t0, tick0;  /* the monotonic clock (ns) and the tick counter when it started */
+  int64_t t1, tick1;  /* the same when it stopped (tick1 0 while it records) */
   ct_profile_where where;
   bool recording;
   pthread_t owner; /* CT_PROFILE_THREAD: the thread it records */
 };
 
-/* Where an event started: the clock and its place's stats. */
+/* Where an event started: the clock and its place's counts. */
 typedef struct ct__prof_mark {
   int64_t t;
   ct_place place;
-  ct_memory_stats stats;
+  size_t allocated; /* the place's allocated bytes and allocation count (ct__memory_counts) */
+  uint64_t allocs;
+  int thread; /* the calling thread's number (read once here: thread-locals cost a call) */
 } ct__prof_mark;
+
+/* Nanoseconds per tick over p (1 when ticks are nanoseconds): measured between its start and
+ * its stop (or now, while it records). */
+double ct__prof_rate(const ct_profile *p);
+
+/* Record r's start (from p's start) and duration in ns at rate: each end point converted on
+ * its own (a monotone map, so slices nested in ticks stay nested). */
+static inline void ct__prof_span(const ct__prof_rec *r, double rate, int64_t *start_ns,
+                                 int64_t *dur_ns) {
+  int64_t a = (int64_t)((double)r->start * rate), b = (int64_t)((double)r->end * rate);
+  *start_ns = a;
+  *dur_ns = b - a;
+}
 
 /* Profiles recording, anywhere: the hooks' one test when none does. */
 extern _Atomic int ct__prof_active;

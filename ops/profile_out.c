@@ -62,11 +62,14 @@ ct_status ct_profile_table(const ct_profile *p, ct_profile_sort sort, char *buf,
   if (rows == NULL) return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_profile_table: out of host memory");
   size_t n_rows = 0;
   int64_t ops_ns = 0, runs = 0, runs_ns = 0;
+  double rate = ct__prof_rate(p);
   for (size_t i = 0; i < p->n; i++) {
     const ct__prof_rec *r = &p->v[i];
+    int64_t start_ns, dur_ns;
+    ct__prof_span(r, rate, &start_ns, &dur_ns);
     if (is_run(p, r)) {
       runs++;
-      runs_ns += r->e.dur_ns;
+      runs_ns += dur_ns;
       continue;
     }
     const char *type = str_of(p, r->e.type);
@@ -74,10 +77,10 @@ ct_status ct_profile_table(const ct_profile *p, ct_profile_sort sort, char *buf,
     while (k < n_rows && strcmp(rows[k].type, type) != 0) k++;
     if (k == n_rows) rows[n_rows++] = (row){.type = type};
     rows[k].count++;
-    rows[k].total_ns += r->e.dur_ns;
+    rows[k].total_ns += dur_ns;
     rows[k].bytes += r->e.bytes;
     rows[k].allocs += r->e.allocs;
-    ops_ns += r->e.dur_ns;
+    ops_ns += dur_ns;
   }
   sort_key = sort;
   qsort(rows, n_rows, sizeof *rows, cmp_rows);
@@ -155,13 +158,16 @@ ct_status ct_profile_save_chrome_trace(const ct_profile *p, const char *path) {
   }
   jput(j, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
   jput(j, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"corten\"}}");
+  double rate = ct__prof_rate(p);
   for (size_t i = 0; i < p->n; i++) {
     const ct__prof_rec *r = &p->v[i];
+    int64_t start_ns, dur_ns;
+    ct__prof_span(r, rate, &start_ns, &dur_ns);
     jput(j, ",\n{\"name\":\"");
     jstr(j, str_of(p, r->e.type));
     jput(j, "\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,\"tid\":%d,"
-            "\"args\":{\"label\":\"", is_run(p, r) ? "run" : "op", (double)r->e.start_ns / 1e3,
-         (double)r->e.dur_ns / 1e3, r->e.thread);
+            "\"args\":{\"label\":\"", is_run(p, r) ? "run" : "op", (double)start_ns / 1e3,
+         (double)dur_ns / 1e3, r->e.thread);
     jstr(j, str_of(p, r->e.label));
     jput(j, "\",\"bytes\":%lld,\"allocs\":%lld,\"status\":%d}}", (long long)r->e.bytes,
          (long long)r->e.allocs, (int)r->e.status);
@@ -169,7 +175,7 @@ ct_status ct_profile_save_chrome_trace(const ct_profile *p, const char *path) {
     jput(j, ",\n{\"name\":\"%s allocated\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":1,"
             "\"args\":{\"bytes\":%lld}}",
          ct_place_str(r->place, place, sizeof place),
-         (double)(r->e.start_ns + r->e.dur_ns) / 1e3, (long long)r->allocated);
+         (double)(start_ns + dur_ns) / 1e3, (long long)r->allocated);
   }
   jput(j, "\n]}\n");
   jflush(j);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <threads.h>
+#include <time.h>
 
 #include "file_util.h"
 #include "op_util.h"
@@ -60,6 +61,44 @@ START_TEST(each_op_and_each_run_is_an_event) {
     ck_assert_int_eq(add.allocs, r == 0 ? 1 : 0);
     ck_assert_int_eq(add.bytes, r == 0 ? 128 : 0);
   }
+  ct_profile_free(prof);
+  ct_executor_free(e);
+  ct_program_free(p);
+  ct_scope_free(s);
+}
+END_TEST
+
+static int64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Events read the TSC where the kernel keeps time with it and are converted to ns by the
+ * profile's rate: the runs' recorded time lies within the wall-clock window that encloses them
+ * (CLOCK_MONOTONIC, read here), and starts after the profile did. */
+START_TEST(event_times_are_nanoseconds_of_the_monotonic_clock) {
+  ct_scope *s = ct_scope_new();
+  ct_program *p = small_program(s);
+  ct_executor *e = ct_executor_new(p, s, ct_cpu());
+  ct_profile *prof = ct_profile_start(CT_PROFILE_THREAD);
+  ck_assert_ptr_nonnull(prof);
+  int64_t before = mono_ns();
+  for (int r = 0; r < 2000; r++) ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  int64_t wall = mono_ns() - before;
+  ck_assert_int_eq(ct_profile_stop(prof), CT_OK);
+  int64_t runs = 0, last_end = 0;
+  for (size_t i = 0; i < ct_profile_count(prof); i++) {
+    ct_profile_event ev = event(prof, i);
+    ck_assert_int_ge(ev.start_ns, 0);
+    ck_assert_int_ge(ev.start_ns, last_end - 1); /* one thread: runs one after another */
+    if (strcmp(ev.type, "executor_run") != 0) continue;
+    runs += ev.dur_ns;
+    last_end = ev.start_ns + ev.dur_ns;
+  }
+  ck_assert_int_le(runs, wall + wall / 1000 + 1000);
+  ck_assert_int_le(last_end, wall + (mono_ns() - before - wall) + wall / 1000 + 100000);
+  ck_assert_int_gt(runs, 0);
   ct_profile_free(prof);
   ct_executor_free(e);
   ct_program_free(p);
@@ -218,6 +257,7 @@ END_TEST
 static Suite *make_suite(void) {
   Suite *s = suite_create("profile");
   CT_ADD_TEST(s, each_op_and_each_run_is_an_event);
+  CT_ADD_TEST(s, event_times_are_nanoseconds_of_the_monotonic_clock);
   CT_ADD_TEST(s, op_run_and_a_failing_op_are_recorded);
   CT_ADD_TEST(s, thread_and_process_profiles);
   CT_ADD_TEST(s, the_table_counts_per_type);

@@ -23,6 +23,10 @@
 typedef struct domain {
   _Atomic int lock;
   ct_memory_stats stats;
+  /* stats.allocated and stats.allocs as of the last change, for readers without the lock (the
+   * profiler reads them around every op: ct__memory_counts). */
+  _Atomic size_t live;
+  _Atomic uint64_t nallocs;
   ct_allocator allocator;
   const ct_allocator *fallback; /* the default allocator; NULL: the device's caching pool */
 } domain;
@@ -64,6 +68,8 @@ static inline void stats_alloc(domain *d, size_t nbytes, size_t reserved) {
   d->stats.reserved += reserved;
   d->stats.allocs++;
   if (d->stats.allocated > d->stats.peak) d->stats.peak = d->stats.allocated;
+  atomic_store_explicit(&d->live, d->stats.allocated, memory_order_relaxed);
+  atomic_store_explicit(&d->nallocs, d->stats.allocs, memory_order_relaxed);
   domain_unlock(d);
 }
 
@@ -72,6 +78,7 @@ static inline void stats_free(domain *d, size_t nbytes, size_t reserved) {
   d->stats.allocated -= nbytes;
   d->stats.reserved -= reserved;
   d->stats.frees++;
+  atomic_store_explicit(&d->live, d->stats.allocated, memory_order_relaxed);
   domain_unlock(d);
 }
 
@@ -111,6 +118,18 @@ static domain *device_domain(ct_place place) {
 static domain *domain_of(ct_place place, const char *what) {
   if (ct__place_check(place, what) != CT_OK) return NULL;
   return place.kind == CT_DEVICE_CPU ? &host_domain : device_domain(place);
+}
+
+void ct__memory_counts(ct_place place, size_t *allocated, uint64_t *allocs) {
+  const domain *d = NULL;
+  if (place.kind == CT_DEVICE_CPU) {
+    d = &host_domain;
+  } else if ((place.kind == CT_DEVICE_CUDA || place.kind == CT_DEVICE_CUDA_HOST) &&
+             place.device >= 0 && place.device < CT__CUDA_MAX_DEVICES) {
+    d = device_domain(place);
+  }
+  *allocated = d != NULL ? atomic_load_explicit(&d->live, memory_order_relaxed) : 0;
+  *allocs = d != NULL ? atomic_load_explicit(&d->nallocs, memory_order_relaxed) : 0;
 }
 
 /* The allocator of a domain: the replacement when one is set, else the default (NULL for a

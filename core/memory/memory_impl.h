@@ -61,6 +61,11 @@ void ct__observe(ct__block *b, bool alloc, const void *tensor);
 typedef const char *(*ct__alloc_namer)(const void *arg, const void *tensor, const char **op);
 void ct__memory_set_namer(ct__alloc_namer fn, const void *arg);
 
+/* A place's allocated bytes and allocation count without its stats lock (each exact as of
+ * some moment, the two not read together); zeros for a place without a domain. For the
+ * profiler, which reads them around every op. */
+void ct__memory_counts(ct_place place, size_t *allocated, uint64_t *allocs);
+
 /* Records CT_ERR_OUT_OF_MEMORY for a block of nbytes at place that `what` needed (or the
  * CT_ERR_DEVICE that made a CUDA-place allocation fail); returns it. */
 ct_status ct__block_oom(const char *what, ct_place place, size_t nbytes);
