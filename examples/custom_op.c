@@ -51,6 +51,9 @@ static ct_status register_square(void) {
   const ct_op_def grad = {.type = "square_grad", .inputs = gin, .n_inputs = 2, .outputs = gout,
                           .n_outputs = 1, .infer_shape = same_dims};
   ct_status s = ct_op_register(&square);
+  if (s == CT_OK) {
+    s = ct_op_set_doc("square", "Each element squared: `Out = X * X`, of X's dims and dtype.");
+  }
   if (s == CT_OK) s = ct_op_register(&grad);
   if (s == CT_OK) s = ct_kernel_register("square", CT_DEVICE_CPU, CT_FLOAT32, square_f32);
   if (s == CT_OK) {

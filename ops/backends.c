@@ -98,9 +98,21 @@ const ct__expr_engine *const ct__expr_engines[] = {
 #endif
     NULL};
 
+/* What the built-in types compute, family by family (each table beside its family's defs). */
+static const ct__doc_table *const op_docs[] = {
+    &ct__comm_docs, &ct__conv_docs, &ct__conv_transpose_docs, &ct__elementwise_docs,
+    &ct__index_docs, &ct__index_misc_docs, &ct__index_slice_docs, &ct__loss_docs, &ct__math_docs,
+    &ct__matmul_docs, &ct__misc_ops_docs, &ct__nn_docs, &ct__norm_docs, &ct__optimizer_docs,
+    &ct__pool_nd_docs, &ct__pool_nd_norm_docs, &ct__quant_docs, &ct__random_docs,
+    &ct__recurrent_docs, &ct__reduce_docs, &ct__reduce_ext_docs, &ct__reduce_ext_loss_docs,
+    &ct__reduce_ext_norm_docs, &ct__resample_docs, &ct__rnn_layers_docs, &ct__shape_docs,
+};
+
 const ct__builtins ct__builtin_ops = {
     .types = op_types,
     .n_types = sizeof(op_types) / sizeof(op_types[0]),
+    .docs = op_docs,
+    .n_docs = sizeof(op_docs) / sizeof(op_docs[0]),
     .kernels = kernel_tables,
     .n_kernels = sizeof(kernel_tables) / sizeof(kernel_tables[0]),
 };

@@ -46,6 +46,17 @@ struct ct__def_table {
   size_t n;
 };
 
+/* What a built-in op type computes, written beside its definition (ct_op_type_doc and
+ * `corten ops` give it): the formula or a sentence, its inputs' dims and dtypes, and for an
+ * optimizer how to start its state. A family's docs are a table CT__TABLE(docs) makes. */
+typedef struct ct__op_doc {
+  const char *type, *text;
+} ct__op_doc;
+typedef struct ct__doc_table {
+  const ct__op_doc *v;
+  size_t n;
+} ct__doc_table;
+
 /* The families added for ONNX import: ops/defs/math.c (elementwise math, comparisons, logic),
  * index.c (shapes, slicing, gathering, padding: run-time shape inputs), reduce_ext.c (the other
  * reductions and layers), rnn_layers.c (RNN, GRU, LSTM). */
@@ -218,7 +229,20 @@ enum { CT__MOM_MU, CT__MOM_USE_NESTEROV };
 enum { CT__ADAM_LR = 2, CT__ADAM_M1 = 3, CT__ADAM_M2 = 4, CT__ADAM_B1POW = 5, CT__ADAM_B2POW = 6 };
 enum { CT__ADAM_M1_OUT = 1, CT__ADAM_M2_OUT = 2, CT__ADAM_B1POW_OUT = 3, CT__ADAM_B2POW_OUT = 4 };
 enum { CT__ADAM_BETA1, CT__ADAM_BETA2, CT__ADAM_EPSILON };
+enum { CT__SCHED_STEP = 0 };
+enum { CT__SCHED_LR_OUT = 0, CT__SCHED_STEP_OUT = 1 };
+enum { CT__SCHED_BASE, CT__SCHED_KIND, CT__SCHED_WARMUP, CT__SCHED_STEP_SIZE, CT__SCHED_GAMMA,
+       CT__SCHED_TOTAL, CT__SCHED_MIN_LR };
 extern const ct__def_table ct__optimizer_defs;
+/* What each family's types compute: a table at the end of each ops/defs/<family>.c (and
+ * ops/recurrent.c), listed in ops/backends.c. */
+extern const ct__doc_table ct__optimizer_docs, ct__comm_docs, ct__conv_docs,
+    ct__conv_transpose_docs, ct__elementwise_docs, ct__index_docs, ct__index_misc_docs,
+    ct__index_slice_docs, ct__loss_docs, ct__math_docs, ct__matmul_docs, ct__misc_ops_docs,
+    ct__nn_docs, ct__norm_docs, ct__pool_nd_docs, ct__pool_nd_norm_docs, ct__quant_docs,
+    ct__random_docs, ct__recurrent_docs, ct__reduce_docs, ct__reduce_ext_docs,
+    ct__reduce_ext_loss_docs, ct__reduce_ext_norm_docs, ct__resample_docs, ct__rnn_layers_docs,
+    ct__shape_docs;
 
 /* ---- Convolution and pooling (ops/defs/conv.c, ops/defs/conv_grad.c) ---------------------- */
 

@@ -27,6 +27,8 @@ typedef struct ct__opdef {
   int dtype_attr; /* index into attr, or -1 */
   ct_grad_fn grad; /* NULL: no gradient */
   _Atomic(ct_kernel_fn) kernels[CT__N_KINDS][CT__N_DTYPES];
+  _Atomic(const char *) doc; /* what it computes (ops/op_doc.c); NULL: none yet */
+  bool doc_owned;            /* doc is a copy ct_op_set_doc made (freed with the type) */
 } ct__opdef;
 
 /* The variable names wired to one slot. */
@@ -63,6 +65,7 @@ ct_status ct__kernel_register(const char *type, ct_device_kind kind, ct_dtype dt
 /* The built-in op types and each backend's kernel tables (ops/backends.c), which the registry
  * registers once, on first use. The table types are in ops/kernel.h and ops/defs.h. */
 typedef struct ct__def_table ct__def_table;
+typedef struct ct__doc_table ct__doc_table;
 typedef struct ct__kernel_table ct__kernel_table;
 typedef struct ct__backend_table {
   ct_device_kind kind;
@@ -71,10 +74,20 @@ typedef struct ct__backend_table {
 typedef struct ct__builtins {
   const ct__def_table *const *types;
   size_t n_types;
+  const ct__doc_table *const *docs; /* what the types compute, family by family */
+  size_t n_docs;
   const ct__backend_table *kernels;
   size_t n_kernels;
 } ct__builtins;
 extern const ct__builtins ct__builtin_ops;
+
+/* The registered type of that name, or NULL; for the registry's own files (no ct__ops_ready,
+ * so usable while the built-ins register). */
+ct__opdef *ct__op_find(const char *type);
+
+/* Gives the built-in types their documentation (ops/op_doc.c): CT_OK, or CT_ERR_NOT_FOUND
+ * naming a table entry whose type is not registered (a mistake in corten's tables). */
+ct_status ct__op_docs_install(const ct__builtins *b);
 
 /* One entry of the infer-shape key (ct__prep), kept small since every steady run reads it; the
  * extents of a tensor of rank 2 or more are in ct__prep.key_d. */

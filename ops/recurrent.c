@@ -573,3 +573,25 @@ static const ct_op_def defs[] = {
 };
 
 const ct__def_table ct__recurrent_defs = CT__TABLE(defs);
+
+/* What the type computes (ct_op_type_doc, `corten ops`). */
+static const ct__op_doc docs[] = {
+    {"recurrent",
+     "An RNN over step scopes (PaddlePaddle's recurrent): runs the program `step_program` once "
+     "per time step t of the sequences X (many, [T, ...], one T >= 1; T-1 down to 0 with "
+     "`reverse`), each step in its own step scope, a kid of the op's scope, where each name of "
+     "`step_inputs` is a view of row t of its X, each name of `ex_states` a shared view of the "
+     "matching `states` variable of the step before (InitStates at the first step), and every "
+     "variable the step program writes is local, while the parameters are found through the "
+     "ancestors. The name attributes are comma-separated lists: X wires one sequence per step "
+     "input, InitStates one initial tensor per state (which also sets the state's dims and "
+     "dtype: zeros of the state's dims are the usual start), Out (optional) one variable per "
+     "`step_outputs` name, each stacked along dim 0 into [T, ...], and FinalStates one per "
+     "state or none (copies of the last step's states). StepScopes names a variable of the "
+     "op's scope (an empty one is fine) that keeps the ct_scope_list of the T step scopes: "
+     "step t's variables stay there for inspection until the next run, which reuses them. "
+     "Params lists the weights the step program reads; the backward pass (backpropagation "
+     "through time, recurrent_grad) gives gradients only to those listed there."},
+};
+
+const ct__doc_table ct__recurrent_docs = CT__TABLE(docs);

@@ -55,6 +55,7 @@ static void free_def(ct__opdef *d) {
   free(d->out);
   free(d->attr);
   free(d->type);
+  if (d->doc_owned) free((char *)atomic_load(&d->doc));
   free(d);
 }
 
@@ -223,6 +224,13 @@ static const ct__opdef *lookup_locking(const char *type) {
   return d;
 }
 
+ct__opdef *ct__op_find(const char *type) {
+  pthread_mutex_lock(&registry_lock);
+  ct__opdef *d = find_locked(type);
+  pthread_mutex_unlock(&registry_lock);
+  return d;
+}
+
 ct_status ct_op_register(const ct_op_def *def) {
   ct_status s = ct__ops_ready();
   return s != CT_OK ? s : ct__op_register(def);
@@ -304,6 +312,10 @@ static ct_status register_builtins(void) {
         builtin_failed("a kernel", k->v[i].type); /* kernels allocate nothing */
       }
     }
+  }
+  if (ct__op_docs_install(b) != CT_OK) { /* a mistake in corten's tables, as above */
+    fprintf(stderr, "corten: the built-in ops' documentation: %s\n", ct_last_error());
+    abort();
   }
   return CT_OK;
 }

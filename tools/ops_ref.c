@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tools/ops_ref.c: `corten ops [NAME]`, the reference of the registered op types, as Markdown,
- * read from the registry itself (ct_op_type_names, ct_op_type_get, ct_kernel_get), so it cannot
- * drift from the code: for each type its slots with their flags, its attributes with type and
- * default, which dtypes have a kernel on which device, and whether it has a gradient.
- * docs/ops.md is its output for a CUDA build; the `ops_reference` test compares the two. */
+ * read from the registry itself (ct_op_type_names, ct_op_type_get, ct_op_type_doc,
+ * ct_kernel_get), so it cannot drift from the code: for each type what it computes, its slots
+ * with their flags, its attributes with type and default, which dtypes have a kernel on which
+ * device, and whether it has a gradient. docs/ops.md is its output for a CUDA build; the
+ * `ops_reference` test compares the two. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,15 @@ static void print_kernels(const char *type) {
 
 static void print_type(const ct_op_def *d) {
   printf("\n## `%s`\n\n", d->type);
+  const char *doc = ct_op_type_doc(d->type);
+  size_t len = strlen(d->type);
+  if (doc != NULL) {
+    printf("%s\n\n", doc);
+  } else if (len > 5 && strcmp(d->type + len - 5, "_grad") == 0) { /* documented by its forward */
+    printf("The gradient of `%.*s` (docs/design/backward.md): from the forward op's inputs and "
+           "its outputs' gradients (`...@GRAD`), the gradients of its inputs.\n\n",
+           (int)(len - 5), d->type);
+  }
   print_slots("inputs", d->inputs, d->n_inputs);
   print_slots("outputs", d->outputs, d->n_outputs);
   print_kernels(d->type);

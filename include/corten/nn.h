@@ -140,6 +140,31 @@ CT_API ct_status ct_nn_sgd(ct_nn *nn, const char *loss, double lr);
 CT_API ct_status ct_nn_momentum(ct_nn *nn, const char *loss, double lr, double mu);
 CT_API ct_status ct_nn_adam(ct_nn *nn, const char *loss, double lr);
 
+/* The same with every option: weight decay and a learning-rate schedule.
+ *   weight_decay  L2 decay: before its update each parameter's gradient becomes
+ *                 `Grad + weight_decay Param` (a scale and an elementwise_add in the main
+ *                 program); 0: none.
+ *   schedule      NULL or "constant": <opt>.lr stays lr (the caller may still write it);
+ *                 "step" or "cosine": an lr_schedule op (docs/ops.md) before the updates
+ *                 writes <opt>.lr from the steps taken, counted in <opt>.step (int64 [1],
+ *                 0 after the startup program); warmup_steps > 0 adds a linear warm-up to any
+ *                 of them. step_size and gamma ("step"; 0 takes 1 and 0.1), total_steps (at
+ *                 least 1) and min_lr ("cosine") are the op's attributes. A schedule op runs on
+ *                 the CPU only for now.
+ * Errors as above, and CT_ERR_INVALID_ARGUMENT for an unknown kind or schedule, a negative or
+ * non-finite weight_decay, or a schedule's numbers out of range (the op's checks). */
+typedef enum ct_nn_optimizer_kind { CT_NN_SGD, CT_NN_MOMENTUM, CT_NN_ADAM } ct_nn_optimizer_kind;
+typedef struct ct_nn_optimizer {
+  ct_nn_optimizer_kind kind;
+  double lr;           /* the (base) learning rate, above 0 */
+  double mu;           /* momentum's */
+  double weight_decay; /* >= 0 */
+  const char *schedule;
+  int64_t warmup_steps, step_size, total_steps;
+  double gamma, min_lr;
+} ct_nn_optimizer;
+CT_API ct_status ct_nn_minimize(ct_nn *nn, const char *loss, const ct_nn_optimizer *opt);
+
 #ifdef __cplusplus
 }
 #endif

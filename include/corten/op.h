@@ -275,6 +275,21 @@ CT_API bool ct_op_registered(const char *type);
  *   CT_ERR_NOT_FOUND         no op type of that name is registered */
 CT_API ct_status ct_op_type_get(const char *type, ct_op_def *out);
 
+/* What op type `type` computes, as its definition documents it: the formula or a sentence, its
+ * inputs' dims and dtypes, and for an optimizer how to start its state (`corten ops` and
+ * docs/ops.md print it). NULL for an unknown type or one without documentation. The text stays
+ * valid for the life of the process. Thread-safe. */
+CT_API const char *ct_op_type_doc(const char *type);
+
+/* Documents a registered op type that has no documentation yet (a caller's own type; the text
+ * is copied). Set once: it never changes afterwards.
+ * Errors (nothing changed):
+ *   CT_ERR_INVALID_ARGUMENT  type or doc is NULL, or doc is empty
+ *   CT_ERR_NOT_FOUND         no op type of that name is registered
+ *   CT_ERR_ALREADY_EXISTS    the type already has its documentation
+ *   CT_ERR_OUT_OF_MEMORY     no host memory for the copy */
+CT_API ct_status ct_op_set_doc(const char *type, const char *doc);
+
 /* The names of the registered op types, sorted by strcmp: up to cap of them in out (out may be
  * NULL when cap is 0); returns how many there are in all. The names stay valid for the life of
  * the process. Thread-safe. */

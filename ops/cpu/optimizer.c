@@ -11,6 +11,8 @@
  * lanes (8 or 4 float64) where the CPU has AVX-512 or AVX2 (CT__VM_CLONES); sqrt and division
  * round the same packed or scalar. */
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "ops/cpu/parallel.h"
 #include "ops/cpu/vmath.h"
@@ -152,10 +154,40 @@ ADAM_KERNEL(adam_f32, float, sqrtf)
 ADAM_KERNEL(adam_f64, double, sqrt)
 
 
+/* lr_schedule (ops/defs/optimizer.c): the learning rate of step t in double, stored float32. */
+static ct_status lr_schedule(const ct_kernel_ctx *c) {
+  int64_t t = *(const int64_t *)ct__k_in_data(ct_kernel_in(c, CT__SCHED_STEP, 0));
+  if (t < 0 || t == INT64_MAX) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT, "input Step variable '%s' holds %lld: it "
+                          "counts the steps taken, from 0 (below 2^63 - 1)",
+                          ct_kernel_in_name(c, CT__SCHED_STEP, 0), (long long)t);
+  }
+  const char *kind = c->attr[CT__SCHED_KIND].u.s;
+  double base = c->attr[CT__SCHED_BASE].u.f, lr = base;
+  int64_t warm = c->attr[CT__SCHED_WARMUP].u.i;
+  if (t < warm) {
+    lr = base * (double)(t + 1) / (double)warm;
+  } else if (strcmp(kind, "step") == 0) {
+    lr = base * pow(c->attr[CT__SCHED_GAMMA].u.f,
+                    (double)((t - warm) / c->attr[CT__SCHED_STEP_SIZE].u.i));
+  } else if (strcmp(kind, "cosine") == 0) {
+    int64_t total = c->attr[CT__SCHED_TOTAL].u.i, u = t - warm < total ? t - warm : total;
+    double lo = c->attr[CT__SCHED_MIN_LR].u.f;
+    lr = lo + (base - lo) * (1 + cos(3.14159265358979323846 * (double)u / (double)total)) / 2;
+  }
+  float *o = ct__k_out_data(c, CT__SCHED_LR_OUT, 0, CT_FLOAT32);
+  int64_t *next = o != NULL ? ct__k_out_data(c, CT__SCHED_STEP_OUT, 0, CT_INT64) : NULL;
+  if (CT__UNLIKELY(next == NULL)) return ct_last_status();
+  *o = (float)lr;
+  *next = t + 1;
+  return CT_OK;
+}
+
 static const ct__kernel_set kernels[] = {
     {"sgd", CT__KERNELS_F32_F64(sgd)},
     {"momentum", CT__KERNELS_F32_F64(momentum)},
     {"adam", CT__KERNELS_F32_F64(adam)},
+    {"lr_schedule", CT__KERNELS([CT_DTYPE_UNDEFINED] = lr_schedule)}, /* infer checks Step */
 };
 
 const ct__kernel_table ct__cpu_optimizer = CT__TABLE(kernels);

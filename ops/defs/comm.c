@@ -188,3 +188,36 @@ static const ct_op_def comm_defs[] = {
 };
 
 const ct__def_table ct__comm_defs = {comm_defs, sizeof comm_defs / sizeof comm_defs[0]};
+
+/* What the types compute (ct_op_type_doc, `corten ops`). */
+#define DOC_COMM                                                                              \
+  " Attribute `comm` (in place of PaddlePaddle's ring_id) names the variable holding the "     \
+  "communicator, found through the scope's ancestors: initialise it on every rank before the " \
+  "op runs (ct_comm_init_mpi for host tensors, ct_comm_init_nccl for CUDA tensors). Every "    \
+  "rank must run the same collective, in the same order, on X of the same dtype and dims "     \
+  "(checked before data moves, failing on every rank), and a rank that does not arrive "       \
+  "within the communicator's time limit (ct_comm_set_timeout) fails the others."
+
+static const ct__op_doc docs[] = {
+    {"c_allreduce_sum", "Every rank's Out is the elementwise sum of all ranks' X; Out has X's "
+                        "dims and may be X (in place)." DOC_COMM " Its gradient is "
+                        "c_allreduce_sum of Out@GRAD."},
+    {"c_allreduce_max", "Every rank's Out is the elementwise maximum of all ranks' X; Out has "
+                        "X's dims and may be X (in place)." DOC_COMM " No gradient."},
+    {"c_broadcast", "Every rank's Out is a copy of the X of rank `root` (default 0, checked to "
+                    "be a rank of the communicator); Out has X's dims and may be X (in place), "
+                    "and only the root's values are read." DOC_COMM " Its gradient is "
+                    "c_reduce_sum of Out@GRAD to the root."},
+    {"c_reduce_sum", "Out on rank `root` (default 0) is the elementwise sum of all ranks' X; on "
+                     "every other rank Out is zeros. Out has X's dims and may be X (in place)."
+                     DOC_COMM},
+    {"c_allgather", "Every rank's Out is all ranks' X concatenated along dim 0, rank after rank: "
+                    "X [k, ...] gives Out [size k, ...] (size the number of ranks; X needs rank "
+                    "1 or more)." DOC_COMM " Its gradient is c_reducescatter of Out@GRAD."},
+    {"c_reducescatter", "Sums X over all ranks, then gives each rank its own slice along dim 0: "
+                        "X [size k, ...] gives Out [k, ...], rank r taking rows r k to (r + 1) k "
+                        "- 1 of the sum (dim 0 must be a multiple of the number of ranks)."
+                        DOC_COMM},
+};
+
+const ct__doc_table ct__comm_docs = CT__TABLE(docs);

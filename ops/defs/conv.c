@@ -332,3 +332,41 @@ static const ct_op_def defs[] = {
 };
 
 const ct__def_table ct__conv_defs = CT__TABLE(defs);
+
+/* What the types compute (ct_op_type_doc, `corten ops`). */
+#define DOC_GEOM                                                                              \
+  " `paddings` holds 2 values (height, width: both sides alike) or 4 (top, bottom, left, "     \
+  "right); padding_algorithm \"SAME\" pads so that OH = ceil(H / stride), an odd total's "     \
+  "extra row and column at the end (\"SAME_LOWER\": at the beginning), \"VALID\" pads "        \
+  "nothing, \"EXPLICIT\" (the default) takes paddings. NCHW only (data_format \"NCHW\" or "   \
+  "\"AnyLayout\"); a padded image smaller than the window is refused (CT_ERR_SHAPE)."
+#define DOC_CONV                                                                              \
+  "2-D convolution (cross-correlation, PaddlePaddle's conv2d): Input [N, C, H, W] and Filter " \
+  "[M, C/groups, KH, KW] of Input's dtype give Output [N, M, OH, OW], `OH = (H + pad_top + "   \
+  "pad_bottom - (dilations[0] (KH - 1) + 1)) / strides[0] + 1` rounded down (OW likewise), "   \
+  "each of the `groups` groups of C/groups input channels feeding M/groups output channels."   \
+  DOC_GEOM
+
+static const ct__op_doc docs[] = {
+    {"conv2d", DOC_CONV " There is no bias slot: add a [M, 1, 1] tensor with elementwise_add."},
+    {"depthwise_conv2d", DOC_CONV " The same op as conv2d under PaddlePaddle's name for the "
+                         "depthwise case: set groups to C yourself (Filter [M, 1, KH, KW])."},
+    {"conv2d_fusion", "conv2d (its slots and attributes), then in one pass over Output `Output = "
+                      "act(conv + Bias + ResidualData)`: Bias (optional) holds 1 or M elements "
+                      "added per output channel, ResidualData (optional) broadcasts to Output's "
+                      "dims without enlarging them, both of Input's dtype; `activation` is "
+                      "\"identity\" (the default), \"relu\" or \"clip\" between clip_min and "
+                      "clip_max (default -inf, +inf). Each step rounds as the separate ops do, "
+                      "so the bits are those of conv2d, elementwise_add, elementwise_add and "
+                      "relu or clip run one by one. The executor's optimize pass (CPU only) "
+                      "makes it from such a chain (docs/design/passes.md); it has no gradient."},
+    {"pool2d", "Max or average pooling (`pooling_type` \"max\", the default, or \"avg\") of X "
+               "[N, C, H, W] over `ksize` windows (default 1x1) at `strides`, giving Out [N, C, "
+               "OH, OW] with conv2d's extent formula (ceil_mode rounds it up instead); "
+               "global_pooling takes the whole image. Max never sees the padding (a NaN wins its "
+               "window); avg divides by the window's taps inside the image with `exclusive` "
+               "(the default), else by KH KW, and a window lying wholly in the padding gives 0."
+               DOC_GEOM " Adaptive pooling is refused (CT_ERR_UNSUPPORTED)."},
+};
+
+const ct__doc_table ct__conv_docs = CT__TABLE(docs);

@@ -233,3 +233,24 @@ static const ct_op_def defs[] = {
 };
 
 const ct__def_table ct__conv_transpose_defs = CT__TABLE(defs);
+
+/* What the type computes (ct_op_type_doc, `corten ops`). */
+static const ct__op_doc docs[] = {
+    {"conv_transpose",
+     "ONNX's ConvTranspose over 1 to 3 spatial dims: X [N, C, I...], W [C, M/groups, K...] and "
+     "the optional B [M], both of X's dtype, give Y [N, M, O...], each input element spreading "
+     "its value times the filter over the output: `Y[n, m, o] = B[m] + sum X[n, c, i] W[c, m', "
+     "k]` over the channels c of m's group and the i, k with `o = i stride - pad_begin + k "
+     "dilation` (m' = m mod M/groups). The list attributes hold one value per spatial dim "
+     "(pads: the beginnings, then "
+     "the ends) or none for the defaults (strides and dilations 1, pads and output_padding 0); "
+     "kernel_shape, when given, must match W. With `full = stride (I - 1) + output_padding + "
+     "dilation (K - 1) + 1`, auto_pad \"NOTSET\" (the default) gives `O = full - pad_begin - "
+     "pad_end`, \"VALID\" `O = full`; output_shape, or \"SAME_UPPER\" / \"SAME_LOWER\" (O = I "
+     "stride without it), sets O and cuts `full - O` from the two ends, the odd one at the end "
+     "for SAME_UPPER and at the beginning otherwise. An output larger than full gets zeros "
+     "(plus B) at the end under NOTSET and VALID and is refused under SAME_*, as is "
+     "output_shape with nonzero pads (runtimes disagree on both)."},
+};
+
+const ct__doc_table ct__conv_transpose_docs = CT__TABLE(docs);

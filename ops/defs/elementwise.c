@@ -106,3 +106,49 @@ static const ct_op_def defs[] = {
 };
 
 const ct__def_table ct__elementwise_defs = CT__TABLE(defs);
+
+/* What the types compute (ct_op_type_doc, `corten ops`). */
+#define DOC_BCAST                                                                             \
+  " X and Y have one dtype (no promotion) and broadcast NumPy-style: dims aligned at the end, " \
+  "each pair equal or one of them 1, either input the broadcast one; Out takes the broadcast " \
+  "dims and X's dtype. There is no `axis` attribute: PaddlePaddle's default alignment (axis " \
+  "-1) is the only one, so give Y trailing 1s to match X's leading or middle dims."
+#define DOC_WRAP " Integer results wrap on overflow (computed unsigned)."
+#define DOC_VMATH                                                                             \
+  " Out has X's dims and dtype. The CPU uses corten's own vectorised functions "              \
+  "(docs/design/vmath.md), which may differ from the C library's in the last bit."
+
+static const ct__op_doc docs[] = {
+    {"elementwise_add", "`Out = X + Y` elementwise." DOC_BCAST DOC_WRAP},
+    {"elementwise_sub", "`Out = X - Y` elementwise." DOC_BCAST DOC_WRAP},
+    {"elementwise_mul", "`Out = X * Y` elementwise." DOC_BCAST DOC_WRAP},
+    {"elementwise_div", "`Out = X / Y` elementwise." DOC_BCAST " Integer division truncates "
+                        "toward zero (`-7 / 2 = -3`) and the smallest value divided by -1 wraps "
+                        "to itself; a Y holding 0 anywhere is refused (CT_ERR_INVALID_ARGUMENT) "
+                        "before Out is written. Float division by zero gives IEEE inf or NaN."},
+    {"sigmoid", "`Out = 1 / (1 + exp(-X))` elementwise." DOC_VMATH},
+    {"tanh", "`Out = tanh(X)` elementwise; float64 on the CPU is the C library's tanh, float32 "
+             "corten's own (computed in float64 and rounded once). Out has X's dims and dtype."},
+    {"exp", "`Out = e^X` elementwise: overflow gives +inf, -inf gives 0." DOC_VMATH},
+    {"log", "`Out = ln(X)` elementwise (natural logarithm): 0 gives -inf, a negative X NaN."
+            DOC_VMATH},
+    {"scale", "`Out = scale * X + bias`, or with bias_after_scale false `Out = scale * (X + "
+              "bias)` (computed as `scale * X + scale * bias`). "
+              "Out has X's dims and dtype; float32 X computes in float32. Integer X is scaled in "
+              "float64, then truncated toward zero and saturated into X's dtype (NaN gives 0)."},
+    {"cast", "`Out = X` converted to dtype `dtype` (required: a ct_dtype value, CT_BOOL .. "
+             "CT_UINT64, not PaddlePaddle's VarType code); Out has X's dims. The same dtype "
+             "copies; a float to an integer truncates toward zero and saturates (NaN gives 0); "
+             "an integer to a narrower integer saturates, it does not wrap; to bool is `X != 0` "
+             "(NaN is true); to float16 or bfloat16 rounds once to nearest even."},
+    {"assign", "`Out = X`: a copy of X's elements (any dtype), not a view of X; Out has X's "
+               "dims and dtype."},
+    {"relu", "`Out = X > 0 ? X : 0` elementwise: a NaN gives 0 and -0 gives +0. Out has X's dims "
+             "and dtype."},
+};
+
+#undef DOC_BCAST
+#undef DOC_WRAP
+#undef DOC_VMATH
+
+const ct__doc_table ct__elementwise_docs = CT__TABLE(docs);

@@ -445,3 +445,57 @@ static const ct_op_def defs[] = {
 };
 
 const ct__def_table ct__index_defs = CT__TABLE(defs);
+
+/* ---- What each op type computes (ct_op_type_doc) --------------------------------------------- */
+static const ct__op_doc docs[] = {
+    {"shape", "Out is an int64 tensor [end - start] holding Input's extents from dim `start` "
+              "(default 0) up to but not including dim `end` (default past the last dim); "
+              "negative values count from the end and both are then clamped to [0, rank], as "
+              "ONNX's Shape does, so an empty range gives Out [0]. Input may have any dtype; its "
+              "values are not read."},
+    {"size", "Out is Input's element count as a rank-0 int64 tensor. Input may have any dtype; its "
+             "values are not read."},
+    {"squeeze", "Out is X without the dims listed in `axes` (negative ones count from the end), "
+                "each of which must have extent 1; with an empty list (the default), without "
+                "every dim of extent 1. AxesTensor, when wired (int64 or int32, rank 0 or 1, "
+                "read on the host at every run, so the op then runs on the CPU), replaces "
+                "attribute axes. Out is a view of X's memory (no copy), as reshape's is."},
+    {"unsqueeze", "Out is X with dims of extent 1 inserted at the positions listed in `axes`, "
+                  "positions in Out, whose rank is X's plus the list's length (negative ones "
+                  "count from Out's end; a position listed twice is refused); X's dims keep "
+                  "their order. AxesTensor, when wired (int64 or int32, rank 0 or 1, read on the "
+                  "host at every run, so the op then runs on the CPU), replaces attribute axes. "
+                  "Out is a view of X's memory (no copy), as reshape's is."},
+    {"flatten", "Out is X as a matrix: [the product of X's dims before `axis`, the product of the "
+                "rest]. axis (default 1) lies in [-rank, rank], negative counting from the end; "
+                "0 gives [1, numel]. Out is a view of X's memory (no copy), as reshape's is."},
+    {"expand", "Out is X broadcast with the list `shape` by numpy's rules in both directions "
+               "(ONNX's Expand): the two are aligned at their last dims, Out has the larger "
+               "rank, and each pair of extents must be equal or one of them 1, Out taking the "
+               "other; so a shape entry of 1 keeps X's extent. Negative entries are refused. "
+               "Shape, when wired (int64 or int32, rank 0 or 1, read on the host at every run, "
+               "so the op then runs on the CPU), replaces attribute shape. X may have any dtype; "
+               "Out is a copy."},
+    {"tile", "Out is X repeated repeat_times[k] times along each dim k, so Out's extent k is "
+             "`X.dims[k] repeat_times[k]`; repeat_times needs exactly one count (0 or more) per "
+             "dim of X. RepeatTimes, when wired (int64 or int32, rank 0 or 1, read on the host "
+             "at every run, so the op then runs on the CPU), replaces attribute repeat_times. X "
+             "may have any dtype."},
+    {"constant_of_shape", "Out has the dims listed in `shape` (an empty list gives a rank-0 "
+                          "tensor), or in ShapeTensor when that is wired (int64 or int32, rank 0 "
+                          "or 1, read on the host at every run, so the op then runs on the CPU), "
+                          "which then takes precedence; extents must be 0 or more. Every element "
+                          "holds `value` (default 0) in dtype `dtype` (a ct_dtype value, float32 "
+                          "by default), which also chooses the kernel; for an integer or bool "
+                          "dtype the value must be an integer the dtype holds exactly, else the "
+                          "op fails."},
+    {"range", "Out is the 1-D sequence `Start, Start + Step, Start + 2 Step ...` of the values "
+              "before End (exclusive), `ceil((End - Start) / Step)` elements or none when that "
+              "is 0 or less, as numpy's arange. Start, End and Step are one-element tensors of "
+              "one dtype (Start's chooses the kernel), read on the host when the op runs (so it "
+              "runs on the CPU and Out's extent follows their values); a Step of 0 or a NaN is "
+              "refused. Integers count exactly; for floats element i is `Start + i Step` "
+              "computed in double."},
+};
+
+const ct__doc_table ct__index_docs = CT__TABLE(docs);

@@ -362,3 +362,97 @@ ct_status ct__ix_topk_infer(const ct_kernel_ctx *c) {
   if (s == CT_OK) s = ct__k_resize(c, 0, 0, d);
   return s == CT_OK ? ct__k_resize(c, 1, 0, d) : s;
 }
+
+/* ---- What each op type computes (ct_op_type_doc) --------------------------------------------- */
+static const ct__op_doc docs[] = {
+    {"tril_triu", "Out keeps, in each matrix of X's last two dims (X has rank 2 or more; the "
+                  "leading dims are a batch), the elements on and below diagonal k when `lower` "
+                  "(the default: `j - i <= k` for row i, column j) or on and above it otherwise "
+                  "(`j - i >= k`), and is 0 elsewhere (ONNX's Trilu). k is attribute diagonal "
+                  "(default 0, the main diagonal; positive above it) or, when Diagonal is wired, "
+                  "its one int64 or int32 value, read on the host at every run. Out has X's dims "
+                  "and dtype."},
+    {"cumsum", "Out has X's dims; each element is the sum of X's elements along `axis` (default 0, "
+               "negative counting from the end) up to and including it, or with `exclusive` up "
+               "to but not including it (the first is 0), running from the end instead with "
+               "`reverse` (ONNX's CumSum). The axis is attribute axis or, when AxisTensor is "
+               "wired, its one int64 or int32 value, read on the host at every run. The sums "
+               "accumulate in X's dtype in order along the axis."},
+    {"take_along_axis", "`Result[..., i, ...] = Input[..., Index[..., i, ...], ...]` along `Axis` "
+                        "(default 0): each element of Index picks the element of Input at the "
+                        "same position but with its value as the coordinate along the axis "
+                        "(ONNX's GatherElements). Index is int64 or int32 with Input's rank and "
+                        "no dim off the axis larger than Input's (no broadcasting); its values "
+                        "lie in [-d, d), negative counting from the end, others refused when the "
+                        "op runs. Result has Index's dims and Input's dtype."},
+    {"put_along_axis", "Result is Input with each element of Value applied at the position "
+                       "take_along_axis would read for the same element of Index along `Axis` "
+                       "(default 0; ONNX's ScatterElements): `Reduce` \"assign\" (the default; "
+                       "\"none\" is the same) stores it, \"add\", \"mul\", \"max\" and \"min\" "
+                       "combine it with the element there (those need an int32, int64, float32 "
+                       "or float64 Input). Index is int64 or int32 with Input's rank, no dim off "
+                       "the axis larger than Input's and values in [-d, d) (negative from the "
+                       "end); Value has Index's dims and Input's dtype. Elements apply in "
+                       "Index's row-major order, so at a repeated position the last assignment "
+                       "wins and the reductions accumulate; Result has Input's dims."},
+    {"gather_nd", "Each tuple of m values along Index's last dim (int64 or int32, negative "
+                  "counting from the end, out of range refused when the op runs) picks the slice "
+                  "`X[b..., i1 ... im, :]`, after `batch_dims` (default 0) leading dims that "
+                  "Index and X share (ONNX's GatherND). m lies in [1, rank(X) - batch_dims]; "
+                  "Out's dims are Index's dims but the last, then X's dims from batch_dims + m "
+                  "on; Out has X's dtype."},
+    {"scatter_nd", "Out is X with the slices that Index's tuples address (as gather_nd's with no "
+                   "batch dims: Index [..., m], m in [1, rank(X)], int64 or int32, negative "
+                   "counting from the end, out of range refused) replaced by Updates under "
+                   "`reduction` \"none\" (the default) or combined with them by \"add\", "
+                   "\"mul\", \"max\" or \"min\" (those need an int32, int64, float32 or float64 "
+                   "X; ONNX's ScatterND). Updates has Index's dims but the last, then X's dims "
+                   "from m on, and X's dtype; Out has X's dims. Tuples apply in order, so under "
+                   "\"none\" a repeated tuple's last update wins."},
+    {"one_hot", "Out is X's dims with a new dim of extent Depth inserted at `axis` (default -1, "
+                "the last; in [-(rank + 1), rank]): an element is Values[1] where its coordinate "
+                "along the new dim equals X's value at its other coordinates, Values[0] "
+                "elsewhere (ONNX's OneHot). X holds the indices in any numeric dtype: negative "
+                "ones count from the end, others outside [-Depth, Depth) give a row of "
+                "Values[0]. Depth is one value of 0 or more, read on the host when the op runs "
+                "(Out's dims follow it); Values holds [off, on] and gives Out its dtype."},
+    {"depth_to_space", "Moves blocks of channels into space (ONNX's DepthToSpace): X [N, C, H, W] "
+                       "gives Out [N, C / b^2, H b, W b] for b = blocksize (default 1; C must be "
+                       "a multiple of b^2), with `Out[n, c, h b + i, w b + j] = X[n, (i b + j) C "
+                       "/ b^2 + c, h, w]` in mode \"DCR\" (the default) or `X[n, c b^2 + i b + "
+                       "j, h, w]` in mode \"CRD\". Any dtype; a copy."},
+    {"space_to_depth", "Moves blocks of space into channels, the inverse of depth_to_space's DCR "
+                       "mode (ONNX's SpaceToDepth): X [N, C, H, W] gives Out [N, C b^2, H / b, W "
+                       "/ b] for b = blocksize (default 1; H and W must be multiples of b), with "
+                       "`Out[n, (i b + j) C + c, h, w] = X[n, c, h b + i, w b + j]`. Any dtype; "
+                       "a copy."},
+    {"eye_like", "Out has X's dims [R, C] (X must have rank 2; its values are not read) and holds "
+                 "1 at row i, column i + k for `k` (default 0, the main diagonal; positive above "
+                 "it) and 0 elsewhere, in dtype `dtype` (a ct_dtype value; -1, the default, "
+                 "takes X's), as ONNX's EyeLike does."},
+    {"where_index", "Out [n, rank] int64 lists the coordinates of the n nonzero elements of "
+                    "Condition (any dtype; NaN counts as nonzero), one row each in row-major "
+                    "order, as numpy's argwhere (ONNX's NonZero is its transpose). Out's dims "
+                    "follow the values, so they are set when the op runs, not by infer-shape."},
+    {"compress", "Out keeps, in order, the slices of X along `axis` (default 0, negative counting "
+                 "from the end) whose entry in Condition is nonzero (ONNX's Compress with an "
+                 "axis): Condition is 1-D of any dtype and no longer than X's extent along the "
+                 "axis, and slices past its end are dropped. Out's extent along the axis is the "
+                 "count of nonzero entries, set when the op runs, not by infer-shape."},
+    {"reverse_sequence", "For each batch entry b along `batch_axis`, the first SeqLens[b] steps "
+                         "along `time_axis` are reversed and the rest kept: `Out[b, t] = X[b, "
+                         "SeqLens[b] - 1 - t]` for t < SeqLens[b], else X[b, t] (ONNX's "
+                         "ReverseSequence). batch_axis (default 1) and time_axis (default 0) "
+                         "must be 0 and 1 in some order, and X has rank 2 or more (later dims "
+                         "ride along); SeqLens is int64 or int32 [batch] with values from 0 to "
+                         "the time axis's extent. Out has X's dims and dtype."},
+    {"top_k_v2", "Out holds the k largest elements of X along `axis` (default -1), or with "
+                 "`largest` false the k smallest, sorted from the most extreme on, equal values "
+                 "in index order; Indices (int64) holds their positions along the axis. Both "
+                 "have X's dims with extent k along the axis. k is attribute k (default 1) or, "
+                 "when K is wired, its one int64 or int32 value, read on the host at every run, "
+                 "and lies in [0, the axis's extent]. The `sorted` attribute is not read (the "
+                 "results are always sorted), and a NaN in X is refused."},
+};
+
+const ct__doc_table ct__index_misc_docs = CT__TABLE(docs);

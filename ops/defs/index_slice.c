@@ -301,3 +301,42 @@ const ct_attr_def ct__ix_pad_attrs[3] = {
     {"pad_value", {.type = CT_ATTR_FLOAT, .u.f = 0}, false},
     {"mode", {.type = CT_ATTR_STRING, .u.s = "constant"}, false},
 };
+
+/* ---- What each op type computes (ct_op_type_doc) --------------------------------------------- */
+static const ct__op_doc docs[] = {
+    {"strided_slice", "Out takes, along each dim listed in `axes`, the elements `starts[i]`, "
+                      "`starts[i] + strides[i]` ... before `ends[i]`, and every other dim whole "
+                      "(ONNX's Slice; a copy). starts and ends have one entry per listed dim; an "
+                      "empty axes means dims 0, 1 ... in order and an empty strides step 1; a "
+                      "dim listed twice or a step of 0 is refused. Negative starts and ends "
+                      "count from the end, then are clamped to the dim (with a negative step, "
+                      "which walks backwards, to [-1, d - 1] for ends), so bounds past either "
+                      "end such as INT64_MAX are fine. Each of StartsTensor, EndsTensor, "
+                      "AxesTensor and StridesTensor, when wired (int64 or int32, rank 0 or 1, "
+                      "read on the host at every run, so the op then runs on the CPU), replaces "
+                      "the attribute of the same meaning."},
+    {"gather", "numpy's take along `axis` (default 0, negative counting from the end): `Out[a..., "
+               "i..., b...] = X[a..., Index[i...], b...]`, so Out's dims are X's dims before the "
+               "axis, then Index's dims, then X's dims after it (ONNX's Gather). X has rank 1 or "
+               "more and any dtype; Index is int64 or int32 of any rank, negative values "
+               "counting from the end; a value outside [-d, d) is refused when the op runs."},
+    {"split", "X is cut along `axis` (default 0, negative counting from the end) into consecutive "
+              "pieces, one per Out variable (at most 64), each keeping X's other dims and dtype. "
+              "With `sections` (or SectionsTensor, when wired (int64 or int32, rank 0 or 1, read "
+              "on the host at every run, so the op then runs on the CPU), which replaces it) "
+              "piece i has extent sections[i]: one entry per Out variable, at most one -1 taking "
+              "what the others leave, and they must add up to X's extent. Without sections every "
+              "piece has ceil(d / n) but the last ones, which get what is left, possibly 0 "
+              "(ONNX's Split)."},
+    {"pad", "Out is X with paddings[2k] elements added before dim k and paddings[2k + 1] after it "
+            "(before and after for each dim in turn, not ONNX's order of all the befores first); "
+            "negative counts crop instead, and paddings holds one such pair per dim of X. mode "
+            "\"constant\" (the default) fills with pad_value (default 0; for an integer X a "
+            "whole number the dtype holds) or, when PadValue is wired, with its one element of "
+            "X's dtype; \"reflect\" mirrors X without repeating the edge element, \"edge\" "
+            "repeats the edge element and \"wrap\" continues X periodically; those three cannot "
+            "grow an empty dim. Paddings, when wired (int64 or int32, rank 0 or 1, read on the "
+            "host at every run, so the op then runs on the CPU), replaces attribute paddings."},
+};
+
+const ct__doc_table ct__index_slice_docs = CT__TABLE(docs);

@@ -155,3 +155,18 @@ ct_status ct__grad_softmax_with_cross_entropy(ct_grad_ctx *g) {
   if (s == CT_OK) s = ct_op_set_output(op, "Logits@GRAD", dx);
   return s == CT_OK ? ct_grad_copy_attrs(g, op) : s;
 }
+
+/* What the type computes (ct_op_type_doc, `corten ops`). */
+static const ct__op_doc docs[] = {
+    {"softmax_with_cross_entropy",
+     "Softmax of each row of Logits [N, C] into Softmax [N, C], and the row's cross entropy "
+     "into Loss [N, 1]: `Loss_i = logsumexp(Logits_i) - sum_j Label_ij Logits_ij`, computed "
+     "from the row's maximum so that large logits neither overflow nor lose the loss. Hard "
+     "labels (soft_label false, the default): Label is int64 [N] or [N, 1], class indices in "
+     "[0, C) (others refused when the op runs), and a row labelled ignore_index (default -100) "
+     "has loss 0 and gradient 0. Soft labels (soft_label true): Label is [N, C] of Logits' "
+     "dtype, one distribution per row. As in PaddlePaddle the gradient reaches Logits from Loss "
+     "only: a loss that also reads Softmax gets no gradient through it."},
+};
+
+const ct__doc_table ct__loss_docs = CT__TABLE(docs);

@@ -344,3 +344,118 @@ static const ct_op_def defs[] = {
 };
 
 const ct__def_table ct__math_defs = CT__TABLE(defs);
+
+/* What the types compute (ct_op_type_doc, `corten ops`). */
+#define DOC_F " elementwise; Out has X's dims and dtype (computed in float64, rounded once)."
+#define DOC_BC                                                                                \
+  " X and Y broadcast NumPy-style (dims aligned at the end, each pair equal or one of them 1); " \
+  "Out has the broadcast dims"
+#define DOC_CMP                                                                               \
+  " elementwise: X and Y have one dtype and are compared exactly." DOC_BC ", bool. A NaN is "   \
+  "unequal to everything (not_equal true, the other comparisons false)."
+#define DOC_LOGIC " for bool X and Y (any nonzero byte is true)." DOC_BC ", bool."
+
+static const ct__op_doc docs[] = {
+    {"sqrt", "`Out = sqrt(X)`" DOC_F " A negative X gives NaN."},
+    {"reciprocal", "`Out = 1 / X`" DOC_F " A zero gives an infinity of its sign."},
+    {"floor", "`Out = floor(X)`, rounding toward -inf, elementwise; Out has X's dims and dtype."},
+    {"ceil", "`Out = ceil(X)`, rounding toward +inf, elementwise; Out has X's dims and dtype."},
+    {"round", "`Out = round(X)` to the nearest integer, halves to even (2.5 gives 2, -0.5 -0), "
+              "elementwise; Out has X's dims and dtype."},
+    {"sign", "`Out = sign(X)`: 1 where X > 0, -1 where X < 0, X itself elsewhere (0, -0, NaN); "
+             "Out has X's dims and dtype, integers included."},
+    {"abs", "`Out = |X|` elementwise; Out has X's dims and dtype. Integers are computed in int64 "
+            "and wrap back, so the smallest value of a signed dtype stays itself."},
+    {"neg", "`Out = -X` elementwise; Out has X's dims and dtype. Integers wrap: the smallest "
+            "value of a signed dtype stays itself (-(-128) is -128 in int8)."},
+    {"erf", "`Out = erf(X)`, the Gauss error function," DOC_F},
+    {"sin", "`Out = sin(X)` (radians)" DOC_F},
+    {"cos", "`Out = cos(X)` (radians)" DOC_F},
+    {"tan", "`Out = tan(X)` (radians)" DOC_F},
+    {"asin", "`Out = asin(X)` in radians" DOC_F " X outside [-1, 1] gives NaN."},
+    {"acos", "`Out = acos(X)` in radians" DOC_F " X outside [-1, 1] gives NaN."},
+    {"atan", "`Out = atan(X)` in radians" DOC_F},
+    {"sinh", "`Out = sinh(X)`" DOC_F},
+    {"cosh", "`Out = cosh(X)`" DOC_F},
+    {"asinh", "`Out = asinh(X)`" DOC_F},
+    {"acosh", "`Out = acosh(X)`" DOC_F " X below 1 gives NaN."},
+    {"atanh", "`Out = atanh(X)`" DOC_F " X of -1 or 1 gives -inf or inf, beyond them NaN."},
+    {"softplus", "`Out = ln(1 + e^X)`, computed as `max(X, 0) + log1p(e^-|X|)` so that it never "
+                 "overflows," DOC_F},
+    {"softsign", "`Out = X / (1 + |X|)`" DOC_F},
+    {"selu", "`Out = scale * (X > 0 ? X : alpha * (e^X - 1))`, by default with the self-"
+             "normalising constants (scale 1.0507..., alpha 1.6732...)," DOC_F},
+    {"elu", "`Out = X > 0 ? X : alpha * (e^X - 1)` (alpha 1 by default)" DOC_F},
+    {"celu", "`Out = max(0, X) + min(0, alpha * (e^(X / alpha) - 1))` (alpha 1 by default)" DOC_F},
+    {"leaky_relu", "`Out = X >= 0 ? X : alpha * X` (alpha 0.02 by default, PaddlePaddle's; the "
+                   "ONNX importer passes LeakyRelu's own, 0.01 unless given)" DOC_F},
+    {"hard_sigmoid", "`Out = max(0, min(1, slope * X + offset))` (slope 0.2 and offset 0.5 by "
+                     "default)" DOC_F},
+    {"hard_swish", "`Out = X * min(max(X + offset, 0), threshold) / scale` (offset 3, threshold "
+                   "6 and scale 6 by default)" DOC_F},
+    {"thresholded_relu", "`Out = X > threshold ? X : 0` (threshold 1 by default)" DOC_F},
+    {"shrink", "`Out = X < -lambda ? X + bias : X > lambda ? X - bias : 0` (lambda 0.5 and bias "
+               "0 by default)" DOC_F},
+    {"isinf", "`Out = isinf(X)` for float X: true where X is +inf (counted when detect_positive) "
+              "or -inf (when detect_negative), both counted by default; Out is bool of X's "
+              "dims."},
+    {"isnan", "`Out = isnan(X)` for float X: true where X is NaN; Out is bool of X's dims."},
+    {"logical_not", "`Out = !X` for bool X (any nonzero byte is true); Out is bool of X's dims."},
+    {"elementwise_max", "`Out = max(X, Y)` elementwise; a NaN in either input gives NaN (NumPy's "
+                        "maximum). X and Y have one dtype." DOC_BC " and X's dtype."},
+    {"elementwise_min", "`Out = min(X, Y)` elementwise; a NaN in either input gives NaN (NumPy's "
+                        "minimum). X and Y have one dtype." DOC_BC " and X's dtype."},
+    {"elementwise_pow", "`Out = X ^ Y` elementwise; Y may have any integer or float dtype." DOC_BC
+                        " and X's dtype. Float X: C's pow in float64, rounded once. Integer X "
+                        "and Y: exact, wrapping on overflow, a negative power truncating `1 / "
+                        "X^-Y` (1, -1 or 0), 0 to a negative power refused "
+                        "(CT_ERR_INVALID_ARGUMENT); integer X and float Y: pow in float64, "
+                        "truncated toward zero and saturated into X's dtype (NaN gives 0)."},
+    {"elementwise_mod", "`Out = X mod Y` elementwise, the remainder taking Y's sign as Python's % "
+                        "(`-7 mod 3 = 2`, `7 mod -3 = -2`); ONNX Mod with fmod 0. X and Y have "
+                        "one dtype." DOC_BC " and X's dtype. An integer Y holding 0 anywhere is "
+                        "refused (CT_ERR_INVALID_ARGUMENT) before Out is written; a float Y of 0 "
+                        "gives NaN."},
+    {"elementwise_fmod", "`Out = fmod(X, Y)` elementwise, the remainder taking X's sign as C's "
+                         "fmod and % (`-7 fmod 3 = -1`); ONNX Mod with fmod 1. X and Y have one "
+                         "dtype." DOC_BC " and X's dtype. An integer Y holding 0 anywhere is "
+                         "refused (CT_ERR_INVALID_ARGUMENT) before Out is written; a float Y of 0 "
+                         "gives NaN."},
+    {"bitwise_left_shift", "`Out = X << Y` for unsigned integer X and Y of one dtype: bits "
+                           "shifted past the width are dropped, and a shift by the width or more "
+                           "gives 0 (ONNX BitShift LEFT)." DOC_BC " and X's dtype."},
+    {"bitwise_right_shift", "`Out = X >> Y` for unsigned integer X and Y of one dtype: a shift "
+                            "by the width or more gives 0 (ONNX BitShift RIGHT)." DOC_BC
+                            " and X's dtype."},
+    {"equal", "`Out = X == Y`" DOC_CMP},
+    {"not_equal", "`Out = X != Y`" DOC_CMP},
+    {"less_than", "`Out = X < Y`" DOC_CMP},
+    {"less_equal", "`Out = X <= Y`" DOC_CMP},
+    {"greater_than", "`Out = X > Y`" DOC_CMP},
+    {"greater_equal", "`Out = X >= Y`" DOC_CMP},
+    {"logical_and", "`Out = X && Y`" DOC_LOGIC},
+    {"logical_or", "`Out = X || Y`" DOC_LOGIC},
+    {"logical_xor", "`Out = X != Y` as truth values" DOC_LOGIC},
+    {"where", "`Out = Condition ? X : Y` elementwise: Condition bool (any nonzero byte is true), "
+              "X and Y of one dtype (any); the three broadcast NumPy-style (dims aligned at the "
+              "end, each triple equal or 1), and Out has the broadcast dims and X's dtype."},
+    {"prelu", "`Out = X >= 0 ? X : Alpha * X` elementwise, Alpha of X's dtype broadcast to X's "
+              "dims (aligned at the end: a per-channel slope of NCHW X is [C, 1, 1]; dims that "
+              "would grow X are refused); Out has X's dims and dtype."},
+    {"cast_like", "`Out = X` converted to Like's dtype with cast's rules (floats to integers "
+                  "truncate toward zero and saturate, NaN gives 0; integers saturate; to bool is "
+                  "`X != 0`); Out has X's dims. Only Like's dtype is read, not its values (ONNX "
+                  "CastLike)."},
+    {"clip", "`Out = min(max(X, min), max)` elementwise, so min > max gives max and a NaN X stays "
+             "NaN. The bounds are inputs Min and Max when wired (one element of X's dtype each, "
+             "read on the host when the op runs), else attributes min and max (default -inf and "
+             "+inf: no bound; NaN refused); for an integer X an attribute bound is rounded inward "
+             "(min up, max down). Out has X's dims and dtype."},
+};
+
+#undef DOC_F
+#undef DOC_BC
+#undef DOC_CMP
+#undef DOC_LOGIC
+
+const ct__doc_table ct__math_docs = CT__TABLE(docs);

@@ -113,3 +113,18 @@ static const ct_op_def defs[] = {
 };
 
 const ct__def_table ct__matmul_defs = CT__TABLE(defs);
+
+/* What the type computes (ct_op_type_doc, `corten ops`). */
+static const ct__op_doc docs[] = {
+    {"matmul",
+     "Matrix product with numpy's matmul rules: the last two dims of X and Y multiply, `Out = "
+     "op(X) op(Y)` with op transposing those two dims when transpose_x / transpose_y is set "
+     "(both false by default), and X and Y of one dtype. The dims before them are batch dims "
+     "and broadcast (aligned at the end, each pair equal or one of them 1; a 1 against a 0 "
+     "gives 0), so X [B, M, K] times Y [K, N] is B products, Out [B, M, N]. A rank-1 X is a row "
+     "[1, K] and a rank-1 Y a column [K, 1], that dim dropped from Out, and transposing a "
+     "rank-1 operand does nothing. There is no alpha attribute (scale Out with a `scale` op); "
+     "matrix dims above INT_MAX are refused."},
+};
+
+const ct__doc_table ct__matmul_docs = CT__TABLE(docs);

@@ -244,3 +244,67 @@ static const ct_op_def defs[] = {
 };
 
 const ct__def_table ct__misc_defs = CT__TABLE(defs);
+
+/* What the types compute (ct_op_type_doc, `corten ops`). */
+static const ct__op_doc docs[] = {
+    {"non_max_suppression",
+     "ONNX's NonMaxSuppression: per batch and class, the boxes of Boxes [B, N, 4] whose score "
+     "in Scores [B, C, N] (Boxes' dtype) passes score_threshold (strictly greater; only when "
+     "the attribute is set or ScoreThreshold is given) are taken by descending score (ties: "
+     "the lower box index first), each kept unless its intersection over union with a box "
+     "already kept exceeds iou_threshold, at most max_output_boxes_per_class of them. "
+     "center_point_box 0 (the default) reads a box as two corners [y1, x1, y2, x2] (either "
+     "order), 1 as [x_center, y_center, width, height]. The optional one-element inputs "
+     "MaxOutput, IouThreshold and ScoreThreshold, read on the host when the op runs (an empty "
+     "one counts as absent), replace the attributes; max_output_boxes_per_class defaults to 0, "
+     "which selects nothing. SelectedIndices is int64 [k, 3] rows (batch, class, box) in that "
+     "order, its k known only after the run; a NaN score is refused. No gradient."},
+    {"unique",
+     "The distinct values of X flattened (flatten true, the default), or with flatten false "
+     "the distinct slices along `axis` (Out keeps X's other dims): Out holds them in ascending "
+     "order (sorted true, the default; slices compared element by element) or in the order of "
+     "their first occurrence. The optional int64 outputs: Indices, the position in X of each "
+     "one's first occurrence; InverseIndices, for each element or slice of X, its position in "
+     "Out; Counts, how often each occurs. Floats compare by value, every NaN equal to every "
+     "other and after all numbers; the output dims are known only after the run. No gradient."},
+    {"einsum",
+     "Einstein summation (numpy's einsum) of the tensors of Inputs (1 to 16, one dtype) under "
+     "`equation` (required): each operand's term gives one letter (a-z, A-Z) per dim, with at "
+     "most one \"...\" for the dims no letter names (broadcast across the operands). After "
+     "\"->\" come the output's labels; without it (implicit mode) Out takes the ellipsis's dims, "
+     "then the letters that occur once, in ASCII order. A label repeated in a term reads that "
+     "term's diagonal, labels missing from the output are summed, and every occurrence of a "
+     "letter must have the same extent. Sums run in double."},
+    {"det",
+     "The determinant of each square matrix of X [..., n, n], giving Out [...]: Gaussian "
+     "elimination with partial pivoting in double, then rounded to X's dtype. An empty matrix "
+     "(n 0) has determinant 1, and a singular one 0 when a pivot is exactly 0. The gradient is "
+     "Out@GRAD times X's cofactor matrix, nonzero and exact for a singular X too."},
+    {"window",
+     "A window of Size elements (Size: one int32 or int64 element, read on the host when the op "
+     "runs): `kind` \"hann\" (the default, `0.5 - 0.5 cos x`), \"hamming\" (`25/46 - 21/46 cos "
+     "x`) or \"blackman\" (`0.42 - 0.5 cos x + 0.08 cos 2x`) at `x = 2 pi i / N`, N = Size when "
+     "periodic (the default) and Size - 1 otherwise (so a symmetric window of one element is "
+     "NaN, as ONNX's definition gives). Out [Size] has dtype `dtype` (a ct_dtype value, "
+     "float32 by default, or float64). No gradient."},
+    {"mel_weight_matrix",
+     "ONNX's MelWeightMatrix: Out [DftLength / 2 + 1, NumMelBins] maps a spectrogram's bins to "
+     "mel bands. NumMelBins + 2 edges lie equally spaced on the mel scale (`mel(f) = 2595 "
+     "log10(1 + f / 700)`) from LowerEdgeHertz to UpperEdgeHertz, each at spectrogram bin "
+     "`floor((DftLength + 1) f / SampleRate)`, and band i rises linearly from edge i to a peak "
+     "of 1 at edge i + 1 and falls to edge i + 2 (the edges' mels in float32, the rest in "
+     "double, as ONNX's reference computes them). The five inputs are one-element tensors read "
+     "on the host when the op runs (the first three integers; an edge whose bin falls outside "
+     "the spectrogram is refused); Out has dtype `dtype` (a ct_dtype value, float32 by "
+     "default). No gradient."},
+    {"dropout_identity",
+     "ONNX's Dropout where the result is known without drawing: `Out = X` and Mask (optional, "
+     "bool, X's dims) all true. Training is TrainingMode's value when wired (one element, read "
+     "on the host when the op runs), else `!is_test` (is_test true by default); the ratio is "
+     "Ratio's value when wired, else dropout_prob. In inference, or with a ratio of 0, the op "
+     "runs; training with another ratio in [0, 1) is refused (CT_ERR_UNSUPPORTED: use op type "
+     "dropout, Philox), as its random bits could not match another runtime's. The gradient "
+     "passes Out@GRAD through unchanged."},
+};
+
+const ct__doc_table ct__misc_ops_docs = CT__TABLE(docs);

@@ -227,3 +227,36 @@ static const ct_op_def defs[] = {
 };
 
 const ct__def_table ct__nn_defs = CT__TABLE(defs);
+
+/* What the types compute (ct_op_type_doc, `corten ops`). */
+static const ct__op_doc docs[] = {
+    {"gelu", "The Gaussian error linear unit, elementwise: with `approximate` false (the "
+             "default) `Out = X Phi(X) = X (1 + erf(X / sqrt 2)) / 2`, with true the tanh form "
+             "`Out = X (1 + tanh(sqrt(2 / pi) (X + 0.044715 X^3))) / 2`. Out has X's dims and "
+             "dtype; each element is computed in double and rounded once."},
+    {"lookup_table_v2",
+     "Embedding lookup (PaddlePaddle's lookup_table_v2): Out [Ids' dims..., D] holds row Ids[i] "
+     "of W [rows, D] for each id, in W's dtype. Ids are int64 or int32 of any dims; an id "
+     "outside [0, rows) is refused naming its position, and an id equal to padding_idx "
+     "(default -1: none) reads as a row of zeros (PyTorch would return the row itself). The "
+     "gradient adds each row of Out@GRAD into W@GRAD's row Ids[i] (repeated ids add up, the "
+     "padding_idx row stays 0); Ids gets none."},
+    {"dropout",
+     "PaddlePaddle's dropout. Training (is_test false, the default): Mask (uint8, X's dims) is 1 "
+     "where element i's 24-bit uniform from Philox4x32-10 (word i % 4 of block i / 4, "
+     "ops/philox.h) is at least dropout_prob, 0 elsewhere, and `Out = X Mask`, divided by `1 - "
+     "dropout_prob` with dropout_implementation \"upscale_in_train\"; in test mode Mask is all 1 "
+     "and `Out = X` (\"upscale_in_train\") or `X (1 - dropout_prob)` (\"downgrade_in_infer\", "
+     "the default). The seed is input Seed's value when wired (one int32 element, whatever "
+     "fix_seed says), else attribute seed when fix_seed is true, else a fresh one at each run: "
+     "for reproducible masks set fix_seed and seed, or wire Seed, and the same seed then gives "
+     "the same mask on the CPU and on CUDA at any thread count. The probability must lie in "
+     "[0, 1]; the gradient is `X@GRAD = Out@GRAD Mask` times the same factor."},
+    {"arg_max", "The index of the largest element along `axis` (default -1, the last dim): the "
+                "first one on ties, and a NaN counts as largest. Out drops that dim, or keeps it "
+                "as 1 with keepdims; flatten takes X as one row (Out [1], or all ones with "
+                "keepdims). Out is int64, or int32 with attribute `dtype` (a ct_dtype value); an "
+                "empty axis is refused. No gradient."},
+};
+
+const ct__doc_table ct__nn_docs = CT__TABLE(docs);

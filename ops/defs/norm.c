@@ -161,3 +161,33 @@ static const ct_op_def defs[] = {
 };
 
 const ct__def_table ct__norm_defs = CT__TABLE(defs);
+
+/* What the types compute (ct_op_type_doc, `corten ops`). */
+static const ct__op_doc docs[] = {
+    {"batch_norm",
+     "Batch normalisation per channel: X [N, C, ...] (data_layout \"NCHW\", the default) or [N, "
+     "..., C] (\"NHWC\"); Scale, Bias, Mean and Variance are [C] of X's dtype; Y has X's dims, "
+     "MeanOut, VarianceOut, SavedMean and SavedVariance are [C]; `Y = (X - mean) / sqrt(var + "
+     "epsilon) Scale + Bias`. Training (is_test and use_global_stats false, the default) uses "
+     "each channel's batch mean and biased variance and updates the running statistics "
+     "PaddlePaddle's way, `MeanOut = momentum Mean + (1 - momentum) mean`, VarianceOut likewise "
+     "with the biased variance (momentum, default 0.9, is the weight of the old value: "
+     "PyTorch's momentum 0.1, whose running variance is unbiased); SavedMean is the batch mean, "
+     "`SavedVariance = 1 / sqrt(var + epsilon)`. With is_test or use_global_stats, Mean and "
+     "Variance normalise instead and are copied into MeanOut and VarianceOut. Start Mean at "
+     "zeros and "
+     "Variance at ones and wire MeanOut to Mean and VarianceOut to Variance (in place, which "
+     "the backward pass allows while no other op reads them), so each step reads the last "
+     "one's statistics; they get no gradient."},
+    {"layer_norm",
+     "Layer normalisation: X is seen as rows, each row the dims from begin_norm_axis (default "
+     "1; negative counts from the end, 0 makes X one row) on, normalised by its own mean and "
+     "biased variance: `Y = (X - mean) / sqrt(var + epsilon) Scale + Bias`. Scale and Bias are "
+     "optional, each holding one value per row element ([product of X's dims from the axis], "
+     "X's dtype); Y has X's dims, Mean and Variance are [product of X's dims before the axis] "
+     "(Variance the variance itself, not its inverse). Statistics are summed in double in "
+     "element order (the mean, then the squared deviations), for float32 too; epsilon "
+     "(default 1e-5) must be 0 or more."},
+};
+
+const ct__doc_table ct__norm_docs = CT__TABLE(docs);

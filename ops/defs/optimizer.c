@@ -19,7 +19,12 @@
  * Grad and the state (Velocity, Moment1, Moment2) have Param's dims and dtype; LearningRate,
  * Beta1Pow and Beta2Pow are one-element tensors of float32 or float64, whatever Param's dtype.
  * Every output may name its input (ParamOut = Param, in place): the framework then gives the
- * output a fresh block before the kernel runs, so no kernel reads what it overwrites. */
+ * output a fresh block before the kernel runs, so no kernel reads what it overwrites.
+ *   lr_schedule  Step -> LearningRate, StepOut; base_lr, kind, warmup_steps, step_size, gamma,
+ *                total_steps, min_lr: the learning rate of step t (its doc below). */
+#include <math.h>
+#include <string.h>
+
 #include "ops/defs.h"
 
 static const ct_slot_def sgd_in[] = {{"Param", 0}, {"Grad", 0}, {"LearningRate", 0}};
@@ -144,6 +149,67 @@ static ct_status adam_infer(const ct_kernel_ctx *c) {
   return s;
 }
 
+/* ---- lr_schedule: Step -> LearningRate, StepOut ------------------------------------------ */
+
+static const ct_slot_def sched_in[] = {{"Step", 0}};
+static const ct_slot_def sched_out[] = {{"LearningRate", 0}, {"StepOut", 0}};
+static const ct_attr_def sched_attrs[] = {
+    {"base_lr", {.type = CT_ATTR_FLOAT, .u.f = 0.0}, true},
+    {"kind", {.type = CT_ATTR_STRING, .u.s = "constant"}, false},
+    {"warmup_steps", {.type = CT_ATTR_INT, .u.i = 0}, false},
+    {"step_size", {.type = CT_ATTR_INT, .u.i = 1}, false},
+    {"gamma", {.type = CT_ATTR_FLOAT, .u.f = 0.1}, false},
+    {"total_steps", {.type = CT_ATTR_INT, .u.i = 1}, false},
+    {"min_lr", {.type = CT_ATTR_FLOAT, .u.f = 0.0}, false},
+};
+
+/* The attributes describe a schedule: a kind it knows, a base above 0, and the kind's numbers. */
+static ct_status check_schedule(const ct_kernel_ctx *c) {
+  const char *kind = c->attr[CT__SCHED_KIND].u.s;
+  double base = c->attr[CT__SCHED_BASE].u.f, gamma = c->attr[CT__SCHED_GAMMA].u.f;
+  double min_lr = c->attr[CT__SCHED_MIN_LR].u.f;
+  if (strcmp(kind, "constant") != 0 && strcmp(kind, "step") != 0 && strcmp(kind, "cosine") != 0) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT, "attribute kind is \"%s\": give "
+                          "\"constant\", \"step\" or \"cosine\"", kind);
+  }
+  if (!(base > 0 && base < INFINITY)) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT, "attribute base_lr is %g: give a finite "
+                          "learning rate above 0", base);
+  }
+  if (c->attr[CT__SCHED_WARMUP].u.i < 0) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT, "attribute warmup_steps is %lld: give 0 "
+                          "(no warm-up) or more", (long long)c->attr[CT__SCHED_WARMUP].u.i);
+  }
+  if (strcmp(kind, "step") == 0 && (c->attr[CT__SCHED_STEP_SIZE].u.i < 1 ||
+                                    !(gamma > 0 && gamma < INFINITY))) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT, "kind \"step\" with step_size %lld and "
+                          "gamma %g: give a step_size of 1 or more and a finite gamma above 0",
+                          (long long)c->attr[CT__SCHED_STEP_SIZE].u.i, gamma);
+  }
+  if (strcmp(kind, "cosine") == 0 && (c->attr[CT__SCHED_TOTAL].u.i < 1 ||
+                                      !(min_lr >= 0 && min_lr <= base))) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT, "kind \"cosine\" with total_steps %lld "
+                          "and min_lr %g: give total_steps of 1 or more and a min_lr in [0, "
+                          "base_lr]", (long long)c->attr[CT__SCHED_TOTAL].u.i, min_lr);
+  }
+  return CT_OK;
+}
+
+static ct_status sched_infer(const ct_kernel_ctx *c) {
+  ct_status s = check_schedule(c);
+  if (s != CT_OK) return s;
+  const ct_tensor *t = ct_kernel_in(c, CT__SCHED_STEP, 0);
+  if (t->dtype != CT_INT64 || t->numel != 1) {
+    char a[CT__DDIM_STR_CAP];
+    return ct_kernel_fail(c, CT_ERR_TYPE_MISMATCH, "input Step variable '%s' is %s %s: give one "
+                          "int64 element (the steps taken, starting at 0)",
+                          ct_kernel_in_name(c, CT__SCHED_STEP, 0), ct_dtype_name(t->dtype),
+                          ct_ddim_str(t->dims, a, sizeof a));
+  }
+  s = ct__k_resize(c, CT__SCHED_LR_OUT, 0, CT_DIMS(1));
+  return s == CT_OK ? ct__k_resize(c, CT__SCHED_STEP_OUT, 0, t->dims) : s;
+}
+
 static const ct_op_def defs[] = {
     {.type = "sgd", .inputs = sgd_in, .n_inputs = 3, .outputs = sgd_out, .n_outputs = 1,
      .flags = CT_OP_PURE_INFER, .infer_shape = sgd_infer},
@@ -151,6 +217,42 @@ static const ct_op_def defs[] = {
      .attrs = mom_attrs, .n_attrs = 2, .flags = CT_OP_PURE_INFER, .infer_shape = mom_infer},
     {.type = "adam", .inputs = adam_in, .n_inputs = 7, .outputs = adam_out, .n_outputs = 5,
      .attrs = adam_attrs, .n_attrs = 3, .infer_shape = adam_infer}, /* reads values: not pure */
+    {.type = "lr_schedule", .inputs = sched_in, .n_inputs = 1, .outputs = sched_out,
+     .n_outputs = 2, .attrs = sched_attrs, .n_attrs = 7, .flags = CT_OP_PURE_INFER,
+     .infer_shape = sched_infer},
 };
 
 const ct__def_table ct__optimizer_defs = CT__TABLE(defs);
+
+static const ct__op_doc docs[] = {
+    {"sgd", "One step of plain gradient descent: `ParamOut = Param - lr Grad`. Grad has Param's "
+            "dims and dtype; LearningRate is a one-element float32 or float64 tensor (lr). "
+            "ParamOut may be Param (in place). No state to start."},
+    {"momentum", "One step of gradient descent with momentum: `VelocityOut = mu Velocity + "
+                 "Grad`, then `ParamOut = Param - lr VelocityOut`, or with use_nesterov "
+                 "`ParamOut = Param - lr (Grad + mu VelocityOut)`. Grad and Velocity have "
+                 "Param's dims and dtype; LearningRate is a one-element float32 or float64 "
+                 "tensor. Start Velocity at zeros of Param's dims; wire VelocityOut to Velocity "
+                 "and ParamOut to Param so that the next step reads this one's."},
+    {"adam", "One Adam step (Kingma and Ba, PaddlePaddle's form): `lr_t = lr sqrt(1 - "
+             "Beta2Pow) / (1 - Beta1Pow)`, `Moment1Out = beta1 Moment1 + (1 - beta1) Grad`, "
+             "`Moment2Out = beta2 Moment2 + (1 - beta2) Grad^2`, `ParamOut = Param - lr_t "
+             "Moment1Out / (sqrt(Moment2Out) + epsilon sqrt(1 - Beta2Pow))`, `Beta1PowOut = "
+             "Beta1Pow beta1`, `Beta2PowOut = Beta2Pow beta2`. Grad, Moment1 and Moment2 have "
+             "Param's dims and dtype; LearningRate, Beta1Pow and Beta2Pow are one-element "
+             "float32 or float64 tensors. Start Moment1 and Moment2 at zeros, Beta1Pow at beta1 "
+             "and Beta2Pow at beta2 (the powers of the first step: 1 would divide by zero and "
+             "is refused), and wire each ...Out to its input for the next step (corten/nn.h's "
+             "optimizers do all of this)."},
+    {"lr_schedule", "The learning rate of step t (Step, one int64 element, the steps taken so "
+                    "far; start it at 0 and wire StepOut = t + 1 back to it) into LearningRate "
+                    "(float32 [1]), computed in double: during warm-up (t < warmup_steps) "
+                    "`base_lr (t + 1) / warmup_steps`; after it, with u = t - warmup_steps, "
+                    "kind \"constant\" gives `base_lr`, \"step\" `base_lr gamma^floor(u / "
+                    "step_size)` and \"cosine\" `min_lr + (base_lr - min_lr) (1 + cos(pi "
+                    "min(u, total_steps) / total_steps)) / 2`. Append it before the update ops "
+                    "that read LearningRate (corten/nn.h's optimizers do, given a schedule). A "
+                    "negative Step is refused."},
+};
+
+const ct__doc_table ct__optimizer_docs = CT__TABLE(docs);

@@ -364,3 +364,35 @@ static const ct_op_def defs[] = {
 };
 
 const ct__def_table ct__pool_nd_defs = CT__TABLE(defs);
+
+/* What the types compute (ct_op_type_doc, `corten ops`). */
+static const ct__op_doc docs[] = {
+    {"pool_nd",
+     "ONNX's MaxPool and AveragePool over 1 to 3 spatial dims: X [N, C, D...] gives Out [N, C, "
+     "O...] (`pooling_type` \"max\", the default, or \"avg\"), each window's taps at `o stride "
+     "- pad_begin + t dilation` for t in [0, ksize); ksize is required (one value per spatial "
+     "dim), strides and dilations default to 1, paddings (the beginnings, then the ends) to 0, "
+     "and global_pooling takes each spatial dim whole. Max keeps the first largest tap in "
+     "window order (a NaN is largest) and never sees the padding; the optional Indices (int64, "
+     "Out's dims, max only) holds its flat index into X, `(n C + c) D1 D2 D3` plus the spatial "
+     "index, row-major (column-major over the spatial dims with storage_order 1). Avg divides "
+     "the sum of the taps inside X by their count (exclusive, the default) or by the taps inside "
+     "the padded extent (exclusive false: ONNX's count_include_pad). Extents: padding_algorithm "
+     "\"EXPLICIT\" (the default) gives `O = floor((D + pads - ((ksize - 1) dilation + 1)) / "
+     "stride) + 1`, ceil_mode rounding up but dropping a last window that would start in the "
+     "end padding; \"VALID\" the same without pads; \"SAME_UPPER\" / \"SAME_LOWER\" `O = "
+     "ceil(D / stride)`, the odd padding at the end / beginning. A window of padding alone is "
+     "refused for max and exclusive avg (CT_ERR_UNSUPPORTED)."},
+    {"max_unpool",
+     "ONNX's MaxUnpool, the inverse of max pooling with indices: X [N, C, D...] and Indices "
+     "(int64 or int32, X's dims, flat indices as pool_nd's Indices gives them) scatter into "
+     "zeros of U, X's dims with each spatial D replaced by `(D - 1) stride + ksize - pad_begin "
+     "- pad_end` (ksize required, strides default 1, paddings 0), `U.flat[Indices[i]] = X[i]` "
+     "in element order (a repeated index keeps the last). Out is U, or, when OutputShape "
+     "(optional, int64 or int32, read on the host when the op runs) or else attribute "
+     "output_shape gives a shape, that shape (no dim below U's) with U's elements at its start "
+     "and zeros after, as ONNX's reference places them. An index outside U is refused before "
+     "anything is written. No gradient."},
+};
+
+const ct__doc_table ct__pool_nd_docs = CT__TABLE(docs);

@@ -102,3 +102,21 @@ static const ct_op_def defs[] = {
 };
 
 const ct__def_table ct__pool_nd_norm_defs = CT__TABLE(defs);
+
+/* What the types compute (ct_op_type_doc, `corten ops`). */
+static const ct__op_doc docs[] = {
+    {"lrn",
+     "ONNX's LRN, local response normalisation across channels: X [N, C, ...] (rank 2 or more) "
+     "gives Out of X's dims, `Out = X / (bias + alpha / size * sq)^beta` with sq the sum of "
+     "X^2 over the channels c - floor((size - 1) / 2) to c + ceil((size - 1) / 2) that exist, "
+     "at the same n and position. Defaults: size 5 (at least 1), alpha 1e-4, beta 0.75, bias "
+     "1."},
+    {"instance_norm",
+     "ONNX's InstanceNormalization: each (n, c) plane of X [N, C, ...] (rank 2 or more) is "
+     "normalised by its own mean and biased variance over the elements after C, `Y = Scale[c] "
+     "(X - mean) / sqrt(var + epsilon) + Bias[c]` with Scale and Bias [C] of X's dtype and Y "
+     "of X's dims. No running statistics: training and inference compute the same. Sums run in "
+     "double; epsilon (default 1e-5) must be 0 or more."},
+};
+
+const ct__doc_table ct__pool_nd_norm_docs = CT__TABLE(docs);

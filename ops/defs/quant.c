@@ -140,3 +140,24 @@ static const ct_op_def defs[] = {
 };
 
 const ct__def_table ct__quant_defs = CT__TABLE(defs);
+
+/* What the types compute (ct_op_type_doc, `corten ops`). */
+static const ct__op_doc docs[] = {
+    {"quantize_linear",
+     "ONNX's QuantizeLinear (opsets 10 and 13) as its reference computes it: `Y = saturate(round"
+     "(X / Scale) + ZeroPoint)`, the quotient in float32 (float64 for a float64 or int32 X), "
+     "rounded half to even, saturated to Y's range. Scale is float32, one element (per tensor) "
+     "or a vector with one scale per slice along `axis` (default 1); the optional ZeroPoint has "
+     "Scale's count and sets Y's dtype, uint8 or int8 (uint8 without it); Y has X's dims. "
+     "Infinities saturate to the end of their sign and NaN gives the dtype's lowest value (0 "
+     "for uint8, -128 for int8); a Scale of 0, negative or not finite is not refused (the "
+     "arithmetic decides). No gradient."},
+    {"dequantize_linear",
+     "ONNX's DequantizeLinear (opsets 10 and 13): `Y = ((float)X - (float)ZeroPoint) Scale`, "
+     "each step in float32 as ONNX's reference computes it, Y float32 of X's dims. X is int8, "
+     "uint8 or int32; ZeroPoint (optional, default 0) has X's dtype and Scale's count. Scale is "
+     "float32, one element (per tensor) or one per slice along `axis` (default 1). An int32 X "
+     "takes no zero point: a ZeroPoint holding anything but 0 is refused when the op runs."},
+};
+
+const ct__doc_table ct__quant_docs = CT__TABLE(docs);

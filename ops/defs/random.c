@@ -185,3 +185,32 @@ static const ct_op_def defs[] = {
 };
 
 const ct__def_table ct__random_defs = CT__TABLE(defs);
+
+/* What the types compute (ct_op_type_doc, `corten ops`). */
+#define DOC_SEED                                                                              \
+  " Values come from Philox4x32-10 (ops/philox.h): element i's depends only on the seed and "  \
+  "i, so a seed gives the same tensor on the CPU and on CUDA at any thread count. Attribute "  \
+  "seed 0 (the default) draws a fresh seed at each run, as PaddlePaddle does: set a nonzero "  \
+  "seed for reproducible draws (give each op its own seed, or two ops draw the same values)."
+#define DOC_SHAPE                                                                             \
+  "Out has dims `shape` (required) and dtype `dtype` (a ct_dtype value, float32 by default); " \
+  "no inputs."
+
+static const ct__op_doc docs[] = {
+    {"fill_constant", "Fills Out with `value` (default 0). " DOC_SHAPE " For an integer or bool "
+                      "dtype, value must be an integer the dtype holds exactly, else the op is "
+                      "refused (CT_ERR_OUT_OF_RANGE); float dtypes round it to the nearest."},
+    {"fill_any_like", "Fills Out, of X's dims and dtype, with `value` (default 0); X's values are "
+                      "not read. For an integer or bool X, value must be an integer the dtype "
+                      "holds exactly. With one_element (how the backward pass seeds a loss's "
+                      "gradient with 1), X must hold one element. No gradient."},
+    {"uniform_random", "Uniform random values in [min, max) (defaults -1 and 1): float32, "
+                       "float16 and bfloat16 from 24 random bits per element, float64 from 53, "
+                       "`min + (max - min) u`, a value that rounding to the dtype puts on max "
+                       "moved just below it. " DOC_SHAPE DOC_SEED},
+    {"gaussian_random", "Normal random values with mean `mean` (default 0) and standard "
+                        "deviation `std` (default 1, at least 0), by the Box-Muller transform "
+                        "with corten's own logarithm and sine series. " DOC_SHAPE DOC_SEED},
+};
+
+const ct__doc_table ct__random_docs = CT__TABLE(docs);

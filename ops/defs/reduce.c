@@ -110,3 +110,23 @@ static const ct_op_def defs[] = {
 };
 
 const ct__def_table ct__reduce_defs = CT__TABLE(defs);
+
+/* ---- What each op type computes (ct_op_type_doc) --------------------------------------------- */
+static const ct__op_doc docs[] = {
+    {"sum", "`Out = X[0] + X[1] + ...` element by element over any number of X tensors (one gives "
+            "a copy), which must have equal dims and one dtype: no broadcasting. Integers wrap. "
+            "Out has X's dims."},
+    {"reduce_sum", "Out is the sum of X over the dims listed in `dim` (negative ones count from "
+                   "the end; a dim listed twice is refused), over every dim when the list is "
+                   "empty (the default); keep_dim (default false) keeps the summed dims as "
+                   "extent 1, else they are dropped. An empty group sums to 0 and integers wrap. "
+                   "For dims given at run time use reduce_sum_axes."},
+    {"mean", "Out is the mean of all of X's elements, a rank-0 tensor; the mean of an empty X is "
+             "NaN (0 / 0, as numpy gives)."},
+    {"softmax", "`Out = exp(X - m) / sum(exp(X - m))` over each row along `axis` (default -1, "
+                "negative counting from the end), m the row's largest element, so that no finite "
+                "input overflows; a row holding NaN, +inf or only -inf gives NaN, as in numpy. "
+                "Out has X's dims. softmax_v2 adds float16 and coerce_2d."},
+};
+
+const ct__doc_table ct__reduce_docs = CT__TABLE(docs);

@@ -259,3 +259,75 @@ static const ct_op_def defs[] = {
 };
 
 const ct__def_table ct__reduce_ext_defs = CT__TABLE(defs);
+
+/* ---- What each op type computes (ct_op_type_doc) --------------------------------------------- */
+#define RX_DIMS                                                                                    \
+  "The dims reduced are those listed in Axes when it is wired (int64 or int32, rank 0 or 1, "      \
+  "read on the host at every run), else in attribute dim (negative ones counting from the end, "   \
+  "none twice); an empty list reduces every dim, or with empty_dim_noop none (each element is "    \
+  "then its own group and Out has X's dims). keep_dim keeps the reduced dims as extent 1, else "   \
+  "they are dropped."
+
+static const ct__op_doc docs[] = {
+    {"reduce_sum_axes", "`Out = sum(X)` over the reduced dims: reduce_sum with the dims also "
+                        "readable at run time (ONNX's ReduceSum from opset 13). " RX_DIMS " An "
+                        "empty group gives 0. Floats accumulate in double in element order and "
+                        "round once to X's dtype; integers wrap as the dtype does."},
+    {"reduce_mean", "`Out = sum(X) / n` over the reduced dims, n the group's element count, the "
+                    "sum in double. " RX_DIMS " An empty group gives NaN."},
+    {"reduce_max", "Out is the largest element of X over the reduced dims; a NaN makes its group's "
+                   "result NaN. " RX_DIMS " An empty float group gives -inf; an empty integer "
+                   "group is refused."},
+    {"reduce_min", "Out is the smallest element of X over the reduced dims; a NaN makes its "
+                   "group's result NaN. " RX_DIMS " An empty float group gives +inf; an empty "
+                   "integer group is refused."},
+    {"reduce_prod", "`Out = prod(X)` over the reduced dims. " RX_DIMS " An empty group gives 1. "
+                    "Floats accumulate in double in element order and round once to X's dtype; "
+                    "integers wrap as the dtype does."},
+    {"reduce_l1", "`Out = sum(|X|)` over the reduced dims. " RX_DIMS " An empty group gives 0, and "
+                  "with empty_dim_noop Out is |X|. Floats accumulate in double in element order "
+                  "and round once to X's dtype; integers wrap as the dtype does."},
+    {"reduce_l2", "`Out = sqrt(sum(X^2))` over the reduced dims, the sum in double. " RX_DIMS " An "
+                  "empty group gives 0, and with empty_dim_noop Out is |X|."},
+    {"reduce_log_sum", "`Out = log(sum(X))` over the reduced dims, the sum in double (a negative "
+                       "sum gives NaN). " RX_DIMS " An empty group gives -inf, and with "
+                       "empty_dim_noop Out is log(X)."},
+    {"reduce_log_sum_exp", "`Out = log(sum(exp(X)))` over the reduced dims, computed as `m + "
+                           "log(sum(exp(X - m)))` in double with m the group's largest element, "
+                           "so large inputs do not overflow; a group holding +inf gives +inf and "
+                           "one holding NaN gives NaN. " RX_DIMS " An empty group, or one of "
+                           "only -inf, gives -inf."},
+    {"reduce_sum_square", "`Out = sum(X^2)` over the reduced dims. " RX_DIMS " An empty group "
+                          "gives 0, and with empty_dim_noop Out is X^2. Floats accumulate in "
+                          "double in element order and round once to X's dtype; integers wrap as "
+                          "the dtype does."},
+    {"arg_min", "Out holds, for each row of X along `axis` (default 0, negative counting from the "
+                "end), the index of its smallest element: the first one or, with "
+                "select_last_index, the last one; a NaN counts as the smallest, as in numpy's "
+                "argmin. keepdims (default true) keeps the axis as extent 1, else it is dropped; "
+                "a rank-0 X gives 0. Out's dtype is attribute dtype, int64 (the default) or "
+                "int32. An axis of extent 0 is refused."},
+    {"arg_max_v2", "arg_max with select_last_index: Out holds, for each row of X along `axis` "
+                   "(default 0, negative counting from the end), the index of its largest "
+                   "element, the first one or, with select_last_index, the last one; a NaN "
+                   "counts as the largest, as in numpy's argmax. keepdims (default true) keeps "
+                   "the axis as extent 1, else it is dropped; a rank-0 X gives 0. Out's dtype is "
+                   "attribute dtype, int64 (the default) or int32. An axis of extent 0 is "
+                   "refused."},
+    {"log_softmax", "`Out = X - m - log(sum(exp(X - m)))` over each row along `axis` (default -1, "
+                    "negative counting from the end), m the row's largest element, computed in "
+                    "double and rounded once; with coerce_2d the row is all the dims from axis "
+                    "on taken together (ONNX before opset 13). X is float16, float32 or float64; "
+                    "Out has X's dims."},
+    {"softmax_v2", "`Out = exp(X - m) / sum(exp(X - m))` over each row along `axis` (default -1, "
+                   "negative counting from the end), m the row's largest element, computed in "
+                   "double and rounded once; with coerce_2d the row is all the dims from axis on "
+                   "taken together (ONNX's Softmax before opset 13). X is float16, float32 or "
+                   "float64; Out has X's dims."},
+    {"hardmax", "Out is 1 at the first largest element of each row along `axis` (default -1, "
+                "negative counting from the end) and 0 elsewhere, a NaN counting as the largest; "
+                "with coerce_2d the row is all the dims from axis on taken together (ONNX before "
+                "opset 13). X is float16, float32 or float64; Out has X's dims and dtype."},
+};
+
+const ct__doc_table ct__reduce_ext_docs = CT__TABLE(docs);

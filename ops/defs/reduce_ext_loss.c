@@ -122,3 +122,18 @@ ct_status ct__grad_nll_loss(ct_grad_ctx *g) {
   if (s == CT_OK) s = ct_op_set_output(op, "X@GRAD", dx);
   return s == CT_OK ? ct_grad_copy_attrs(g, op) : s;
 }
+
+/* ---- What each op type computes (ct_op_type_doc) --------------------------------------------- */
+static const ct__op_doc docs[] = {
+    {"nll_loss", "Negative log likelihood over log-probabilities X [N, C, d1 ... dk] (float) with "
+                 "Label [N, d1 ... dk] (int64 or int32) and Weight [C] (optional, X's dtype): "
+                 "the loss at each position is `-Weight[l] X[n, l, d...]` for its label l "
+                 "(weight 1 without Weight), 0 where l equals ignore_index (default -100). "
+                 "reduction \"none\" gives the losses in Label's dims, \"sum\" their sum and "
+                 "\"mean\" (the default) their sum divided by the sum of the weights of the "
+                 "positions not ignored (NaN when that is 0), both rank 0. A label outside [0, "
+                 "C) other than ignore_index is refused when the op runs; log_softmax along axis "
+                 "1 before it makes a softmax cross entropy."},
+};
+
+const ct__doc_table ct__reduce_ext_loss_docs = CT__TABLE(docs);

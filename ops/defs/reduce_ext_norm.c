@@ -23,3 +23,16 @@ ct_status ct__lns_infer(const ct_kernel_ctx *c) {
   s = ct__k_resize(c, 0, 0, d);
   return s == CT_OK ? ct__k_resize(c, 1, 0, d) : s;
 }
+
+/* ---- What each op type computes (ct_op_type_doc) --------------------------------------------- */
+static const ct__op_doc docs[] = {
+    {"layer_norm_stats", "layer_norm's statistics in the form of ONNX LayerNormalization's "
+                         "outputs: `MeanOut = Mean` and `InvStdDev = 1 / sqrt(Variance + "
+                         "epsilon)`, both with X's dims but the dims from begin_norm_axis on set "
+                         "to 1. Mean and Variance are layer_norm's outputs for this X: [rows] of "
+                         "X's dtype, rows the product of X's dims before begin_norm_axis "
+                         "(default 1, negative counting from the end, 0 for one row); epsilon "
+                         "(default 1e-5) must be 0 or more. X's values are not read; no gradient."},
+};
+
+const ct__doc_table ct__reduce_ext_norm_docs = CT__TABLE(docs);

@@ -411,3 +411,44 @@ static const ct_op_def defs[] = {
 };
 
 const ct__def_table ct__resample_defs = CT__TABLE(defs);
+
+/* What the types compute (ct_op_type_doc, `corten ops`). */
+static const ct__op_doc docs[] = {
+    {"resize",
+     "ONNX's Resize (opsets 10 to 17) and Upsample as ONNX's reference computes them: X of any "
+     "rank resampled along every dim to Out, X's dtype. The output extents come from Scales "
+     "(float, `floor(extent scale)`) or Sizes (int64 or int32), one value per dim, exactly one "
+     "of them holding values; both are read on the host when the op runs (an empty tensor counts "
+     "as absent, and attributes `scales` / `sizes` stand in when neither input holds values). "
+     "Output index x maps to a coordinate of X by coordinate_transformation_mode (\"half_pixel\", "
+     "the default, `(x + 0.5) / scale - 0.5`; also \"pytorch_half_pixel\", \"align_corners\", "
+     "\"asymmetric\", \"tf_half_pixel_for_nn\", and \"tf_crop_and_resize\", which reads Roi [2 "
+     "rank] and puts extrapolation_value outside it); `mode` \"nearest\" (the default, rounding "
+     "by nearest_mode, default \"round_prefer_floor\"), \"linear\" or \"cubic\" (Keys' "
+     "coefficients with cubic_coeff_a, default -0.75; exclude_outside gives taps outside X "
+     "weight 0 and rescales the rest) then interpolates, "
+     "indices outside X taking the edge element. The dims are resized one after the other, "
+     "from the last."},
+    {"grid_sample",
+     "ONNX's GridSample (opset 16): Out [N, C, Ho, Wo] samples X [N, C, H, W] at the points of "
+     "Grid [N, Ho, Wo, 2] (X's dtype), each an (x, y) pair normalised to [-1, 1]: x maps to "
+     "the pixel coordinate `(x + 1) (W - 1) / 2` with align_corners, else `((x + 1) W - 1) / 2` "
+     "(the default), y likewise with H. `mode` \"bilinear\" (the default) takes the 4 pixels "
+     "around it, \"nearest\" "
+     "rounds half to even, \"bicubic\" takes 16 with Keys' coefficients (a = -0.75); "
+     "padding_mode \"zeros\" (the default) reads pixels outside the image as 0, \"border\" "
+     "clamps to the edge, \"reflection\" mirrors at the bounds. A NaN grid value samples NaN. "
+     "Gradients reach both X and Grid."},
+    {"roi_align",
+     "ONNX's RoiAlign as onnxruntime computes it: Out [R, C, pooled_height, pooled_width] "
+     "(defaults 1) pools, for each roi r of ROIs [R, 4] ((x1, y1, x2, y2) in X's pixels, X's "
+     "dtype), image BatchIndices[r] (int64 or int32 [R], each in [0, N)) of X [N, C, H, W]. The "
+     "roi is "
+     "scaled by spatial_scale (default 1), shifted by half a pixel when `aligned` (the "
+     "default, ONNX's half_pixel), and cut into bins; each bin averages (`mode` \"avg\", the "
+     "default) or takes the largest weighted corner value of (\"max\", as onnxruntime does) "
+     "sampling_ratio^2 bilinear samples, or ceil(bin extent) along each dim when sampling_ratio "
+     "is 0 (the default). A roi holding NaN pools NaN. No gradient."},
+};
+
+const ct__doc_table ct__resample_docs = CT__TABLE(docs);

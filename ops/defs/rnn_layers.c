@@ -320,3 +320,40 @@ static const ct_op_def defs[] = {
 };
 
 const ct__def_table ct__rnn_layers_defs = CT__TABLE(defs);
+
+/* What the types compute (ct_op_type_doc, `corten ops`). */
+#define DOC_RL                                                                                 \
+  " X is [T, n, i] (time_major, the default; else [n, T, i]); W [dirs, G h, i] and R [dirs, G " \
+  "h, h] hold the gates' weights in ONNX's gate order, B [dirs, 2 G h] (optional) W's biases "   \
+  "then R's; direction \"forward\" (the default), \"reverse\" or \"bidirectional\" (dirs 2, "   \
+  "forward first). The optional SequenceLength [n] (int32 or int64, each in [0, T]) stops "     \
+  "entry b after its first len[b] steps (Out zero past them); InitH [dirs, n, h] ([n, dirs, h] " \
+  "when not time_major) starts the state, zeros when unwired; Out is [T, dirs, n, h] ([n, T, "   \
+  "dirs, h]) and LastH, of InitH's dims, the state after each entry's last step; "               \
+  "hidden_size 0 takes R's h, clip (0: none) clamps each gate's input to [-clip, clip]."
+#define DOC_ACTS                                                                              \
+  " Each activation may be sigmoid, tanh, relu, leaky_relu, thresholded_relu, scaled_tanh, "   \
+  "hard_sigmoid, elu, softsign, softplus or affine (ONNX's), with activation_alpha and "       \
+  "activation_beta holding one value per activation, or none for their defaults."
+
+static const ct__op_doc docs[] = {
+    {"simple_rnn", "ONNX's RNN, every step of every direction in one op: `H = activation(x W^T + "
+                   "H' R^T + Wb + Rb)`, H' the previous state, with one gate (G 1) and "
+                   "`activation` tanh by default." DOC_RL DOC_ACTS},
+    {"gru",
+     "ONNX's GRU, every step of every direction in one op, gates z, r, h in that order (G 3; h is "
+     "the candidate c below): `z = sigma(x Wz^T + H' Rz^T + Wbz + Rbz)`, r likewise, `c = tanh(x "
+     "Wh^T + (r H') Rh^T + Rbh + Wbh)` (with linear_before_reset `tanh(x Wh^T + r (H' Rh^T + Rbh) "
+     "+ Wbh)`), `H = (1 - z) c + z H'`; sigma is gate_activation (default sigmoid) and tanh "
+     "`activation` (default tanh)." DOC_RL DOC_ACTS},
+    {"lstm",
+     "ONNX's LSTM, every step of every direction in one op, gates i, o, f, c in that order (G 4; c "
+     "is the candidate g below): `i = sigma(x Wi^T + H' Ri^T + Pi C' + Wbi + Rbi)`, f likewise "
+     "with Pf (`1 - i` with input_forget), `g = tanh(x Wc^T + H' Rc^T + Wbc + Rbc)`, `C = f C' + i "
+     "g`, `o = sigma(x Wo^T + H' Ro^T + Po C + Wbo + Rbo)`, `H = o tanh(C)`; sigma is "
+     "gate_activation (sigmoid), the first tanh candidate_activation and the last cell_activation "
+     "(both tanh). InitC and LastC are the cell state, like InitH and LastH, and P [dirs, 3 h] "
+     "(optional) the peepholes in the order i, o, f." DOC_RL DOC_ACTS},
+};
+
+const ct__doc_table ct__rnn_layers_docs = CT__TABLE(docs);

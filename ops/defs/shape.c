@@ -313,3 +313,25 @@ static const ct_op_def defs[] = {
 };
 
 const ct__def_table ct__shape_defs = CT__TABLE(defs);
+
+/* ---- What each op type computes (ct_op_type_doc) --------------------------------------------- */
+static const ct__op_doc docs[] = {
+    {"reshape", "Out is X with the dims listed in `shape`, the same elements in the same row-major "
+                "order: a view of X's memory (no copy; X and Out may be one variable), copied "
+                "instead into an external output or from an external X. An entry -1 (at most "
+                "once) is inferred from the element count, and 0 copies X's extent at that "
+                "position or, with allowzero (ONNX's), is an extent of 0; the element counts "
+                "must match. Shape, when wired (int64 or int32, rank 0 or 1, read on the host at "
+                "every run, so the op then runs on the CPU), replaces attribute shape, which is "
+                "required otherwise."},
+    {"transpose", "Out is X with its dims permuted, a copy: `Out.dims[k] = X.dims[axis[k]]`, and "
+                  "each element moves with its coordinates (numpy's transpose). `axis` "
+                  "(required) is a permutation of all of X's dims, negative entries counting "
+                  "from the end."},
+    {"concat", "Out joins the X tensors (one or more, in order) along `axis` (default 0, negative "
+               "counting from the end), a copy: they must have one rank of 1 or more, one dtype "
+               "and equal extents in every dim but the axis, where Out's extent is the sum of "
+               "theirs."},
+};
+
+const ct__doc_table ct__shape_docs = CT__TABLE(docs);

@@ -37,6 +37,14 @@ class _Opts(ctypes.Structure):
                 ("no_bias", ctypes.c_bool)]
 
 
+class _Optimizer(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int), ("lr", ctypes.c_double), ("mu", ctypes.c_double),
+                ("weight_decay", ctypes.c_double), ("schedule", ctypes.c_char_p),
+                ("warmup_steps", ctypes.c_int64), ("step_size", ctypes.c_int64),
+                ("total_steps", ctypes.c_int64), ("gamma", ctypes.c_double),
+                ("min_lr", ctypes.c_double)]
+
+
 def _init(x: Init) -> _Init:
     if x is None:
         return _Init(0, 0.0, 0.0)
@@ -138,15 +146,39 @@ class Builder:
         return self._name(lib.nn_mse(self._h, cstr(prediction, "prediction"),
                                      cstr(target, "target")))
 
-    def sgd(self, loss: str, lr: float) -> None:
-        """Minimises loss over every parameter made so far with sgd (lr in <sgd_k>.lr)."""
-        check(lib.nn_sgd(self._h, cstr(loss, "loss"), lr))
+    def _minimize(self, kind: int, loss: str, lr: float, mu: float, weight_decay: float,
+                  schedule: Optional[str], warmup_steps: int, step_size: int, gamma: float,
+                  total_steps: int, min_lr: float) -> None:
+        opt = _Optimizer(kind, lr, mu, weight_decay,
+                         cstr(schedule, "schedule") if schedule is not None else None,
+                         warmup_steps, step_size, total_steps, gamma, min_lr)
+        check(lib.nn_minimize(self._h, cstr(loss, "loss"), ctypes.byref(opt)))
 
-    def momentum(self, loss: str, lr: float, mu: float = 0.9) -> None:
-        check(lib.nn_momentum(self._h, cstr(loss, "loss"), lr, mu))
+    def sgd(self, loss: str, lr: float, *, weight_decay: float = 0.0,
+            schedule: Optional[str] = None, warmup_steps: int = 0, step_size: int = 0,
+            gamma: float = 0.0, total_steps: int = 0, min_lr: float = 0.0) -> None:
+        """Minimises loss over every parameter made so far with sgd (lr in <sgd_k>.lr).
 
-    def adam(self, loss: str, lr: float = 1e-3) -> None:
-        check(lib.nn_adam(self._h, cstr(loss, "loss"), lr))
+        weight_decay adds weight_decay * param to each gradient before its update (L2).
+        schedule "step" (lr * gamma**(t // step_size)) or "cosine" (from lr down to min_lr
+        over total_steps) runs an lr_schedule op each step, counting steps in <opt>.step;
+        warmup_steps > 0 ramps the rate up linearly first (docs/ops.md, lr_schedule)."""
+        self._minimize(0, loss, lr, 0.0, weight_decay, schedule, warmup_steps, step_size, gamma,
+                       total_steps, min_lr)
+
+    def momentum(self, loss: str, lr: float, mu: float = 0.9, *, weight_decay: float = 0.0,
+                 schedule: Optional[str] = None, warmup_steps: int = 0, step_size: int = 0,
+                 gamma: float = 0.0, total_steps: int = 0, min_lr: float = 0.0) -> None:
+        """As sgd, with momentum mu (state <param>.velocity)."""
+        self._minimize(1, loss, lr, mu, weight_decay, schedule, warmup_steps, step_size, gamma,
+                       total_steps, min_lr)
+
+    def adam(self, loss: str, lr: float = 1e-3, *, weight_decay: float = 0.0,
+             schedule: Optional[str] = None, warmup_steps: int = 0, step_size: int = 0,
+             gamma: float = 0.0, total_steps: int = 0, min_lr: float = 0.0) -> None:
+        """As sgd, with adam (state <param>.moment1, .moment2, .beta1_pow, .beta2_pow)."""
+        self._minimize(2, loss, lr, 0.0, weight_decay, schedule, warmup_steps, step_size, gamma,
+                       total_steps, min_lr)
 
 
 __all__ = ["Builder"]

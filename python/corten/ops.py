@@ -48,8 +48,9 @@ def _default(v) -> Any:
 def op_info(name: str) -> Dict[str, Any]:
     """One op type: ``inputs`` and ``outputs`` (lists of dicts: name, optional, many,
     any_type), ``attributes`` (name, type, default, required), ``kernels`` ({"cpu": [dtypes],
-    "cuda": [...]}: "any" for a kernel of every dtype) and ``gradient`` (whether
-    append_backward can differentiate it). Raises corten.Error (CT_ERR_NOT_FOUND) for a name
+    "cuda": [...]}: "any" for a kernel of every dtype), ``gradient`` (whether
+    append_backward can differentiate it) and ``doc`` (what it computes: its formula, its
+    inputs' dims and dtypes, how to start its state; None when the type has none). Raises corten.Error (CT_ERR_NOT_FOUND) for a name
     no op type has, naming the near ones."""
     d = OpDef()
     try:
@@ -74,7 +75,12 @@ def op_info(name: str) -> Dict[str, Any]:
                             "type": _ATTR_TYPES.get(d.attrs[k].value.type, "unknown"),
                             "default": _default(d.attrs[k].value),
                             "required": bool(d.attrs[k].required)} for k in range(d.n_attrs)],
-            "kernels": kernels, "gradient": bool(d.grad)}
+            "kernels": kernels, "gradient": bool(d.grad), "doc": _doc(d.type)}
+
+
+def _doc(type_name: bytes):
+    text = lib.op_type_doc(type_name)
+    return text.decode() if text is not None else None
 
 
 __all__ = ["ops", "op_info"]

@@ -65,3 +65,25 @@ def test_an_lstm_layer_feeds_a_linear_head():
     assert nn.params == ["lstm_0.w", "lstm_0.r", "lstm_0.b", "fc_0.w", "fc_0.b"]
     # the last hidden state is the output's last step
     np.testing.assert_array_equal(np.asarray(s["lstm_0.h"]), np.asarray(s[out])[:, -1])
+
+
+def test_a_schedule_and_weight_decay_from_python():
+    s = corten.Scope()
+    s["x"] = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], np.float32)
+    s["label"] = np.array([[0], [1], [1], [0]], np.int64)
+    nn = corten.nn.Builder(s, seed=3)
+    loss = nn.cross_entropy(nn.linear(nn.linear("x", 2, 16, act="tanh"), 16, 2), "label")
+    nn.adam(loss, lr=0.05, weight_decay=1e-4, schedule="cosine", total_steps=100, min_lr=0.005,
+            warmup_steps=10)
+    assert [op.type for op in nn.program].count("lr_schedule") == 1
+    nn.run_startup()
+    step = corten.Executor(nn.program, s)
+    step.run()
+    assert float(s["adam_0.lr"]) == pytest.approx(0.005, rel=1e-6)  # warm-up: 0.05 * 1 / 10
+    for _ in range(299):
+        step.run()
+    assert int(s["adam_0.step"]) == 300
+    assert float(s["adam_0.lr"]) == pytest.approx(0.005, rel=1e-6)  # the cosine's floor
+    assert float(s[loss]) < 0.1
+    with pytest.raises(corten.Error, match="schedule \"linear\""):
+        corten.nn.Builder(corten.Scope()).adam("loss", schedule="linear")

@@ -233,6 +233,7 @@ def test_op_types_and_their_slots_are_listed():
     assert {a["name"]: a["default"] for a in info["attributes"]} == {
         "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-08}
     assert "float32" in info["kernels"]["cpu"] and info["gradient"] is False
+    assert "Beta1Pow at beta1" in info["doc"]
     assert corten.op_info("reshape")["kernels"]["cpu"] == ["any"]
     assert corten.op_info("matmul")["gradient"] is True
     with pytest.raises(corten.Error, match="near: matmul"):
