@@ -322,6 +322,45 @@ START_TEST(tril_triu_and_cumsum) {
 }
 END_TEST
 
+/* Integer sums and products wrap in two's complement (as the elementwise and reduce kernels
+ * do), never signed overflow: cumsum, put_along_axis "add", scatter_nd "mul". */
+START_TEST(integer_accumulations_wrap) {
+  ct_scope *s = ct_scope_new();
+  put(s, "x", CT_INT32, CT_DIMS(3), (const int32_t[]){INT32_MAX, 1, 1});
+  ct_op *op = op_x("cumsum", "x", "c");
+  run(op, s);
+  const int32_t *c = result(s, "c", CT_INT32, CT_DIMS(3));
+  ck_assert_int_eq(c[0], INT32_MAX);
+  ck_assert_int_eq(c[1], INT32_MIN);
+  ck_assert_int_eq(c[2], INT32_MIN + 1);
+  ct_op_free(op);
+  put(s, "a", CT_INT64, CT_DIMS(1, 1), (const int64_t[]){INT64_MAX});
+  put(s, "one", CT_INT64, CT_DIMS(1, 1), (const int64_t[]){1});
+  put_i64(s, "i", CT_DIMS(1, 1), I64(0));
+  op = op_io2("put_along_axis", "Input", "a", "Result", "z");
+  ck_assert_int_eq(ct_op_set_input(op, "Index", "i"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Value", "one"), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_int(op, "Axis", 1), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_string(op, "Reduce", "add"), CT_OK);
+  run(op, s);
+  ck_assert(*(const int64_t *)result(s, "z", CT_INT64, CT_DIMS(1, 1)) == INT64_MIN);
+  ct_op_free(op);
+  put(s, "q", CT_INT32, CT_DIMS(2), (const int32_t[]){65536, 3});
+  put(s, "w", CT_INT32, CT_DIMS(1), (const int32_t[]){65536});
+  put_i64(s, "r", CT_DIMS(1, 1), I64(0));
+  op = op_x("scatter_nd", "q", "p");
+  ck_assert_int_eq(ct_op_set_input(op, "Index", "r"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Updates", "w"), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_string(op, "reduction", "mul"), CT_OK);
+  run(op, s);
+  const int32_t *pq = result(s, "p", CT_INT32, CT_DIMS(2));
+  ck_assert_int_eq(pq[0], 0); /* 2^32 wraps to 0 */
+  ck_assert_int_eq(pq[1], 3);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
 START_TEST(along_axis_and_nd) {
   ct_scope *s = ct_scope_new();
   put_f64(s, "x", CT_DIMS(2, 2), D(1, 2, 3, 4));
@@ -601,6 +640,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, expand_and_tile);
   CT_ADD_TEST(s, constant_of_shape_and_range);
   CT_ADD_TEST(s, tril_triu_and_cumsum);
+  CT_ADD_TEST(s, integer_accumulations_wrap);
   CT_ADD_TEST(s, along_axis_and_nd);
   CT_ADD_TEST(s, one_hot_eye_like_and_blocks);
   CT_ADD_TEST(s, where_index_compress_reverse_sequence_top_k);

@@ -38,6 +38,15 @@ ct_status ct__ix_k_tri(const ct_kernel_ctx *c) {
 
 /* ---- cumsum ---------------------------------------------------------------------------------- */
 
+/* a + b and a * b in T, integers wrapping (through their unsigned type: signed overflow is
+ * undefined in C) as the elementwise and reduce kernels wrap; floats as they are. */
+#define WRAP_ADD(T, a, b)                                                                   \
+  _Generic((T)0, int32_t: (T)((uint32_t)(a) + (uint32_t)(b)),                             \
+           int64_t: (T)((uint64_t)(a) + (uint64_t)(b)), default: (a) + (b))
+#define WRAP_MUL(T, a, b)                                                                   \
+  _Generic((T)0, int32_t: (T)((uint32_t)(a) * (uint32_t)(b)),                             \
+           int64_t: (T)((uint64_t)(a) * (uint64_t)(b)), default: (a) * (b))
+
 #define CUMSUM(SUF, T)                                                                    \
   ct_status ct__ix_k_cumsum_##SUF(const ct_kernel_ctx *c) {                              \
     int axis;                                                                             \
@@ -59,9 +68,9 @@ ct_status ct__ix_k_tri(const ct_kernel_ctx *c) {
           T v = x[at];                                                                    \
           if (ex) {                                                                       \
             o[at] = acc;                                                                  \
-            acc += v;                                                                     \
+            acc = WRAP_ADD(T, acc, v);                                                    \
           } else {                                                                        \
-            acc += v;                                                                     \
+            acc = WRAP_ADD(T, acc, v);                                                    \
             o[at] = acc;                                                                  \
           }                                                                               \
         }                                                                                 \
@@ -157,11 +166,11 @@ static ct_status reduction(const ct_kernel_ctx *c, size_t a, bool typed, int *r)
   return CT_OK;
 }
 
-/* Applies update u to element *d by reduction r (T a C arithmetic type). */
-#define APPLY(r, d, u)                          \
+/* Applies update u to element *d of type T by reduction r (integers wrap). */
+#define APPLY(T, r, d, u)                       \
   switch (r) {                                  \
-    case RED_ADD: *(d) += (u); break;           \
-    case RED_MUL: *(d) *= (u); break;           \
+    case RED_ADD: *(d) = WRAP_ADD(T, *(d), (u)); break; \
+    case RED_MUL: *(d) = WRAP_MUL(T, *(d), (u)); break; \
     case RED_MAX: if ((u) > *(d)) *(d) = (u); break; \
     case RED_MIN: if ((u) < *(d)) *(d) = (u); break; \
     default: *(d) = (u); break;                 \
@@ -183,7 +192,7 @@ static ct_status reduction(const ct_kernel_ctx *c, size_t a, bool typed, int *r)
     int64_t idx[CT_MAX_RANK] = {0};                                                       \
     for (int64_t e = 0; e < it->numel; e++) {                                             \
       int64_t off = along_at(&w, idx, ct__ix_index(ip, it->dtype, e));                    \
-      APPLY(r, &o[off], u[e]);                                                            \
+      APPLY(T, r, &o[off], u[e]);                                                            \
     }                                                                                     \
     return CT_OK;                                                                         \
   }                                                                                       \
@@ -217,7 +226,7 @@ static ct_status reduction(const ct_kernel_ctx *c, size_t a, bool typed, int *r)
         int64_t v = ct__ix_index(ip, it->dtype, t * p.m + k);                             \
         off += (v < 0 ? v + xt->dims.d[k] : v) * xs[k];                                   \
       }                                                                                   \
-      for (int64_t i = 0; i < p.inner; i++) APPLY(r, &o[off + i], u[t * p.inner + i]);    \
+      for (int64_t i = 0; i < p.inner; i++) APPLY(T, r, &o[off + i], u[t * p.inner + i]);    \
     }                                                                                     \
     return CT_OK;                                                                         \
   }                                                                                       \

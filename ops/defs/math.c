@@ -4,7 +4,7 @@
  * ops/cpu/math_bin.c (the others); the gradients ops/defs/math_grad.c.
  *
  *   unary, X -> Out of X's dims and dtype (float16, float32, float64; abs, neg and sign also
- *   int8, int16, int32, int64, and abs and sign uint8):
+ *   int8, int16, int32, int64, and uint8 (neg wrapping)):
  *     sqrt, reciprocal, floor, ceil, round (half to even), erf, sin, cos, tan, asin, acos,
  *     atan, sinh, cosh, asinh, acosh, atanh, softsign (x / (1 + |x|)), softplus (log(1 + e^x)),
  *     abs, neg (integers wrap: -(-128) is -128 in int8), sign (-1, 0 or 1; NaN stays NaN),
@@ -21,7 +21,8 @@
  *     elementwise_max, elementwise_min (a NaN wins), elementwise_mod (the remainder takes the
  *     divisor's sign, as Python's %), elementwise_fmod (the dividend's, as C's fmod); integer
  *     division by zero is refused;
- *     bitwise_left_shift, bitwise_right_shift (uint8; a shift of 8 or more gives 0);
+ *     bitwise_left_shift, bitwise_right_shift (uint8 to uint64; a shift of the width or more
+ *     gives 0);
  *     elementwise_pow: X's dtype, Y of any numeric dtype (computed in double, integer powers
  *     exactly with wrapping);
  *     equal, not_equal, less_than, less_equal, greater_than, greater_equal -> Out bool;

@@ -9,7 +9,9 @@
  *   reduce_sum_axes (reduce_sum with the Axes input):
  *       X, Axes (optional, int64 or int32, read on the host at every run) -> Out. The dims
  *       reduced are Axes' values when it is wired, else attribute dim; an empty list reduces
- *       every dim, or none (Out = X) with empty_dim_noop. keep_dim keeps them as 1. Floats are
+ *       every dim, or none with empty_dim_noop (each element its own group: X for sum, max,
+ *       min, prod, mean; |X|, log X, X^2 for l1 and l2, log_sum, sum_square). keep_dim keeps
+ *       them as 1. Floats are
  *       summed in double in element order; integers (sum, max, min, prod, l1, sum_square) in
  *       int64, wrapping as the dtype does. An empty group gives 0 (sums), 1 (prod), -inf (max,
  *       log_sum, log_sum_exp), +inf (min) and NaN (mean); integer max and min of none are

@@ -60,13 +60,13 @@ ct_status ct__nll_grad_infer(const ct_kernel_ctx *c);
 /* ---- arg_min / arg_max_v2: X -> Out (int64 or int32) ----------------------------------------- */
 enum { CT__AX_AXIS, CT__AX_KEEPDIMS, CT__AX_SELECT_LAST, CT__AX_DTYPE };
 
-/* ---- The rows of log_softmax, hardmax, softmax_coerce: X -> Out ------------------------------ */
+/* ---- The rows of log_softmax, hardmax, softmax_v2: X -> Out ---------------------------------- */
 enum { CT__SX_AXIS, CT__SX_COERCE_2D };
 /* Their grad types: Out, Out@GRAD -> X@GRAD. */
 enum { CT__SXG_OUT = 0, CT__SXG_DOUT = 1 };
 
 /* X seen as [outer, n, inner]: each row is the n elements x[o][0..n)[i] (stride inner). With
- * coerce_2d (or for softmax_coerce) the dims from axis on make one row (inner 1). */
+ * coerce_2d (softmax_v2's attribute) the dims from axis on make one row (inner 1). */
 ct_status ct__sx_plan(const ct_kernel_ctx *c, ct__norm_plan *p);
 ct_status ct__grad_softmax_ext(ct_grad_ctx *g);
 
