@@ -99,8 +99,10 @@ typedef struct RL(run) {
   /* Scratch: xw [t n, G h] (X W^T, rows in X's order), hr [n, G h] (a step's H' R^T), the
    * biases wb, rb [G h] and peepholes [3 h] (zeros when unwired), and the states hs, cs
    * [steps + 1][n][h] (2 steps kept when not keeping), zs [steps][n][G h] the gates' inputs,
-   * us [steps][n][h] gru's H' Rh^T + Rbh (linear_before_reset) or r H' (otherwise). */
-  T *xw, *hr, *wb, *rb, *peep, *hs, *cs, *zs, *us;
+   * us [steps][n][h] gru's H' Rh^T + Rbh (linear_before_reset) or r H' (otherwise), and rt
+   * [h, G h] the direction's R transposed, so that each step's product reads its rows in place
+   * (a GEMM packs a transposed B at every call: most of a small layer's time). */
+  T *xw, *hr, *wb, *rb, *peep, *hs, *cs, *zs, *us, *rt;
   bool keep; /* every step's states and gates kept for the backward steps */
 } RL(run);
 
@@ -209,6 +211,11 @@ static ct_status RL(forward_dir)(RL(run) *j, int64_t d) {
   ct_status s = RL(gemm)(false, true, p->t * n, gh, p->i, j->x, p->i, w, p->i, false, j->xw, gh);
   if (s != CT_OK) return s;
   RL(load)(j, d);
+  /* rt = R^T: the same products summed in the same order (the GEMM's sums do not depend on
+   * B's layout), so the same bits */
+  for (int64_t g = 0; g < gh; g++) {
+    for (int64_t k = 0; k < h; k++) j->rt[k * gh + g] = r[g * h + k];
+  }
   for (int64_t st = 0; st < p->t; st++) {
     int64_t at = j->keep ? st : st & 1, nx = j->keep ? st + 1 : (st + 1) & 1;
     const T *hp = j->hs + at * nh, *cp = j->cs != NULL ? j->cs + at * nh : NULL;
@@ -216,7 +223,7 @@ static ct_status RL(forward_dir)(RL(run) *j, int64_t d) {
     T *zs = j->zs + (j->keep ? st * n * gh : 0), *us = j->us + (j->keep ? st * nh : 0);
     /* hr = H' R^T over the gates that take H' (gru without linear_before_reset: z and r). */
     int64_t cols = p->kind == CT__RL_GRU && !p->lbr ? 2 * h : gh;
-    s = RL(gemm)(false, true, n, cols, h, hp, h, r, h, false, j->hr, gh);
+    s = RL(gemm)(false, false, n, cols, h, hp, h, j->rt, gh, false, j->hr, gh);
     if (s != CT_OK) return s;
     for (int64_t b = 0; b < n; b++) {
       if (st >= RL(len)(j, b)) continue;
@@ -239,7 +246,7 @@ static ct_status RL(forward_dir)(RL(run) *j, int64_t d) {
         }
       }
       if (!p->lbr) {
-        s = RL(gemm)(false, true, n, h, h, us, h, r + 2 * h * h, h, false, j->hr + 2 * h, gh);
+        s = RL(gemm)(false, false, n, h, h, us, h, j->rt + 2 * h, gh, false, j->hr + 2 * h, gh);
         if (s != CT_OK) return s;
       }
     }
@@ -320,7 +327,7 @@ static int64_t RL(scratch_elems)(const ct__rl_plan *p, bool keep) {
   int64_t gh = p->gates * p->h, nh = p->n * p->h, steps = keep ? p->t : 1;
   int64_t states = keep ? p->t + 1 : 2;
   return p->t * p->n * gh + p->n * gh + 2 * gh + 3 * p->h + states * nh * 2 + steps * p->n * gh +
-         steps * nh;
+         steps * nh + gh * p->h;
 }
 
 /* Opens a run over the scratch buf: the inputs' data, the outputs (fwd: the forward type's,
@@ -359,6 +366,7 @@ static ct_status RL(open)(RL(run) *j, const ct_kernel_ctx *c, const ct__rl_plan 
   j->cs = j->hs + states * nh;
   j->zs = j->cs + states * nh;
   j->us = j->zs + steps * p->n * gh;
+  j->rt = j->us + steps * nh;
   if (p->kind != CT__RL_LSTM) j->cs = NULL;
   return CT_OK;
 }
