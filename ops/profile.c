@@ -69,10 +69,12 @@ static inline int64_t now_ticks(void) {
 
 double ct__prof_rate(const ct_profile *p) {
   if (atomic_load_explicit(&tick_mode, memory_order_relaxed) != TICKS_TSC) return 1.0;
-  int64_t t1 = p->t1, tick1 = p->tick1;
-  if (tick1 == 0) { /* still recording: the rate so far */
+  int64_t tick1 = atomic_load_explicit(&p->tick1, memory_order_acquire), t1;
+  if (tick1 == 0) { /* still recording: the rate so far (readers should wait for the stop) */
     tick1 = now_ticks();
     t1 = now_ns();
+  } else {
+    t1 = p->t1;
   }
   return tick1 > p->tick0 && t1 > p->t0 ? (double)(t1 - p->t0) / (double)(tick1 - p->tick0) : 1.0;
 }
@@ -127,8 +129,9 @@ ct_status ct_profile_stop(ct_profile *p) {
   p->recording = false;
   if (was) {
     p->t1 = now_ns();
-    p->tick1 = now_ticks();
-    if (p->tick1 == 0) p->tick1 = 1; /* 0 means recording */
+    int64_t tick1 = now_ticks();
+    /* 0 means recording */
+    atomic_store_explicit(&p->tick1, tick1 != 0 ? tick1 : 1, memory_order_release);
   }
   pthread_mutex_unlock(&p->lock);
   if (!was) return CT_OK;

@@ -38,7 +38,8 @@ struct ct_profile {
   char *strings; /* types and labels, NUL-terminated, one after another */
   size_t s_n, s_cap;
   int64_t t0, tick0;  /* the monotonic clock (ns) and the tick counter when it started */
-  int64_t t1, tick1;  /* the same when it stopped (tick1 0 while it records) */
+  int64_t t1;         /* the same when it stopped: t1 written before tick1 is published */
+  _Atomic int64_t tick1; /* 0 while it records (readers load it first, acquire) */
   ct_profile_where where;
   bool recording;
   pthread_t owner; /* CT_PROFILE_THREAD: the thread it records */

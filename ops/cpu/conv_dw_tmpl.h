@@ -34,7 +34,7 @@ static inline T SFX(dw_elem)(const ct__conv_geom *g, const T *x, const T *w, int
  * starts at +0 and a sum that cancels is +0), unless w is not finite (w x 0 is NaN): planes with
  * padding and such a weight take dw_plane3, so the bits are dw_elem's either way. */
 
-enum { SFX(DW3_BUF) = 32768 / (int)sizeof(T) }; /* the band's planes and sums, on the stack */
+enum { SFX(DW3_BUF) = 16384 / (int)sizeof(T) }; /* the band's planes and sums, on the stack */
 
 /* The band's rows of output (at least 1), or 0 when a row does not fit the buffer. */
 static int64_t SFX(dw3_band_rows)(int64_t s, int64_t wq) {
@@ -258,11 +258,16 @@ static void SFX(dw_plane_grad)(const ct__conv_geom *g, const T *x, const T *w, c
 /* ---- Small planes channels-last -------------------------------------------------------------
  * Outputs of at most 64 pixels (7 x 7, from 7 x 7 or 14 x 14 at stride 2: rows too short for a
  * vector, and planes so small that the per-plane work dominates) from inputs of at most 256, one
- * output channel per group, go DWC_CB channels at a time: the block's planes and weights transposed to [pixel][channel],
- * each output pixel summed over its taps for all the block's channels in vector lanes, the sums
- * transposed back. Each element adds the products of its taps that lie inside the image in
- * (ky, kx) order from 0, as dw_elem does, so the bits are dw_elem's. */
-enum { SFX(DWC_CB) = 256 / (int)sizeof(T), SFX(DWC_PIXELS) = 256, SFX(DWC_TAPS) = 25 };
+ * output channel per group, go DWC_CB channels (128 bytes) at a time: the block's planes and
+ * weights transposed to [pixel][channel], each output pixel summed over its taps for all the
+ * block's channels in vector lanes, the sums transposed back. Each element adds the products of
+ * its taps that lie inside the image in (ky, kx) order from 0, as dw_elem does, so the bits are
+ * dw_elem's. The sums accumulate in place in ot: with a local array of 16 doubles as the
+ * accumulator, GCC 12's AVX-512 code for this loop gave wrong sums (found by the tests and a
+ * random comparison against the ordered loop; an accumulator in memory gives the right ones).
+ * Inlined into dw_planes (cloned per vector width), whose frame then holds at most 256 x 128 +
+ * 64 x 128 + 25 x 128 bytes (44 KB) for it and the band's 16 KB. */
+enum { SFX(DWC_CB) = 128 / (int)sizeof(T), SFX(DWC_PIXELS) = 256, SFX(DWC_TAPS) = 25 };
 
 static bool SFX(dwc_fits)(const ct__conv_geom *g) {
   return g->m == g->groups && g->h * g->w <= SFX(DWC_PIXELS) && g->oh * g->ow <= 64 &&
@@ -271,26 +276,23 @@ static bool SFX(dwc_fits)(const ct__conv_geom *g) {
 
 /* cb (<= DWC_CB) consecutive channels: their input planes from x (hw apart), weights from w
  * (kh kw apart), output planes from o (oh ow apart). */
-CT__VM_CLONES CONV_NO_LIBC_COPIES static void SFX(dwc_block)(const ct__conv_geom *g, const T *x,
+static inline __attribute__((always_inline)) void SFX(dwc_block)(const ct__conv_geom *g, const T *x,
                                                              const T *w, T *o, int64_t cb) {
   enum { CB = SFX(DWC_CB) };
   T xt[SFX(DWC_PIXELS) * CB] __attribute__((aligned(64)));
   T ot[64 * CB] __attribute__((aligned(64)));
   T wt[SFX(DWC_TAPS) * CB] __attribute__((aligned(64)));
   const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, k = g->kh * g->kw;
-  for (int64_t p = 0; p < hw; p++) {
-    T *d = xt + p * CB;
-    for (int64_t c = 0; c < cb; c++) d[c] = x[c * hw + p];
-    for (int64_t c = cb; c < CB; c++) d[c] = 0; /* lanes past the block: summed, never stored */
-  }
-  for (int64_t t = 0; t < k; t++) {
-    T *d = wt + t * CB;
-    for (int64_t c = 0; c < cb; c++) d[c] = w[c * k + t];
-    for (int64_t c = cb; c < CB; c++) d[c] = 0;
+  /* lanes past the block are zeros: summed, never stored */
+  for (int64_t i = 0; i < hw * CB; i++) xt[i] = 0;
+  for (int64_t i = 0; i < k * CB; i++) wt[i] = 0;
+  for (int64_t c = 0; c < cb; c++) {
+    for (int64_t p = 0; p < hw; p++) xt[p * CB + c] = x[c * hw + p];
+    for (int64_t t = 0; t < k; t++) wt[t * CB + c] = w[c * k + t];
   }
   for (int64_t oy = 0; oy < g->oh; oy++) {
     for (int64_t ox = 0; ox < g->ow; ox++) {
-      T acc[CB];
+      T *restrict acc = ot + (oy * g->ow + ox) * CB; /* summed in place */
       for (int c = 0; c < CB; c++) acc[c] = 0;
       for (int64_t ky = 0; ky < g->kh; ky++) {
         int64_t iy = oy * g->sh - g->pt + ky * g->dh;
@@ -303,8 +305,6 @@ CT__VM_CLONES CONV_NO_LIBC_COPIES static void SFX(dwc_block)(const ct__conv_geom
           for (int c = 0; c < CB; c++) acc[c] += wp[c] * xp[c];
         }
       }
-      T *restrict d = ot + (oy * g->ow + ox) * CB;
-      for (int c = 0; c < CB; c++) d[c] = acc[c];
     }
   }
   for (int64_t c = 0; c < cb; c++) {

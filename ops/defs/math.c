@@ -413,7 +413,8 @@ static const ct__op_doc docs[] = {
                         "(CT_ERR_INVALID_ARGUMENT); integer X and float Y: pow in float64, "
                         "truncated toward zero and saturated into X's dtype (NaN gives 0)."},
     {"elementwise_mod", "`Out = X mod Y` elementwise, the remainder taking Y's sign as Python's % "
-                        "(`-7 mod 3 = 2`, `7 mod -3 = -2`); ONNX Mod with fmod 0. X and Y have "
+                        "(`-7 mod 3 = 2`, `7 mod -3 = -2`; a float remainder of 0 keeps X's "
+                        "sign, as PaddlePaddle's does); ONNX Mod with fmod 0. X and Y have "
                         "one dtype." DOC_BC " and X's dtype. An integer Y holding 0 anywhere is "
                         "refused (CT_ERR_INVALID_ARGUMENT) before Out is written; a float Y of 0 "
                         "gives NaN."},
