@@ -42,7 +42,7 @@ ct_status ct_op_set_doc(const char *type, const char *doc) {
     return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_op_set_doc: the type name or the text is NULL "
                      "or empty");
   }
-  ct__opdef *d = (ct__opdef *)ct__op_lookup(type);
+  ct__opdef *d = ct__ops_ready() == CT_OK ? ct__op_find(type) : NULL;
   if (d == NULL) {
     return ct__error(CT_ERR_NOT_FOUND, "ct_op_set_doc: no op type '%s' is registered: register "
                      "it with ct_op_register first", type);

@@ -217,13 +217,6 @@ static ct__opdef *copy_def(const ct_op_def *def) {
 }
 
 
-static const ct__opdef *lookup_locking(const char *type) {
-  pthread_mutex_lock(&registry_lock);
-  const ct__opdef *d = find_locked(type);
-  pthread_mutex_unlock(&registry_lock);
-  return d;
-}
-
 ct__opdef *ct__op_find(const char *type) {
   pthread_mutex_lock(&registry_lock);
   ct__opdef *d = find_locked(type);
@@ -333,7 +326,7 @@ ct_status ct__ops_ready(void) {
 }
 
 const ct__opdef *ct__op_lookup(const char *type) {
-  return ct__ops_ready() == CT_OK ? lookup_locking(type) : NULL;
+  return ct__ops_ready() == CT_OK ? ct__op_find(type) : NULL;
 }
 
 bool ct_op_registered(const char *type) { return type != NULL && ct__op_lookup(type) != NULL; }
@@ -356,7 +349,7 @@ ct_status ct__kernel_register(const char *type, ct_device_kind kind, ct_dtype dt
                      "ct_device_kind and a ct_dtype (CT_DTYPE_UNDEFINED for any dtype)",
                      type, (int)kind, (int)dtype);
   }
-  ct__opdef *d = (ct__opdef *)lookup_locking(type);
+  ct__opdef *d = ct__op_find(type);
   if (d == NULL) {
     return ct__error(CT_ERR_NOT_FOUND,
                      "ct_kernel_register: op type '%s' is not registered: call ct_op_register "

@@ -267,10 +267,15 @@ static void SFX(dw_plane_grad)(const ct__conv_geom *g, const T *x, const T *w, c
  * random comparison against the ordered loop; an accumulator in memory gives the right ones).
  * Inlined into dw_planes (cloned per vector width), whose frame then holds at most 256 x 128 +
  * 64 x 128 + 25 x 128 bytes (44 KB) for it and the band's 16 KB. */
-enum { SFX(DWC_CB) = 128 / (int)sizeof(T), SFX(DWC_PIXELS) = 256, SFX(DWC_TAPS) = 25 };
+enum {
+  SFX(DWC_CB) = 128 / (int)sizeof(T), /* channels a block */
+  SFX(DWC_PIXELS) = 256,              /* input pixels at most */
+  SFX(DWC_OUT) = 64,                  /* output pixels at most */
+  SFX(DWC_TAPS) = 25
+};
 
 static bool SFX(dwc_fits)(const ct__conv_geom *g) {
-  return g->m == g->groups && g->h * g->w <= SFX(DWC_PIXELS) && g->oh * g->ow <= 64 &&
+  return g->m == g->groups && g->h * g->w <= SFX(DWC_PIXELS) && g->oh * g->ow <= SFX(DWC_OUT) &&
          g->kh * g->kw <= SFX(DWC_TAPS);
 }
 
@@ -280,7 +285,7 @@ static inline __attribute__((always_inline)) void SFX(dwc_block)(const ct__conv_
                                                              const T *w, T *o, int64_t cb) {
   enum { CB = SFX(DWC_CB) };
   T xt[SFX(DWC_PIXELS) * CB] __attribute__((aligned(64)));
-  T ot[64 * CB] __attribute__((aligned(64)));
+  T ot[SFX(DWC_OUT) * CB] __attribute__((aligned(64)));
   T wt[SFX(DWC_TAPS) * CB] __attribute__((aligned(64)));
   const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, k = g->kh * g->kw;
   /* lanes past the block are zeros: summed, never stored */

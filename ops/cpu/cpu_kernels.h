@@ -30,6 +30,10 @@ extern const ct__kernel_table ct__cpu_quant;    /* ops/cpu/quant.c */
 extern const ct__kernel_table ct__cpu_conv_transpose; /* ops/cpu/conv_transpose.c */
 extern const ct__kernel_table ct__cpu_pool_nd, ct__cpu_pool_nd_norm; /* ops/cpu/pool_nd*.c */
 
+/* a op b for signed integers of type T, wrapping through their unsigned type U (signed overflow
+ * is undefined in C): how every integer kernel adds, subtracts and multiplies. */
+#define CT__WRAP(U, T, a, op, b) ((T)((U)(a)op(U)(b)))
+
 /* The expression engine of corten/expr.h (ops/cpu/expr.c). */
 extern const ct__expr_engine ct__cpu_expr;
 

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ops/cpu/cpu_kernels.h"
 #include "ops/cpu/parallel.h"
 #include "ops/cpu/stream.h"
 #include "ops/cpu/vmath.h"
@@ -177,26 +178,26 @@ typedef struct bin_job {
 #define BIN_STREAM BIN_PLAIN
 #endif
 
-#define WRAP(U, T, a, op, b) ((T)((U)(a)op(U)(b)))
-
 BINARY_KERNEL_C(add_f32, float, a + b, BIN_STREAM)
 BINARY_KERNEL_C(add_f64, double, a + b, BIN_STREAM)
-BINARY_KERNEL(add_i32, int32_t, WRAP(uint32_t, int32_t, a, +, b))
-BINARY_KERNEL(add_i64, int64_t, WRAP(uint64_t, int64_t, a, +, b))
+BINARY_KERNEL(add_i32, int32_t, CT__WRAP(uint32_t, int32_t, a, +, b))
+BINARY_KERNEL(add_i64, int64_t, CT__WRAP(uint64_t, int64_t, a, +, b))
 BINARY_KERNEL_C(sub_f32, float, a - b, BIN_STREAM)
 BINARY_KERNEL_C(sub_f64, double, a - b, BIN_STREAM)
-BINARY_KERNEL(sub_i32, int32_t, WRAP(uint32_t, int32_t, a, -, b))
-BINARY_KERNEL(sub_i64, int64_t, WRAP(uint64_t, int64_t, a, -, b))
+BINARY_KERNEL(sub_i32, int32_t, CT__WRAP(uint32_t, int32_t, a, -, b))
+BINARY_KERNEL(sub_i64, int64_t, CT__WRAP(uint64_t, int64_t, a, -, b))
 BINARY_KERNEL_C(mul_f32, float, a * b, BIN_STREAM)
 BINARY_KERNEL_C(mul_f64, double, a * b, BIN_STREAM)
-BINARY_KERNEL(mul_i32, int32_t, WRAP(uint32_t, int32_t, a, *, b))
-BINARY_KERNEL(mul_i64, int64_t, WRAP(uint64_t, int64_t, a, *, b))
+BINARY_KERNEL(mul_i32, int32_t, CT__WRAP(uint32_t, int32_t, a, *, b))
+BINARY_KERNEL(mul_i64, int64_t, CT__WRAP(uint64_t, int64_t, a, *, b))
 BINARY_KERNEL_C(div_f32, float, a / b, BIN_STREAM)
 BINARY_KERNEL_C(div_f64, double, a / b, BIN_STREAM)
 /* Integer division truncates toward zero; MIN / -1 wraps to MIN; a zero divisor is refused
  * before the loop runs (div_int_check), so b is never 0 here. */
-BINARY_KERNEL(div_i32_raw, int32_t, b == -1 ? WRAP(uint32_t, int32_t, 0, -, a) : (int32_t)(a / b))
-BINARY_KERNEL(div_i64_raw, int64_t, b == -1 ? WRAP(uint64_t, int64_t, 0, -, a) : (int64_t)(a / b))
+BINARY_KERNEL(div_i32_raw, int32_t,
+              b == -1 ? CT__WRAP(uint32_t, int32_t, 0, -, a) : (int32_t)(a / b))
+BINARY_KERNEL(div_i64_raw, int64_t,
+              b == -1 ? CT__WRAP(uint64_t, int64_t, 0, -, a) : (int64_t)(a / b))
 
 #define DIV_INT_KERNEL(NAME, T)                                                           \
   static ct_status NAME(const ct_kernel_ctx *c) {                                         \
@@ -220,12 +221,13 @@ DIV_INT_KERNEL(div_i64, int64_t)
 /* The narrow integers (ONNX's uint8, int8 and int16 arithmetic): computed in uint32_t and
  * wrapped into T, as numpy wraps; division truncates toward zero and MIN / -1 wraps to MIN. */
 #define NARROW_KERNELS(SUF, T)                                \
-  BINARY_KERNEL(add_##SUF, T, WRAP(uint32_t, T, a, +, b))   \
-  BINARY_KERNEL(sub_##SUF, T, WRAP(uint32_t, T, a, -, b))   \
-  BINARY_KERNEL(mul_##SUF, T, WRAP(uint32_t, T, a, *, b))   \
+  BINARY_KERNEL(add_##SUF, T, CT__WRAP(uint32_t, T, a, +, b))   \
+  BINARY_KERNEL(sub_##SUF, T, CT__WRAP(uint32_t, T, a, -, b))   \
+  BINARY_KERNEL(mul_##SUF, T, CT__WRAP(uint32_t, T, a, *, b))   \
   DIV_INT_KERNEL(div_##SUF, T)
-BINARY_KERNEL(div_i8_raw, int8_t, b == -1 ? WRAP(uint32_t, int8_t, 0, -, a) : (int8_t)(a / b))
-BINARY_KERNEL(div_i16_raw, int16_t, b == -1 ? WRAP(uint32_t, int16_t, 0, -, a) : (int16_t)(a / b))
+BINARY_KERNEL(div_i8_raw, int8_t, b == -1 ? CT__WRAP(uint32_t, int8_t, 0, -, a) : (int8_t)(a / b))
+BINARY_KERNEL(div_i16_raw, int16_t,
+              b == -1 ? CT__WRAP(uint32_t, int16_t, 0, -, a) : (int16_t)(a / b))
 BINARY_KERNEL(div_u8_raw, uint8_t, (uint8_t)(a / b))
 NARROW_KERNELS(i8, int8_t)
 NARROW_KERNELS(u8, uint8_t)
@@ -237,9 +239,9 @@ BINARY_KERNEL(div_u32_raw, uint32_t, a / b)
 BINARY_KERNEL(div_u64_raw, uint64_t, a / b)
 NARROW_KERNELS(u16, uint16_t)
 #define UNSIGNED_KERNELS(SUF, T)                           \
-  BINARY_KERNEL(add_##SUF, T, WRAP(T, T, a, +, b))         \
-  BINARY_KERNEL(sub_##SUF, T, WRAP(T, T, a, -, b))         \
-  BINARY_KERNEL(mul_##SUF, T, WRAP(T, T, a, *, b))         \
+  BINARY_KERNEL(add_##SUF, T, CT__WRAP(T, T, a, +, b))         \
+  BINARY_KERNEL(sub_##SUF, T, CT__WRAP(T, T, a, -, b))         \
+  BINARY_KERNEL(mul_##SUF, T, CT__WRAP(T, T, a, *, b))         \
   DIV_INT_KERNEL(div_##SUF, T)
 UNSIGNED_KERNELS(u32, uint32_t)
 UNSIGNED_KERNELS(u64, uint64_t)

@@ -38,14 +38,12 @@ ct_status ct__ix_k_tri(const ct_kernel_ctx *c) {
 
 /* ---- cumsum ---------------------------------------------------------------------------------- */
 
-/* a + b and a * b in T, integers wrapping (through their unsigned type: signed overflow is
- * undefined in C) as the elementwise and reduce kernels wrap; floats as they are. */
-#define WRAP_ADD(T, a, b)                                                                   \
-  _Generic((T)0, int32_t: (T)((uint32_t)(a) + (uint32_t)(b)),                             \
-           int64_t: (T)((uint64_t)(a) + (uint64_t)(b)), default: (a) + (b))
-#define WRAP_MUL(T, a, b)                                                                   \
-  _Generic((T)0, int32_t: (T)((uint32_t)(a) * (uint32_t)(b)),                             \
-           int64_t: (T)((uint64_t)(a) * (uint64_t)(b)), default: (a) * (b))
+/* a op b in T: integers wrap (CT__WRAP, as the elementwise kernels), floats as they are. */
+#define WRAP_OP(T, a, op, b)                                                                \
+  _Generic((T)0, int32_t: CT__WRAP(uint32_t, int32_t, a, op, b),                          \
+           int64_t: CT__WRAP(uint64_t, int64_t, a, op, b), default: (a)op(b))
+#define WRAP_ADD(T, a, b) WRAP_OP(T, a, +, b)
+#define WRAP_MUL(T, a, b) WRAP_OP(T, a, *, b)
 
 #define CUMSUM(SUF, T)                                                                    \
   ct_status ct__ix_k_cumsum_##SUF(const ct_kernel_ctx *c) {                              \

@@ -71,32 +71,34 @@ static void dequantize_range(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
-/* Items below this per thread are not worth a wake-up. */
-#define GRAIN 16384
+/* The run's plan and its walk over X, Scale and ZeroPoint (the output not yet taken). */
+static ct_status job_open(const ct_kernel_ctx *c, bool quantize, ct__q_plan *p, q_job *j) {
+  ct_status s = ct__q_plan_make(c, quantize, p);
+  if (s != CT_OK) return s;
+  const ct_tensor *x = ct_kernel_in(c, CT__Q_X, 0);
+  *j = (q_job){.x = ct__k_in_data(x), .xt = x->dtype, .q = p->q, .ch = p->ch,
+               .inner = p->inner, .scale = ct__k_in_data(ct_kernel_in(c, CT__Q_SCALE, 0))};
+  if (p->zero) j->zero = ct__k_in_data(ct_kernel_in(c, CT__Q_ZERO, 0));
+  return CT_OK;
+}
 
 static ct_status quantize_k(const ct_kernel_ctx *c) {
   ct__q_plan p;
-  ct_status s = ct__q_plan_make(c, true, &p);
+  q_job j;
+  ct_status s = job_open(c, true, &p, &j);
   if (s != CT_OK) return s;
-  const ct_tensor *x = ct_kernel_in(c, CT__Q_X, 0);
-  q_job j = {.x = ct__k_in_data(x), .xt = x->dtype, .q = p.q, .ch = p.ch, .inner = p.inner,
-             .scale = ct__k_in_data(ct_kernel_in(c, CT__Q_SCALE, 0))};
-  if (p.zero) j.zero = ct__k_in_data(ct_kernel_in(c, CT__Q_ZERO, 0));
   if ((j.y = ct__k_out_data(c, CT__Q_Y, 0, p.q)) == NULL) return ct_last_status();
-  ct__parallel_for(x->numel, GRAIN, quantize_range, &j);
+  ct__parallel_for(ct_kernel_in(c, CT__Q_X, 0)->numel, CT__GRAIN_MEM, quantize_range, &j);
   return CT_OK;
 }
 
 static ct_status dequantize_k(const ct_kernel_ctx *c) {
   ct__q_plan p;
-  ct_status s = ct__q_plan_make(c, false, &p);
+  q_job j;
+  ct_status s = job_open(c, false, &p, &j);
   if (s != CT_OK) return s;
-  const ct_tensor *x = ct_kernel_in(c, CT__Q_X, 0);
-  q_job j = {.x = ct__k_in_data(x), .xt = x->dtype, .q = p.q, .ch = p.ch, .inner = p.inner,
-             .scale = ct__k_in_data(ct_kernel_in(c, CT__Q_SCALE, 0))};
   if (p.zero) {
     const ct_tensor *z = ct_kernel_in(c, CT__Q_ZERO, 0);
-    j.zero = ct__k_in_data(z);
     for (int64_t k = 0; p.q == CT_INT32 && k < z->numel; k++) {
       int32_t v = zero_at(j.zero, p.q, k);
       if (v != 0) {
@@ -108,7 +110,7 @@ static ct_status dequantize_k(const ct_kernel_ctx *c) {
     }
   }
   if ((j.y = ct__k_out_data(c, CT__Q_Y, 0, CT_FLOAT32)) == NULL) return ct_last_status();
-  ct__parallel_for(x->numel, GRAIN, dequantize_range, &j);
+  ct__parallel_for(ct_kernel_in(c, CT__Q_X, 0)->numel, CT__GRAIN_MEM, dequantize_range, &j);
   return CT_OK;
 }
 

@@ -112,17 +112,14 @@ ct_status ct__q_plan_make(const ct_kernel_ctx *c, bool quantize, ct__q_plan *p) 
   return CT_OK;
 }
 
-static ct_status quantize_infer(const ct_kernel_ctx *c) {
+/* Y takes X's dims once the plan's checks pass. */
+static ct_status q_infer(const ct_kernel_ctx *c, bool quantize) {
   ct__q_plan p;
-  ct_status s = ct__q_plan_make(c, true, &p);
+  ct_status s = ct__q_plan_make(c, quantize, &p);
   return s == CT_OK ? ct__k_resize(c, CT__Q_Y, 0, ct_kernel_in(c, CT__Q_X, 0)->dims) : s;
 }
-
-static ct_status dequantize_infer(const ct_kernel_ctx *c) {
-  ct__q_plan p;
-  ct_status s = ct__q_plan_make(c, false, &p);
-  return s == CT_OK ? ct__k_resize(c, CT__Q_Y, 0, ct_kernel_in(c, CT__Q_X, 0)->dims) : s;
-}
+static ct_status quantize_infer(const ct_kernel_ctx *c) { return q_infer(c, true); }
+static ct_status dequantize_infer(const ct_kernel_ctx *c) { return q_infer(c, false); }
 
 /* ---- The table ------------------------------------------------------------------------------- */
 
