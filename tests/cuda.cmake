@@ -7,6 +7,8 @@
 #               (77) where corten is built without CUDA or no device is present, after running
 #               its no-device checks. They link the static library, to reach the internal fill
 #               kernel, and the CUDA runtime, to make external device buffers.
+# Check's 4 s default per test is raised as in every suite: the first dlopen of cuBLAS from a
+# cold disk cache took longer than that on a CI machine with the toolkit and no driver.
 # Under AddressSanitizer on a GPU machine the CUDA runtime needs ASAN_OPTIONS=protect_shadow_gap=0
 # (see docs/design/cuda-memory.md).
 function(corten_add_pool_suite name)
@@ -16,7 +18,8 @@ function(corten_add_pool_suite name)
   target_link_libraries(test_${name} PRIVATE PkgConfig::CHECK Threads::Threads)
   target_compile_options(test_${name} PRIVATE ${CORTEN_WARNINGS})
   add_test(NAME ${name} COMMAND test_${name})
-  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
+                       ENVIRONMENT "CK_DEFAULT_TIMEOUT=120")
 endfunction()
 
 function(corten_add_cuda_suite name)
@@ -31,7 +34,8 @@ function(corten_add_cuda_suite name)
     target_link_libraries(test_${name} PRIVATE corten::corten)
   endif()
   add_test(NAME ${name} COMMAND test_${name})
-  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
+  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+                       ENVIRONMENT "CK_DEFAULT_TIMEOUT=120")
 endfunction()
 
 # cuda_ops*  every CUDA kernel of the built-in ops against its CPU kernel on a GPU (test_cuda_ops.c:
@@ -52,7 +56,8 @@ function(corten_add_cuda_ops_suite name)
     target_include_directories(test_${name} PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
   endif()
   add_test(NAME ${name} COMMAND test_${name})
-  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
+  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+                       ENVIRONMENT "CK_DEFAULT_TIMEOUT=120")
 endfunction()
 
 corten_add_pool_suite(cuda_pool)
