@@ -2,7 +2,8 @@
 # bench/bench_onnx.py: imported ONNX models, corten against onnxruntime in the same run.
 """For each model of tests/python/models_onnx.py (resnet18, mobilenet_v2, a 2-layer
 TransformerEncoder, an LSTM classifier; exported once into MODELS), each batch (1, 8) and thread
-count (1, 2): corten (corten.onnx.load, graph passes on) and onnxruntime (InferenceSession, CPU,
+count (1, 2): corten (corten.onnx.load, graph passes on, the weights constants: packed once, as
+onnxruntime prepacks its initializers at session creation) and onnxruntime (InferenceSession, CPU,
 default graph optimisation, intra_op_num_threads set to the same count, inter_op 1) run the same
 input. Each side is warmed up, then the two alternate in rounds of K runs; a side's figure is the
 median over rounds of each round's median. The ratio is corten's / onnxruntime's (below 1:
@@ -44,7 +45,8 @@ def _peak_mb(path, side, shape):
     (ru_maxrss would carry this process's peak over the fork and exec)."""
     code = ("import numpy as np\n"
             "x = np.zeros((1,) + %r, np.float32)\n" % (shape,) +
-            ("import corten\nm = corten.onnx.load(%r)\nm.run({'x': x})\n" % path
+            ("import corten\n"
+             "m = corten.onnx.load(%r, constant_weights=True)\nm.run({'x': x})\n" % path
              if side == "corten" else
              "import onnxruntime as ort\n"
              "s = ort.InferenceSession(%r, providers=['CPUExecutionProvider'])\n"
@@ -77,7 +79,7 @@ def main():
             so.intra_op_num_threads = threads
             so.inter_op_num_threads = 1
             sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-            model = corten.onnx.load(path)
+            model = corten.onnx.load(path, constant_weights=True)
             for batch in [int(b) for b in a.batches.split(",")]:
                 x = np.random.RandomState(0).randn(batch, *shape).astype(np.float32)
                 run_c = lambda: model.run({"x": x})  # noqa: E731

@@ -30,8 +30,8 @@
 
 struct ct_onnx_model {
   ct_program *prog;
-  char **in_names, **out_names;
-  size_t n_in, n_out;
+  char **in_names, **out_names, **const_names;
+  size_t n_in, n_out, n_const;
   ct_ddim *in_dims, *out_dims; /* rank -1: no shape in the file */
   ct_dtype *in_dtypes, *out_dtypes;
   long long opset;
@@ -110,6 +110,8 @@ void ct_onnx_free(ct_onnx_model *m) {
   ct_program_free(m->prog);
   for (size_t i = 0; i < m->n_in; i++) free(m->in_names[i]);
   for (size_t i = 0; i < m->n_out; i++) free(m->out_names[i]);
+  for (size_t i = 0; i < m->n_const; i++) free(m->const_names[i]);
+  free(m->const_names);
   free(m->in_names);
   free(m->out_names);
   free(m->in_dims);
@@ -130,6 +132,11 @@ const char *ct_onnx_input_name(const ct_onnx_model *m, size_t i) {
 
 const char *ct_onnx_output_name(const ct_onnx_model *m, size_t i) {
   return m && i < m->n_out ? m->out_names[i] : NULL;
+}
+
+size_t ct_onnx_constant_count(const ct_onnx_model *m) { return m ? m->n_const : 0; }
+const char *ct_onnx_constant_name(const ct_onnx_model *m, size_t i) {
+  return m && i < m->n_const ? m->const_names[i] : NULL;
 }
 
 /* ct_onnx_input_info and ct_onnx_output_info: entry i of a model's inputs or outputs (what:
@@ -341,8 +348,13 @@ static ct_onnx_model *make_model(ox_conv *cv, const char *const *inputs, const o
   om->in_dtypes = ct__calloc(n_in + 1, sizeof *om->in_dtypes);
   om->out_dims = ct__calloc(om->n_out + 1, sizeof *om->out_dims);
   om->out_dtypes = ct__calloc(om->n_out + 1, sizeof *om->out_dtypes);
+  om->const_names = ct__calloc(cv->n_staged + 1, sizeof *om->const_names);
   bool ok = om->in_names && om->out_names && om->in_dims && om->in_dtypes && om->out_dims &&
-            om->out_dtypes;
+            om->out_dtypes && om->const_names;
+  for (size_t i = 0; ok && i < cv->n_staged; i++) {
+    ok = (om->const_names[i] = dup_str(cv->staged[i].name)) != NULL;
+    om->n_const = i + 1;
+  }
   for (size_t i = 0; ok && i < n_in; i++) {
     ok = (om->in_names[i] = dup_str(inputs[i])) != NULL;
     om->in_dims[i].rank = vals[i]->rank;

@@ -28,6 +28,18 @@ static inline void *ct__k_out_data(const ct_kernel_ctx *c, size_t slot, size_t i
   return ct__k_out_data_slow(c, slot, i, dtype);
 }
 
+/* Data a kernel derives from constant input (slot, i) and keeps between runs (the GEMM's packed
+ * weights; ops/consts.c, ct_executor_options.constants). When the input is a constant of the
+ * running executor: the kept data, *fresh false, if it was made with this tag (the kernel's key
+ * for what it made: the layout, the sizes) and bytes from the memory, dims and dtype the input
+ * has now; otherwise bytes of new 64-byte-aligned host memory (the old data given back) for the
+ * kernel to fill now, *fresh true, the input's memory frozen (read-only) while kept. NULL when
+ * the input is not a constant, its memory is caller memory (wrapped or imported: written behind
+ * corten's back) or there is no memory for it: the kernel then works as without the option.
+ * Nothing is recorded either way. Call it from the kernel's own thread, not from its pieces. */
+void *ct__k_derived(const ct_kernel_ctx *c, size_t slot, size_t i, uint64_t tag, size_t bytes,
+                    bool *fresh);
+
 /* Resizes output (slot, i) to dims, naming the op on failure. */
 ct_status ct__k_resize(const ct_kernel_ctx *c, size_t slot, size_t i, ct_ddim dims);
 

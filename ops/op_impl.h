@@ -133,7 +133,17 @@ typedef struct ct__prep {
   uint32_t *pos;          /* in_pos (n_in + 1 entries), then out_pos (n_out + 1) */
   unsigned char *any_type; /* per variable: its slot is CT_SLOT_ANY_TYPE */
   int64_t *key_d;         /* per key entry CT_MAX_RANK extents, read for rank 2 and up */
+  struct ct__derived *derived; /* executor option constants: per input variable, what kernels
+                                  derived from it (ops/consts.c); NULL when none is constant */
 } ct__prep;
+
+/* ops/consts.c: the executor option constants. ct__consts_bind checks the names (each a
+ * variable of scope that no op of the n preps writes, directly or in a nested program) and gives
+ * each prep that reads one its derived slots; ct__consts_free lets go of a prep's (unfreezing
+ * the memory they were made from). */
+ct_status ct__consts_bind(ct__prep *preps, size_t n, ct_scope *scope,
+                          const char *const *names, size_t n_names);
+void ct__consts_free(ct__prep *p);
 
 /* ops/prep.c: the allocation observers' namer (core/memory/memory_impl.h) over a prep: the op's
  * type, and the variable of the prep whose tensor is `tensor`. */
@@ -173,8 +183,9 @@ ct_status ct__fused_guard(ct__prep *preps, size_t i);
 bool ct__fused_member_now(ct__prep *preps, size_t i);
 void ct__fused_free(ct__fused *f);
 
-/* ops/program.c: whether one of op's program attributes reads variable `name`. */
+/* ops/program.c: whether one of op's program attributes reads (writes) variable `name`. */
 bool ct__nested_reads(const ct_op *op, const char *name);
+bool ct__nested_writes(const ct_op *op, const char *name);
 
 /* Resolves op's wiring over scope: inputs through the ancestors, outputs likewise, created in
  * scope when missing anywhere (created, when not NULL, is called with each one it creates).

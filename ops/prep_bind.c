@@ -10,6 +10,7 @@
 #include "ops/kernel.h"
 
 void ct__prep_destroy(ct__prep *p) {
+  ct__consts_free(p);
   ct__fused_free(p->fused);
   ct_var_free(p->sink);
   free(p->guards);

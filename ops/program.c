@@ -220,31 +220,39 @@ static bool kept(const ct_var *v, const ct_executor_options *o) {
 }
 
 
-/* Whether an op of p names `name` as an input, directly or in a program nested in it. */
-static bool program_reads(const ct_program *p, const char *name) {
+static bool nested_names(const ct_op *op, const char *name, bool outputs);
+
+/* Whether an op of p names `name` as an input (outputs: as an output), directly or in a program
+ * nested in it. */
+static bool program_names(const ct_program *p, const char *name, bool outputs) {
   for (size_t i = 0; i < p->n; i++) {
     const ct_op *o = p->ops[i];
-    for (size_t s = 0; s < o->def->n_in; s++) {
-      for (size_t k = 0; k < o->in[s].n; k++) {
-        if (strcmp(o->in[s].names[k], name) == 0) return true;
+    const ct__wiring *w = outputs ? o->out : o->in;
+    for (size_t s = 0; s < (outputs ? o->def->n_out : o->def->n_in); s++) {
+      for (size_t k = 0; k < w[s].n; k++) {
+        if (strcmp(w[s].names[k], name) == 0) return true;
       }
     }
-    if (ct__nested_reads(o, name)) return true;
+    if (nested_names(o, name, outputs)) return true;
   }
   return false;
 }
 
-/* Whether one of op's program attributes reads `name`: a nested program (a recurrent op's step)
- * may read the variable through the scope's ancestors. */
-bool ct__nested_reads(const ct_op *op, const char *name) {
+/* Whether one of op's program attributes names `name` as an input (outputs: an output): a nested
+ * program (a recurrent op's step) may reach the variable through the scope's ancestors. */
+static bool nested_names(const ct_op *op, const char *name, bool outputs) {
   for (size_t a = 0; a < op->def->n_attr; a++) {
     const ct_attr_value *v = &op->attr[a];
-    if (v->type == CT_ATTR_PROGRAM && v->u.program != NULL && program_reads(v->u.program, name)) {
+    if (v->type == CT_ATTR_PROGRAM && v->u.program != NULL &&
+        program_names(v->u.program, name, outputs)) {
       return true;
     }
   }
   return false;
 }
+
+bool ct__nested_reads(const ct_op *op, const char *name) { return nested_names(op, name, false); }
+bool ct__nested_writes(const ct_op *op, const char *name) { return nested_names(op, name, true); }
 
 /* For each created, unkept variable: the last op reading it (through a slot, any-type slots
  * included, or through a nested program); it is freed after that op unless that op or a later
@@ -332,6 +340,10 @@ ct_executor *ct_executor_new_with(const ct_program *p, ct_scope *scope, ct_place
   fuse_arg fa = {&created, options};
   if (options->optimize &&
       ct__optimize(e->preps, &e->n, scope, place, fuse_candidate, &fa, &e->rewrites) != CT_OK) {
+    goto fail;
+  }
+  if (options->n_constants > 0 &&
+      ct__consts_bind(e->preps, e->n, scope, options->constants, options->n_constants) != CT_OK) {
     goto fail;
   }
   if (options->free_intermediates && plan_frees(e, &created, options) != CT_OK) goto fail;

@@ -34,7 +34,11 @@ typedef struct prod {
   bool ta, tb;
   double alpha, beta;
   bool in_place; /* b_in_place: B's slivers read where they are */
+  unsigned packed; /* PACK_A, PACK_B: that operand packed beforehand (ct__gemm_pack); with
+                      PACK_WRONG, given with another width than ct__gemm_packed_elems said */
 } prod;
+
+enum { PACK_A = 1, PACK_B = 2, PACK_WRONG = 4 };
 
 #define PAD_C 2
 #define SENTINEL (-12345.0)
@@ -81,11 +85,39 @@ REF(double, f64, fma)
     for (int64_t i = 0; i < p->m * ldc; i++) {                                                    \
       c[i] = c0[i] = i % ldc < p->n ? (p->beta != 0 ? (T)val(2, i) : (T)NAN) : (T)SENTINEL;       \
     }                                                                                             \
-    ck_assert_int_eq(ct__gemm_##SFX(&(ct__gemm){.ta = p->ta, .tb = p->tb, .m = p->m, .n = p->n,  \
-                                                .k = p->k, .alpha = p->alpha, .beta = p->beta,    \
-                                                .a = a, .lda = lda, .b = b, .ldb = ldb, .c = c,   \
-                                                .ldc = ldc, .b_in_place = p->in_place}),          \
-                     CT_OK);                                                                      \
+    ct__gemm g = {.ta = p->ta, .tb = p->tb, .m = p->m, .n = p->n, .k = p->k, .alpha = p->alpha, \
+                  .beta = p->beta, .a = a, .lda = lda, .b = b, .ldb = ldb, .c = c, .ldc = ldc,  \
+                  .b_in_place = p->in_place};                                                     \
+    T *packed[2] = {NULL, NULL}, *kept[2] = {NULL, NULL};                                         \
+    for (int w = 0; w < 2; w++) {                                                                 \
+      if (!(p->packed & (w == 0 ? PACK_A : PACK_B))) continue;                                    \
+      int width;                                                                                  \
+      int64_t elems = ct__gemm_packed_elems(&g, w, sizeof(T), &width);                            \
+      packed[w] = aligned_alloc(64, ((size_t)elems * sizeof(T) + 63) / 64 * 64 + 64);             \
+      ct__gemm_pack_##SFX(&g, w, packed[w]);                                                      \
+      T *src = w == 0 ? a : b;                                                                    \
+      size_t n_src = (size_t)(w == 0 ? ar * lda : br * ldb);                                      \
+      kept[w] = malloc(sizeof(T) * n_src + 1);                                                    \
+      memcpy(kept[w], src, sizeof(T) * n_src);                                                    \
+      /* Read from the packing alone: the operand itself poisoned (unless the width is off). */   \
+      if (!(p->packed & PACK_WRONG)) {                                                            \
+        for (size_t q = 0; q < n_src; q++) src[q] = (T)NAN;                                       \
+      }                                                                                           \
+      if (w == 0) {                                                                               \
+        g.a_packed = packed[w];                                                                   \
+        g.a_packed_w = width + (p->packed & PACK_WRONG ? 1 : 0);                                  \
+      } else {                                                                                    \
+        g.b_packed = packed[w];                                                                   \
+        g.b_packed_w = width + (p->packed & PACK_WRONG ? 1 : 0);                                  \
+      }                                                                                           \
+    }                                                                                             \
+    ck_assert_int_eq(ct__gemm_##SFX(&g), CT_OK);                                                  \
+    for (int w = 0; w < 2; w++) {                                                                 \
+      if (kept[w] == NULL) continue;                                                              \
+      memcpy(w == 0 ? a : b, kept[w], sizeof(T) * (size_t)(w == 0 ? ar * lda : br * ldb));        \
+      free(kept[w]);                                                                              \
+      free(packed[w]);                                                                            \
+    }                                                                                             \
     for (int64_t i = 0; i < p->m; i++) {                                                          \
       for (int64_t j = 0; j < ldc; j++) {                                                         \
         T got = c[i * ldc + j], want;                                                             \
@@ -139,7 +171,7 @@ static void check_kernel(const char *name) {
       for (size_t v = 0; v < 3; v++) {
         for (int in_place = 0; in_place < 2; in_place++) {
           prod p = {shapes[s][0], shapes[s][1], shapes[s][2], t & 1, t >> 1, ab[v][0], ab[v][1],
-                    in_place};
+                    in_place, 0};
           free(check_f32(&p, fused));
           free(check_f64(&p, fused));
         }
@@ -177,7 +209,7 @@ END_TEST
 
 /* The same product at 1, 2, 3 and 7 threads: the same bits (and each the defined sums). */
 START_TEST(the_result_is_the_same_at_every_thread_count) {
-  static const prod p64 = {300, 290, 600, true, false, -0.5, 0.25, false};
+  static const prod p64 = {300, 290, 600, true, false, -0.5, 0.25, false, 0};
   bool fused64 = strcmp(ct__gemm_kernel_name(8), "portable") != 0;
   ct_set_num_threads(1);
   double *first64 = check_f64(&p64, fused64);
@@ -186,11 +218,11 @@ START_TEST(the_result_is_the_same_at_every_thread_count) {
   ck_assert_int_eq(memcmp(c64, first64, sizeof(double) * (size_t)(p64.m * (p64.n + PAD_C))), 0);
   free(c64);
   free(first64);
-  static const prod ps[] = {{300, 300, 300, false, false, 1, 0, false},
-                            {1000, 37, 333, false, true, 1, 0, false},
-                            {37, 1000, 333, true, false, 1, 1, false},
-                            {5, 4000, 70, false, false, 1, 0, false},
-                            {40, 3000, 20, false, false, 1, 0, true}};
+  static const prod ps[] = {{300, 300, 300, false, false, 1, 0, false, 0},
+                            {1000, 37, 333, false, true, 1, 0, false, 0},
+                            {37, 1000, 333, true, false, 1, 1, false, 0},
+                            {5, 4000, 70, false, false, 1, 0, false, 0},
+                            {40, 3000, 20, false, false, 1, 0, true, 0}};
   static const int threads[] = {1, 2, 3, 7};
   bool fused = strcmp(ct__gemm_kernel_name(4), "portable") != 0;
   for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
@@ -203,6 +235,35 @@ START_TEST(the_result_is_the_same_at_every_thread_count) {
       free(c);
     }
     free(first);
+  }
+  ct_set_num_threads(0);
+}
+END_TEST
+
+/* Operands packed beforehand (ct__gemm_pack, as for a layer's constant weights): A, B or both,
+ * swapped plans or not, several blocks of k and of rows, at 1 and 3 threads: the defined sums,
+ * read from the packing alone (the operands themselves are NaN during the call). Given with a
+ * width the plan does not use, the packing is ignored and the operands read: the same sums. */
+START_TEST(operands_packed_beforehand_give_the_defined_sums) {
+  static const int64_t pshapes[][3] = {{1, 1, 1},   {13, 37, 513}, {70, 25, 257}, {40, 3, 5},
+                                       {3, 40, 5},  {300, 64, 20}, {260, 49, 300}, {49, 260, 70},
+                                       {3, 5000, 10}};
+  static const unsigned modes[] = {PACK_A, PACK_B, PACK_A | PACK_B, PACK_A | PACK_WRONG,
+                                   PACK_B | PACK_WRONG};
+  bool fused32 = strcmp(ct__gemm_kernel_name(4), "portable") != 0;
+  bool fused64 = strcmp(ct__gemm_kernel_name(8), "portable") != 0;
+  for (int threads = 1; threads <= 3; threads += 2) {
+    ct_set_num_threads(threads);
+    for (size_t s = 0; s < sizeof pshapes / sizeof pshapes[0]; s++) {
+      for (size_t md = 0; md < sizeof modes / sizeof modes[0]; md++) {
+        for (int t = 0; t < 4; t++) {
+          prod p = {pshapes[s][0], pshapes[s][1], pshapes[s][2], t & 1, (t >> 1) & 1, 1,
+                    t == 3 ? 0.5 : 0, false, modes[md]};
+          free(check_f32(&p, fused32));
+          free(check_f64(&p, fused64));
+        }
+      }
+    }
   }
   ct_set_num_threads(0);
 }
@@ -231,7 +292,7 @@ START_TEST(a_gemm_beside_a_busy_pool_runs_its_blocks_on_its_own_thread) {
   pthread_t t;
   ck_assert_int_eq(pthread_create(&t, NULL, hold_pool, NULL), 0);
   while (atomic_load(&holding) == 0) sched_yield(); /* the pool is taken */
-  static const prod p = {400, 300, 200, false, true, 1, 0, false};
+  static const prod p = {400, 300, 200, false, true, 1, 0, false, 0};
   bool fused = strcmp(ct__gemm_kernel_name(4), "portable") != 0;
   free(check_f32(&p, fused));
   atomic_store(&release, 1);
@@ -442,6 +503,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, the_portable_kernel_gives_the_defined_sums);
   CT_ADD_TEST(s, the_widest_kernel_this_cpu_runs_is_the_default);
   CT_ADD_TEST(s, the_result_is_the_same_at_every_thread_count);
+  CT_ADD_TEST(s, operands_packed_beforehand_give_the_defined_sums);
   CT_ADD_TEST(s, a_gemm_beside_a_busy_pool_runs_its_blocks_on_its_own_thread);
   CT_ADD_TEST(s, beta_zero_ignores_nan_in_c_and_alpha_zero_reads_no_operand);
   CT_ADD_TEST(s, empty_products_leave_c_alone_or_scale_it);

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tools/onnx_run.c: `corten run MODEL [--input NAME=FILE.npy ...] [--threads N] [--repeat K]
- * [--no-optimize] [--profile FILE]`.
+ * [--no-optimize] [--no-constants] [--profile FILE]`.
  * Loads an ONNX model, gives each input the array of a .npy file (NumPy's format: a magic, a
  * Python-literal header with descr, fortran_order and shape, then the C-ordered data) or, when
  * none is named, values of the declared dims (symbolic dims 1; floats drawn uniformly in [-1, 1)
  * from a fixed seed, integers 0), runs the program K times (default 1) and prints each output's
  * dtype, dims, sum and sum of magnitudes, then the median time of a run. The executor runs the
- * graph passes (ct_executor_options.optimize, docs/design/passes.md) unless --no-optimize. With
+ * graph passes (ct_executor_options.optimize, docs/design/passes.md) unless --no-optimize, and
+ * takes the model's weights as constants (ct_executor_options.constants: packed once,
+ * docs/design/constants.md) unless --no-constants. With
  * --profile, the runs are profiled (corten/profile.h): the table per op type is printed and a
  * Chrome trace written to FILE. */
 #include <math.h>
@@ -148,24 +150,25 @@ static void print_output(ct_scope *s, const char *name) {
 int corten_run(int argc, char **argv) {
   const char *model = NULL;
   int repeat = 1, threads = 0;
-  bool optimize = true;
+  bool optimize = true, constants = true;
   const char *profile = NULL;
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
     else if (strcmp(argv[i], "--no-optimize") == 0) optimize = false;
+    else if (strcmp(argv[i], "--no-constants") == 0) constants = false;
     else if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc) profile = argv[++i];
     else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) repeat = atoi(argv[++i]);
     else if (strcmp(argv[i], "--input") == 0 && i + 1 < argc) i++;
     else if (argv[i][0] != '-' && model == NULL) model = argv[i];
     else {
       fprintf(stderr, "usage: corten run MODEL [--input NAME=FILE.npy ...] [--threads N] [--repeat K] "
-                    "[--no-optimize] [--profile FILE]\n");
+                    "[--no-optimize] [--no-constants] [--profile FILE]\n");
       return 2;
     }
   }
   if (model == NULL || repeat < 1) {
     fprintf(stderr, "usage: corten run MODEL [--input NAME=FILE.npy ...] [--threads N] [--repeat K] "
-                    "[--no-optimize] [--profile FILE]\n");
+                    "[--no-optimize] [--no-constants] [--profile FILE]\n");
     return 2;
   }
   if (threads > 0) ct_set_num_threads(threads);
@@ -190,7 +193,15 @@ int corten_run(int argc, char **argv) {
     ct_tensor *t = ct_var_tensor(ct_scope_var(s, name));
     ok = t != NULL && (file ? read_npy(file, t) : tool_random_input(m, k, t));
   }
-  ct_executor_options opts = {.optimize = optimize};
+  /* The weights are the executor's constants (the tool's scope is its own: nothing else writes
+   * them), so conv2d and matmul pack them once. */
+  size_t n_const = constants ? ct_onnx_constant_count(m) : 0;
+  const char **const_names = calloc(n_const + 1, sizeof *const_names);
+  for (size_t i = 0; const_names != NULL && i < n_const; i++) {
+    const_names[i] = ct_onnx_constant_name(m, i);
+  }
+  ct_executor_options opts = {.optimize = optimize, .constants = const_names,
+                              .n_constants = const_names != NULL ? n_const : 0};
   ct_executor *e = ok ? ct_executor_new_with(ct_onnx_program(m), s, ct_cpu(), &opts) : NULL;
   double *times = calloc((size_t)repeat, sizeof *times);
   ct_profile *prof = profile != NULL && e != NULL ? ct_profile_start(CT_PROFILE_PROCESS) : NULL;
@@ -235,6 +246,7 @@ int corten_run(int argc, char **argv) {
            repeat == 1 ? "" : "s", ct_get_num_threads(), ct_get_num_threads() == 1 ? "" : "s");
   }
   free(times);
+  free(const_names);
   ct_executor_free(e);
   ct_onnx_free(m);
   ct_scope_free(s);

@@ -133,7 +133,7 @@ static export_ctx *export_new(const ct_tensor *t, const void *out, bool versione
                           t == NULL ? "tensor" : "out pointer");
   }
   if (ct__tensor_check_data(t, what) != CT_OK) return NULL;
-  if (!versioned && t->block->read_only) {
+  if (!versioned && ct__block_read_only(t->block)) {
     return ct__error_null(CT_ERR_READ_ONLY,
                           "%s: %s is read-only, which an unversioned DLManagedTensor cannot say: "
                           "export it with ct_tensor_to_dlpack_versioned (DLPack 1.x), or copy it",
@@ -190,7 +190,7 @@ ct_status ct_tensor_to_dlpack_versioned(const ct_tensor *t, DLManagedTensorVersi
   m->version.minor = CT_DLPACK_MINOR;
   m->manager_ctx = c;
   m->deleter = export_deleter_versioned;
-  m->flags = t->block->read_only ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
+  m->flags = ct__block_read_only(t->block) ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
   *out = m;
   return CT_OK;
 }

@@ -225,6 +225,7 @@ static inline __attribute__((always_inline)) void block_init(ct__block *b, ct_pl
   atomic_init(&b->refs, 1);
   b->external = false;
   b->read_only = false;
+  atomic_init(&b->frozen, 0);
   atomic_init(&b->op_view, false);
   b->coalloc = false;
   b->place = place;

@@ -22,6 +22,8 @@ typedef struct ct__block {
   _Atomic size_t refs;
   bool external;
   bool read_only;  /* external blocks lent read-only (DLPack's flag): never written through */
+  _Atomic uint32_t frozen; /* executors holding it as a constant (ct_executor_options.constants):
+                              while non-zero it is read-only too (ct__block_read_only) */
   _Atomic bool op_view; /* an op (reshape and its kin, ct__share_as) made a view of this block:
                            while it is shared, an op that writes it takes a block of its own
                            (ops/prep.c); relaxed loads and stores, by any thread holding it */
@@ -37,6 +39,20 @@ typedef struct ct__block {
   void (*release)(void *ctx);     /* external blocks: the owner's release, may be NULL */
   void *release_ctx;
 } ct__block;
+
+/* Whether b must not be written through: lent read-only, or held as a constant by a live
+ * executor. */
+static inline bool ct__block_read_only(const ct__block *b) {
+  return b->read_only || atomic_load_explicit(&b->frozen, memory_order_relaxed) != 0;
+}
+
+/* Why b is read-only, for the messages of the calls that refuse to write it. */
+static inline const char *ct__block_read_only_why(const ct__block *b) {
+  return b->read_only ? "views memory its producer lent read-only (a DLPack tensor flagged "
+                        "read-only)"
+                      : "is a constant of a live executor (ct_executor_options.constants): "
+                        "free that executor first";
+}
 
 /* The bytes a co-allocated header takes in front of its data (alignment kept). */
 #define CT__BLOCK_HEADER ((sizeof(ct__block) + CT__BLOCK_ALIGN - 1) & ~(CT__BLOCK_ALIGN - 1))

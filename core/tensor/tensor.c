@@ -87,12 +87,11 @@ CT__COLD static void *mutable_data_slow(ct_tensor *t, ct_dtype dtype, ct_place p
   ct__block *b = t->block;
   bool aligned = b == NULL || ((uintptr_t)b->ptr + t->offset) % ct__dtype_size(dtype) == 0;
   if (b != NULL && ct_place_equal(b->place, place) && need <= ct__tensor_capacity(t) && aligned) {
-    if (b->read_only) {
+    if (ct__block_read_only(b)) {
       return ct__error_null(CT_ERR_READ_ONLY,
-                            "ct_tensor_mutable_data: %s views memory its producer lent "
-                            "read-only (a DLPack tensor flagged read-only): read it with "
-                            "ct_tensor_data, or ct_tensor_copy it into a tensor of its own",
-                            ct__tensor_label(t, label, sizeof label));
+                            "ct_tensor_mutable_data: %s %s: read it with ct_tensor_data, or "
+                            "ct_tensor_copy it into a tensor of its own",
+                            ct__tensor_label(t, label, sizeof label), ct__block_read_only_why(b));
     }
     t->dtype = dtype;
     return ct__tensor_ptr(t);
@@ -205,7 +204,7 @@ bool ct_tensor_is_external(const ct_tensor *t) {
   return t != NULL && t->block != NULL && t->block->external;
 }
 bool ct_tensor_is_read_only(const ct_tensor *t) {
-  return t != NULL && t->block != NULL && t->block->read_only;
+  return t != NULL && t->block != NULL && ct__block_read_only(t->block);
 }
 size_t ct_tensor_capacity(const ct_tensor *t) { return t ? ct__tensor_capacity(t) : 0; }
 bool ct_tensor_shares_memory(const ct_tensor *a, const ct_tensor *b) {

@@ -20,11 +20,10 @@ static ct_status assign(ct_tensor *dst, ct_ddim dims, int64_t numel, ct_dtype dt
   size_t nbytes = (size_t)numel * ct_dtype_size(dtype);
   char label[CT__LABEL_CAP], p[CT__PLACE_STR_CAP], q[CT__PLACE_STR_CAP];
   ct__block *b = dst->block;
-  if (b != NULL && b->read_only) {
+  if (b != NULL && ct__block_read_only(b)) {
     return ct__error(CT_ERR_READ_ONLY,
-                     "%s: the destination %s views memory its producer lent read-only (a DLPack "
-                     "tensor flagged read-only): copy into a tensor of its own instead",
-                     what, ct__tensor_label(dst, label, sizeof label));
+                     "%s: the destination %s %s: copy into a tensor of its own instead", what,
+                     ct__tensor_label(dst, label, sizeof label), ct__block_read_only_why(b));
   }
   if (b != NULL && b->external) {
     if (!ct_place_equal(b->place, dst_place) || nbytes > ct__tensor_capacity(dst)) {

@@ -86,7 +86,7 @@ static inline void *ct__tensor_ptr(const ct_tensor *t) {
  * kernels' outputs (ops/kernel.h), which set t->dtype and take ct__tensor_ptr when it holds. */
 static inline bool ct__tensor_writable_in_place(const ct_tensor *t, ct_dtype dtype, ct_place place) {
   const ct__block *b = t->block;
-  return b != NULL && !b->read_only && t->dims.rank >= 0 && ct__dtype_valid(dtype) &&
+  return b != NULL && !ct__block_read_only(b) && t->dims.rank >= 0 && ct__dtype_valid(dtype) &&
          b->place.kind == place.kind && b->place.device == place.device &&
          ct__tensor_bytes(t, dtype) <= b->nbytes - t->offset &&
          ((uintptr_t)b->ptr + t->offset) % ct__dtype_size(dtype) == 0;

@@ -79,6 +79,13 @@ CT_API const char *ct_onnx_input_name(const ct_onnx_model *m, size_t i);
 CT_API size_t ct_onnx_output_count(const ct_onnx_model *m);
 CT_API const char *ct_onnx_output_name(const ct_onnx_model *m, size_t i);
 
+/* The variables the load created besides the inputs: the initializers (the weights), the
+ * values of Constant nodes and the tensors the import made. The model's program reads them and
+ * writes none: they are what ct_executor_options.constants can name for a model run as loaded
+ * (docs/design/constants.md). A name is owned by m; NULL past the count or for a NULL m. */
+CT_API size_t ct_onnx_constant_count(const ct_onnx_model *m);
+CT_API const char *ct_onnx_constant_name(const ct_onnx_model *m, size_t i);
+
 /* The dims the file declares for input i (rank, and -1 for a symbolic or unknown extent) into
  * *dims, and its dtype; CT_ERR_OUT_OF_RANGE for an i past the inputs, CT_ERR_UNINITIALIZED when
  * the file gives no shape (dims->rank is then -1), CT_ERR_INVALID_ARGUMENT for NULLs. */

@@ -159,6 +159,11 @@ static bool pool_tiles2(const ct__conv_geom *g) {
          g->h == 2 * g->oh && g->w == 2 * g->ow;
 }
 
+/* The tags of conv2d's packed filters (ct__k_derived), above the width and the element size:
+ * for im2col's GEMMs, and Winograd's U. */
+#define CONV_PACK_TAG ((uint64_t)1 << 32)
+#define WINO_PACK_TAG ((uint64_t)2 << 32)
+
 /* One GEMM of a conv kernel, its failure noted in *FAILED. */
 #define CONV_GEMM(FAILED, ...) conv_gemm_note((FAILED), CT__GEMM(GEMM, __VA_ARGS__))
 
@@ -175,7 +180,8 @@ static bool conv_wino_fits(const conv_job *j) {
  * piece with its own scratch. A block's arithmetic is the same whichever piece runs it. */
 typedef struct wino_run {
   const ct__conv_geom *g;
-  const float *x, *u;
+  const float *x;
+  const ct__wino_u *u;
   float *o, *scratch;
   int64_t blocks, items, pieces, scratch_elems;
   atomic_bool *failed;
@@ -195,9 +201,33 @@ static void wino_pieces(void *arg, int64_t b, int64_t e) {
   }
 }
 
-/* Output o of the convolution of plan g of x by the filters w [M, C, 3, 3]. */
+/* U packed for the blocks' GEMMs, kept between runs when Filter is a constant of the executor
+ * (ct__k_derived), made from the filters w at the first run (U computed into tmp first), with U
+ * itself where the last block's GEMMs read it; false when nothing is kept. */
+static bool wino_packed(const ct_kernel_ctx *c, const ct__conv_geom *g, const float *w,
+                        float *tmp, ct__wino_u *u) {
+  int width;
+  bool every;
+  const int64_t pe = ct__wino_packed_elems(g, &width, &every), ue = ct__wino_u_elems(g);
+  const size_t n = (size_t)(16 * pe + (every ? 0 : ue));
+  bool fresh;
+  float *d = ct__k_derived(c, CT__CONV_FILTER, 0, WINO_PACK_TAG | (uint64_t)width << 8 | 4,
+                           n * sizeof(float), &fresh);
+  if (d == NULL) return false;
+  if (fresh) {
+    ct__wino_filter(g, w, tmp);
+    ct__wino_pack(g, tmp, d);
+    if (!every) memcpy(d + 16 * pe, tmp, (size_t)ue * sizeof(float));
+  }
+  *u = (ct__wino_u){.u = every ? NULL : d + 16 * pe, .packed = d, .packed_elems = pe,
+                    .width = width};
+  return true;
+}
+
+/* Output o of the convolution of plan g of x by the filters w [M, C, 3, 3] (Filter's own when
+ * `filter`: then kept packed when it is a constant). */
 static ct_status wino_conv(const ct_kernel_ctx *c, const ct__conv_geom *g, const float *x,
-                           const float *w, float *o) {
+                           const float *w, float *o, bool filter) {
   wino_run r = {g, x, NULL, o, NULL, ct__wino_blocks(g), 0, 0, ct__wino_scratch_elems(g), NULL};
   const int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads(); /* nested: inline */
   r.items = g->n * r.blocks;
@@ -205,9 +235,10 @@ static ct_status wino_conv(const ct_kernel_ctx *c, const ct__conv_geom *g, const
   const int64_t u_elems = ct__wino_u_elems(g);
   float *buf = conv_scratch(c, u_elems + r.pieces * r.scratch_elems, sizeof(float));
   if (buf == NULL) return ct_last_status();
-  ct__wino_filter(g, w, buf);
+  ct__wino_u u = {.u = buf};
+  if (!filter || !wino_packed(c, g, w, buf, &u)) ct__wino_filter(g, w, buf);
   atomic_bool failed = false;
-  r.u = buf;
+  r.u = &u;
   r.scratch = buf + u_elems;
   r.failed = &failed;
   ct__parallel_for(r.pieces, 1, wino_pieces, &r);
@@ -217,7 +248,7 @@ static ct_status wino_conv(const ct_kernel_ctx *c, const ct__conv_geom *g, const
 
 static ct_status conv_wino(const ct_kernel_ctx *c, const conv_job *j, float *o) {
   return wino_conv(c, &j->g, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
-                   ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)), o);
+                   ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)), o, true);
 }
 
 /* Input@GRAD of a stride-1 3x3 conv is itself a 3x3 convolution: of Output@GRAD [N, M, OH, OW]
@@ -270,7 +301,7 @@ static ct_status conv_wino_dx(const ct_kernel_ctx *c, const conv_job *j, const f
     }
   }
   ct__conv_geom t = wino_dx_geom(g);
-  ct_status st = wino_conv(c, &t, d, wt, dx);
+  ct_status st = wino_conv(c, &t, d, wt, dx, false);
   free(wt);
   return st;
 }
@@ -342,6 +373,7 @@ static ct_status conv_wino_dw(const ct_kernel_ctx *c, const conv_job *j, const f
 #define T float
 #define SFX(name) name##_f32
 #define GEMM ct__gemm_f32
+#define GEMM_PACK ct__gemm_pack_f32
 #define CONV_FAST_FITS conv_wino_fits
 #define CONV_FAST_RUN conv_wino
 #define CONV_FAST_DX_FITS conv_wino_dx_fits
@@ -352,6 +384,7 @@ static ct_status conv_wino_dw(const ct_kernel_ctx *c, const conv_job *j, const f
 #undef T
 #undef SFX
 #undef GEMM
+#undef GEMM_PACK
 #undef CONV_FAST_FITS
 #undef CONV_FAST_RUN
 #undef CONV_FAST_DX_FITS
@@ -361,11 +394,13 @@ static ct_status conv_wino_dw(const ct_kernel_ctx *c, const conv_job *j, const f
 #define T double
 #define SFX(name) name##_f64
 #define GEMM ct__gemm_f64
+#define GEMM_PACK ct__gemm_pack_f64
 #include "ops/cpu/conv_tmpl.h"
 #include "ops/cpu/pool_tmpl.h"
 #undef T
 #undef SFX
 #undef GEMM
+#undef GEMM_PACK
 
 ct_status ct__cpu_conv2d_f32(const ct_kernel_ctx *c) { return conv2d_f32(c); }
 ct_status ct__cpu_conv2d_f64(const ct_kernel_ctx *c) { return conv2d_f64(c); }

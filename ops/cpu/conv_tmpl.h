@@ -120,25 +120,6 @@ static void SFX(col2im)(const ct__conv_geom *g, int64_t cg, const T *col, int64_
  * after image); forward multiplies once and scatters t into NCHW, the gradient gathers dOut into
  * t and multiplies once for each of dW and dcol. */
 
-static void SFX(conv_batched)(const conv_job *j, const T *x, const T *w, T *o, T *col, T *t,
-                              atomic_bool *failed) {
-  const ct__conv_geom *g = &j->g;
-  const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, cg = g->c / g->groups;
-  const int64_t mg = g->m / g->groups, k = cg * g->kh * g->kw, ld = g->n * ohw;
-  for (int64_t gi = 0; gi < g->groups; gi++) {
-    for (int64_t n = 0; n < g->n; n++) {
-      SFX(im2col)(g, cg, x + (n * g->c + gi * cg) * hw, col + n * ohw, ld);
-    }
-    CONV_GEMM(failed, false, false, mg, ld, k, 1, w + gi * mg * k, k, col, ld, 0, t, ld);
-    for (int64_t n = 0; n < g->n; n++) {
-      for (int64_t mo = 0; mo < mg; mo++) {
-        memcpy(o + (n * g->m + gi * mg + mo) * ohw, t + mo * ld + n * ohw,
-               (size_t)ohw * sizeof(T));
-      }
-    }
-  }
-}
-
 static void SFX(conv_grad_batched)(const conv_job *j, const T *x, const T *w, const T *d, T *dx,
                                    T *dw, T *col, T *t, atomic_bool *failed) {
   const ct__conv_geom *g = &j->g;
@@ -175,7 +156,68 @@ typedef struct SFX(conv_run) {
   T *o, *dx, *dw, *col, *part, *scratch; /* scratch: what to free */
   int64_t pieces;
   atomic_bool *failed; /* a GEMM failed (conv_gemm_note) */
+  const T *wp;         /* the forward's filters packed for its GEMMs (conv_packed), or NULL: */
+  int64_t wp_elems;    /* group gi's at wp + gi wp_elems, in slivers of wp_w */
+  int wp_w;
 } SFX(conv_run);
+
+/* The forward's GEMM of group gi (without its B: the image, col or its packer), with the
+ * filters packed beforehand when there are (conv_packed). */
+static ct__gemm SFX(conv_fwd_gemm)(const SFX(conv_run) *r, int64_t gi, int64_t n_cols) {
+  const ct__conv_geom *g = &r->j->g;
+  const int64_t mg = g->m / g->groups, k = (g->c / g->groups) * g->kh * g->kw;
+  return (ct__gemm){.m = mg, .n = n_cols, .k = k, .alpha = 1, .a = r->w + gi * mg * k, .lda = k,
+                    .a_packed = r->wp != NULL ? r->wp + gi * r->wp_elems : NULL,
+                    .a_packed_w = r->wp_w};
+}
+
+static void SFX(conv_batched)(const SFX(conv_run) *r, T *col, T *t) {
+  const ct__conv_geom *g = &r->j->g;
+  const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, cg = g->c / g->groups;
+  const int64_t mg = g->m / g->groups, ld = g->n * ohw;
+  for (int64_t gi = 0; gi < g->groups; gi++) {
+    for (int64_t n = 0; n < g->n; n++) {
+      SFX(im2col)(g, cg, r->x + (n * g->c + gi * cg) * hw, col + n * ohw, ld);
+    }
+    ct__gemm p = SFX(conv_fwd_gemm)(r, gi, ld);
+    p.b = col;
+    p.ldb = ld;
+    p.c = t;
+    p.ldc = ld;
+    conv_gemm_note(r->failed, GEMM(&p));
+    for (int64_t n = 0; n < g->n; n++) {
+      for (int64_t mo = 0; mo < mg; mo++) {
+        memcpy(r->o + (n * g->m + gi * mg + mo) * ohw, t + mo * ld + n * ohw,
+               (size_t)ohw * sizeof(T));
+      }
+    }
+  }
+}
+
+/* Filter packed for the forward's GEMMs, group after group, kept between runs when it is a
+ * constant of the executor (ct__k_derived; packed here at the first run): into r->wp. Left NULL
+ * otherwise, and each GEMM packs its filters itself. */
+static void SFX(conv_packed)(const ct_kernel_ctx *c, SFX(conv_run) *r) {
+  const conv_job *j = r->j;
+  const ct__conv_geom *g = &j->g;
+  ct__gemm p = SFX(conv_fwd_gemm)(r, 0, j->batched ? g->n * g->oh * g->ow : g->oh * g->ow);
+  if (!j->batched && j->col_elems > 0) p.pack_b = SFX(pack_col); /* as conv_image's */
+  int w;
+  int64_t elems = ct__gemm_packed_elems(&p, 0, sizeof(T), &w);
+  uint64_t tag = CONV_PACK_TAG | (uint64_t)w << 8 | sizeof(T);
+  bool fresh;
+  T *d = ct__k_derived(c, CT__CONV_FILTER, 0, tag, (size_t)(elems * g->groups) * sizeof(T),
+                       &fresh);
+  if (d == NULL) return;
+  const int64_t gstride = g->m / g->groups * p.k;
+  for (int64_t gi = 0; fresh && gi < g->groups; gi++) {
+    p.a = r->w + gi * gstride;
+    GEMM_PACK(&p, 0, d + gi * elems);
+  }
+  r->wp = d;
+  r->wp_elems = elems;
+  r->wp_w = w;
+}
 
 /* The col buffer of piece p (NULL for a direct 1x1 conv). */
 static T *SFX(conv_col)(const SFX(conv_run) *r, int64_t p) {
@@ -186,17 +228,21 @@ static T *SFX(conv_col)(const SFX(conv_run) *r, int64_t p) {
 static void SFX(conv_image)(const SFX(conv_run) *r, int64_t n) {
   const ct__conv_geom *g = &r->j->g;
   const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, cg = g->c / g->groups;
-  const int64_t mg = g->m / g->groups, k = cg * g->kh * g->kw;
+  const int64_t mg = g->m / g->groups;
   for (int64_t gi = 0; gi < g->groups; gi++) {
     const T *x = r->x + (n * g->c + gi * cg) * hw;
     T *o = r->o + (n * g->m + gi * mg) * ohw;
-    if (r->j->col_elems == 0) { /* 1x1, stride 1, no padding: the image is col */
-      CONV_GEMM(r->failed, false, false, mg, ohw, k, 1, r->w + gi * mg * k, k, x, ohw, 0, o, ohw);
-      continue;
-    }
+    ct__gemm p = SFX(conv_fwd_gemm)(r, gi, ohw);
+    p.c = o;
+    p.ldc = ohw;
     SFX(col_src) cs = {g, x}; /* col packed straight from the image: no col buffer */
-    ct__gemm p = {.m = mg, .n = ohw, .k = k, .alpha = 1, .a = r->w + gi * mg * k, .lda = k,
-                  .c = o, .ldc = ohw, .pack_b = SFX(pack_col), .pack_ctx = &cs};
+    if (r->j->col_elems == 0) { /* 1x1, stride 1, no padding: the image is col */
+      p.b = x;
+      p.ldb = ohw;
+    } else {
+      p.pack_b = SFX(pack_col);
+      p.pack_ctx = &cs;
+    }
     conv_gemm_note(r->failed, GEMM(&p));
   }
 }
@@ -353,14 +399,15 @@ static ct_status SFX(conv2d)(const ct_kernel_ctx *c) {
   atomic_bool failed = false;
   SFX(conv_run) r = {&j, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
                      ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)), NULL, o, NULL, NULL,
-                     NULL, NULL, NULL, conv_image_pieces(&j), &failed};
+                     NULL, NULL, NULL, conv_image_pieces(&j), &failed, NULL, 0, 0};
   if (j.depthwise) {
     ct__parallel_for(g->n * g->groups, conv_grain(mg * ohw * g->kh * g->kw), SFX(dw_planes), &r);
     return CT_OK;
   }
+  SFX(conv_packed)(c, &r);
   if (j.batched) {
     if ((st = SFX(conv_alloc)(c, &r, 0)) != CT_OK) return st;
-    SFX(conv_batched)(&j, r.x, r.w, o, r.col, r.col + j.col_elems - j.t_elems, &failed);
+    SFX(conv_batched)(&r, r.col, r.col + j.col_elems - j.t_elems);
     conv_scratch_free(r.scratch);
   } else { /* the GEMMs pack col from the image: no buffer */
     ct__parallel_for(r.pieces, 1, SFX(conv_images), &r);
@@ -391,7 +438,8 @@ static ct_status SFX(conv2d_grad)(const ct_kernel_ctx *c) {
   SFX(conv_run) r = {&j, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
                      ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)),
                      ct__k_in_data(ct_kernel_in(c, CT__CONV_DOUT, 0)), NULL, dx, dw, NULL, NULL,
-                     NULL, j.batched || j.depthwise ? 1 : conv_grad_chunks(&j), &failed};
+                     NULL, j.batched || j.depthwise ? 1 : conv_grad_chunks(&j), &failed,
+                     NULL, 0, 0};
   if (j.depthwise) {
     ct__parallel_for(g->groups, conv_grain(g->n * ohw * mk / g->groups), SFX(dw_groups_grad), &r);
     return CT_OK;

@@ -63,17 +63,24 @@ static double layout_cost(int64_t m, int64_t n, int64_t k, int nr, bool swap, in
          PUT_COST * (double)m * (double)edge * (double)div_up(k, kc_max);
 }
 
+/* Whether g runs swapped (C^T = op(B)^T op(A)^T): when the kernel's tiles waste less that way. */
+static bool plan_swaps(const ct__gemm *g, int nr, int64_t kc_max) {
+  return g->pack_b == NULL && layout_cost(g->n, g->m, g->k, nr, true, kc_max) <
+                                  layout_cost(g->m, g->n, g->k, nr, false, kc_max);
+}
+
 /* The plan of a call, and the product it computes: g, or *swapped (C^T's). */
 static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, int64_t kc_max, size_t es,
                             gemm_plan *pl, ct__gemm *swapped) {
   pl->mr = mr;
   pl->nr = nr;
-  pl->swap = g->pack_b == NULL && layout_cost(g->n, g->m, g->k, nr, true, kc_max) <
-                                       layout_cost(g->m, g->n, g->k, nr, false, kc_max);
+  pl->swap = plan_swaps(g, nr, kc_max);
   if (pl->swap) {
     *swapped = (ct__gemm){.ta = !g->tb, .tb = !g->ta, .m = g->n, .n = g->m, .k = g->k,
                           .alpha = g->alpha, .beta = g->beta, .a = g->b, .b = g->a,
-                          .lda = g->ldb, .ldb = g->lda, .c = g->c, .ldc = g->ldc};
+                          .lda = g->ldb, .ldb = g->lda, .c = g->c, .ldc = g->ldc,
+                          .a_packed = g->b_packed, .b_packed = g->a_packed,
+                          .a_packed_w = g->b_packed_w, .b_packed_w = g->a_packed_w};
     g = swapped;
   }
   pl->direct = g->pack_b == NULL && !g->tb && (g->m <= mr || g->b_in_place);
@@ -104,6 +111,27 @@ static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, int64_t kc_max, s
   pl->a_elems = div_up(pl->mc * kc, line) * line;
   pl->item_elems = pl->a_elems + div_up(kc * pl->nc, line) * line;
   return g;
+}
+
+/* Operand `which` of g in the product its plan computes: its role there (0 A, 1 B), into *role,
+ * and the width of its slivers. */
+static int packed_role(const ct__gemm *g, int which, size_t es, int *role) {
+  int mr, nr;
+  if (es == sizeof(float)) {
+    mr = ct__ukr_f32_get()->mr;
+    nr = ct__ukr_f32_get()->nr;
+  } else {
+    mr = ct__ukr_f64_get()->mr;
+    nr = ct__ukr_f64_get()->nr;
+  }
+  *role = which ^ (int)plan_swaps(g, nr, CT__GEMM_KC);
+  return *role == 0 ? mr : nr;
+}
+
+int64_t ct__gemm_packed_elems(const ct__gemm *g, int which, size_t es, int *width) {
+  int role;
+  *width = packed_role(g, which, es, &role);
+  return div_up(which == 0 ? g->m : g->n, *width) * *width * g->k;
 }
 
 /* ---- The packing buffer: the calling thread's scratch buffer ------------------------------- */

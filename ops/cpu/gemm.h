@@ -50,10 +50,25 @@ typedef struct ct__gemm {
    * patches). The same sums, so the same bits; ignored for a transposed or packer-given B and
    * when the plan swaps the product. */
   bool b_in_place;
+  /* op(A) or op(B) packed beforehand by ct__gemm_pack (a constant operand, a layer's weights,
+   * packed once for many calls): NULL, or the packing and the width ct__gemm_pack returned. The
+   * call reads it where its plan packs that operand in slivers of that width (the plan is the
+   * same for the same m, n, k and pack_b); otherwise it packs from a and b as usual, which stay
+   * required. The packed values are the operand's, so the sums and the bits are the same. */
+  const void *a_packed, *b_packed;
+  int a_packed_w, b_packed_w;
 } ct__gemm;
 
 ct_status ct__gemm_f32(const ct__gemm *g);
 ct_status ct__gemm_f64(const ct__gemm *g);
+
+/* Operand `which` (0: op(A), m x k; 1: op(B), k x n) of product g packed as g's plan packs it:
+ * ct__gemm_packed_elems gives its size in elements (rows rounded up to the sliver width, times
+ * k) and the width (*width, for a_packed_w or b_packed_w); ct__gemm_pack writes it into dst
+ * (64-byte aligned, that many elements). Only g's sizes, pack_b and that operand are read. */
+int64_t ct__gemm_packed_elems(const ct__gemm *g, int which, size_t elem_size, int *width);
+void ct__gemm_pack_f32(const ct__gemm *g, int which, float *dst);
+void ct__gemm_pack_f64(const ct__gemm *g, int which, double *dst);
 
 /* FN (ct__gemm_f32 or _f64) on the product as CBLAS's row-major call spells it. */
 #define CT__GEMM(FN, TA, TB, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC)                  \

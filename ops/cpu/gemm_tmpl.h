@@ -100,37 +100,64 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
   T *c = g->c;
   int64_t ldc = g->ldc, ci = pl->swap ? 1 : ldc, cj = pl->swap ? ldc : 1; /* C's strides */
   const T *b = g->b;
+  /* Operands packed beforehand (ct__gemm_pack): block pc of k starts pc x (rows rounded up to
+   * slivers) elements in, and a sliver starting at row (column) i, i x kc into its block. */
+  const T *ap = g->a_packed != NULL && g->a_packed_w == mr ? g->a_packed : NULL;
+  const T *bp = g->b_packed != NULL && g->b_packed_w == nr ? g->b_packed : NULL;
+  const int64_t a_rows = (g->m + mr - 1) / mr * mr, b_cols = (g->n + nr - 1) / nr * nr;
   T tile[CT__UKR_MAX_MR * CT__UKR_MAX_NR] __attribute__((aligned(64)));
   for (int64_t jc = c0; jc < c1; jc += pl->nc) {
     int64_t ncb = c1 - jc < pl->nc ? c1 - jc : pl->nc;
-    int64_t whole = pl->direct ? ncb / nr * nr : 0; /* columns read in place */
+    int64_t whole = pl->direct && bp == NULL ? ncb / nr * nr : 0; /* columns read in place */
     for (int64_t pc = 0; pc < g->k; pc += KC) {
       int64_t kc = g->k - pc < KC ? g->k - pc : KC;
       const T beta = pc == 0 ? (T)g->beta : 1; /* later blocks add to C */
-      if (g->pack_b != NULL) {
+      const T *bpanel = bp != NULL ? bp + pc * b_cols + jc * kc : pb;
+      if (bp != NULL) {
+        /* packed once, before the call */
+      } else if (g->pack_b != NULL) {
         g->pack_b(g->pack_ctx, pc, kc, jc, ncb, nr, pb);
       } else {
         SFX(pack_b)(g, u, pc, kc, jc + whole, ncb - whole, pb + whole * kc);
       }
       for (int64_t ic = r0; ic < r1; ic += pl->mc) {
         int64_t mcb = r1 - ic < pl->mc ? r1 - ic : pl->mc;
-        SFX(pack_a)(g, u, ic, mcb, pc, kc, pa);
+        const T *ablock = ap != NULL ? ap + pc * a_rows + ic * kc : pa;
+        if (ap == NULL) SFX(pack_a)(g, u, ic, mcb, pc, kc, pa);
         for (int64_t jr = 0; jr < ncb; jr += nr) {
           int64_t w = ncb - jr < nr ? ncb - jr : nr;
-          const T *bsl = jr < whole ? b + pc * g->ldb + jc + jr : pb + jr * kc; /* the sliver */
+          const T *bsl = jr < whole ? b + pc * g->ldb + jc + jr : bpanel + jr * kc; /* sliver */
           int64_t bstep = jr < whole ? g->ldb : nr;
           for (int64_t ir = 0; ir < mcb; ir += mr) {
             int64_t h = mcb - ir < mr ? mcb - ir : mr;
             T *ct = c + (ic + ir) * ci + (jc + jr) * cj;
             if (w == nr && !pl->swap) {
-              u->run[h](kc, pa + ir * kc, bsl, bstep, ct, ldc, alpha, beta);
+              u->run[h](kc, ablock + ir * kc, bsl, bstep, ct, ldc, alpha, beta);
             } else {
-              u->run[h](kc, pa + ir * kc, bsl, bstep, tile, nr, 1, 0);
+              u->run[h](kc, ablock + ir * kc, bsl, bstep, tile, nr, 1, 0);
               SFX(put_tile)(pl, tile, h, w, alpha, beta, ct, ldc);
             }
           }
         }
       }
+    }
+  }
+}
+
+void SFX(ct__gemm_pack)(const ct__gemm *g, int which, T *dst) {
+  const UKR *u = UKR_GET();
+  gemm_plan pl;
+  ct__gemm swapped;
+  const ct__gemm *w = plan(g, u->mr, u->nr, KC, sizeof(T), &pl, &swapped);
+  int role = which ^ (int)pl.swap; /* the operand's place in the product w */
+  const int width = role == 0 ? u->mr : u->nr;
+  const int64_t rows = ((role == 0 ? w->m : w->n) + width - 1) / width * width;
+  for (int64_t pc = 0; pc < w->k; pc += KC) {
+    int64_t kc = w->k - pc < KC ? w->k - pc : KC;
+    if (role == 0) {
+      SFX(pack_a)(w, u, 0, w->m, pc, kc, dst + pc * rows);
+    } else {
+      SFX(pack_b)(w, u, pc, kc, 0, w->n, dst + pc * rows);
     }
   }
 }

@@ -35,12 +35,27 @@ int64_t ct__wino_scratch_elems(const ct__conv_geom *g);
 /* U from the filters w [M, C, 3, 3]. */
 void ct__wino_filter(const ct__conv_geom *g, const float *w, float *u);
 
+/* U as the blocks read it: u (16 M C floats) and, or alone, each U[xi] packed for the GEMMs
+ * beforehand (kept between runs for constant filters): packed + xi packed_elems, in slivers of
+ * width. A block whose GEMM packs another width reads u, which must then be given. */
+typedef struct ct__wino_u {
+  const float *u, *packed;
+  int64_t packed_elems;
+  int width;
+} ct__wino_u;
+
+/* The floats of one U[xi] packed (ct__wino_pack writes the 16 of them, from u, into dst) and
+ * the width; *every_block: every block's GEMMs read that packing (else the last block of tiles
+ * needs u too). */
+int64_t ct__wino_packed_elems(const ct__conv_geom *g, int *width, bool *every_block);
+void ct__wino_pack(const ct__conv_geom *g, const float *u, float *dst);
+
 /* An image's output planes go in blocks of whole tile rows (about 256 tiles each), independent
  * of each other: ct__wino_blocks of them. Block b of output image o [M, OH, OW] from input image
  * x [C, H, W] and U, with scratch of ct__wino_scratch_elems floats. Fails only as its GEMMs do
  * (out of memory for their packing buffers: the error recorded, o partly written). */
 int64_t ct__wino_blocks(const ct__conv_geom *g);
-ct_status ct__wino_block(const ct__conv_geom *g, const float *x, const float *u, int64_t b,
+ct_status ct__wino_block(const ct__conv_geom *g, const float *x, const ct__wino_u *u, int64_t b,
                          float *o, float *scratch);
 
 /* Filter@GRAD through the same transforms: U's gradient is dU = sum over images and tiles of

@@ -277,10 +277,9 @@ ct_status ct__expr_prepare_dst(ct_tensor *dst, ct_assign mode, ct_ddim out, ct_d
      * does not grow it) and be writable. */
     ct_status st = ct__tensor_check_data(dst, "ct_expr_assign: dst");
     if (st != CT_OK) return st;
-    if (dst->block->read_only) {
-      return ct__error(CT_ERR_READ_ONLY,
-                       "ct_expr_assign: dst views memory its producer lent read-only (a DLPack "
-                       "tensor flagged read-only): assign into a tensor of its own");
+    if (ct__block_read_only(dst->block)) {
+      return ct__error(CT_ERR_READ_ONLY, "ct_expr_assign: dst %s: assign into a tensor of its own",
+                       ct__block_read_only_why(dst->block));
     }
     *data = ct__tensor_ptr(dst);
     return CT_OK;

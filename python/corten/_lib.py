@@ -60,7 +60,8 @@ class ExecutorOptions(ctypes.Structure):
     """ct_executor_options, field for field (corten/program.h)."""
     _fields_ = [("free_intermediates", ctypes.c_bool),
                 ("keep", ctypes.POINTER(ctypes.c_char_p)), ("n_keep", ctypes.c_size_t),
-                ("fuse_elementwise", ctypes.c_bool), ("optimize", ctypes.c_bool)]
+                ("fuse_elementwise", ctypes.c_bool), ("optimize", ctypes.c_bool),
+                ("constants", ctypes.POINTER(ctypes.c_char_p)), ("n_constants", ctypes.c_size_t)]
 
 
 class OnnxDimName(ctypes.Structure):
@@ -273,6 +274,8 @@ _SIGNATURES = {
     "ct_onnx_input_name": (_s, [_p, _sz]),
     "ct_onnx_output_count": (_sz, [_p]),
     "ct_onnx_output_name": (_s, [_p, _sz]),
+    "ct_onnx_constant_count": (_sz, [_p]),
+    "ct_onnx_constant_name": (_s, [_p, _sz]),
     "ct_onnx_opset": (ctypes.c_longlong, [_p]),
     "ct_onnx_free": (None, [_p]),
     "ct_onnx_save": (_i, [_s, _p, _p, _pp, _sz, _pp, _sz]),

@@ -29,12 +29,17 @@ PathLike = Union[str, "os.PathLike[str]"]
 class Model:
     """A loaded ONNX model: ``inputs`` and ``outputs`` (names, in the file's order),
     ``program`` (a corten Program the model owns), ``scope`` (the variables: initializers,
-    inputs, outputs) and ``opset``. :meth:`run` feeds inputs and returns the outputs."""
+    inputs, outputs) and ``opset``. :meth:`run` feeds inputs and returns the outputs.
+    ``constants`` names the variables the load made besides the inputs (the weights)."""
 
-    def __init__(self, handle: int, scope: Scope, optimize: bool = True) -> None:
+    def __init__(self, handle: int, scope: Scope, optimize: bool = True,
+                 constant_weights: bool = False) -> None:
         self._h = handle
         self.scope = scope
         self.optimize = optimize
+        self.constant_weights = constant_weights
+        self.constants: List[str] = [lib.onnx_constant_name(handle, i).decode("utf-8")
+                                     for i in range(lib.onnx_constant_count(handle))]
         n_in, n_out = lib.onnx_input_count(handle), lib.onnx_output_count(handle)
         self.inputs: List[str] = [lib.onnx_input_name(handle, i).decode("utf-8")
                                   for i in range(n_in)]
@@ -56,12 +61,16 @@ class Model:
         PyTorch; zero copy) and runs the program; returns ``{output name: Tensor}`` viewing the
         outputs' memory. The executor is made once and kept while the program is unchanged;
         it runs the graph passes unless the model was loaded with ``optimize=False``
-        (docs/design/passes.md: the outputs are the same bits either way)."""
+        (docs/design/passes.md: the outputs are the same bits either way), and with
+        ``constant_weights=True`` takes the weights as constants (docs/design/constants.md:
+        packed once, the same bits; corten refuses to write them while the model keeps its
+        executor, and a NumPy view of one taken earlier must not be written either)."""
         for name, value in feeds.items():
             self.scope[name] = value
         if self._executor is None or self._executor_edits != self.program.edits:
             self._executor = None  # freed before the new one binds the scope
-            self._executor = Executor(self.program, self.scope, device, optimize=self.optimize)
+            self._executor = Executor(self.program, self.scope, device, optimize=self.optimize,
+                                      constants=self.constants if self.constant_weights else ())
             self._executor_edits = self.program.edits
         self._executor.run()
         return {name: self.scope[name] for name in self.outputs}
@@ -71,22 +80,25 @@ class Model:
             self.opset, self.inputs, self.outputs, len(self.program))
 
 
-def load(path: PathLike, scope: Optional[Scope] = None, optimize: bool = True) -> Model:
+def load(path: PathLike, scope: Optional[Scope] = None, optimize: bool = True,
+         constant_weights: bool = False) -> Model:
     """Loads the ONNX model at path into scope (a new Scope when None). Raises corten.Error:
     CT_ERR_UNSUPPORTED naming every node corten cannot import, CT_ERR_FORMAT naming the field
     of a malformed file, CT_ERR_IO; the scope is left as it was. ``optimize``: whether
-    :meth:`Model.run` runs the graph passes."""
+    :meth:`Model.run` runs the graph passes; ``constant_weights``: whether it takes the
+    weights as constants (see :meth:`Model.run`)."""
     scope = scope if scope is not None else Scope()
     h = check_ptr(lib.onnx_load(os.fsencode(path), scope._h))
-    return Model(h, scope, optimize)
+    return Model(h, scope, optimize, constant_weights)
 
 
-def load_bytes(data: bytes, scope: Optional[Scope] = None, optimize: bool = True) -> Model:
+def load_bytes(data: bytes, scope: Optional[Scope] = None, optimize: bool = True,
+               constant_weights: bool = False) -> Model:
     """As :func:`load`, from the bytes of a model (external data is refused)."""
     scope = scope if scope is not None else Scope()
     buf = bytes(data)
     h = check_ptr(lib.onnx_load_buffer(buf, len(buf), scope._h))
-    return Model(h, scope, optimize)
+    return Model(h, scope, optimize, constant_weights)
 
 
 def save(path: PathLike, program: Program, scope: Scope, inputs: List[str] = (),

@@ -262,17 +262,23 @@ class Executor:
     The options are ct_executor_options' (corten/program.h): ``free_intermediates`` releases
     intermediates after their last use, ``fuse_elementwise`` runs chains of elementwise ops as
     one expression, ``optimize`` runs the graph passes (docs/design/passes.md), ``keep`` names
-    variables none of them may release or fuse away."""
+    variables none of them may release or fuse away, ``constants`` names variables that stay
+    the same while the executor lives (weights: packed once for the GEMM, and read-only to
+    corten meanwhile; docs/design/constants.md)."""
 
     def __init__(self, program: Program, scope: Scope, device: str = "cpu", *,
                  free_intermediates: bool = False, fuse_elementwise: bool = False,
-                 optimize: bool = False, keep: Sequence[str] = ()) -> None:
+                 optimize: bool = False, keep: Sequence[str] = (),
+                 constants: Sequence[str] = ()) -> None:
         self._program, self._scope = program, scope
         names = [cstr(k, "kept variable name") for k in keep]
         self._keep = (ctypes.c_char_p * max(len(names), 1))(*names)
+        consts = [cstr(k, "constant variable name") for k in constants]
+        self._constants = (ctypes.c_char_p * max(len(consts), 1))(*consts)
         opts = ExecutorOptions(free_intermediates=free_intermediates, keep=self._keep,
                                n_keep=len(names), fuse_elementwise=fuse_elementwise,
-                               optimize=optimize)
+                               optimize=optimize, constants=self._constants,
+                               n_constants=len(consts))
         self._h = check_ptr(lib.executor_new_with(program._handle(), scope._h, place(device),
                                                   ctypes.byref(opts)))
 
