@@ -54,6 +54,19 @@ def test_run_matches_pytorch_at_any_batch(exported, batch):
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
 
 
+def test_constant_weights_give_the_same_bits(exported):
+    _, path = exported
+    plain, const = corten.onnx.load(path), corten.onnx.load(path, constant_weights=True)
+    assert set(const.constants) >= {"conv.weight", "conv.bias", "fc.weight", "fc.bias"}
+    assert "x" not in const.constants
+    for batch in (1, 3):
+        x = np.random.RandomState(batch).randn(batch, 1, 8, 8).astype(np.float32)
+        want = np.from_dlpack(plain.run({"x": x})["y"]).copy()
+        for _ in range(2):
+            got = np.from_dlpack(const.run({"x": x})["y"])
+            assert got.tobytes() == want.tobytes()
+
+
 def test_torch_tensors_in_and_out_zero_copy(exported):
     net, path = exported
     m = corten.onnx.load(path)
