@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The executor option constants (corten/program.h, ops/consts.c, docs/design/constants.md):
- * conv2d's filters packed once and kept give the bits of the executor without the option on
- * every path (im2col image by image, images batched, 1x1 read in place, Winograd; float32 and
- * float64); the filters are read-only to corten while the executor lives and writable again
+ * conv2d's filters and matmul's Y packed once and kept give the bits of the executor without the
+ * option on every path (im2col image by image, images batched, 1x1 read in place, Winograd, a
+ * batch folded into the rows; float32 and float64); the filters are read-only to corten while the executor lives and writable again
  * after; a constant given new memory is packed again; caller memory is never frozen nor kept;
  * and bad names are refused. */
 #include <string.h>
@@ -122,6 +122,50 @@ END_TEST
 START_TEST(winograd_gives_the_same_bits) {
   check_same_bits(&(conv_spec){1, 16, 24, 14, 3, 1, 1, CT_FLOAT32});
   check_same_bits(&(conv_spec){2, 32, 64, 38, 3, 1, 1, CT_FLOAT32}); /* several tile blocks */
+}
+END_TEST
+
+/* matmul of x (dims xd) by the constant w (dims wd, transposed when ty): the bits of the
+ * executor without the option at every run, w read-only while kept. */
+static void check_matmul(ct_ddim xd, ct_ddim wd, bool ty, ct_dtype dt) {
+  ct_program *p = ct_program_new();
+  ct_op *mm = ct_op_new("matmul");
+  ct_op_set_input(mm, "X", "x");
+  ct_op_set_input(mm, "Y", "w");
+  ct_op_set_output(mm, "Out", "y");
+  ck_assert_int_eq(ct_op_set_attr_bool(mm, "transpose_y", ty), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, mm), CT_OK);
+  ct_scope *s = ct_scope_new();
+  put_pattern(s, "x", xd, 5, dt);
+  put_pattern(s, "w", wd, 6, dt);
+  ct_executor *plain = ct_executor_new(p, s, ct_cpu());
+  ck_assert_msg(ct_executor_run(plain) == CT_OK, "%s", ct_last_error());
+  const ct_tensor *y = ct_var_get_tensor(ct_scope_find_var(s, "y"));
+  size_t bytes = (size_t)ct_tensor_numel(y) * ct_dtype_size(dt);
+  char *want = malloc(bytes), *got = malloc(bytes);
+  memcpy(want, ct_tensor_data(y, dt), bytes);
+  ct_executor_free(plain);
+  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &with_w);
+  for (int r = 0; r < 3; r++) {
+    memset(got, 0x7f, bytes);
+    run_copy(e, s, got, bytes);
+    ck_assert_msg(memcmp(got, want, bytes) == 0, "matmul %s: run %d differs",
+                  ct_dtype_name(dt), r);
+    ck_assert(ct_tensor_is_read_only(w_of(s)));
+  }
+  ct_executor_free(e);
+  ck_assert(!ct_tensor_is_read_only(w_of(s)));
+  free(want);
+  free(got);
+  ct_scope_free(s);
+  ct_program_free(p);
+}
+
+START_TEST(matmul_by_a_constant_gives_the_same_bits) {
+  check_matmul(CT_DIMS(40, 33), CT_DIMS(33, 7), false, CT_FLOAT32);    /* swapped */
+  check_matmul(CT_DIMS(2, 5, 70), CT_DIMS(70, 300), false, CT_FLOAT32); /* batch folded */
+  check_matmul(CT_DIMS(1, 300), CT_DIMS(50, 300), true, CT_FLOAT32);   /* k past a block */
+  check_matmul(CT_DIMS(17, 64), CT_DIMS(192, 64), true, CT_FLOAT64);
 }
 END_TEST
 
@@ -250,6 +294,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, batched_images_give_the_same_bits);
   CT_ADD_TEST(s, one_by_one_gives_the_same_bits_swapped_or_not);
   CT_ADD_TEST(s, winograd_gives_the_same_bits);
+  CT_ADD_TEST(s, matmul_by_a_constant_gives_the_same_bits);
   CT_ADD_TEST(s, writing_a_constant_fails_while_the_executor_lives);
   CT_ADD_TEST(s, a_constant_given_new_memory_is_packed_again);
   CT_ADD_TEST(s, caller_memory_is_never_frozen_nor_kept);

@@ -6,11 +6,34 @@
 
 #include "ops/cpu/gemm.h"
 #include "ops/defs.h"
+#include "ops/kernel.h"
 
 typedef ct__mm_shape mm_shape; /* ops/defs.h: every backend plans alike */
 
-/* Calls GEMM once per batch entry, or once for all when the batch folds into the rows. */
-#define MM_KERNEL(NAME, T, GEMM)                                                              \
+/* The tag of matmul's packed Y (ct__k_derived), above the width and the element size. */
+#define MM_PACK_TAG ((uint64_t)3 << 32)
+
+/* Y packed for product g as its B, kept between runs when Y is a constant of the executor
+ * (ct__k_derived; packed here at the first run, or when the plan's width changed): set as g's
+ * b_packed. Left alone otherwise. */
+#define MM_PACKED_Y(SFX, T)                                                                   \
+  static void mm_packed_y_##SFX(const ct_kernel_ctx *c, ct__gemm *g) {                        \
+    int w;                                                                                    \
+    int64_t elems = ct__gemm_packed_elems(g, 1, sizeof(T), &w);                               \
+    bool fresh;                                                                               \
+    T *d = ct__k_derived(c, CT__IN_Y, 0, MM_PACK_TAG | (uint64_t)w << 8 | sizeof(T),          \
+                         (size_t)elems * sizeof(T), &fresh);                                  \
+    if (d == NULL) return;                                                                    \
+    if (fresh) ct__gemm_pack_##SFX(g, 1, d);                                                  \
+    g->b_packed = d;                                                                          \
+    g->b_packed_w = w;                                                                        \
+  }
+MM_PACKED_Y(f32, float)
+MM_PACKED_Y(f64, double)
+
+/* Calls GEMM once per batch entry, or once for all when the batch folds into the rows (then
+ * with Y packed once when it is a constant). */
+#define MM_KERNEL(NAME, T, GEMM, SFX)                                                         \
   static ct_status NAME(const ct_kernel_ctx *c) {                                             \
     mm_shape s;                                                                               \
     ct_status st = ct__mm_plan(c, &s);                                                        \
@@ -36,7 +59,10 @@ typedef ct__mm_shape mm_shape; /* ops/defs.h: every backend plans alike */
     bool y_shared = ct__mm_batch_strides_all(&s, s.by, true);                                 \
     bool x_full = ct__mm_batch_strides_all(&s, s.bx, false);                                  \
     if (y_shared && x_full && !tx && s.n_batch <= INT64_MAX / m) {                            \
-      st = CT__GEMM(GEMM, false, ty, s.n_batch * m, n, k, 1, x, lda, y, ldb, 0, o, n);        \
+      ct__gemm g = {.tb = ty, .m = s.n_batch * m, .n = n, .k = k, .alpha = 1, .a = x,        \
+                    .lda = lda, .b = y, .ldb = ldb, .c = o, .ldc = n};                        \
+      mm_packed_y_##SFX(c, &g);                                                               \
+      st = GEMM(&g);                                                                          \
       return st == CT_OK ? CT_OK : ct__gemm_fail(c);                                          \
     }                                                                                         \
     int64_t idx[CT_MAX_RANK] = {0};                                                           \
@@ -54,8 +80,8 @@ typedef ct__mm_shape mm_shape; /* ops/defs.h: every backend plans alike */
     return CT_OK;                                                                             \
   }
 
-MM_KERNEL(matmul_f32, float, ct__gemm_f32)
-MM_KERNEL(matmul_f64, double, ct__gemm_f64)
+MM_KERNEL(matmul_f32, float, ct__gemm_f32, f32)
+MM_KERNEL(matmul_f64, double, ct__gemm_f64, f64)
 
 static const ct__kernel_set kernels[] = {
     {"matmul", CT__KERNELS([CT_FLOAT32] = matmul_f32, [CT_FLOAT64] = matmul_f64)},
