@@ -221,6 +221,14 @@ START_TEST(conv2d_and_grad_at_every_count) {
   const conv_case *wino = CONV(.n = 3, .c = 8, .h = 44, .w = 24, .m = 8, .kh = 3, .kw = 3,
                                .pads = {1, 1});
   check_conv_at_counts(wino, CT_FLOAT32);
+  /* One image of one block, and of two: fewer blocks than threads, each block split over them
+   * (channels, products, planes). */
+  const conv_case *wino1 = CONV(.n = 1, .c = 16, .h = 14, .w = 14, .m = 24, .kh = 3, .kw = 3,
+                                .pads = {1, 1});
+  check_conv_at_counts(wino1, CT_FLOAT32);
+  const conv_case *wino2 = CONV(.n = 1, .c = 9, .h = 44, .w = 24, .m = 11, .kh = 3, .kw = 3,
+                                .pads = {1, 1});
+  check_conv_at_counts(wino2, CT_FLOAT32);
   /* A layer wide enough (M C > 8192) for Filter@GRAD's sums to go through the GEMM: 9 images
    * in 8 chunks. */
   const conv_case *wide = CONV(.n = 9, .c = 96, .h = 12, .w = 22, .m = 90, .kh = 3, .kw = 3,

@@ -231,7 +231,9 @@ static ct_status wino_conv(const ct_kernel_ctx *c, const ct__conv_geom *g, const
   wino_run r = {g, x, NULL, o, NULL, ct__wino_blocks(g), 0, 0, ct__wino_scratch_elems(g), NULL};
   const int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads(); /* nested: inline */
   r.items = g->n * r.blocks;
-  r.pieces = threads < r.items ? threads : r.items;
+  /* Fewer blocks than threads (one image of a few blocks): each block over all the threads. */
+  const bool wide = r.items < threads;
+  r.pieces = threads < r.items || wide ? threads : r.items;
   const int64_t u_elems = ct__wino_u_elems(g);
   float *buf = conv_scratch(c, u_elems + r.pieces * r.scratch_elems, sizeof(float));
   if (buf == NULL) return ct_last_status();
@@ -241,7 +243,15 @@ static ct_status wino_conv(const ct_kernel_ctx *c, const ct__conv_geom *g, const
   r.u = &u;
   r.scratch = buf + u_elems;
   r.failed = &failed;
-  ct__parallel_for(r.pieces, 1, wino_pieces, &r);
+  if (wide) {
+    const int64_t in = g->c * g->h * g->w, out = g->m * g->oh * g->ow;
+    for (int64_t it = 0; it < r.items; it++) {
+      conv_gemm_note(&failed, ct__wino_block_wide(g, x + it / r.blocks * in, &u, it % r.blocks,
+                                                  o + it / r.blocks * out, r.scratch, threads));
+    }
+  } else {
+    ct__parallel_for(r.pieces, 1, wino_pieces, &r);
+  }
   conv_scratch_free(buf);
   return atomic_load(&failed) ? conv_gemm_fail(c) : CT_OK;
 }

@@ -15,8 +15,10 @@
  * and A^T = [1 1 1 0; 0 1 -1 -1] (Lavin and Gray's F(2, 3), nested in both dimensions). */
 #include "ops/cpu/winograd.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
+#include "common/common.h"
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/parallel.h"
 
@@ -159,14 +161,14 @@ static inline void padded_row(const ct__conv_geom *g, const float *xc, int64_t y
   memset(dst + hi, 0, (size_t)(wp - hi) * sizeof(float));
 }
 
-/* Step 1: V of tile rows [ty0, ty1) (columns (ty - ty0) TW + tx of each V[xi], ld bt): for each
- * channel and tile row, the 4 input rows padded, then one pass over the row's tiles computing all
- * 16 values of each (its patch columns 2 tx .. 2 tx + 3 read at stride 2). */
+/* Step 1: V of tile rows [ty0, ty1) (columns (ty - ty0) TW + tx of each V[xi], ld bt), channels
+ * [c0, c1): for each channel and tile row, the 4 input rows padded, then one pass over the row's
+ * tiles computing all 16 values of each (its patch columns 2 tx .. 2 tx + 3 read at stride 2). */
 CT__WINO_CLONES
-static void transform_in(const ct__conv_geom *g, const float *x, int64_t ty0, int64_t ty1,
-                         int64_t bt, float *v, float *rows) {
+static void transform_in(const ct__conv_geom *g, const float *x, int64_t c0, int64_t c1,
+                         int64_t ty0, int64_t ty1, int64_t bt, float *v, float *rows) {
   const int64_t tw = tiles_w(g), wp = 2 * tw + 2, hw = g->h * g->w;
-  for (int64_t c = 0; c < g->c; c++) {
+  for (int64_t c = c0; c < c1; c++) {
     /* The block's input rows of this channel, padded, once each (tile rows share 2 rows). */
     for (int64_t k = 0; k < 2 * (ty1 - ty0) + 2; k++) {
       padded_row(g, x + c * hw, 2 * ty0 - g->pt + k, wp, rows + k * wp);
@@ -229,13 +231,13 @@ static void put_tiles(const ct__conv_geom *g, float *o, int64_t ty0, int64_t t0,
   }
 }
 
-/* Step 3: the output rows of tile rows [ty0, ty1) from M (ld bt), over runs of CHUNK tiles of
- * the block whatever rows they span. */
+/* Step 3: the output rows of tile rows [ty0, ty1) from M (ld bt) in planes [m0, m1), over runs
+ * of CHUNK tiles of the block whatever rows they span. */
 CT__WINO_CLONES
-static void transform_out(const ct__conv_geom *g, const float *mx, int64_t ty0, int64_t ty1,
-                          int64_t bt, float *o) {
+static void transform_out(const ct__conv_geom *g, const float *mx, int64_t m0, int64_t m1,
+                          int64_t ty0, int64_t ty1, int64_t bt, float *o) {
   const int64_t nt = (ty1 - ty0) * tiles_w(g), ohw = g->oh * g->ow;
-  for (int64_t m = 0; m < g->m; m++) {
+  for (int64_t m = m0; m < m1; m++) {
     const float *p[16];
     for (int xi = 0; xi < 16; xi++) p[xi] = mx + (xi * g->m + m) * bt;
     for (int64_t t0 = 0; t0 < nt; t0 += CHUNK) {
@@ -341,14 +343,19 @@ typedef struct wino_blk {
   float *v, *mx, *rows;
 } wino_blk;
 
-static wino_blk block_in(const ct__conv_geom *g, const float *x, int64_t b, float *scratch) {
+static wino_blk block_at(const ct__conv_geom *g, int64_t b, float *scratch) {
   const int64_t tw = tiles_w(g), th = tiles_h(g), br = block_rows(g);
   wino_blk k = {.ty0 = b * br, .bt = block_ld(br * tw), .v = scratch};
   k.ty1 = k.ty0 + br < th ? k.ty0 + br : th;
   k.nt = (k.ty1 - k.ty0) * tw;
   k.mx = k.v + 16 * g->c * k.bt;
   k.rows = k.mx + 16 * g->m * k.bt;
-  transform_in(g, x, k.ty0, k.ty1, k.bt, k.v, k.rows);
+  return k;
+}
+
+static wino_blk block_in(const ct__conv_geom *g, const float *x, int64_t b, float *scratch) {
+  wino_blk k = block_at(g, b, scratch);
+  transform_in(g, x, 0, g->c, k.ty0, k.ty1, k.bt, k.v, k.rows);
   return k;
 }
 
@@ -405,7 +412,69 @@ ct_status ct__wino_block(const ct__conv_geom *g, const float *x, const ct__wino_
     ct_status st = ct__gemm_f32(&p);
     if (st != CT_OK) return st;
   }
-  transform_out(g, mx, k.ty0, k.ty1, bt, o);
+  transform_out(g, mx, 0, g->m, k.ty0, k.ty1, bt, o);
+  return CT_OK;
+}
+
+/* ---- One block over several threads ---------------------------------------------------------
+ * Each step splits where its work is independent: step 1 by channels (each piece its own padded
+ * rows, in its own scratch), the 16 products by xi, step 3 by output planes. Every value is
+ * computed as ct__wino_block computes it. */
+typedef struct wide_job {
+  const ct__conv_geom *g;
+  const float *x;
+  const ct__wino_u *u;
+  float *o, *scratch;
+  wino_blk k;
+  int64_t scratch_elems, parts;
+  atomic_bool failed;
+} wide_job;
+
+static void wide_in(void *arg, int64_t b, int64_t e) {
+  wide_job *j = arg;
+  const int64_t c = j->g->c, rows = j->k.rows - j->k.v; /* the rows' place in a scratch */
+  for (int64_t p = b; p < e; p++) {
+    transform_in(j->g, j->x, c * p / j->parts, c * (p + 1) / j->parts, j->k.ty0, j->k.ty1,
+                 j->k.bt, j->k.v, j->scratch + p * j->scratch_elems + rows);
+  }
+}
+
+static void wide_products(void *arg, int64_t b, int64_t e) {
+  wide_job *j = arg;
+  const ct__conv_geom *g = j->g;
+  for (int64_t p = b; p < e; p++) {
+    for (int64_t xi = 16 * p / j->parts; xi < 16 * (p + 1) / j->parts; xi++) {
+      ct__gemm q = u_gemm(g, j->u, xi, j->k.nt);
+      q.b = j->k.v + xi * g->c * j->k.bt;
+      q.ldb = j->k.bt;
+      q.c = j->k.mx + xi * g->m * j->k.bt;
+      q.ldc = j->k.bt;
+      if (ct__gemm_f32(&q) != CT_OK) atomic_store(&j->failed, true);
+    }
+  }
+}
+
+static void wide_out(void *arg, int64_t b, int64_t e) {
+  wide_job *j = arg;
+  const int64_t m = j->g->m;
+  for (int64_t p = b; p < e; p++) {
+    transform_out(j->g, j->k.mx, m * p / j->parts, m * (p + 1) / j->parts, j->k.ty0, j->k.ty1,
+                  j->k.bt, j->o);
+  }
+}
+
+ct_status ct__wino_block_wide(const ct__conv_geom *g, const float *x, const ct__wino_u *u,
+                              int64_t b, float *o, float *scratch, int64_t parts) {
+  wide_job j = {.g = g, .x = x, .u = u, .o = o, .scratch = scratch,
+                .k = block_at(g, b, scratch), .scratch_elems = ct__wino_scratch_elems(g),
+                .parts = parts};
+  atomic_init(&j.failed, false);
+  ct__parallel_for(parts, 1, wide_in, &j);
+  ct__parallel_for(parts, 1, wide_products, &j);
+  if (atomic_load(&j.failed)) {
+    return ct__error(CT_ERR_OUT_OF_MEMORY, "out of host memory for a GEMM's packing buffers");
+  }
+  ct__parallel_for(parts, 1, wide_out, &j);
   return CT_OK;
 }
 

@@ -57,6 +57,10 @@ void ct__wino_pack(const ct__conv_geom *g, const float *u, float *dst);
 int64_t ct__wino_blocks(const ct__conv_geom *g);
 ct_status ct__wino_block(const ct__conv_geom *g, const float *x, const ct__wino_u *u, int64_t b,
                          float *o, float *scratch);
+/* The same block split over `parts` pieces run on corten's threads (for images of fewer blocks
+ * than threads): the same values; scratch holds `parts` workers' scratch. */
+ct_status ct__wino_block_wide(const ct__conv_geom *g, const float *x, const ct__wino_u *u,
+                              int64_t b, float *o, float *scratch, int64_t parts);
 
 /* Filter@GRAD through the same transforms: U's gradient is dU = sum over images and tiles of
  * (A dY A^T) .* V, and Filter@GRAD is G^T dU G. A run sums its blocks into an accumulator zeroed
