@@ -327,7 +327,26 @@ static ct_status commit(ox_conv *cv, ct_scope *scope, const char *const *inputs,
     if (t == NULL) s = ct_last_status();
     else if (i < cv->n_staged) s = ct_tensor_share(t, cv->staged[i].t);
   }
-  if (s != CT_OK) ct_scope_erase_vars(scope, names, made);
+  /* The graph's outputs too, empty until a run: the caller's variables, which the executor's
+   * passes never fuse away (an output another node also reads stays an output). One the scope
+   * already holds (or that names an input or initializer) is left as it is. */
+  const char **outs = ct__calloc(cv->m->n_outputs + 1, sizeof *outs);
+  size_t n_outs = 0;
+  if (s == CT_OK && outs == NULL) s = oom();
+  for (size_t i = 0; s == CT_OK && i < cv->m->n_outputs; i++) {
+    const char *name = ox_cstr(cv->m, cv->m->outputs[i].name);
+    if (name == NULL) {
+      s = oom();
+    } else if (ct_scope_find_local_var(scope, name) == NULL) {
+      if (ct_scope_var(scope, name) == NULL) s = ct_last_status();
+      else outs[n_outs++] = name;
+    }
+  }
+  if (s != CT_OK) {
+    ct_scope_erase_vars(scope, outs != NULL ? outs : names, outs != NULL ? n_outs : 0);
+    ct_scope_erase_vars(scope, names, made);
+  }
+  free(outs);
   free(names);
   return s;
 }

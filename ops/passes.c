@@ -10,7 +10,14 @@
  * three times. A link of the chain is taken only when its value is an intermediate (created by
  * the executor, not kept), written by its op alone and read by the next op of the chain alone
  * (no other op, no nested program), and the chain's ops follow one another (the reshape between
- * the conv and its bias add excepted: it writes only the bias's view). */
+ * the conv and its bias add excepted: it writes only the bias's view).
+ *
+ * assign_elision: an assign (ONNX's Identity) whose output is an intermediate goes, its readers
+ * reading its input instead: the copy, and the block a copy needs each run when a reshape views
+ * it, are saved, and the readers read the same values. Taken only when the output is written by
+ * the assign alone, read by an op after it (an output no op reads is a result) and by no op
+ * before it nor by a nested program, and the input is written by no op after it (so it holds,
+ * when each reader runs, what the assign would have copied). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,16 +159,21 @@ static ct_status oom(void) {
   return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_executor_new: out of host memory (optimize)");
 }
 
+/* Room for one more rewrite in rw. */
+static ct_status rewrite_room(ct__rewrites *rw) {
+  if (rw->n < rw->cap) return CT_OK;
+  size_t cap = rw->cap ? 2 * rw->cap : 8;
+  ct__rewrite *grown = ct__realloc(rw->v, cap * sizeof *grown);
+  if (grown == NULL) return oom();
+  rw->v = grown;
+  rw->cap = cap;
+  return CT_OK;
+}
+
 /* Replaces chain ch's preps by one bound to its fused op, at the chain's last op's place. */
 static ct_status apply(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
                        const chain *ch, ct__rewrites *rw) {
-  if (rw->n == rw->cap) {
-    size_t cap = rw->cap ? 2 * rw->cap : 8;
-    ct__rewrite *grown = ct__realloc(rw->v, cap * sizeof *grown);
-    if (grown == NULL) return oom();
-    rw->v = grown;
-    rw->cap = cap;
-  }
+  if (rewrite_room(rw) != CT_OK) return ct_last_status();
   ct_op *op = fused_op(preps, ch);
   ct__prep fused;
   if (op == NULL || ct__prep_init(&fused, op, scope, place, NULL, NULL) != CT_OK) {
@@ -196,9 +208,65 @@ static ct_status apply(ct__prep *preps, size_t *n, ct_scope *scope, ct_place pla
   return CT_OK;
 }
 
+/* Whether assign prep i can go (see the top of the file). */
+static bool elidable(const ct__prep *preps, size_t n, size_t i,
+                     bool (*candidate)(void *, const ct_var *), void *arg) {
+  const ct__prep *a = &preps[i];
+  if (a->n_in_vars != 1 || a->n_out_vars != 1 || a->any_type[0] || a->any_type[1]) return false;
+  const ct_var *x = a->vars[0], *out = a->vars[1];
+  if (x == out || !candidate(arg, out)) return false;
+  size_t readers = 0;
+  for (size_t j = 0; j < n; j++) {
+    const ct__prep *q = &preps[j];
+    for (uint32_t k = 0; k < q->n_in_vars + q->n_out_vars; k++) {
+      bool writes = k >= q->n_in_vars;
+      if (q->vars[k] == out && (writes ? j != i : j < i)) return false;
+      if (q->vars[k] == x && writes && j > i) return false;
+      readers += q->vars[k] == out && !writes;
+    }
+    if (ct__nested_reads(q->op, ct_var_name(out)) || ct__nested_writes(q->op, ct_var_name(out))) {
+      return false;
+    }
+    if (j > i && ct__nested_writes(q->op, ct_var_name(x))) return false;
+  }
+  return readers > 0; /* read by no op: the program's result, which the caller reads */
+}
+
+/* Drops assign prep i, its readers reading its input; each reader's op is watched (with the
+ * assign's) for edits, as a fused chain's members are. */
+static ct_status elide(ct__prep *preps, size_t *n, size_t i, ct__rewrites *rw) {
+  ct_var *x = preps[i].vars[0];
+  const ct_var *out = preps[i].vars[1];
+  for (size_t j = i + 1; j < *n; j++) {
+    ct__prep *q = &preps[j];
+    bool reads = false;
+    for (uint32_t k = 0; k < q->n_in_vars; k++) reads |= q->vars[k] == out;
+    if (!reads) continue;
+    if (rewrite_room(rw) != CT_OK) return ct_last_status();
+    rw->v[rw->n++] = (ct__rewrite){.origin = {preps[i].op, q->op},
+                                   .gen = {preps[i].op->gen, q->op->gen}, .n_origin = 2};
+    for (uint32_t k = 0; k < q->n_in_vars; k++) {
+      if (q->vars[k] == out) q->vars[k] = x;
+    }
+    q->key_gen = 0; /* its infer-shape key was made over the old variable */
+  }
+  ct__prep_destroy(&preps[i]);
+  memmove(&preps[i], &preps[i + 1], (*n - i - 1) * sizeof *preps);
+  (*n)--;
+  return CT_OK;
+}
+
 ct_status ct__optimize(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
                        bool (*candidate)(void *, const ct_var *), void *arg, ct__rewrites *rw) {
   if (place.kind != CT_DEVICE_CPU) return CT_OK; /* conv2d_fusion has CPU kernels only */
+  for (size_t i = 0; i < *n;) {
+    if (is(&preps[i], "assign") && elidable(preps, *n, i, candidate, arg)) {
+      ct_status s = elide(preps, n, i, rw);
+      if (s != CT_OK) return s;
+      continue;
+    }
+    i++;
+  }
   for (size_t i = 0; i < *n; i++) {
     chain ch;
     if (!is(&preps[i], "conv2d") && !is(&preps[i], "depthwise_conv2d")) continue;

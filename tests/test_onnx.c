@@ -97,9 +97,12 @@ START_TEST(initializers_become_variables_of_the_scope) {
   ck_assert(ct_ddim_equal(ct_tensor_dims(w), CT_DIMS(3, 2)) && ct_tensor_dtype(w) == CT_FLOAT32);
   const float *p = ct_tensor_data(w, CT_FLOAT32);
   ck_assert(p[0] == 1 && p[1] == 0 && p[4] == 1 && p[5] == 1);
-  /* x exists, empty, for the caller to fill; W, b and x are all the load made. */
+  /* x exists, empty, for the caller to fill, and the output y, empty until a run; W, b, x and
+   * y are all the load made. */
   ck_assert(!ct_tensor_has_memory(ct_var_get_tensor(ct_scope_find_var(s, "x"))));
-  ck_assert_uint_eq(ct_scope_var_count(s), 3);
+  ck_assert_ptr_nonnull(ct_scope_find_local_var(s, "y"));
+  ck_assert(!ct_tensor_has_memory(ct_var_get_tensor(ct_scope_find_var(s, "y"))));
+  ck_assert_uint_eq(ct_scope_var_count(s), 4);
   ct_onnx_free(om);
   /* The variables outlive the model. */
   ck_assert_ptr_nonnull(ct_scope_find_var(s, "W"));
@@ -109,6 +112,47 @@ START_TEST(initializers_become_variables_of_the_scope) {
 END_TEST
 
 /* Two nodes of op types nobody maps: one message names both, and the scope stays empty. */
+/* An output another node reads (t = Relu(x), y = Identity(t), z = Exp(y); outputs y and z) holds
+ * its value after an optimized run: the load makes the outputs the caller's variables, which the
+ * passes (assign_elision here) never take away. */
+START_TEST(an_output_another_node_reads_survives_the_passes) {
+  static const int64_t xd[1] = {3};
+  pb g = {0}, n, v;
+  n = ox_node_pb("Relu", (const char *[]){"x", NULL}, (const char *[]){"t", NULL});
+  pb_msg(&g, 1, &n);
+  n = ox_node_pb("Identity", (const char *[]){"t", NULL}, (const char *[]){"y", NULL});
+  pb_msg(&g, 1, &n);
+  n = ox_node_pb("Exp", (const char *[]){"y", NULL}, (const char *[]){"z", NULL});
+  pb_msg(&g, 1, &n);
+  pb_str(&g, 2, "g");
+  v = ox_value_pb("x", FLOAT, xd, 1);
+  pb_msg(&g, 11, &v);
+  v = ox_value_pb("y", FLOAT, xd, 1);
+  pb_msg(&g, 12, &v);
+  v = ox_value_pb("z", FLOAT, xd, 1);
+  pb_msg(&g, 12, &v);
+  pb m = ox_model_pb(&g, 13);
+  ct_scope *s = ct_scope_new();
+  ct_onnx_model *om = ct_onnx_load_buffer(m.p, m.n, s);
+  ck_assert_msg(om != NULL, "%s", ct_last_error());
+  static const float x[3] = {-1, 0.5f, 2};
+  ck_assert_int_eq(ct_tensor_set_value(ct_var_tensor(ct_scope_find_var(s, "x")), x, CT_DIMS(3),
+                                       CT_FLOAT32, ct_cpu()),
+                   CT_OK);
+  ct_executor_options o = {.optimize = true};
+  ct_executor *e = ct_executor_new_with(ct_onnx_program(om), s, ct_cpu(), &o);
+  ck_assert_msg(e != NULL && ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+  const ct_tensor *y = ct_var_get_tensor(ct_scope_find_var(s, "y"));
+  ck_assert(ct_ddim_equal(ct_tensor_dims(y), CT_DIMS(3)));
+  const float *p = ct_tensor_data(y, CT_FLOAT32);
+  ck_assert(p[0] == 0 && p[1] == 0.5f && p[2] == 2);
+  ct_executor_free(e);
+  ct_onnx_free(om);
+  ct_scope_free(s);
+  free(m.p);
+}
+END_TEST
+
 START_TEST(unsupported_nodes_are_all_named_and_the_scope_kept) {
   pb g = mlp_graph(), n;
   n = ox_node_pb("FooOp", (const char *[]){"y", NULL}, (const char *[]){"f", NULL});
@@ -525,6 +569,7 @@ static Suite *make_suite(void) {
   Suite *s = suite_create("onnx");
   CT_ADD_TEST(s, a_model_loads_and_runs_at_any_batch);
   CT_ADD_TEST(s, initializers_become_variables_of_the_scope);
+  CT_ADD_TEST(s, an_output_another_node_reads_survives_the_passes);
   CT_ADD_TEST(s, unsupported_nodes_are_all_named_and_the_scope_kept);
   CT_ADD_TEST(s, an_opset_above_17_is_unsupported);
   CT_ADD_TEST(s, a_name_nothing_defines_or_a_cycle_is_a_format_error);

@@ -269,6 +269,93 @@ START_TEST(editing_a_fused_op_fails_the_run) {
 }
 END_TEST
 
+/* ---- assign_elision ------------------------------------------------------------------------ */
+
+/* a = assign(x); [x = 0.5 x in place when halve]; y = exp(a), z = a + x: run twice with options
+ * o, y and z into out (40 values); the scope into *keep_scope. */
+static void assign_run(bool halve, const ct_executor_options *o, float *out,
+                       ct_scope **keep_scope) {
+  ct_program *p = ct_program_new();
+  ck_assert_int_eq(ct_program_append(p, op_x("assign", "x", "a")), CT_OK);
+  if (halve) {
+    ct_op *h = op_x("scale", "x", "x");
+    ck_assert_int_eq(ct_op_set_attr_float(h, "scale", 0.5), CT_OK);
+    ck_assert_int_eq(ct_program_append(p, h), CT_OK);
+  }
+  ck_assert_int_eq(ct_program_append(p, op_x("exp", "a", "y")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_add", "a", "x", "z")), CT_OK);
+  ct_scope *s = ct_scope_new();
+  put_pattern(s, "x", CT_DIMS(4, 5), 7, CT_FLOAT32);
+  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), o);
+  ck_assert_msg(e != NULL, "%s", ct_last_error());
+  for (int r = 0; r < 2; r++) {
+    put_pattern(s, "x", CT_DIMS(4, 5), 7, CT_FLOAT32); /* each run from the same x */
+    ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+  }
+  memcpy(out, var_f32(s, "y"), 80);
+  memcpy(out + 20, var_f32(s, "z"), 80);
+  ct_executor_free(e);
+  ct_program_free(p);
+  *keep_scope = s;
+}
+
+/* The assign goes: its output never gets memory, y and z are the same bits. */
+START_TEST(an_intermediate_assign_is_elided_to_the_same_bits) {
+  float plain[40], opt[40];
+  ct_scope *s;
+  assign_run(false, NULL, plain, &s);
+  ck_assert(has_memory(s, "a"));
+  ct_scope_free(s);
+  ct_executor_options o = {.optimize = true};
+  assign_run(false, &o, opt, &s);
+  ck_assert_int_eq(memcmp(plain, opt, sizeof plain), 0);
+  ck_assert(!has_memory(s, "a"));
+  ct_scope_free(s);
+}
+END_TEST
+
+/* Left alone: a kept output, and an input written after the assign (the readers must see the
+ * copy, not the new x). */
+START_TEST(an_assign_whose_copy_matters_stays) {
+  float plain[40], opt[40];
+  ct_scope *s;
+  static const char *const keep[] = {"a"};
+  ct_executor_options kept = {.optimize = true, .keep = keep, .n_keep = 1};
+  assign_run(false, NULL, plain, &s);
+  ct_scope_free(s);
+  assign_run(false, &kept, opt, &s);
+  ck_assert_int_eq(memcmp(plain, opt, sizeof plain), 0);
+  ck_assert(has_memory(s, "a"));
+  ct_scope_free(s);
+  ct_executor_options o = {.optimize = true}; /* x halved in place after the copy */
+  assign_run(true, NULL, plain, &s);
+  ct_scope_free(s);
+  assign_run(true, &o, opt, &s);
+  ck_assert_int_eq(memcmp(plain, opt, sizeof plain), 0);
+  ck_assert(has_memory(s, "a"));
+  ct_scope_free(s);
+}
+END_TEST
+
+/* The readers of an elided assign now read its input: an edit of one fails the run. */
+START_TEST(editing_a_reader_of_an_elided_assign_fails_the_run) {
+  ct_program *p = ct_program_new();
+  ck_assert_int_eq(ct_program_append(p, op_x("assign", "x", "a")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, op_x("exp", "a", "y")), CT_OK);
+  ct_scope *s = ct_scope_new();
+  put_pattern(s, "x", CT_DIMS(3), 1, CT_FLOAT32);
+  ct_executor_options o = {.optimize = true};
+  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  ck_assert_int_eq(ct_op_set_input((ct_op *)ct_program_op(p, 1), "X", "x"), CT_OK);
+  ck_assert_int_eq(ct_executor_run(e), CT_ERR_INVALID_ARGUMENT);
+  HAS(ct_last_error(), "op #1 'exp' was edited");
+  ct_executor_free(e);
+  ct_scope_free(s);
+  ct_program_free(p);
+}
+END_TEST
+
 /* A bias of 3 elements for 4 channels fails either way; optimized, the message names the fused
  * op and the fix. */
 START_TEST(a_bias_of_the_wrong_size_is_a_shape_error) {
@@ -296,6 +383,9 @@ END_TEST
 static Suite *make_suite(void) {
   Suite *s = suite_create("passes");
   CT_ADD_TEST(s, conv_bias_relu_fuses_to_the_same_bits);
+  CT_ADD_TEST(s, an_intermediate_assign_is_elided_to_the_same_bits);
+  CT_ADD_TEST(s, an_assign_whose_copy_matters_stays);
+  CT_ADD_TEST(s, editing_a_reader_of_an_elided_assign_fails_the_run);
   CT_ADD_TEST(s, conv_bias_residual_clip_fuses_to_the_same_bits);
   CT_ADD_TEST(s, the_epilogue_in_the_gemm_tiles_gives_the_same_bits);
   CT_ADD_TEST(s, a_residual_that_broadcasts_fuses_to_the_same_bits);

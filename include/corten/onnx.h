@@ -12,7 +12,9 @@
  *   - every initializer (and every Constant node) becomes a variable of scope named as in the
  *     file, holding a host tensor of its dtype and dims; the graph's inputs that are not
  *     initializers get variables of their names, empty, for the caller to fill; the graph's
- *     outputs are written by the program into variables of their names;
+ *     outputs get variables of their names too, empty until the program writes them (the
+ *     caller's variables, so an executor's passes never fuse one away, even one that another
+ *     node also reads);
  *   - each node becomes one or a few corten ops (docs/design/onnx.md lists the mapping); a name
  *     the importer needs for a value between those ops ends in "@onnx" and a number;
  *   - nothing is specialised to shapes: a symbolic dim (batch, sequence) takes any size when the
