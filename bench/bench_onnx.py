@@ -5,9 +5,9 @@ TransformerEncoder, an LSTM classifier; exported once into MODELS), each batch (
 count (1, 2): corten (corten.onnx.load, graph passes on, the weights constants: packed once, as
 onnxruntime prepacks its initializers at session creation) and onnxruntime (InferenceSession, CPU,
 default graph optimisation, intra_op_num_threads set to the same count, inter_op 1) run the same
-input. Each side is warmed up, then the two alternate in rounds of K runs, each round after a
-pause of PAUSE_S (so that neither side's pool threads, still spinning, share the cores with the
-other's round); a side's figure is the median over rounds of each round's median. The ratio
+input. Each side is warmed up, then the two alternate in rounds of K runs, each round after
+SETTLE_S of untimed runs of its own (so that the other side's pool threads, still spinning, do
+not share the cores with the timed runs); a side's figure is the median over rounds of each round's median. The ratio
 is corten's / onnxruntime's (below 1: corten faster). Load time: the median of 3 loads each.
 Peak memory: each side loads and runs the model once in a fresh process; the row is its peak
 resident set (VmHWM).
@@ -33,7 +33,15 @@ import numpy as np  # noqa: E402
 import corten  # noqa: E402
 
 
-PAUSE_S = 0.25
+SETTLE_S = 0.2
+
+
+def _settle(fn):
+    """Runs fn untimed for SETTLE_S (at least twice)."""
+    t_end, n = time.perf_counter() + SETTLE_S, 0
+    while n < 2 or time.perf_counter() < t_end:
+        fn()
+        n += 1
 
 
 def _median_ms(fn, k):
@@ -95,14 +103,15 @@ def main():
                     run_c(), run_o()
                 rc, ro = [], []
                 for _ in range(a.rounds):
-                    # Each side's round starts after a pause: onnxruntime's pool threads spin
-                    # for a while after a run (allow_spinning), and a round started meanwhile
-                    # shares the cores with them (measured: mobilenet_v2 at 2 threads, corten
-                    # 11-13 ms right after onnxruntime's round, 7.2-7.8 ms after a pause or
-                    # alone; onnxruntime's figure the same either way).
-                    time.sleep(PAUSE_S)
+                    # Each side's round starts after untimed runs of its own for SETTLE_S:
+                    # onnxruntime's pool threads spin for a while after a run (allow_spinning),
+                    # and a round started at once shares the cores with them (measured:
+                    # mobilenet_v2 at 2 threads, corten 11-13 ms right after onnxruntime's
+                    # round, 7.2-7.8 ms after a pause or alone; onnxruntime's figure the same
+                    # either way). Runs, not a sleep, so that the cores stay clocked up.
+                    _settle(run_c)
                     rc.append(_median_ms(run_c, k))
-                    time.sleep(PAUSE_S)
+                    _settle(run_o)
                     ro.append(_median_ms(run_o, k))
                 c, o = statistics.median(rc), statistics.median(ro)
                 print("%-13s %5d %7d %11.3f %11.3f %7.2f" % (name, batch, threads, c, o, c / o),
