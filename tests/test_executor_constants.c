@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The executor option constants (corten/program.h, ops/consts.c, docs/design/constants.md):
- * conv2d's filters and matmul's Y packed once and kept give the bits of the executor without the
- * option on every path (im2col image by image, images batched, 1x1 read in place, Winograd, a
+ * conv2d's filters, matmul's Y and the recurrent layers' W (packed) and R (transposed) kept give
+ * the bits of the executor without the option on every path (im2col image by image, images batched, 1x1 read in place, Winograd, a
  * batch folded into the rows; float32 and float64); the filters are read-only to corten while the executor lives and writable again
  * after; a constant given new memory is packed again; caller memory is never frozen nor kept;
  * and bad names are refused. */
@@ -169,6 +169,57 @@ START_TEST(matmul_by_a_constant_gives_the_same_bits) {
 }
 END_TEST
 
+/* A bidirectional recurrent layer of `type` (gates G) with W and R constants: Out's bits at
+ * every run those of the executor without the option, W and R read-only while kept. */
+static void check_recurrent(const char *type, int64_t gates, ct_dtype dt) {
+  const int64_t t = 5, n = 3, i = 7, h = 6;
+  ct_program *p = ct_program_new();
+  ct_op *op = ct_op_new(type);
+  ct_op_set_input(op, "X", "x");
+  ct_op_set_input(op, "W", "w");
+  ct_op_set_input(op, "R", "r");
+  ct_op_set_input(op, "B", "b");
+  ct_op_set_output(op, "Out", "y");
+  ck_assert_int_eq(ct_op_set_attr_string(op, "direction", "bidirectional"), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, op), CT_OK);
+  ct_scope *s = ct_scope_new();
+  put_pattern(s, "x", CT_DIMS(t, n, i), 11, dt);
+  put_pattern(s, "w", CT_DIMS(2, gates * h, i), 12, dt);
+  put_pattern(s, "r", CT_DIMS(2, gates * h, h), 13, dt);
+  put_pattern(s, "b", CT_DIMS(2, 2 * gates * h), 14, dt);
+  ct_executor *plain = ct_executor_new(p, s, ct_cpu());
+  ck_assert_msg(ct_executor_run(plain) == CT_OK, "%s", ct_last_error());
+  const ct_tensor *y = ct_var_get_tensor(ct_scope_find_var(s, "y"));
+  size_t bytes = (size_t)ct_tensor_numel(y) * ct_dtype_size(dt);
+  char *want = malloc(bytes), *got = malloc(bytes);
+  memcpy(want, ct_tensor_data(y, dt), bytes);
+  ct_executor_free(plain);
+  static const char *const wr[] = {"w", "r"};
+  ct_executor_options o = {.constants = wr, .n_constants = 2};
+  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
+  for (int k = 0; k < 3; k++) {
+    memset(got, 0x7f, bytes);
+    run_copy(e, s, got, bytes);
+    ck_assert_msg(memcmp(got, want, bytes) == 0, "%s %s: run %d differs", type,
+                  ct_dtype_name(dt), k);
+    ck_assert(ct_tensor_is_read_only(w_of(s)));
+    ck_assert(ct_tensor_is_read_only(ct_var_get_tensor(ct_scope_find_var(s, "r"))));
+  }
+  ct_executor_free(e);
+  ck_assert(!ct_tensor_is_read_only(w_of(s)));
+  free(want);
+  free(got);
+  ct_scope_free(s);
+  ct_program_free(p);
+}
+
+START_TEST(recurrent_layers_with_constant_weights_give_the_same_bits) {
+  check_recurrent("lstm", 4, CT_FLOAT32);
+  check_recurrent("gru", 3, CT_FLOAT32);
+  check_recurrent("simple_rnn", 1, CT_FLOAT64);
+}
+END_TEST
+
 START_TEST(writing_a_constant_fails_while_the_executor_lives) {
   const conv_spec sp = {1, 4, 8, 9, 3, 2, 1, CT_FLOAT32};
   ct_program *p = conv_program(&sp);
@@ -295,6 +346,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, one_by_one_gives_the_same_bits_swapped_or_not);
   CT_ADD_TEST(s, winograd_gives_the_same_bits);
   CT_ADD_TEST(s, matmul_by_a_constant_gives_the_same_bits);
+  CT_ADD_TEST(s, recurrent_layers_with_constant_weights_give_the_same_bits);
   CT_ADD_TEST(s, writing_a_constant_fails_while_the_executor_lives);
   CT_ADD_TEST(s, a_constant_given_new_memory_is_packed_again);
   CT_ADD_TEST(s, caller_memory_is_never_frozen_nor_kept);

@@ -16,7 +16,10 @@ static void SFX(zero_rows)(T *dst, int64_t kc, int64_t from, int width) {
 }
 
 /* Packs rows [i0, i0 + mc) x columns [p0, p0 + kc) of op(A) into slivers of mr rows, each kc
- * columns of mr values (rows past mc zero). */
+ * columns of mr values (rows past mc zero, except in a sliver of fewer than 8 rows: the kernel
+ * for h rows reads a sliver's first h values of each column alone, and a short sliver's rows
+ * are copied one by one, where the transposing pack would write kc (mr - h) zeros besides: a
+ * recurrent step's [1, 32] row, 32 values, 384 stores). */
 static void SFX(pack_a)(const ct__gemm *g, const UKR *u, int64_t i0, int64_t mc, int64_t p0,
                         int64_t kc, T *dst) {
   const int mr = u->mr;
@@ -29,6 +32,13 @@ static void SFX(pack_a)(const ct__gemm *g, const UKR *u, int64_t i0, int64_t mc,
         for (int64_t q = 0; q < h; q++) dst[p * mr + q] = src[q];
       }
       SFX(zero_rows)(dst, kc, h, mr);
+      continue;
+    }
+    if (h < 8) {
+      const T *src = a + (i0 + s) * g->lda + p0;
+      for (int64_t q = 0; q < h; q++) {
+        for (int64_t p = 0; p < kc; p++) dst[p * mr + q] = src[q * g->lda + p];
+      }
       continue;
     }
     u->pack_across(a + (i0 + s) * g->lda + p0, g->lda, h, kc, mr, dst);

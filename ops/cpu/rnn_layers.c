@@ -38,9 +38,14 @@ static void rl_scratch_free(void *p) {
   if (!ct__scratch_give_back_if(CT__SCRATCH_WORK, p)) free(p);
 }
 
+/* The tags of the kept W packing and R^T (ct__k_derived), above the width and element size. */
+#define RL_W_TAG ((uint64_t)4 << 32)
+#define RL_R_TAG ((uint64_t)5 << 32)
+
 #define T float
 #define SUF f32
 #define GEMM ct__gemm_f32
+#define GEMM_PACK ct__gemm_pack_f32
 #define EXP expf
 #define TANH tanhf
 #define LOG1P log1pf
@@ -49,6 +54,7 @@ static void rl_scratch_free(void *p) {
 #undef T
 #undef SUF
 #undef GEMM
+#undef GEMM_PACK
 #undef EXP
 #undef TANH
 #undef LOG1P
@@ -56,6 +62,7 @@ static void rl_scratch_free(void *p) {
 #define T double
 #define SUF f64
 #define GEMM ct__gemm_f64
+#define GEMM_PACK ct__gemm_pack_f64
 #define EXP exp
 #define TANH tanh
 #define LOG1P log1p
@@ -64,6 +71,7 @@ static void rl_scratch_free(void *p) {
 #undef T
 #undef SUF
 #undef GEMM
+#undef GEMM_PACK
 #undef EXP
 #undef TANH
 #undef LOG1P
@@ -80,6 +88,7 @@ static void rl_scratch_free(void *p) {
     if (buf == NULL) return ct_last_status();                                          \
     run_##SUF_ j;                                                                      \
     s = open_##SUF_(&j, c, &p, buf, false, true);                                      \
+    if (s == CT_OK) consts_##SUF_(&j);                                                 \
     for (int64_t d = 0; d < p.dirs && s == CT_OK; d++) s = forward_dir_##SUF_(&j, d);  \
     rl_scratch_free(buf);                                                              \
     return s == CT_OK ? CT_OK : ct__gemm_fail(c);                                      \

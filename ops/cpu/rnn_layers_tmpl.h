@@ -104,7 +104,59 @@ typedef struct RL(run) {
    * (a GEMM packs a transposed B at every call: most of a small layer's time). */
   T *xw, *hr, *wb, *rb, *peep, *hs, *cs, *zs, *us, *rt;
   bool keep; /* every step's states and gates kept for the backward steps */
+  /* Kept between runs when W and R are constants of the executor (RL(consts)): W packed as
+   * the B of each direction's X W^T (wp + d wp_elems, slivers of wp_w), and R^T (rtk + d G h h);
+   * NULL otherwise. */
+  const T *wp, *rtk;
+  int64_t wp_elems;
+  int wp_w;
 } RL(run);
+
+/* Direction d's X W^T into xw (its B, W, transposed). */
+static ct__gemm RL(xw_gemm)(const RL(run) *j, int64_t d) {
+  const ct__rl_plan *p = j->p;
+  const int64_t gh = p->gates * p->h;
+  return (ct__gemm){.tb = true, .m = p->t * p->n, .n = gh, .k = p->i, .alpha = 1, .a = j->x,
+                    .lda = p->i, .b = j->w + d * gh * p->i, .ldb = p->i, .c = j->xw, .ldc = gh};
+}
+
+/* R of direction d transposed: rt [h, G h] from r [G h, h]. */
+static void RL(transpose_r)(const ct__rl_plan *p, const T *r, T *rt) {
+  const int64_t gh = p->gates * p->h;
+  for (int64_t g = 0; g < gh; g++) {
+    for (int64_t k = 0; k < p->h; k++) rt[k * gh + g] = r[g * p->h + k];
+  }
+}
+
+/* W packed for the X W^T products and R^T, kept between runs where they are constants of the
+ * executor (ct__k_derived), made at the first run: into j->wp and j->rtk. */
+static void RL(consts)(RL(run) *j) {
+  const ct__rl_plan *p = j->p;
+  const int64_t gh = p->gates * p->h;
+  bool fresh;
+  if (p->t * p->n > 0 && p->i > 0 && gh > 0) {
+    ct__gemm g = RL(xw_gemm)(j, 0);
+    int w;
+    int64_t e = ct__gemm_packed_elems(&g, 1, sizeof(T), &w);
+    T *d = ct__k_derived(j->c, CT__RL_W, 0, RL_W_TAG | (uint64_t)w << 8 | sizeof(T),
+                         (size_t)(e * p->dirs) * sizeof(T), &fresh);
+    for (int64_t k = 0; d != NULL && fresh && k < p->dirs; k++) {
+      g = RL(xw_gemm)(j, k);
+      GEMM_PACK(&g, 1, d + k * e);
+    }
+    j->wp = d;
+    j->wp_elems = e;
+    j->wp_w = w;
+  }
+  if (gh * p->h > 0) {
+    T *rt = ct__k_derived(j->c, CT__RL_R, 0, RL_R_TAG | sizeof(T),
+                          (size_t)(p->dirs * gh * p->h) * sizeof(T), &fresh);
+    for (int64_t k = 0; rt != NULL && fresh && k < p->dirs; k++) {
+      RL(transpose_r)(p, j->r + k * gh * p->h, rt + k * gh * p->h);
+    }
+    j->rtk = rt;
+  }
+}
 
 /* The length of batch entry b. */
 static inline int64_t RL(len)(const RL(run) *j, int64_t b) {
@@ -208,14 +260,21 @@ static ct_status RL(forward_dir)(RL(run) *j, int64_t d) {
   T clip = (T)p->clip;
   bool fused_forget = p->kind == CT__RL_LSTM && j->c->attr[CT__RL_INPUT_FORGET].u.b;
   bool usual = RL(usual_cells)(j, fused_forget);
-  ct_status s = RL(gemm)(false, true, p->t * n, gh, p->i, j->x, p->i, w, p->i, false, j->xw, gh);
+  ct_status s;
+  if (j->wp != NULL) { /* W packed once (a constant) */
+    ct__gemm g = RL(xw_gemm)(j, d);
+    g.b_packed = j->wp + d * j->wp_elems;
+    g.b_packed_w = j->wp_w;
+    s = GEMM(&g);
+  } else {
+    s = RL(gemm)(false, true, p->t * n, gh, p->i, j->x, p->i, w, p->i, false, j->xw, gh);
+  }
   if (s != CT_OK) return s;
   RL(load)(j, d);
   /* rt = R^T: the same products summed in the same order (the GEMM's sums do not depend on
-   * B's layout), so the same bits */
-  for (int64_t g = 0; g < gh; g++) {
-    for (int64_t k = 0; k < h; k++) j->rt[k * gh + g] = r[g * h + k];
-  }
+   * B's layout), so the same bits; kept from an earlier run when R is a constant */
+  const T *rt = j->rtk != NULL ? j->rtk + d * gh * h : j->rt;
+  if (j->rtk == NULL) RL(transpose_r)(p, r, j->rt);
   for (int64_t st = 0; st < p->t; st++) {
     int64_t at = j->keep ? st : st & 1, nx = j->keep ? st + 1 : (st + 1) & 1;
     const T *hp = j->hs + at * nh, *cp = j->cs != NULL ? j->cs + at * nh : NULL;
@@ -223,7 +282,7 @@ static ct_status RL(forward_dir)(RL(run) *j, int64_t d) {
     T *zs = j->zs + (j->keep ? st * n * gh : 0), *us = j->us + (j->keep ? st * nh : 0);
     /* hr = H' R^T over the gates that take H' (gru without linear_before_reset: z and r). */
     int64_t cols = p->kind == CT__RL_GRU && !p->lbr ? 2 * h : gh;
-    s = RL(gemm)(false, false, n, cols, h, hp, h, j->rt, gh, false, j->hr, gh);
+    s = RL(gemm)(false, false, n, cols, h, hp, h, rt, gh, false, j->hr, gh);
     if (s != CT_OK) return s;
     for (int64_t b = 0; b < n; b++) {
       if (st >= RL(len)(j, b)) continue;
@@ -246,7 +305,7 @@ static ct_status RL(forward_dir)(RL(run) *j, int64_t d) {
         }
       }
       if (!p->lbr) {
-        s = RL(gemm)(false, false, n, h, h, us, h, j->rt + 2 * h, gh, false, j->hr + 2 * h, gh);
+        s = RL(gemm)(false, false, n, h, h, us, h, rt + 2 * h, gh, false, j->hr + 2 * h, gh);
         if (s != CT_OK) return s;
       }
     }
