@@ -192,6 +192,7 @@ _SIGNATURES = {
     "ct_scope_free": (None, [_p]),
     "ct_scope_var": (_p, [_p, _s]),
     "ct_scope_find_var": (_p, [_p, _s]),
+    "ct_scope_find_local_var": (_p, [_p, _s]),
     "ct_scope_erase_vars": (_sz, [_p, _pp, _sz]),
     "ct_scope_rename": (_i, [_p, _s, _s]),
     "ct_scope_local_var_names": (_sz, [_p, _pp, _sz]),

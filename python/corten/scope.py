@@ -8,7 +8,7 @@ from typing import Any, Dict, Iterator, List, Optional
 
 from ._lib import (DTYPES, Error, MemoryReport, check, check_ptr, cstr, cstr_array,
                    device_name, lib)
-from .tensor import Tensor, as_tensor, share
+from .tensor import Tensor, as_tensor, import_into, share
 
 _NOT_FOUND = -3
 
@@ -48,8 +48,15 @@ class Scope:
         return self._parent
 
     def __setitem__(self, name: str, value: Any) -> None:
+        key = cstr(name, "variable name")
+        var = lib.scope_find_local_var(self._h, key)
+        if var and not isinstance(value, (Tensor, bool, int, float, list, tuple)):
+            # A DLPack producer into a variable this scope holds (a model's feed, every run):
+            # imported straight into its tensor, which a failed import leaves as it was.
+            import_into(check_ptr(lib.var_tensor(var)), value)
+            return
         t = as_tensor(value)
-        var = check_ptr(lib.scope_var(self._h, cstr(name, "variable name")))
+        var = check_ptr(lib.scope_var(self._h, key))
         check(lib.tensor_share(check_ptr(lib.var_tensor(var)), t._h))
 
     def __getitem__(self, name: str) -> Tensor:

@@ -222,28 +222,42 @@ def from_dlpack(x: Any) -> Tensor:
     dtype (NumPy 1.x and bool) is viewed through its ``__array_interface__``, also zero copy. Raises corten.Error for what corten cannot
     hold (non-contiguous strides, vector lanes, an unknown dtype or device).
     """
+    t = Tensor()
+    import_into(t._h, x)
+    return t
+
+
+# Producer types whose __dlpack__ predates DLPack 1.x (no max_version keyword): asked without it
+# from then on, rather than through a TypeError at every call (NumPy before 2.1: 2 us a feed).
+_NO_MAX_VERSION: set = set()
+
+
+def import_into(handle: int, x: Any) -> None:
+    """Makes the ct_tensor at handle view the memory of x, as :func:`from_dlpack` does
+    (internal: a scope's variable takes a feed this way, with no Tensor in between)."""
     if _dlpack.is_capsule(x):
         capsule = x
     elif hasattr(x, "__dlpack__"):
         try:
-            try:
-                capsule = x.__dlpack__(max_version=_dlpack.VERSION)
-            except TypeError:  # a producer from before DLPack 1.x: no max_version keyword
+            if type(x) in _NO_MAX_VERSION:
                 capsule = x.__dlpack__()
+            else:
+                try:
+                    capsule = x.__dlpack__(max_version=_dlpack.VERSION)
+                except TypeError:  # a producer from before DLPack 1.x: no max_version keyword
+                    capsule = x.__dlpack__()
+                    _NO_MAX_VERSION.add(type(x))
         except BufferError:
             # A dtype the producer cannot say in DLPack (NumPy 1.x: bool), but it describes
             # its memory through the array interface: lent from there, still zero copy.
             if not hasattr(x, "__array_interface__"):
                 raise
-            t = Tensor()
-            _dlpack.lend_array(t._h, x)
-            return t
+            _dlpack.lend_array(handle, x)
+            return
     else:
         raise TypeError("from_dlpack: %s is neither a DLPack producer (no __dlpack__) nor a "
                         "capsule" % type(x).__name__)
-    t = Tensor()
-    _dlpack.consume(t._h, capsule)
-    return t
+    _dlpack.consume(handle, capsule)
 
 
 def zeros(shape: Sequence[int], dtype: str = "float32", device: str = "cpu") -> Tensor:

@@ -207,6 +207,18 @@ def test_strided_arrays_are_refused_and_stay_numpys():
     assert alive() is None  # NumPy's own capsule destructor freed it
 
 
+def test_a_feed_into_a_held_variable_is_zero_copy_and_a_refused_one_changes_nothing():
+    s = corten.Scope()
+    s["a"] = np.arange(6, dtype=np.float32)  # a new variable
+    b = np.arange(4, dtype=np.float64)
+    s["a"] = b  # into the variable the scope holds: its tensor views b
+    assert s["a"].data_ptr == b.ctypes.data and s["a"].dtype == "float64"
+    with pytest.raises(corten.Error) as e:
+        s["a"] = np.arange(12, dtype=np.float32).reshape(3, 4).T  # strided: refused
+    assert e.value.status == "CT_ERR_UNSUPPORTED"
+    assert s["a"].data_ptr == b.ctypes.data and s["a"].shape == (4,)
+
+
 @pytest.mark.parametrize("dtype", [np.uint16, np.uint32, np.uint64])
 def test_unsigned_extremes_round_trip_exactly(dtype):
     top = np.iinfo(dtype).max
