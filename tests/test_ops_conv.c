@@ -219,6 +219,51 @@ START_TEST(pool_ceil_mode_and_global) {
 }
 END_TEST
 
+/* Global pooling (whole planes, taken 8 at a time) on values whose sums round: each output is
+ * the plane's elements summed (maxed) in memory order, bit for bit; 13 planes (8 + 5), a NaN in
+ * one plane of the max, float32 and float64. */
+START_TEST(pool_global_sums_each_plane_in_order) {
+  for (int dt = 0; dt < 2; dt++) {
+    for (int mx = 0; mx < 2; mx++) {
+      ct_scope *s = ct_scope_new();
+      double x[13 * 49];
+      float x32[13 * 49];
+      for (int i = 0; i < 13 * 49; i++) x[i] = sin(i * 0.37 + 0.1) * 3.3;
+      if (mx) x[5 * 49 + 17] = NAN;
+      for (int i = 0; i < 13 * 49; i++) x32[i] = (float)x[i];
+      ct_dtype t = dt ? CT_FLOAT64 : CT_FLOAT32;
+      put(s, "x", t, CT_DIMS(1, 13, 7, 7), dt ? (const void *)x : (const void *)x32);
+      ct_op *op = conv_case_op(POOL(.pool = mx ? "max" : "avg", .n = 1, .c = 13, .h = 7, .w = 7,
+                                    .kh = 1, .kw = 1, .global = true), "x", NULL, "out");
+      run(op, s);
+      const void *o = result(s, "out", t, CT_DIMS(1, 13, 1, 1));
+      for (int p = 0; p < 13; p++) {
+        float af = mx ? -INFINITY : 0;
+        double ad = mx ? -INFINITY : 0;
+        for (int i = 0; i < 49; i++) {
+          float vf = (float)x[p * 49 + i];
+          double vd = x[p * 49 + i];
+          if (mx) {
+            af = vf != vf ? vf : (vf > af ? vf : af);
+            ad = vd != vd ? vd : (vd > ad ? vd : ad);
+          } else {
+            af += vf;
+            ad += vd;
+          }
+        }
+        double want = dt ? (mx ? ad : ad / 49) : (double)(mx ? af : af / 49.0f);
+        double got = get_elem(o, t, p);
+        ck_assert_msg(got == want || (isnan(got) && isnan(want)),
+                      "%s %s plane %d: %.17g, expected %.17g", mx ? "max" : "avg",
+                      ct_dtype_name(t), p, got, want);
+      }
+      ct_op_free(op);
+      ct_scope_free(s);
+    }
+  }
+}
+END_TEST
+
 /* max ignores the padding even when every value is negative; NaN wins its window. */
 START_TEST(pool_max_negative_and_nan) {
   ct_scope *s = ct_scope_new();
@@ -332,6 +377,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, pool_max_and_avg);
   CT_ADD_TEST(s, pool_ceil_mode_and_global);
   CT_ADD_TEST(s, pool_max_negative_and_nan);
+  CT_ADD_TEST(s, pool_global_sums_each_plane_in_order);
   CT_ADD_TEST(s, conv_refuses_bad_shapes);
   CT_ADD_TEST(s, conv_refuses_bad_attributes);
   CT_ADD_TEST(s, conv_refuses_mixed_dtypes);

@@ -159,6 +159,12 @@ static bool pool_tiles2(const ct__conv_geom *g) {
          g->h == 2 * g->oh && g->w == 2 * g->ow;
 }
 
+/* Whether each pool window is the whole image from its first element (global pooling: one
+ * output a plane, no padding before it, the window reaching past the last row and column). */
+static bool pool_whole(const ct__conv_geom *g) {
+  return g->oh == 1 && g->ow == 1 && g->pt == 0 && g->pl == 0 && g->kh >= g->h && g->kw >= g->w;
+}
+
 /* The tags of conv2d's packed filters (ct__k_derived), above the width and the element size:
  * for im2col's GEMMs, and Winograd's U. */
 #define CONV_PACK_TAG ((uint64_t)1 << 32)
