@@ -70,6 +70,8 @@ static void SFX(pack_col)(const void *ctx, int64_t p0, int64_t kc, int64_t j0, i
         const T *src = cs->x + (ci * g->h + iy) * g->w + off + va * g->sw;
         if (g->sw == 1) {
           memcpy(t + (va - ox), src, (size_t)(vb - va) * sizeof(T));
+        } else if (g->sw == 2) {
+          SFX(copy_even)(t + (va - ox), src, vb - va);
         } else {
           for (int64_t o = va; o < vb; o++, src += g->sw) t[o - ox] = *src;
         }
