@@ -97,15 +97,16 @@ START_TEST(softmax_rows_sum_to_one) {
 }
 END_TEST
 
-/* A row summed in 8 lanes gives the same bits whether it is contiguous (axis 1 of [70, 37]) or
- * strided (axis 0 of the transpose, [37, 70]): rows of 37, not a multiple of 8. */
+/* A row summed in 8 lanes gives the same bits whether it is contiguous (axis 1 of [70, C]) or
+ * strided (axis 0 of the transpose, [C, 70]): rows of 37 (not a multiple of 8), and short rows
+ * (32 or fewer, taken 16 rows at a time: 70 = 4 x 16 + 6) of 10, 3, 1 and 32, and 33. */
 static double data_spread(int64_t i) { return (double)((i * 7919) % 1000) / 128 - 4; }
 
-START_TEST(softmax_same_bits_along_any_axis) {
-  enum { R = 70, C = 37 };
+static void same_bits_along_any_axis(int C) {
+  enum { R = 70 };
   ct_scope *s = ct_scope_new();
   put_fn(s, "x", CT_FLOAT32, CT_DIMS(R, C), data_spread);
-  float xt[C * R];
+  float *xt = malloc(sizeof(float) * (size_t)(C * R));
   for (int i = 0; i < R; i++) {
     for (int j = 0; j < C; j++) xt[j * R + i] = (float)data_spread(i * C + j);
   }
@@ -124,6 +125,12 @@ START_TEST(softmax_same_bits_along_any_axis) {
   ct_op_free(a);
   ct_op_free(b);
   ct_scope_free(s);
+  free(xt);
+}
+
+START_TEST(softmax_same_bits_along_any_axis) {
+  static const int widths[] = {37, 10, 3, 1, 32, 33};
+  for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) same_bits_along_any_axis(widths[w]);
 }
 END_TEST
 
