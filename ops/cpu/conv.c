@@ -170,12 +170,14 @@ static bool pool_whole(const ct__conv_geom *g) {
 
 /* dst[i] = src[2 i] for i < n (an im2col row at stride 2): the even elements of each pair of
  * vectors picked by one shuffle where the target has SSE2 (every x86-64), the rest one by one.
+ * A pair reaches one element past its last even one, so the vectors stop before the last
+ * output: src[2 n - 1] may lie past the row's memory.
  * pack_col's stride-2 rows (resnet18's stem and its downsampling convolutions) were element by
  * element: 8% of a run. */
 static inline void copy_even_f32(float *dst, const float *src, int64_t n) {
   int64_t i = 0;
 #ifdef __SSE2__
-  for (; i + 4 <= n; i += 4) {
+  for (; i + 4 < n; i += 4) {
     __m128 a = _mm_loadu_ps(src + 2 * i), b = _mm_loadu_ps(src + 2 * i + 4);
     _mm_storeu_ps(dst + i, _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
   }
@@ -186,7 +188,7 @@ static inline void copy_even_f32(float *dst, const float *src, int64_t n) {
 static inline void copy_even_f64(double *dst, const double *src, int64_t n) {
   int64_t i = 0;
 #ifdef __SSE2__
-  for (; i + 2 <= n; i += 2) {
+  for (; i + 2 < n; i += 2) {
     __m128d a = _mm_loadu_pd(src + 2 * i), b = _mm_loadu_pd(src + 2 * i + 2);
     _mm_storeu_pd(dst + i, _mm_unpacklo_pd(a, b));
   }

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ops/cpu/winograd.c: conv2d's float32 forward, and its Filter@GRAD, as Winograd's F(2x2, 3x3)
- * (winograd.h).
+/* ops/cpu/winograd.c: conv2d's float32 forward as Winograd's F(2x2, 3x3) (winograd.h; its
+ * Filter@GRAD is winograd_grad.c's).
  *
  * The tiles of an output plane (2x2 each, TW of them across, TH down; the last row or column of
  * tiles half outside when OH or OW is odd) go in blocks of whole tile rows, about BLOCK_TILES
  * tiles a block, so the transformed patches V [16][C][tiles] and the products M [16][M][tiles]
  * of a block stay in cache between the three steps:
- *   1. each channel's input rows of the block copied once with their padding, then for each tile
- *      row one pass over its tiles: B^T d B, the 16 values of a tile from its patch's 4 rows,
- *      read at stride 2 (the compiler vectorises it across the tiles);
+ *   1. each channel's input rows of the block copied once with their padding, split by column
+ *      parity, then for each tile row one pass over its tiles, 8 or 4 at a time in vectors:
+ *      B^T d B, the 16 values of a tile from its patch's 4 rows;
  *   2. 16 GEMMs (ops/cpu/gemm.h), M[xi] = U[xi] V[xi];
  *   3. each tile's 4x4 of M reduced to its 2x2 of output (A^T M A), again over runs of tiles.
  * With B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1]
@@ -21,66 +21,7 @@
 #include "common/common.h"
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/parallel.h"
-
-/* The transforms are compiled for AVX-512 and AVX2 as well as the build's baseline, the one
- * the CPU runs chosen when the library loads (target clones, an ifunc): their loops are short
- * runs of adds, and with the x86-64 baseline's 4 lanes alone they cost more than the GEMM
- * multiplies saved (4.3-4.5 ms against im2col's 3.8-4.0 on the benchmark). The arithmetic is the
- * same adds in each (no multiply to fuse), so are the bits. So the path runs where the clones
- * are built: x86-64 with a compiler that has target_clones, outside sanitizer builds (whose
- * runtime starts after ifunc resolvers run). Sanitizer builds run the path with baseline
- * transforms, so that the checked build checks the code that ships; elsewhere conv2d keeps
- * im2col (ct__wino_fits says no). */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CT__WINO_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define CT__WINO_SANITIZED 1
-#endif
-#endif
-#if !defined(CT__WINO_SANITIZED) && defined(__x86_64__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define CT__WINO_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
-#ifndef CT__WINO_CLONES
-#define CT__WINO_CLONES
-#endif
-/* Whether this build runs the path at all. */
-#if defined(CT__WINO_SANITIZED) || (defined(__x86_64__) && defined(__has_attribute))
-#if defined(CT__WINO_SANITIZED) || __has_attribute(target_clones)
-#define CT__WINO_ON 1
-#endif
-#endif
-
-enum {
-  BLOCK_TILES = 256, /* tiles per block, about: V and M of a block fit in L2 */
-  CHUNK = 64,        /* tiles the output step reduces at a time (its stack arrays) */
-};
-
-static int64_t tiles_w(const ct__conv_geom *g) { return (g->ow + 1) / 2; }
-static int64_t tiles_h(const ct__conv_geom *g) { return (g->oh + 1) / 2; }
-
-/* The columns between rows of a block's V and M: its tiles rounded up to 8 (the gradient's dots
- * go 8 tiles a step over zeros past the last tile), and one cache line more when that is a
- * multiple of 256 bytes: the GEMMs read V's rows in place, and rows a power of two apart share
- * a few L1 sets (a 256-tile block: 4 of the 64; padded, the forward went 2.55-2.89 -> 2.35-2.48
- * ms on the benchmark). */
-static int64_t block_ld(int64_t tiles) {
-  int64_t l = (tiles + 7) & ~(int64_t)7;
-  return l % 64 == 0 ? l + 16 : l;
-}
-
-/* Tile rows per block: at most about BLOCK_TILES tiles, and the blocks as even as whole rows
- * allow (28 tile rows went 9, 9, 9, 1: two threads then ran 18 rows against 10). A tile's
- * values do not depend on the block it falls in. */
-static int64_t block_rows(const ct__conv_geom *g) {
-  int64_t r = BLOCK_TILES / tiles_w(g), th = tiles_h(g);
-  if (r < 1) r = 1;
-  if (r >= th) return th;
-  int64_t blocks = (th + r - 1) / r;
-  return (th + blocks - 1) / blocks;
-}
+#include "ops/cpu/winograd_impl.h"
 
 /* Where the path stops paying, measured at one thread against im2col on the machine of
  * docs/performance.md (1 MiB of L2 a core), forward and backward alike. Wide layers lose: each
@@ -324,89 +265,14 @@ static void transform_out(const ct__conv_geom *g, const float *mx, int64_t m0, i
   }
 }
 
-/* Filter@GRAD's step 1 for Output@GRAD: dM of tile rows [ty0, ty1) (columns as V's, ld bt) from
- * the planes dy [M, OH, OW], A dY A^T per tile, a tile's part outside the planes zero (the
- * forward drops it, so no gradient flows from it). With A's rows [1 0; 1 1; 1 -1; 0 -1] a pair
- * (p, q) becomes (p, p + q, p - q, -q), down the tile's two rows and then along each of the four.
- * A pair of rows with an outside part is copied first, zero-filled, into the two rows at pad. */
-CT__WINO_CLONES
-static void transform_dout(const ct__conv_geom *g, const float *dy, int64_t ty0, int64_t ty1,
-                           int64_t bt, float *dm, float *pad) {
-  const int64_t tw = tiles_w(g), ohw = g->oh * g->ow, w2 = 2 * tw;
-  for (int64_t m = 0; m < g->m; m++) {
-    for (int64_t ty = ty0; ty < ty1; ty++) {
-      const float *r0 = dy + m * ohw + 2 * ty * g->ow, *r1 = r0 + g->ow;
-      const bool low = 2 * ty + 1 < g->oh;
-      if (!low || g->ow != w2) {
-        float *e0 = pad, *e1 = pad + w2;
-        memcpy(e0, r0, (size_t)g->ow * sizeof(float));
-        memset(e0 + g->ow, 0, (size_t)(w2 - g->ow) * sizeof(float));
-        if (low) {
-          memcpy(e1, r1, (size_t)g->ow * sizeof(float));
-          memset(e1 + g->ow, 0, (size_t)(w2 - g->ow) * sizeof(float));
-        } else {
-          memset(e1, 0, (size_t)w2 * sizeof(float));
-        }
-        r0 = e0;
-        r1 = e1;
-      }
-      float *out[16];
-      for (int xi = 0; xi < 16; xi++) out[xi] = dm + (xi * g->m + m) * bt + (ty - ty0) * tw;
-      CT__SIMD
-      for (int64_t q = 0; q < tw; q++) {
-        const float a = r0[2 * q], b = r0[2 * q + 1], c = r1[2 * q], d = r1[2 * q + 1];
-        const float p[4] = {a, a + c, a - c, -c}, s[4] = {b, b + d, b - d, -d};
-        for (int i = 0; i < 4; i++) {
-          out[4 * i][q] = p[i];
-          out[4 * i + 1][q] = p[i] + s[i];
-          out[4 * i + 2][q] = p[i] - s[i];
-          out[4 * i + 3][q] = -s[i];
-        }
-      }
-    }
-  }
-}
-
-/* The 1-D transpose of filter_1d: 4 values of dU into the gradient of the 3 taps, G^T u. */
-static void filter_grad_1d(float a, float b, float c, float d, float r[3]) {
-  const float h = (b + c) * 0.5f;
-  r[0] = a + h;
-  r[1] = (b - c) * 0.5f;
-  r[2] = h + d;
-}
-
-void ct__wino_filter_grad(const ct__conv_geom *g, const float *du, float *dw) {
-  const int64_t mc = g->m * g->c;
-  for (int64_t f = 0; f < mc; f++) {
-    float rows[4][3]; /* G^T applied along each row i of the 4x4: rows[i][kx] */
-    for (int i = 0; i < 4; i++) {
-      const float *u = du + i * 4 * mc + f;
-      filter_grad_1d(u[0], u[mc], u[2 * mc], u[3 * mc], rows[i]);
-    }
-    for (int kx = 0; kx < 3; kx++) {
-      float r[3];
-      filter_grad_1d(rows[0][kx], rows[1][kx], rows[2][kx], rows[3][kx], r);
-      for (int ky = 0; ky < 3; ky++) dw[f * 9 + ky * 3 + kx] = r[ky];
-    }
-  }
-}
-
 int64_t ct__wino_blocks(const ct__conv_geom *g) {
   int64_t br = block_rows(g);
   return (tiles_h(g) + br - 1) / br;
 }
 
-/* Block b of an image in a worker's scratch: its tile rows [ty0, ty1) and tiles nt, the columns
- * between rows bt, V (16 C rows) then the M or dM rows (16 M) and the padded input rows; V
- * already transformed from the image x. */
-typedef struct wino_blk {
-  int64_t ty0, ty1, nt, bt;
-  float *v, *mx, *rows;
-} wino_blk;
-
-static wino_blk block_at(const ct__conv_geom *g, int64_t b, float *scratch) {
+static ct__wino_blk block_at(const ct__conv_geom *g, int64_t b, float *scratch) {
   const int64_t tw = tiles_w(g), th = tiles_h(g), br = block_rows(g);
-  wino_blk k = {.ty0 = b * br, .bt = block_ld(br * tw), .v = scratch};
+  ct__wino_blk k = {.ty0 = b * br, .bt = block_ld(br * tw), .v = scratch};
   k.ty1 = k.ty0 + br < th ? k.ty0 + br : th;
   k.nt = (k.ty1 - k.ty0) * tw;
   k.mx = k.v + 16 * g->c * k.bt;
@@ -414,8 +280,9 @@ static wino_blk block_at(const ct__conv_geom *g, int64_t b, float *scratch) {
   return k;
 }
 
-static wino_blk block_in(const ct__conv_geom *g, const float *x, int64_t b, float *scratch) {
-  wino_blk k = block_at(g, b, scratch);
+ct__wino_blk ct__wino_block_in(const ct__conv_geom *g, const float *x, int64_t b,
+                               float *scratch) {
+  ct__wino_blk k = block_at(g, b, scratch);
   transform_in(g, x, 0, g->c, k.ty0, k.ty1, k.bt, k.v, k.rows);
   return k;
 }
@@ -461,7 +328,7 @@ void ct__wino_pack(const ct__conv_geom *g, const float *u, float *dst) {
 
 ct_status ct__wino_block(const ct__conv_geom *g, const float *x, const ct__wino_u *u, int64_t b,
                          float *o, float *scratch) {
-  const wino_blk k = block_in(g, x, b, scratch);
+  const ct__wino_blk k = ct__wino_block_in(g, x, b, scratch);
   const int64_t nt = k.nt, bt = k.bt;
   float *v = k.v, *mx = k.mx;
   for (int64_t xi = 0; xi < 16; xi++) {
@@ -486,7 +353,7 @@ typedef struct wide_job {
   const float *x;
   const ct__wino_u *u;
   float *o, *scratch;
-  wino_blk k;
+  ct__wino_blk k;
   int64_t scratch_elems, parts;
   atomic_bool failed;
 } wide_job;
@@ -536,113 +403,5 @@ ct_status ct__wino_block_wide(const ct__conv_geom *g, const float *x, const ct__
     return ct__error(CT_ERR_OUT_OF_MEMORY, "out of host memory for a GEMM's packing buffers");
   }
   ct__parallel_for(parts, 1, wide_out, &j);
-  return CT_OK;
-}
-
-/* Filter@GRAD's products: the dot of each row of dM[xi] with each row of V[xi], over all the
- * tiles of a chunk's blocks. Both run along the tiles, which the transforms write contiguously,
- * so the dots read them in place (the GEMM would transpose both into its packed layout first:
- * measured, that took as long as its multiplies). Each dot keeps 8 lanes, lane l summing the
- * tiles t = l mod 8 of each block in order, block after block, in `lanes` [16][M][C][8]: the
- * blocks' tiles are padded with zeros to a multiple of 8, so there is no remainder, and the lanes
- * are added once, at the end of a chunk, in a fixed tree (ct__wino_grad_sum). Blocks of 4 rows
- * of dM by 2 of V keep their 8 accumulators and the 6 vectors they read in 14 of AVX2's 16
- * vector registers. The products and sums are separate roundings (no fused multiply-add), so the
- * bits are the same whichever clone runs. */
-#ifdef __GNUC__
-/* Macros, not functions: a function passing these vectors would take the baseline's ABI. */
-typedef float wino_v8 __attribute__((vector_size(32)));
-#define V8_LOAD(v, p) memcpy(&(v), (p), sizeof(wino_v8))
-#define V8_STORE(p, v) memcpy((p), &(v), sizeof(wino_v8))
-#endif
-
-/* lanes (rows of M then C, 8 floats each) += the products of rows of a (M of them) and b (C), ld
- * apart, n (a multiple of 8) values each. */
-CT__WINO_CLONES
-static void dots(int64_t mm, int64_t cc, int64_t n, const float *a, const float *b, int64_t ld,
-                 float *lanes) {
-  int64_t i = 0;
-#ifdef __GNUC__
-  for (; i + 4 <= mm; i += 4) {
-    const float *a0 = a + i * ld, *a1 = a0 + ld, *a2 = a1 + ld, *a3 = a2 + ld;
-    for (int64_t j = 0; j + 2 <= cc; j += 2) {
-      const float *b0 = b + j * ld, *b1 = b0 + ld;
-      wino_v8 s[4][2], x[4], y0, y1;
-      for (int r = 0; r < 4; r++) {
-        V8_LOAD(s[r][0], lanes + ((i + r) * cc + j) * 8);
-        V8_LOAD(s[r][1], lanes + ((i + r) * cc + j + 1) * 8);
-      }
-      for (int64_t t = 0; t < n; t += 8) {
-        V8_LOAD(x[0], a0 + t);
-        V8_LOAD(x[1], a1 + t);
-        V8_LOAD(x[2], a2 + t);
-        V8_LOAD(x[3], a3 + t);
-        V8_LOAD(y0, b0 + t);
-        V8_LOAD(y1, b1 + t);
-        for (int r = 0; r < 4; r++) {
-          s[r][0] += x[r] * y0;
-          s[r][1] += x[r] * y1;
-        }
-      }
-      for (int r = 0; r < 4; r++) {
-        V8_STORE(lanes + ((i + r) * cc + j) * 8, s[r][0]);
-        V8_STORE(lanes + ((i + r) * cc + j + 1) * 8, s[r][1]);
-      }
-    }
-  }
-#endif
-  /* What the blocks leave (every pair where there are no vector types): the same lanes' sums. */
-  for (int64_t r = 0; r < mm; r++) {
-    for (int64_t j = (r < i ? cc - cc % 2 : 0); j < cc; j++) {
-      float *l = lanes + (r * cc + j) * 8;
-      const float *ar = a + r * ld, *bj = b + j * ld;
-      for (int64_t t = 0; t < n; t += 8) {
-        for (int q = 0; q < 8; q++) l[q] += ar[t + q] * bj[t + q];
-      }
-    }
-  }
-}
-
-/* The dots' lanes are 8 floats per element of dU, per thread: beyond LANES_MAX floats (4 MiB;
- * M C above 8192) the layer is wide enough for the GEMM, whose packing each element then pays
- * back over M or C products, and dU is summed through it, 16 GEMMs [M, tiles] x [tiles, C] a
- * block added into the chunk's dU. */
-enum { LANES_MAX = 1 << 20 };
-static bool by_dots(const ct__conv_geom *g) { return 8 * ct__wino_u_elems(g) <= LANES_MAX; }
-
-int64_t ct__wino_grad_lanes(const ct__conv_geom *g) {
-  return by_dots(g) ? 8 * ct__wino_u_elems(g) : 0;
-}
-
-void ct__wino_grad_sum(const ct__conv_geom *g, const float *lanes, float *du) {
-  for (int64_t i = 0; i < ct__wino_u_elems(g); i++) {
-    const float *l = lanes + 8 * i;
-    du[i] = ((l[0] + l[4]) + (l[1] + l[5])) + ((l[2] + l[6]) + (l[3] + l[7]));
-  }
-}
-
-ct_status ct__wino_grad_block(const ct__conv_geom *g, const float *x, const float *dy, int64_t b,
-                              float *acc, float *scratch) {
-  const wino_blk k = block_in(g, x, b, scratch);
-  const int64_t mc = g->m * g->c, nt = k.nt, bt = k.bt;
-  float *v = k.v, *dm = k.mx;
-  transform_dout(g, dy, k.ty0, k.ty1, bt, dm, k.rows);
-  if (!by_dots(g)) {
-    for (int64_t xi = 0; xi < 16; xi++) {
-      ct_status st = CT__GEMM(ct__gemm_f32, false, true, g->m, g->c, nt, 1, dm + xi * g->m * bt,
-                              bt, v + xi * g->c * bt, bt, 1, acc + xi * mc, g->c);
-      if (st != CT_OK) return st;
-    }
-    return CT_OK;
-  }
-  const int64_t n8 = (nt + 7) & ~(int64_t)7;
-  if (n8 > nt) { /* the zeros the dots' last step reads */
-    for (int64_t r = 0; r < 16 * (g->c + g->m); r++) {
-      memset(v + r * bt + nt, 0, (size_t)(n8 - nt) * sizeof(float));
-    }
-  }
-  for (int64_t xi = 0; xi < 16; xi++) {
-    dots(g->m, g->c, n8, dm + xi * g->m * bt, v + xi * g->c * bt, bt, acc + 8 * xi * mc);
-  }
   return CT_OK;
 }
