@@ -5,6 +5,7 @@
  * batch folded into the rows; float32 and float64); the filters are read-only to corten while the executor lives and writable again
  * after; a constant given new memory is packed again; caller memory is never frozen nor kept;
  * and bad names are refused. */
+#include <stdio.h>
 #include <string.h>
 
 #include "op_util.h"
@@ -70,33 +71,45 @@ static const ct_tensor *w_of(ct_scope *s) { return ct_var_get_tensor(ct_scope_fi
 
 /* y with and without the option, three runs with it, the same bytes each time; w read-only
  * while the executor lives (the packing kept), writable after. */
-static void check_same_bits(const conv_spec *sp) {
-  ct_program *p = conv_program(sp);
-  ct_scope *s = conv_scope(sp);
-  size_t bytes = y_bytes(sp);
-  char *want = malloc(bytes), *got = malloc(bytes);
+/* Program p over scope s: y's bytes from an executor without the option, then from one with
+ * constants names (n of them) at three runs, the same each time, each constant read-only while
+ * the executor lives and writable after; what: the case, for messages. Frees p and s. */
+static void check_kept(ct_program *p, ct_scope *s, const char *const *names, size_t n,
+                       const char *what) {
   ct_executor *plain = ct_executor_new(p, s, ct_cpu());
-  ck_assert_ptr_nonnull(plain);
-  run_copy(plain, s, want, bytes);
+  ck_assert_msg(plain != NULL && ct_executor_run(plain) == CT_OK, "%s", ct_last_error());
+  const ct_tensor *y = ct_var_get_tensor(ct_scope_find_var(s, "y"));
+  size_t bytes = (size_t)ct_tensor_numel(y) * ct_dtype_size(ct_tensor_dtype(y));
+  char *want = malloc(bytes), *got = malloc(bytes);
+  memcpy(want, ct_tensor_data(y, ct_tensor_dtype(y)), bytes);
   ct_executor_free(plain);
-  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &with_w);
+  ct_executor_options o = {.constants = names, .n_constants = n};
+  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
   ck_assert_msg(e != NULL, "%s", ct_last_error());
-  ck_assert(!ct_tensor_is_read_only(w_of(s)));
   for (int r = 0; r < 3; r++) {
     memset(got, 0x7f, bytes);
     run_copy(e, s, got, bytes);
-    ck_assert_msg(memcmp(got, want, bytes) == 0, "conv %lldx%lld m %lld hw %lld ks %lld st %lld "
-                  "%s: run %d differs", (long long)sp->n, (long long)sp->c, (long long)sp->m,
-                  (long long)sp->hw, (long long)sp->ks, (long long)sp->st, ct_dtype_name(sp->dt),
-                  r);
-    ck_assert(ct_tensor_is_read_only(w_of(s)));
+    ck_assert_msg(memcmp(got, want, bytes) == 0, "%s: run %d differs", what, r);
+    for (size_t k = 0; k < n; k++) {
+      ck_assert(ct_tensor_is_read_only(ct_var_get_tensor(ct_scope_find_var(s, names[k]))));
+    }
   }
   ct_executor_free(e);
-  ck_assert(!ct_tensor_is_read_only(w_of(s)));
+  for (size_t k = 0; k < n; k++) {
+    ck_assert(!ct_tensor_is_read_only(ct_var_get_tensor(ct_scope_find_var(s, names[k]))));
+  }
   free(want);
   free(got);
   ct_scope_free(s);
   ct_program_free(p);
+}
+
+static void check_same_bits(const conv_spec *sp) {
+  char what[96];
+  snprintf(what, sizeof what, "conv %lldx%lld m %lld hw %lld ks %lld st %lld %s",
+           (long long)sp->n, (long long)sp->c, (long long)sp->m, (long long)sp->hw,
+           (long long)sp->ks, (long long)sp->st, ct_dtype_name(sp->dt));
+  check_kept(conv_program(sp), conv_scope(sp), w_only, 1, what);
 }
 
 START_TEST(im2col_image_by_image_gives_the_same_bits) {
@@ -138,27 +151,7 @@ static void check_matmul(ct_ddim xd, ct_ddim wd, bool ty, ct_dtype dt) {
   ct_scope *s = ct_scope_new();
   put_pattern(s, "x", xd, 5, dt);
   put_pattern(s, "w", wd, 6, dt);
-  ct_executor *plain = ct_executor_new(p, s, ct_cpu());
-  ck_assert_msg(ct_executor_run(plain) == CT_OK, "%s", ct_last_error());
-  const ct_tensor *y = ct_var_get_tensor(ct_scope_find_var(s, "y"));
-  size_t bytes = (size_t)ct_tensor_numel(y) * ct_dtype_size(dt);
-  char *want = malloc(bytes), *got = malloc(bytes);
-  memcpy(want, ct_tensor_data(y, dt), bytes);
-  ct_executor_free(plain);
-  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &with_w);
-  for (int r = 0; r < 3; r++) {
-    memset(got, 0x7f, bytes);
-    run_copy(e, s, got, bytes);
-    ck_assert_msg(memcmp(got, want, bytes) == 0, "matmul %s: run %d differs",
-                  ct_dtype_name(dt), r);
-    ck_assert(ct_tensor_is_read_only(w_of(s)));
-  }
-  ct_executor_free(e);
-  ck_assert(!ct_tensor_is_read_only(w_of(s)));
-  free(want);
-  free(got);
-  ct_scope_free(s);
-  ct_program_free(p);
+  check_kept(p, s, w_only, 1, ct_dtype_name(dt));
 }
 
 START_TEST(matmul_by_a_constant_gives_the_same_bits) {
@@ -187,30 +180,8 @@ static void check_recurrent(const char *type, int64_t gates, ct_dtype dt) {
   put_pattern(s, "w", CT_DIMS(2, gates * h, i), 12, dt);
   put_pattern(s, "r", CT_DIMS(2, gates * h, h), 13, dt);
   put_pattern(s, "b", CT_DIMS(2, 2 * gates * h), 14, dt);
-  ct_executor *plain = ct_executor_new(p, s, ct_cpu());
-  ck_assert_msg(ct_executor_run(plain) == CT_OK, "%s", ct_last_error());
-  const ct_tensor *y = ct_var_get_tensor(ct_scope_find_var(s, "y"));
-  size_t bytes = (size_t)ct_tensor_numel(y) * ct_dtype_size(dt);
-  char *want = malloc(bytes), *got = malloc(bytes);
-  memcpy(want, ct_tensor_data(y, dt), bytes);
-  ct_executor_free(plain);
   static const char *const wr[] = {"w", "r"};
-  ct_executor_options o = {.constants = wr, .n_constants = 2};
-  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
-  for (int k = 0; k < 3; k++) {
-    memset(got, 0x7f, bytes);
-    run_copy(e, s, got, bytes);
-    ck_assert_msg(memcmp(got, want, bytes) == 0, "%s %s: run %d differs", type,
-                  ct_dtype_name(dt), k);
-    ck_assert(ct_tensor_is_read_only(w_of(s)));
-    ck_assert(ct_tensor_is_read_only(ct_var_get_tensor(ct_scope_find_var(s, "r"))));
-  }
-  ct_executor_free(e);
-  ck_assert(!ct_tensor_is_read_only(w_of(s)));
-  free(want);
-  free(got);
-  ct_scope_free(s);
-  ct_program_free(p);
+  check_kept(p, s, wr, 2, type);
 }
 
 START_TEST(recurrent_layers_with_constant_weights_give_the_same_bits) {
