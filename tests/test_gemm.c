@@ -149,11 +149,14 @@ CHECK(double, f64)
  * one), edges in both dims for every kernel's tile, C wider than tall and taller than wide, more
  * columns than one packed panel holds (4096 floats, 2048 doubles; as C or, swapped, as C^T) and
  * more rows than one packed block of A (252 float rows, 120 double rows; [300,64] stays
- * unswapped with the 32-wide AVX-512 tile, so B read in place meets several blocks of A). */
+ * unswapped with the 32-wide AVX-512 tile, so B read in place meets several blocks of A); one
+ * row across many slivers (the 4-sliver row kernel, B in place or packed, k in three blocks,
+ * more columns than a panel). */
 static const int64_t shapes[][3] = {{1, 1, 1},    {1, 77, 300},  {77, 1, 300}, {13, 37, 513},
                                     {40, 3, 5},   {3, 40, 5},    {25, 70, 256}, {70, 25, 257},
                                     {12, 32, 1},  {100, 9, 31},  {3, 5000, 10}, {4200, 2, 7},
-                                    {260, 40, 70}, {300, 64, 20}};
+                                    {260, 40, 70}, {300, 64, 20}, {1, 300, 513},
+                                    {1, 4200, 7}};
 #define N_SHAPES (sizeof shapes / sizeof shapes[0])
 
 /* Every shape, transpose, dtype and a few alpha and beta with the kernel named, if it runs here

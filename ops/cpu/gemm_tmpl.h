@@ -135,6 +135,17 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
         const T *ablock = ap != NULL ? ap + pc * a_rows + ic * kc : pa;
         if (ap == NULL) SFX(pack_a)(g, u, ic, mcb, pc, kc, pa);
         for (int64_t jr = 0; jr < ncb; jr += nr) {
+          /* A block of one row (a matrix-vector product): 4 whole slivers at a time, all read
+           * in place or all packed, C's row along memory (not swapped). */
+          if (mcb == 1 && u->row4 != NULL && !pl->swap && jr + 4 * nr <= ncb &&
+              (jr + 4 * nr <= whole || jr >= whole)) {
+            const bool in_place = jr < whole;
+            u->row4(kc, ablock, in_place ? b + pc * g->ldb + jc + jr : bpanel + jr * kc,
+                    in_place ? g->ldb : nr, in_place ? nr : nr * kc, c + ic * ci + (jc + jr),
+                    alpha, beta);
+            jr += 3 * nr; /* and nr more by the loop */
+            continue;
+          }
           int64_t w = ncb - jr < nr ? ncb - jr : nr;
           const T *bsl = jr < whole ? b + pc * g->ldb + jc + jr : bpanel + jr * kc; /* sliver */
           int64_t bstep = jr < whole ? g->ldb : nr;

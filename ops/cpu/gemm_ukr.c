@@ -77,6 +77,30 @@ UKR_C_ALL(ukr_c_f64, double)
     }                                                                                           \
   }
 
+/* One row of C across 4 slivers of B (4 NR columns; sliver s at b + s ss, rows bs apart; C's
+ * row contiguous at c): each lane the 1-row kernel's sum, in order over p from 0, then alpha
+ * (and beta C). A product of one row (a matrix-vector product, a recurrent step at batch 1) had
+ * two chains of dependent multiply-adds a call, and waited on them: here eight. */
+#define ROW4_X86(NAME, TGT, T, V, W, MR, SET1, ZERO, LOADU, STOREU, FMA, MUL, ADD)               \
+  __attribute__((target(TGT))) static void NAME(int64_t kc, const T *a, const T *b, int64_t bs, \
+                                                int64_t ss, T *c, T alpha, T beta) {            \
+    V acc[8];                                                                                   \
+    _Pragma("GCC unroll 8") for (int s = 0; s < 8; s++) acc[s] = ZERO();                        \
+    for (int64_t p = 0; p < kc; p++, a += MR, b += bs) {                                        \
+      V x = SET1(a[0]);                                                                         \
+      _Pragma("GCC unroll 4") for (int s = 0; s < 4; s++) {                                     \
+        acc[2 * s] = FMA(x, LOADU(b + s * ss), acc[2 * s]);                                     \
+        acc[2 * s + 1] = FMA(x, LOADU(b + s * ss + W), acc[2 * s + 1]);                         \
+      }                                                                                         \
+    }                                                                                           \
+    V va = SET1(alpha), vb = SET1(beta);                                                        \
+    _Pragma("GCC unroll 8") for (int s = 0; s < 8; s++) {                                       \
+      V o = MUL(va, acc[s]);                                                                    \
+      if (beta != 0) o = ADD(o, MUL(vb, LOADU(c + s * W)));                                     \
+      STOREU(c + s * W, o);                                                                     \
+    }                                                                                           \
+  }
+
 #define AVX512(NAME, T, V, W, H, S)                                                        \
   UKR_X86(NAME, "avx512f", T, V, W, 12, H, _mm512_set1_##S, _mm512_setzero_##S,          \
           _mm512_loadu_##S, _mm512_storeu_##S, _mm512_fmadd_##S, _mm512_mul_##S, _mm512_add_##S)
@@ -94,6 +118,14 @@ ROWS12(AVX512, ukr_avx512_f32, float, __m512, 16, ps)
 ROWS12(AVX512, ukr_avx512_f64, double, __m512d, 8, pd)
 ROWS6(AVX2, ukr_avx2_f32, float, __m256, 8, ps)
 ROWS6(AVX2, ukr_avx2_f64, double, __m256d, 4, pd)
+ROW4_X86(row4_avx512_f32, "avx512f", float, __m512, 16, 12, _mm512_set1_ps, _mm512_setzero_ps,
+         _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps, _mm512_mul_ps, _mm512_add_ps)
+ROW4_X86(row4_avx512_f64, "avx512f", double, __m512d, 8, 12, _mm512_set1_pd, _mm512_setzero_pd,
+         _mm512_loadu_pd, _mm512_storeu_pd, _mm512_fmadd_pd, _mm512_mul_pd, _mm512_add_pd)
+ROW4_X86(row4_avx2_f32, "avx2,fma", float, __m256, 8, 6, _mm256_set1_ps, _mm256_setzero_ps,
+         _mm256_loadu_ps, _mm256_storeu_ps, _mm256_fmadd_ps, _mm256_mul_ps, _mm256_add_ps)
+ROW4_X86(row4_avx2_f64, "avx2,fma", double, __m256d, 4, 6, _mm256_set1_pd, _mm256_setzero_pd,
+         _mm256_loadu_pd, _mm256_storeu_pd, _mm256_fmadd_pd, _mm256_mul_pd, _mm256_add_pd)
 #define TABLE6(NAME) NULL, NAME##_1, NAME##_2, NAME##_3, NAME##_4, NAME##_5, NAME##_6
 #define TABLE12(NAME) \
   TABLE6(NAME), NAME##_7, NAME##_8, NAME##_9, NAME##_10, NAME##_11, NAME##_12
@@ -221,17 +253,17 @@ ACROSS_X86(across_avx2_f64, double, __m256d, 4, _mm256_loadu_pd, _mm256_storeu_p
 enum { K_PORTABLE, K_AVX2, K_AVX512, K_COUNT };
 
 static const ct__ukr_f32 f32_kernels[K_COUNT] = {
-    [K_PORTABLE] = {"portable", 4, 8, UKR_C_TABLE(ukr_c_f32), across_c_f32},
+    [K_PORTABLE] = {"portable", 4, 8, UKR_C_TABLE(ukr_c_f32), across_c_f32, NULL},
 #if CT__UKR_X86
-    [K_AVX2] = {"avx2", 6, 16, {TABLE6(ukr_avx2_f32)}, across_avx2_f32},
-    [K_AVX512] = {"avx512", 12, 32, {TABLE12(ukr_avx512_f32)}, across_avx2_f32},
+    [K_AVX2] = {"avx2", 6, 16, {TABLE6(ukr_avx2_f32)}, across_avx2_f32, row4_avx2_f32},
+    [K_AVX512] = {"avx512", 12, 32, {TABLE12(ukr_avx512_f32)}, across_avx2_f32, row4_avx512_f32},
 #endif
 };
 static const ct__ukr_f64 f64_kernels[K_COUNT] = {
-    [K_PORTABLE] = {"portable", 4, 8, UKR_C_TABLE(ukr_c_f64), across_c_f64},
+    [K_PORTABLE] = {"portable", 4, 8, UKR_C_TABLE(ukr_c_f64), across_c_f64, NULL},
 #if CT__UKR_X86
-    [K_AVX2] = {"avx2", 6, 8, {TABLE6(ukr_avx2_f64)}, across_avx2_f64},
-    [K_AVX512] = {"avx512", 12, 16, {TABLE12(ukr_avx512_f64)}, across_avx2_f64},
+    [K_AVX2] = {"avx2", 6, 8, {TABLE6(ukr_avx2_f64)}, across_avx2_f64, row4_avx2_f64},
+    [K_AVX512] = {"avx512", 12, 16, {TABLE12(ukr_avx512_f64)}, across_avx2_f64, row4_avx512_f64},
 #endif
 };
 

@@ -29,6 +29,9 @@ typedef struct ct__ukr_f32 {
                                   float *c, int64_t ldc, float alpha, float beta); /* by h */
   void (*pack_across)(const float *src, int64_t ld, int64_t n, int64_t kc, int width,
                       float *dst);
+  /* One row across 4 slivers (row4 below); NULL: none */
+  void (*row4)(int64_t kc, const float *a, const float *b, int64_t bs, int64_t ss, float *c,
+               float alpha, float beta);
 } ct__ukr_f32;
 
 typedef struct ct__ukr_f64 {
@@ -38,7 +41,12 @@ typedef struct ct__ukr_f64 {
                                   double *c, int64_t ldc, double alpha, double beta);
   void (*pack_across)(const double *src, int64_t ld, int64_t n, int64_t kc, int width,
                       double *dst);
+  void (*row4)(int64_t kc, const double *a, const double *b, int64_t bs, int64_t ss, double *c,
+               double alpha, double beta);
 } ct__ukr_f64;
+
+/* row4 computes one row of C across 4 slivers of B at once (sliver s at b + s ss), the 1-row
+ * kernel's sums lane for lane: eight independent chains instead of two. */
 
 /* The kernel in use: the widest this CPU runs, or the one ct__gemm_use_kernel chose. */
 const ct__ukr_f32 *ct__ukr_f32_get(void);
