@@ -272,6 +272,51 @@ START_TEST(operands_packed_beforehand_give_the_defined_sums) {
 }
 END_TEST
 
+/* ct__gemm_batched gives each product the bytes of its own ct__gemm call: tiny products (one
+ * plan and buffer, split into runs across threads), swapped ones, transposes, and products big
+ * enough to take the call each; at 1, 2 and 3 threads. */
+START_TEST(a_batch_of_products_gives_each_ones_bits) {
+  static const int64_t bshapes[][4] = {/* m, n, k, count */
+                                       {10, 10, 16, 32}, {10, 16, 10, 7}, {3, 40, 5, 5},
+                                       {40, 3, 5, 9},    {1, 300, 20, 3}, {200, 150, 30, 3}};
+  for (int threads = 1; threads <= 3; threads++) {
+    ct_set_num_threads(threads);
+    for (size_t s = 0; s < sizeof bshapes / sizeof bshapes[0]; s++) {
+      for (int t = 0; t < 4; t++) {
+        const int64_t m = bshapes[s][0], n = bshapes[s][1], k = bshapes[s][2];
+        const int64_t count = bshapes[s][3];
+        const bool ta = t & 1, tb = t >> 1;
+        const int64_t sa = m * k + 3, sb = k * n + 5, sc = m * n + 1;
+        float *a = malloc(sizeof(float) * (size_t)(sa * count));
+        float *b = malloc(sizeof(float) * (size_t)(sb * count));
+        float *c1 = calloc((size_t)(sc * count), sizeof(float));
+        float *c2 = calloc((size_t)(sc * count), sizeof(float));
+        for (int64_t i = 0; i < sa * count; i++) a[i] = (float)val(0, i);
+        for (int64_t i = 0; i < sb * count; i++) b[i] = (float)val(1, i);
+        ct__gemm g = {.ta = ta, .tb = tb, .m = m, .n = n, .k = k, .alpha = 1, .a = a,
+                      .lda = ta ? m : k, .b = b, .ldb = tb ? k : n, .c = c1, .ldc = n};
+        ck_assert_int_eq(ct__gemm_batched_f32(&g, count, sa, sb, sc), CT_OK);
+        for (int64_t e = 0; e < count; e++) {
+          ct__gemm ge = g;
+          ge.a = a + e * sa;
+          ge.b = b + e * sb;
+          ge.c = c2 + e * sc;
+          ck_assert_int_eq(ct__gemm_f32(&ge), CT_OK);
+        }
+        ck_assert_msg(memcmp(c1, c2, sizeof(float) * (size_t)(sc * count)) == 0,
+                      "%lldx%lldx%lld x%lld ta %d tb %d at %d threads", (long long)m,
+                      (long long)n, (long long)k, (long long)count, ta, tb, threads);
+        free(a);
+        free(b);
+        free(c1);
+        free(c2);
+      }
+    }
+  }
+  ct_set_num_threads(0);
+}
+END_TEST
+
 /* A job holding the pool (its pieces wait for `release`): a GEMM called meanwhile from another
  * thread runs every block of its split on that thread, one after the other. */
 static atomic_int release, holding;
@@ -507,6 +552,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, the_widest_kernel_this_cpu_runs_is_the_default);
   CT_ADD_TEST(s, the_result_is_the_same_at_every_thread_count);
   CT_ADD_TEST(s, operands_packed_beforehand_give_the_defined_sums);
+  CT_ADD_TEST(s, a_batch_of_products_gives_each_ones_bits);
   CT_ADD_TEST(s, a_gemm_beside_a_busy_pool_runs_its_blocks_on_its_own_thread);
   CT_ADD_TEST(s, beta_zero_ignores_nan_in_c_and_alpha_zero_reads_no_operand);
   CT_ADD_TEST(s, empty_products_leave_c_alone_or_scale_it);

@@ -70,6 +70,15 @@ int64_t ct__gemm_packed_elems(const ct__gemm *g, int which, size_t elem_size, in
 void ct__gemm_pack_f32(const ct__gemm *g, int which, float *dst);
 void ct__gemm_pack_f64(const ct__gemm *g, int which, double *dst);
 
+/* count products of g's sizes, product e over A + e sa, B + e sb and C + e sc (elements): the
+ * same as count calls with those operands, bit for bit, but products too small for a thread of
+ * their own share one plan and one packing buffer (an attention's [10, 16] x [16, 10] per head:
+ * the plan and the buffer were most of each call). */
+ct_status ct__gemm_batched_f32(const ct__gemm *g, int64_t count, int64_t sa, int64_t sb,
+                               int64_t sc);
+ct_status ct__gemm_batched_f64(const ct__gemm *g, int64_t count, int64_t sa, int64_t sb,
+                               int64_t sc);
+
 /* FN (ct__gemm_f32 or _f64) on the product as CBLAS's row-major call spells it. */
 #define CT__GEMM(FN, TA, TB, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC)                  \
   FN(&(ct__gemm){.ta = (TA), .tb = (TB), .m = (M), .n = (N), .k = (K), .alpha = (ALPHA), \

@@ -183,6 +183,61 @@ void SFX(ct__gemm_pack)(const ct__gemm *g, int which, T *dst) {
   }
 }
 
+typedef struct SFX(batch_job) {
+  const UKR *u;
+  gemm_plan pl;
+  ct__gemm swapped;
+  const ct__gemm *w; /* the product ct__gemm_batched's plan computes: g or swapped */
+  int64_t count, sa, sb, sc, pieces;
+  T *buf; /* pieces buffers of pl.item_elems */
+} SFX(batch_job);
+
+/* Runs [b, e) of a batch's products, run p its share of them with buffer p. */
+static void SFX(batch_runs)(void *ctx, int64_t b, int64_t e) {
+  const SFX(batch_job) *j = ctx;
+  const gemm_plan *pl = &j->pl;
+  for (int64_t p = b; p < e; p++) {
+    T *pa = j->buf + p * pl->item_elems;
+    for (int64_t i = j->count * p / j->pieces; i < j->count * (p + 1) / j->pieces; i++) {
+      ct__gemm we = *j->w;
+      we.a = (const T *)we.a + i * (pl->swap ? j->sb : j->sa);
+      we.b = (const T *)we.b + i * (pl->swap ? j->sa : j->sb);
+      we.c = (T *)we.c + i * j->sc;
+      SFX(gemm_block)(&we, pl, j->u, 0, we.m, 0, we.n, pa, pa + pl->a_elems);
+    }
+  }
+}
+
+ct_status SFX(ct__gemm_batched)(const ct__gemm *g, int64_t count, int64_t sa, int64_t sb,
+                                 int64_t sc) {
+  const double macs = (double)g->m * (double)g->n * (double)g->k;
+  if (count <= 0 || g->m <= 0 || g->n <= 0) return CT_OK;
+  if (macs >= MIN_ITEM_MACS || g->k <= 0 || (T)g->alpha == 0 || g->pack_b != NULL ||
+      g->a_packed != NULL || g->b_packed != NULL) { /* a call each */
+    for (int64_t e = 0; e < count; e++) {
+      ct__gemm ge = *g;
+      ge.a = (const T *)g->a + e * sa;
+      ge.b = (const T *)g->b + e * sb;
+      ge.c = (T *)g->c + e * sc;
+      ct_status st = SFX(ct__gemm)(&ge);
+      if (st != CT_OK) return st;
+    }
+    return CT_OK;
+  }
+  /* Each product under a thread's share of work: one plan (one item), and the products split
+   * into runs, one per thread with its own buffer, when there are enough of them. */
+  SFX(batch_job) j = {.u = UKR_GET(), .count = count, .sa = sa, .sb = sb, .sc = sc};
+  j.w = plan(g, j.u->mr, j.u->nr, KC, sizeof(T), &j.pl, &j.swapped);
+  const int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads();
+  const double all = macs * (double)count;
+  j.pieces = all >= 2 * MIN_ITEM_MACS && threads > 1 ? (threads < count ? threads : count) : 1;
+  j.buf = scratch((size_t)(j.pieces * j.pl.item_elems) * sizeof(T), g);
+  if (j.buf == NULL) return ct_last_status();
+  ct__parallel_for(j.pieces, 1, SFX(batch_runs), &j);
+  ct__scratch_give_back();
+  return CT_OK;
+}
+
 typedef struct SFX(gemm_job) {
   const ct__gemm *g;
   const UKR *u;

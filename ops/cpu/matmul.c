@@ -31,9 +31,10 @@ typedef ct__mm_shape mm_shape; /* ops/defs.h: every backend plans alike */
 MM_PACKED_Y(f32, float)
 MM_PACKED_Y(f64, double)
 
-/* Calls GEMM once per batch entry, or once for all when the batch folds into the rows (then
- * with Y packed once when it is a constant). */
-#define MM_KERNEL(NAME, T, GEMM, SFX)                                                         \
+/* Calls GEMM once for all when the batch folds into the rows (then with Y packed once when it
+ * is a constant), the batched GEMM when every entry has its own X and Y (no broadcast), else
+ * once per batch entry. */
+#define MM_KERNEL(NAME, T, GEMM, BATCHED, SFX)                                                \
   static ct_status NAME(const ct_kernel_ctx *c) {                                             \
     mm_shape s;                                                                               \
     ct_status st = ct__mm_plan(c, &s);                                                        \
@@ -65,6 +66,12 @@ MM_PACKED_Y(f64, double)
       st = GEMM(&g);                                                                          \
       return st == CT_OK ? CT_OK : ct__gemm_fail(c);                                          \
     }                                                                                         \
+    if (x_full && ct__mm_batch_strides_all(&s, s.by, false)) { /* no broadcast: one stride */ \
+      st = BATCHED(&(ct__gemm){.ta = tx, .tb = ty, .m = m, .n = n, .k = k, .alpha = 1,       \
+                               .a = x, .lda = lda, .b = y, .ldb = ldb, .c = o, .ldc = n},     \
+                   s.n_batch, x_mat, y_mat, m * n);                                           \
+      return st == CT_OK ? CT_OK : ct__gemm_fail(c);                                          \
+    }                                                                                         \
     int64_t idx[CT_MAX_RANK] = {0};                                                           \
     for (int64_t b = 0; b < s.n_batch; b++) {                                                 \
       int64_t ox = 0, oy = 0;                                                                 \
@@ -80,8 +87,8 @@ MM_PACKED_Y(f64, double)
     return CT_OK;                                                                             \
   }
 
-MM_KERNEL(matmul_f32, float, ct__gemm_f32, f32)
-MM_KERNEL(matmul_f64, double, ct__gemm_f64, f64)
+MM_KERNEL(matmul_f32, float, ct__gemm_f32, ct__gemm_batched_f32, f32)
+MM_KERNEL(matmul_f64, double, ct__gemm_f64, ct__gemm_batched_f64, f64)
 
 static const ct__kernel_set kernels[] = {
     {"matmul", CT__KERNELS([CT_FLOAT32] = matmul_f32, [CT_FLOAT64] = matmul_f64)},
