@@ -206,6 +206,7 @@ static ct_status set_wiring(ct_op *op, bool output, const char *slot, const char
   ct__wiring *dst = output ? &op->out[s] : &op->in[s];
   free_wiring(dst);
   *dst = w;
+  op->wire_gen++;
   ct__op_edited(op);
   return CT_OK;
 }

@@ -41,6 +41,8 @@ struct ct_op {
   const ct__opdef *def;
   uint64_t gen;          /* its edit generation (ct__op_edited); beside def, as every executor
                             run reads both */
+  uint64_t wire_gen;     /* counts its re-wirings (ct_op_set_input ...): an executor bound to
+                            the old wiring refuses to run (ops/program.c) */
   ct__wiring *in, *out;  /* def->n_in and def->n_out entries */
   ct_attr_value *attr;   /* def->n_attr entries: owned copies of lists and strings */
   bool *attr_set;
@@ -133,6 +135,7 @@ typedef struct ct__prep {
   uint32_t *pos;          /* in_pos (n_in + 1 entries), then out_pos (n_out + 1) */
   unsigned char *any_type; /* per variable: its slot is CT_SLOT_ANY_TYPE */
   int64_t *key_d;         /* per key entry CT_MAX_RANK extents, read for rank 2 and up */
+  uint64_t wire_gen;       /* the op's wire_gen when it was bound */
   struct ct__derived *derived; /* executor option constants: per input variable, what kernels
                                   derived from it (ops/consts.c); NULL when none is constant */
 } ct__prep;

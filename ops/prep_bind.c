@@ -143,6 +143,7 @@ ct_status ct__prep_init(ct__prep *p, const ct_op *op, ct_scope *scope, ct_place 
       if (!p->any_type[i] && p->vars[i] == p->vars[o]) p->self_alias = true;
     }
   }
+  p->wire_gen = op->wire_gen;
   p->ctx = (ct_kernel_ctx){
       .op = op,
       .scope = scope,

@@ -21,11 +21,14 @@ struct ct_program {
   bool owned;     /* held by an op's program attribute */
   ct_op *holder;  /* that op */
   uint64_t gen;   /* edit generation (ops/op_impl.h) */
+  uint64_t ops_gen; /* counts the changes of its list of ops (append, prune) */
 };
 
 struct ct_executor {
   ct__prep *preps;
   size_t n;
+  const ct_program *prog; /* and its ops_gen when the executor was made: a program whose list */
+  uint64_t ops_gen;       /* of ops changed since fails the run */
   ct__scope_watch watch; /* its scope, freed or not (scope/scope_watch.h) */
   ct__rewrites rewrites; /* the optimize option's fused ops (ops/passes.c) */
 };
@@ -149,6 +152,7 @@ ct_status ct_program_append(ct_program *p, ct_op *op) {
   op->index = (long)p->n;
   op->program = p;
   p->ops[p->n++] = op;
+  p->ops_gen++;
   ct__program_edited(p);
   return CT_OK;
 }
@@ -173,6 +177,7 @@ void ct__program_retain(ct_program *p, const bool *keep) {
     p->ops[n++] = op;
   }
   p->n = n;
+  p->ops_gen++;
   ct__program_edited(p);
 }
 
@@ -351,6 +356,8 @@ ct_executor *ct_executor_new_with(const ct_program *p, ct_scope *scope, ct_place
     if (ct__fuse_plan(e->preps, e->n, fuse_candidate, &fa) != CT_OK) goto fail;
   }
   free(created.vars);
+  e->prog = p;
+  e->ops_gen = p->ops_gen;
   ct__scope_watch_add(scope, &e->watch);
   return e;
 fail:
@@ -380,8 +387,18 @@ ct_status ct_executor_run(ct_executor *e) {
 
 /* Runs op i of e (its group, for a fused root; nothing for a deferred member that is not due),
  * then drops the memory of the variables whose last reader it is. */
+/* The failure of a run that finds prep p's op re-wired since it was bound. */
+CT__COLD static ct_status rewired(const ct__prep *p) {
+  char label[CT__OP_LABEL_CAP];
+  return ct__error(CT_ERR_INVALID_ARGUMENT,
+                   "ct_executor_run: %s was re-wired (ct_op_set_input/ct_op_set_output) after "
+                   "this executor was made, which binds the wiring it saw: make a new executor",
+                   ct__op_label(p->op, label, sizeof label));
+}
+
 static inline ct_status run_op(ct_executor *e, size_t i, const uint64_t *errors) {
   ct__prep *p = &e->preps[i];
+  if (CT__UNLIKELY(p->op->wire_gen != p->wire_gen)) return rewired(p);
   /* The next op's variables and tensors (those of its last run: a variable holds its tensor
    * in place), asked for now: an op on a few elements waits on memory more than it computes,
    * and the walk from a prep to its tensors is a chain of loads. */
@@ -445,6 +462,11 @@ static CT__COLD ct_status run_observed(ct_executor *e, const uint64_t *errors) {
 }
 
 ct_status ct__executor_run_counted(ct_executor *e, const uint64_t *errors) {
+  if (CT__UNLIKELY(e->prog->ops_gen != e->ops_gen)) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT,
+                     "ct_executor_run: ops were appended to or pruned from the program after "
+                     "this executor was made, which runs the ops it saw: make a new executor");
+  }
   if (CT__UNLIKELY(e->rewrites.n != 0)) {
     ct_status s = ct__rewrites_check(&e->rewrites);
     if (s != CT_OK) return s;

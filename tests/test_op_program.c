@@ -254,6 +254,37 @@ START_TEST(executor_over_a_freed_scope_refuses_to_run) {
 }
 END_TEST
 
+/* An executor binds the wiring and the list of ops it saw: re-wiring one of its ops, or
+ * appending to or pruning the program, fails the next run naming what changed (it ran the old
+ * wiring, relu(x) for relu(z), with CT_OK); attribute edits are read at each run and stay
+ * allowed; a new executor runs the program as it is. */
+START_TEST(executor_refuses_to_run_a_changed_program) {
+  ct_scope *s = ct_scope_new();
+  mlp_inputs(s);
+  put_ramp(s, "z", CT_DIMS(4, 16), -1.0f);
+  ct_program *p = mlp_program();
+  ct_executor *e = ct_executor_new(p, s, ct_cpu());
+  ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_float((ct_op *)ct_program_op(p, 3), "scale", 3.0), CT_OK);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK); /* the attribute is read at each run */
+  ck_assert_float_eq_tol(var_f32(s, "y")[5], 1.5f * mlp_expected(0, 5), 1e-4);
+  ck_assert_int_eq(ct_op_set_input((ct_op *)ct_program_op(p, 2), "X", "z"), CT_OK);
+  ck_assert_int_eq(ct_executor_run(e), CT_ERR_INVALID_ARGUMENT);
+  HAS(ct_last_error(), "op #2 'relu' was re-wired");
+  HAS(ct_last_error(), "make a new executor");
+  ct_executor_free(e);
+  e = ct_executor_new(p, s, ct_cpu());
+  ck_assert_int_eq(ct_executor_run(e), CT_OK); /* relu(z): every element of z is <= 0 */
+  ck_assert(var_f32(s, "y")[7] == 0);
+  ck_assert_int_eq(ct_program_append(p, op_x("exp", "y", "ey")), CT_OK);
+  ck_assert_int_eq(ct_executor_run(e), CT_ERR_INVALID_ARGUMENT);
+  HAS(ct_last_error(), "appended to or pruned from the program");
+  ct_executor_free(e);
+  ct_program_free(p);
+  ct_scope_free(s);
+}
+END_TEST
+
 START_TEST(executor_over_a_kid_refuses_to_run_once_an_ancestor_is_freed) {
   ct_scope *root = ct_scope_new();
   mlp_inputs(root);
@@ -420,6 +451,7 @@ static Suite *op_suite(void) {
   CT_ADD_TEST(s, executor_stops_at_the_failing_op);
   CT_ADD_TEST(s, executor_argument_errors);
   CT_ADD_TEST(s, executor_over_a_freed_scope_refuses_to_run);
+  CT_ADD_TEST(s, executor_refuses_to_run_a_changed_program);
   CT_ADD_TEST(s, executor_over_a_kid_refuses_to_run_once_an_ancestor_is_freed);
   CT_ADD_TEST(s, executors_and_their_scope_are_freed_in_any_order);
   CT_ADD_TEST(s, op_belongs_to_one_program);

@@ -16,7 +16,10 @@
  *
  * The executor holds pointers to the scope's variables and the wiring it saw: erasing or
  * renaming a variable it uses, freeing the scope, or re-wiring one of its ops while the executor
- * lives is not allowed (make a new executor after such changes).
+ * lives is not allowed (make a new executor after such changes). A run after the scope was
+ * freed, after one of its ops was re-wired (ct_op_set_input, ct_op_set_output ...) or after ops
+ * were appended to or pruned from the program fails with CT_ERR_INVALID_ARGUMENT saying so,
+ * touching nothing; attributes are read at each run, so their edits take effect.
  *
  * Thread-safety: an executor is used by one thread at a time; different executors may run at
  * once on different scopes. */
