@@ -107,8 +107,8 @@ typedef struct ct_executor_options {
   bool optimize;
   /* Variables the caller declares constant while the executor lives: a served model's weights
    * (docs/design/constants.md). On the CPU a kernel may derive data from one at its first run
-   * (conv2d's and matmul's weights packed for the GEMM) and read that at later runs instead of
-   * deriving it again: the results are the same bits. From then on until the executor is freed,
+   * (conv2d's, matmul's and the recurrent layers' weights packed for the GEMM) and read that at
+   * later runs instead of deriving it again: the results are the same bits. From then on until the executor is freed,
    * the constant's memory is read-only: every corten call that would write it (mutable_data,
    * set_value, copy, expr_assign, an op of another program) fails with CT_ERR_READ_ONLY. A
    * constant given other memory (ct_tensor_move, a new set_value of other dims, a DLPack
