@@ -111,11 +111,11 @@ typedef struct ct_executor_options {
    * later runs instead of deriving it again: the results are the same bits. From then on until
    * the executor is freed, the constant's memory is read-only: every corten call that would
    * write it (mutable_data, set_value, copy, expr_assign, an op of another program) fails with
-   * CT_ERR_READ_ONLY. A constant given other memory (ct_tensor_move, ct_tensor_share, a DLPack
-   * import), other dims or another dtype is derived again at the next run; memory corten does
-   * not own (ct_tensor_wrap, DLPack imports) is never derived from. A write
-   * through a pointer taken earlier (a NumPy array exported before the run) is not seen: do not
-   * write constants that way. Errors of ct_executor_new: CT_ERR_NOT_FOUND for a name that is no
+   * CT_ERR_READ_ONLY. A constant given other memory (ct_tensor_move, ct_tensor_share), other
+   * dims or another dtype is derived again at the next run; memory corten does not own
+   * (ct_tensor_wrap, DLPack imports) is never derived from. A write through a pointer taken
+   * earlier (a NumPy array exported before the run) is not seen: do not write constants that
+   * way. Errors of ct_executor_new: CT_ERR_NOT_FOUND for a name that is no
    * variable of the scope, CT_ERR_INVALID_ARGUMENT for one an op of the program writes (naming
    * the op), or n > 0 with a NULL list. */
   const char *const *constants;
