@@ -173,26 +173,50 @@ static ct__gemm SFX(conv_fwd_gemm)(const SFX(conv_run) *r, int64_t gi, int64_t n
                     .a_packed_w = r->wp_w};
 }
 
+/* The images of group gi of a batched run: im2col's columns of images [b, e) (stage 0), or
+ * their rows of t scattered into Output (stage 1). Images are independent: the pieces split
+ * them across the threads (each stage had run on one thread while the GEMM between ran on
+ * all: resnet18's 7x7 layers at batch 8 scaled 1.6x on two). */
+typedef struct SFX(batch_stage) {
+  const SFX(conv_run) *r;
+  T *col, *t;
+  int64_t gi;
+  int stage;
+} SFX(batch_stage);
+
+static void SFX(batch_images)(void *arg, int64_t b, int64_t e) {
+  const SFX(batch_stage) *s = arg;
+  const ct__conv_geom *g = &s->r->j->g;
+  const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, cg = g->c / g->groups;
+  const int64_t mg = g->m / g->groups, ld = g->n * ohw, gi = s->gi;
+  for (int64_t n = b; n < e; n++) {
+    if (s->stage == 0) {
+      SFX(im2col)(g, cg, s->r->x + (n * g->c + gi * cg) * hw, s->col + n * ohw, ld);
+      continue;
+    }
+    for (int64_t mo = 0; mo < mg; mo++) {
+      memcpy(s->r->o + (n * g->m + gi * mg + mo) * ohw, s->t + mo * ld + n * ohw,
+             (size_t)ohw * sizeof(T));
+    }
+  }
+}
+
 static void SFX(conv_batched)(const SFX(conv_run) *r, T *col, T *t) {
   const ct__conv_geom *g = &r->j->g;
-  const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, cg = g->c / g->groups;
+  const int64_t ohw = g->oh * g->ow, cg = g->c / g->groups;
   const int64_t mg = g->m / g->groups, ld = g->n * ohw;
+  const int64_t grain = CT__GRAIN_MEM / ((cg * g->kh * g->kw + mg) * ohw + 1) + 1;
   for (int64_t gi = 0; gi < g->groups; gi++) {
-    for (int64_t n = 0; n < g->n; n++) {
-      SFX(im2col)(g, cg, r->x + (n * g->c + gi * cg) * hw, col + n * ohw, ld);
-    }
+    SFX(batch_stage) s = {r, col, t, gi, 0};
+    ct__parallel_for(g->n, grain, SFX(batch_images), &s);
     ct__gemm p = SFX(conv_fwd_gemm)(r, gi, ld);
     p.b = col;
     p.ldb = ld;
     p.c = t;
     p.ldc = ld;
     conv_gemm_note(r->failed, GEMM(&p));
-    for (int64_t n = 0; n < g->n; n++) {
-      for (int64_t mo = 0; mo < mg; mo++) {
-        memcpy(r->o + (n * g->m + gi * mg + mo) * ohw, t + mo * ld + n * ohw,
-               (size_t)ohw * sizeof(T));
-      }
-    }
+    s.stage = 1;
+    ct__parallel_for(g->n, grain, SFX(batch_images), &s);
   }
 }
 
