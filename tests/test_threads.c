@@ -221,6 +221,13 @@ START_TEST(conv2d_and_grad_at_every_count) {
   const conv_case *wino = CONV(.n = 3, .c = 8, .h = 44, .w = 24, .m = 8, .kh = 3, .kw = 3,
                                .pads = {1, 1});
   check_conv_at_counts(wino, CT_FLOAT32);
+  /* Small images batched into one GEMM per group (225 output pixels), their unfolding and
+   * scattering split across the threads by image (enough work an image for a piece each);
+   * two groups. */
+  const conv_case *small = CONV(.n = 5, .c = 64, .h = 15, .w = 15, .m = 16, .kh = 3, .kw = 3,
+                                .groups = 2, .pads = {1, 1});
+  check_conv_at_counts(small, CT_FLOAT32);
+  check_conv_at_counts(small, CT_FLOAT64);
   /* One image of one block, and of two: fewer blocks than threads, each block split over them
    * (channels, products, planes). */
   const conv_case *wino1 = CONV(.n = 1, .c = 16, .h = 14, .w = 14, .m = 24, .kh = 3, .kw = 3,
