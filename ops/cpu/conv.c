@@ -420,7 +420,7 @@ static ct_status conv_wino_dw(const ct_kernel_ctx *c, const conv_job *j, const f
 #define T float
 #define SFX(name) name##_f32
 #define GEMM ct__gemm_f32
-#define GEMM_PACK ct__gemm_pack_f32
+#define GEMM_KEPT ct__gemm_kept_f32
 #define CONV_FAST_FITS conv_wino_fits
 #define CONV_FAST_RUN conv_wino
 #define CONV_FAST_DX_FITS conv_wino_dx_fits
@@ -431,7 +431,7 @@ static ct_status conv_wino_dw(const ct_kernel_ctx *c, const conv_job *j, const f
 #undef T
 #undef SFX
 #undef GEMM
-#undef GEMM_PACK
+#undef GEMM_KEPT
 #undef CONV_FAST_FITS
 #undef CONV_FAST_RUN
 #undef CONV_FAST_DX_FITS
@@ -441,13 +441,13 @@ static ct_status conv_wino_dw(const ct_kernel_ctx *c, const conv_job *j, const f
 #define T double
 #define SFX(name) name##_f64
 #define GEMM ct__gemm_f64
-#define GEMM_PACK ct__gemm_pack_f64
+#define GEMM_KEPT ct__gemm_kept_f64
 #include "ops/cpu/conv_tmpl.h"
 #include "ops/cpu/pool_tmpl.h"
 #undef T
 #undef SFX
 #undef GEMM
-#undef GEMM_PACK
+#undef GEMM_KEPT
 
 ct_status ct__cpu_conv2d_f32(const ct_kernel_ctx *c) { return conv2d_f32(c); }
 ct_status ct__cpu_conv2d_f64(const ct_kernel_ctx *c) { return conv2d_f64(c); }

@@ -221,28 +221,15 @@ static void SFX(conv_batched)(const SFX(conv_run) *r, T *col, T *t) {
 }
 
 /* Filter packed for the forward's GEMMs, group after group, kept between runs when it is a
- * constant of the executor (ct__k_derived; packed here at the first run): into r->wp. Left NULL
+ * constant of the executor (ct__gemm_kept; packed at the first run): into r->wp. Left NULL
  * otherwise, and each GEMM packs its filters itself. */
 static void SFX(conv_packed)(const ct_kernel_ctx *c, SFX(conv_run) *r) {
   const conv_job *j = r->j;
   const ct__conv_geom *g = &j->g;
   ct__gemm p = SFX(conv_fwd_gemm)(r, 0, j->batched ? g->n * g->oh * g->ow : g->oh * g->ow);
   if (!j->batched && j->col_elems > 0) p.pack_b = SFX(pack_col); /* as conv_image's */
-  int w;
-  int64_t elems = ct__gemm_packed_elems(&p, 0, sizeof(T), &w);
-  uint64_t tag = CONV_PACK_TAG | (uint64_t)w << 8 | sizeof(T);
-  bool fresh;
-  T *d = ct__k_derived(c, CT__CONV_FILTER, 0, tag, (size_t)(elems * g->groups) * sizeof(T),
-                       &fresh);
-  if (d == NULL) return;
-  const int64_t gstride = g->m / g->groups * p.k;
-  for (int64_t gi = 0; fresh && gi < g->groups; gi++) {
-    p.a = r->w + gi * gstride;
-    GEMM_PACK(&p, 0, d + gi * elems);
-  }
-  r->wp = d;
-  r->wp_elems = elems;
-  r->wp_w = w;
+  r->wp = GEMM_KEPT(c, CT__CONV_FILTER, 0, CONV_PACK_TAG, &p, 0, g->groups,
+                    g->m / g->groups * p.k, &r->wp_elems, &r->wp_w);
 }
 
 /* The col buffer of piece p (NULL for a direct 1x1 conv). */

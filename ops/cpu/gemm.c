@@ -11,6 +11,7 @@
 #include "corten/op.h"
 #include "ops/cpu/gemm_ukr.h"
 #include "ops/cpu/parallel.h"
+#include "ops/kernel.h"
 
 /* The blocks of k: fixed per dtype (the sums' order depends on them and on nothing else). */
 enum { KC_F32 = CT__GEMM_KC, KC_F64 = CT__GEMM_KC };

@@ -70,6 +70,20 @@ int64_t ct__gemm_packed_elems(const ct__gemm *g, int which, size_t elem_size, in
 void ct__gemm_pack_f32(const ct__gemm *g, int which, float *dst);
 void ct__gemm_pack_f64(const ct__gemm *g, int which, double *dst);
 
+/* Operand `which` of count products like g (product e's operand stride elements after product
+ * e - 1's) packed as ct__gemm_pack packs it and kept between runs as the derived data of the
+ * kernel's constant input (slot, i) (ops/kernel.h's ct__k_derived; tagged with kind, the width
+ * and the element size; packed at the first run or when the plan's width changed): product
+ * e's packing at the result + e *elems, in slivers of *width, for a_packed / b_packed. NULL
+ * when the input is not a constant (or no memory): the products then pack as usual. Call it
+ * from the kernel's own thread, before its pieces. */
+const float *ct__gemm_kept_f32(const ct_kernel_ctx *c, size_t slot, size_t i, uint64_t kind,
+                               const ct__gemm *g, int which, int64_t count, int64_t stride,
+                               int64_t *elems, int *width);
+const double *ct__gemm_kept_f64(const ct_kernel_ctx *c, size_t slot, size_t i, uint64_t kind,
+                                const ct__gemm *g, int which, int64_t count, int64_t stride,
+                                int64_t *elems, int *width);
+
 /* count products of g's sizes, product e over A + e sa, B + e sb and C + e sc (elements): the
  * same as count calls with those operands, bit for bit, but products too small for a thread of
  * their own share one plan and one packing buffer (an attention's [10, 16] x [16, 10] per head:

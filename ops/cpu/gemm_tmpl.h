@@ -183,6 +183,25 @@ void SFX(ct__gemm_pack)(const ct__gemm *g, int which, T *dst) {
   }
 }
 
+const T *SFX(ct__gemm_kept)(const ct_kernel_ctx *c, size_t slot, size_t i, uint64_t kind,
+                            const ct__gemm *g, int which, int64_t count, int64_t stride,
+                            int64_t *elems, int *width) {
+  *elems = ct__gemm_packed_elems(g, which, sizeof(T), width);
+  bool fresh;
+  T *d = ct__k_derived(c, slot, i, kind | (uint64_t)*width << 8 | sizeof(T),
+                       (size_t)(*elems * count) * sizeof(T), &fresh);
+  for (int64_t e = 0; d != NULL && fresh && e < count; e++) {
+    ct__gemm ge = *g;
+    if (which == 0) {
+      ge.a = (const T *)g->a + e * stride;
+    } else {
+      ge.b = (const T *)g->b + e * stride;
+    }
+    SFX(ct__gemm_pack)(&ge, which, d + e * *elems);
+  }
+  return d;
+}
+
 typedef struct SFX(batch_job) {
   const UKR *u;
   gemm_plan pl;

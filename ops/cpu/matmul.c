@@ -6,30 +6,11 @@
 
 #include "ops/cpu/gemm.h"
 #include "ops/defs.h"
-#include "ops/kernel.h"
 
 typedef ct__mm_shape mm_shape; /* ops/defs.h: every backend plans alike */
 
-/* The tag of matmul's packed Y (ct__k_derived), above the width and the element size. */
+/* The tag of matmul's kept Y (ct__gemm_kept: Y packed as the GEMM's B when it is a constant). */
 #define MM_PACK_TAG ((uint64_t)3 << 32)
-
-/* Y packed for product g as its B, kept between runs when Y is a constant of the executor
- * (ct__k_derived; packed here at the first run, or when the plan's width changed): set as g's
- * b_packed. Left alone otherwise. */
-#define MM_PACKED_Y(SFX, T)                                                                   \
-  static void mm_packed_y_##SFX(const ct_kernel_ctx *c, ct__gemm *g) {                        \
-    int w;                                                                                    \
-    int64_t elems = ct__gemm_packed_elems(g, 1, sizeof(T), &w);                               \
-    bool fresh;                                                                               \
-    T *d = ct__k_derived(c, CT__IN_Y, 0, MM_PACK_TAG | (uint64_t)w << 8 | sizeof(T),          \
-                         (size_t)elems * sizeof(T), &fresh);                                  \
-    if (d == NULL) return;                                                                    \
-    if (fresh) ct__gemm_pack_##SFX(g, 1, d);                                                  \
-    g->b_packed = d;                                                                          \
-    g->b_packed_w = w;                                                                        \
-  }
-MM_PACKED_Y(f32, float)
-MM_PACKED_Y(f64, double)
 
 /* Calls GEMM once for all when the batch folds into the rows (then with Y packed once when it
  * is a constant), the batched GEMM when every entry has its own X and Y (no broadcast), else
@@ -62,7 +43,9 @@ MM_PACKED_Y(f64, double)
     if (y_shared && x_full && !tx && s.n_batch <= INT64_MAX / m) {                            \
       ct__gemm g = {.tb = ty, .m = s.n_batch * m, .n = n, .k = k, .alpha = 1, .a = x,        \
                     .lda = lda, .b = y, .ldb = ldb, .c = o, .ldc = n};                        \
-      mm_packed_y_##SFX(c, &g);                                                               \
+      int64_t elems_;                                                                         \
+      g.b_packed = ct__gemm_kept_##SFX(c, CT__IN_Y, 0, MM_PACK_TAG, &g, 1, 1, 0, &elems_,      \
+                                       &g.b_packed_w);                                        \
       st = GEMM(&g);                                                                          \
       return st == CT_OK ? CT_OK : ct__gemm_fail(c);                                          \
     }                                                                                         \

@@ -45,7 +45,7 @@ static void rl_scratch_free(void *p) {
 #define T float
 #define SUF f32
 #define GEMM ct__gemm_f32
-#define GEMM_PACK ct__gemm_pack_f32
+#define GEMM_KEPT ct__gemm_kept_f32
 #define EXP expf
 #define TANH tanhf
 #define LOG1P log1pf
@@ -54,7 +54,7 @@ static void rl_scratch_free(void *p) {
 #undef T
 #undef SUF
 #undef GEMM
-#undef GEMM_PACK
+#undef GEMM_KEPT
 #undef EXP
 #undef TANH
 #undef LOG1P
@@ -62,7 +62,7 @@ static void rl_scratch_free(void *p) {
 #define T double
 #define SUF f64
 #define GEMM ct__gemm_f64
-#define GEMM_PACK ct__gemm_pack_f64
+#define GEMM_KEPT ct__gemm_kept_f64
 #define EXP exp
 #define TANH tanh
 #define LOG1P log1p
@@ -71,7 +71,7 @@ static void rl_scratch_free(void *p) {
 #undef T
 #undef SUF
 #undef GEMM
-#undef GEMM_PACK
+#undef GEMM_KEPT
 #undef EXP
 #undef TANH
 #undef LOG1P

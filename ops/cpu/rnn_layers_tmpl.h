@@ -136,17 +136,8 @@ static void RL(consts)(RL(run) *j) {
   bool fresh;
   if (p->t * p->n > 0 && p->i > 0 && gh > 0) {
     ct__gemm g = RL(xw_gemm)(j, 0);
-    int w;
-    int64_t e = ct__gemm_packed_elems(&g, 1, sizeof(T), &w);
-    T *d = ct__k_derived(j->c, CT__RL_W, 0, RL_W_TAG | (uint64_t)w << 8 | sizeof(T),
-                         (size_t)(e * p->dirs) * sizeof(T), &fresh);
-    for (int64_t k = 0; d != NULL && fresh && k < p->dirs; k++) {
-      g = RL(xw_gemm)(j, k);
-      GEMM_PACK(&g, 1, d + k * e);
-    }
-    j->wp = d;
-    j->wp_elems = e;
-    j->wp_w = w;
+    j->wp = GEMM_KEPT(j->c, CT__RL_W, 0, RL_W_TAG, &g, 1, p->dirs, gh * p->i, &j->wp_elems,
+                      &j->wp_w);
   }
   if (gh * p->h > 0) {
     T *rt = ct__k_derived(j->c, CT__RL_R, 0, RL_R_TAG | sizeof(T),
