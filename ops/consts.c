@@ -18,9 +18,7 @@
  * to writable, a NumPy array exported earlier): the option is the caller's promise about those.
  */
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "common/alloc.h"
 #include "ops/kernel.h"
@@ -125,10 +123,19 @@ ct_status ct__consts_bind(ct__prep *preps, size_t n, ct_scope *scope,
   return st;
 }
 
+/* The prep whose ctx c is: every kernel context is one (ops/prep_bind.c makes them there). */
+static ct__prep *prep_of(const ct_kernel_ctx *c) {
+  return (ct__prep *)(void *)((char *)c - offsetof(ct__prep, ctx));
+}
+
+bool ct__k_is_constant(const ct_kernel_ctx *c, size_t slot, size_t i) {
+  const ct__prep *p = prep_of(c);
+  return p->derived != NULL && p->derived[c->in_pos[slot] + (uint32_t)i].constant;
+}
+
 void *ct__k_derived(const ct_kernel_ctx *c, size_t slot, size_t i, uint64_t tag, size_t bytes,
                     bool *fresh) {
-  /* Every kernel context is the ctx of a prep (ops/prep_bind.c makes them there alone). */
-  ct__prep *p = (ct__prep *)(void *)((char *)c - offsetof(ct__prep, ctx));
+  ct__prep *p = prep_of(c);
   *fresh = false;
   if (p->derived == NULL) return NULL;
   uint32_t k = c->in_pos[slot] + (uint32_t)i;

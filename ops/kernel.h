@@ -39,6 +39,9 @@ static inline void *ct__k_out_data(const ct_kernel_ctx *c, size_t slot, size_t i
  * Nothing is recorded either way. Call it from the kernel's own thread, not from its pieces. */
 void *ct__k_derived(const ct_kernel_ctx *c, size_t slot, size_t i, uint64_t tag, size_t bytes,
                     bool *fresh);
+/* Whether input (slot, i) is a constant of the running executor: a kernel asks before it works
+ * out what it would derive (nothing to size or plan in the usual executor). */
+bool ct__k_is_constant(const ct_kernel_ctx *c, size_t slot, size_t i);
 
 /* Resizes output (slot, i) to dims, naming the op on failure. */
 ct_status ct__k_resize(const ct_kernel_ctx *c, size_t slot, size_t i, ct_ddim dims);

@@ -243,6 +243,7 @@ static void wino_pieces(void *arg, int64_t b, int64_t e) {
  * itself where the last block's GEMMs read it; false when nothing is kept. */
 static bool wino_packed(const ct_kernel_ctx *c, const ct__conv_geom *g, const float *w,
                         float *tmp, ct__wino_u *u) {
+  if (!ct__k_is_constant(c, CT__CONV_FILTER, 0)) return false;
   int width;
   bool every;
   const int64_t pe = ct__wino_packed_elems(g, &width, &every), ue = ct__wino_u_elems(g);

@@ -186,6 +186,9 @@ void SFX(ct__gemm_pack)(const ct__gemm *g, int which, T *dst) {
 const T *SFX(ct__gemm_kept)(const ct_kernel_ctx *c, size_t slot, size_t i, uint64_t kind,
                             const ct__gemm *g, int which, int64_t count, int64_t stride,
                             int64_t *elems, int *width) {
+  *elems = 0;
+  *width = 0;
+  if (!ct__k_is_constant(c, slot, i)) return NULL;
   *elems = ct__gemm_packed_elems(g, which, sizeof(T), width);
   bool fresh;
   T *d = ct__k_derived(c, slot, i, kind | (uint64_t)*width << 8 | sizeof(T),
