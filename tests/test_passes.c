@@ -174,6 +174,14 @@ START_TEST(the_epilogue_in_the_gemm_tiles_gives_the_same_bits) {
                       .ks = 5, .res_dims = CT_DIMS(16, 1, 1)});
   check_fused(&(spec){.bias = true, .residual = true, .dt = CT_FLOAT32, .c = 16, .hw = 14,
                       .ks = 5, .res_dims = CT_DIMS(1, 10)});
+  /* clip between bounds the dtype holds (in the kernel's registers) with a residual; 7x7
+   * outputs (a plan that transposes the product: its tiles element by element) */
+  check_fused(&(spec){.bias = true, .residual = true, .act = "clip", .exact_clip = true,
+                      .dt = CT_FLOAT32, .c = 40, .hw = 7, .ks = 1});
+  check_fused(&(spec){.bias = true, .residual = true, .act = "clip", .exact_clip = true,
+                      .dt = CT_FLOAT64, .c = 24, .hw = 12, .ks = 3});
+  check_fused(&(spec){.residual = true, .act = "relu", .dt = CT_FLOAT32, .c = 24, .hw = 12,
+                      .ks = 3, .res_dims = CT_DIMS(24, 1, 1)});
   ct_set_num_threads(3);
   check_fused(&(spec){.bias = true, .residual = true, .act = "relu", .dt = CT_FLOAT32, .n = 3,
                       .c = 16, .hw = 20, .ks = 5});
@@ -185,6 +193,14 @@ END_TEST
 
 START_TEST(depthwise_and_activation_alone_fuse) {
   check_fused(&(spec){.bias = true, .depthwise = true, .act = "clip", .dt = CT_FLOAT32});
+  /* the epilogue plane by plane in the depthwise kernel: residual planes, exact clip, float64,
+   * large planes (banded) and small ones (channels a block at a time) */
+  check_fused(&(spec){.bias = true, .residual = true, .depthwise = true, .act = "relu",
+                      .dt = CT_FLOAT32, .c = 8, .hw = 40});
+  check_fused(&(spec){.bias = true, .residual = true, .depthwise = true, .act = "clip",
+                      .exact_clip = true, .dt = CT_FLOAT64, .c = 40, .hw = 9});
+  check_fused(&(spec){.residual = true, .depthwise = true, .dt = CT_FLOAT32, .c = 6,
+                      .res_dims = CT_DIMS(6, 1, 1)});
   check_fused(&(spec){.act = "relu", .dt = CT_FLOAT32});
   check_fused(&(spec){.bias = true, .dt = CT_FLOAT32});
 }

@@ -452,6 +452,12 @@ static ct_status conv_wino_dw(const ct_kernel_ctx *c, const conv_job *j, const f
 
 ct_status ct__cpu_conv2d_f32(const ct_kernel_ctx *c) { return conv2d_f32(c); }
 ct_status ct__cpu_conv2d_f64(const ct_kernel_ctx *c) { return conv2d_f64(c); }
+ct_status ct__cpu_conv2d_epi_f32(const ct_kernel_ctx *c, const ct__conv_epi *e, bool *applied) {
+  return conv2d_epi_f32(c, e, applied);
+}
+ct_status ct__cpu_conv2d_epi_f64(const ct_kernel_ctx *c, const ct__conv_epi *e, bool *applied) {
+  return conv2d_epi_f64(c, e, applied);
+}
 
 static const ct__kernel_set kernels[] = {
     {"conv2d", CT__KERNELS_F32_F64(conv2d)},

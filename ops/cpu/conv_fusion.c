@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ops/cpu/conv_fusion.c: conv2d_fusion on the CPU: conv2d's kernel writes Output, then one pass
- * over it, plane by plane in parallel, adds Bias and ResidualData and applies the activation.
+/* ops/cpu/conv_fusion.c: conv2d_fusion on the CPU: conv2d's kernel with the epilogue (Bias,
+ * ResidualData, the activation) applied where it can, as each output tile leaves the GEMM's
+ * registers or each depthwise plane is done (ct__conv_epi); elsewhere (Winograd, batched small
+ * images, clip bounds the dtype does not hold, a residual broadcast within a plane) conv2d's
+ * kernel writes Output and one pass over it, plane by plane in parallel, applies the epilogue.
  * Each step computes what the separate op's kernel computes, in the same order: an
  * elementwise_add in the dtype (a + b is commutative in IEEE arithmetic, so the operands' order
  * does not matter), relu as `v > 0 ? v : 0`, clip in double against the double bounds, stored
@@ -9,6 +12,7 @@
 
 #include "ops/cpu/conv_fusion.h"
 #include "ops/cpu/cpu_kernels.h"
+#include "ops/cpu/gemm.h"
 #include "ops/cpu/parallel.h"
 #include "ops/cpu/vmath.h"
 #include "ops/defs.h"
@@ -108,12 +112,8 @@ static void res_strides(epilogue *ep, const ct_tensor *r, const ct_tensor *out) 
     }                                                                                     \
   }                                                                                       \
   ct_status ct__cpu_conv2d_fusion_##SFX(const ct_kernel_ctx *c) {                         \
-    ct_status s = ct__cpu_conv2d_##SFX(c);                                                \
-    if (s != CT_OK) return s;                                                             \
     const ct_tensor *out = ct_kernel_out(c, CT__OUT, 0);                                  \
-    epilogue ep = {.o = ct__k_out_data(c, CT__OUT, 0, c->dtype), .m = out->dims.d[1]};   \
-    if (ep.o == NULL) return ct_last_status();                                            \
-    ep.ow = out->dims.d[3];                                                               \
+    epilogue ep = {.m = out->dims.d[1], .ow = out->dims.d[3]};                            \
     ep.plane = out->dims.d[2] * ep.ow;                                                    \
     if (ct_kernel_in_count(c, CT__FUSION_BIAS) > 0) {                                     \
       const ct_tensor *bt = ct_kernel_in(c, CT__FUSION_BIAS, 0);                          \
@@ -134,7 +134,22 @@ static void res_strides(epilogue *ep, const ct_tensor *r, const ct_tensor *out) 
     if (ep.act == ACT_CLIP && (double)(T)ep.lo == ep.lo && (double)(T)ep.hi == ep.hi) {   \
       ep.act = ACT_CLIP_T;                                                                \
     }                                                                                     \
-    if (ep.bias == NULL && ep.res == NULL && ep.act == ACT_IDENTITY) return CT_OK;         \
+    if (ep.bias == NULL && ep.res == NULL && ep.act == ACT_IDENTITY) {                    \
+      return ct__cpu_conv2d_##SFX(c);                                                     \
+    }                                                                                     \
+    /* The kernel applies it itself where it can: the activation in the dtype, the       \
+     * residual whole planes (else the pass below, after the kernel). */                  \
+    bool applied = false;                                                                 \
+    ct__conv_epi ce = {.bias = ep.bias, .n_bias = ep.n_bias, .res = ep.res,               \
+                       .rs_n = ep.rs[0], .rs_m = ep.rs[1], .lo = ep.lo, .hi = ep.hi,      \
+                       .act = ep.act == ACT_RELU     ? CT__EPI_RELU                       \
+                              : ep.act == ACT_CLIP_T ? CT__EPI_CLAMP                      \
+                                                     : CT__EPI_NONE};                     \
+    bool fits = ep.act != ACT_CLIP && (ep.res == NULL || ep.res_plane);                   \
+    ct_status s = ct__cpu_conv2d_epi_##SFX(c, fits ? &ce : NULL, &applied);               \
+    if (s != CT_OK || applied) return s;                                                  \
+    ep.o = ct__k_out_data(c, CT__OUT, 0, c->dtype);                                       \
+    if (ep.o == NULL) return ct_last_status();                                            \
     ct__parallel_for(out->dims.d[0] * ep.m, ep.plane > 0 ? CT__GRAIN_MEM / ep.plane + 1 : 1, \
                      planes_##SFX, &ep);                                                  \
     return CT_OK;                                                                         \

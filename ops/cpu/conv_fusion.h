@@ -4,10 +4,29 @@
 #ifndef CORTEN_OPS_CPU_CONV_FUSION_H
 #define CORTEN_OPS_CPU_CONV_FUSION_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <corten/op.h>
+
+/* conv2d_fusion's epilogue as conv2d's kernel can apply it itself, while each output is in
+ * registers or cache (ops/cpu/gemm.h's ct__gemm_epi for the GEMM paths, plane by plane for the
+ * depthwise ones): Output (n, m) plane v becomes act(v + bias[m or 0] + res plane), the residual
+ * of plane (n, m) being OH x OW contiguous values at res + n rs_n + m rs_m (strides 0 where it
+ * broadcasts); act a CT__EPI_ value (clamp only between bounds the dtype holds exactly). */
+typedef struct ct__conv_epi {
+  const void *bias, *res;
+  int64_t n_bias, rs_n, rs_m;
+  int act;
+  double lo, hi;
+} ct__conv_epi;
 
 ct_status ct__cpu_conv2d_f32(const ct_kernel_ctx *c);
 ct_status ct__cpu_conv2d_f64(const ct_kernel_ctx *c);
+/* conv2d with the epilogue e (NULL: none) where its path applies it: *applied says whether it
+ * did (false for Winograd and batched small images: the caller then runs its own pass). */
+ct_status ct__cpu_conv2d_epi_f32(const ct_kernel_ctx *c, const ct__conv_epi *e, bool *applied);
+ct_status ct__cpu_conv2d_epi_f64(const ct_kernel_ctx *c, const ct__conv_epi *e, bool *applied);
 ct_status ct__cpu_conv2d_fusion_f32(const ct_kernel_ctx *c);
 ct_status ct__cpu_conv2d_fusion_f64(const ct_kernel_ctx *c);
 

@@ -161,7 +161,65 @@ typedef struct SFX(conv_run) {
   const T *wp;         /* the forward's filters packed for its GEMMs (conv_packed), or NULL: */
   int64_t wp_elems;    /* group gi's at wp + gi wp_elems, in slivers of wp_w */
   int wp_w;
+  const ct__conv_epi *epi; /* the forward's epilogue (conv2d_fusion), or NULL */
 } SFX(conv_run);
+
+/* The epilogue of the GEMM of image n, group gi (its C: the group's Mg planes), into *ge; NULL
+ * when the run has none. */
+static const ct__gemm_epi *SFX(conv_gemm_epi)(const SFX(conv_run) *r, int64_t n, int64_t gi,
+                                              ct__gemm_epi *ge) {
+  const ct__conv_epi *e = r->epi;
+  if (e == NULL) return NULL;
+  const int64_t m0 = gi * (r->j->g.m / r->j->g.groups);
+  *ge = (ct__gemm_epi){
+      .bias = e->bias != NULL ? (const T *)e->bias + (e->n_bias == 1 ? 0 : m0) : NULL,
+      .bias_inc = e->n_bias == 1 ? 0 : 1,
+      .res = e->res != NULL ? (const T *)e->res + n * e->rs_n + m0 * e->rs_m : NULL,
+      .ldr = e->rs_m,
+      .act = e->act,
+      .lo = e->lo,
+      .hi = e->hi};
+  return ge;
+}
+
+/* The epilogue on output plane (n, m) (ohw values at o) just computed, while it is in cache: the
+ * arithmetic of conv2d_fusion's pass (ops/cpu/conv_fusion.c), element by element. */
+static inline __attribute__((always_inline)) void SFX(epi_plane)(const ct__conv_epi *e, T *o,
+                                                                  int64_t ohw, int64_t n,
+                                                                  int64_t m) {
+  const T *res = e->res != NULL ? (const T *)e->res + n * e->rs_n + m * e->rs_m : NULL;
+  const bool hb = e->bias != NULL;
+  const T bv = hb ? ((const T *)e->bias)[e->n_bias == 1 ? 0 : m] : 0;
+  const T lo = (T)e->lo, hi = (T)e->hi;
+  const int act = e->act;
+  /* Each case its own loop: a test of res inside one became a masked load from NULL + i, which
+   * the CPU serves through a slow assist (a 112 x 112 plane 3x slower). */
+#define EPI_PLANE(HB, HR)                                  \
+  for (int64_t i = 0; i < ohw; i++) {                      \
+    T v = o[i];                                            \
+    if (HB) v = v + bv;                                    \
+    if (HR) v = v + res[i];                                \
+    if (act == CT__EPI_RELU) {                             \
+      v = v > 0 ? v : (T)0;                                \
+    } else if (act == CT__EPI_CLAMP) {                     \
+      v = v < lo ? lo : v;                                 \
+      v = v > hi ? hi : v;                                 \
+    }                                                      \
+    o[i] = v;                                              \
+  }
+  if (res == NULL) {
+    if (hb) {
+      EPI_PLANE(true, false)
+    } else {
+      EPI_PLANE(false, false)
+    }
+  } else if (hb) {
+    EPI_PLANE(true, true)
+  } else {
+    EPI_PLANE(false, true)
+  }
+#undef EPI_PLANE
+}
 
 /* The forward's GEMM of group gi (without its B: the image, col or its packer), with the
  * filters packed beforehand when there are (conv_packed). */
@@ -246,8 +304,10 @@ static void SFX(conv_image)(const SFX(conv_run) *r, int64_t n) {
     const T *x = r->x + (n * g->c + gi * cg) * hw;
     T *o = r->o + (n * g->m + gi * mg) * ohw;
     ct__gemm p = SFX(conv_fwd_gemm)(r, gi, ohw);
+    ct__gemm_epi ge;
     p.c = o;
     p.ldc = ohw;
+    p.epi = SFX(conv_gemm_epi)(r, n, gi, &ge);
     SFX(col_src) cs = {g, x}; /* col packed straight from the image: no col buffer */
     if (r->j->col_elems == 0) { /* 1x1, stride 1, no padding: the image is col */
       p.b = x;
@@ -348,14 +408,18 @@ CT__VM_CLONES CONV_NO_LIBC_COPIES static void SFX(dw_planes)(void *arg, int64_t 
     if (blocks) { /* channels gi .. of image n, at most to the image's last and to e */
       int64_t cb = g->groups - gi < e - i ? g->groups - gi : e - i;
       if (cb > SFX(DWC_CB)) cb = SFX(DWC_CB);
-      SFX(dwc_block)(g, r->x + (n * g->c + gi) * hw, r->w + gi * k, r->o + (n * g->m + gi) * ohw,
-                     cb);
+      T *o = r->o + (n * g->m + gi) * ohw;
+      SFX(dwc_block)(g, r->x + (n * g->c + gi) * hw, r->w + gi * k, o, cb);
+      for (int64_t q = 0; r->epi != NULL && q < cb; q++) {
+        SFX(epi_plane)(r->epi, o + q * ohw, ohw, n, gi + q);
+      }
       i += cb;
       continue;
     }
     for (int64_t mo = 0; mo < mg; mo++) {
-      SFX(dw_plane)(g, r->x + (n * g->c + gi) * hw, r->w + (gi * mg + mo) * k,
-                    r->o + (n * g->m + gi * mg + mo) * ohw);
+      T *o = r->o + (n * g->m + gi * mg + mo) * ohw;
+      SFX(dw_plane)(g, r->x + (n * g->c + gi) * hw, r->w + (gi * mg + mo) * k, o);
+      if (r->epi != NULL) SFX(epi_plane)(r->epi, o, ohw, n, gi * mg + mo);
     }
     i++;
   }
@@ -394,7 +458,9 @@ static ct_status SFX(conv_alloc)(const ct_kernel_ctx *c, SFX(conv_run) *r, int64
   return CT_OK;
 }
 
-static ct_status SFX(conv2d)(const ct_kernel_ctx *c) {
+/* conv2d; with e, conv2d_fusion's epilogue where the path applies it (*applied). */
+static ct_status SFX(conv2d_epi)(const ct_kernel_ctx *c, const ct__conv_epi *e, bool *applied) {
+  *applied = false;
   conv_job j;
   ct_status st = conv_prepare(c, &j);
   if (CT__UNLIKELY(st != CT_OK)) return st;
@@ -412,12 +478,18 @@ static ct_status SFX(conv2d)(const ct_kernel_ctx *c) {
   atomic_bool failed = false;
   SFX(conv_run) r = {&j, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
                      ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)), NULL, o, NULL, NULL,
-                     NULL, NULL, NULL, conv_image_pieces(&j), &failed, NULL, 0, 0};
+                     NULL, NULL, NULL, conv_image_pieces(&j), &failed, NULL, 0, 0, NULL};
   if (j.depthwise) {
+    r.epi = e;
+    *applied = e != NULL;
     ct__parallel_for(g->n * g->groups, conv_grain(mg * ohw * g->kh * g->kw), SFX(dw_planes), &r);
     return CT_OK;
   }
   SFX(conv_packed)(c, &r);
+  if (!j.batched) {
+    r.epi = e;
+    *applied = e != NULL;
+  }
   if (j.batched) {
     if ((st = SFX(conv_alloc)(c, &r, 0)) != CT_OK) return st;
     SFX(conv_batched)(&r, r.col, r.col + j.col_elems - j.t_elems);
@@ -426,6 +498,11 @@ static ct_status SFX(conv2d)(const ct_kernel_ctx *c) {
     ct__parallel_for(r.pieces, 1, SFX(conv_images), &r);
   }
   return atomic_load(&failed) ? conv_gemm_fail(c) : CT_OK;
+}
+
+static ct_status SFX(conv2d)(const ct_kernel_ctx *c) {
+  bool applied;
+  return SFX(conv2d_epi)(c, NULL, &applied);
 }
 
 static ct_status SFX(conv2d_grad)(const ct_kernel_ctx *c) {
@@ -452,7 +529,7 @@ static ct_status SFX(conv2d_grad)(const ct_kernel_ctx *c) {
                      ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)),
                      ct__k_in_data(ct_kernel_in(c, CT__CONV_DOUT, 0)), NULL, dx, dw, NULL, NULL,
                      NULL, j.batched || j.depthwise ? 1 : conv_grad_chunks(&j), &failed,
-                     NULL, 0, 0};
+                     NULL, 0, 0, NULL};
   if (j.depthwise) {
     ct__parallel_for(g->groups, conv_grain(g->n * ohw * mk / g->groups), SFX(dw_groups_grad), &r);
     return CT_OK;

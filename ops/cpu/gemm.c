@@ -81,7 +81,8 @@ static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, int64_t kc_max, s
                           .alpha = g->alpha, .beta = g->beta, .a = g->b, .b = g->a,
                           .lda = g->ldb, .ldb = g->lda, .c = g->c, .ldc = g->ldc,
                           .a_packed = g->b_packed, .b_packed = g->a_packed,
-                          .a_packed_w = g->b_packed_w, .b_packed_w = g->a_packed_w};
+                          .a_packed_w = g->b_packed_w, .b_packed_w = g->a_packed_w,
+                          .epi = g->epi};
     g = swapped;
   }
   pl->direct = g->pack_b == NULL && !g->tb && (g->m <= mr || g->b_in_place);
@@ -162,23 +163,27 @@ ct_status ct__gemm_fail(const ct_kernel_ctx *c) {
 #define T float
 #define SFX(name) name##_f32
 #define UKR ct__ukr_f32
+#define UEPI ct__ukr_epi_f32
 #define UKR_GET ct__ukr_f32_get
 #define KC KC_F32
 #include "ops/cpu/gemm_tmpl.h"
 #undef T
 #undef SFX
 #undef UKR
+#undef UEPI
 #undef UKR_GET
 #undef KC
 
 #define T double
 #define SFX(name) name##_f64
 #define UKR ct__ukr_f64
+#define UEPI ct__ukr_epi_f64
 #define UKR_GET ct__ukr_f64_get
 #define KC KC_F64
 #include "ops/cpu/gemm_tmpl.h"
 #undef T
 #undef SFX
 #undef UKR
+#undef UEPI
 #undef UKR_GET
 #undef KC

@@ -35,6 +35,24 @@
 typedef void (*ct__gemm_pack_fn)(const void *ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
                                  int nr, void *dst);
 
+/* An epilogue on C's final values (after alpha op(A) op(B) + beta C, and after the last block of
+ * k): C[i][j] = act(C[i][j] + bias[i bias_inc] + res[i ldr + j]), each step rounded in the dtype
+ * as the separate elementwise ops round it, so the bits are those of the GEMM followed by
+ * elementwise_add, elementwise_add and relu or clip. Indices are C's (whatever the plan). bias
+ * NULL: no bias (bias_inc 0: one value for every row); res NULL: no residual. act: relu is
+ * `v > 0 ? v : 0`; clamp `v < lo ? lo : v`, then `v > hi ? hi : v`, in the dtype (lo and hi must
+ * be values the dtype holds exactly). The tiles the micro-kernel stores whole get it in
+ * registers before their store; edge and transposed tiles element by element. */
+enum { CT__EPI_NONE, CT__EPI_RELU, CT__EPI_CLAMP };
+typedef struct ct__gemm_epi {
+  const void *bias;
+  int64_t bias_inc;
+  const void *res;
+  int64_t ldr;
+  int act;
+  double lo, hi;
+} ct__gemm_epi;
+
 typedef struct ct__gemm {
   bool ta, tb;         /* op(A) = A^T, op(B) = B^T */
   int64_t m, n, k;     /* op(A) is m x k, op(B) k x n, C m x n */
@@ -57,6 +75,7 @@ typedef struct ct__gemm {
    * required. The packed values are the operand's, so the sums and the bits are the same. */
   const void *a_packed, *b_packed;
   int a_packed_w, b_packed_w;
+  const ct__gemm_epi *epi; /* NULL, or the epilogue above (not for ct__gemm_batched) */
 } ct__gemm;
 
 ct_status ct__gemm_f32(const ct__gemm *g);
@@ -87,7 +106,8 @@ const double *ct__gemm_kept_f64(const ct_kernel_ctx *c, size_t slot, size_t i, u
 /* count products of g's sizes, product e over A + e sa, B + e sb and C + e sc (elements): the
  * same as count calls with those operands, bit for bit, but products too small for a thread of
  * their own share one plan and one packing buffer (an attention's [10, 16] x [16, 10] per head:
- * the plan and the buffer were most of each call). */
+ * the plan and the buffer were most of each call). g->epi must be NULL (CT_ERR_INVALID_ARGUMENT
+ * otherwise: one epilogue's rows cannot be every product's). */
 ct_status ct__gemm_batched_f32(const ct__gemm *g, int64_t count, int64_t sa, int64_t sb,
                                int64_t sc);
 ct_status ct__gemm_batched_f64(const ct__gemm *g, int64_t count, int64_t sa, int64_t sb,

@@ -70,11 +70,56 @@ static void SFX(pack_b)(const ct__gemm *g, const UKR *u, int64_t p0, int64_t kc,
   }
 }
 
+/* The epilogue ep (NULL: none) at C's element (r, q), into *ue; returns ue (NULL for none). */
+static const UEPI *SFX(epi_at)(const ct__gemm_epi *ep, int64_t r, int64_t q, UEPI *ue) {
+  if (ep == NULL) return NULL;
+  ue->bias = ep->bias != NULL ? (const T *)ep->bias + r * ep->bias_inc : NULL;
+  ue->bias_inc = ep->bias_inc;
+  ue->res = ep->res != NULL ? (const T *)ep->res + r * ep->ldr + q : NULL;
+  ue->ldr = ep->ldr;
+  ue->act = ep->act;
+  ue->lo = (T)ep->lo;
+  ue->hi = (T)ep->hi;
+  return ue;
+}
+
+/* The epilogue of the tile at (i, j) of the product the plan computes (C's (j, i) when it
+ * swaps), when this block of k is the last; else NULL. */
+static inline const UEPI *SFX(tile_epi)(const ct__gemm *g, const gemm_plan *pl, bool last,
+                                        int64_t i, int64_t j, UEPI *ue) {
+  if (CT__LIKELY(g->epi == NULL) || !last) return NULL;
+  return SFX(epi_at)(g->epi, pl->swap ? j : i, pl->swap ? i : j, ue);
+}
+
+/* The epilogue ep on w values of row i of its tile, at v: each step a loop of its own (the same
+ * roundings as the element by element form; a test of res inside one loop became a masked load
+ * from NULL + j, which the CPU serves through a slow assist). */
+static void SFX(epi_row)(T *v, int64_t w, const UEPI *ep, int64_t i) {
+  if (ep->bias != NULL) {
+    const T b = ep->bias[i * ep->bias_inc];
+    for (int64_t j = 0; j < w; j++) v[j] = v[j] + b;
+  }
+  if (ep->res != NULL) {
+    const T *r = ep->res + i * ep->ldr;
+    for (int64_t j = 0; j < w; j++) v[j] = v[j] + r[j];
+  }
+  const T lo = ep->lo, hi = ep->hi;
+  if (ep->act == CT__EPI_RELU) {
+    for (int64_t j = 0; j < w; j++) v[j] = v[j] > 0 ? v[j] : (T)0;
+  } else if (ep->act == CT__EPI_CLAMP) {
+    for (int64_t j = 0; j < w; j++) {
+      T x = v[j] < lo ? lo : v[j];
+      v[j] = x > hi ? hi : x;
+    }
+  }
+}
+
 /* Writes an h x w edge tile, or any tile of a swapped call (C^T computed: element (i, j) of
  * the tile is C's (j, i)), from the kernel's sums in `tile` (rows nr apart): the arithmetic the
- * kernel does on a whole tile, element by element. */
+ * kernel does on a whole tile, element by element, and the epilogue ep (NULL: none; at the
+ * tile's first element of C). */
 static void SFX(put_tile)(const gemm_plan *pl, const T *tile, int64_t h, int64_t w, T alpha,
-                          T beta, T *c, int64_t ldc) {
+                          T beta, T *c, int64_t ldc, const UEPI *ep) {
   if (!pl->swap) { /* rows of C: the same arithmetic in loops the compiler vectorises */
     for (int64_t i = 0; i < h; i++) {
       const T *t = tile + i * pl->nr;
@@ -84,16 +129,20 @@ static void SFX(put_tile)(const gemm_plan *pl, const T *tile, int64_t h, int64_t
       } else {
         for (int64_t j = 0; j < w; j++) e[j] = alpha * t[j];
       }
+      if (ep != NULL) SFX(epi_row)(e, w, ep, i);
     }
     return;
   }
-  int64_t si = 1, sj = ldc;
-  for (int64_t i = 0; i < h; i++) {
-    for (int64_t j = 0; j < w; j++) {
-      T o = alpha * tile[i * pl->nr + j];
-      T *e = c + i * si + j * sj;
-      *e = beta != 0 ? o + beta * *e : o;
+  /* C's row j holds the tile's column j: h values along memory, written (and given the
+   * epilogue) row by row */
+  for (int64_t j = 0; j < w; j++) {
+    T *e = c + j * ldc;
+    if (beta != 0) {
+      for (int64_t i = 0; i < h; i++) e[i] = alpha * tile[i * pl->nr + j] + beta * e[i];
+    } else {
+      for (int64_t i = 0; i < h; i++) e[i] = alpha * tile[i * pl->nr + j];
     }
+    if (ep != NULL) SFX(epi_row)(e, h, ep, j);
   }
 }
 
@@ -122,6 +171,8 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
     for (int64_t pc = 0; pc < g->k; pc += KC) {
       int64_t kc = g->k - pc < KC ? g->k - pc : KC;
       const T beta = pc == 0 ? (T)g->beta : 1; /* later blocks add to C */
+      const bool last = pc + kc == g->k;       /* the epilogue's block */
+      UEPI ue;
       const T *bpanel = bp != NULL ? bp + pc * b_cols + jc * kc : pb;
       if (bp != NULL) {
         /* packed once, before the call */
@@ -142,7 +193,7 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
             const bool in_place = jr < whole;
             u->row4(kc, ablock, in_place ? b + pc * g->ldb + jc + jr : bpanel + jr * kc,
                     in_place ? g->ldb : nr, in_place ? nr : nr * kc, c + ic * ci + (jc + jr),
-                    alpha, beta);
+                    alpha, beta, SFX(tile_epi)(g, pl, last, ic, jc + jr, &ue));
             jr += 3 * nr; /* and nr more by the loop */
             continue;
           }
@@ -152,11 +203,12 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
           for (int64_t ir = 0; ir < mcb; ir += mr) {
             int64_t h = mcb - ir < mr ? mcb - ir : mr;
             T *ct = c + (ic + ir) * ci + (jc + jr) * cj;
+            const UEPI *te = SFX(tile_epi)(g, pl, last, ic + ir, jc + jr, &ue);
             if (w == nr && !pl->swap) {
-              u->run[h](kc, ablock + ir * kc, bsl, bstep, ct, ldc, alpha, beta);
+              u->run[h](kc, ablock + ir * kc, bsl, bstep, ct, ldc, alpha, beta, te);
             } else {
-              u->run[h](kc, ablock + ir * kc, bsl, bstep, tile, nr, 1, 0);
-              SFX(put_tile)(pl, tile, h, w, alpha, beta, ct, ldc);
+              u->run[h](kc, ablock + ir * kc, bsl, bstep, tile, nr, 1, 0, NULL);
+              SFX(put_tile)(pl, tile, h, w, alpha, beta, ct, ldc, te);
             }
           }
         }
@@ -233,6 +285,11 @@ static void SFX(batch_runs)(void *ctx, int64_t b, int64_t e) {
 ct_status SFX(ct__gemm_batched)(const ct__gemm *g, int64_t count, int64_t sa, int64_t sb,
                                  int64_t sc) {
   const double macs = (double)g->m * (double)g->n * (double)g->k;
+  if (g->epi != NULL) {
+    return ct__error(CT_ERR_INVALID_ARGUMENT,
+                     "ct__gemm_batched: an epilogue's rows cannot be every product's (internal: "
+                     "run the products one by one)");
+  }
   if (count <= 0 || g->m <= 0 || g->n <= 0) return CT_OK;
   if (macs >= MIN_ITEM_MACS || g->k <= 0 || (T)g->alpha == 0 || g->pack_b != NULL ||
       g->a_packed != NULL || g->b_packed != NULL) { /* a call each */
@@ -284,9 +341,12 @@ ct_status SFX(ct__gemm)(const ct__gemm *g) {
   T *c = g->c;
   if (g->k <= 0 || (T)g->alpha == 0) { /* alpha x (a sum not read) + beta x C */
     T beta = (T)g->beta;
+    UEPI ue;
+    const UEPI *ep = SFX(epi_at)(g->epi, 0, 0, &ue);
     for (int64_t i = 0; i < g->m; i++) {
       T *r = c + i * g->ldc;
       for (int64_t j = 0; j < g->n; j++) r[j] = beta != 0 ? beta * r[j] : 0;
+      if (ep != NULL) SFX(epi_row)(r, g->n, ep, i);
     }
     return CT_OK;
   }

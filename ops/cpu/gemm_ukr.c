@@ -19,11 +19,25 @@
 #include <immintrin.h>
 #endif
 
+/* The epilogue e on one value v of a tile's element (i, j), in the dtype T (the portable
+ * kernel's element by element form). */
+#define EPI_ONE(T, e, v, i, j)                                     \
+  do {                                                                     \
+    if ((e)->bias != NULL) (v) = (v) + (e)->bias[(i) * (e)->bias_inc];    \
+    if ((e)->res != NULL) (v) = (v) + (e)->res[(i) * (e)->ldr + (j)];     \
+    if ((e)->act == CT__EPI_RELU) {                                        \
+      (v) = (v) > 0 ? (v) : (T)0;                                          \
+    } else if ((e)->act == CT__EPI_CLAMP) {                                \
+      (v) = (v) < (e)->lo ? (e)->lo : (v);                                 \
+      (v) = (v) > (e)->hi ? (e)->hi : (v);                                 \
+    }                                                                      \
+  } while (0)
+
 /* ---- Portable C: 4 x 8, the compiler's vectors where it finds them -------------------------- */
 
-#define UKR_C(NAME, T, MR, NR, H)                                                               \
+#define UKR_C(NAME, T, E, MR, NR, H)                                                            \
   static void NAME(int64_t kc, const T *a, const T *b, int64_t bs, T *c, int64_t ldc, T alpha,  \
-                   T beta) {                                                                    \
+                   T beta, const E *e) {                                                        \
     T acc[H][NR] = {{0}};                                                                       \
     for (int64_t p = 0; p < kc; p++, a += MR, b += bs) {                                        \
       for (int i = 0; i < H; i++) {                                                             \
@@ -33,23 +47,26 @@
     for (int i = 0; i < H; i++) {                                                               \
       for (int j = 0; j < NR; j++) {                                                            \
         T o = alpha * acc[i][j];                                                                \
-        c[i * ldc + j] = beta != 0 ? o + beta * c[i * ldc + j] : o;                             \
+        if (beta != 0) o = o + beta * c[i * ldc + j];                                           \
+        if (e != NULL) EPI_ONE(T, e, o, i, j);                                          \
+        c[i * ldc + j] = o;                                                                     \
       }                                                                                         \
     }                                                                                           \
   }
-#define UKR_C_ALL(NAME, T) \
-  UKR_C(NAME##_1, T, 4, 8, 1) UKR_C(NAME##_2, T, 4, 8, 2) UKR_C(NAME##_3, T, 4, 8, 3) \
-  UKR_C(NAME##_4, T, 4, 8, 4)
-UKR_C_ALL(ukr_c_f32, float)
-UKR_C_ALL(ukr_c_f64, double)
+#define UKR_C_ALL(NAME, T, E)                                                           \
+  UKR_C(NAME##_1, T, E, 4, 8, 1) UKR_C(NAME##_2, T, E, 4, 8, 2) UKR_C(NAME##_3, T, E, 4, 8, 3) \
+  UKR_C(NAME##_4, T, E, 4, 8, 4)
+UKR_C_ALL(ukr_c_f32, float, ct__ukr_epi_f32)
+UKR_C_ALL(ukr_c_f64, double, ct__ukr_epi_f64)
 #define UKR_C_TABLE(NAME) {NULL, NAME##_1, NAME##_2, NAME##_3, NAME##_4}
 
 #if CT__UKR_X86
 /* One kernel of H rows (H <= MR) of two vectors V of W lanes. The loops over rows are unrolled
  * whole, so the accumulators live in registers. */
-#define UKR_X86(NAME, TGT, T, V, W, MR, H, SET1, ZERO, LOADU, STOREU, FMA, MUL, ADD)            \
+#define UKR_X86(NAME, TGT, T, E, V, W, MR, H, SET1, ZERO, LOADU, STOREU, FMA, MUL, ADD, MAX, MIN) \
   __attribute__((target(TGT))) static void NAME(int64_t kc, const T *a, const T *b, int64_t bs, \
-                                                T *c, int64_t ldc, T alpha, T beta) {           \
+                                                T *c, int64_t ldc, T alpha, T beta,             \
+                                                const E *e) {                                   \
     V acc0[H], acc1[H];                                                                         \
     _Pragma("GCC unroll 16") for (int i = 0; i < H; i++) {                                      \
       acc0[i] = acc1[i] = ZERO();                                                               \
@@ -72,8 +89,37 @@ UKR_C_ALL(ukr_c_f64, double)
         o0 = ADD(o0, MUL(vb, LOADU(r)));                                                        \
         o1 = ADD(o1, MUL(vb, LOADU(r + W)));                                                    \
       }                                                                                         \
-      STOREU(r, o0);                                                                            \
-      STOREU(r + W, o1);                                                                        \
+      acc0[i] = o0;                                                                             \
+      acc1[i] = o1;                                                                             \
+    }                                                                                           \
+    if (e != NULL) { /* the epilogue in registers: v + bias, + res, then the activation */     \
+      _Pragma("GCC unroll 16") for (int i = 0; i < H; i++) {                                    \
+        if (e->bias != NULL) {                                                                  \
+          V bv = SET1(e->bias[i * e->bias_inc]);                                                \
+          acc0[i] = ADD(acc0[i], bv);                                                           \
+          acc1[i] = ADD(acc1[i], bv);                                                           \
+        }                                                                                       \
+        if (e->res != NULL) {                                                                   \
+          acc0[i] = ADD(acc0[i], LOADU(e->res + i * e->ldr));                                   \
+          acc1[i] = ADD(acc1[i], LOADU(e->res + i * e->ldr + W));                               \
+        }                                                                                       \
+      }                                                                                         \
+      if (e->act == CT__EPI_RELU) { /* max(v, 0): v > 0 ? v : 0, NaN and -0 included */         \
+        _Pragma("GCC unroll 16") for (int i = 0; i < H; i++) {                                  \
+          acc0[i] = MAX(acc0[i], ZERO());                                                       \
+          acc1[i] = MAX(acc1[i], ZERO());                                                       \
+        }                                                                                       \
+      } else if (e->act == CT__EPI_CLAMP) { /* max(lo, v): v < lo ? lo : v; min(hi, v) */      \
+        V lo = SET1(e->lo), hi = SET1(e->hi);                                                   \
+        _Pragma("GCC unroll 16") for (int i = 0; i < H; i++) {                                  \
+          acc0[i] = MIN(hi, MAX(lo, acc0[i]));                                                  \
+          acc1[i] = MIN(hi, MAX(lo, acc1[i]));                                                  \
+        }                                                                                       \
+      }                                                                                         \
+    }                                                                                           \
+    _Pragma("GCC unroll 16") for (int i = 0; i < H; i++) {                                      \
+      STOREU(c + i * ldc, acc0[i]);                                                             \
+      STOREU(c + i * ldc + W, acc1[i]);                                                         \
     }                                                                                           \
   }
 
@@ -81,9 +127,10 @@ UKR_C_ALL(ukr_c_f64, double)
  * row contiguous at c): each lane the 1-row kernel's sum, in order over p from 0, then alpha
  * (and beta C). A product of one row (a matrix-vector product, a recurrent step at batch 1) had
  * two chains of dependent multiply-adds a call, and waited on them: here eight. */
-#define ROW4_X86(NAME, TGT, T, V, W, MR, SET1, ZERO, LOADU, STOREU, FMA, MUL, ADD)               \
+#define ROW4_X86(NAME, TGT, T, E, V, W, MR, SET1, ZERO, LOADU, STOREU, FMA, MUL, ADD, MAX, MIN) \
   __attribute__((target(TGT))) static void NAME(int64_t kc, const T *a, const T *b, int64_t bs, \
-                                                int64_t ss, T *c, T alpha, T beta) {            \
+                                                int64_t ss, T *c, T alpha, T beta,              \
+                                                const E *e) {                                   \
     V acc[8];                                                                                   \
     _Pragma("GCC unroll 8") for (int s = 0; s < 8; s++) acc[s] = ZERO();                        \
     for (int64_t p = 0; p < kc; p++, a += MR, b += bs) {                                        \
@@ -97,16 +144,29 @@ UKR_C_ALL(ukr_c_f64, double)
     _Pragma("GCC unroll 8") for (int s = 0; s < 8; s++) {                                       \
       V o = MUL(va, acc[s]);                                                                    \
       if (beta != 0) o = ADD(o, MUL(vb, LOADU(c + s * W)));                                     \
+      if (e != NULL) {                                                                          \
+        if (e->bias != NULL) o = ADD(o, SET1(e->bias[0]));                                      \
+        if (e->res != NULL) o = ADD(o, LOADU(e->res + s * W));                                  \
+        if (e->act == CT__EPI_RELU) {                                                           \
+          o = MAX(o, ZERO());                                                                   \
+        } else if (e->act == CT__EPI_CLAMP) {                                                   \
+          o = MIN(SET1(e->hi), MAX(SET1(e->lo), o));                                            \
+        }                                                                                       \
+      }                                                                                         \
       STOREU(c + s * W, o);                                                                     \
     }                                                                                           \
   }
 
-#define AVX512(NAME, T, V, W, H, S)                                                        \
-  UKR_X86(NAME, "avx512f", T, V, W, 12, H, _mm512_set1_##S, _mm512_setzero_##S,          \
-          _mm512_loadu_##S, _mm512_storeu_##S, _mm512_fmadd_##S, _mm512_mul_##S, _mm512_add_##S)
-#define AVX2(NAME, T, V, W, H, S)                                                          \
-  UKR_X86(NAME, "avx2,fma", T, V, W, 6, H, _mm256_set1_##S, _mm256_setzero_##S,          \
-          _mm256_loadu_##S, _mm256_storeu_##S, _mm256_fmadd_##S, _mm256_mul_##S, _mm256_add_##S)
+#define AVX512(NAME, T, V, W, H, S)                                                          \
+  UKR_X86(NAME, "avx512f", T, EPI_##S, V, W, 12, H, _mm512_set1_##S, _mm512_setzero_##S,     \
+          _mm512_loadu_##S, _mm512_storeu_##S, _mm512_fmadd_##S, _mm512_mul_##S, _mm512_add_##S, \
+          _mm512_max_##S, _mm512_min_##S)
+#define AVX2(NAME, T, V, W, H, S)                                                            \
+  UKR_X86(NAME, "avx2,fma", T, EPI_##S, V, W, 6, H, _mm256_set1_##S, _mm256_setzero_##S,     \
+          _mm256_loadu_##S, _mm256_storeu_##S, _mm256_fmadd_##S, _mm256_mul_##S, _mm256_add_##S, \
+          _mm256_max_##S, _mm256_min_##S)
+#define EPI_ps ct__ukr_epi_f32
+#define EPI_pd ct__ukr_epi_f64
 #define ROWS6(KIND, NAME, T, V, W, S)                                                       \
   KIND(NAME##_1, T, V, W, 1, S) KIND(NAME##_2, T, V, W, 2, S) KIND(NAME##_3, T, V, W, 3, S) \
   KIND(NAME##_4, T, V, W, 4, S) KIND(NAME##_5, T, V, W, 5, S) KIND(NAME##_6, T, V, W, 6, S)
@@ -118,14 +178,18 @@ ROWS12(AVX512, ukr_avx512_f32, float, __m512, 16, ps)
 ROWS12(AVX512, ukr_avx512_f64, double, __m512d, 8, pd)
 ROWS6(AVX2, ukr_avx2_f32, float, __m256, 8, ps)
 ROWS6(AVX2, ukr_avx2_f64, double, __m256d, 4, pd)
-ROW4_X86(row4_avx512_f32, "avx512f", float, __m512, 16, 12, _mm512_set1_ps, _mm512_setzero_ps,
-         _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps, _mm512_mul_ps, _mm512_add_ps)
-ROW4_X86(row4_avx512_f64, "avx512f", double, __m512d, 8, 12, _mm512_set1_pd, _mm512_setzero_pd,
-         _mm512_loadu_pd, _mm512_storeu_pd, _mm512_fmadd_pd, _mm512_mul_pd, _mm512_add_pd)
-ROW4_X86(row4_avx2_f32, "avx2,fma", float, __m256, 8, 6, _mm256_set1_ps, _mm256_setzero_ps,
-         _mm256_loadu_ps, _mm256_storeu_ps, _mm256_fmadd_ps, _mm256_mul_ps, _mm256_add_ps)
-ROW4_X86(row4_avx2_f64, "avx2,fma", double, __m256d, 4, 6, _mm256_set1_pd, _mm256_setzero_pd,
-         _mm256_loadu_pd, _mm256_storeu_pd, _mm256_fmadd_pd, _mm256_mul_pd, _mm256_add_pd)
+ROW4_X86(row4_avx512_f32, "avx512f", float, ct__ukr_epi_f32, __m512, 16, 12,
+         _mm512_set1_ps, _mm512_setzero_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps,
+         _mm512_mul_ps, _mm512_add_ps, _mm512_max_ps, _mm512_min_ps)
+ROW4_X86(row4_avx512_f64, "avx512f", double, ct__ukr_epi_f64, __m512d, 8, 12,
+         _mm512_set1_pd, _mm512_setzero_pd, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_fmadd_pd,
+         _mm512_mul_pd, _mm512_add_pd, _mm512_max_pd, _mm512_min_pd)
+ROW4_X86(row4_avx2_f32, "avx2,fma", float, ct__ukr_epi_f32, __m256, 8, 6,
+         _mm256_set1_ps, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_fmadd_ps,
+         _mm256_mul_ps, _mm256_add_ps, _mm256_max_ps, _mm256_min_ps)
+ROW4_X86(row4_avx2_f64, "avx2,fma", double, ct__ukr_epi_f64, __m256d, 4, 6,
+         _mm256_set1_pd, _mm256_setzero_pd, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_fmadd_pd,
+         _mm256_mul_pd, _mm256_add_pd, _mm256_max_pd, _mm256_min_pd)
 #define TABLE6(NAME) NULL, NAME##_1, NAME##_2, NAME##_3, NAME##_4, NAME##_5, NAME##_6
 #define TABLE12(NAME) \
   TABLE6(NAME), NAME##_7, NAME##_8, NAME##_9, NAME##_10, NAME##_11, NAME##_12

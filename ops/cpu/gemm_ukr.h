@@ -16,8 +16,27 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ops/cpu/gemm.h"
+
 /* The largest MR and NR of any kernel (a tile buffer's size). */
 enum { CT__UKR_MAX_MR = 12, CT__UKR_MAX_NR = 32 };
+
+/* The GEMM's epilogue (ops/cpu/gemm.h, ct__gemm_epi) at one tile: its row i adds bias[i
+ * bias_inc] (bias not NULL), its element (i, j) res[i ldr + j] (res not NULL), then act with the
+ * bounds in the dtype. A kernel given one applies it to its final values before it stores them
+ * (it is passed with the last block of k only). */
+typedef struct ct__ukr_epi_f32 {
+  const float *bias, *res;
+  int64_t bias_inc, ldr;
+  int act;
+  float lo, hi;
+} ct__ukr_epi_f32;
+typedef struct ct__ukr_epi_f64 {
+  const double *bias, *res;
+  int64_t bias_inc, ldr;
+  int act;
+  double lo, hi;
+} ct__ukr_epi_f64;
 
 /* With each set, its packing across a matrix: n rows of kc values (src, rows ld apart) become
  * kc groups of `width` values, value p of row q at dst[p width + q], rows n to width zero (a
@@ -26,23 +45,25 @@ typedef struct ct__ukr_f32 {
   const char *name;
   int mr, nr;
   void (*run[CT__UKR_MAX_MR + 1])(int64_t kc, const float *a, const float *b, int64_t bs,
-                                  float *c, int64_t ldc, float alpha, float beta); /* by h */
+                                  float *c, int64_t ldc, float alpha, float beta,
+                                  const ct__ukr_epi_f32 *e); /* by h; e NULL: none */
   void (*pack_across)(const float *src, int64_t ld, int64_t n, int64_t kc, int width,
                       float *dst);
   /* One row across 4 slivers (row4 below); NULL: none */
   void (*row4)(int64_t kc, const float *a, const float *b, int64_t bs, int64_t ss, float *c,
-               float alpha, float beta);
+               float alpha, float beta, const ct__ukr_epi_f32 *e);
 } ct__ukr_f32;
 
 typedef struct ct__ukr_f64 {
   const char *name;
   int mr, nr;
   void (*run[CT__UKR_MAX_MR + 1])(int64_t kc, const double *a, const double *b, int64_t bs,
-                                  double *c, int64_t ldc, double alpha, double beta);
+                                  double *c, int64_t ldc, double alpha, double beta,
+                                  const ct__ukr_epi_f64 *e);
   void (*pack_across)(const double *src, int64_t ld, int64_t n, int64_t kc, int width,
                       double *dst);
   void (*row4)(int64_t kc, const double *a, const double *b, int64_t bs, int64_t ss, double *c,
-               double alpha, double beta);
+               double alpha, double beta, const ct__ukr_epi_f64 *e);
 } ct__ukr_f64;
 
 /* row4 computes one row of C across 4 slivers of B at once (sliver s at b + s ss), the 1-row
