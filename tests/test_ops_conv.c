@@ -202,6 +202,12 @@ START_TEST(pool_max_and_avg) {
                       .kw = 3, .sh = 2, .sw = 2, .pads = {1, 1}));
       check_both(POOL(.pool = types[t], .exclusive = ex, .n = 1, .c = 2, .h = 5, .w = 6, .kh = 3,
                       .kw = 2, .sh = 1, .sw = 2, .pads = {1, 0, 0, 1}, .n_pads = 4));
+      /* rows wide enough for whole vectors and a remainder, at strides 1, 2 (loads and a
+       * permute) and 3 (the stride known at run time) */
+      for (int st = 1; st <= 3; st++) {
+        check_both(POOL(.pool = types[t], .exclusive = ex, .n = 1, .c = 3, .h = 7, .w = 75,
+                        .kh = 3, .kw = 3, .sh = 2, .sw = st, .pads = {1, 1}));
+      }
     }
   }
 }

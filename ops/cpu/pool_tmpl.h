@@ -34,11 +34,25 @@ static inline T SFX(pool_one)(const ct__conv_geom *g, const T *xp, int64_t oy, i
   return g->max ? (y1 > y0 && x1 > x0 ? acc : 0) : (cnt > 0 ? acc / (T)cnt : 0);
 }
 
+/* One tap over the run [ca, cb) of a row of outputs, input elements SW apart from row. */
+#define POOL_TAP(SW)                                                                     \
+  do {                                                                                   \
+    if (g->max) {                                                                        \
+      for (int64_t ox = ca; ox < cb; ox++) {                                             \
+        orow[ox] = SFX(pool_take)(orow[ox], row[ox * (SW)]);                             \
+      }                                                                                  \
+    } else {                                                                             \
+      for (int64_t ox = ca; ox < cb; ox++) orow[ox] += row[ox * (SW)];                   \
+    }                                                                                    \
+  } while (0)
+
 /* Row oy of a plane: the outputs whose window lies within the image's columns, [ca, cb), take
  * each window element (row by row, left to right: each output's own order) across the whole run
  * at once, one tap at a time; the outputs at the edges go one by one. */
-static void SFX(pool_row)(const ct__conv_geom *g, const T *xp, int64_t oy, T *orow, int64_t ca,
-                          int64_t cb) {
+static inline __attribute__((always_inline)) void SFX(pool_row)(const ct__conv_geom *g,
+                                                                 const T *xp, int64_t oy,
+                                                                 T *orow, int64_t ca,
+                                                                 int64_t cb) {
   for (int64_t ox = 0; ox < g->ow; ox++) {
     if (ox == ca && ca < cb) ox = cb;
     if (ox < g->ow) orow[ox] = SFX(pool_one)(g, xp, oy, ox);
@@ -48,14 +62,15 @@ static void SFX(pool_row)(const ct__conv_geom *g, const T *xp, int64_t oy, T *or
   for (int64_t ox = ca; ox < cb; ox++) orow[ox] = g->max ? -(T)INFINITY : 0;
   for (int64_t iy = y0; iy < y1; iy++) {
     for (int64_t kx = 0; kx < g->kw; kx++) {
-      const T *row = xp + iy * g->w;
-      int64_t off = kx - g->pl, sw = g->sw;
-      if (g->max) {
-        for (int64_t ox = ca; ox < cb; ox++) {
-          orow[ox] = SFX(pool_take)(orow[ox], row[ox * sw + off]);
-        }
+      const T *row = xp + iy * g->w + kx - g->pl;
+      /* strides 1 and 2 as constants: contiguous loads, or two loads and a permute, where a
+       * stride known only at run time had each element loaded alone */
+      if (g->sw == 1) {
+        POOL_TAP(1);
+      } else if (g->sw == 2) {
+        POOL_TAP(2);
       } else {
-        for (int64_t ox = ca; ox < cb; ox++) orow[ox] += row[ox * sw + off];
+        POOL_TAP(g->sw);
       }
     }
   }
@@ -164,7 +179,8 @@ static void SFX(pool_whole_planes)(const ct__conv_geom *g, const T *x, T *out, i
   }
 }
 
-static void SFX(pool_planes)(void *arg, int64_t b, int64_t e) {
+/* Cloned per vector width: the same selects and sums in wider lanes. */
+CT__VM_CLONES static void SFX(pool_planes)(void *arg, int64_t b, int64_t e) {
   const SFX(pool_run) *r = arg;
   const ct__conv_geom *g = &r->g;
   if (pool_whole(g)) {
@@ -251,3 +267,5 @@ static ct_status SFX(pool2d_grad)(const ct_kernel_ctx *c) {
                    SFX(pool_planes_grad), &r);
   return CT_OK;
 }
+
+#undef POOL_TAP
