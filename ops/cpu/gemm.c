@@ -56,26 +56,35 @@ static double split_cost(const ct__gemm *g, const gemm_plan *pl, int64_t tm, int
   return rows * cols * (double)g->k + PACK_COST * (rows + cols) * (double)g->k;
 }
 
+/* What storing one element of a transposed tile costs (run_t: its share of two 16 x 16
+ * transposes in registers and a masked store), in multiply-adds. */
+#define TSTORE_COST 12.0
+
 /* The cost of C's m x n with n along the kernel's columns, in multiply-adds: every column slot
- * of a tile computed, the columns of edge tiles (all, swapped) written one by one. */
-static double layout_cost(int64_t m, int64_t n, int64_t k, int nr, bool swap, int64_t kc_max) {
-  int64_t edge = swap ? n : n % nr;
-  return (double)m * (double)(div_up(n, nr) * nr) * (double)k +
-         PUT_COST * (double)m * (double)edge * (double)div_up(k, kc_max);
+ * of a tile computed, the columns of edge tiles (all, swapped, when the kernel cannot store its
+ * tiles transposed) written one by one, and the whole tiles a kernel stores transposed. */
+static double layout_cost(int64_t m, int64_t n, int64_t k, int nr, bool swap, int64_t kc_max,
+                          bool tstore) {
+  int64_t edge = swap && !tstore ? n : n % nr, blocks = div_up(k, kc_max);
+  double cost = (double)m * (double)(div_up(n, nr) * nr) * (double)k +
+                PUT_COST * (double)m * (double)edge * (double)blocks;
+  if (swap && tstore) cost += TSTORE_COST * (double)m * (double)(n - edge) * (double)blocks;
+  return cost;
 }
 
-/* Whether g runs swapped (C^T = op(B)^T op(A)^T): when the kernel's tiles waste less that way. */
-static bool plan_swaps(const ct__gemm *g, int nr, int64_t kc_max) {
-  return g->pack_b == NULL && layout_cost(g->n, g->m, g->k, nr, true, kc_max) <
-                                  layout_cost(g->m, g->n, g->k, nr, false, kc_max);
+/* Whether g runs swapped (C^T = op(B)^T op(A)^T): when the kernel's tiles waste less that way
+ * (tstore: the kernel stores a swapped product's whole tiles transposed itself). */
+static bool plan_swaps(const ct__gemm *g, int nr, int64_t kc_max, bool tstore) {
+  return g->pack_b == NULL && layout_cost(g->n, g->m, g->k, nr, true, kc_max, tstore) <
+                                  layout_cost(g->m, g->n, g->k, nr, false, kc_max, tstore);
 }
 
 /* The plan of a call, and the product it computes: g, or *swapped (C^T's). */
-static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, int64_t kc_max, size_t es,
-                            gemm_plan *pl, ct__gemm *swapped) {
+static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, bool tstore, int64_t kc_max,
+                            size_t es, gemm_plan *pl, ct__gemm *swapped) {
   pl->mr = mr;
   pl->nr = nr;
-  pl->swap = plan_swaps(g, nr, kc_max);
+  pl->swap = plan_swaps(g, nr, kc_max, tstore);
   if (pl->swap) {
     *swapped = (ct__gemm){.ta = !g->tb, .tb = !g->ta, .m = g->n, .n = g->m, .k = g->k,
                           .alpha = g->alpha, .beta = g->beta, .a = g->b, .b = g->a,
@@ -119,14 +128,17 @@ static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, int64_t kc_max, s
  * and the width of its slivers. */
 static int packed_role(const ct__gemm *g, int which, size_t es, int *role) {
   int mr, nr;
+  bool tstore;
   if (es == sizeof(float)) {
     mr = ct__ukr_f32_get()->mr;
     nr = ct__ukr_f32_get()->nr;
+    tstore = ct__ukr_f32_get()->run_t[1] != NULL;
   } else {
     mr = ct__ukr_f64_get()->mr;
     nr = ct__ukr_f64_get()->nr;
+    tstore = ct__ukr_f64_get()->run_t[1] != NULL;
   }
-  *role = which ^ (int)plan_swaps(g, nr, CT__GEMM_KC);
+  *role = which ^ (int)plan_swaps(g, nr, CT__GEMM_KC, tstore);
   return *role == 0 ? mr : nr;
 }
 

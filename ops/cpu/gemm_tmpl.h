@@ -206,6 +206,8 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
             const UEPI *te = SFX(tile_epi)(g, pl, last, ic + ir, jc + jr, &ue);
             if (w == nr && !pl->swap) {
               u->run[h](kc, ablock + ir * kc, bsl, bstep, ct, ldc, alpha, beta, te);
+            } else if (w == nr && u->run_t[h] != NULL) { /* swapped, stored transposed */
+              u->run_t[h](kc, ablock + ir * kc, bsl, bstep, ct, ldc, alpha, beta, te);
             } else {
               u->run[h](kc, ablock + ir * kc, bsl, bstep, tile, nr, 1, 0, NULL);
               SFX(put_tile)(pl, tile, h, w, alpha, beta, ct, ldc, te);
@@ -221,7 +223,7 @@ void SFX(ct__gemm_pack)(const ct__gemm *g, int which, T *dst) {
   const UKR *u = UKR_GET();
   gemm_plan pl;
   ct__gemm swapped;
-  const ct__gemm *w = plan(g, u->mr, u->nr, KC, sizeof(T), &pl, &swapped);
+  const ct__gemm *w = plan(g, u->mr, u->nr, u->run_t[1] != NULL, KC, sizeof(T), &pl, &swapped);
   int role = which ^ (int)pl.swap; /* the operand's place in the product w */
   const int width = role == 0 ? u->mr : u->nr;
   const int64_t rows = ((role == 0 ? w->m : w->n) + width - 1) / width * width;
@@ -306,7 +308,7 @@ ct_status SFX(ct__gemm_batched)(const ct__gemm *g, int64_t count, int64_t sa, in
   /* Each product under a thread's share of work: one plan (one item), and the products split
    * into runs, one per thread with its own buffer, when there are enough of them. */
   SFX(batch_job) j = {.u = UKR_GET(), .count = count, .sa = sa, .sb = sb, .sc = sc};
-  j.w = plan(g, j.u->mr, j.u->nr, KC, sizeof(T), &j.pl, &j.swapped);
+  j.w = plan(g, j.u->mr, j.u->nr, j.u->run_t[1] != NULL, KC, sizeof(T), &j.pl, &j.swapped);
   const int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads();
   const double all = macs * (double)count;
   j.pieces = all >= 2 * MIN_ITEM_MACS && threads > 1 ? (threads < count ? threads : count) : 1;
@@ -353,7 +355,7 @@ ct_status SFX(ct__gemm)(const ct__gemm *g) {
   const UKR *u = UKR_GET();
   gemm_plan pl;
   ct__gemm swapped;
-  const ct__gemm *w = plan(g, u->mr, u->nr, KC, sizeof(T), &pl, &swapped);
+  const ct__gemm *w = plan(g, u->mr, u->nr, u->run_t[1] != NULL, KC, sizeof(T), &pl, &swapped);
   T *buf = scratch((size_t)(pl.items * pl.item_elems) * sizeof(T), g);
   if (buf == NULL) return ct_last_status();
   SFX(gemm_job) j = {w, u, &pl, buf};

@@ -190,6 +190,97 @@ ROW4_X86(row4_avx2_f32, "avx2,fma", float, ct__ukr_epi_f32, __m256, 8, 6,
 ROW4_X86(row4_avx2_f64, "avx2,fma", double, ct__ukr_epi_f64, __m256d, 4, 6,
          _mm256_set1_pd, _mm256_setzero_pd, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_fmadd_pd,
          _mm256_mul_pd, _mm256_add_pd, _mm256_max_pd, _mm256_min_pd)
+/* ---- AVX-512 float32 tiles stored transposed --------------------------------------------
+ * The kernel's 12 x 32 sums (rows past h zero) as two 16 x 16 blocks, each transposed in
+ * registers (pairs, quads, then 128-bit lanes exchanged twice), then C's row l (the tile's
+ * column l) written as h lanes with a masked store: a swapped product's tiles went through
+ * put_tile element by element, a strided store each. */
+__attribute__((target("avx512f"))) static inline void t16_f32(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; i++) {
+    __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+    __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+    r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+  for (int i = 0; i < 4; i++) {
+    t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+    t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
+    t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+    t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
+  }
+  for (int i = 0; i < 4; i++) {
+    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+    r[i + 4] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0x88);
+    r[i + 12] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0xdd);
+  }
+}
+
+/* C's rows j0 .. j0 + 15 of a transposed tile from the h x 16 block acc (alpha applied): each
+ * row's h values, beta C added, the epilogue applied, stored under mask m. */
+__attribute__((target("avx512f"))) static inline void t16_store_f32(
+    __m512 r[16], int64_t j0, float *c, int64_t ldc, float beta, __mmask16 m,
+    const ct__ukr_epi_f32 *e) {
+  t16_f32(r);
+  const __m512 vb = _mm512_set1_ps(beta);
+  for (int l = 0; l < 16; l++) {
+    float *row = c + (j0 + l) * ldc;
+    __m512 o = r[l];
+    if (beta != 0) o = _mm512_add_ps(o, _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m, row)));
+    if (e != NULL) {
+      if (e->bias != NULL) o = _mm512_add_ps(o, _mm512_set1_ps(e->bias[(j0 + l) * e->bias_inc]));
+      if (e->res != NULL) {
+        o = _mm512_add_ps(o, _mm512_maskz_loadu_ps(m, e->res + (j0 + l) * e->ldr));
+      }
+      if (e->act == CT__EPI_RELU) {
+        o = _mm512_max_ps(o, _mm512_setzero_ps());
+      } else if (e->act == CT__EPI_CLAMP) {
+        o = _mm512_min_ps(_mm512_set1_ps(e->hi), _mm512_max_ps(_mm512_set1_ps(e->lo), o));
+      }
+    }
+    _mm512_mask_storeu_ps(row, m, o);
+  }
+}
+
+#define UKR_T512(NAME, H)                                                                      \
+  __attribute__((target("avx512f"))) static void NAME(int64_t kc, const float *a,              \
+                                                      const float *b, int64_t bs, float *c,    \
+                                                      int64_t ldc, float alpha, float beta,    \
+                                                      const ct__ukr_epi_f32 *e) {              \
+    __m512 acc0[H], acc1[H];                                                                   \
+    _Pragma("GCC unroll 16") for (int i = 0; i < H; i++) acc0[i] = acc1[i] =                   \
+        _mm512_setzero_ps();                                                                   \
+    for (int64_t p = 0; p < kc; p++, a += 12, b += bs) {                                       \
+      __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);                            \
+      _Pragma("GCC unroll 16") for (int i = 0; i < H; i++) {                                   \
+        __m512 x = _mm512_set1_ps(a[i]);                                                       \
+        acc0[i] = _mm512_fmadd_ps(x, b0, acc0[i]);                                             \
+        acc1[i] = _mm512_fmadd_ps(x, b1, acc1[i]);                                             \
+      }                                                                                        \
+    }                                                                                          \
+    const __m512 va = _mm512_set1_ps(alpha);                                                   \
+    const __mmask16 m = (__mmask16)((1u << H) - 1);                                            \
+    __m512 r[16];                                                                              \
+    _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) r[i] =                               \
+        i < H ? _mm512_mul_ps(va, acc0[i < H ? i : 0]) : _mm512_setzero_ps();                  \
+    t16_store_f32(r, 0, c, ldc, beta, m, e);                                                   \
+    _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) r[i] =                               \
+        i < H ? _mm512_mul_ps(va, acc1[i < H ? i : 0]) : _mm512_setzero_ps();                  \
+    t16_store_f32(r, 16, c, ldc, beta, m, e);                                                  \
+  }
+UKR_T512(ukr_avx512_f32_t_1, 1) UKR_T512(ukr_avx512_f32_t_2, 2) UKR_T512(ukr_avx512_f32_t_3, 3)
+UKR_T512(ukr_avx512_f32_t_4, 4) UKR_T512(ukr_avx512_f32_t_5, 5) UKR_T512(ukr_avx512_f32_t_6, 6)
+UKR_T512(ukr_avx512_f32_t_7, 7) UKR_T512(ukr_avx512_f32_t_8, 8) UKR_T512(ukr_avx512_f32_t_9, 9)
+UKR_T512(ukr_avx512_f32_t_10, 10) UKR_T512(ukr_avx512_f32_t_11, 11)
+UKR_T512(ukr_avx512_f32_t_12, 12)
+
 #define TABLE6(NAME) NULL, NAME##_1, NAME##_2, NAME##_3, NAME##_4, NAME##_5, NAME##_6
 #define TABLE12(NAME) \
   TABLE6(NAME), NAME##_7, NAME##_8, NAME##_9, NAME##_10, NAME##_11, NAME##_12
@@ -317,17 +408,19 @@ ACROSS_X86(across_avx2_f64, double, __m256d, 4, _mm256_loadu_pd, _mm256_storeu_p
 enum { K_PORTABLE, K_AVX2, K_AVX512, K_COUNT };
 
 static const ct__ukr_f32 f32_kernels[K_COUNT] = {
-    [K_PORTABLE] = {"portable", 4, 8, UKR_C_TABLE(ukr_c_f32), across_c_f32, NULL},
+    [K_PORTABLE] = {"portable", 4, 8, UKR_C_TABLE(ukr_c_f32), across_c_f32, NULL, {NULL}},
 #if CT__UKR_X86
-    [K_AVX2] = {"avx2", 6, 16, {TABLE6(ukr_avx2_f32)}, across_avx2_f32, row4_avx2_f32},
-    [K_AVX512] = {"avx512", 12, 32, {TABLE12(ukr_avx512_f32)}, across_avx2_f32, row4_avx512_f32},
+    [K_AVX2] = {"avx2", 6, 16, {TABLE6(ukr_avx2_f32)}, across_avx2_f32, row4_avx2_f32, {NULL}},
+    [K_AVX512] = {"avx512", 12, 32, {TABLE12(ukr_avx512_f32)}, across_avx2_f32, row4_avx512_f32,
+                  {TABLE12(ukr_avx512_f32_t)}},
 #endif
 };
 static const ct__ukr_f64 f64_kernels[K_COUNT] = {
-    [K_PORTABLE] = {"portable", 4, 8, UKR_C_TABLE(ukr_c_f64), across_c_f64, NULL},
+    [K_PORTABLE] = {"portable", 4, 8, UKR_C_TABLE(ukr_c_f64), across_c_f64, NULL, {NULL}},
 #if CT__UKR_X86
-    [K_AVX2] = {"avx2", 6, 8, {TABLE6(ukr_avx2_f64)}, across_avx2_f64, row4_avx2_f64},
-    [K_AVX512] = {"avx512", 12, 16, {TABLE12(ukr_avx512_f64)}, across_avx2_f64, row4_avx512_f64},
+    [K_AVX2] = {"avx2", 6, 8, {TABLE6(ukr_avx2_f64)}, across_avx2_f64, row4_avx2_f64, {NULL}},
+    [K_AVX512] = {"avx512", 12, 16, {TABLE12(ukr_avx512_f64)}, across_avx2_f64, row4_avx512_f64,
+                  {NULL}},
 #endif
 };
 

@@ -52,6 +52,10 @@ typedef struct ct__ukr_f32 {
   /* One row across 4 slivers (row4 below); NULL: none */
   void (*row4)(int64_t kc, const float *a, const float *b, int64_t bs, int64_t ss, float *c,
                float alpha, float beta, const ct__ukr_epi_f32 *e);
+  /* run's tiles stored transposed (run_t below), by h; NULLs: none */
+  void (*run_t[CT__UKR_MAX_MR + 1])(int64_t kc, const float *a, const float *b, int64_t bs,
+                                    float *c, int64_t ldc, float alpha, float beta,
+                                    const ct__ukr_epi_f32 *e);
 } ct__ukr_f32;
 
 typedef struct ct__ukr_f64 {
@@ -64,7 +68,15 @@ typedef struct ct__ukr_f64 {
                       double *dst);
   void (*row4)(int64_t kc, const double *a, const double *b, int64_t bs, int64_t ss, double *c,
                double alpha, double beta, const ct__ukr_epi_f64 *e);
+  void (*run_t[CT__UKR_MAX_MR + 1])(int64_t kc, const double *a, const double *b, int64_t bs,
+                                    double *c, int64_t ldc, double alpha, double beta,
+                                    const ct__ukr_epi_f64 *e);
 } ct__ukr_f64;
+
+/* run_t computes run's sums for a tile of a swapped product (C^T computed: the tile's element
+ * (i, j) is C's (j, i), C's rows ldc apart) and stores each of C's NR rows as h consecutive
+ * values: alpha, beta and the epilogue (at C's rows, e's origin the tile's first element of C)
+ * applied element by element as run applies them, so the bits are put_tile's. */
 
 /* row4 computes one row of C across 4 slivers of B at once (sliver s at b + s ss), the 1-row
  * kernel's sums lane for lane: eight independent chains instead of two. */
