@@ -65,6 +65,10 @@ START_TEST(conv_plain) {
                   .groups = 1));
   check_both(CONV(.n = 2, .c = 4, .h = 17, .w = 16, .m = 4, .kh = 2, .kw = 3, .pads = {1, 1},
                   .groups = 2));
+  /* 49 output pixels, many filters (the pixels pad the kernel's 32 columns to 64); 70 filters
+   * leave a short sliver, k = 32 x 25 two blocks */
+  check_both(CONV(.n = 1, .c = 32, .h = 7, .w = 7, .m = 64, .kh = 5, .kw = 5, .pads = {2, 2}));
+  check_both(CONV(.n = 1, .c = 32, .h = 7, .w = 7, .m = 70, .kh = 5, .kw = 5, .pads = {2, 2}));
 }
 END_TEST
 
