@@ -252,6 +252,16 @@ START_TEST(transpose_rank4_keeps_inner_runs) {
   check_transpose(CT_FLOAT32, CT_DIMS(2, 3, 4, 5), p, CT_DIMS(2, 4, 5, 3));
 }
 END_TEST
+/* Rows of 16 along X's memory under three outer dims, [5, 40, 30, 16] -> [5, 30, 40, 16]: each
+ * piece of rows starts its walk of the outer dims mid-way and carries across two of them. */
+START_TEST(transpose_short_rows_across_threads) {
+  const int64_t p[4] = {0, 2, 1, 3};
+  ct_set_num_threads(3);
+  check_transpose(CT_FLOAT32, CT_DIMS(5, 40, 30, 16), p, CT_DIMS(5, 30, 40, 16));
+  check_transpose(CT_INT64, CT_DIMS(7, 3, 5, 2), p, CT_DIMS(7, 5, 3, 2));
+  ct_set_num_threads(0);
+}
+END_TEST
 START_TEST(transpose_negative_axes) {
   const int64_t p[3] = {-1, -3, -2};
   check_transpose(CT_INT32, CT_DIMS(2, 3, 4), p, CT_DIMS(4, 2, 3));
@@ -517,6 +527,7 @@ static Suite *ops_shape_suite(void) {
   CT_ADD_TEST(s, transpose_matrix);
   CT_ADD_TEST(s, transpose_rank3_rotation);
   CT_ADD_TEST(s, transpose_rank4_keeps_inner_runs);
+  CT_ADD_TEST(s, transpose_short_rows_across_threads);
   CT_ADD_TEST(s, transpose_negative_axes);
   CT_ADD_TEST(s, transpose_identity_copies);
   CT_ADD_TEST(s, transpose_moves_only_size1_dims);

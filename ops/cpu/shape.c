@@ -42,6 +42,30 @@ static int64_t tr_offset(const ct__tr_plan *p, int rank, int64_t q) {
   return off;
 }
 
+/* An odometer over the plan's first `rank` dims: the digits of (outer) row q and X's offset of
+ * its start, stepped row by row with carries (tr_offset's division a dim a row was most of a
+ * transpose of short rows: the TransformerEncoder's [N, 10, 4, 16] -> [N, 4, 10, 16]). */
+typedef struct tr_odo {
+  int64_t digit[CT_MAX_RANK], off;
+} tr_odo;
+
+static void tr_odo_start(tr_odo *od, const ct__tr_plan *p, int rank, int64_t q) {
+  od->off = tr_offset(p, rank, q);
+  for (int k = rank - 1; k >= 0; k--) {
+    od->digit[k] = q % p->d[k];
+    q /= p->d[k];
+  }
+}
+
+static inline void tr_odo_next(tr_odo *od, const ct__tr_plan *p, int rank) {
+  for (int k = rank - 1; k >= 0; k--) {
+    od->off += p->is[k];
+    if (++od->digit[k] < p->d[k]) return;
+    od->off -= p->is[k] * p->d[k];
+    od->digit[k] = 0;
+  }
+}
+
 /* A full TILE x TILE tile of 4-byte elements whose rows lie along X's rows (X's stride 1 down
  * Out's columns): o[i * oc + j] = x[i + j * xs], as 4 x 4 blocks transposed in registers. */
 static void tile4x4(float *o, const float *x, int64_t oc, int64_t xs) {
@@ -72,8 +96,10 @@ static void tile4x4(float *o, const float *x, int64_t oc, int64_t xs) {
     int64_t inner = p->d[r - 1], st = p->is[r - 1];                                      \
     const T *x = j->x;                                                                   \
     T *o = (T *)j->o + first * inner;                                                    \
-    for (int64_t q = first; q < last; q++, o += inner) {                                 \
-      const T *xr = x + tr_offset(p, r - 1, q);                                          \
+    tr_odo od;                                                                           \
+    tr_odo_start(&od, p, r - 1, first);                                                  \
+    for (int64_t q = first; q < last; q++, o += inner, tr_odo_next(&od, p, r - 1)) {     \
+      const T *xr = x + od.off;                                                          \
       if (st == 1) {                                                                     \
         CT__SIMD for (int64_t i = 0; i < inner; i++) o[i] = xr[i];                       \
       } else {                                                                           \
