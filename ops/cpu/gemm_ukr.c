@@ -178,18 +178,19 @@ ROWS12(AVX512, ukr_avx512_f32, float, __m512, 16, ps)
 ROWS12(AVX512, ukr_avx512_f64, double, __m512d, 8, pd)
 ROWS6(AVX2, ukr_avx2_f32, float, __m256, 8, ps)
 ROWS6(AVX2, ukr_avx2_f64, double, __m256d, 4, pd)
-ROW4_X86(row4_avx512_f32, "avx512f", float, ct__ukr_epi_f32, __m512, 16, 12,
-         _mm512_set1_ps, _mm512_setzero_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps,
-         _mm512_mul_ps, _mm512_add_ps, _mm512_max_ps, _mm512_min_ps)
-ROW4_X86(row4_avx512_f64, "avx512f", double, ct__ukr_epi_f64, __m512d, 8, 12,
-         _mm512_set1_pd, _mm512_setzero_pd, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_fmadd_pd,
-         _mm512_mul_pd, _mm512_add_pd, _mm512_max_pd, _mm512_min_pd)
-ROW4_X86(row4_avx2_f32, "avx2,fma", float, ct__ukr_epi_f32, __m256, 8, 6,
-         _mm256_set1_ps, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_fmadd_ps,
-         _mm256_mul_ps, _mm256_add_ps, _mm256_max_ps, _mm256_min_ps)
-ROW4_X86(row4_avx2_f64, "avx2,fma", double, ct__ukr_epi_f64, __m256d, 4, 6,
-         _mm256_set1_pd, _mm256_setzero_pd, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_fmadd_pd,
-         _mm256_mul_pd, _mm256_add_pd, _mm256_max_pd, _mm256_min_pd)
+#define ROW4_512(NAME, T, V, W, S)                                                             \
+  ROW4_X86(NAME, "avx512f", T, EPI_##S, V, W, 12, _mm512_set1_##S, _mm512_setzero_##S,         \
+           _mm512_loadu_##S, _mm512_storeu_##S, _mm512_fmadd_##S, _mm512_mul_##S,              \
+           _mm512_add_##S, _mm512_max_##S, _mm512_min_##S)
+#define ROW4_256(NAME, T, V, W, S)                                                             \
+  ROW4_X86(NAME, "avx2,fma", T, EPI_##S, V, W, 6, _mm256_set1_##S, _mm256_setzero_##S,         \
+           _mm256_loadu_##S, _mm256_storeu_##S, _mm256_fmadd_##S, _mm256_mul_##S,              \
+           _mm256_add_##S, _mm256_max_##S, _mm256_min_##S)
+ROW4_512(row4_avx512_f32, float, __m512, 16, ps)
+ROW4_512(row4_avx512_f64, double, __m512d, 8, pd)
+ROW4_256(row4_avx2_f32, float, __m256, 8, ps)
+ROW4_256(row4_avx2_f64, double, __m256d, 4, pd)
+
 /* ---- AVX-512 float32 tiles stored transposed --------------------------------------------
  * The kernel's 12 x 32 sums (rows past h zero) as two 16 x 16 blocks, each transposed in
  * registers (pairs, quads, then 128-bit lanes exchanged twice), then C's row l (the tile's
