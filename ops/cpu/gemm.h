@@ -41,8 +41,9 @@ typedef void (*ct__gemm_pack_fn)(const void *ctx, int64_t p0, int64_t kc, int64_
  * elementwise_add, elementwise_add and relu or clip. Indices are C's (whatever the plan). bias
  * NULL: no bias (bias_inc 0: one value for every row); res NULL: no residual. act: relu is
  * `v > 0 ? v : 0`; clamp `v < lo ? lo : v`, then `v > hi ? hi : v`, in the dtype (lo and hi must
- * be values the dtype holds exactly). The tiles the micro-kernel stores whole get it in
- * registers before their store; edge and transposed tiles element by element. */
+ * be values the dtype holds exactly). The tiles the micro-kernel stores itself get it in
+ * registers before their store; the others (edge tiles, transposed ones a kernel cannot store)
+ * after theirs, row by row. */
 enum { CT__EPI_NONE, CT__EPI_RELU, CT__EPI_CLAMP };
 typedef struct ct__gemm_epi {
   const void *bias;

@@ -21,10 +21,10 @@
 
 /* The epilogue e on one value v of a tile's element (i, j), in the dtype T (the portable
  * kernel's element by element form). */
-#define EPI_ONE(T, e, v, i, j)                                     \
+#define EPI_ONE(T, e, v, i, j)                                             \
   do {                                                                     \
-    if ((e)->bias != NULL) (v) = (v) + (e)->bias[(i) * (e)->bias_inc];    \
-    if ((e)->res != NULL) (v) = (v) + (e)->res[(i) * (e)->ldr + (j)];     \
+    if ((e)->bias != NULL) (v) = (v) + (e)->bias[(i) * (e)->bias_inc];     \
+    if ((e)->res != NULL) (v) = (v) + (e)->res[(i) * (e)->ldr + (j)];      \
     if ((e)->act == CT__EPI_RELU) {                                        \
       (v) = (v) > 0 ? (v) : (T)0;                                          \
     } else if ((e)->act == CT__EPI_CLAMP) {                                \
@@ -35,26 +35,26 @@
 
 /* ---- Portable C: 4 x 8, the compiler's vectors where it finds them -------------------------- */
 
-#define UKR_C(NAME, T, E, MR, NR, H)                                                            \
-  static void NAME(int64_t kc, const T *a, const T *b, int64_t bs, T *c, int64_t ldc, T alpha,  \
-                   T beta, const E *e) {                                                        \
-    T acc[H][NR] = {{0}};                                                                       \
-    for (int64_t p = 0; p < kc; p++, a += MR, b += bs) {                                        \
-      for (int i = 0; i < H; i++) {                                                             \
-        for (int j = 0; j < NR; j++) acc[i][j] = acc[i][j] + a[i] * b[j];                       \
-      }                                                                                         \
-    }                                                                                           \
-    for (int i = 0; i < H; i++) {                                                               \
-      for (int j = 0; j < NR; j++) {                                                            \
-        T o = alpha * acc[i][j];                                                                \
-        if (beta != 0) o = o + beta * c[i * ldc + j];                                           \
-        if (e != NULL) EPI_ONE(T, e, o, i, j);                                          \
-        c[i * ldc + j] = o;                                                                     \
-      }                                                                                         \
-    }                                                                                           \
+#define UKR_C(NAME, T, E, MR, NR, H)                                                               \
+  static void NAME(int64_t kc, const T *a, const T *b, int64_t bs, T *c, int64_t ldc, T alpha,     \
+                   T beta, const E *e) {                                                           \
+    T acc[H][NR] = {{0}};                                                                          \
+    for (int64_t p = 0; p < kc; p++, a += MR, b += bs) {                                           \
+      for (int i = 0; i < H; i++) {                                                                \
+        for (int j = 0; j < NR; j++) acc[i][j] = acc[i][j] + a[i] * b[j];                          \
+      }                                                                                            \
+    }                                                                                              \
+    for (int i = 0; i < H; i++) {                                                                  \
+      for (int j = 0; j < NR; j++) {                                                               \
+        T o = alpha * acc[i][j];                                                                   \
+        if (beta != 0) o = o + beta * c[i * ldc + j];                                              \
+        if (e != NULL) EPI_ONE(T, e, o, i, j);                                                     \
+        c[i * ldc + j] = o;                                                                        \
+      }                                                                                            \
+    }                                                                                              \
   }
-#define UKR_C_ALL(NAME, T, E)                                                           \
-  UKR_C(NAME##_1, T, E, 4, 8, 1) UKR_C(NAME##_2, T, E, 4, 8, 2) UKR_C(NAME##_3, T, E, 4, 8, 3) \
+#define UKR_C_ALL(NAME, T, E)                                                                      \
+  UKR_C(NAME##_1, T, E, 4, 8, 1) UKR_C(NAME##_2, T, E, 4, 8, 2) UKR_C(NAME##_3, T, E, 4, 8, 3)     \
   UKR_C(NAME##_4, T, E, 4, 8, 4)
 UKR_C_ALL(ukr_c_f32, float, ct__ukr_epi_f32)
 UKR_C_ALL(ukr_c_f64, double, ct__ukr_epi_f64)
