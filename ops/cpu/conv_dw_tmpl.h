@@ -288,12 +288,24 @@ static inline __attribute__((always_inline)) void SFX(dwc_block)(const ct__conv_
   T ot[SFX(DWC_OUT) * CB] __attribute__((aligned(64)));
   T wt[SFX(DWC_TAPS) * CB] __attribute__((aligned(64)));
   const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, k = g->kh * g->kw;
+#ifdef CT__T16_X86 /* float32 with AVX-512: the planes moved in 16 x 16 register transposes */
+  const bool t16 = sizeof(T) == 4 && conv_t16_runs();
+#else
+  const bool t16 = false;
+#endif
   /* lanes past the block are zeros: summed, never stored */
-  for (int64_t i = 0; i < hw * CB; i++) xt[i] = 0;
   for (int64_t i = 0; i < k * CB; i++) wt[i] = 0;
   for (int64_t c = 0; c < cb; c++) {
-    for (int64_t p = 0; p < hw; p++) xt[p * CB + c] = x[c * hw + p];
     for (int64_t t = 0; t < k; t++) wt[t * CB + c] = w[c * k + t];
+  }
+#ifdef CT__T16_X86
+  if (t16) conv_dwc_in((const float *)x, hw, cb, (float *)xt);
+#endif
+  if (!t16) {
+    for (int64_t i = 0; i < hw * CB; i++) xt[i] = 0;
+    for (int64_t c = 0; c < cb; c++) {
+      for (int64_t p = 0; p < hw; p++) xt[p * CB + c] = x[c * hw + p];
+    }
   }
   for (int64_t oy = 0; oy < g->oh; oy++) {
     for (int64_t ox = 0; ox < g->ow; ox++) {
@@ -312,6 +324,12 @@ static inline __attribute__((always_inline)) void SFX(dwc_block)(const ct__conv_
       }
     }
   }
+#ifdef CT__T16_X86
+  if (t16) {
+    conv_dwc_out((const float *)ot, ohw, cb, (float *)o);
+    return;
+  }
+#endif
   for (int64_t c = 0; c < cb; c++) {
     T *restrict d = o + c * ohw;
     for (int64_t p = 0; p < ohw; p++) d[p] = ot[p * CB + c];

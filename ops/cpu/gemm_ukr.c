@@ -10,6 +10,7 @@
 #include "ops/cpu/gemm_ukr.h"
 
 #include "ops/cpu/gemm.h"
+#include "ops/cpu/t16.h"
 
 #include <stdatomic.h>
 #include <string.h>
@@ -196,40 +197,12 @@ ROW4_256(row4_avx2_f64, double, __m256d, 4, pd)
  * registers (pairs, quads, then 128-bit lanes exchanged twice), then C's row l (the tile's
  * column l) written as h lanes with a masked store: a swapped product's tiles went through
  * put_tile element by element, a strided store each. */
-__attribute__((target("avx512f"))) static inline void t16_f32(__m512 r[16]) {
-  __m512 t[16];
-  for (int i = 0; i < 8; i++) {
-    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  for (int i = 0; i < 4; i++) {
-    __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
-    __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
-    r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
-    r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
-    r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
-    r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
-  }
-  for (int i = 0; i < 4; i++) {
-    t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
-    t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
-    t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
-    t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
-  }
-  for (int i = 0; i < 4; i++) {
-    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
-    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
-    r[i + 4] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0x88);
-    r[i + 12] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0xdd);
-  }
-}
-
 /* C's rows j0 .. j0 + 15 of a transposed tile from the h x 16 block acc (alpha applied): each
  * row's h values, beta C added, the epilogue applied, stored under mask m. */
 __attribute__((target("avx512f"))) static inline void t16_store_f32(
     __m512 r[16], int64_t j0, float *c, int64_t ldc, float beta, __mmask16 m,
     const ct__ukr_epi_f32 *e) {
-  t16_f32(r);
+  ct__t16_f32(r);
   const __m512 vb = _mm512_set1_ps(beta);
   for (int l = 0; l < 16; l++) {
     float *row = c + (j0 + l) * ldc;
