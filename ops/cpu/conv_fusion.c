@@ -17,9 +17,15 @@
 #include "ops/cpu/vmath.h"
 #include "ops/defs.h"
 
-/* ACT_CLIP_T: clip whose bounds the dtype holds exactly (0 and 6, say): compared in the dtype,
- * which gives the bits of the comparison in double (the element converts exactly both ways). */
-enum { ACT_IDENTITY, ACT_RELU, ACT_CLIP, ACT_CLIP_T };
+/* The activations: gemm.h's CT__EPI_ values (ACT_CLIP_T: clip whose bounds the dtype holds
+ * exactly, 0 and 6 say, compared in the dtype, which gives the bits of the comparison in double:
+ * the element converts exactly both ways), and clip in double, which the pass alone runs. */
+enum {
+  ACT_IDENTITY = CT__EPI_NONE,
+  ACT_RELU = CT__EPI_RELU,
+  ACT_CLIP_T = CT__EPI_CLAMP,
+  ACT_CLIP
+};
 
 typedef struct epilogue {
   void *o;
@@ -77,15 +83,19 @@ static void res_strides(epilogue *ep, const ct_tensor *r, const ct_tensor *out) 
       case 5: run_##SFX(o, r, bv, n, true, false, ACT_RELU, lo, hi); break;               \
       case 6: run_##SFX(o, r, bv, n, false, true, ACT_RELU, lo, hi); break;               \
       case 7: run_##SFX(o, r, bv, n, true, true, ACT_RELU, lo, hi); break;                \
-      case 8: run_##SFX(o, r, bv, n, false, false, ACT_CLIP, lo, hi); break;              \
-      case 9: run_##SFX(o, r, bv, n, true, false, ACT_CLIP, lo, hi); break;               \
-      case 10: run_##SFX(o, r, bv, n, false, true, ACT_CLIP, lo, hi); break;              \
-      case 11: run_##SFX(o, r, bv, n, true, true, ACT_CLIP, lo, hi); break;               \
-      case 12: run_##SFX(o, r, bv, n, false, false, ACT_CLIP_T, lo, hi); break;           \
-      case 13: run_##SFX(o, r, bv, n, true, false, ACT_CLIP_T, lo, hi); break;            \
-      case 14: run_##SFX(o, r, bv, n, false, true, ACT_CLIP_T, lo, hi); break;            \
-      default: run_##SFX(o, r, bv, n, true, true, ACT_CLIP_T, lo, hi); break;             \
+      case 8: run_##SFX(o, r, bv, n, false, false, ACT_CLIP_T, lo, hi); break;            \
+      case 9: run_##SFX(o, r, bv, n, true, false, ACT_CLIP_T, lo, hi); break;             \
+      case 10: run_##SFX(o, r, bv, n, false, true, ACT_CLIP_T, lo, hi); break;            \
+      case 11: run_##SFX(o, r, bv, n, true, true, ACT_CLIP_T, lo, hi); break;             \
+      case 12: run_##SFX(o, r, bv, n, false, false, ACT_CLIP, lo, hi); break;             \
+      case 13: run_##SFX(o, r, bv, n, true, false, ACT_CLIP, lo, hi); break;              \
+      case 14: run_##SFX(o, r, bv, n, false, true, ACT_CLIP, lo, hi); break;              \
+      default: run_##SFX(o, r, bv, n, true, true, ACT_CLIP, lo, hi); break;               \
     }                                                                                     \
+  }                                                                                       \
+  void ct__conv_epi_run_##SFX(T *o, const T *r, T bv, int64_t n, bool hb, bool hr,       \
+                              int act, double lo, double hi) {                            \
+    run_any_##SFX(o, r, bv, n, hb, hr, act, lo, hi);                                      \
   }                                                                                       \
   static void planes_##SFX(void *arg, int64_t b, int64_t e) {                             \
     const epilogue *ep = arg;                                                             \
@@ -141,10 +151,8 @@ static void res_strides(epilogue *ep, const ct_tensor *r, const ct_tensor *out) 
      * residual whole planes (else the pass below, after the kernel). */                  \
     bool applied = false;                                                                 \
     ct__conv_epi ce = {.bias = ep.bias, .n_bias = ep.n_bias, .res = ep.res,               \
-                       .rs_n = ep.rs[0], .rs_m = ep.rs[1], .lo = ep.lo, .hi = ep.hi,      \
-                       .act = ep.act == ACT_RELU     ? CT__EPI_RELU                       \
-                              : ep.act == ACT_CLIP_T ? CT__EPI_CLAMP                      \
-                                                     : CT__EPI_NONE};                     \
+                       .rs_n = ep.rs[0], .rs_m = ep.rs[1], .act = ep.act, .lo = ep.lo,    \
+                       .hi = ep.hi};                                                      \
     bool fits = ep.act != ACT_CLIP && (ep.res == NULL || ep.res_plane);                   \
     ct_status s = ct__cpu_conv2d_epi_##SFX(c, fits ? &ce : NULL, &applied);               \
     if (s != CT_OK || applied) return s;                                                  \

@@ -27,6 +27,13 @@ ct_status ct__cpu_conv2d_f64(const ct_kernel_ctx *c);
  * did (false for Winograd and batched small images: the caller then runs its own pass). */
 ct_status ct__cpu_conv2d_epi_f32(const ct_kernel_ctx *c, const ct__conv_epi *e, bool *applied);
 ct_status ct__cpu_conv2d_epi_f64(const ct_kernel_ctx *c, const ct__conv_epi *e, bool *applied);
+/* The epilogue on n outputs at o, in place: + bv (hb), + r[i] (hr), then act (a CT__EPI_ value;
+ * lo and hi the clamp's bounds): conv2d_fusion's pass over one run (ops/cpu/conv_fusion.c), which
+ * the depthwise kernel calls on each plane it has just computed. */
+void ct__conv_epi_run_f32(float *o, const float *r, float bv, int64_t n, bool hb, bool hr, int act,
+                          double lo, double hi);
+void ct__conv_epi_run_f64(double *o, const double *r, double bv, int64_t n, bool hb, bool hr,
+                          int act, double lo, double hi);
 ct_status ct__cpu_conv2d_fusion_f32(const ct_kernel_ctx *c);
 ct_status ct__cpu_conv2d_fusion_f64(const ct_kernel_ctx *c);
 

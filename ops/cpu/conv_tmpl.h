@@ -182,43 +182,14 @@ static const ct__gemm_epi *SFX(conv_gemm_epi)(const SFX(conv_run) *r, int64_t n,
   return ge;
 }
 
-/* The epilogue on output plane (n, m) (ohw values at o) just computed, while it is in cache: the
- * arithmetic of conv2d_fusion's pass (ops/cpu/conv_fusion.c), element by element. */
-static inline __attribute__((always_inline)) void SFX(epi_plane)(const ct__conv_epi *e, T *o,
-                                                                  int64_t ohw, int64_t n,
-                                                                  int64_t m) {
+/* The epilogue on output plane (n, m) (ohw values at o) just computed, while it is in cache:
+ * conv2d_fusion's own pass over the plane (ops/cpu/conv_fusion.c). */
+static inline void SFX(epi_plane)(const ct__conv_epi *e, T *o, int64_t ohw, int64_t n,
+                                  int64_t m) {
   const T *res = e->res != NULL ? (const T *)e->res + n * e->rs_n + m * e->rs_m : NULL;
   const bool hb = e->bias != NULL;
   const T bv = hb ? ((const T *)e->bias)[e->n_bias == 1 ? 0 : m] : 0;
-  const T lo = (T)e->lo, hi = (T)e->hi;
-  const int act = e->act;
-  /* Each case its own loop: a test of res inside one became a masked load from NULL + i, which
-   * the CPU serves through a slow assist (a 112 x 112 plane 3x slower). */
-#define EPI_PLANE(HB, HR)                                  \
-  for (int64_t i = 0; i < ohw; i++) {                      \
-    T v = o[i];                                            \
-    if (HB) v = v + bv;                                    \
-    if (HR) v = v + res[i];                                \
-    if (act == CT__EPI_RELU) {                             \
-      v = v > 0 ? v : (T)0;                                \
-    } else if (act == CT__EPI_CLAMP) {                     \
-      v = v < lo ? lo : v;                                 \
-      v = v > hi ? hi : v;                                 \
-    }                                                      \
-    o[i] = v;                                              \
-  }
-  if (res == NULL) {
-    if (hb) {
-      EPI_PLANE(true, false)
-    } else {
-      EPI_PLANE(false, false)
-    }
-  } else if (hb) {
-    EPI_PLANE(true, true)
-  } else {
-    EPI_PLANE(false, true)
-  }
-#undef EPI_PLANE
+  SFX(ct__conv_epi_run)(o, res, bv, ohw, hb, res != NULL, e->act, e->lo, e->hi);
 }
 
 /* The forward's GEMM of group gi (without its B: the image, col or its packer), with the
@@ -486,15 +457,13 @@ static ct_status SFX(conv2d_epi)(const ct_kernel_ctx *c, const ct__conv_epi *e, 
     return CT_OK;
   }
   SFX(conv_packed)(c, &r);
-  if (!j.batched) {
-    r.epi = e;
-    *applied = e != NULL;
-  }
-  if (j.batched) {
+  if (j.batched) { /* the epilogue is the caller's pass */
     if ((st = SFX(conv_alloc)(c, &r, 0)) != CT_OK) return st;
     SFX(conv_batched)(&r, r.col, r.col + j.col_elems - j.t_elems);
     conv_scratch_free(r.scratch);
-  } else { /* the GEMMs pack col from the image: no buffer */
+  } else { /* the GEMMs pack col from the image (no buffer) and apply the epilogue */
+    r.epi = e;
+    *applied = e != NULL;
     ct__parallel_for(r.pieces, 1, SFX(conv_images), &r);
   }
   return atomic_load(&failed) ? conv_gemm_fail(c) : CT_OK;

@@ -62,6 +62,18 @@ UKR_C_ALL(ukr_c_f64, double, ct__ukr_epi_f64)
 #define UKR_C_TABLE(NAME) {NULL, NAME##_1, NAME##_2, NAME##_3, NAME##_4}
 
 #if CT__UKR_X86
+/* The sums of an H-row tile of two vectors V of W lanes, into acc0[i], acc1[i] (zeroed before):
+ * per step of k two loads of B's row, H broadcasts of A's column, 2 H fused multiply-adds. */
+#define UKR_SUMS(V, W, MR, H, SET1, LOADU, FMA)                                                 \
+  for (int64_t p = 0; p < kc; p++, a += MR, b += bs) {                                          \
+    V b0 = LOADU(b), b1 = LOADU(b + W);                                                         \
+    _Pragma("GCC unroll 16") for (int i = 0; i < H; i++) {                                      \
+      V x = SET1(a[i]);                                                                         \
+      acc0[i] = FMA(x, b0, acc0[i]);                                                            \
+      acc1[i] = FMA(x, b1, acc1[i]);                                                            \
+    }                                                                                           \
+  }
+
 /* One kernel of H rows (H <= MR) of two vectors V of W lanes. The loops over rows are unrolled
  * whole, so the accumulators live in registers. */
 #define UKR_X86(NAME, TGT, T, E, V, W, MR, H, SET1, ZERO, LOADU, STOREU, FMA, MUL, ADD, MAX, MIN) \
@@ -74,14 +86,7 @@ UKR_C_ALL(ukr_c_f64, double, ct__ukr_epi_f64)
       _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);                                   \
       _mm_prefetch((const char *)(c + i * ldc + 2 * W - 1), _MM_HINT_T0);                       \
     }                                                                                           \
-    for (int64_t p = 0; p < kc; p++, a += MR, b += bs) {                                        \
-      V b0 = LOADU(b), b1 = LOADU(b + W);                                                       \
-      _Pragma("GCC unroll 16") for (int i = 0; i < H; i++) {                                    \
-        V x = SET1(a[i]);                                                                       \
-        acc0[i] = FMA(x, b0, acc0[i]);                                                          \
-        acc1[i] = FMA(x, b1, acc1[i]);                                                          \
-      }                                                                                         \
-    }                                                                                           \
+    UKR_SUMS(V, W, MR, H, SET1, LOADU, FMA);                                                    \
     V va = SET1(alpha), vb = SET1(beta);                                                        \
     _Pragma("GCC unroll 16") for (int i = 0; i < H; i++) {                                      \
       T *r = c + i * ldc;                                                                       \
@@ -231,14 +236,7 @@ __attribute__((target("avx512f"))) static inline void t16_store_f32(
     __m512 acc0[H], acc1[H];                                                                   \
     _Pragma("GCC unroll 16") for (int i = 0; i < H; i++) acc0[i] = acc1[i] =                   \
         _mm512_setzero_ps();                                                                   \
-    for (int64_t p = 0; p < kc; p++, a += 12, b += bs) {                                       \
-      __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);                            \
-      _Pragma("GCC unroll 16") for (int i = 0; i < H; i++) {                                   \
-        __m512 x = _mm512_set1_ps(a[i]);                                                       \
-        acc0[i] = _mm512_fmadd_ps(x, b0, acc0[i]);                                             \
-        acc1[i] = _mm512_fmadd_ps(x, b1, acc1[i]);                                             \
-      }                                                                                        \
-    }                                                                                          \
+    UKR_SUMS(__m512, 16, 12, H, _mm512_set1_ps, _mm512_loadu_ps, _mm512_fmadd_ps);             \
     const __m512 va = _mm512_set1_ps(alpha);                                                   \
     const __mmask16 m = (__mmask16)((1u << H) - 1);                                            \
     __m512 r[16];                                                                              \

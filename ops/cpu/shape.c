@@ -50,9 +50,10 @@ typedef struct tr_odo {
 } tr_odo;
 
 static void tr_odo_start(tr_odo *od, const ct__tr_plan *p, int rank, int64_t q) {
-  od->off = tr_offset(p, rank, q);
+  od->off = 0;
   for (int k = rank - 1; k >= 0; k--) {
     od->digit[k] = q % p->d[k];
+    od->off += od->digit[k] * p->is[k];
     q /= p->d[k];
   }
 }
