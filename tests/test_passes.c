@@ -191,6 +191,26 @@ START_TEST(the_epilogue_in_the_gemm_tiles_gives_the_same_bits) {
 }
 END_TEST
 
+/* Shapes that take Winograd's paths (float32 3x3, 8 channels or more): the epilogue on each
+ * output plane's rows of a block right after the output step writes them. F(2x2, 3x3) on
+ * 10 x 10 outputs, F(4x4, 3x3) on 28 x 28 and 16 x 16 (two and three images: each its own
+ * residual), on one thread and on three (blocks split across the threads, and one image's
+ * block split over all of them by planes). */
+START_TEST(the_epilogue_in_winograd_gives_the_same_bits) {
+  check_fused(&(spec){.bias = true, .residual = true, .act = "relu", .dt = CT_FLOAT32, .c = 24,
+                      .hw = 12, .ks = 3});
+  check_fused(&(spec){.bias = true, .residual = true, .act = "clip", .exact_clip = true,
+                      .dt = CT_FLOAT32, .n = 2, .c = 16, .hw = 30, .ks = 3});
+  check_fused(&(spec){.bias = true, .act = "relu", .dt = CT_FLOAT32, .c = 16, .hw = 30, .ks = 3});
+  ct_set_num_threads(3);
+  check_fused(&(spec){.bias = true, .residual = true, .act = "relu", .dt = CT_FLOAT32, .c = 16,
+                      .hw = 30, .ks = 3});
+  check_fused(&(spec){.bias = true, .residual = true, .act = "relu", .dt = CT_FLOAT32, .n = 3,
+                      .c = 24, .hw = 18, .ks = 3});
+  ct_set_num_threads(1);
+}
+END_TEST
+
 START_TEST(depthwise_and_activation_alone_fuse) {
   check_fused(&(spec){.bias = true, .depthwise = true, .act = "clip", .dt = CT_FLOAT32});
   /* the epilogue plane by plane in the depthwise kernel: residual planes, exact clip, float64,
@@ -404,6 +424,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, editing_a_reader_of_an_elided_assign_fails_the_run);
   CT_ADD_TEST(s, conv_bias_residual_clip_fuses_to_the_same_bits);
   CT_ADD_TEST(s, the_epilogue_in_the_gemm_tiles_gives_the_same_bits);
+  CT_ADD_TEST(s, the_epilogue_in_winograd_gives_the_same_bits);
   CT_ADD_TEST(s, a_residual_that_broadcasts_fuses_to_the_same_bits);
   CT_ADD_TEST(s, depthwise_and_activation_alone_fuse);
   CT_ADD_TEST(s, an_intermediate_read_elsewhere_is_not_fused);

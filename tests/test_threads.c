@@ -217,10 +217,18 @@ START_TEST(conv2d_and_grad_at_every_count) {
   check_conv_at_counts(k, CT_FLOAT64);
   const conv_case *one = CONV(.n = 8, .c = 3, .h = 20, .w = 20, .m = 5, .kh = 1, .kw = 1);
   check_conv_at_counts(one, CT_FLOAT32); /* 1x1: no col */
-  /* Winograd's path (float32, 3x3, 8 channels): 3 images of 2 blocks, split 1 to 6 ways. */
-  const conv_case *wino = CONV(.n = 3, .c = 8, .h = 44, .w = 24, .m = 8, .kh = 3, .kw = 3,
+  /* Winograd's paths (float32, 3x3, 8 channels), split 1 to 6 ways: F(2x2, 3x3) on 3 images
+   * of 2 blocks, F(4x4, 3x3) (outputs of 14 x 14 and more) on 3 images of one block and on 2 of
+   * 3 blocks (64 + 64 channels: 7 tile rows a block). */
+  const conv_case *wino = CONV(.n = 3, .c = 8, .h = 60, .w = 12, .m = 8, .kh = 3, .kw = 3,
                                .pads = {1, 1});
   check_conv_at_counts(wino, CT_FLOAT32);
+  const conv_case *wino4 = CONV(.n = 3, .c = 8, .h = 44, .w = 24, .m = 8, .kh = 3, .kw = 3,
+                                .pads = {1, 1});
+  check_conv_at_counts(wino4, CT_FLOAT32);
+  const conv_case *wino4b = CONV(.n = 2, .c = 64, .h = 60, .w = 30, .m = 64, .kh = 3, .kw = 3,
+                                 .pads = {1, 1});
+  check_conv_at_counts(wino4b, CT_FLOAT32);
   /* Small images batched into one GEMM per group (225 output pixels), their unfolding and
    * scattering split across the threads by image (enough work an image for a piece each);
    * two groups. */
@@ -228,14 +236,17 @@ START_TEST(conv2d_and_grad_at_every_count) {
                                 .groups = 2, .pads = {1, 1});
   check_conv_at_counts(small, CT_FLOAT32);
   check_conv_at_counts(small, CT_FLOAT64);
-  /* One image of one block, and of two: fewer blocks than threads, each block split over them
-   * (channels, products, planes). */
-  const conv_case *wino1 = CONV(.n = 1, .c = 16, .h = 14, .w = 14, .m = 24, .kh = 3, .kw = 3,
+  /* One image of one block, and of two (F(2x2, 3x3)), and of one (F(4x4, 3x3)): fewer blocks
+   * than threads, each block split over them (channels, products, planes). */
+  const conv_case *wino1 = CONV(.n = 1, .c = 16, .h = 14, .w = 12, .m = 24, .kh = 3, .kw = 3,
                                 .pads = {1, 1});
   check_conv_at_counts(wino1, CT_FLOAT32);
-  const conv_case *wino2 = CONV(.n = 1, .c = 9, .h = 44, .w = 24, .m = 11, .kh = 3, .kw = 3,
+  const conv_case *wino2 = CONV(.n = 1, .c = 9, .h = 100, .w = 12, .m = 11, .kh = 3, .kw = 3,
                                 .pads = {1, 1});
   check_conv_at_counts(wino2, CT_FLOAT32);
+  const conv_case *wino4_1 = CONV(.n = 1, .c = 9, .h = 44, .w = 24, .m = 11, .kh = 3, .kw = 3,
+                                  .pads = {1, 1});
+  check_conv_at_counts(wino4_1, CT_FLOAT32);
   /* A layer wide enough (M C > 8192) for Filter@GRAD's sums to go through the GEMM: 9 images
    * in 8 chunks. */
   const conv_case *wide = CONV(.n = 9, .c = 96, .h = 12, .w = 22, .m = 90, .kh = 3, .kw = 3,

@@ -198,29 +198,65 @@ static inline void copy_even_f64(double *dst, const double *src, int64_t n) {
 }
 
 /* The tags of conv2d's packed filters (ct__k_derived), above the width and the element size:
- * for im2col's GEMMs, and Winograd's U. */
+ * for im2col's GEMMs, and Winograd's U of each form. */
 #define CONV_PACK_TAG ((uint64_t)1 << 32)
 #define WINO_PACK_TAG ((uint64_t)2 << 32)
+#define WINO4_PACK_TAG ((uint64_t)3 << 32)
 
 /* One GEMM of a conv kernel, its failure noted in *FAILED. */
 #define CONV_GEMM(FAILED, ...) conv_gemm_note((FAILED), CT__GEMM(GEMM, __VA_ARGS__))
 
-/* ---- float32 3x3 convolutions as Winograd's F(2x2, 3x3) (ops/cpu/winograd.h) ---------------- */
+/* ---- float32 3x3 convolutions as Winograd's F(2x2, 3x3) or F(4x4, 3x3) (ops/cpu/winograd.h) - */
 
 /* Whether conv2d's float32 forward takes the Winograd path: the filter shapes it handles, for
  * images that go one GEMM each (not batched). The choice depends on the sizes alone, never on
  * the thread count: the two paths round differently. */
 static bool conv_wino_fits(const conv_job *j) {
+  return !j->batched && !j->depthwise && (ct__wino4_fits(&j->g) || ct__wino_fits(&j->g));
+}
+
+/* Whether conv2d_grad's float32 Filter@GRAD takes F(2x2, 3x3)'s path (winograd.h): where that
+ * form's forward would. */
+static bool conv_wino_dw_fits(const conv_job *j) {
   return !j->batched && !j->depthwise && ct__wino_fits(&j->g);
 }
 
-/* The blocks of all images (ct__wino_blocks each), in `pieces` runs of consecutive blocks, each
+/* Winograd's two forms (winograd.h): F(2x2, 3x3), and F(4x4, 3x3) for the larger images it
+ * fits. The forward takes F(4x4, 3x3) where it fits (sizes alone); Input@GRAD and Filter@GRAD
+ * take F(2x2, 3x3). */
+typedef struct wino_algo {
+  uint64_t tag; /* of U kept packed (ct__k_derived) */
+  int64_t xi;   /* products: 16 or 36 */
+  int64_t (*u_elems)(const ct__conv_geom *g);
+  int64_t (*scratch_elems)(const ct__conv_geom *g);
+  void (*filter)(const ct__conv_geom *g, const float *w, float *u);
+  int64_t (*packed_elems)(const ct__conv_geom *g, int *width, bool *every_block);
+  void (*pack)(const ct__conv_geom *g, const float *u, float *dst);
+  int64_t (*blocks)(const ct__conv_geom *g);
+  ct_status (*block)(const ct__conv_geom *g, const float *x, const ct__wino_u *u, int64_t b,
+                     float *o, float *scratch, const ct__conv_epi *e, int64_t n);
+  ct_status (*block_wide)(const ct__conv_geom *g, const float *x, const ct__wino_u *u, int64_t b,
+                          float *o, float *scratch, int64_t parts, const ct__conv_epi *e,
+                          int64_t n);
+} wino_algo;
+
+static const wino_algo wino_f2 = {WINO_PACK_TAG, 16, ct__wino_u_elems, ct__wino_scratch_elems,
+                                  ct__wino_filter, ct__wino_packed_elems, ct__wino_pack,
+                                  ct__wino_blocks, ct__wino_block, ct__wino_block_wide};
+static const wino_algo wino_f4 = {WINO4_PACK_TAG, 36, ct__wino4_u_elems,
+                                  ct__wino4_scratch_elems, ct__wino4_filter,
+                                  ct__wino4_packed_elems, ct__wino4_pack, ct__wino4_blocks,
+                                  ct__wino4_block, ct__wino4_block_wide};
+
+/* The blocks of all images (a->blocks each), in `pieces` runs of consecutive blocks, each
  * piece with its own scratch. A block's arithmetic is the same whichever piece runs it. */
 typedef struct wino_run {
+  const wino_algo *a;
   const ct__conv_geom *g;
   const float *x;
   const ct__wino_u *u;
   float *o, *scratch;
+  const ct__conv_epi *e;
   int64_t blocks, items, pieces, scratch_elems;
   atomic_bool *failed;
 } wino_run;
@@ -233,8 +269,8 @@ static void wino_pieces(void *arg, int64_t b, int64_t e) {
     float *s = r->scratch + p * r->scratch_elems;
     for (int64_t it = r->items * p / r->pieces; it < r->items * (p + 1) / r->pieces; it++) {
       int64_t n = it / r->blocks;
-      conv_gemm_note(r->failed,
-                     ct__wino_block(g, r->x + n * in, r->u, it % r->blocks, r->o + n * out, s));
+      conv_gemm_note(r->failed, r->a->block(g, r->x + n * in, r->u, it % r->blocks,
+                                            r->o + n * out, s, r->e, n));
     }
   }
 }
@@ -242,42 +278,43 @@ static void wino_pieces(void *arg, int64_t b, int64_t e) {
 /* U packed for the blocks' GEMMs, kept between runs when Filter is a constant of the executor
  * (ct__k_derived), made from the filters w at the first run (U computed into tmp first), with U
  * itself where the last block's GEMMs read it; false when nothing is kept. */
-static bool wino_packed(const ct_kernel_ctx *c, const ct__conv_geom *g, const float *w,
-                        float *tmp, ct__wino_u *u) {
+static bool wino_packed(const ct_kernel_ctx *c, const wino_algo *a, const ct__conv_geom *g,
+                        const float *w, float *tmp, ct__wino_u *u) {
   if (!ct__k_is_constant(c, CT__CONV_FILTER, 0)) return false;
   int width;
   bool every;
-  const int64_t pe = ct__wino_packed_elems(g, &width, &every), ue = ct__wino_u_elems(g);
-  const size_t n = (size_t)(16 * pe + (every ? 0 : ue));
+  const int64_t pe = a->packed_elems(g, &width, &every), ue = a->u_elems(g);
+  const size_t n = (size_t)(a->xi * pe + (every ? 0 : ue));
   bool fresh;
-  float *d = ct__k_derived(c, CT__CONV_FILTER, 0, WINO_PACK_TAG | (uint64_t)width << 8 | 4,
+  float *d = ct__k_derived(c, CT__CONV_FILTER, 0, a->tag | (uint64_t)width << 8 | 4,
                            n * sizeof(float), &fresh);
   if (d == NULL) return false;
   if (fresh) {
-    ct__wino_filter(g, w, tmp);
-    ct__wino_pack(g, tmp, d);
-    if (!every) memcpy(d + 16 * pe, tmp, (size_t)ue * sizeof(float));
+    a->filter(g, w, tmp);
+    a->pack(g, tmp, d);
+    if (!every) memcpy(d + a->xi * pe, tmp, (size_t)ue * sizeof(float));
   }
-  *u = (ct__wino_u){.u = every ? NULL : d + 16 * pe, .packed = d, .packed_elems = pe,
+  *u = (ct__wino_u){.u = every ? NULL : d + a->xi * pe, .packed = d, .packed_elems = pe,
                     .width = width};
   return true;
 }
 
 /* Output o of the convolution of plan g of x by the filters w [M, C, 3, 3] (Filter's own when
- * `filter`: then kept packed when it is a constant). */
-static ct_status wino_conv(const ct_kernel_ctx *c, const ct__conv_geom *g, const float *x,
-                           const float *w, float *o, bool filter) {
-  wino_run r = {g, x, NULL, o, NULL, ct__wino_blocks(g), 0, 0, ct__wino_scratch_elems(g), NULL};
+ * `filter`: then kept packed when it is a constant), then the epilogue e (NULL: none). */
+static ct_status wino_conv(const ct_kernel_ctx *c, const wino_algo *a, const ct__conv_geom *g,
+                           const float *x, const float *w, float *o, bool filter,
+                           const ct__conv_epi *e) {
+  wino_run r = {a, g, x, NULL, o, NULL, e, a->blocks(g), 0, 0, a->scratch_elems(g), NULL};
   const int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads(); /* nested: inline */
   r.items = g->n * r.blocks;
   /* Fewer blocks than threads (one image of a few blocks): each block over all the threads. */
   const bool wide = r.items < threads;
   r.pieces = threads < r.items || wide ? threads : r.items;
-  const int64_t u_elems = ct__wino_u_elems(g);
+  const int64_t u_elems = a->u_elems(g);
   float *buf = conv_scratch(c, u_elems + r.pieces * r.scratch_elems, sizeof(float));
   if (buf == NULL) return ct_last_status();
   ct__wino_u u = {.u = buf};
-  if (!filter || !wino_packed(c, g, w, buf, &u)) ct__wino_filter(g, w, buf);
+  if (!filter || !wino_packed(c, a, g, w, buf, &u)) a->filter(g, w, buf);
   atomic_bool failed = false;
   r.u = &u;
   r.scratch = buf + u_elems;
@@ -285,8 +322,9 @@ static ct_status wino_conv(const ct_kernel_ctx *c, const ct__conv_geom *g, const
   if (wide) {
     const int64_t in = g->c * g->h * g->w, out = g->m * g->oh * g->ow;
     for (int64_t it = 0; it < r.items; it++) {
-      conv_gemm_note(&failed, ct__wino_block_wide(g, x + it / r.blocks * in, &u, it % r.blocks,
-                                                  o + it / r.blocks * out, r.scratch, threads));
+      const int64_t n = it / r.blocks;
+      conv_gemm_note(&failed, a->block_wide(g, x + n * in, &u, it % r.blocks, o + n * out,
+                                            r.scratch, threads, e, n));
     }
   } else {
     ct__parallel_for(r.pieces, 1, wino_pieces, &r);
@@ -295,9 +333,12 @@ static ct_status wino_conv(const ct_kernel_ctx *c, const ct__conv_geom *g, const
   return atomic_load(&failed) ? conv_gemm_fail(c) : CT_OK;
 }
 
-static ct_status conv_wino(const ct_kernel_ctx *c, const conv_job *j, float *o) {
-  return wino_conv(c, &j->g, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
-                   ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)), o, true);
+static ct_status conv_wino(const ct_kernel_ctx *c, const conv_job *j, float *o,
+                           const ct__conv_epi *e, bool *applied) {
+  *applied = e != NULL;
+  return wino_conv(c, ct__wino4_fits(&j->g) ? &wino_f4 : &wino_f2, &j->g,
+                   ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
+                   ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)), o, true, e);
 }
 
 /* Input@GRAD of a stride-1 3x3 conv is itself a 3x3 convolution: of Output@GRAD [N, M, OH, OW]
@@ -350,7 +391,7 @@ static ct_status conv_wino_dx(const ct_kernel_ctx *c, const conv_job *j, const f
     }
   }
   ct__conv_geom t = wino_dx_geom(g);
-  ct_status st = wino_conv(c, &t, d, wt, dx, false);
+  ct_status st = wino_conv(c, &wino_f2, &t, d, wt, dx, false, NULL);
   free(wt);
   return st;
 }
@@ -482,6 +523,7 @@ static bool conv_t16_runs(void) {
 #define CONV_FAST_RUN conv_wino
 #define CONV_FAST_DX_FITS conv_wino_dx_fits
 #define CONV_FAST_DX_RUN conv_wino_dx
+#define CONV_FAST_DW_FITS conv_wino_dw_fits
 #define CONV_FAST_DW_RUN conv_wino_dw
 #include "ops/cpu/conv_tmpl.h"
 #include "ops/cpu/pool_tmpl.h"
@@ -493,6 +535,7 @@ static bool conv_t16_runs(void) {
 #undef CONV_FAST_RUN
 #undef CONV_FAST_DX_FITS
 #undef CONV_FAST_DX_RUN
+#undef CONV_FAST_DW_FITS
 #undef CONV_FAST_DW_RUN
 
 #define T double

@@ -97,6 +97,13 @@ static void res_strides(epilogue *ep, const ct_tensor *r, const ct_tensor *out) 
                               int act, double lo, double hi) {                            \
     run_any_##SFX(o, r, bv, n, hb, hr, act, lo, hi);                                      \
   }                                                                                       \
+  void ct__conv_epi_rows_##SFX(const ct__conv_epi *e, T *plane, int64_t n, int64_t m,     \
+                               int64_t i0, int64_t i1) {                                  \
+    const T *r = e->res != NULL ? (const T *)e->res + n * e->rs_n + m * e->rs_m + i0 : NULL; \
+    const T bv = e->bias != NULL ? ((const T *)e->bias)[e->n_bias == 1 ? 0 : m] : 0;      \
+    run_any_##SFX(plane + i0, r, bv, i1 - i0, e->bias != NULL, r != NULL, e->act, e->lo,  \
+                  e->hi);                                                                 \
+  }                                                                                       \
   static void planes_##SFX(void *arg, int64_t b, int64_t e) {                             \
     const epilogue *ep = arg;                                                             \
     const T *bias = ep->bias, *res = ep->res;                                             \

@@ -34,6 +34,11 @@ void ct__conv_epi_run_f32(float *o, const float *r, float bv, int64_t n, bool hb
                           double lo, double hi);
 void ct__conv_epi_run_f64(double *o, const double *r, double bv, int64_t n, bool hb, bool hr,
                           int act, double lo, double hi);
+/* The epilogue e on values [i0, i1) of output plane (n, m) at plane (whose residual it is). */
+void ct__conv_epi_rows_f32(const ct__conv_epi *e, float *plane, int64_t n, int64_t m, int64_t i0,
+                           int64_t i1);
+void ct__conv_epi_rows_f64(const ct__conv_epi *e, double *plane, int64_t n, int64_t m, int64_t i0,
+                           int64_t i1);
 ct_status ct__cpu_conv2d_fusion_f32(const ct_kernel_ctx *c);
 ct_status ct__cpu_conv2d_fusion_f64(const ct_kernel_ctx *c);
 

@@ -186,10 +186,7 @@ static const ct__gemm_epi *SFX(conv_gemm_epi)(const SFX(conv_run) *r, int64_t n,
  * conv2d_fusion's own pass over the plane (ops/cpu/conv_fusion.c). */
 static inline void SFX(epi_plane)(const ct__conv_epi *e, T *o, int64_t ohw, int64_t n,
                                   int64_t m) {
-  const T *res = e->res != NULL ? (const T *)e->res + n * e->rs_n + m * e->rs_m : NULL;
-  const bool hb = e->bias != NULL;
-  const T bv = hb ? ((const T *)e->bias)[e->n_bias == 1 ? 0 : m] : 0;
-  SFX(ct__conv_epi_run)(o, res, bv, ohw, hb, res != NULL, e->act, e->lo, e->hi);
+  SFX(ct__conv_epi_rows)(e, o, n, m, 0, ohw);
 }
 
 /* The forward's GEMM of group gi (without its B: the image, col or its packer), with the
@@ -444,7 +441,7 @@ static ct_status SFX(conv2d_epi)(const ct_kernel_ctx *c, const ct__conv_epi *e, 
     return CT_OK;
   }
 #ifdef CONV_FAST_RUN /* a faster algorithm this dtype has for some plans (float32: Winograd) */
-  if (CONV_FAST_FITS(&j)) return CONV_FAST_RUN(c, &j, o);
+  if (CONV_FAST_FITS(&j)) return CONV_FAST_RUN(c, &j, o, e, applied);
 #endif
   atomic_bool failed = false;
   SFX(conv_run) r = {&j, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
@@ -509,8 +506,8 @@ static ct_status SFX(conv2d_grad)(const ct_kernel_ctx *c) {
     r.dx = dx = NULL; /* the chunks below compute Filter@GRAD alone */
   }
 #endif
-#ifdef CONV_FAST_DW_RUN /* Filter@GRAD by it (float32: Winograd, where the forward takes it) */
-  if (dw != NULL && CONV_FAST_FITS(&j)) {
+#ifdef CONV_FAST_DW_RUN /* Filter@GRAD by it (float32: Winograd's F(2x2, 3x3), where its forward fits) */
+  if (dw != NULL && CONV_FAST_DW_FITS(&j)) {
     if ((st = CONV_FAST_DW_RUN(c, &j, r.x, r.d, dw)) != CT_OK) return st;
     r.dw = dw = NULL; /* the chunks below compute Input@GRAD alone */
   }

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "ops/cpu/conv_fusion.h"
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/parallel.h"
 #include "ops/cpu/winograd_impl.h"
@@ -34,17 +35,9 @@
 enum { WIDE_PAIRS = 65536, WIDE_BLOCK = 81920 };
 
 bool ct__wino_fits(const ct__conv_geom *g) {
-#ifndef CT__WINO_ON
-  (void)g;
-  return false;
-#else
-  if (!(g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 &&
-        g->groups == 1 && g->c >= 8 && g->m >= 8 && g->oh >= 2 && g->ow >= 2)) {
-    return false;
-  }
+  if (!ct__wino_shape(g)) return false;
   const int64_t bt = block_ld(block_rows(g) * tiles_w(g));
   return g->m * g->c <= WIDE_PAIRS && (g->c + g->m) * bt <= WIDE_BLOCK;
-#endif
 }
 
 int64_t ct__wino_u_elems(const ct__conv_geom *g) { return 16 * g->m * g->c; }
@@ -237,8 +230,10 @@ static void put_tiles(const ct__conv_geom *g, float *o, int64_t ty0, int64_t t0,
  * of CHUNK tiles of the block whatever rows they span. */
 CT__WINO_CLONES
 static void transform_out(const ct__conv_geom *g, const float *mx, int64_t m0, int64_t m1,
-                          int64_t ty0, int64_t ty1, int64_t bt, float *o) {
+                          int64_t ty0, int64_t ty1, int64_t bt, float *o, const ct__conv_epi *e,
+                          int64_t n_img) {
   const int64_t nt = (ty1 - ty0) * tiles_w(g), ohw = g->oh * g->ow;
+  const int64_t oy0 = 2 * ty0, oy1 = 2 * ty1 < g->oh ? 2 * ty1 : g->oh;
   for (int64_t m = m0; m < m1; m++) {
     const float *p[16];
     for (int xi = 0; xi < 16; xi++) p[xi] = mx + (xi * g->m + m) * bt;
@@ -262,6 +257,7 @@ static void transform_out(const ct__conv_geom *g, const float *mx, int64_t m0, i
       }
       put_tiles(g, o + m * ohw, ty0, t0, n, y);
     }
+    if (e != NULL) ct__conv_epi_rows_f32(e, o + m * ohw, n_img, m, oy0 * g->ow, oy1 * g->ow);
   }
 }
 
@@ -327,7 +323,7 @@ void ct__wino_pack(const ct__conv_geom *g, const float *u, float *dst) {
 }
 
 ct_status ct__wino_block(const ct__conv_geom *g, const float *x, const ct__wino_u *u, int64_t b,
-                         float *o, float *scratch) {
+                         float *o, float *scratch, const ct__conv_epi *e, int64_t n) {
   const ct__wino_blk k = ct__wino_block_in(g, x, b, scratch);
   const int64_t nt = k.nt, bt = k.bt;
   float *v = k.v, *mx = k.mx;
@@ -340,7 +336,7 @@ ct_status ct__wino_block(const ct__conv_geom *g, const float *x, const ct__wino_
     ct_status st = ct__gemm_f32(&p);
     if (st != CT_OK) return st;
   }
-  transform_out(g, mx, 0, g->m, k.ty0, k.ty1, bt, o);
+  transform_out(g, mx, 0, g->m, k.ty0, k.ty1, bt, o, e, n);
   return CT_OK;
 }
 
@@ -353,8 +349,9 @@ typedef struct wide_job {
   const float *x;
   const ct__wino_u *u;
   float *o, *scratch;
+  const ct__conv_epi *e;
   ct__wino_blk k;
-  int64_t scratch_elems, parts;
+  int64_t scratch_elems, parts, n;
   atomic_bool failed;
 } wide_job;
 
@@ -387,15 +384,16 @@ static void wide_out(void *arg, int64_t b, int64_t e) {
   const int64_t m = j->g->m;
   for (int64_t p = b; p < e; p++) {
     transform_out(j->g, j->k.mx, m * p / j->parts, m * (p + 1) / j->parts, j->k.ty0, j->k.ty1,
-                  j->k.bt, j->o);
+                  j->k.bt, j->o, j->e, j->n);
   }
 }
 
 ct_status ct__wino_block_wide(const ct__conv_geom *g, const float *x, const ct__wino_u *u,
-                              int64_t b, float *o, float *scratch, int64_t parts) {
-  wide_job j = {.g = g, .x = x, .u = u, .o = o, .scratch = scratch,
+                              int64_t b, float *o, float *scratch, int64_t parts,
+                              const ct__conv_epi *e, int64_t n) {
+  wide_job j = {.g = g, .x = x, .u = u, .o = o, .scratch = scratch, .e = e,
                 .k = block_at(g, b, scratch), .scratch_elems = ct__wino_scratch_elems(g),
-                .parts = parts};
+                .parts = parts, .n = n};
   atomic_init(&j.failed, false);
   ct__parallel_for(parts, 1, wide_in, &j);
   ct__parallel_for(parts, 1, wide_products, &j);

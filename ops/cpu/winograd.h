@@ -52,15 +52,19 @@ void ct__wino_pack(const ct__conv_geom *g, const float *u, float *dst);
 
 /* An image's output planes go in blocks of whole tile rows (about 256 tiles each), independent
  * of each other: ct__wino_blocks of them. Block b of output image o [M, OH, OW] from input image
- * x [C, H, W] and U, with scratch of ct__wino_scratch_elems floats. Fails only as its GEMMs do
+ * x [C, H, W] and U, with scratch of ct__wino_scratch_elems floats; then conv2d_fusion's
+ * epilogue e (NULL: none; ops/cpu/conv_fusion.h) on each plane's rows of the block, with image
+ * n's residual. Fails only as its GEMMs do
  * (out of memory for their packing buffers: the error recorded, o partly written). */
 int64_t ct__wino_blocks(const ct__conv_geom *g);
+struct ct__conv_epi;
 ct_status ct__wino_block(const ct__conv_geom *g, const float *x, const ct__wino_u *u, int64_t b,
-                         float *o, float *scratch);
+                         float *o, float *scratch, const struct ct__conv_epi *e, int64_t n);
 /* The same block split over `parts` pieces run on corten's threads (for images of fewer blocks
  * than threads): the same values; scratch holds `parts` workers' scratch. */
 ct_status ct__wino_block_wide(const ct__conv_geom *g, const float *x, const ct__wino_u *u,
-                              int64_t b, float *o, float *scratch, int64_t parts);
+                              int64_t b, float *o, float *scratch, int64_t parts,
+                              const struct ct__conv_epi *e, int64_t n);
 
 /* Filter@GRAD through the same transforms: U's gradient is dU = sum over images and tiles of
  * (A dY A^T) .* V, and Filter@GRAD is G^T dU G. A run sums its blocks into an accumulator zeroed
@@ -75,5 +79,23 @@ ct_status ct__wino_grad_block(const ct__conv_geom *g, const float *x, const floa
                               float *acc, float *scratch);
 void ct__wino_grad_sum(const ct__conv_geom *g, const float *lanes, float *du);
 void ct__wino_filter_grad(const ct__conv_geom *g, const float *du, float *dw);
+
+/* ---- F(4x4, 3x3) (ops/cpu/winograd4.c): 4x4 output tiles from 6x6 patches, 36 GEMMs, the
+ * forward only; the same calls as above with U[xi] for xi < 36. ct__wino4_fits: the plans of
+ * ct__wino_fits on images large enough for 4x4 tiles to pay (a block's tile rows carry one
+ * dropped tile each) and at most its pairs. Its blocks apply conv2d_fusion's epilogue e (NULL:
+ * none) to each output plane's rows of the block once written, image n's residual. */
+bool ct__wino4_fits(const ct__conv_geom *g);
+int64_t ct__wino4_u_elems(const ct__conv_geom *g);
+int64_t ct__wino4_scratch_elems(const ct__conv_geom *g);
+void ct__wino4_filter(const ct__conv_geom *g, const float *w, float *u);
+int64_t ct__wino4_packed_elems(const ct__conv_geom *g, int *width, bool *every_block);
+void ct__wino4_pack(const ct__conv_geom *g, const float *u, float *dst);
+int64_t ct__wino4_blocks(const ct__conv_geom *g);
+ct_status ct__wino4_block(const ct__conv_geom *g, const float *x, const ct__wino_u *u, int64_t b,
+                          float *o, float *scratch, const struct ct__conv_epi *e, int64_t n);
+ct_status ct__wino4_block_wide(const ct__conv_geom *g, const float *x, const ct__wino_u *u,
+                               int64_t b, float *o, float *scratch, int64_t parts,
+                               const struct ct__conv_epi *e, int64_t n);
 
 #endif /* CORTEN_OPS_CPU_WINOGRAD_H */

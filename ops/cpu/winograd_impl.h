@@ -5,6 +5,7 @@
 #ifndef CORTEN_OPS_CPU_WINOGRAD_IMPL_H
 #define CORTEN_OPS_CPU_WINOGRAD_IMPL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ops/cpu/winograd.h"
@@ -39,6 +40,18 @@
 #define CT__WINO_ON 1
 #endif
 #endif
+
+/* The plans both forms take: 3x3 filters at stride 1, no dilation, one group, 8 channels and 8
+ * filters or more, an output of 2 x 2 or more; none in a build without the path. */
+static inline bool ct__wino_shape(const ct__conv_geom *g) {
+#ifndef CT__WINO_ON
+  (void)g;
+  return false;
+#else
+  return g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 &&
+         g->groups == 1 && g->c >= 8 && g->m >= 8 && g->oh >= 2 && g->ow >= 2;
+#endif
+}
 
 enum {
   BLOCK_TILES = 256, /* tiles per block, about: V and M of a block fit in L2 */
