@@ -162,12 +162,21 @@ static void transform_in(const ct__conv_geom *g, const float *x, int64_t c0, int
       const float *e2 = r[2], *o2 = r[2] + half, *e3 = r[3], *o3 = r[3] + half;
       int64_t q = 0;
       /* 8 and then 4 tiles at a time (the compiler kept the 16 output rows' pointers on the
-       * stack and went element by element), then the rest one by one below: the same
-       * operations in every lane. */
-      for (; q + 8 <= tw; q += 8) WINO_IN_TILES(wv8, q);
-      if (q + 4 <= tw) {
-        WINO_IN_TILES(wv4, q);
-        q += 4;
+       * stack and went element by element); a last short run as one more vector that overlaps
+       * the tiles before it (which it computes again, to the same bits: the same operations in
+       * every lane), so that a row of 7 tiles (a 14 x 14 output) is two vectors of 4, not one
+       * and 3 tiles one by one (those were a third of the forward of 256 x 256 filters on
+       * 14 x 14); rows of fewer than 4 tiles go one by one below. */
+      if (tw >= 8) {
+        for (; q + 8 <= tw; q += 8) WINO_IN_TILES(wv8, q);
+        if (q < tw) {
+          WINO_IN_TILES(wv8, tw - 8);
+          q = tw;
+        }
+      } else if (tw >= 4) {
+        WINO_IN_TILES(wv4, 0);
+        WINO_IN_TILES(wv4, tw - 4);
+        q = tw;
       }
       for (; q < tw; q++) {
         /* patch columns 0..3 of each row: even[q], odd[q], even[q + 1], odd[q + 1] */
