@@ -140,7 +140,8 @@ END_TEST
 
 /* float32 3x3 convolutions at stride 1 with 8 or more channels and filters take Winograd's
  * F(2x2, 3x3) (ops/cpu/winograd.c) when their images go one GEMM each (one image, or 256 output
- * pixels or more) and have a side under 14 (larger ones: F(4x4, 3x3), below): exact on these
+ * pixels or more, or images of 12 x 12 or more) and have a side under 14 (larger ones:
+ * F(4x4, 3x3), below): exact on these
  * small integers like the GEMM path. Odd and even output sizes (a half tile), asymmetric and no
  * padding, a row of more tiles than a block (and than the output step's chunk), several blocks
  * of tile rows, and more filter-channel pairs than the filter transform takes at a time. */
@@ -151,6 +152,8 @@ START_TEST(conv_winograd_shapes) {
                   .pads = {0, 2, 1, 0}, .n_pads = 4));
   check_both(CONV(.n = 1, .c = 8, .h = 4, .w = 601, .m = 8, .kh = 3, .kw = 3, .pads = {1, 1}));
   check_both(CONV(.n = 3, .c = 8, .h = 100, .w = 12, .m = 9, .kh = 3, .kw = 3, .pads = {1, 1}));
+  /* images of fewer than 256 outputs, 12 or more a side: Winograd's path, not one GEMM */
+  check_both(CONV(.n = 2, .c = 8, .h = 12, .w = 13, .m = 8, .kh = 3, .kw = 3, .pads = {1, 1}));
   /* 323 filter-channel pairs: the filter transform's runs of 256 and a short one */
   check_both(CONV(.n = 1, .c = 17, .h = 6, .w = 7, .m = 19, .kh = 3, .kw = 3, .pads = {1, 1}));
 }
@@ -212,6 +215,8 @@ START_TEST(conv_winograd4_error_is_within_its_bound) {
                           .pads = {0, 2, 1, 0}, .n_pads = 4), 1e-5);
   check_within_bound(CONV(.n = 1, .c = 8, .h = 22, .w = 22, .m = 8, .kh = 3, .kw = 3), 1e-5);
   check_within_bound(CONV(.n = 1, .c = 32, .h = 14, .w = 14, .m = 24, .kh = 3, .kw = 3,
+                          .pads = {1, 1}), 1e-5);
+  check_within_bound(CONV(.n = 3, .c = 32, .h = 14, .w = 14, .m = 24, .kh = 3, .kw = 3,
                           .pads = {1, 1}), 1e-5);
   check_within_bound(CONV(.n = 1, .c = 9, .h = 21, .w = 23, .m = 10, .kh = 3, .kw = 3,
                           .pads = {1, 1}), 1e-5);

@@ -229,6 +229,13 @@ START_TEST(conv2d_and_grad_at_every_count) {
   const conv_case *wino4b = CONV(.n = 2, .c = 64, .h = 60, .w = 30, .m = 64, .kh = 3, .kw = 3,
                                  .pads = {1, 1});
   check_conv_at_counts(wino4b, CT_FLOAT32);
+  /* images of fewer than 256 outputs (which im2col would batch) through both forms */
+  const conv_case *wino_b2 = CONV(.n = 4, .c = 8, .h = 12, .w = 13, .m = 8, .kh = 3, .kw = 3,
+                                  .pads = {1, 1});
+  check_conv_at_counts(wino_b2, CT_FLOAT32);
+  const conv_case *wino_b4 = CONV(.n = 4, .c = 16, .h = 14, .w = 14, .m = 8, .kh = 3, .kw = 3,
+                                  .pads = {1, 1});
+  check_conv_at_counts(wino_b4, CT_FLOAT32);
   /* Small images batched into one GEMM per group (225 output pixels), their unfolding and
    * scattering split across the threads by image (enough work an image for a piece each);
    * two groups. */
