@@ -159,6 +159,24 @@ START_TEST(conv_winograd_shapes) {
 }
 END_TEST
 
+/* float32 filters of 3 x 3 or more on outputs at most 14 wide (and of at most 256 pixels), with
+ * 32 filters and 16 channels or more, that Winograd's paths do not take, go through the direct
+ * loop (ops/cpu/conv_direct.c) on CPUs with AVX-512: exact on small integers like the GEMM path.
+ * 3x3 at stride 1 on batched 7 x 7 images (the sums in two chunks of channels), stride 2 onto
+ * 14-wide rows, a last block of 8 filters, asymmetric padding onto 4-wide rows, a 1-wide column,
+ * and 5x5 filters at stride 2. */
+START_TEST(conv_direct_shapes) {
+  check_both(CONV(.n = 2, .c = 40, .h = 7, .w = 7, .m = 64, .kh = 3, .kw = 3, .pads = {1, 1}));
+  check_both(CONV(.n = 1, .c = 16, .h = 28, .w = 27, .m = 40, .kh = 3, .kw = 3, .sh = 2,
+                  .sw = 2, .pads = {1, 1}));
+  check_both(CONV(.n = 2, .c = 24, .h = 9, .w = 5, .m = 32, .kh = 3, .kw = 3,
+                  .pads = {0, 2, 1, 0}, .n_pads = 4));
+  check_both(CONV(.n = 2, .c = 16, .h = 4, .w = 1, .m = 32, .kh = 3, .kw = 3, .pads = {1, 1}));
+  check_both(CONV(.n = 1, .c = 16, .h = 15, .w = 15, .m = 33, .kh = 5, .kw = 5, .sh = 2,
+                  .sw = 2, .pads = {2, 2}));
+}
+END_TEST
+
 /* Case k in float32 on data that is not exact against conv2d's definition in float64: each
  * output's error within `bound` times the sum of its terms' magnitudes (|x| |w| over the window
  * and channels); the largest such ratio seen. */
@@ -422,6 +440,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, conv_groups_and_depthwise);
   CT_ADD_TEST(s, conv_padding_algorithms);
   CT_ADD_TEST(s, conv_winograd_shapes);
+  CT_ADD_TEST(s, conv_direct_shapes);
   CT_ADD_TEST(s, conv_winograd_error_is_within_its_bound);
   CT_ADD_TEST(s, conv_winograd4_error_is_within_its_bound);
   CT_ADD_TEST(s, conv_empty_batch);

@@ -191,17 +191,21 @@ START_TEST(the_epilogue_in_the_gemm_tiles_gives_the_same_bits) {
 }
 END_TEST
 
-/* Shapes that take Winograd's paths (float32 3x3, 8 channels or more): the epilogue on each
+/* Shapes that take Winograd's paths (float32 3x3, 8 channels or more) and the direct loop for
+ * small output widths: the epilogue on each
  * output plane's rows of a block right after the output step writes them. F(2x2, 3x3) on
  * 10 x 10 outputs, F(4x4, 3x3) on 28 x 28 and 16 x 16 (two and three images: each its own
  * residual), on one thread and on three (blocks split across the threads, and one image's
  * block split over all of them by planes). */
-START_TEST(the_epilogue_in_winograd_gives_the_same_bits) {
+START_TEST(the_epilogue_in_winograd_and_direct_gives_the_same_bits) {
   check_fused(&(spec){.bias = true, .residual = true, .act = "relu", .dt = CT_FLOAT32, .c = 24,
                       .hw = 12, .ks = 3});
   check_fused(&(spec){.bias = true, .residual = true, .act = "clip", .exact_clip = true,
                       .dt = CT_FLOAT32, .n = 2, .c = 16, .hw = 30, .ks = 3});
   check_fused(&(spec){.bias = true, .act = "relu", .dt = CT_FLOAT32, .c = 16, .hw = 30, .ks = 3});
+  /* two 7 x 7 images of 40 filters: the direct loop (ops/cpu/conv_direct.c) */
+  check_fused(&(spec){.bias = true, .residual = true, .act = "relu", .dt = CT_FLOAT32, .n = 2,
+                      .c = 40, .hw = 9, .ks = 3});
   ct_set_num_threads(3);
   check_fused(&(spec){.bias = true, .residual = true, .act = "relu", .dt = CT_FLOAT32, .c = 16,
                       .hw = 30, .ks = 3});
@@ -424,7 +428,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, editing_a_reader_of_an_elided_assign_fails_the_run);
   CT_ADD_TEST(s, conv_bias_residual_clip_fuses_to_the_same_bits);
   CT_ADD_TEST(s, the_epilogue_in_the_gemm_tiles_gives_the_same_bits);
-  CT_ADD_TEST(s, the_epilogue_in_winograd_gives_the_same_bits);
+  CT_ADD_TEST(s, the_epilogue_in_winograd_and_direct_gives_the_same_bits);
   CT_ADD_TEST(s, a_residual_that_broadcasts_fuses_to_the_same_bits);
   CT_ADD_TEST(s, depthwise_and_activation_alone_fuse);
   CT_ADD_TEST(s, an_intermediate_read_elsewhere_is_not_fused);

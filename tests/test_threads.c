@@ -243,6 +243,14 @@ START_TEST(conv2d_and_grad_at_every_count) {
                                 .groups = 2, .pads = {1, 1});
   check_conv_at_counts(small, CT_FLOAT32);
   check_conv_at_counts(small, CT_FLOAT64);
+  /* The direct loop for small output widths: 3 images of 3 blocks of filters (the last of 6),
+   * and one image's 3 blocks over more threads than blocks. */
+  const conv_case *direct = CONV(.n = 3, .c = 40, .h = 7, .w = 7, .m = 70, .kh = 3, .kw = 3,
+                                 .pads = {1, 1});
+  check_conv_at_counts(direct, CT_FLOAT32);
+  const conv_case *direct1 = CONV(.n = 1, .c = 40, .h = 14, .w = 14, .m = 70, .kh = 3, .kw = 3,
+                                  .sh = 2, .sw = 2, .pads = {1, 1});
+  check_conv_at_counts(direct1, CT_FLOAT32);
   /* One image of one block, and of two (F(2x2, 3x3)), and of one (F(4x4, 3x3)): fewer blocks
    * than threads, each block split over them (channels, products, planes). */
   const conv_case *wino1 = CONV(.n = 1, .c = 16, .h = 14, .w = 12, .m = 24, .kh = 3, .kw = 3,

@@ -7,9 +7,11 @@
  * packs into the GEMM straight from the image (pack_col) and the gradient writes out. Small images
  * (under BATCH_PIXELS outputs) unfold all images side by side and take one GEMM per group. A 1x1
  * filter with stride 1, no padding and no dilation reads the input as col directly. float32 3x3
- * filters at stride 1 (8 channels and filters or more, one GEMM per image, not the widest layers)
- * take Winograd's F(2x2, 3x3) instead (ops/cpu/winograd.c), forward and both gradients, its
- * blocks of tiles split across threads. Depthwise
+ * filters at stride 1 (8 channels and filters or more, not the widest layers) take Winograd's
+ * F(2x2, 3x3) instead (ops/cpu/winograd.c), forward and both gradients, or in the forward on
+ * larger images F(4x4, 3x3) (ops/cpu/winograd4.c), their blocks of tiles split across threads;
+ * other float32 forwards onto rows of at most 14 outputs take a direct loop with the output
+ * channels in vector lanes (ops/cpu/conv_direct.c) on CPUs with AVX-512. Depthwise
  * groups (one input channel each) run a direct loop per output plane instead: their GEMM would be
  * a matrix-vector product per plane. The gradient: Filter@GRAD's transpose accumulates col dOut^T
  * over fixed chunks of images (each in image order, the chunks' sums then added in order into
@@ -30,6 +32,7 @@
 
 #include <corten/op.h>
 
+#include "ops/cpu/conv_direct.h"
 #include "ops/cpu/conv_fusion.h"
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/cpu/gemm.h"
@@ -201,6 +204,7 @@ static inline void copy_even_f64(double *dst, const double *src, int64_t n) {
 #define CONV_PACK_TAG ((uint64_t)1 << 32)
 #define WINO_PACK_TAG ((uint64_t)2 << 32)
 #define WINO4_PACK_TAG ((uint64_t)3 << 32)
+#define DIRECT_PACK_TAG ((uint64_t)4 << 32)
 
 /* One GEMM of a conv kernel, its failure noted in *FAILED. */
 #define CONV_GEMM(FAILED, ...) conv_gemm_note((FAILED), CT__GEMM(GEMM, __VA_ARGS__))
@@ -218,6 +222,12 @@ enum { WINO_BATCHED_SIDE = 12 };
 static bool conv_wino_fits(const conv_job *j) {
   const bool sized = !j->batched || (j->g.oh >= WINO_BATCHED_SIDE && j->g.ow >= WINO_BATCHED_SIDE);
   return sized && !j->depthwise && (ct__wino4_fits(&j->g) || ct__wino_fits(&j->g));
+}
+
+/* Whether conv2d's float32 forward takes a path of its own (Winograd's, else the direct loop
+ * for small output widths) instead of im2col's GEMM. */
+static bool conv_fast_fits(const conv_job *j) {
+  return conv_wino_fits(j) || (!j->depthwise && ct__conv_direct_fits(&j->g));
 }
 
 /* Whether conv2d_grad's float32 Filter@GRAD takes F(2x2, 3x3)'s path (winograd.h): where that
@@ -338,12 +348,36 @@ static ct_status wino_conv(const ct_kernel_ctx *c, const wino_algo *a, const ct_
   return atomic_load(&failed) ? conv_gemm_fail(c) : CT_OK;
 }
 
-static ct_status conv_wino(const ct_kernel_ctx *c, const conv_job *j, float *o,
+/* conv2d's float32 forward through the direct loop (conv_direct.h), the filters packed for it
+ * (kept between runs when Filter is a constant, else packed into the scratch). */
+static ct_status conv_direct(const ct_kernel_ctx *c, const ct__conv_geom *g, const float *x,
+                             const float *w, float *o, const ct__conv_epi *e) {
+  const int64_t pe = ct__conv_direct_packed_elems(g), se = ct__conv_direct_scratch_elems(g);
+  bool fresh = false;
+  const float *wp = ct__k_derived(c, CT__CONV_FILTER, 0, DIRECT_PACK_TAG | 4,
+                                  (size_t)pe * sizeof(float), &fresh);
+  if (wp != NULL && fresh) ct__conv_direct_pack(g, w, (float *)wp);
+  float *buf = conv_scratch(c, se + (wp == NULL ? pe : 0), sizeof(float));
+  if (buf == NULL) return ct_last_status();
+  if (wp == NULL) {
+    ct__conv_direct_pack(g, w, buf + se);
+    wp = buf + se;
+  }
+  ct__conv_direct_run(g, x, wp, o, e, buf);
+  conv_scratch_free(buf);
+  return CT_OK;
+}
+
+/* conv2d's float32 forward by one of the paths above, where conv_fast_fits. */
+static ct_status conv_fast(const ct_kernel_ctx *c, const conv_job *j, float *o,
                            const ct__conv_epi *e, bool *applied) {
   *applied = e != NULL;
-  return wino_conv(c, ct__wino4_fits(&j->g) ? &wino_f4 : &wino_f2, &j->g,
-                   ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
-                   ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)), o, true, e);
+  const float *x = ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0));
+  const float *w = ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0));
+  if (conv_wino_fits(j)) {
+    return wino_conv(c, ct__wino4_fits(&j->g) ? &wino_f4 : &wino_f2, &j->g, x, w, o, true, e);
+  }
+  return conv_direct(c, &j->g, x, w, o, e);
 }
 
 /* Input@GRAD of a stride-1 3x3 conv is itself a 3x3 convolution: of Output@GRAD [N, M, OH, OW]
@@ -524,8 +558,8 @@ static bool conv_t16_runs(void) {
 #define SFX(name) name##_f32
 #define GEMM ct__gemm_f32
 #define GEMM_KEPT ct__gemm_kept_f32
-#define CONV_FAST_FITS conv_wino_fits
-#define CONV_FAST_RUN conv_wino
+#define CONV_FAST_FITS conv_fast_fits
+#define CONV_FAST_RUN conv_fast
 #define CONV_FAST_DX_FITS conv_wino_dx_fits
 #define CONV_FAST_DX_RUN conv_wino_dx
 #define CONV_FAST_DW_FITS conv_wino_dw_fits

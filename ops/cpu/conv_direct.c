@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/cpu/conv_direct.c: conv2d's float32 forward as a direct loop for small output widths
+ * (conv_direct.h), on CPUs with AVX-512.
+ *
+ * im2col's GEMM pads its columns (output pixels) to whole tiles of 32: a 7 x 7 output is 49
+ * columns computed as 64, and its packer copies runs of 7 values per tap. Here the output
+ * channels go along the vector lanes instead: a row of OW pixels (OW <= 14) for 32 output
+ * channels is 2 OW accumulators (28 of the 32 registers at most); each step of the sum over
+ * (channel, ky, kx) loads the 32 filter values once and broadcasts each of the row's OW input
+ * values, two multiply-adds each. The input is copied once per image with its padding, so the
+ * loop has no border cases; the filters are packed [block of 32 output channels][C][KH][KW][32]
+ * (kept between runs for constant filters). Each output is one sum over (c, ky, kx) in that
+ * order, fused multiply-adds in one lane: the same bits whatever the split over threads. The
+ * rows leave the registers through two 16 x 16 transposes (ops/cpu/t16.h) into NCHW. */
+#include "ops/cpu/conv_direct.h"
+
+#include <string.h>
+
+#include "ops/cpu/conv_fusion.h"
+#include "ops/cpu/parallel.h"
+#include "ops/cpu/t16.h"
+
+#ifdef CT__T16_X86
+#include <stdatomic.h>
+
+enum { CD_OC = 32, CD_MAX_OW = 14, CD_CHUNK = 9216 };
+
+static bool cd_cpu(void) {
+  static atomic_int runs = -1;
+  int r = atomic_load_explicit(&runs, memory_order_relaxed);
+  if (r < 0) {
+    r = __builtin_cpu_supports("avx512f") ? 1 : 0;
+    atomic_store_explicit(&runs, r, memory_order_relaxed);
+  }
+  return r == 1;
+}
+
+bool ct__conv_direct_fits(const ct__conv_geom *g) {
+  return g->groups == 1 && g->kh >= 3 && g->kw >= 3 && g->dh == 1 && g->dw == 1 && g->sh == g->sw &&
+         (g->sw == 1 || g->sw == 2) && g->ow >= 1 && g->ow <= CD_MAX_OW && g->oh >= 1 &&
+         g->oh * g->ow <= CD_MAX_PIXELS &&
+         g->m >= CD_OC && g->c >= CD_MIN_C && cd_cpu();
+}
+
+static int64_t cd_blocks(const ct__conv_geom *g) { return (g->m + CD_OC - 1) / CD_OC; }
+static int64_t cd_hp(const ct__conv_geom *g) { return g->h + g->pt + g->pb; }
+static int64_t cd_wp(const ct__conv_geom *g) { return g->w + g->pl + g->pr; }
+
+int64_t ct__conv_direct_packed_elems(const ct__conv_geom *g) {
+  return cd_blocks(g) * CD_OC * g->c * g->kh * g->kw;
+}
+
+void ct__conv_direct_pack(const ct__conv_geom *g, const float *w, float *wp) {
+  const int64_t taps = g->c * g->kh * g->kw;
+  for (int64_t b = 0; b < cd_blocks(g); b++) {
+    for (int64_t t = 0; t < taps; t++) {
+      float *d = wp + (b * taps + t) * CD_OC;
+      for (int64_t j = 0; j < CD_OC; j++) {
+        const int64_t m = b * CD_OC + j;
+        d[j] = m < g->m ? w[m * taps + t] : 0.0f;
+      }
+    }
+  }
+}
+
+static int64_t cd_image_elems(const ct__conv_geom *g) { return g->c * cd_hp(g) * cd_wp(g); }
+
+
+/* Image x [C, H, W] with its padding into xp. */
+static void cd_pad(const ct__conv_geom *g, const float *x, float *xp) {
+  const int64_t hp = cd_hp(g), wp = cd_wp(g);
+  for (int64_t c = 0; c < g->c; c++) {
+    float *d = xp + c * hp * wp;
+    memset(d, 0, (size_t)(g->pt * wp) * sizeof(float));
+    for (int64_t y = 0; y < g->h; y++) {
+      float *r = d + (g->pt + y) * wp;
+      memset(r, 0, (size_t)g->pl * sizeof(float));
+      memcpy(r + g->pl, x + (c * g->h + y) * g->w, (size_t)g->w * sizeof(float));
+      memset(r + g->pl + g->w, 0, (size_t)g->pr * sizeof(float));
+    }
+    memset(d + (g->pt + g->h) * wp, 0, (size_t)(g->pb * wp) * sizeof(float));
+  }
+}
+
+/* *p in every lane, broadcast by the load itself: a broadcast from a register runs on the
+ * shuffle port, which on AVX-512 cores is one of the two multiply-add ports (7 broadcasts and 14
+ * multiply-adds a step then took 10.5 cycles, not 7), and the compiler makes one when it keeps a
+ * loaded value in a register for the next tap, which it does for a load written in C. Of the
+ * asm, the compiler may still keep one broadcast for several taps (the same input value at
+ * stride 1), which pays where registers are left (7-wide rows: 512 x 512 filters on 7 x 7, 1.80
+ * -> 1.61 ms); for rows of more than 8 (2 OW accumulators of the 32 registers) the volatile form
+ * loads each one anew (128 x 256 on 28 x 28 at stride 2: 1.17 -> 0.88 ms, where the kept ones
+ * were spilled). */
+__attribute__((target("avx512f"))) static inline __m512 cd_bcast(const float *p) {
+  __m512 v;
+  __asm__("vbroadcastss %1, %0" : "=v"(v) : "m"(*p));
+  return v;
+}
+__attribute__((target("avx512f"))) static inline __m512 cd_bcast_each(const float *p) {
+  __m512 v;
+  __asm__ volatile("vbroadcastss %1, %0" : "=v"(v) : "m"(*p));
+  return v;
+}
+
+/* Channels a chunk of the sum: the block's filters for them (KH KW 32 floats each) within
+ * CD_CHUNK floats (36 KB), so that the rows of the block read them from L1, not L2. */
+static int64_t cd_chunk(const ct__conv_geom *g) {
+  const int64_t c = CD_CHUNK / (g->kh * g->kw * CD_OC);
+  return c > 0 ? c : 1;
+}
+
+/* Output row oy of channel block b, the channels [c0, c1) of its sums: 2 OW registers, from
+ * the row's partial sums in acc (zero when c0 is 0), back into acc unless c1 is C, when they go
+ * through two 16 x 16 transposes into the planes o + m OH OW (m < M) at row oy. OW, S and K3
+ * (a 3 x 3 filter, its tap loops unrolled) constants: each instance its own registers. */
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void cd_row(
+    const ct__conv_geom *g, const float *xp, const float *w, int64_t b, int64_t oy, int64_t c0,
+    int64_t c1, float *acc, float *o, const int OW, const int S, const int K3) {
+  const int64_t hp = cd_hp(g), wp = cd_wp(g), ohw = g->oh * g->ow;
+  const int64_t kh = K3 ? 3 : g->kh, kw = K3 ? 3 : g->kw;
+  __m512 a0[CD_MAX_OW], a1[CD_MAX_OW];
+  for (int x = 0; x < OW; x++) {
+    a0[x] = c0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(acc + 32 * x);
+    a1[x] = c0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(acc + 32 * x + 16);
+  }
+  const float *wk = w + (b * g->c + c0) * kh * kw * CD_OC;
+  for (int64_t c = c0; c < c1; c++) {
+    const float *xc = xp + (c * hp + oy * S) * wp;
+    for (int64_t ky = 0; ky < kh; ky++) {
+      const float *xr = xc + ky * wp;
+      for (int64_t kx = 0; kx < kw; kx++, wk += CD_OC) {
+        const __m512 w0 = _mm512_loadu_ps(wk), w1 = _mm512_loadu_ps(wk + 16);
+        for (int x = 0; x < OW; x++) {
+          const __m512 v = OW > 8 ? cd_bcast_each(xr + x * S + kx) : cd_bcast(xr + x * S + kx);
+          a0[x] = _mm512_fmadd_ps(v, w0, a0[x]);
+          a1[x] = _mm512_fmadd_ps(v, w1, a1[x]);
+        }
+      }
+    }
+  }
+  if (c1 < g->c) {
+    for (int x = 0; x < OW; x++) {
+      _mm512_storeu_ps(acc + 32 * x, a0[x]);
+      _mm512_storeu_ps(acc + 32 * x + 16, a1[x]);
+    }
+    return;
+  }
+  const __mmask16 cols = (__mmask16)((1u << OW) - 1);
+  for (int half = 0; half < 2; half++) {
+    __m512 r[16];
+    for (int x = 0; x < 16; x++) {
+      r[x] = x < OW ? (half ? a1[x] : a0[x]) : _mm512_setzero_ps();
+    }
+    ct__t16_f32(r);
+    const int64_t m0 = b * CD_OC + half * 16;
+    for (int64_t l = 0; l < 16 && m0 + l < g->m; l++) {
+      _mm512_mask_storeu_ps(o + (m0 + l) * ohw + oy * OW, cols, r[l]);
+    }
+  }
+}
+
+#define CD_CASE(OW)                                                                        \
+  case OW:                                                                                 \
+    for (int64_t c0 = 0; c0 < g->c; c0 += cc) {                                            \
+      const int64_t c1 = g->c - c0 < cc ? g->c : c0 + cc;                                  \
+      for (int64_t oy = 0; oy < g->oh; oy++) {                                             \
+        float *a_ = acc + oy * OW * CD_OC;                                                 \
+        if (k3 && g->sw == 1) {                                                            \
+          cd_row(g, xp, w, b, oy, c0, c1, a_, o, OW, 1, 1);                                \
+        } else if (k3) {                                                                   \
+          cd_row(g, xp, w, b, oy, c0, c1, a_, o, OW, 2, 1);                                \
+        } else if (g->sw == 1) {                                                           \
+          cd_row(g, xp, w, b, oy, c0, c1, a_, o, OW, 1, 0);                                \
+        } else {                                                                           \
+          cd_row(g, xp, w, b, oy, c0, c1, a_, o, OW, 2, 0);                                \
+        }                                                                                  \
+      }                                                                                    \
+    }                                                                                      \
+    break;
+
+/* Block b of an image: its rows' sums chunk by chunk of channels (acc: OH OW 32 floats). */
+__attribute__((target("avx512f"))) static void cd_rows(const ct__conv_geom *g, const float *xp,
+                                                      const float *w, int64_t b, float *acc,
+                                                      float *o) {
+  const int64_t cc = cd_chunk(g);
+  const bool k3 = g->kh == 3 && g->kw == 3;
+  switch (g->ow) {
+    CD_CASE(1) CD_CASE(2) CD_CASE(3) CD_CASE(4) CD_CASE(5) CD_CASE(6) CD_CASE(7)
+    CD_CASE(8) CD_CASE(9) CD_CASE(10) CD_CASE(11) CD_CASE(12) CD_CASE(13) CD_CASE(14)
+    default: break;
+  }
+}
+#undef CD_CASE
+
+/* The run's images: padded into scratch first, then (image, block of 32 output channels) items
+ * in `pieces` runs over corten's threads (each its partial sums' buffer), each block's planes
+ * through the epilogue once written. */
+typedef struct cd_run {
+  const ct__conv_geom *g;
+  const float *x, *w;
+  float *xp, *acc, *o;
+  const ct__conv_epi *e;
+  int64_t items, pieces;
+} cd_run;
+
+static int64_t cd_acc_elems(const ct__conv_geom *g) { return g->oh * g->ow * CD_OC; }
+
+static void cd_pads(void *arg, int64_t b, int64_t e) {
+  const cd_run *r = arg;
+  for (int64_t n = b; n < e; n++) {
+    cd_pad(r->g, r->x + n * r->g->c * r->g->h * r->g->w, r->xp + n * cd_image_elems(r->g));
+  }
+}
+
+static void cd_items(void *arg, int64_t b, int64_t e) {
+  const cd_run *r = arg;
+  const ct__conv_geom *g = r->g;
+  const int64_t blocks = cd_blocks(g), ohw = g->oh * g->ow;
+  for (int64_t p = b; p < e; p++) {
+    float *acc = r->acc + p * cd_acc_elems(g);
+    for (int64_t it = r->items * p / r->pieces; it < r->items * (p + 1) / r->pieces; it++) {
+      const int64_t n = it / blocks, k = it % blocks;
+      float *o = r->o + n * g->m * ohw;
+      cd_rows(g, r->xp + n * cd_image_elems(g), r->w, k, acc, o);
+      for (int64_t m = k * CD_OC; r->e != NULL && m < g->m && m < (k + 1) * CD_OC; m++) {
+        ct__conv_epi_rows_f32(r->e, o + m * ohw, n, m, 0, ohw);
+      }
+    }
+  }
+}
+
+static int64_t cd_pieces(const ct__conv_geom *g) {
+  const int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads(), items = g->n * cd_blocks(g);
+  return threads < items ? threads : items;
+}
+
+int64_t ct__conv_direct_scratch_elems(const ct__conv_geom *g) {
+  return g->n * cd_image_elems(g) + cd_pieces(g) * cd_acc_elems(g);
+}
+
+void ct__conv_direct_run(const ct__conv_geom *g, const float *x, const float *wp, float *o,
+                         const ct__conv_epi *e, float *scratch) {
+  cd_run r = {g, x, wp, scratch, scratch + g->n * cd_image_elems(g), o, e,
+              g->n * cd_blocks(g), cd_pieces(g)};
+  ct__parallel_for(g->n, 1, cd_pads, &r);
+  ct__parallel_for(r.pieces, 1, cd_items, &r);
+}
+
+#else /* no AVX-512 helpers in this build: the path is never taken */
+
+bool ct__conv_direct_fits(const ct__conv_geom *g) {
+  (void)g;
+  return false;
+}
+int64_t ct__conv_direct_packed_elems(const ct__conv_geom *g) { return g->m * g->c * 9; }
+void ct__conv_direct_pack(const ct__conv_geom *g, const float *w, float *wp) {
+  (void)g, (void)w, (void)wp;
+}
+int64_t ct__conv_direct_scratch_elems(const ct__conv_geom *g) { return g->n; }
+void ct__conv_direct_run(const ct__conv_geom *g, const float *x, const float *wp, float *o,
+                         const ct__conv_epi *e, float *scratch) {
+  (void)g, (void)x, (void)wp, (void)o, (void)e, (void)scratch;
+}
+#endif

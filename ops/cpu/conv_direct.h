@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/cpu/conv_direct.h: conv2d's float32 forward as a direct loop for small output widths
+ * (ops/cpu/conv_direct.c; docs/design/conv.md), where im2col's GEMM pads each image's few
+ * output pixels to whole tiles. */
+#ifndef CORTEN_OPS_CPU_CONV_DIRECT_H
+#define CORTEN_OPS_CPU_CONV_DIRECT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ops/defs.h"
+
+struct ct__conv_epi;
+
+/* At least this many input channels (fewer: the GEMM's packing is cheap and its tiles full). */
+enum { CD_MIN_C = 16, CD_MAX_PIXELS = 256 };
+
+/* Whether plan g takes the path: one group, filters of 3 x 3 or more (1 x 1 ones are a GEMM on
+ * the image itself: 2.7 times as fast), no dilation, equal strides of 1 or 2, outputs 1 to
+ * 14 wide and of at most CD_MAX_PIXELS pixels, 32 filters or more, CD_MIN_C channels or more, and a CPU with AVX-512 (else false,
+ * always, in a build without the AVX-512 helpers). */
+bool ct__conv_direct_fits(const ct__conv_geom *g);
+
+/* The filters w [M, C, KH, KW] packed for the path: ct__conv_direct_packed_elems floats. */
+int64_t ct__conv_direct_packed_elems(const ct__conv_geom *g);
+void ct__conv_direct_pack(const ct__conv_geom *g, const float *w, float *wp);
+
+/* Output o [N, M, OH, OW] of x [N, C, H, W] by the packed filters wp, then conv2d_fusion's
+ * epilogue e (NULL: none; ops/cpu/conv_fusion.h) on each output plane once written, with
+ * ct__conv_direct_scratch_elems floats of scratch (the images with their padding). Split over
+ * corten's threads by image and block of 32 output channels; the same bits at every count. */
+int64_t ct__conv_direct_scratch_elems(const ct__conv_geom *g);
+void ct__conv_direct_run(const ct__conv_geom *g, const float *x, const float *wp, float *o,
+                         const struct ct__conv_epi *e, float *scratch);
+
+#endif /* CORTEN_OPS_CPU_CONV_DIRECT_H */
