@@ -347,6 +347,60 @@ START_TEST(pool_max_negative_and_nan) {
 }
 END_TEST
 
+/* Max pooling at stride 2 (the vector path for float32 on AVX-512) takes each window's elements
+ * row by row, left to right, a larger one or a NaN replacing the running one: on rows of signed
+ * zeros, equal values and NaNs of two payloads, every output's bits are that rule's (the first
+ * of equal zeros stays, the last NaN wins). Rows of 41 (19 inner outputs: a whole vector and a
+ * masked one) and of 140 (more than two vectors), 3x3 and 2x3 windows. */
+static float pool_rule(const float *x, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t oy,
+                       int64_t ox) {
+  float acc = -INFINITY;
+  for (int64_t iy = 2 * oy - 1; iy < 2 * oy - 1 + kh; iy++) {
+    for (int64_t ix = 2 * ox - 1; ix < 2 * ox - 1 + kw; ix++) {
+      if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+      float v = x[iy * w + ix];
+      acc = v != v ? v : (v > acc ? v : acc);
+    }
+  }
+  return acc;
+}
+
+START_TEST(pool_max_stride2_takes_the_window_in_order) {
+  uint32_t nan_a = 0x7fc00001u, nan_b = 0xffc00002u;
+  float na, nb;
+  memcpy(&na, &nan_a, 4);
+  memcpy(&nb, &nan_b, 4);
+  /* windows of 6 or 9 elements: mostly signed zeros and smaller values (a 2 in one in seven),
+   * and for the last two cases NaNs of two payloads */
+  const float pick[2][7] = {{-0.0f, 0.0f, -1.0f, -0.0f, 0.0f, -3.0f, 2.0f},
+                            {-0.0f, 0.0f, -1.0f, na, -0.0f, 0.0f, nb}};
+  const int64_t widths[2] = {41, 140}, kws[2] = {3, 2};
+  for (int k = 0; k < 8; k++) {
+    const int64_t h = 5, w = widths[k / 2 % 2], kh = 3, kw = kws[k / 4];
+    float *x = xmalloc(h * w, sizeof(float));
+    for (int64_t i = 0; i < h * w; i++) x[i] = pick[k % 2][(i * 7919 + i / 5) % 7];
+    ct_scope *s = ct_scope_new();
+    put(s, "x", CT_FLOAT32, CT_DIMS(1, 1, h, w), x);
+    const conv_case *pc = POOL(.pool = "max", .n = 1, .c = 1, .h = h, .w = w, .kh = kh,
+                               .kw = kw, .pads = {1, 1}, .sh = 2, .sw = 2);
+    ct_op *op = conv_case_op(pc, "x", NULL, "out");
+    run(op, s);
+    const int64_t oh = conv_oh(pc), ow = conv_ow(pc);
+    const float *o = result(s, "out", CT_FLOAT32, CT_DIMS(1, 1, oh, ow));
+    for (int64_t oy = 0; oy < oh; oy++) {
+      for (int64_t ox = 0; ox < ow; ox++) {
+        float want = pool_rule(x, h, w, kh, kw, oy, ox), got = o[oy * ow + ox];
+        ck_assert_msg(memcmp(&want, &got, 4) == 0, "width %lld, kw %lld, out (%lld, %lld)",
+                      (long long)w, (long long)kw, (long long)oy, (long long)ox);
+      }
+    }
+    free(x);
+    ct_op_free(op);
+    ct_scope_free(s);
+  }
+}
+END_TEST
+
 /* ---- Refusals ------------------------------------------------------------------------------ */
 
 static ct_scope *conv_scope(ct_ddim x, ct_ddim f) {
@@ -447,6 +501,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, pool_max_and_avg);
   CT_ADD_TEST(s, pool_ceil_mode_and_global);
   CT_ADD_TEST(s, pool_max_negative_and_nan);
+  CT_ADD_TEST(s, pool_max_stride2_takes_the_window_in_order);
   CT_ADD_TEST(s, pool_global_sums_each_plane_in_order);
   CT_ADD_TEST(s, conv_refuses_bad_shapes);
   CT_ADD_TEST(s, conv_refuses_bad_attributes);

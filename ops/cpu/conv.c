@@ -199,6 +199,74 @@ static inline void copy_even_f64(double *dst, const double *src, int64_t n) {
   for (; i < n; i++) dst[i] = src[2 * i];
 }
 
+#ifdef CT__T16_X86
+/* Whether this CPU runs the AVX-512 helpers (asked once). */
+static bool conv_avx512_runs(void) {
+  static atomic_int runs = -1;
+  int r = atomic_load_explicit(&runs, memory_order_relaxed);
+  if (r < 0) {
+    r = __builtin_cpu_supports("avx512f") ? 1 : 0;
+    atomic_store_explicit(&runs, r, memory_order_relaxed);
+  }
+  return r == 1;
+}
+
+/* Max pooling at stride 2 of the outputs [ca, cb) of a row (windows inside the image's columns):
+ * orow[ox] = pool_take over x[iy w + 2 ox + kx] for iy < rows, kx < kw in that order (a larger
+ * element or a NaN replaces the running one: the first of equal elements stays, the last NaN
+ * wins). As vmaxps, which keeps its second operand unless the first is larger (NaN or equal
+ * included), and a NaN's own running select: the same element chosen, so the same bits. 16
+ * outputs a vector, two vectors at a time (four held more masks than the mask registers), each
+ * tap's even elements picked from two loads by one permute, the last vectors masked (loads
+ * included: nothing past a window's last element is read). Taking the taps one at a time across
+ * the row, storing and reloading each output at every tap, was 3 times onnxruntime's time on
+ * resnet18's 3x3/2 pool. */
+enum { PMS2_V = 2 };
+__attribute__((target("avx512f"), noinline)) static bool pool_max_s2_avx512(
+    const float *x, int64_t w, int64_t rows, int64_t kw, int64_t ca, int64_t cb, float *orow) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28,
+                                         30);
+  for (int64_t o0 = ca; o0 < cb; o0 += 16 * PMS2_V) {
+    __m512 acc[PMS2_V], nan[PMS2_V];
+    __mmask16 lo[PMS2_V], hi[PMS2_V], out[PMS2_V], isnan[PMS2_V];
+    for (int v = 0; v < PMS2_V; v++) {
+      const int64_t left = cb - (o0 + 16 * v), m = left < 0 ? 0 : left > 16 ? 16 : left;
+      const int64_t e = m > 0 ? 2 * m - 1 : 0; /* a tap's elements: [2 o, 2 o + e) */
+      out[v] = (__mmask16)((1u << m) - 1);
+      lo[v] = (__mmask16)(e >= 16 ? 0xffffu : (1u << e) - 1);
+      hi[v] = (__mmask16)(e > 16 ? (1u << (e - 16)) - 1 : 0u);
+      acc[v] = nan[v] = _mm512_set1_ps(-INFINITY);
+      isnan[v] = 0;
+    }
+    for (int64_t iy = 0; iy < rows; iy++) {
+      for (int64_t kx = 0; kx < kw; kx++) {
+        const float *t = x + iy * w + 2 * o0 + kx;
+        for (int v = 0; v < PMS2_V; v++) {
+          if (out[v] == 0) break;
+          const __m512 a = _mm512_maskz_loadu_ps(lo[v], t + 32 * v);
+          const __m512 b = _mm512_maskz_loadu_ps(hi[v], t + 32 * v + 16);
+          const __m512 val = _mm512_permutex2var_ps(a, even, b);
+          const __mmask16 un = _mm512_cmp_ps_mask(val, val, _CMP_UNORD_Q);
+          acc[v] = _mm512_max_ps(val, acc[v]);
+          nan[v] = _mm512_mask_mov_ps(nan[v], un, val);
+          isnan[v] |= un;
+        }
+      }
+    }
+    for (int v = 0; v < PMS2_V && out[v] != 0; v++) {
+      _mm512_mask_storeu_ps(orow + o0 + 16 * v, out[v],
+                            _mm512_mask_mov_ps(acc[v], isnan[v], nan[v]));
+    }
+  }
+  return true;
+}
+
+static bool pool_max_s2_f32(const float *x, int64_t w, int64_t rows, int64_t kw, int64_t ca,
+                            int64_t cb, float *orow) {
+  return conv_avx512_runs() && pool_max_s2_avx512(x, w, rows, kw, ca, cb, orow);
+}
+#endif
+
 /* The tags of conv2d's packed filters (ct__k_derived), above the width and the element size:
  * for im2col's GEMMs, and Winograd's U of each form. */
 #define CONV_PACK_TAG ((uint64_t)1 << 32)
@@ -560,6 +628,9 @@ static bool conv_t16_runs(void) {
 #define GEMM_KEPT ct__gemm_kept_f32
 #define CONV_FAST_FITS conv_fast_fits
 #define CONV_FAST_RUN conv_fast
+#ifdef CT__T16_X86
+#define POOL_MAX_S2 pool_max_s2_f32
+#endif
 #define CONV_FAST_DX_FITS conv_wino_dx_fits
 #define CONV_FAST_DX_RUN conv_wino_dx
 #define CONV_FAST_DW_FITS conv_wino_dw_fits
@@ -572,6 +643,7 @@ static bool conv_t16_runs(void) {
 #undef GEMM_KEPT
 #undef CONV_FAST_FITS
 #undef CONV_FAST_RUN
+#undef POOL_MAX_S2
 #undef CONV_FAST_DX_FITS
 #undef CONV_FAST_DX_RUN
 #undef CONV_FAST_DW_FITS

@@ -59,6 +59,12 @@ static inline __attribute__((always_inline)) void SFX(pool_row)(const ct__conv_g
   }
   if (ca >= cb) return;
   int64_t y0, y1, x0, x1, cnt = ct__pool_window(g, oy, ca, &y0, &y1, &x0, &x1);
+#ifdef POOL_MAX_S2 /* this dtype's max pooling at stride 2 in registers, where the CPU has it */
+  if (g->max && g->sw == 2 && y1 > y0 &&
+      POOL_MAX_S2(xp + y0 * g->w - g->pl, g->w, y1 - y0, g->kw, ca, cb, orow)) {
+    return;
+  }
+#endif
   for (int64_t ox = ca; ox < cb; ox++) orow[ox] = g->max ? -(T)INFINITY : 0;
   for (int64_t iy = y0; iy < y1; iy++) {
     for (int64_t kx = 0; kx < g->kw; kx++) {
