@@ -16,30 +16,19 @@
 
 #include <string.h>
 
+#include "ops/cpu/conv_avx512.h"
 #include "ops/cpu/conv_fusion.h"
 #include "ops/cpu/parallel.h"
 #include "ops/cpu/t16.h"
 
 #ifdef CT__T16_X86
-#include <stdatomic.h>
-
 enum { CD_OC = 32, CD_MAX_OW = 14, CD_CHUNK = 9216 };
-
-static bool cd_cpu(void) {
-  static atomic_int runs = -1;
-  int r = atomic_load_explicit(&runs, memory_order_relaxed);
-  if (r < 0) {
-    r = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    atomic_store_explicit(&runs, r, memory_order_relaxed);
-  }
-  return r == 1;
-}
 
 bool ct__conv_direct_fits(const ct__conv_geom *g) {
   return g->groups == 1 && g->kh >= 3 && g->kw >= 3 && g->dh == 1 && g->dw == 1 && g->sh == g->sw &&
          (g->sw == 1 || g->sw == 2) && g->ow >= 1 && g->ow <= CD_MAX_OW && g->oh >= 1 &&
          g->oh * g->ow <= CD_MAX_PIXELS &&
-         g->m >= CD_OC && g->c >= CD_MIN_C && cd_cpu();
+         g->m >= CD_OC && g->c >= CD_MIN_C && ct__conv_avx512();
 }
 
 static int64_t cd_blocks(const ct__conv_geom *g) { return (g->m + CD_OC - 1) / CD_OC; }

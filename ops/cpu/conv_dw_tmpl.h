@@ -289,7 +289,7 @@ static inline __attribute__((always_inline)) void SFX(dwc_block)(const ct__conv_
   T wt[SFX(DWC_TAPS) * CB] __attribute__((aligned(64)));
   const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, k = g->kh * g->kw;
 #ifdef CT__T16_X86 /* float32 with AVX-512: the planes moved in 16 x 16 register transposes */
-  const bool t16 = sizeof(T) == 4 && conv_t16_runs();
+  const bool t16 = sizeof(T) == 4 && ct__conv_avx512();
 #else
   const bool t16 = false;
 #endif
@@ -299,7 +299,7 @@ static inline __attribute__((always_inline)) void SFX(dwc_block)(const ct__conv_
     for (int64_t t = 0; t < k; t++) wt[t * CB + c] = w[c * k + t];
   }
 #ifdef CT__T16_X86
-  if (t16) conv_dwc_in((const float *)x, hw, cb, (float *)xt);
+  if (t16) ct__conv_dwc_in((const float *)x, hw, cb, (float *)xt);
 #endif
   if (!t16) {
     for (int64_t i = 0; i < hw * CB; i++) xt[i] = 0;
@@ -326,7 +326,7 @@ static inline __attribute__((always_inline)) void SFX(dwc_block)(const ct__conv_
   }
 #ifdef CT__T16_X86
   if (t16) {
-    conv_dwc_out((const float *)ot, ohw, cb, (float *)o);
+    ct__conv_dwc_out((const float *)ot, ohw, cb, (float *)o);
     return;
   }
 #endif

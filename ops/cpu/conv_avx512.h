@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/cpu/conv_avx512.h: the AVX-512 helpers of the convolution and pooling kernels
+ * (ops/cpu/conv_avx512.c), where the build has them (CT__T16_X86, ops/cpu/t16.h): callers ask
+ * ct__conv_avx512 whether the CPU runs them. */
+#ifndef CORTEN_OPS_CPU_CONV_AVX512_H
+#define CORTEN_OPS_CPU_CONV_AVX512_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ops/cpu/t16.h"
+
+#ifdef CT__T16_X86
+/* Whether this CPU runs AVX-512 (asked once). */
+bool ct__conv_avx512(void);
+
+/* The small depthwise planes' channels-last blocks in float32 (conv_dw_tmpl.h's dwc_block): cb
+ * (at most 32) planes of hw pixels at x (hw apart) into xt[p 32 + c], lanes past cb zero; and
+ * back, ohw pixels of ot (32 apart) into cb planes at o (ohw apart). */
+void ct__conv_dwc_in(const float *x, int64_t hw, int64_t cb, float *xt);
+void ct__conv_dwc_out(const float *ot, int64_t ohw, int64_t cb, float *o);
+
+/* Max pooling at stride 2 of the outputs [ca, cb) of a row whose windows lie inside the image's
+ * columns: orow[ox] from x[iy w + 2 ox + kx], iy < rows, kx < kw (x: the window's first row,
+ * shifted by the left padding). False, with nothing written, on a CPU without AVX-512. */
+bool ct__pool_max_s2_f32(const float *x, int64_t w, int64_t rows, int64_t kw, int64_t ca,
+                         int64_t cb, float *orow);
+#endif
+
+#endif /* CORTEN_OPS_CPU_CONV_AVX512_H */
