@@ -114,4 +114,69 @@ bool ct__pool_max_s2_f32(const float *x, int64_t w, int64_t rows, int64_t kw, in
                          int64_t cb, float *orow) {
   return ct__conv_avx512() && pool_max_s2_avx512(x, w, rows, kw, ca, cb, orow);
 }
+/* ---- 3x3 depthwise planes at stride 1 or 2, straight from the image ----------------------- */
+
+enum { DW3_MAX_CHUNKS = 64 }; /* outputs a row: at most 16 of these */
+
+/* Plane o [OH, OW] of one channel x [H, W] by its 3x3 filter k: 16 outputs of a row a vector,
+ * each tap's inputs loaded where they lie (stride 2: two loads and a permute picking the even
+ * elements), the lanes on the padding columns masked to 0 (loads included: nothing outside the
+ * row is read), the rows in the padding skipped. Each output adds w x input for its taps in
+ * (ky, kx) order from 0, a multiply then an add (no fusing), as dw_elem does: a masked lane adds
+ * w x 0 = +-0 to a sum that is never -0 (it starts at +0), which leaves it as it is for finite
+ * w, so the bits are dw_elem's. */
+__attribute__((target("avx512f"))) static void dw3_plane_avx512(const ct__conv_geom *g,
+                                                               const float *x, const float *k,
+                                                               float *o) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28,
+                                         30);
+  const int64_t s = g->sw, chunks = (g->ow + 15) / 16;
+  __m512 wv[9];
+  for (int i = 0; i < 9; i++) wv[i] = _mm512_set1_ps(k[i]);
+  /* each chunk's and tap column's first input column and the masks of its valid elements */
+  int64_t b0[DW3_MAX_CHUNKS][3];
+  __mmask16 lo[DW3_MAX_CHUNKS][3], hi[DW3_MAX_CHUNKS][3], out[DW3_MAX_CHUNKS];
+  for (int64_t c = 0; c < chunks; c++) {
+    const int64_t m = g->ow - 16 * c < 16 ? g->ow - 16 * c : 16, span = s == 1 ? m : 2 * m - 1;
+    out[c] = (__mmask16)((1u << m) - 1);
+    for (int kx = 0; kx < 3; kx++) {
+      const int64_t b = 16 * c * s + kx - g->pl;
+      int64_t a = b < 0 ? -b : 0, e = g->w - b < span ? g->w - b : span;
+      if (e < a) e = a;
+      const uint64_t bits = ((1ull << e) - 1) & ~((1ull << a) - 1);
+      b0[c][kx] = b;
+      lo[c][kx] = (__mmask16)(bits & 0xffffu);
+      hi[c][kx] = (__mmask16)(bits >> 16);
+    }
+  }
+  for (int64_t oy = 0; oy < g->oh; oy++) {
+    for (int64_t c = 0; c < chunks; c++) {
+      __m512 acc = _mm512_setzero_ps();
+      for (int64_t ky = 0; ky < 3; ky++) {
+        const int64_t iy = oy * g->sh - g->pt + ky;
+        if (iy < 0 || iy >= g->h) continue;
+        const float *row = x + iy * g->w;
+        for (int kx = 0; kx < 3; kx++) {
+          const float *p = row + b0[c][kx];
+          __m512 v = _mm512_maskz_loadu_ps(lo[c][kx], p);
+          if (s == 2) v = _mm512_permutex2var_ps(v, even, _mm512_maskz_loadu_ps(hi[c][kx], p + 16));
+          acc = _mm512_add_ps(acc, _mm512_mul_ps(wv[ky * 3 + kx], v));
+        }
+      }
+      _mm512_mask_storeu_ps(o + oy * g->ow + 16 * c, out[c], acc);
+    }
+  }
+}
+
+bool ct__dw3_plane_f32(const ct__conv_geom *g, const float *x, const float *k, float *o) {
+  if (g->kh != 3 || g->kw != 3 || g->dh != 1 || g->dw != 1 || g->sh != g->sw ||
+      (g->sw != 1 && g->sw != 2) || g->ow > 16 * DW3_MAX_CHUNKS || !ct__conv_avx512()) {
+    return false;
+  }
+  for (int i = 0; i < 9; i++) {
+    if (!isfinite(k[i])) return false; /* w x 0 on a masked lane would be NaN */
+  }
+  dw3_plane_avx512(g, x, k, o);
+  return true;
+}
 #endif

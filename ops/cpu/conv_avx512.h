@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "ops/cpu/t16.h"
+#include "ops/defs.h"
 
 #ifdef CT__T16_X86
 /* Whether this CPU runs AVX-512 (asked once). */
@@ -25,6 +26,12 @@ void ct__conv_dwc_out(const float *ot, int64_t ohw, int64_t cb, float *o);
  * shifted by the left padding). False, with nothing written, on a CPU without AVX-512. */
 bool ct__pool_max_s2_f32(const float *x, int64_t w, int64_t rows, int64_t kw, int64_t ca,
                          int64_t cb, float *orow);
+
+/* Depthwise plane o [OH, OW] of one channel x [H, W] by its 3x3 filter k (geometry g: stride 1
+ * or 2, undilated), with dw_elem's bits (conv_dw_tmpl.h): false, with nothing written, where it
+ * does not apply (another shape, a weight that is not finite, rows of more than 1024 outputs, or
+ * a CPU without AVX-512). */
+bool ct__dw3_plane_f32(const ct__conv_geom *g, const float *x, const float *k, float *o);
 #endif
 
 #endif /* CORTEN_OPS_CPU_CONV_AVX512_H */
