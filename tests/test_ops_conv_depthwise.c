@@ -97,8 +97,9 @@ static void check_dw_both(const conv_case *k) {
   check_dw(k, CT_FLOAT64, 1, -1, 0);
 }
 
-/* 3x3 at stride 1 on planes of more than 64 outputs: the padded band; 150 rows take several
- * bands in both dtypes, 40 rows one band in float32 and two in float64. */
+/* 3x3 at stride 1 on planes of more than 64 outputs: float32 on AVX-512 straight from the image
+ * (ops/cpu/conv_avx512.c), else the padded band; 150 rows take several bands in both dtypes, 40
+ * rows one band in float32 and two in float64. */
 START_TEST(dw3_stride1_bands) {
   check_dw_both(CONV(.n = 1, .c = 3, .h = 40, .w = 70, .m = 3, .kh = 3, .kw = 3, .groups = 3,
                      .pads = {1, 1}));
@@ -108,6 +109,12 @@ START_TEST(dw3_stride1_bands) {
                      .pads = {0, 0}));
   check_dw_both(CONV(.n = 1, .c = 2, .h = 19, .w = 23, .m = 2, .kh = 3, .kw = 3, .groups = 2,
                      .pads = {2, 0, 1, 2}, .n_pads = 4));
+  /* padding wider than a vector of outputs (every lane of the first and last ones masked) and
+   * rows of more than 1024 outputs (float32 on AVX-512 reads the image directly up to that) */
+  check_dw_both(CONV(.n = 1, .c = 2, .h = 5, .w = 6, .m = 2, .kh = 3, .kw = 3, .groups = 2,
+                     .pads = {20, 20}));
+  check_dw_both(CONV(.n = 1, .c = 2, .h = 3, .w = 1030, .m = 2, .kh = 3, .kw = 3, .groups = 2,
+                     .pads = {1, 1}));
 }
 END_TEST
 
@@ -119,6 +126,8 @@ START_TEST(dw3_stride2_bands) {
                      .sh = 2, .sw = 2, .pads = {1, 1}));
   check_dw_both(CONV(.n = 2, .c = 2, .h = 28, .w = 27, .m = 2, .kh = 3, .kw = 3, .groups = 2,
                      .sh = 2, .sw = 2, .pads = {0, 1, 1, 0}, .n_pads = 4));
+  check_dw_both(CONV(.n = 1, .c = 2, .h = 5, .w = 6, .m = 2, .kh = 3, .kw = 3, .groups = 2,
+                     .sh = 2, .sw = 2, .pads = {40, 40}));
 }
 END_TEST
 

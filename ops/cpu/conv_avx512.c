@@ -141,7 +141,10 @@ __attribute__((target("avx512f"))) static void dw3_plane_avx512(const ct__conv_g
     out[c] = (__mmask16)((1u << m) - 1);
     for (int kx = 0; kx < 3; kx++) {
       const int64_t b = 16 * c * s + kx - g->pl;
+      /* the valid elements [a, e) of the span (a, e <= span <= 31, so the shifts are defined
+       * however wide the padding) */
       int64_t a = b < 0 ? -b : 0, e = g->w - b < span ? g->w - b : span;
+      if (a > span) a = span;
       if (e < a) e = a;
       const uint64_t bits = ((1ull << e) - 1) & ~((1ull << a) - 1);
       b0[c][kx] = b;
