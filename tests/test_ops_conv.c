@@ -221,10 +221,11 @@ END_TEST
 /* F(4x4, 3x3) (ops/cpu/winograd4.c), for outputs of 14 x 14 and more, is not exact even on small
  * integers (its filter transform divides by 6 and 24), and less accurate (its transforms scale
  * terms by up to 25 and 64 before they cancel): within 1e-5 of the terms' magnitudes still (up
- * to 3.4e-6 seen here, where F(2x2, 3x3) gave 5e-8). Output widths of every remainder modulo 4 (the last tile's
- * columns partly outside), 14 and 20 rows, asymmetric and no padding, several images, several blocks
- * of tile rows (64 + 64 channels: 7 rows of 9 tiles a block), rows of more tiles than one unit
- * of the steps, and more filter-channel pairs than the filter transform takes at a time. */
+ * to 3.4e-6 seen here, where F(2x2, 3x3) gave 5e-8). Output widths of every remainder modulo 4
+ * (the last tile's columns partly outside), 14 and 20 rows, asymmetric and no padding, several
+ * images (one GEMM each, and batched 14 x 14 ones), several blocks of tile rows (64 + 64
+ * channels: 7 rows of 9 tiles a block), rows of more tiles than one unit of the steps, and more
+ * filter-channel pairs than the filter transform takes at a time. */
 START_TEST(conv_winograd4_error_is_within_its_bound) {
   double worst = check_within_bound(CONV(.n = 2, .c = 8, .h = 20, .w = 21, .m = 16, .kh = 3,
                                          .kw = 3, .pads = {1, 1}), 1e-5);

@@ -438,9 +438,10 @@ static ct_status conv_wino_dx(const ct_kernel_ctx *c, const conv_job *j, const f
 /* conv2d_grad's float32 Filter@GRAD through Winograd's path (ct__wino_grad_block) when the
  * forward would take it: the blocks of all images in `chunks` fixed chunks (at most GRAD_CHUNKS,
  * fewer when their dU would pass GRAD_SCRATCH floats, one when a single dU does), each summing
- * its blocks in order into its own dU, the chunks' dU then added in chunk order, so the sums follow the sizes alone (the same
- * bits at every thread count); `pieces` threads run the chunks, each with its scratch and lanes
- * (none for a wide layer: its chunk's dU is its accumulator). */
+ * its blocks in order into its own dU, the chunks' dU then added in chunk order, so the sums
+ * follow the sizes alone (the same bits at every thread count); `pieces` threads run the
+ * chunks, each with its scratch and lanes (none for a wide layer: its chunk's dU is its
+ * accumulator). */
 typedef struct wino_dw_run {
   const ct__conv_geom *g;
   const float *x, *d;

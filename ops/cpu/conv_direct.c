@@ -25,10 +25,10 @@
 enum { CD_OC = 32, CD_MAX_OW = 14, CD_CHUNK = 9216 };
 
 bool ct__conv_direct_fits(const ct__conv_geom *g) {
-  return g->groups == 1 && g->kh >= 3 && g->kw >= 3 && g->dh == 1 && g->dw == 1 && g->sh == g->sw &&
-         (g->sw == 1 || g->sw == 2) && g->ow >= 1 && g->ow <= CD_MAX_OW && g->oh >= 1 &&
-         g->oh * g->ow <= CD_MAX_PIXELS &&
-         g->m >= CD_OC && g->c >= CD_MIN_C && ct__conv_avx512();
+  return g->groups == 1 && g->kh >= 3 && g->kw >= 3 && g->dh == 1 && g->dw == 1 &&
+         g->sh == g->sw && (g->sw == 1 || g->sw == 2) && g->ow >= 1 && g->ow <= CD_MAX_OW &&
+         g->oh >= 1 && g->oh * g->ow <= CD_MAX_PIXELS && g->m >= CD_OC && g->c >= CD_MIN_C &&
+         ct__conv_avx512();
 }
 
 static int64_t cd_blocks(const ct__conv_geom *g) { return (g->m + CD_OC - 1) / CD_OC; }
@@ -53,7 +53,6 @@ void ct__conv_direct_pack(const ct__conv_geom *g, const float *w, float *wp) {
 }
 
 static int64_t cd_image_elems(const ct__conv_geom *g) { return g->c * cd_hp(g) * cd_wp(g); }
-
 
 /* Image x [C, H, W] with its padding into xp. */
 static void cd_pad(const ct__conv_geom *g, const float *x, float *xp) {
@@ -219,7 +218,8 @@ static void cd_items(void *arg, int64_t b, int64_t e) {
 }
 
 static int64_t cd_pieces(const ct__conv_geom *g) {
-  const int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads(), items = g->n * cd_blocks(g);
+  const int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads();
+  const int64_t items = g->n * cd_blocks(g);
   return threads < items ? threads : items;
 }
 

@@ -16,9 +16,9 @@ struct ct__conv_epi;
 enum { CD_MIN_C = 16, CD_MAX_PIXELS = 256 };
 
 /* Whether plan g takes the path: one group, filters of 3 x 3 or more (1 x 1 ones are a GEMM on
- * the image itself: 2.7 times as fast), no dilation, equal strides of 1 or 2, outputs 1 to
- * 14 wide and of at most CD_MAX_PIXELS pixels, 32 filters or more, CD_MIN_C channels or more, and a CPU with AVX-512 (else false,
- * always, in a build without the AVX-512 helpers). */
+ * the image itself: 2.7 times as fast), no dilation, equal strides of 1 or 2, outputs 1 to 14
+ * wide and of at most CD_MAX_PIXELS pixels, 32 filters or more, CD_MIN_C channels or more, and
+ * a CPU with AVX-512 (else false, always, in a build without the AVX-512 helpers). */
 bool ct__conv_direct_fits(const ct__conv_geom *g);
 
 /* The filters w [M, C, KH, KW] packed for the path: ct__conv_direct_packed_elems floats. */

@@ -81,10 +81,11 @@ void ct__wino_grad_sum(const ct__conv_geom *g, const float *lanes, float *du);
 void ct__wino_filter_grad(const ct__conv_geom *g, const float *du, float *dw);
 
 /* ---- F(4x4, 3x3) (ops/cpu/winograd4.c): 4x4 output tiles from 6x6 patches, 36 GEMMs, the
- * forward only; the same calls as above with U[xi] for xi < 36. ct__wino4_fits: the plans of
- * ct__wino_fits on images large enough for 4x4 tiles to pay (a block's tile rows carry one
- * dropped tile each) and at most its pairs. Its blocks apply conv2d_fusion's epilogue e (NULL:
- * none) to each output plane's rows of the block once written, image n's residual. */
+ * forward only; the same calls as above with U[xi] for xi < 36. ct__wino4_fits: the filter
+ * shapes of ct__wino_fits on outputs of 14 x 14 or more (where 4x4 tiles pay: a block's tile
+ * rows carry one dropped tile each) with at most 16384 filter-channel pairs, or 65536 where
+ * ct__wino_fits says no (winograd4.c says why). Its blocks apply conv2d_fusion's epilogue e
+ * (NULL: none) to each output plane's rows of the block once written, image n's residual. */
 bool ct__wino4_fits(const ct__conv_geom *g);
 int64_t ct__wino4_u_elems(const ct__conv_geom *g);
 int64_t ct__wino4_scratch_elems(const ct__conv_geom *g);

@@ -252,8 +252,8 @@ static void w4_out_plane(const float *mx, int64_t ms, int64_t vend, float *y, in
 }
 
 /* Step 3: output planes [m0, m1) of image n's block (tile rows [ty0, ty1)) from M (M[xi] ms
- * floats apart), into o
- * [M, OH, OW], each plane's rows then through the epilogue e (NULL: none), while in cache. */
+ * floats apart) into o [M, OH, OW] through y (16 rows of bt floats), each plane's rows then
+ * through the epilogue e (NULL: none) while in cache. */
 CT__WINO_CLONES
 static void w4_out(const ct__conv_geom *g, const float *mx, int64_t m0, int64_t m1, int64_t ty0,
                    int64_t ty1, int64_t bt, int64_t ms, float *y, float *o, const ct__conv_epi *e,
@@ -276,7 +276,9 @@ static void w4_out(const ct__conv_geom *g, const float *mx, int64_t m0, int64_t 
         row[4 * tx + 2] = y2[tx];
         row[4 * tx + 3] = y3[tx];
       }
-      for (int64_t ox = 4 * full; ox < g->ow; ox++) row[ox] = y[(a * 4 + ox % 4) * bt + r * p + tw - 1];
+      for (int64_t ox = 4 * full; ox < g->ow; ox++) { /* the last tile, partly outside */
+        row[ox] = y[(a * 4 + ox % 4) * bt + r * p + tw - 1];
+      }
     }
     if (e != NULL) ct__conv_epi_rows_f32(e, op, n, m, oy0 * g->ow, oy1 * g->ow);
   }
