@@ -192,11 +192,11 @@ START_TEST(the_epilogue_in_the_gemm_tiles_gives_the_same_bits) {
 END_TEST
 
 /* Shapes that take Winograd's paths (float32 3x3, 8 channels or more) and the direct loop for
- * small output widths: the epilogue on each
- * output plane's rows of a block right after the output step writes them. F(2x2, 3x3) on
- * 10 x 10 outputs, F(4x4, 3x3) on 28 x 28 and 16 x 16 (two and three images: each its own
- * residual), on one thread and on three (blocks split across the threads, and one image's
- * block split over all of them by planes). */
+ * small output widths: the epilogue on each output plane's rows of a block right after they are
+ * written. F(2x2, 3x3) on 10 x 10 outputs, F(4x4, 3x3) on 28 x 28 and 16 x 16 (two and three
+ * images: each its own residual), the direct loop on two 7 x 7 images, on one thread and on
+ * three (blocks split across the threads, and one image's block split over all of them by
+ * planes). */
 START_TEST(the_epilogue_in_winograd_and_direct_gives_the_same_bits) {
   check_fused(&(spec){.bias = true, .residual = true, .act = "relu", .dt = CT_FLOAT32, .c = 24,
                       .hw = 12, .ks = 3});
