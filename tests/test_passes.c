@@ -218,13 +218,19 @@ END_TEST
 START_TEST(depthwise_and_activation_alone_fuse) {
   check_fused(&(spec){.bias = true, .depthwise = true, .act = "clip", .dt = CT_FLOAT32});
   /* the epilogue plane by plane in the depthwise kernel: residual planes, exact clip, float64,
-   * large planes (banded) and small ones (channels a block at a time) */
+   * large planes (straight from the image, or banded) and small ones (channels a block at a
+   * time) */
   check_fused(&(spec){.bias = true, .residual = true, .depthwise = true, .act = "relu",
                       .dt = CT_FLOAT32, .c = 8, .hw = 40});
   check_fused(&(spec){.bias = true, .residual = true, .depthwise = true, .act = "clip",
                       .exact_clip = true, .dt = CT_FLOAT64, .c = 40, .hw = 9});
   check_fused(&(spec){.residual = true, .depthwise = true, .dt = CT_FLOAT32, .c = 6,
                       .res_dims = CT_DIMS(6, 1, 1)});
+  /* float32 on AVX-512 in the plane kernel's registers: the clamp with each image's residual,
+   * the bias alone */
+  check_fused(&(spec){.bias = true, .residual = true, .depthwise = true, .act = "clip",
+                      .exact_clip = true, .dt = CT_FLOAT32, .n = 2, .c = 8, .hw = 20});
+  check_fused(&(spec){.bias = true, .depthwise = true, .dt = CT_FLOAT32, .c = 4, .hw = 30});
   check_fused(&(spec){.act = "relu", .dt = CT_FLOAT32});
   check_fused(&(spec){.bias = true, .dt = CT_FLOAT32});
 }

@@ -4,6 +4,9 @@
  * ct__conv_avx512 first. */
 #include "ops/cpu/conv_avx512.h"
 
+#include "ops/cpu/conv_fusion.h"
+#include "ops/cpu/gemm.h"
+
 #ifdef CT__T16_X86
 #include <math.h>
 #include <stdatomic.h>
@@ -127,18 +130,31 @@ enum { DW3_MAX_CHUNKS = 64 }; /* outputs a row: at most 16 of these */
  * w, so the bits are dw_elem's. */
 __attribute__((target("avx512f"))) static void dw3_plane_avx512(const ct__conv_geom *g,
                                                                const float *x, const float *k,
-                                                               float *o) {
+                                                               float *o, const ct__conv_epi *ep,
+                                                               int64_t n, int64_t m) {
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28,
                                          30);
   const int64_t s = g->sw, chunks = (g->ow + 15) / 16;
+  /* conv2d_fusion's epilogue in registers before the store, in the pass's steps and operand
+   * orders (as the GEMM's tiles apply it, gemm_ukr.c): + bias, + the residual, then relu as
+   * max(v, 0) (NaN and -0 give +0, as v > 0 ? v : 0 does) or the clamp as min(hi, max(lo, v)) */
+  const bool hb = ep != NULL && ep->bias != NULL;
+  const float *res = ep != NULL && ep->res != NULL
+                         ? (const float *)ep->res + n * ep->rs_n + m * ep->rs_m
+                         : NULL;
+  const int act = ep != NULL ? ep->act : CT__EPI_NONE;
+  const __m512 vbias = _mm512_set1_ps(hb ? ((const float *)ep->bias)[ep->n_bias == 1 ? 0 : m] : 0);
+  const __m512 vlo = _mm512_set1_ps(act == CT__EPI_CLAMP ? (float)ep->lo : 0);
+  const __m512 vhi = _mm512_set1_ps(act == CT__EPI_CLAMP ? (float)ep->hi : 0);
   __m512 wv[9];
   for (int i = 0; i < 9; i++) wv[i] = _mm512_set1_ps(k[i]);
   /* each chunk's and tap column's first input column and the masks of its valid elements */
   int64_t b0[DW3_MAX_CHUNKS][3];
   __mmask16 lo[DW3_MAX_CHUNKS][3], hi[DW3_MAX_CHUNKS][3], out[DW3_MAX_CHUNKS];
   for (int64_t c = 0; c < chunks; c++) {
-    const int64_t m = g->ow - 16 * c < 16 ? g->ow - 16 * c : 16, span = s == 1 ? m : 2 * m - 1;
-    out[c] = (__mmask16)((1u << m) - 1);
+    const int64_t cols = g->ow - 16 * c < 16 ? g->ow - 16 * c : 16;
+    const int64_t span = s == 1 ? cols : 2 * cols - 1;
+    out[c] = (__mmask16)((1u << cols) - 1);
     for (int kx = 0; kx < 3; kx++) {
       const int64_t b = 16 * c * s + kx - g->pl;
       /* the valid elements [a, e) of the span (a, e <= span <= 31, so the shifts are defined
@@ -166,12 +182,21 @@ __attribute__((target("avx512f"))) static void dw3_plane_avx512(const ct__conv_g
           acc = _mm512_add_ps(acc, _mm512_mul_ps(wv[ky * 3 + kx], v));
         }
       }
-      _mm512_mask_storeu_ps(o + oy * g->ow + 16 * c, out[c], acc);
+      const int64_t at = oy * g->ow + 16 * c;
+      if (hb) acc = _mm512_add_ps(acc, vbias);
+      if (res != NULL) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(out[c], res + at));
+      if (act == CT__EPI_RELU) {
+        acc = _mm512_max_ps(acc, _mm512_setzero_ps());
+      } else if (act == CT__EPI_CLAMP) {
+        acc = _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc));
+      }
+      _mm512_mask_storeu_ps(o + at, out[c], acc);
     }
   }
 }
 
-bool ct__dw3_plane_f32(const ct__conv_geom *g, const float *x, const float *k, float *o) {
+bool ct__dw3_plane_f32(const ct__conv_geom *g, const float *x, const float *k, float *o,
+                       const ct__conv_epi *e, int64_t n, int64_t m) {
   if (g->kh != 3 || g->kw != 3 || g->dh != 1 || g->dw != 1 || g->sh != g->sw ||
       (g->sw != 1 && g->sw != 2) || g->ow > 16 * DW3_MAX_CHUNKS || !ct__conv_avx512()) {
     return false;
@@ -179,7 +204,7 @@ bool ct__dw3_plane_f32(const ct__conv_geom *g, const float *x, const float *k, f
   for (int i = 0; i < 9; i++) {
     if (!isfinite(k[i])) return false; /* w x 0 on a masked lane would be NaN */
   }
-  dw3_plane_avx512(g, x, k, o);
+  dw3_plane_avx512(g, x, k, o, e, n, m);
   return true;
 }
 #endif

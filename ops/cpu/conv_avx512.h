@@ -28,10 +28,13 @@ bool ct__pool_max_s2_f32(const float *x, int64_t w, int64_t rows, int64_t kw, in
                          int64_t cb, float *orow);
 
 /* Depthwise plane o [OH, OW] of one channel x [H, W] by its 3x3 filter k (geometry g: stride 1
- * or 2, undilated), with dw_elem's bits (conv_dw_tmpl.h): false, with nothing written, where it
- * does not apply (another shape, a weight that is not finite, rows of more than 1024 outputs, or
- * a CPU without AVX-512). */
-bool ct__dw3_plane_f32(const ct__conv_geom *g, const float *x, const float *k, float *o);
+ * or 2, undilated), with dw_elem's bits (conv_dw_tmpl.h), then conv2d_fusion's epilogue e (NULL:
+ * none) as plane m of image n, with the pass's bits: false, with nothing written, where it does
+ * not apply (another shape, a weight that is not finite, rows of more than 1024 outputs, or a
+ * CPU without AVX-512). */
+struct ct__conv_epi;
+bool ct__dw3_plane_f32(const ct__conv_geom *g, const float *x, const float *k, float *o,
+                       const struct ct__conv_epi *e, int64_t n, int64_t m);
 #endif
 
 #endif /* CORTEN_OPS_CPU_CONV_AVX512_H */

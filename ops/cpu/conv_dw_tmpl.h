@@ -167,13 +167,20 @@ static inline __attribute__((always_inline)) void SFX(dw_plane3)(const ct__conv_
 /* One output plane of a depthwise conv. Row by row: each output row is summed over the taps
  * while it sits in L1 (tap by tap over the whole plane would stream a plane larger than L1 once
  * per tap). Each element adds its taps in (ky, kx) order from 0 either way, so the bits are the
- * same; kernels wider than 16 take the tap-major order. */
-static inline __attribute__((always_inline)) void SFX(dw_plane)(const ct__conv_geom *g,
-                                                                 const T *x, const T *w, T *o) {
+ * same; kernels wider than 16 take the tap-major order. True when it applied conv2d_fusion's
+ * epilogue e (plane m of image n) too (the float32 AVX-512 path, in registers), else the caller
+ * runs it on the plane. */
+static inline __attribute__((always_inline)) bool SFX(dw_plane)(const ct__conv_geom *g,
+                                                                 const T *x, const T *w, T *o,
+                                                                 const ct__conv_epi *e, int64_t n,
+                                                                 int64_t m) {
 #ifdef CT__T16_X86 /* float32 3x3 with AVX-512: straight from the image, the same bits */
-  if (sizeof(T) == 4 && ct__dw3_plane_f32(g, (const float *)x, (const float *)w, (float *)o)) {
-    return;
+  if (sizeof(T) == 4 && ct__dw3_plane_f32(g, (const float *)x, (const float *)w, (float *)o, e, n,
+                                          m)) {
+    return e != NULL;
   }
+#else
+  (void)e, (void)n, (void)m;
 #endif
   int64_t wq, bh;
   if (SFX(dw3_fits)(g, w, &wq, &bh)) {
@@ -181,11 +188,11 @@ static inline __attribute__((always_inline)) void SFX(dw_plane)(const ct__conv_g
     for (int64_t oy = 0; oy < g->oh; oy += bh) {
       SFX(dw3_band)(g, x, w, o, oy, g->oh - oy < bh ? g->oh - oy : bh, wq, buf);
     }
-    return;
+    return false;
   }
   if (g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1) {
     SFX(dw_plane3)(g, x, w, o);
-    return;
+    return false;
   }
   int64_t off[16], lo[16], hi[16];
   bool rows = g->kw <= 16;
@@ -211,7 +218,7 @@ static inline __attribute__((always_inline)) void SFX(dw_plane)(const ct__conv_g
         }
       }
     }
-    return;
+    return false;
   }
   for (int64_t i = 0; i < g->oh * g->ow; i++) o[i] = 0;
   for (int64_t ky = 0; ky < g->kh; ky++) {
@@ -232,6 +239,7 @@ static inline __attribute__((always_inline)) void SFX(dw_plane)(const ct__conv_g
       }
     }
   }
+  return false;
 }
 
 static void SFX(dw_plane_grad)(const ct__conv_geom *g, const T *x, const T *w, const T *d,

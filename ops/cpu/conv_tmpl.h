@@ -386,8 +386,11 @@ CT__VM_CLONES CONV_NO_LIBC_COPIES static void SFX(dw_planes)(void *arg, int64_t 
     }
     for (int64_t mo = 0; mo < mg; mo++) {
       T *o = r->o + (n * g->m + gi * mg + mo) * ohw;
-      SFX(dw_plane)(g, r->x + (n * g->c + gi) * hw, r->w + (gi * mg + mo) * k, o);
-      if (r->epi != NULL) SFX(epi_plane)(r->epi, o, ohw, n, gi * mg + mo);
+      const int64_t m = gi * mg + mo;
+      if (!SFX(dw_plane)(g, r->x + (n * g->c + gi) * hw, r->w + m * k, o, r->epi, n, m) &&
+          r->epi != NULL) {
+        SFX(epi_plane)(r->epi, o, ohw, n, m);
+      }
     }
     i++;
   }
