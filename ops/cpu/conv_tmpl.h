@@ -509,7 +509,7 @@ static ct_status SFX(conv2d_grad)(const ct_kernel_ctx *c) {
     r.dx = dx = NULL; /* the chunks below compute Filter@GRAD alone */
   }
 #endif
-#ifdef CONV_FAST_DW_RUN /* Filter@GRAD by it (float32: Winograd's F(2x2, 3x3), where its forward fits) */
+#ifdef CONV_FAST_DW_RUN /* Filter@GRAD by it (float32: Winograd's F(2x2, 3x3) where it fits) */
   if (dw != NULL && CONV_FAST_DW_FITS(&j)) {
     if ((st = CONV_FAST_DW_RUN(c, &j, r.x, r.d, dw)) != CT_OK) return st;
     r.dw = dw = NULL; /* the chunks below compute Input@GRAD alone */
