@@ -164,7 +164,7 @@ END_TEST
  * loop (ops/cpu/conv_direct.c) on CPUs with AVX-512: exact on small integers like the GEMM path.
  * 3x3 at stride 1 on batched 7 x 7 images (the sums in two chunks of channels), stride 2 onto
  * 14-wide rows, a last block of 8 filters, asymmetric padding onto 4-wide rows, a 1-wide column,
- * and 5x5 filters at stride 2. */
+ * 5x5 filters at stride 2, and (below) wider rows at stride 2. */
 START_TEST(conv_direct_shapes) {
   check_both(CONV(.n = 2, .c = 40, .h = 7, .w = 7, .m = 64, .kh = 3, .kw = 3, .pads = {1, 1}));
   check_both(CONV(.n = 1, .c = 16, .h = 28, .w = 27, .m = 40, .kh = 3, .kw = 3, .sh = 2,
@@ -174,6 +174,15 @@ START_TEST(conv_direct_shapes) {
   check_both(CONV(.n = 2, .c = 16, .h = 4, .w = 1, .m = 32, .kh = 3, .kw = 3, .pads = {1, 1}));
   check_both(CONV(.n = 1, .c = 16, .h = 15, .w = 15, .m = 33, .kh = 5, .kw = 5, .sh = 2,
                   .sw = 2, .pads = {2, 2}));
+  /* wider rows at stride 2 (128 terms an output or more), in pieces of 14: 21 wide in one
+   * chunk of channels, 16 wide in two (the partial sums kept between them), and a 7x7 stem on
+   * 3 channels onto 19-wide rows */
+  check_both(CONV(.n = 1, .c = 16, .h = 40, .w = 41, .m = 40, .kh = 3, .kw = 3, .sh = 2,
+                  .sw = 2, .pads = {1, 1}));
+  check_both(CONV(.n = 2, .c = 40, .h = 34, .w = 31, .m = 32, .kh = 3, .kw = 3, .sh = 2,
+                  .sw = 2, .pads = {1, 1}));
+  check_both(CONV(.n = 1, .c = 3, .h = 36, .w = 37, .m = 32, .kh = 7, .kw = 7, .sh = 2,
+                  .sw = 2, .pads = {3, 3}));
 }
 END_TEST
 

@@ -251,6 +251,9 @@ START_TEST(conv2d_and_grad_at_every_count) {
   const conv_case *direct1 = CONV(.n = 1, .c = 40, .h = 14, .w = 14, .m = 70, .kh = 3, .kw = 3,
                                   .sh = 2, .sw = 2, .pads = {1, 1});
   check_conv_at_counts(direct1, CT_FLOAT32);
+  const conv_case *stem = CONV(.n = 2, .c = 3, .h = 36, .w = 37, .m = 40, .kh = 7, .kw = 7,
+                               .sh = 2, .sw = 2, .pads = {3, 3});
+  check_conv_at_counts(stem, CT_FLOAT32); /* rows of 19 in pieces of 14 */
   /* One image of one block, and of two (F(2x2, 3x3)), and of one (F(4x4, 3x3)): fewer blocks
    * than threads, each block split over them (channels, products, planes). */
   const conv_case *wino1 = CONV(.n = 1, .c = 16, .h = 14, .w = 12, .m = 24, .kh = 3, .kw = 3,

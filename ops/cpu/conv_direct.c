@@ -3,9 +3,10 @@
  * (conv_direct.h), on CPUs with AVX-512.
  *
  * im2col's GEMM pads its columns (output pixels) to whole tiles of 32: a 7 x 7 output is 49
- * columns computed as 64, and its packer copies runs of 7 values per tap. Here the output
- * channels go along the vector lanes instead: a row of OW pixels (OW <= 14) for 32 output
- * channels is 2 OW accumulators (28 of the 32 registers at most); each step of the sum over
+ * columns computed as 64, and its packer copies runs of 7 to 32 values per tap with bookkeeping
+ * for each. Here the output channels go along the vector lanes instead: a row of OW pixels (a
+ * piece of at most 14 of a wider row) for 32 output channels is 2 OW accumulators (28 of the 32
+ * registers at most); each step of the sum over
  * (channel, ky, kx) loads the 32 filter values once and broadcasts each of the row's OW input
  * values, two multiply-adds each. The input is copied once per image with its padding, so the
  * loop has no border cases; the filters are packed [block of 32 output channels][C][KH][KW][32]
@@ -25,10 +26,14 @@
 enum { CD_OC = 32, CD_MAX_OW = 14, CD_CHUNK = 9216 };
 
 bool ct__conv_direct_fits(const ct__conv_geom *g) {
-  return g->groups == 1 && g->kh >= 3 && g->kw >= 3 && g->dh == 1 && g->dw == 1 &&
-         g->sh == g->sw && (g->sw == 1 || g->sw == 2) && g->ow >= 1 && g->ow <= CD_MAX_OW &&
-         g->oh >= 1 && g->oh * g->ow <= CD_MAX_PIXELS && g->m >= CD_OC && g->c >= CD_MIN_C &&
-         ct__conv_avx512();
+  if (!(g->groups == 1 && g->kh >= 3 && g->kw >= 3 && g->dh == 1 && g->dw == 1 &&
+        g->sh == g->sw && (g->sw == 1 || g->sw == 2) && g->ow >= 1 && g->oh >= 1 &&
+        g->m >= CD_OC)) {
+    return false;
+  }
+  const bool narrow = g->ow <= CD_MAX_OW && g->oh * g->ow <= CD_MAX_PIXELS && g->c >= CD_MIN_C;
+  const bool wide = g->ow > CD_MAX_OW && g->sw == 2 && g->c * g->kh * g->kw >= CD_MIN_TAPS;
+  return (narrow || wide) && ct__conv_avx512();
 }
 
 static int64_t cd_blocks(const ct__conv_geom *g) { return (g->m + CD_OC - 1) / CD_OC; }
@@ -102,8 +107,8 @@ static int64_t cd_chunk(const ct__conv_geom *g) {
  * through two 16 x 16 transposes into the planes o + m OH OW (m < M) at row oy. OW, S and K3
  * (a 3 x 3 filter, its tap loops unrolled) constants: each instance its own registers. */
 __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void cd_row(
-    const ct__conv_geom *g, const float *xp, const float *w, int64_t b, int64_t oy, int64_t c0,
-    int64_t c1, float *acc, float *o, const int OW, const int S, const int K3) {
+    const ct__conv_geom *g, const float *xp, const float *w, int64_t b, int64_t oy, int64_t x0,
+    int64_t c0, int64_t c1, float *acc, float *o, const int OW, const int S, const int K3) {
   const int64_t hp = cd_hp(g), wp = cd_wp(g), ohw = g->oh * g->ow;
   const int64_t kh = K3 ? 3 : g->kh, kw = K3 ? 3 : g->kw;
   __m512 a0[CD_MAX_OW], a1[CD_MAX_OW];
@@ -113,7 +118,7 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
   }
   const float *wk = w + (b * g->c + c0) * kh * kw * CD_OC;
   for (int64_t c = c0; c < c1; c++) {
-    const float *xc = xp + (c * hp + oy * S) * wp;
+    const float *xc = xp + (c * hp + oy * S) * wp + x0 * S;
     for (int64_t ky = 0; ky < kh; ky++) {
       const float *xr = xc + ky * wp;
       for (int64_t kx = 0; kx < kw; kx++, wk += CD_OC) {
@@ -142,40 +147,43 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
     ct__t16_f32(r);
     const int64_t m0 = b * CD_OC + half * 16;
     for (int64_t l = 0; l < 16 && m0 + l < g->m; l++) {
-      _mm512_mask_storeu_ps(o + (m0 + l) * ohw + oy * OW, cols, r[l]);
+      _mm512_mask_storeu_ps(o + (m0 + l) * ohw + oy * g->ow + x0, cols, r[l]);
     }
   }
 }
 
 #define CD_CASE(OW)                                                                        \
   case OW:                                                                                 \
-    for (int64_t c0 = 0; c0 < g->c; c0 += cc) {                                            \
-      const int64_t c1 = g->c - c0 < cc ? g->c : c0 + cc;                                  \
-      for (int64_t oy = 0; oy < g->oh; oy++) {                                             \
-        float *a_ = acc + oy * OW * CD_OC;                                                 \
-        if (k3 && g->sw == 1) {                                                            \
-          cd_row(g, xp, w, b, oy, c0, c1, a_, o, OW, 1, 1);                                \
-        } else if (k3) {                                                                   \
-          cd_row(g, xp, w, b, oy, c0, c1, a_, o, OW, 2, 1);                                \
-        } else if (g->sw == 1) {                                                           \
-          cd_row(g, xp, w, b, oy, c0, c1, a_, o, OW, 1, 0);                                \
-        } else {                                                                           \
-          cd_row(g, xp, w, b, oy, c0, c1, a_, o, OW, 2, 0);                                \
-        }                                                                                  \
-      }                                                                                    \
+    if (k3 && g->sw == 1) {                                                                \
+      cd_row(g, xp, w, b, oy, x0, c0, c1, a_, o, OW, 1, 1);                                \
+    } else if (k3) {                                                                       \
+      cd_row(g, xp, w, b, oy, x0, c0, c1, a_, o, OW, 2, 1);                                \
+    } else if (g->sw == 1) {                                                               \
+      cd_row(g, xp, w, b, oy, x0, c0, c1, a_, o, OW, 1, 0);                                \
+    } else {                                                                               \
+      cd_row(g, xp, w, b, oy, x0, c0, c1, a_, o, OW, 2, 0);                                \
     }                                                                                      \
     break;
 
-/* Block b of an image: its rows' sums chunk by chunk of channels (acc: OH OW 32 floats). */
+/* Block b of an image: its rows' sums chunk by chunk of channels (acc: OH OW 32 floats when
+ * there is more than one chunk), each row in pieces of at most CD_MAX_OW outputs. */
 __attribute__((target("avx512f"))) static void cd_rows(const ct__conv_geom *g, const float *xp,
                                                       const float *w, int64_t b, float *acc,
                                                       float *o) {
   const int64_t cc = cd_chunk(g);
   const bool k3 = g->kh == 3 && g->kw == 3;
-  switch (g->ow) {
-    CD_CASE(1) CD_CASE(2) CD_CASE(3) CD_CASE(4) CD_CASE(5) CD_CASE(6) CD_CASE(7)
-    CD_CASE(8) CD_CASE(9) CD_CASE(10) CD_CASE(11) CD_CASE(12) CD_CASE(13) CD_CASE(14)
-    default: break;
+  for (int64_t c0 = 0; c0 < g->c; c0 += cc) {
+    const int64_t c1 = g->c - c0 < cc ? g->c : c0 + cc;
+    for (int64_t oy = 0; oy < g->oh; oy++) {
+      for (int64_t x0 = 0; x0 < g->ow; x0 += CD_MAX_OW) {
+        float *a_ = acc + (oy * g->ow + x0) * CD_OC;
+        switch (g->ow - x0 < CD_MAX_OW ? g->ow - x0 : CD_MAX_OW) {
+          CD_CASE(1) CD_CASE(2) CD_CASE(3) CD_CASE(4) CD_CASE(5) CD_CASE(6) CD_CASE(7)
+          CD_CASE(8) CD_CASE(9) CD_CASE(10) CD_CASE(11) CD_CASE(12) CD_CASE(13) CD_CASE(14)
+          default: break;
+        }
+      }
+    }
   }
 }
 #undef CD_CASE
@@ -191,7 +199,9 @@ typedef struct cd_run {
   int64_t items, pieces;
 } cd_run;
 
-static int64_t cd_acc_elems(const ct__conv_geom *g) { return g->oh * g->ow * CD_OC; }
+static int64_t cd_acc_elems(const ct__conv_geom *g) {
+  return g->c > cd_chunk(g) ? g->oh * g->ow * CD_OC : 0;
+}
 
 static void cd_pads(void *arg, int64_t b, int64_t e) {
   const cd_run *r = arg;
