@@ -9,17 +9,8 @@
 
 #ifdef CT__T16_X86
 #include <math.h>
-#include <stdatomic.h>
 
-bool ct__conv_avx512(void) {
-  static atomic_int runs = -1;
-  int r = atomic_load_explicit(&runs, memory_order_relaxed);
-  if (r < 0) {
-    r = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    atomic_store_explicit(&runs, r, memory_order_relaxed);
-  }
-  return r == 1;
-}
+bool ct__conv_avx512(void) { return ct__gemm_avx512(); }
 
 /* The small depthwise planes' channels-last blocks in float32 (conv_dw_tmpl.h's dwc_block): cb
  * (at most 32) planes of hw pixels at x (hw apart) into xt[p 32 + c], lanes past cb zero; and

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cpu/conv_avx512.h: the AVX-512 helpers of the convolution and pooling kernels
  * (ops/cpu/conv_avx512.c), where the build has them (CT__T16_X86, ops/cpu/t16.h): callers ask
- * ct__conv_avx512 whether the CPU runs them. */
+ * ct__conv_avx512 whether to run them. */
 #ifndef CORTEN_OPS_CPU_CONV_AVX512_H
 #define CORTEN_OPS_CPU_CONV_AVX512_H
 
@@ -12,7 +12,8 @@
 #include "ops/defs.h"
 
 #ifdef CT__T16_X86
-/* Whether this CPU runs AVX-512 (asked once). */
+/* Whether to run these: the GEMM's kernel is the AVX-512 one (the widest this CPU runs, unless
+ * ct__gemm_use_kernel chose another: then these give way to the code they replace too). */
 bool ct__conv_avx512(void);
 
 /* The small depthwise planes' channels-last blocks in float32 (conv_dw_tmpl.h's dwc_block): cb

@@ -93,10 +93,6 @@ static void res_strides(epilogue *ep, const ct_tensor *r, const ct_tensor *out) 
       default: run_##SFX(o, r, bv, n, true, true, ACT_CLIP, lo, hi); break;               \
     }                                                                                     \
   }                                                                                       \
-  void ct__conv_epi_run_##SFX(T *o, const T *r, T bv, int64_t n, bool hb, bool hr,       \
-                              int act, double lo, double hi) {                            \
-    run_any_##SFX(o, r, bv, n, hb, hr, act, lo, hi);                                      \
-  }                                                                                       \
   void ct__conv_epi_rows_##SFX(const ct__conv_epi *e, T *plane, int64_t n, int64_t m,     \
                                int64_t i0, int64_t i1) {                                  \
     const T *r = e->res != NULL ? (const T *)e->res + n * e->rs_n + m * e->rs_m + i0 : NULL; \

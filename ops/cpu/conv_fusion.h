@@ -27,14 +27,10 @@ ct_status ct__cpu_conv2d_f64(const ct_kernel_ctx *c);
  * did (false for Winograd and batched small images: the caller then runs its own pass). */
 ct_status ct__cpu_conv2d_epi_f32(const ct_kernel_ctx *c, const ct__conv_epi *e, bool *applied);
 ct_status ct__cpu_conv2d_epi_f64(const ct_kernel_ctx *c, const ct__conv_epi *e, bool *applied);
-/* The epilogue on n outputs at o, in place: + bv (hb), + r[i] (hr), then act (a CT__EPI_ value;
- * lo and hi the clamp's bounds): conv2d_fusion's pass over one run (ops/cpu/conv_fusion.c), which
- * the depthwise kernel calls on each plane it has just computed. */
-void ct__conv_epi_run_f32(float *o, const float *r, float bv, int64_t n, bool hb, bool hr, int act,
-                          double lo, double hi);
-void ct__conv_epi_run_f64(double *o, const double *r, double bv, int64_t n, bool hb, bool hr,
-                          int act, double lo, double hi);
-/* The epilogue e on values [i0, i1) of output plane (n, m) at plane (whose residual it is). */
+/* The epilogue e on values [i0, i1) of output plane (n, m) at plane (whose residual it is), in
+ * place: + bias, + residual, then the activation: conv2d_fusion's pass over one run
+ * (ops/cpu/conv_fusion.c), which the kernels call on the planes or rows they have just written
+ * (depthwise planes, Winograd's blocks, the direct loop's blocks). */
 void ct__conv_epi_rows_f32(const ct__conv_epi *e, float *plane, int64_t n, int64_t m, int64_t i0,
                            int64_t i1);
 void ct__conv_epi_rows_f64(const ct__conv_epi *e, double *plane, int64_t n, int64_t m, int64_t i0,

@@ -126,5 +126,8 @@ ct_status ct__gemm_fail(const ct_kernel_ctx *c);
 
 /* The micro-kernel in use for a dtype's size (4 or 8): "avx512", "avx2" or "portable". */
 const char *ct__gemm_kernel_name(int elem_size);
+/* Whether that kernel is the AVX-512 one: the switch the other kernels' AVX-512 code follows
+ * (ops/cpu/conv_avx512.h), so that ct__gemm_use_kernel turns all of it off at once. */
+bool ct__gemm_avx512(void);
 
 #endif /* CORTEN_OPS_CPU_GEMM_H */

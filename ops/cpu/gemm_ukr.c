@@ -441,6 +441,8 @@ bool ct__gemm_use_kernel(const char *name) {
   return false;
 }
 
+bool ct__gemm_avx512(void) { return current() == K_AVX512; }
+
 const char *ct__gemm_kernel_name(int elem_size) {
   return elem_size == 8 ? ct__ukr_f64_get()->name : ct__ukr_f32_get()->name;
 }
