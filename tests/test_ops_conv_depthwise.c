@@ -128,6 +128,10 @@ START_TEST(dw3_stride2_bands) {
                      .sh = 2, .sw = 2, .pads = {0, 1, 1, 0}, .n_pads = 4));
   check_dw_both(CONV(.n = 1, .c = 2, .h = 5, .w = 6, .m = 2, .kh = 3, .kw = 3, .groups = 2,
                      .sh = 2, .sw = 2, .pads = {40, 40}));
+  /* an odd width whose last whole vector of outputs has its last tap in the right padding (the
+   * element after the row is not read) */
+  check_dw_both(CONV(.n = 1, .c = 2, .h = 9, .w = 63, .m = 2, .kh = 3, .kw = 3, .groups = 2,
+                     .sh = 2, .sw = 2, .pads = {1, 1}));
 }
 END_TEST
 

@@ -110,86 +110,169 @@ bool ct__pool_max_s2_f32(const float *x, int64_t w, int64_t rows, int64_t kw, in
 }
 /* ---- 3x3 depthwise planes at stride 1 or 2, straight from the image ----------------------- */
 
-enum { DW3_MAX_CHUNKS = 64 }; /* outputs a row: at most 16 of these */
+enum { DW3_MAX_CHUNKS = 64, DW3_ROWS = 8 }; /* outputs a row: at most 16 of these */
 
-/* Plane o [OH, OW] of one channel x [H, W] by its 3x3 filter k: 16 outputs of a row a vector,
- * each tap's inputs loaded where they lie (stride 2: two loads and a permute picking the even
- * elements), the lanes on the padding columns masked to 0 (loads included: nothing outside the
- * row is read), the rows in the padding skipped. Each output adds w x input for its taps in
- * (ky, kx) order from 0, a multiply then an add (no fusing), as dw_elem does: a masked lane adds
- * w x 0 = +-0 to a sum that is never -0 (it starts at +0), which leaves it as it is for finite
- * w, so the bits are dw_elem's. */
-__attribute__((target("avx512f"))) static void dw3_plane_avx512(const ct__conv_geom *g,
-                                                               const float *x, const float *k,
-                                                               float *o, const ct__conv_epi *ep,
-                                                               int64_t n, int64_t m) {
+/* The input row the rows in the padding read: zeros (w x 0 adds +-0 to a sum that is never -0,
+ * which leaves it as it is, as skipping the row does), wide enough for the widest input row
+ * taken (16 outputs a chunk, stride 2), with a vector on either side for the padding columns'
+ * offsets. */
+enum { DW3_ZERO_W = 2 * 16 * DW3_MAX_CHUNKS + 16 };
+static const float dw3_zero[16 + DW3_ZERO_W + 32];
+
+/* One plane's constants: each chunk's and tap column's first input column and the masks of its
+ * valid elements, the weights, the epilogue's operands. */
+typedef struct dw3_plan {
+  const ct__conv_geom *g;
+  const float *x, *res;
+  float *o;
+  int64_t chunks;
+  int act;
+  bool hb;
+  __m512 wv[9], vbias, vlo, vhi;
+  int64_t b0[DW3_MAX_CHUNKS]; /* a chunk's first input column (its first tap's) */
+  /* the valid elements of its loads: stride 1, of the tap columns' 16 from b0 + kx; stride 2,
+   * of elements [b0, b0 + 16), [b0 + 16, b0 + 32) and b0 + 32 */
+  __mmask16 m[DW3_MAX_CHUNKS][3], out[DW3_MAX_CHUNKS];
+} dw3_plan;
+
+/* Output rows [oy0, oy0 + R) at stride S, chunk by chunk, R sums at a time. Each input row's
+ * three tap vectors are loaded once and feed every output row it is a tap row of (up to 3):
+ * the loads, which a sliding window puts across cache lines, were the kernel's cost when each
+ * output row loaded its own (3 times those of the aligned loads' time), and one sum at a time
+ * waited on its adds' latency. Each sum still adds its taps in (ky, kx) order: input rows go up,
+ * so an output row meets its ky in order. */
+static inline __attribute__((always_inline, target("avx512f"))) void dw3_rows(
+    const dw3_plan *t, int64_t oy0, const int R, const int S) {
+  const ct__conv_geom *g = t->g;
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28,
                                          30);
-  const int64_t s = g->sw, chunks = (g->ow + 15) / 16;
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  const __m512i next = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
+  const float *rows[(DW3_ROWS - 1) * 2 + 3]; /* input row oy0 S - pt + j */
+  for (int j = 0; j < (R - 1) * S + 3; j++) {
+    const int64_t iy = oy0 * S - g->pt + j;
+    rows[j] = iy >= 0 && iy < g->h ? t->x + iy * g->w : dw3_zero + 16;
+  }
+  for (int64_t c = 0; c < t->chunks; c++) {
+    const __mmask16 m0 = t->m[c][0], m1 = t->m[c][1], m2 = t->m[c][2];
+    const int64_t b = t->b0[c];
+    __m512 acc[DW3_ROWS];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; r++) acc[r] = _mm512_setzero_ps();
+#pragma GCC unroll 17
+    for (int j = 0; j < (R - 1) * S + 3; j++) {
+      const float *p = rows[j] + b;
+      __m512 v[3];
+      if (S == 1) { /* the tap columns kx start at b + kx */
+        v[0] = _mm512_maskz_loadu_ps(m0, p);
+        v[1] = _mm512_maskz_loadu_ps(m1, p + 1);
+        v[2] = _mm512_maskz_loadu_ps(m2, p + 2);
+      } else { /* elements b + 2 i + kx: the even, the odd, the even shifted by one */
+        const __m512 l0 = _mm512_maskz_loadu_ps(m0, p), l1 = _mm512_maskz_loadu_ps(m1, p + 16);
+        v[0] = _mm512_permutex2var_ps(l0, even, l1);
+        v[1] = _mm512_permutex2var_ps(l0, odd, l1);
+        v[2] = _mm512_permutex2var_ps(v[0], next, _mm512_maskz_loadu_ps(m2, p + 32));
+      }
+#pragma GCC unroll 3
+      for (int ky = 0; ky < 3; ky++) {
+        const int r = (j - ky) / S;
+        if (j < ky || (j - ky) % S != 0 || r >= R) continue;
+        for (int kx = 0; kx < 3; kx++) {
+          acc[r] = _mm512_add_ps(acc[r], _mm512_mul_ps(t->wv[ky * 3 + kx], v[kx]));
+        }
+      }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; r++) {
+      const int64_t at = (oy0 + r) * g->ow + 16 * c;
+      __m512 o = acc[r];
+      if (t->hb) o = _mm512_add_ps(o, t->vbias);
+      if (t->res != NULL) o = _mm512_add_ps(o, _mm512_maskz_loadu_ps(t->out[c], t->res + at));
+      if (t->act == CT__EPI_RELU) {
+        o = _mm512_max_ps(o, _mm512_setzero_ps());
+      } else if (t->act == CT__EPI_CLAMP) {
+        o = _mm512_min_ps(t->vhi, _mm512_max_ps(t->vlo, o));
+      }
+      _mm512_mask_storeu_ps(t->o + at, t->out[c], o);
+    }
+  }
+}
+
+/* All rows at stride S: blocks of 8, then 4, 2 and 1. */
+static inline __attribute__((always_inline, target("avx512f"))) void dw3_plane_s(
+    const dw3_plan *t, const int S) {
+  int64_t oy = 0;
+  for (; oy + 8 <= t->g->oh; oy += 8) dw3_rows(t, oy, 8, S);
+  if (oy + 4 <= t->g->oh) {
+    dw3_rows(t, oy, 4, S);
+    oy += 4;
+  }
+  if (oy + 2 <= t->g->oh) {
+    dw3_rows(t, oy, 2, S);
+    oy += 2;
+  }
+  if (oy < t->g->oh) dw3_rows(t, oy, 1, S);
+}
+
+/* The elements of input row columns [b, b + n) that lie in the row, as bits (n <= 33, so the
+ * shifts are defined however wide the padding). */
+static uint64_t dw3_valid(const ct__conv_geom *g, int64_t b, int64_t n) {
+  int64_t a = b < 0 ? -b : 0, e = g->w - b < n ? g->w - b : n;
+  if (a > n) a = n;
+  if (e < a) e = a;
+  return ((1ull << e) - 1) & ~((1ull << a) - 1);
+}
+
+/* Plane o [OH, OW] of one channel x [H, W] by its 3x3 filter k: 16 outputs of a row a vector,
+ * each tap's inputs loaded where they lie (stride 2: the even, the odd and the next even
+ * elements picked by permutes from three loads), the lanes on the padding columns masked to 0 (loads included: nothing outside the
+ * row is read), the rows in the padding read as zeros. Each output adds w x input for its taps
+ * in (ky, kx) order from 0, a multiply then an add (no fusing), as dw_elem does: a masked lane
+ * adds w x 0 = +-0 to a sum that is never -0 (it starts at +0), which leaves it as it is for
+ * finite w, so the bits are dw_elem's. */
+__attribute__((target("avx512f"), noinline)) static void dw3_plane_avx512(
+    const ct__conv_geom *g, const float *x, const float *k, float *o, const ct__conv_epi *ep,
+    int64_t n, int64_t m) {
+  dw3_plan t;
+  const int64_t s = g->sw;
+  t.g = g;
+  t.x = x;
+  t.o = o;
+  t.chunks = (g->ow + 15) / 16;
   /* conv2d_fusion's epilogue in registers before the store, in the pass's steps and operand
    * orders (as the GEMM's tiles apply it, gemm_ukr.c): + bias, + the residual, then relu as
    * max(v, 0) (NaN and -0 give +0, as v > 0 ? v : 0 does) or the clamp as min(hi, max(lo, v)) */
-  const bool hb = ep != NULL && ep->bias != NULL;
-  const float *res = ep != NULL && ep->res != NULL
-                         ? (const float *)ep->res + n * ep->rs_n + m * ep->rs_m
-                         : NULL;
-  const int act = ep != NULL ? ep->act : CT__EPI_NONE;
-  const __m512 vbias = _mm512_set1_ps(hb ? ((const float *)ep->bias)[ep->n_bias == 1 ? 0 : m] : 0);
-  const __m512 vlo = _mm512_set1_ps(act == CT__EPI_CLAMP ? (float)ep->lo : 0);
-  const __m512 vhi = _mm512_set1_ps(act == CT__EPI_CLAMP ? (float)ep->hi : 0);
-  __m512 wv[9];
-  for (int i = 0; i < 9; i++) wv[i] = _mm512_set1_ps(k[i]);
-  /* each chunk's and tap column's first input column and the masks of its valid elements */
-  int64_t b0[DW3_MAX_CHUNKS][3];
-  __mmask16 lo[DW3_MAX_CHUNKS][3], hi[DW3_MAX_CHUNKS][3], out[DW3_MAX_CHUNKS];
-  for (int64_t c = 0; c < chunks; c++) {
+  t.hb = ep != NULL && ep->bias != NULL;
+  t.res = ep != NULL && ep->res != NULL ? (const float *)ep->res + n * ep->rs_n + m * ep->rs_m
+                                        : NULL;
+  t.act = ep != NULL ? ep->act : CT__EPI_NONE;
+  t.vbias = _mm512_set1_ps(t.hb ? ((const float *)ep->bias)[ep->n_bias == 1 ? 0 : m] : 0);
+  t.vlo = _mm512_set1_ps(t.act == CT__EPI_CLAMP ? (float)ep->lo : 0);
+  t.vhi = _mm512_set1_ps(t.act == CT__EPI_CLAMP ? (float)ep->hi : 0);
+  for (int i = 0; i < 9; i++) t.wv[i] = _mm512_set1_ps(k[i]);
+  for (int64_t c = 0; c < t.chunks; c++) {
     const int64_t cols = g->ow - 16 * c < 16 ? g->ow - 16 * c : 16;
-    const int64_t span = s == 1 ? cols : 2 * cols - 1;
-    out[c] = (__mmask16)((1u << cols) - 1);
-    for (int kx = 0; kx < 3; kx++) {
-      const int64_t b = 16 * c * s + kx - g->pl;
-      /* the valid elements [a, e) of the span (a, e <= span <= 31, so the shifts are defined
-       * however wide the padding) */
-      int64_t a = b < 0 ? -b : 0, e = g->w - b < span ? g->w - b : span;
-      if (a > span) a = span;
-      if (e < a) e = a;
-      const uint64_t bits = ((1ull << e) - 1) & ~((1ull << a) - 1);
-      b0[c][kx] = b;
-      lo[c][kx] = (__mmask16)(bits & 0xffffu);
-      hi[c][kx] = (__mmask16)(bits >> 16);
+    t.out[c] = (__mmask16)((1u << cols) - 1);
+    t.b0[c] = 16 * c * s - g->pl;
+    if (s == 1) {
+      for (int q = 0; q < 3; q++) t.m[c][q] = (__mmask16)dw3_valid(g, t.b0[c] + q, cols);
+    } else {
+      const uint64_t bits = dw3_valid(g, t.b0[c], 2 * cols + 1);
+      for (int q = 0; q < 3; q++) t.m[c][q] = (__mmask16)((bits >> (16 * q)) & 0xffffu);
     }
   }
-  for (int64_t oy = 0; oy < g->oh; oy++) {
-    for (int64_t c = 0; c < chunks; c++) {
-      __m512 acc = _mm512_setzero_ps();
-      for (int64_t ky = 0; ky < 3; ky++) {
-        const int64_t iy = oy * g->sh - g->pt + ky;
-        if (iy < 0 || iy >= g->h) continue;
-        const float *row = x + iy * g->w;
-        for (int kx = 0; kx < 3; kx++) {
-          const float *p = row + b0[c][kx];
-          __m512 v = _mm512_maskz_loadu_ps(lo[c][kx], p);
-          if (s == 2) v = _mm512_permutex2var_ps(v, even, _mm512_maskz_loadu_ps(hi[c][kx], p + 16));
-          acc = _mm512_add_ps(acc, _mm512_mul_ps(wv[ky * 3 + kx], v));
-        }
-      }
-      const int64_t at = oy * g->ow + 16 * c;
-      if (hb) acc = _mm512_add_ps(acc, vbias);
-      if (res != NULL) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(out[c], res + at));
-      if (act == CT__EPI_RELU) {
-        acc = _mm512_max_ps(acc, _mm512_setzero_ps());
-      } else if (act == CT__EPI_CLAMP) {
-        acc = _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc));
-      }
-      _mm512_mask_storeu_ps(o + at, out[c], acc);
-    }
+  if (s == 1) {
+    dw3_plane_s(&t, 1);
+  } else {
+    dw3_plane_s(&t, 2);
   }
 }
 
 bool ct__dw3_plane_f32(const ct__conv_geom *g, const float *x, const float *k, float *o,
                        const ct__conv_epi *e, int64_t n, int64_t m) {
   if (g->kh != 3 || g->kw != 3 || g->dh != 1 || g->dw != 1 || g->sh != g->sw ||
-      (g->sw != 1 && g->sw != 2) || g->ow > 16 * DW3_MAX_CHUNKS || !ct__conv_avx512()) {
+      (g->sw != 1 && g->sw != 2) || g->ow > 16 * DW3_MAX_CHUNKS || g->w > DW3_ZERO_W ||
+      !ct__conv_avx512()) {
     return false;
   }
   for (int i = 0; i < 9; i++) {
