@@ -104,12 +104,13 @@ START_TEST(tanh_and_sigmoid_special_cases) {
 END_TEST
 
 /* ---- Accuracy ----------------------------------------------------------------------------------
- * float32: every 16411th bit pattern (262,000 inputs, every exponent), within 1 ulp of the
- * double function, no result of the wrong kind. float64: 200,000 random patterns, for exp of
+ * float32: every 16411th bit pattern (262,000 inputs, every exponent), exp and log within 1 ulp
+ * of the double function, tanh within 1.1 (its bound over all inputs, vmath.md), no result of
+ * the wrong kind. float64: 200,000 random patterns, for exp of
  * either sign with exponents up to 2^9 (past the points where it turns inf or 0), for log over
  * all positive doubles, within 1 ulp of the long double function. */
 
-START_TEST(float32_within_one_ulp) {
+START_TEST(float32_within_the_bounds) {
   double worst[3] = {0, 0, 0};
   for (uint64_t u = 0; u < ((uint64_t)1 << 32); u += 16411) {
     float x = f32_of((uint32_t)u);
@@ -120,7 +121,7 @@ START_TEST(float32_within_one_ulp) {
       if (e[k] > worst[k]) worst[k] = e[k];
     }
   }
-  ck_assert_msg(worst[0] <= 1.0 && worst[1] <= 1.0 && worst[2] <= 1.0, "exp %g log %g tanh %g ulp",
+  ck_assert_msg(worst[0] <= 1.0 && worst[1] <= 1.0 && worst[2] <= 1.1, "exp %g log %g tanh %g ulp",
                 worst[0], worst[1], worst[2]);
 }
 END_TEST
@@ -223,7 +224,7 @@ static Suite *vmath_suite(void) {
   CT_ADD_TEST(s, exp_special_cases);
   CT_ADD_TEST(s, log_special_cases);
   CT_ADD_TEST(s, tanh_and_sigmoid_special_cases);
-  CT_ADD_TEST(s, float32_within_one_ulp);
+  CT_ADD_TEST(s, float32_within_the_bounds);
   CT_ADD_TEST(s, float64_within_one_ulp);
   CT_ADD_TEST(s, exp_nonpos_gives_exp_bits);
   CT_ADD_TEST(s, ops_give_the_same_bits);
