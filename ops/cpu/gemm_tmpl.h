@@ -220,8 +220,21 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
           int64_t w = ncb - jr < nr ? ncb - jr : nr;
           const T *bsl = jr < whole ? b + pc * g->ldb + jc + jr : bpanel + jr * kc; /* sliver */
           int64_t bstep = jr < whole ? g->ldb : nr;
+          /* B packed beforehand (a layer's weights) comes from the last-level cache or memory:
+           * a long sliver's successor is fetched into L2 in pieces while its tiles run
+           * (MobileNetV2's 1x1 layers on 7 x 7 and 14 x 14 images, 10-17% faster in the model;
+           * on short k, whose B stays in cache, the prefetches cost more than they gave). */
+          const char *pf = bp != NULL && kc >= 128 && bsl + 2 * nr * kc <= bp + b_cols * g->k
+                               ? (const char *)(bsl + nr * kc)
+                               : NULL;
+          const int64_t pf_lines = (int64_t)(nr * kc * sizeof(T) / 64);
+          const int64_t pf_step = pf_lines / ((mcb + mr - 1) / mr) + 1;
+          int64_t pf_at = 0;
           for (int64_t ir = 0; ir < mcb; ir += mr) {
             int64_t h = mcb - ir < mr ? mcb - ir : mr;
+            for (int64_t q = 0; pf != NULL && q < pf_step && pf_at < pf_lines; q++, pf_at++) {
+              __builtin_prefetch(pf + pf_at * 64, 0, 2);
+            }
             T *ct = c + (ic + ir) * ci + (jc + jr) * cj;
             const UEPI *te = SFX(tile_epi)(g, pl, last, ic + ir, jc + jr, &ue);
             if (w == nr && !pl->swap) {
