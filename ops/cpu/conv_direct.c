@@ -59,20 +59,17 @@ void ct__conv_direct_pack(const ct__conv_geom *g, const float *w, float *wp) {
 
 static int64_t cd_image_elems(const ct__conv_geom *g) { return g->c * cd_hp(g) * cd_wp(g); }
 
-/* Image x [C, H, W] with its padding into xp. */
+/* Plane x [H, W] with its padding into xp [HP, WP]. */
 static void cd_pad(const ct__conv_geom *g, const float *x, float *xp) {
-  const int64_t hp = cd_hp(g), wp = cd_wp(g);
-  for (int64_t c = 0; c < g->c; c++) {
-    float *d = xp + c * hp * wp;
-    memset(d, 0, (size_t)(g->pt * wp) * sizeof(float));
-    for (int64_t y = 0; y < g->h; y++) {
-      float *r = d + (g->pt + y) * wp;
-      memset(r, 0, (size_t)g->pl * sizeof(float));
-      memcpy(r + g->pl, x + (c * g->h + y) * g->w, (size_t)g->w * sizeof(float));
-      memset(r + g->pl + g->w, 0, (size_t)g->pr * sizeof(float));
-    }
-    memset(d + (g->pt + g->h) * wp, 0, (size_t)(g->pb * wp) * sizeof(float));
+  const int64_t wp = cd_wp(g);
+  memset(xp, 0, (size_t)(g->pt * wp) * sizeof(float));
+  for (int64_t y = 0; y < g->h; y++) {
+    float *r = xp + (g->pt + y) * wp;
+    memset(r, 0, (size_t)g->pl * sizeof(float));
+    memcpy(r + g->pl, x + y * g->w, (size_t)g->w * sizeof(float));
+    memset(r + g->pl + g->w, 0, (size_t)g->pr * sizeof(float));
   }
+  memset(xp + (g->pt + g->h) * wp, 0, (size_t)(g->pb * wp) * sizeof(float));
 }
 
 /* *p in every lane, broadcast by the load itself: a broadcast from a register runs on the
@@ -203,10 +200,12 @@ static int64_t cd_acc_elems(const ct__conv_geom *g) {
   return g->c > cd_chunk(g) ? g->oh * g->ow * CD_OC : 0;
 }
 
+/* Planes [b, e) of the run's images (image n's channel c is plane n C + c), padded. */
 static void cd_pads(void *arg, int64_t b, int64_t e) {
   const cd_run *r = arg;
-  for (int64_t n = b; n < e; n++) {
-    cd_pad(r->g, r->x + n * r->g->c * r->g->h * r->g->w, r->xp + n * cd_image_elems(r->g));
+  const ct__conv_geom *g = r->g;
+  for (int64_t p = b; p < e; p++) {
+    cd_pad(g, r->x + p * g->h * g->w, r->xp + p * cd_hp(g) * cd_wp(g));
   }
 }
 
@@ -241,7 +240,9 @@ void ct__conv_direct_run(const ct__conv_geom *g, const float *x, const float *wp
                          const ct__conv_epi *e, float *scratch) {
   cd_run r = {g, x, wp, scratch, scratch + g->n * cd_image_elems(g), o, e,
               g->n * cd_blocks(g), cd_pieces(g)};
-  ct__parallel_for(g->n, 1, cd_pads, &r);
+  /* plane by plane: image by image, a batch of one padded on one thread while the others
+   * waited (resnet18's stride-2 64 -> 128 layer ran 1.15x faster on two threads) */
+  ct__parallel_for(g->n * g->c, CT__GRAIN_MEM / (cd_hp(g) * cd_wp(g)) + 1, cd_pads, &r);
   ct__parallel_for(r.pieces, 1, cd_items, &r);
 }
 
