@@ -225,11 +225,11 @@ static uint64_t dw3_valid(const ct__conv_geom *g, int64_t b, int64_t n) {
 
 /* Plane o [OH, OW] of one channel x [H, W] by its 3x3 filter k: 16 outputs of a row a vector,
  * each tap's inputs loaded where they lie (stride 2: the even, the odd and the next even
- * elements picked by permutes from three loads), the lanes on the padding columns masked to 0 (loads included: nothing outside the
- * row is read), the rows in the padding read as zeros. Each output adds w x input for its taps
- * in (ky, kx) order from 0, a multiply then an add (no fusing), as dw_elem does: a masked lane
- * adds w x 0 = +-0 to a sum that is never -0 (it starts at +0), which leaves it as it is for
- * finite w, so the bits are dw_elem's. */
+ * elements picked by permutes from three loads), the lanes on the padding columns masked to 0
+ * (loads included: nothing outside the row is read), the rows in the padding read as zeros.
+ * Each output adds w x input for its taps in (ky, kx) order from 0, a multiply then an add (no
+ * fusing), as dw_elem does: a masked lane adds w x 0 = +-0 to a sum that is never -0 (it starts
+ * at +0), which leaves it as it is for finite w, so the bits are dw_elem's. */
 __attribute__((target("avx512f"), noinline)) static void dw3_plane_avx512(
     const ct__conv_geom *g, const float *x, const float *k, float *o, const ct__conv_epi *ep,
     int64_t n, int64_t m) {
