@@ -221,8 +221,8 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
           const T *bsl = jr < whole ? b + pc * g->ldb + jc + jr : bpanel + jr * kc; /* sliver */
           int64_t bstep = jr < whole ? g->ldb : nr;
           /* B packed beforehand (a layer's weights) comes from the last-level cache or memory:
-           * a long sliver's successor is fetched into L2 in pieces while its tiles run
-           * (MobileNetV2's 1x1 layers on 7 x 7 and 14 x 14 images, 10-17% faster in the model;
+           * a long sliver's successor is fetched into L2 in pieces while its tiles run (most of
+           * MobileNetV2's 1x1 layers on 7 x 7 and 14 x 14 images, 10-17% faster in the model;
            * on short k, whose B stays in cache, the prefetches cost more than they gave). */
           const char *pf = bp != NULL && kc >= 128 && bsl + 2 * nr * kc <= bp + b_cols * g->k
                                ? (const char *)(bsl + nr * kc)
