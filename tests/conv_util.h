@@ -166,4 +166,22 @@ static inline void pool_naive(const conv_case *k, const double *x, double *o) {
       }
 }
 
+/* Case k's output by its definition (conv_naive or pool_naive) on data_x and data_y values,
+ * in double; the caller frees it. */
+static inline double *conv_case_want(const conv_case *k) {
+  int64_t nx = ct_ddim_numel(conv_x_dims(k)), nf = ct_ddim_numel(conv_f_dims(k));
+  double *x = xmalloc(nx, sizeof *x), *f = xmalloc(nf, sizeof *f);
+  double *want = xmalloc(ct_ddim_numel(conv_out_dims(k)), sizeof *want);
+  for (int64_t i = 0; i < nx; i++) x[i] = data_x(i);
+  for (int64_t i = 0; i < nf; i++) f[i] = data_y(i);
+  if (k->pool != NULL) {
+    pool_naive(k, x, want);
+  } else {
+    conv_naive(k, x, f, want);
+  }
+  free(x);
+  free(f);
+  return want;
+}
+
 #endif /* CORTEN_TESTS_CONV_UTIL_H */
