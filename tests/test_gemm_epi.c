@@ -54,7 +54,7 @@ static double val(int which, int64_t i) { return sin((double)(i * 7 + which * 13
         T v = plain[i * ldc + j];                                                                 \
         if (ec->bias) v = v + bias[ec->bias_one ? 0 : i];                                         \
         if (ec->res) v = v + res[i * ldr + j];                                                    \
-        if (ec->act == CT__EPI_RELU) v = v > 0 ? v : (T)0;                                        \
+        if (ec->act == CT__EPI_RELU) v = v < 0 ? (T)0 : v;                                        \
         if (ec->act == CT__EPI_CLAMP) {                                                           \
           v = v < lo ? lo : v;                                                                    \
           v = v > hi ? hi : v;                                                                    \

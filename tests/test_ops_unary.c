@@ -35,7 +35,7 @@ static void check_unary(const char *type, ct_dtype dt, ct_ddim dims, double (*da
   ct_scope_free(s);
 }
 
-static double ref_relu(double a, ct_dtype dt) { (void)dt; return a > 0 ? a : 0; }
+static double ref_relu(double a, ct_dtype dt) { (void)dt; return a < 0 ? 0 : a; }
 static double ref_sigmoid(double a, ct_dtype dt) {
   return dt == CT_FLOAT32 ? (double)(1.0f / (1.0f + expf((float)-a))) : 1.0 / (1.0 + exp(-a));
 }
@@ -60,6 +60,49 @@ END_TEST
 START_TEST(relu_int32) { check_unary("relu", CT_INT32, CT_DIMS(11), data_x, ref_relu, 0); }
 END_TEST
 START_TEST(relu_int64) { check_unary("relu", CT_INT64, CT_DIMS(2, 7), data_x, ref_relu, 0); }
+END_TEST
+/* NaN and -0 pass through relu (onnxruntime's and PyTorch's results: Relu is max(x, 0) with x's
+ * NaN kept); negatives, -inf included, give +0. 37 elements put the specials both in the
+ * vector body and in the scalar tail; in place as well. */
+static void check_relu_specials(ct_dtype dt, bool in_place) {
+  enum { N = 37 };
+  const double special[] = {NAN, -0.0, -INFINITY, INFINITY, -1e-30, 0.0};
+  double v[N];
+  for (int i = 0; i < N; i++) v[i] = (double)(i % 7) - 3.5;
+  for (int k = 0; k < 6; k++) {
+    v[k] = special[k];
+    v[N - 6 + k] = special[k];
+  }
+  ct_scope *s = ct_scope_new();
+  void *buf = xmalloc(N, 8);
+  for (int i = 0; i < N; i++) { /* set_elem checks its round trip, which a NaN fails */
+    if (dt == CT_FLOAT32) ((float *)buf)[i] = (float)v[i];
+    else ((double *)buf)[i] = v[i];
+  }
+  put(s, "x", dt, CT_DIMS(N), buf);
+  free(buf);
+  ct_op *op = op_x("relu", "x", in_place ? "x" : "out");
+  run(op, s);
+  const void *out = result(s, in_place ? "x" : "out", dt, CT_DIMS(N));
+  for (int i = 0; i < N; i++) {
+    double got = get_elem(out, dt, i);
+    if (isnan(v[i])) {
+      ck_assert_msg(isnan(got), "relu element %d: %g, expected NaN", i, got);
+    } else {
+      double want = v[i] < 0 ? 0.0 : v[i];
+      ck_assert_msg(got == want && signbit(got) == signbit(want),
+                    "relu element %d of %g: %g, expected %g", i, v[i], got, want);
+    }
+  }
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+START_TEST(relu_keeps_nan_and_negative_zero) {
+  check_relu_specials(CT_FLOAT32, false);
+  check_relu_specials(CT_FLOAT64, false);
+  check_relu_specials(CT_FLOAT32, true);
+  check_relu_specials(CT_FLOAT64, true);
+}
 END_TEST
 START_TEST(relu_empty) { check_unary("relu", CT_FLOAT32, CT_DIMS(3, 0), data_unary, ref_relu, 0); }
 END_TEST
@@ -283,6 +326,7 @@ static Suite *ops_unary_suite(void) {
   CT_ADD_TEST(s, relu_int32);
   CT_ADD_TEST(s, relu_int64);
   CT_ADD_TEST(s, relu_empty);
+  CT_ADD_TEST(s, relu_keeps_nan_and_negative_zero);
   CT_ADD_TEST(s, sigmoid_float32);
   CT_ADD_TEST(s, sigmoid_float64);
   CT_ADD_TEST(s, tanh_float32);

@@ -29,6 +29,7 @@ typedef struct spec {
   bool exact_clip;  /* clip's bounds 0 and 0.5, which float32 holds (else 0.1 and 0.6) */
   ct_dtype dt;
   ct_ddim res_dims; /* rank 0: the output's [N, C, OH, OW] */
+  bool nans;        /* the residual (the output's dims) NaN at its first and its last element */
   int64_t n, c, hw, ks; /* x [n, c, hw, hw], w [c, c or 1, ks, ks]; 0: 1, 4, 7, 3 */
 } spec;
 
@@ -84,6 +85,15 @@ static ct_scope *chain_scope(const spec *sp) {
   put_pattern(s, "w", CT_DIMS(c, sp->depthwise ? 1 : c, ks, ks), 2, sp->dt);
   put_pattern(s, "b", CT_DIMS(c), 3, sp->dt);
   put_pattern(s, "r", sp->res_dims.rank > 0 ? sp->res_dims : sp_out(sp), 4, sp->dt);
+  if (sp->nans) {
+    ct_tensor *r = ct_var_tensor(ct_scope_var(s, "r"));
+    void *p = ct_tensor_mutable_data(r, sp->dt, ct_cpu());
+    int64_t last = ct_tensor_numel(r) - 1;
+    for (int k = 0; k < 2; k++) {
+      if (sp->dt == CT_FLOAT32) ((float *)p)[k * last] = NAN;
+      else ((double *)p)[k * last] = NAN;
+    }
+  }
   return s;
 }
 
@@ -124,6 +134,13 @@ static void check_fused(const spec *sp) {
   ct_executor_options o = {.optimize = true};
   run_dims(p, s, &o, fused, bytes, out);
   ck_assert_int_eq(memcmp(plain, fused, bytes), 0);
+  if (sp->nans) { /* the residual's NaNs reach y through the activation */
+    int64_t last = ct_ddim_numel(out) - 1;
+    for (int k = 0; k < 2; k++) {
+      double v = sp->dt == CT_FLOAT32 ? ((float *)fused)[k * last] : ((double *)fused)[k * last];
+      ck_assert_msg(isnan(v), "y[%lld] = %g, expected NaN", (long long)(k * last), v);
+    }
+  }
   free(plain);
   free(fused);
   /* Every link of the chain but its last output (which assign copies when act is NULL). */
@@ -233,6 +250,32 @@ START_TEST(depthwise_and_activation_alone_fuse) {
   check_fused(&(spec){.bias = true, .depthwise = true, .dt = CT_FLOAT32, .c = 4, .hw = 30});
   check_fused(&(spec){.act = "relu", .dt = CT_FLOAT32});
   check_fused(&(spec){.bias = true, .dt = CT_FLOAT32});
+}
+END_TEST
+
+/* A NaN reaching relu or clip stays NaN (as the separate ops give, as ONNX runtimes and PyTorch
+ * give) on every path that applies the epilogue: GEMM tiles in registers (float32 and float64)
+ * and transposed ones element by element, Winograd and the direct loop's rows, the depthwise
+ * planes (AVX-512 registers, and banded). */
+START_TEST(a_nan_passes_through_the_fused_activation) {
+  check_fused(&(spec){.residual = true, .act = "relu", .dt = CT_FLOAT32, .c = 16, .hw = 14,
+                      .ks = 5, .nans = true});
+  check_fused(&(spec){.bias = true, .residual = true, .act = "relu", .dt = CT_FLOAT64, .c = 16,
+                      .hw = 14, .ks = 5, .nans = true});
+  check_fused(&(spec){.bias = true, .residual = true, .act = "relu", .dt = CT_FLOAT32, .c = 40,
+                      .hw = 7, .ks = 1, .nans = true});
+  check_fused(&(spec){.bias = true, .residual = true, .act = "clip", .exact_clip = true,
+                      .dt = CT_FLOAT32, .c = 40, .hw = 7, .ks = 1, .nans = true});
+  check_fused(&(spec){.bias = true, .residual = true, .act = "relu", .dt = CT_FLOAT32, .c = 24,
+                      .hw = 12, .ks = 3, .nans = true});
+  check_fused(&(spec){.bias = true, .residual = true, .act = "relu", .dt = CT_FLOAT32, .n = 2,
+                      .c = 40, .hw = 9, .ks = 3, .nans = true});
+  check_fused(&(spec){.bias = true, .residual = true, .depthwise = true, .act = "relu",
+                      .dt = CT_FLOAT32, .n = 2, .c = 8, .hw = 20, .nans = true});
+  check_fused(&(spec){.bias = true, .residual = true, .depthwise = true, .act = "relu",
+                      .dt = CT_FLOAT32, .c = 8, .hw = 40, .nans = true});
+  check_fused(&(spec){.bias = true, .residual = true, .depthwise = true, .act = "relu",
+                      .dt = CT_FLOAT64, .c = 40, .hw = 9, .nans = true});
 }
 END_TEST
 
@@ -429,6 +472,7 @@ END_TEST
 static Suite *make_suite(void) {
   Suite *s = suite_create("passes");
   CT_ADD_TEST(s, conv_bias_relu_fuses_to_the_same_bits);
+  CT_ADD_TEST(s, a_nan_passes_through_the_fused_activation);
   CT_ADD_TEST(s, an_intermediate_assign_is_elided_to_the_same_bits);
   CT_ADD_TEST(s, an_assign_whose_copy_matters_stays);
   CT_ADD_TEST(s, editing_a_reader_of_an_elided_assign_fails_the_run);

@@ -189,7 +189,7 @@ static inline __attribute__((always_inline, target("avx512f"))) void dw3_rows(
       if (t->hb) o = _mm512_add_ps(o, t->vbias);
       if (t->res != NULL) o = _mm512_add_ps(o, _mm512_maskz_loadu_ps(t->out[c], t->res + at));
       if (t->act == CT__EPI_RELU) {
-        o = _mm512_max_ps(o, _mm512_setzero_ps());
+        o = _mm512_max_ps(_mm512_setzero_ps(), o);
       } else if (t->act == CT__EPI_CLAMP) {
         o = _mm512_min_ps(t->vhi, _mm512_max_ps(t->vlo, o));
       }
@@ -241,7 +241,8 @@ __attribute__((target("avx512f"), noinline)) static void dw3_plane_avx512(
   t.chunks = (g->ow + 15) / 16;
   /* conv2d_fusion's epilogue in registers before the store, in the pass's steps and operand
    * orders (as the GEMM's tiles apply it, gemm_ukr.c): + bias, + the residual, then relu as
-   * max(v, 0) (NaN and -0 give +0, as v > 0 ? v : 0 does) or the clamp as min(hi, max(lo, v)) */
+   * max(0, v) (NaN and -0 pass through, as v < 0 ? 0 : v does) or the clamp as
+   * min(hi, max(lo, v)) */
   t.hb = ep != NULL && ep->bias != NULL;
   t.res = ep != NULL && ep->res != NULL ? (const float *)ep->res + n * ep->rs_n + m * ep->rs_m
                                         : NULL;

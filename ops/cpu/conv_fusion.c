@@ -6,7 +6,7 @@
  * kernel writes Output and one pass over it, plane by plane in parallel, applies the epilogue.
  * Each step computes what the separate op's kernel computes, in the same order: an
  * elementwise_add in the dtype (a + b is commutative in IEEE arithmetic, so the operands' order
- * does not matter), relu as `v > 0 ? v : 0`, clip in double against the double bounds, stored
+ * does not matter), relu as `v < 0 ? 0 : v`, clip in double against the double bounds, stored
  * back in the dtype (ops/cpu/math_bin.c). So the bits are those of the unfused ops. */
 #include <string.h>
 
@@ -59,7 +59,7 @@ static void res_strides(epilogue *ep, const ct_tensor *r, const ct_tensor *out) 
       if (hb) v = v + bv;                                                                 \
       if (hr) v = v + r[i];                                                               \
       if (act == ACT_RELU) {                                                              \
-        v = v > 0 ? v : (T)0;                                                             \
+        v = v < 0 ? (T)0 : v;                                                             \
       } else if (act == ACT_CLIP) {                                                       \
         double d = (double)v;                                                             \
         d = d < lo ? lo : d;                                                              \

@@ -307,12 +307,12 @@ typedef struct un_job {
 #define VMATH_KERNEL(NAME, T, EXPR) \
   UNARY_KERNEL_A(NAME, T, 4 * CT__GRAIN_MATH, CT__SIMD, CT__VM_CLONES, EXPR, )
 
-UNARY_KERNEL_A(relu_f32, float, CT__GRAIN_MEM, CT__SIMD, , a > 0 ? a : 0.0f,
-               UN_STREAM(float, a > 0 ? a : 0.0f, CT__VRELU(a)))
-UNARY_KERNEL_A(relu_f64, double, CT__GRAIN_MEM, CT__SIMD, , a > 0 ? a : 0.0,
-               UN_STREAM(double, a > 0 ? a : 0.0, CT__VRELU(a)))
-UNARY_KERNEL(relu_i32, int32_t, a > 0 ? a : 0)
-UNARY_KERNEL(relu_i64, int64_t, a > 0 ? a : 0)
+UNARY_KERNEL_A(relu_f32, float, CT__GRAIN_MEM, CT__SIMD, , a < 0 ? 0.0f : a,
+               UN_STREAM(float, a < 0 ? 0.0f : a, CT__VRELU(a)))
+UNARY_KERNEL_A(relu_f64, double, CT__GRAIN_MEM, CT__SIMD, , a < 0 ? 0.0 : a,
+               UN_STREAM(double, a < 0 ? 0.0 : a, CT__VRELU(a)))
+UNARY_KERNEL(relu_i32, int32_t, a < 0 ? 0 : a)
+UNARY_KERNEL(relu_i64, int64_t, a < 0 ? 0 : a)
 /* corten's own functions (ops/cpu/vmath.h), vectorised; float64 tanh is the C library's. */
 VMATH_KERNEL(sigmoid_f32, float, ct__vsigmoidf(a))
 VMATH_KERNEL(sigmoid_f64, double, ct__vsigmoid(a))

@@ -37,7 +37,7 @@
   case CT_EXPR_LOG: LOOP(CT__VLOG(a)); break;              \
   case CT_EXPR_TANH: LOOP(CT__VTANH(a)); break;            \
   case CT_EXPR_SIGMOID: LOOP(CT__VSIGMOID(a)); break;      \
-  case CT_EXPR_RELU: LOOP(a > 0 ? a : (C)0); break;        \
+  case CT_EXPR_RELU: LOOP(a < 0 ? (C)0 : a); break;        \
   case CT_EXPR_SQRT: LOOP(sqrt(a)); break;                 \
   case CT_EXPR_ABS: LOOP(fabs(a)); break;                  \
   default: break;
@@ -102,7 +102,7 @@
     __typeof__(o[0]) a = x[i];         \
     o[i] = (EXPR);                     \
   }
-/* POST is what is stored of the node's value r: r itself, or a RELU node's r > 0 ? r : 0 when a
+/* POST is what is stored of the node's value r: r itself, or a RELU node's r < 0 ? 0 : r when a
  * RELU follows the node (one loop for both, each rounding as its node). */
 #define VV_POST(EXPR, POST)                                 \
   for (int i = 0; i < n; i++) {                             \
@@ -122,9 +122,9 @@
 #define VV_LOOP(EXPR) VV_POST(EXPR, r)
 #define VS_LOOP(EXPR) VS_POST(EXPR, r)
 #define SV_LOOP(EXPR) SV_POST(EXPR, r)
-#define VV_RELU(EXPR) VV_POST(EXPR, r > 0 ? r : 0)
-#define VS_RELU(EXPR) VS_POST(EXPR, r > 0 ? r : 0)
-#define SV_RELU(EXPR) SV_POST(EXPR, r > 0 ? r : 0)
+#define VV_RELU(EXPR) VV_POST(EXPR, r < 0 ? 0 : r)
+#define VS_RELU(EXPR) VS_POST(EXPR, r < 0 ? 0 : r)
+#define SV_RELU(EXPR) SV_POST(EXPR, r < 0 ? 0 : r)
 
 /* The fused pairs of arithmetic nodes: op x 4 + arg (ADD .. DIV each), left and right. Each
  * operation is its own statement, so it rounds as its own node would. */

@@ -40,7 +40,7 @@ typedef void (*ct__gemm_pack_fn)(const void *ctx, int64_t p0, int64_t kc, int64_
  * as the separate elementwise ops round it, so the bits are those of the GEMM followed by
  * elementwise_add, elementwise_add and relu or clip. Indices are C's (whatever the plan). bias
  * NULL: no bias (bias_inc 0: one value for every row); res NULL: no residual. act: relu is
- * `v > 0 ? v : 0`; clamp `v < lo ? lo : v`, then `v > hi ? hi : v`, in the dtype (lo and hi must
+ * `v < 0 ? 0 : v`; clamp `v < lo ? lo : v`, then `v > hi ? hi : v`, in the dtype (lo and hi must
  * be values the dtype holds exactly). The tiles the micro-kernel stores itself get it in
  * registers before their store; the others (edge tiles, transposed ones a kernel cannot store)
  * after theirs, row by row. */

@@ -125,7 +125,7 @@ static void SFX(epi_row)(T *v, int64_t w, const UEPI *ep, int64_t i) {
   }
   const T lo = ep->lo, hi = ep->hi;
   if (ep->act == CT__EPI_RELU) {
-    for (int64_t j = 0; j < w; j++) v[j] = v[j] > 0 ? v[j] : (T)0;
+    for (int64_t j = 0; j < w; j++) v[j] = v[j] < 0 ? (T)0 : v[j];
   } else if (ep->act == CT__EPI_CLAMP) {
     for (int64_t j = 0; j < w; j++) {
       T x = v[j] < lo ? lo : v[j];

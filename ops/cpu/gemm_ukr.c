@@ -27,7 +27,7 @@
     if ((e)->bias != NULL) (v) = (v) + (e)->bias[(i) * (e)->bias_inc];     \
     if ((e)->res != NULL) (v) = (v) + (e)->res[(i) * (e)->ldr + (j)];      \
     if ((e)->act == CT__EPI_RELU) {                                        \
-      (v) = (v) > 0 ? (v) : (T)0;                                          \
+      (v) = (v) < 0 ? (T)0 : (v);                                          \
     } else if ((e)->act == CT__EPI_CLAMP) {                                \
       (v) = (v) < (e)->lo ? (e)->lo : (v);                                 \
       (v) = (v) > (e)->hi ? (e)->hi : (v);                                 \
@@ -110,10 +110,10 @@ UKR_C_ALL(ukr_c_f64, double, ct__ukr_epi_f64)
           acc1[i] = ADD(acc1[i], LOADU(e->res + i * e->ldr + W));                               \
         }                                                                                       \
       }                                                                                         \
-      if (e->act == CT__EPI_RELU) { /* max(v, 0): v > 0 ? v : 0, NaN and -0 included */         \
+      if (e->act == CT__EPI_RELU) { /* max(0, v): v < 0 ? 0 : v, NaN and -0 included */         \
         _Pragma("GCC unroll 16") for (int i = 0; i < H; i++) {                                  \
-          acc0[i] = MAX(acc0[i], ZERO());                                                       \
-          acc1[i] = MAX(acc1[i], ZERO());                                                       \
+          acc0[i] = MAX(ZERO(), acc0[i]);                                                       \
+          acc1[i] = MAX(ZERO(), acc1[i]);                                                       \
         }                                                                                       \
       } else if (e->act == CT__EPI_CLAMP) { /* max(lo, v): v < lo ? lo : v; min(hi, v) */      \
         V lo = SET1(e->lo), hi = SET1(e->hi);                                                   \
@@ -154,7 +154,7 @@ UKR_C_ALL(ukr_c_f64, double, ct__ukr_epi_f64)
         if (e->bias != NULL) o = ADD(o, SET1(e->bias[0]));                                      \
         if (e->res != NULL) o = ADD(o, LOADU(e->res + s * W));                                  \
         if (e->act == CT__EPI_RELU) {                                                           \
-          o = MAX(o, ZERO());                                                                   \
+          o = MAX(ZERO(), o);                                                                   \
         } else if (e->act == CT__EPI_CLAMP) {                                                   \
           o = MIN(SET1(e->hi), MAX(SET1(e->lo), o));                                            \
         }                                                                                       \
@@ -219,7 +219,7 @@ __attribute__((target("avx512f"))) static inline void t16_store_f32(
         o = _mm512_add_ps(o, _mm512_maskz_loadu_ps(m, e->res + (j0 + l) * e->ldr));
       }
       if (e->act == CT__EPI_RELU) {
-        o = _mm512_max_ps(o, _mm512_setzero_ps());
+        o = _mm512_max_ps(_mm512_setzero_ps(), o);
       } else if (e->act == CT__EPI_CLAMP) {
         o = _mm512_min_ps(_mm512_set1_ps(e->hi), _mm512_max_ps(_mm512_set1_ps(e->lo), o));
       }

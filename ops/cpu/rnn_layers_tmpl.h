@@ -40,7 +40,7 @@ static inline T RL(act)(const ct__rl_plan *p, int a, T v) {
   switch (p->act[a]) {
     case CT__ACT_SIGMOID: return RL(sigm)(v);
     case CT__ACT_TANH: return TANH(v);
-    case CT__ACT_RELU: return v > 0 ? v : 0;
+    case CT__ACT_RELU: return v < 0 ? 0 : v;
     case CT__ACT_LEAKY_RELU: return v >= 0 ? v : al * v;
     case CT__ACT_THRESHOLDED_RELU: return v > al ? v : 0;
     case CT__ACT_SCALED_TANH: return al * TANH(be * v);

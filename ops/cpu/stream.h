@@ -56,10 +56,10 @@ static inline int64_t ct__stream_head(const void *o, size_t es, int64_t n) {
 #define CT__VSTREAM(p, v) _Generic((p), float *: _mm_stream_ps, double *: _mm_stream_pd)((p), (v))
 #define CT__VSET1(v) _Generic((v), float: _mm_set1_ps, double: _mm_set1_pd)(v)
 #define CT__VTYPE(T) __typeof__(CT__VSET1((T)0))
-/* relu on a vector, as the scalar a > 0 ? a : 0: max(a, +0) returns its second operand, +0,
- * for a NaN or a zero of either sign. */
-static inline __m128 ct__vrelu_ps(__m128 a) { return _mm_max_ps(a, _mm_setzero_ps()); }
-static inline __m128d ct__vrelu_pd(__m128d a) { return _mm_max_pd(a, _mm_setzero_pd()); }
+/* relu on a vector, as the scalar a < 0 ? 0 : a: max(+0, a) returns its second operand, a, for
+ * a NaN or a zero of either sign (NaN and -0 pass through, as onnxruntime's and PyTorch's). */
+static inline __m128 ct__vrelu_ps(__m128 a) { return _mm_max_ps(_mm_setzero_ps(), a); }
+static inline __m128d ct__vrelu_pd(__m128d a) { return _mm_max_pd(_mm_setzero_pd(), a); }
 #define CT__VRELU(v) _Generic((v), __m128: ct__vrelu_ps, __m128d: ct__vrelu_pd)(v)
 /* Elements per vector of T. */
 #define CT__VLANES(T) ((int64_t)(16 / sizeof(T)))

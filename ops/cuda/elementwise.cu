@@ -168,7 +168,7 @@ template <int OP>
 struct UnaryF {
   static constexpr int arity = 1;
   __device__ __forceinline__ float operator()(float a) const {
-    if (OP == CT__CU_RELU) return a > 0 ? a : 0.0f;
+    if (OP == CT__CU_RELU) return a < 0 ? 0.0f : a;
     if (OP == CT__CU_SIGMOID) return 1.0f / (1.0f + expf(-a));
     if (OP == CT__CU_TANH) return tanhf(a);
     if (OP == CT__CU_EXP) return expf(a);

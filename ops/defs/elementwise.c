@@ -143,8 +143,8 @@ static const ct__op_doc docs[] = {
              "(NaN is true); to float16 or bfloat16 rounds once to nearest even."},
     {"assign", "`Out = X`: a copy of X's elements (any dtype), not a view of X; Out has X's "
                "dims and dtype."},
-    {"relu", "`Out = X > 0 ? X : 0` elementwise: a NaN gives 0 and -0 gives +0. Out has X's dims "
-             "and dtype."},
+    {"relu", "`Out = X < 0 ? 0 : X` elementwise: a NaN stays NaN and -0 stays -0 (as ONNX "
+             "runtimes and PyTorch give). Out has X's dims and dtype."},
 };
 
 #undef DOC_BCAST

@@ -73,7 +73,7 @@ static void put_op(text *t, bool f32, int op, const char *r, const char *a, cons
     case CT_EXPR_LOG: put(t, "log%s(%s)", sf, a); break;
     case CT_EXPR_TANH: put(t, "tanh%s(%s)", sf, a); break;
     case CT_EXPR_SIGMOID: put(t, "%s / (%s + exp%s(-%s))", one, one, sf, a); break;
-    case CT_EXPR_RELU: put(t, "%s > 0 ? %s : %s", a, a, zero); break;
+    case CT_EXPR_RELU: put(t, "%s < 0 ? %s : %s", a, zero, a); break;
     case CT_EXPR_SQRT: put(t, "sqrt%s(%s)", sf, a); break;
     case CT_EXPR_ABS: put(t, "fabs%s(%s)", sf, a); break;
     default: put(t, "%s", a); break;

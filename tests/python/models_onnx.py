@@ -5,7 +5,7 @@
 an LSTM classifier, with random weights and batch-norm statistics measured on random batches (so
 a dropped statistic shows), exported by Debian's PyTorch into the build tree (never committed).
 corten's outputs must equal onnxruntime's within 1e-4 of the outputs' largest magnitude at batch
-1 and 8. Run by ctest `python_onnx_models` in the `onnx` environment (tests/python/make_envs.sh)."""
+1 and 8. Then NaN, signed zeros and infinities through single activations against onnxruntime. Run by ctest `python_onnx_models` in the `onnx` environment (tests/python/make_envs.sh)."""
 import functools
 import os
 import subprocess
@@ -119,3 +119,36 @@ def test_loading_resnet18_holds_the_weights_once():
     added = (int(fig["hwm_after_kib"]) - int(fig["rss_before_kib"])) * 1024
     assert int(fig["tensor_bytes"]) >= weights
     assert added <= 1.2 * weights, "the load peaked %.2fx the weights" % (added / weights)
+
+
+# NaNs, signed zeros and infinities (results exact), then ordinary values (rounded results).
+SPECIALS = np.array([np.nan, -np.nan, -0.0, 0.0, -np.inf, np.inf, -1.0, 1.0, -3.5, 7.0],
+                    dtype=np.float32)
+
+
+@pytest.mark.parametrize("op,attrs,extra", [
+    ("Relu", {}, []), ("LeakyRelu", {"alpha": 0.5}, []), ("Clip", {}, [0.0, 6.0]),
+    ("Abs", {}, []), ("Neg", {}, []), ("Tanh", {}, []), ("Sigmoid", {}, []), ("Exp", {}, []),
+    ("Sqrt", {}, [])])
+def test_special_values_through_activations_as_onnxruntime(op, attrs, extra):
+    """NaN, signed zeros and infinities through each activation as onnxruntime gives them: a NaN
+    stays NaN (never hidden as 0), a zero keeps the sign onnxruntime gives it, bit for bit; the
+    ordinary values within 2e-6 (Tanh, Sigmoid and Exp are each side's own approximations:
+    onnxruntime's sigmoid(-3.5) is 0.02931219, 12 ulp below the true 0.0293122308)."""
+    h = onnx.helper
+    inputs = ["x"]
+    inits = []
+    for k, v in enumerate(extra):
+        inits.append(onnx.numpy_helper.from_array(np.array(v, dtype=np.float32), "c%d" % k))
+        inputs.append("c%d" % k)
+    graph = h.make_graph([h.make_node(op, inputs, ["y"], **attrs)], "specials",
+                         [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [10])],
+                         [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [10])], inits)
+    data = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
+    want = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(
+        None, {"x": SPECIALS})[0]
+    got = np.from_dlpack(corten.onnx.load_bytes(data).run({"x": SPECIALS})["y"])
+    assert np.array_equal(np.isnan(got), np.isnan(want)), (got, want)
+    ok = ~np.isnan(want[:6])
+    assert got[:6][ok].tobytes() == want[:6][ok].tobytes(), (got, want)
+    assert np.allclose(got[6:], want[6:], rtol=2e-6, atol=0, equal_nan=True), (got, want)
