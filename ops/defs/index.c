@@ -456,7 +456,8 @@ static const ct__op_doc docs[] = {
     {"size", "Out is Input's element count as a rank-0 int64 tensor. Input may have any dtype; its "
              "values are not read."},
     {"squeeze", "Out is X without the dims listed in `axes` (negative ones count from the end), "
-                "each of which must have extent 1; with an empty list (the default), without "
+                "each of which must have extent 1 (a dim listed twice is dropped once, as "
+                "onnxruntime does); with an empty list (the default), without "
                 "every dim of extent 1. AxesTensor, when wired (int64 or int32, rank 0 or 1, "
                 "read on the host at every run, so the op then runs on the CPU), replaces "
                 "attribute axes. Out is a view of X's memory (no copy), as reshape's is."},
