@@ -23,6 +23,9 @@ enum { CT__OUT = 0 };
 enum { CT__SCALE_SCALE, CT__SCALE_BIAS, CT__SCALE_BIAS_AFTER };  /* scale */
 enum { CT__CAST_DTYPE };                                         /* cast */
 enum { CT__MM_TRANSPOSE_X, CT__MM_TRANSPOSE_Y };                 /* matmul */
+/* matmul_fusion (ops/passes.c makes it): matmul's slots and attributes, then these. */
+enum { CT__MMF_BIAS = 2 };
+enum { CT__MMF_ACTIVATION = 2, CT__MMF_CLIP_MIN = 3, CT__MMF_CLIP_MAX = 4 };
 enum { CT__FILL_SHAPE, CT__FILL_VALUE, CT__FILL_DTYPE };         /* fill_constant */
 enum { CT__FILL_LIKE_VALUE, CT__FILL_LIKE_ONE_ELEMENT };          /* fill_any_like */
 /* uniform_random (A = min, B = max) and gaussian_random (A = mean, B = std). */

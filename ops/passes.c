@@ -12,6 +12,12 @@
  * (no other op, no nested program), and the chain's ops follow one another (the reshape between
  * the conv and its bias add excepted: it writes only the bias's view).
  *
+ * matmul_epilogue: matmul followed by the add of a bias (a rank-1 variable now: one value, or one
+ * per column of the product) and then, optionally, relu or clip becomes one matmul_fusion
+ * computing the same bits (ops/cpu/matmul.c): the sum and the activation run in the GEMM's
+ * tiles as they are stored. The links are taken as conv_epilogue's are, and only when Y is of
+ * rank 2 or more now (so the product has a column dim the bias can be added along).
+ *
  * assign_elision: an assign (ONNX's Identity) whose output is an intermediate goes, its readers
  * reading its input instead: the copy, and the block a copy needs each run when a reshape views
  * it, are saved, and the readers read the same values. Taken only when the output is written by
@@ -73,13 +79,31 @@ static bool column_reshape(const ct__prep *p) {
 }
 
 typedef struct chain {
-  size_t conv, last, n_members;
+  bool matmul; /* a matmul_epilogue chain (else conv_epilogue's) */
+  size_t conv, last, n_members; /* conv: the head (the conv or the matmul) */
   size_t members[4]; /* the preps it replaces: the conv, the adds, the activation */
   const ct_op *watched; /* the bias's reshape: it stays, but an edit of it changes the bias */
   const ct_var *bias, *res;
   const char *act;
   double lo, hi;
 } chain;
+
+/* The activation at prep j, relu or clip with constant bounds reading cur, joins chain ch when
+ * cur links them. */
+static void take_activation(const ct__prep *preps, size_t n, size_t j, const ct_var *cur,
+                            bool (*candidate)(void *, const ct_var *), void *arg, chain *ch) {
+  if (j < n && preps[j].n_in_vars == 1 && preps[j].vars[0] == cur &&
+      (is(&preps[j], "relu") || is(&preps[j], "clip")) &&
+      link(preps, n, ch->last, j, cur, candidate, arg)) {
+    ch->act = is(&preps[j], "relu") ? "relu" : "clip";
+    if (is(&preps[j], "clip")) {
+      ch->lo = attr(preps[j].op, "min")->u.f;
+      ch->hi = attr(preps[j].op, "max")->u.f;
+    }
+    ch->last = j;
+    ch->members[ch->n_members++] = j;
+  }
+}
 
 /* The longest chain from conv prep i (false when it has no link). */
 static bool find_chain(const ct__prep *preps, size_t n, size_t i,
@@ -107,33 +131,54 @@ static bool find_chain(const ct__prep *preps, size_t n, size_t i,
     ch->last = j;
     ch->members[ch->n_members++] = j++;
   }
-  /* The activation: relu, or clip with constant bounds. */
-  if (j < n && preps[j].n_in_vars == 1 && preps[j].vars[0] == cur &&
-      (is(&preps[j], "relu") || is(&preps[j], "clip")) &&
-      link(preps, n, ch->last, j, cur, candidate, arg)) {
-    ch->act = is(&preps[j], "relu") ? "relu" : "clip";
-    if (is(&preps[j], "clip")) {
-      ch->lo = attr(preps[j].op, "min")->u.f;
-      ch->hi = attr(preps[j].op, "max")->u.f;
-    }
-    ch->last = j;
-    ch->members[ch->n_members++] = j;
-  }
+  take_activation(preps, n, j, cur, candidate, arg, ch);
   return ch->n_members > 1;
 }
 
-/* conv2d_fusion for chain ch, wired and attributed as its ops were; NULL with the error
- * recorded. */
+/* The rank of variable v's tensor now (-1: it holds none). */
+static int rank_now(const ct_var *v) {
+  const ct_tensor *t = ct_var_get_tensor(v);
+  return t != NULL ? ct_tensor_dims(t).rank : -1;
+}
+
+/* The chain from matmul prep i: its bias add, then the activation if any (false when the bias
+ * add does not follow). */
+static bool find_mm_chain(const ct__prep *preps, size_t n, size_t i,
+                          bool (*candidate)(void *, const ct_var *), void *arg, chain *ch) {
+  *ch = (chain){.matmul = true, .conv = i, .last = i, .n_members = 1, .members = {i},
+                .act = "identity", .lo = -INFINITY, .hi = INFINITY};
+  const ct__prep *mm = &preps[i];
+  const ct_var *cur = out0(mm), *b = NULL;
+  size_t j = i + 1;
+  if (mm->n_in_vars != 2 || rank_now(mm->vars[1]) < 2 || j >= n ||
+      !is(&preps[j], "elementwise_add") || (b = other_input(&preps[j], cur)) == NULL ||
+      rank_now(b) != 1 || !link(preps, n, i, j, cur, candidate, arg)) {
+    return false;
+  }
+  ch->bias = b;
+  cur = out0(&preps[j]);
+  ch->last = j;
+  ch->members[ch->n_members++] = j++;
+  take_activation(preps, n, j, cur, candidate, arg, ch);
+  return true;
+}
+
+/* conv2d_fusion or matmul_fusion for chain ch, wired and attributed as its ops were; NULL with
+ * the error recorded. */
 static ct_op *fused_op(const ct__prep *preps, const chain *ch) {
   const ct_op *conv = preps[ch->conv].op;
-  ct_op *op = ct_op_new("conv2d_fusion");
+  ct_op *op = ct_op_new(ch->matmul ? "matmul_fusion" : "conv2d_fusion");
   if (op == NULL) return NULL;
-  ct_status s = ct_op_set_input(op, "Input", ct_var_name(preps[ch->conv].vars[0]));
-  if (s == CT_OK) s = ct_op_set_input(op, "Filter", ct_var_name(preps[ch->conv].vars[1]));
+  const char *in0 = ch->matmul ? "X" : "Input", *in1 = ch->matmul ? "Y" : "Filter";
+  ct_status s = ct_op_set_input(op, in0, ct_var_name(preps[ch->conv].vars[0]));
+  if (s == CT_OK) s = ct_op_set_input(op, in1, ct_var_name(preps[ch->conv].vars[1]));
   if (s == CT_OK && ch->bias) s = ct_op_set_input(op, "Bias", ct_var_name(ch->bias));
   if (s == CT_OK && ch->res) s = ct_op_set_input(op, "ResidualData", ct_var_name(ch->res));
-  if (s == CT_OK) s = ct_op_set_output(op, "Output", ct_var_name(out0(&preps[ch->last])));
-  /* conv2d's six attributes come first in conv2d_fusion, in the same order and types. */
+  if (s == CT_OK) {
+    s = ct_op_set_output(op, ch->matmul ? "Out" : "Output",
+                         ct_var_name(out0(&preps[ch->last])));
+  }
+  /* The head's attributes come first in the fused type, in the same order and types. */
   for (size_t a = 0; a < conv->def->n_attr && s == CT_OK; a++) {
     const char *name = conv->def->attr[a].name;
     const ct_attr_value *v = &conv->attr[a];
@@ -141,6 +186,7 @@ static ct_op *fused_op(const ct__prep *preps, const chain *ch) {
       case CT_ATTR_INTS: s = ct_op_set_attr_ints(op, name, v->u.ints.v, v->u.ints.n); break;
       case CT_ATTR_INT: s = ct_op_set_attr_int(op, name, v->u.i); break;
       case CT_ATTR_STRING: s = ct_op_set_attr_string(op, name, v->u.s); break;
+      case CT_ATTR_BOOL: s = ct_op_set_attr_bool(op, name, v->u.b); break;
       default: break;
     }
   }
@@ -258,7 +304,7 @@ static ct_status elide(ct__prep *preps, size_t *n, size_t i, ct__rewrites *rw) {
 
 ct_status ct__optimize(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
                        bool (*candidate)(void *, const ct_var *), void *arg, ct__rewrites *rw) {
-  if (place.kind != CT_DEVICE_CPU) return CT_OK; /* conv2d_fusion has CPU kernels only */
+  if (place.kind != CT_DEVICE_CPU) return CT_OK; /* the fused types have CPU kernels only */
   for (size_t i = 0; i < *n;) {
     if (is(&preps[i], "assign") && elidable(preps, *n, i, candidate, arg)) {
       ct_status s = elide(preps, n, i, rw);
@@ -269,8 +315,13 @@ ct_status ct__optimize(ct__prep *preps, size_t *n, ct_scope *scope, ct_place pla
   }
   for (size_t i = 0; i < *n; i++) {
     chain ch;
-    if (!is(&preps[i], "conv2d") && !is(&preps[i], "depthwise_conv2d")) continue;
-    if (!find_chain(preps, *n, i, candidate, arg, &ch)) continue;
+    if (is(&preps[i], "matmul")) {
+      if (!find_mm_chain(preps, *n, i, candidate, arg, &ch)) continue;
+    } else if (!is(&preps[i], "conv2d") && !is(&preps[i], "depthwise_conv2d")) {
+      continue;
+    } else if (!find_chain(preps, *n, i, candidate, arg, &ch)) {
+      continue;
+    }
     ct_status s = apply(preps, n, scope, place, &ch, rw);
     if (s != CT_OK) return s;
   }

@@ -5,6 +5,8 @@
  * the dims before them are batch dims and broadcast; a rank-1 X is a row [1,K] and a rank-1 Y a
  * column [K,1], and that dim is dropped from the result. */
 #include <limits.h>
+#include <math.h>
+#include <string.h>
 
 #include "ops/defs.h"
 
@@ -105,11 +107,61 @@ static const ct_attr_def mm_attrs[] = {
     {"transpose_y", {.type = CT_ATTR_BOOL, .u.b = false}, false},
 };
 
+/* matmul's attributes first, in its order (ct__mm_plan reads them by index), then the
+ * epilogue's. */
+static const ct_attr_def mmf_attrs[] = {
+    {"transpose_x", {.type = CT_ATTR_BOOL, .u.b = false}, false},
+    {"transpose_y", {.type = CT_ATTR_BOOL, .u.b = false}, false},
+    {"activation", {.type = CT_ATTR_STRING, .u.s = "identity"}, false},
+    {"clip_min", {.type = CT_ATTR_FLOAT, .u.f = -INFINITY}, false},
+    {"clip_max", {.type = CT_ATTR_FLOAT, .u.f = INFINITY}, false},
+};
+static const ct_slot_def mmf_in[] = {{"X", 0}, {"Y", 0}, {"Bias", CT_SLOT_OPTIONAL}};
+
+/* matmul's checks and dims, then Bias: X's dtype, its dims all 1 but the last, which is 1 or
+ * Out's last (what an elementwise_add of it to Out accepts without enlarging Out), and Out of
+ * rank 1 or more; and a known activation. */
+static ct_status mmf_infer(const ct_kernel_ctx *c) {
+  ct_status s = mm_infer(c);
+  if (s != CT_OK) return s;
+  const ct_tensor *out = ct_kernel_out(c, CT__OUT, 0);
+  if (ct_kernel_in_count(c, CT__MMF_BIAS) > 0) {
+    const ct_tensor *b = ct_kernel_in(c, CT__MMF_BIAS, 0);
+    s = ct__k_check_dtype(c, CT__MMF_BIAS, 0, ct_kernel_in(c, CT__IN_X, 0)->dtype);
+    if (s != CT_OK) return s;
+    int64_t n = out->dims.rank > 0 ? out->dims.d[out->dims.rank - 1] : 0;
+    bool fits = out->dims.rank > 0 && b->dims.rank <= out->dims.rank &&
+                (b->numel == 1 || b->numel == n);
+    for (int k = 0; fits && k + 1 < b->dims.rank; k++) fits = b->dims.d[k] == 1;
+    if (!fits) {
+      char have[CT__DDIM_STR_CAP], want[CT__DDIM_STR_CAP];
+      return ct_kernel_fail(c, CT_ERR_SHAPE,
+                            "Bias '%s' has dims %s; the product is %s (give it 1 element or one "
+                            "per column of the product, or run without the executor's "
+                            "optimize option)",
+                            ct_kernel_in_name(c, CT__MMF_BIAS, 0),
+                            ct_ddim_str(b->dims, have, sizeof have),
+                            ct_ddim_str(out->dims, want, sizeof want));
+    }
+  }
+  const char *act = c->attr[CT__MMF_ACTIVATION].u.s;
+  if (strcmp(act, "identity") != 0 && strcmp(act, "relu") != 0 && strcmp(act, "clip") != 0) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                          "activation '%s' is not one of identity, relu, clip", act);
+  }
+  return CT_OK;
+}
+
 static const ct_op_def defs[] = {
     {.type = "matmul", .inputs = ct__slot_xy, .n_inputs = 2, .outputs = ct__slot_out,
      .n_outputs = 1, .attrs = mm_attrs, .n_attrs = 2,
      .flags = CT_OP_PURE_INFER, .infer_shape = mm_infer,
      .grad = ct__grad_binary}, /* matmul_grad, ops/defs/matmul_grad.c */
+    /* The executor's optimize pass (ops/passes.c) makes it; no gradient: it is never on a path
+     * that append_backward walks. */
+    {.type = "matmul_fusion", .inputs = mmf_in, .n_inputs = 3, .outputs = ct__slot_out,
+     .n_outputs = 1, .attrs = mmf_attrs, .n_attrs = 5, .flags = CT_OP_PURE_INFER,
+     .infer_shape = mmf_infer},
 };
 
 const ct__def_table ct__matmul_defs = CT__TABLE(defs);
@@ -125,6 +177,14 @@ static const ct__op_doc docs[] = {
      "[1, K] and a rank-1 Y a column [K, 1], that dim dropped from Out, and transposing a "
      "rank-1 operand does nothing. There is no alpha attribute (scale Out with a `scale` op); "
      "matrix dims above INT_MAX are refused."},
+    {"matmul_fusion",
+     "matmul (its slots and attributes), then `Out = act(product + Bias)` as the product is "
+     "stored: Bias (optional, X's dtype) holds 1 element or one per column of the product (dims "
+     "all 1 but the last); `activation` is \"identity\" (the default), \"relu\" or \"clip\" "
+     "between clip_min and clip_max (default -inf, +inf). Each step rounds as the separate ops "
+     "do, so the bits are those of matmul, elementwise_add and relu or clip run one by one. The "
+     "executor's optimize pass (CPU only) makes it from such a chain (docs/design/passes.md); "
+     "it has no gradient."},
 };
 
 const ct__doc_table ct__matmul_docs = CT__TABLE(docs);
