@@ -272,13 +272,15 @@ START_TEST(operands_packed_beforehand_give_the_defined_sums) {
 }
 END_TEST
 
-/* ct__gemm_batched gives each product the bytes of its own ct__gemm call: tiny products (one
- * plan and buffer, split into runs across threads), swapped ones, transposes, and products big
- * enough to take the call each; at 1, 2 and 3 threads. */
+/* ct__gemm_batched gives each product the bytes of its own ct__gemm call: tiny products (the
+ * kernel set's small product where it has one: up to 64 x 16, k up to KC, rows not a multiple
+ * of four), small ones (one plan and buffer, split into runs across threads), swapped ones,
+ * transposes, and products big enough to take the call each; at 1, 2 and 3 threads. */
 START_TEST(a_batch_of_products_gives_each_ones_bits) {
   static const int64_t bshapes[][4] = {/* m, n, k, count */
                                        {10, 10, 16, 32}, {10, 16, 10, 7}, {3, 40, 5, 5},
-                                       {40, 3, 5, 9},    {1, 300, 20, 3}, {200, 150, 30, 3}};
+                                       {40, 3, 5, 9},    {1, 300, 20, 3}, {200, 150, 30, 3},
+                                       {61, 16, 200, 3}, {7, 17, 9, 4}};
   for (int threads = 1; threads <= 3; threads++) {
     ct_set_num_threads(threads);
     for (size_t s = 0; s < sizeof bshapes / sizeof bshapes[0]; s++) {

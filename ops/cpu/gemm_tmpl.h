@@ -317,6 +317,21 @@ static void SFX(batch_runs)(void *ctx, int64_t b, int64_t e) {
   }
 }
 
+/* Products [b, e) of a batch through the kernel set's small product. */
+typedef struct SFX(small_job) {
+  const ct__gemm *g;
+  int64_t count, sa, sb, sc;
+} SFX(small_job);
+
+static void SFX(small_runs)(void *ctx, int64_t b, int64_t e) {
+  const SFX(small_job) *j = ctx;
+  const ct__gemm *g = j->g;
+  for (int64_t t = b; t < e; t++) {
+    UKR_GET()->small(g->m, g->n, g->k, (const T *)g->a + t * j->sa, g->lda, g->ta,
+                     (const T *)g->b + t * j->sb, g->ldb, g->tb, (T *)g->c + t * j->sc, g->ldc);
+  }
+}
+
 ct_status SFX(ct__gemm_batched)(const ct__gemm *g, int64_t count, int64_t sa, int64_t sb,
                                  int64_t sc) {
   const double macs = (double)g->m * (double)g->n * (double)g->k;
@@ -338,9 +353,17 @@ ct_status SFX(ct__gemm_batched)(const ct__gemm *g, int64_t count, int64_t sa, in
     }
     return CT_OK;
   }
+  const UKR *u = UKR_GET();
+  if (u->small != NULL && g->n <= CT__UKR_SMALL_N && g->k <= KC && g->m <= 64 &&
+      (T)g->alpha == 1 && (T)g->beta == 0) { /* whole tiny products, no packing: the same bits */
+    SFX(small_job) sj = {g, count, sa, sb, sc};
+    const int64_t grain = (int64_t)(MIN_ITEM_MACS / macs) + 1;
+    ct__parallel_for(count, ct__parallel_nested() ? count : grain, SFX(small_runs), &sj);
+    return CT_OK;
+  }
   /* Each product under a thread's share of work: one plan (one item), and the products split
    * into runs, one per thread with its own buffer, when there are enough of them. */
-  SFX(batch_job) j = {.u = UKR_GET(), .count = count, .sa = sa, .sb = sb, .sc = sc};
+  SFX(batch_job) j = {.u = u, .count = count, .sa = sa, .sb = sb, .sc = sc};
   j.w = plan(g, j.u->mr, j.u->nr, j.u->run_t[1] != NULL, KC, sizeof(T), &j.pl, &j.swapped);
   const int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads();
   const double all = macs * (double)count;

@@ -253,6 +253,54 @@ UKR_T512(ukr_avx512_f32_t_7, 7) UKR_T512(ukr_avx512_f32_t_8, 8) UKR_T512(ukr_avx
 UKR_T512(ukr_avx512_f32_t_10, 10) UKR_T512(ukr_avx512_f32_t_11, 11)
 UKR_T512(ukr_avx512_f32_t_12, 12)
 
+/* The small product (gemm_ukr.h): rows four at a time, each row's n values in one masked vector
+ * of accumulators; B's rows (columns, when stored transposed) read once into an aligned buffer
+ * of 16-wide rows. */
+__attribute__((target("avx512f"))) static void small_avx512_f32(int64_t m, int64_t n, int64_t k,
+                                                               const float *a, int64_t lda,
+                                                               bool ta, const float *b,
+                                                               int64_t ldb, bool tb, float *c,
+                                                               int64_t ldc) {
+  float bt[CT__GEMM_KC * 16] __attribute__((aligned(64)));
+  const __mmask16 mk = (__mmask16)((1u << n) - 1);
+  for (int64_t p = 0; p < k; p++) {
+    __m512 row;
+    if (!tb) {
+      row = _mm512_maskz_loadu_ps(mk, b + p * ldb);
+    } else {
+      float t[16] = {0};
+      for (int64_t j = 0; j < n; j++) t[j] = b[j * ldb + p];
+      row = _mm512_loadu_ps(t);
+    }
+    _mm512_store_ps(bt + p * 16, row);
+  }
+  const int64_t as = ta ? 1 : lda, ap = ta ? lda : 1; /* A(i, p) = a[i as + p ap] */
+  int64_t i = 0;
+  for (; i + 4 <= m; i += 4) {
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    const float *a0 = a + i * as;
+    for (int64_t p = 0; p < k; p++) {
+      const __m512 bv = _mm512_load_ps(bt + p * 16);
+      const float *ax = a0 + p * ap;
+      s0 = _mm512_fmadd_ps(_mm512_set1_ps(ax[0]), bv, s0);
+      s1 = _mm512_fmadd_ps(_mm512_set1_ps(ax[as]), bv, s1);
+      s2 = _mm512_fmadd_ps(_mm512_set1_ps(ax[2 * as]), bv, s2);
+      s3 = _mm512_fmadd_ps(_mm512_set1_ps(ax[3 * as]), bv, s3);
+    }
+    _mm512_mask_storeu_ps(c + i * ldc, mk, s0);
+    _mm512_mask_storeu_ps(c + (i + 1) * ldc, mk, s1);
+    _mm512_mask_storeu_ps(c + (i + 2) * ldc, mk, s2);
+    _mm512_mask_storeu_ps(c + (i + 3) * ldc, mk, s3);
+  }
+  for (; i < m; i++) {
+    __m512 s0 = _mm512_setzero_ps();
+    for (int64_t p = 0; p < k; p++) {
+      s0 = _mm512_fmadd_ps(_mm512_set1_ps(a[i * as + p * ap]), _mm512_load_ps(bt + p * 16), s0);
+    }
+    _mm512_mask_storeu_ps(c + i * ldc, mk, s0);
+  }
+}
+
 #define TABLE6(NAME) NULL, NAME##_1, NAME##_2, NAME##_3, NAME##_4, NAME##_5, NAME##_6
 #define TABLE12(NAME) \
   TABLE6(NAME), NAME##_7, NAME##_8, NAME##_9, NAME##_10, NAME##_11, NAME##_12
@@ -380,11 +428,12 @@ ACROSS_X86(across_avx2_f64, double, __m256d, 4, _mm256_loadu_pd, _mm256_storeu_p
 enum { K_PORTABLE, K_AVX2, K_AVX512, K_COUNT };
 
 static const ct__ukr_f32 f32_kernels[K_COUNT] = {
-    [K_PORTABLE] = {"portable", 4, 8, UKR_C_TABLE(ukr_c_f32), across_c_f32, NULL, {NULL}},
+    [K_PORTABLE] = {"portable", 4, 8, UKR_C_TABLE(ukr_c_f32), across_c_f32, NULL, {NULL}, NULL},
 #if CT__UKR_X86
-    [K_AVX2] = {"avx2", 6, 16, {TABLE6(ukr_avx2_f32)}, across_avx2_f32, row4_avx2_f32, {NULL}},
+    [K_AVX2] = {"avx2", 6, 16, {TABLE6(ukr_avx2_f32)}, across_avx2_f32, row4_avx2_f32, {NULL},
+                NULL},
     [K_AVX512] = {"avx512", 12, 32, {TABLE12(ukr_avx512_f32)}, across_avx2_f32, row4_avx512_f32,
-                  {TABLE12(ukr_avx512_f32_t)}},
+                  {TABLE12(ukr_avx512_f32_t)}, small_avx512_f32},
 #endif
 };
 static const ct__ukr_f64 f64_kernels[K_COUNT] = {

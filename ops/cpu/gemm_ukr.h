@@ -56,6 +56,9 @@ typedef struct ct__ukr_f32 {
   void (*run_t[CT__UKR_MAX_MR + 1])(int64_t kc, const float *a, const float *b, int64_t bs,
                                     float *c, int64_t ldc, float alpha, float beta,
                                     const ct__ukr_epi_f32 *e);
+  /* A whole small product from A and B as stored (small below); NULL: none */
+  void (*small)(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, bool ta,
+                const float *b, int64_t ldb, bool tb, float *c, int64_t ldc);
 } ct__ukr_f32;
 
 typedef struct ct__ukr_f64 {
@@ -71,7 +74,16 @@ typedef struct ct__ukr_f64 {
   void (*run_t[CT__UKR_MAX_MR + 1])(int64_t kc, const double *a, const double *b, int64_t bs,
                                     double *c, int64_t ldc, double alpha, double beta,
                                     const ct__ukr_epi_f64 *e);
+  void (*small)(int64_t m, int64_t n, int64_t k, const double *a, int64_t lda, bool ta,
+                const double *b, int64_t ldb, bool tb, double *c, int64_t ldc); /* NULL */
 } ct__ukr_f64;
+
+/* small computes C = op(A) op(B) (m x n, rows ldc apart) for n <= CT__UKR_SMALL_N and k <= the
+ * GEMM's KC straight from A and B as stored, with no packing: each element the fused
+ * multiply-adds of run's sums, k in order from a zero, so the bits of run with alpha 1 and beta 0
+ * over one block of k (what the GEMM computes for such a product). For the batches of tiny
+ * products attention makes ([10, 16] x [16, 10] per head), where packing cost more than the sums. */
+enum { CT__UKR_SMALL_N = 16 };
 
 /* run_t computes run's sums for a tile of a swapped product (C^T computed: the tile's element
  * (i, j) is C's (j, i), C's rows ldc apart) and stores each of C's NR rows as h consecutive
