@@ -192,11 +192,17 @@ static void RL(load)(RL(run) *j, int64_t d) {
 /* Step s's gates of an entry, pre-activation, from the step's input row xr, hr and the
  * biases: z = x W^T + H' R^T + Wb + Rb (gru's h gate: x Wh^T + Wbh only; it is finished by
  * the step). */
+CT__VM_CLONES static void RL(gate_sums)(int64_t hz, int64_t gh, const T *restrict xr,
+                                        const T *restrict hrr, const T *restrict wb,
+                                        const T *restrict rb, T *restrict z) {
+  for (int64_t k = 0; k < hz; k++) z[k] = xr[k] + hrr[k] + wb[k] + rb[k];
+  for (int64_t k = hz; k < gh; k++) z[k] = xr[k] + wb[k];
+}
+/* (in the widest vectors the CPU has: the same adds in the same order, element by element) */
 static void RL(gate_inputs)(const RL(run) *j, const T *xr, const T *hrr, T *z) {
   const ct__rl_plan *p = j->p;
   int64_t gh = p->gates * p->h, hz = p->kind == CT__RL_GRU ? 2 * p->h : gh;
-  for (int64_t k = 0; k < hz; k++) z[k] = xr[k] + hrr[k] + j->wb[k] + j->rb[k];
-  for (int64_t k = hz; k < gh; k++) z[k] = xr[k] + j->wb[k];
+  RL(gate_sums)(hz, gh, xr, hrr, j->wb, j->rb, z);
 }
 
 /* The lstm cells of one entry in the usual form (sigmoid gates, tanh candidate and cell
