@@ -217,7 +217,7 @@ typedef struct outcome {
 } outcome;
 
 static void run_a(const prog_a *g, const ct_program *p, bool fuse, bool free_them, int threads,
-                  outcome *r) {
+                  bool optimize, outcome *r) {
   memset(r, 0, sizeof *r);
   ct_set_num_threads(threads);
   void *bufs[2] = {NULL, NULL};
@@ -228,7 +228,8 @@ static void run_a(const prog_a *g, const ct_program *p, bool fuse, bool free_the
     fill(bufs[b], g->buf_dt[b], g->buf_n[b], g->buf_seed[b], g->special);
   }
   ct_scope *s = scope_a(g, bufs, released);
-  ct_executor_options o = {.free_intermediates = free_them, .fuse_elementwise = fuse};
+  ct_executor_options o = {.free_intermediates = free_them, .fuse_elementwise = fuse,
+                           .optimize = optimize};
   ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
   r->made = e != NULL;
   r->status = e != NULL ? CT_OK : ct_last_status();
@@ -269,19 +270,22 @@ void check_a(fz_bytes *in) {
   say_prog_a(&g);
   ct_program *p = build_a(&g);
   outcome ref, got;
-  run_a(&g, p, false, false, 1, &ref);
-  static const struct { bool fuse, free_them; int threads; } cfgs[] = {
-      {true, false, 1},  {false, true, 1}, {true, true, 1}, {false, false, 3},
-      {true, false, 3},  {false, true, 3}, {true, true, 3}};
+  run_a(&g, p, false, false, 1, false, &ref);
+  static const struct { bool fuse, free_them; int threads; bool optimize; } cfgs[] = {
+      {true, false, 1, false}, {false, true, 1, false}, {true, true, 1, false},
+      {false, false, 3, false}, {true, false, 3, false}, {false, true, 3, false},
+      {true, true, 3, false},  {false, false, 1, true}, {true, true, 3, true}};
   for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {
-    run_a(&g, p, cfgs[c].fuse, cfgs[c].free_them, cfgs[c].threads, &got);
-    char cfg[96], why[256];
-    snprintf(cfg, sizeof cfg, "fuse_elementwise=%d free_intermediates=%d threads=%d",
-             cfgs[c].fuse, cfgs[c].free_them, cfgs[c].threads);
+    run_a(&g, p, cfgs[c].fuse, cfgs[c].free_them, cfgs[c].threads, cfgs[c].optimize, &got);
+    char cfg[112], why[256];
+    snprintf(cfg, sizeof cfg, "fuse_elementwise=%d free_intermediates=%d threads=%d optimize=%d",
+             cfgs[c].fuse, cfgs[c].free_them, cfgs[c].threads, cfgs[c].optimize);
     /* A fused group's members run at its root's turn, so when one of them fails, an op between
-     * may fail first with its own status: with fuse_elementwise any failure matches one. */
+     * may fail first with its own status: with fuse_elementwise any failure matches one; so with
+     * optimize, whose merged op checks its members' operands before any of them runs. */
     bool same_failure = got.status == ref.status ||
-                        (cfgs[c].fuse && got.status != CT_OK && ref.status != CT_OK);
+                        ((cfgs[c].fuse || cfgs[c].optimize) && got.status != CT_OK &&
+                         ref.status != CT_OK);
     if (!same_failure || got.made != ref.made) {
       broken("%s: status %s%s, the plain executor's %s%s", cfg, ct_status_str(got.status),
              got.made ? "" : " (executor not made)", ct_status_str(ref.status),

@@ -437,11 +437,12 @@ static const ct__ukr_f32 f32_kernels[K_COUNT] = {
 #endif
 };
 static const ct__ukr_f64 f64_kernels[K_COUNT] = {
-    [K_PORTABLE] = {"portable", 4, 8, UKR_C_TABLE(ukr_c_f64), across_c_f64, NULL, {NULL}},
+    [K_PORTABLE] = {"portable", 4, 8, UKR_C_TABLE(ukr_c_f64), across_c_f64, NULL, {NULL}, NULL},
 #if CT__UKR_X86
-    [K_AVX2] = {"avx2", 6, 8, {TABLE6(ukr_avx2_f64)}, across_avx2_f64, row4_avx2_f64, {NULL}},
+    [K_AVX2] = {"avx2", 6, 8, {TABLE6(ukr_avx2_f64)}, across_avx2_f64, row4_avx2_f64, {NULL},
+                NULL},
     [K_AVX512] = {"avx512", 12, 16, {TABLE12(ukr_avx512_f64)}, across_avx2_f64, row4_avx512_f64,
-                  {NULL}},
+                  {NULL}, NULL},
 #endif
 };
 

@@ -75,7 +75,7 @@ typedef struct ct__ukr_f64 {
                                     double *c, int64_t ldc, double alpha, double beta,
                                     const ct__ukr_epi_f64 *e);
   void (*small)(int64_t m, int64_t n, int64_t k, const double *a, int64_t lda, bool ta,
-                const double *b, int64_t ldb, bool tb, double *c, int64_t ldc); /* NULL */
+                const double *b, int64_t ldb, bool tb, double *c, int64_t ldc); /* none yet */
 } ct__ukr_f64;
 
 /* small computes C = op(A) op(B) (m x n, rows ldc apart) for n <= CT__UKR_SMALL_N and k <= the
