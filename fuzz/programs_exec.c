@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz/programs_exec.c: check (a) of the program fuzzer (fuzz_programs.c): a program over
  * leaves that view one another or wrap external buffers, run under a plain executor and then
- * under fuse_elementwise, free_intermediates and both, at one and at three threads; every run
- * must give the plain run's status and, on CT_OK, its bits. */
+ * under fuse_elementwise, free_intermediates and both, at one and at three threads, and under
+ * the optimize option's graph passes; every run must give the plain run's status and, on CT_OK,
+ * its bits. A matmul is now and then followed by the chain the matmul_epilogue pass merges (the
+ * add of a rank-1 leaf, then relu), which random wiring alone almost never makes. */
 #include "programs.h"
 
 /* ---- (a) Executors -------------------------------------------------------------------------- */
@@ -141,12 +143,27 @@ static void decode_a(fz_bytes *in, prog_a *g) {
   gen_leaves(in, g, f);
   model *m = &g->m;
   g->n_ops = 1 + fz_u8(in) % MAXOPS;
-  int n = 0;
+  int n = 0, chain = 0; /* chain: 1 an add, 2 a relu comes next (reading the last op's output) */
   for (int k = 0; k < g->n_ops && (k == 0 || in->n > 0); k++) { /* ends with the input */
     op_spec *o = &g->op[n];
-    gen_op(in, m, o);
+    int bias = -1;
+    for (int v = 0; chain == 1 && v < g->n_leaves && bias < 0; v++) {
+      if (m->dims[v].rank == 1) bias = v;
+    }
+    if (chain == 0 || n == 0 || (chain == 1 && bias < 0)) {
+      gen_op(in, m, o);
+      chain = 0;
+    } else { /* the last op's output, then a rank-1 leaf as the bias */
+      memset(o, 0, sizeof *o);
+      o->type = chain == 1 ? 0 : 4; /* elementwise_add, relu (op_types) */
+      o->n_in = chain == 1 ? 2 : 1;
+      o->in[0] = g->op[n - 1].out;
+      o->in[1] = bias;
+      chain = chain == 1 ? 2 : 0;
+    }
     uint8_t b = fz_u8(in);
-    bool fresh = b % 8 < 5 && m->n_vars < MAXV;
+    if (op_types[o->type].kind == K_MATMUL && (b & 0x60) == 0) chain = 1;
+    bool fresh = (chain != 0 || b % 8 < 5) && m->n_vars < MAXV;
     if (fresh) {
       o->out = m->n_vars++;
     } else {
@@ -157,6 +174,7 @@ static void decode_a(fz_bytes *in, prog_a *g) {
     if (!sim_dims(o, ins, &out)) out.rank = -1;
     if (ct_ddim_numel(out) > MAX_ELEMS) { /* too large to be cheap: dropped */
       if (fresh) m->n_vars--;
+      chain = 0;
       continue;
     }
     m->dims[o->out] = out;

@@ -161,6 +161,10 @@ typedef struct ct__rewrite {
   const ct_op *origin[CT__REWRITE_MAX];
   uint64_t gen[CT__REWRITE_MAX];
   size_t n_origin;
+  /* A fused chain's result and the fused op's inputs, whose memory the rewrite assumed apart
+   * (checked again at every run); out NULL: none. */
+  const ct_var *out, *ins[4];
+  size_t n_ins;
 } ct__rewrite;
 typedef struct ct__rewrites {
   ct__rewrite *v;

@@ -23,14 +23,24 @@
  * it, are saved, and the readers read the same values. Taken only when the output is written by
  * the assign alone, read by an op after it (an output no op reads is a result) and by no op
  * before it nor by a nested program, and the input is written by no op after it (so it holds,
- * when each reader runs, what the assign would have copied). */
+ * when each reader runs, what the assign would have copied), and no op up to the last reader
+ * writes a variable other than the executor's intermediates (a caller's variable may share the
+ * input's memory: its write would change what the readers see; found by the program fuzzer).
+ *
+ * Memory shared behind the names: a fused chain's result must not share memory with an input of
+ * the fused op (the executor would then give the result a block of its own, where the last op
+ * of the chain wrote it in place, changing the input's other name). Checked when the executor
+ * is made (the chain is not taken) and again at every run (the run fails, asking for a new
+ * executor, should the caller have shared memory since). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
+#include "memory/memory_impl.h"
 #include "ops/op_impl.h"
+#include "tensor/tensor_impl.h"
 
 /* Op op's attribute called name (a name its type defines). */
 static const ct_attr_value *attr(const ct_op *op, const char *name) {
@@ -38,6 +48,12 @@ static const ct_attr_value *attr(const ct_op *op, const char *name) {
     if (strcmp(op->def->attr[a].name, name) == 0) return &op->attr[a];
   }
   return NULL;
+}
+
+/* Whether variables a and b hold memory of one block now. */
+static bool same_block(const ct_var *a, const ct_var *b) {
+  const ct_tensor *x = ct_var_get_tensor(a), *y = ct_var_get_tensor(b);
+  return x != NULL && y != NULL && x->block != NULL && x->block == y->block;
 }
 
 /* Whether prep p's op is of type `type`. */
@@ -216,6 +232,17 @@ static ct_status rewrite_room(ct__rewrites *rw) {
   return CT_OK;
 }
 
+/* Chain ch's memory assumption into r: its result apart from the fused op's inputs. */
+static void chain_memory(const ct__prep *preps, const chain *ch, ct__rewrite *r) {
+  r->out = out0(&preps[ch->last]);
+  r->n_ins = 0;
+  for (uint32_t k = 0; k < preps[ch->conv].n_in_vars && k < 2; k++) {
+    r->ins[r->n_ins++] = preps[ch->conv].vars[k];
+  }
+  if (ch->bias != NULL) r->ins[r->n_ins++] = ch->bias;
+  if (ch->res != NULL) r->ins[r->n_ins++] = ch->res;
+}
+
 /* Replaces chain ch's preps by one bound to its fused op, at the chain's last op's place. */
 static ct_status apply(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
                        const chain *ch, ct__rewrites *rw) {
@@ -228,6 +255,7 @@ static ct_status apply(ct__prep *preps, size_t *n, ct_scope *scope, ct_place pla
   }
   ct__rewrite *r = &rw->v[rw->n++];
   *r = (ct__rewrite){.op = op, .n_origin = ch->n_members};
+  chain_memory(preps, ch, r);
   for (size_t k = 0; k < ch->n_members; k++) {
     r->origin[k] = preps[ch->members[k]].op;
     r->gen[k] = preps[ch->members[k]].op->gen;
@@ -261,19 +289,30 @@ static bool elidable(const ct__prep *preps, size_t n, size_t i,
   if (a->n_in_vars != 1 || a->n_out_vars != 1 || a->any_type[0] || a->any_type[1]) return false;
   const ct_var *x = a->vars[0], *out = a->vars[1];
   if (x == out || !candidate(arg, out)) return false;
-  size_t readers = 0;
+  size_t readers = 0, last = 0;
   for (size_t j = 0; j < n; j++) {
     const ct__prep *q = &preps[j];
     for (uint32_t k = 0; k < q->n_in_vars + q->n_out_vars; k++) {
       bool writes = k >= q->n_in_vars;
       if (q->vars[k] == out && (writes ? j != i : j < i)) return false;
       if (q->vars[k] == x && writes && j > i) return false;
-      readers += q->vars[k] == out && !writes;
+      if (q->vars[k] == out && !writes) {
+        readers++;
+        last = j;
+      }
     }
     if (ct__nested_reads(q->op, ct_var_name(out)) || ct__nested_writes(q->op, ct_var_name(out))) {
       return false;
     }
     if (j > i && ct__nested_writes(q->op, ct_var_name(x))) return false;
+  }
+  /* Until the last reader, only the executor's intermediates are written: a caller's variable
+   * may share x's memory (ct_tensor_share, one buffer wrapped twice), where an intermediate
+   * shares memory only through an op's view, which a write gives a block of its own. */
+  for (size_t j = i + 1; j <= last && readers > 0; j++) {
+    for (uint32_t k = preps[j].n_in_vars; k < preps[j].n_in_vars + preps[j].n_out_vars; k++) {
+      if (!candidate(arg, preps[j].vars[k])) return false;
+    }
   }
   return readers > 0; /* read by no op: the program's result, which the caller reads */
 }
@@ -302,6 +341,15 @@ static ct_status elide(ct__prep *preps, size_t *n, size_t i, ct__rewrites *rw) {
   return CT_OK;
 }
 
+/* The rewrite's memory assumptions (ct__rewrite): NULL when they hold, else the variable that
+ * breaks them. */
+static const ct_var *apart(const ct__rewrite *r) {
+  for (size_t k = 0; r->out != NULL && k < r->n_ins; k++) {
+    if (same_block(r->out, r->ins[k])) return r->out;
+  }
+  return NULL;
+}
+
 ct_status ct__optimize(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
                        bool (*candidate)(void *, const ct_var *), void *arg, ct__rewrites *rw) {
   if (place.kind != CT_DEVICE_CPU) return CT_OK; /* the fused types have CPU kernels only */
@@ -322,6 +370,9 @@ ct_status ct__optimize(ct__prep *preps, size_t *n, ct_scope *scope, ct_place pla
     } else if (!find_chain(preps, *n, i, candidate, arg, &ch)) {
       continue;
     }
+    ct__rewrite probe = {0};
+    chain_memory(preps, &ch, &probe);
+    if (apart(&probe) != NULL) continue; /* its result shares an input's memory now */
     ct_status s = apply(preps, n, scope, place, &ch, rw);
     if (s != CT_OK) return s;
   }
@@ -331,6 +382,14 @@ ct_status ct__optimize(ct__prep *preps, size_t *n, ct_scope *scope, ct_place pla
 ct_status ct__rewrites_check(const ct__rewrites *rw) {
   for (size_t i = 0; i < rw->n; i++) {
     const ct__rewrite *r = &rw->v[i];
+    const ct_var *v = apart(r);
+    if (CT__UNLIKELY(v != NULL)) {
+      return ct__error(CT_ERR_INVALID_ARGUMENT,
+                       "ct_executor_run: variable '%s' now shares memory with another variable "
+                       "or a caller's buffer, and this executor merged ops around it (the "
+                       "optimize option) assuming it did not: make a new executor",
+                       ct_var_name(v));
+    }
     for (size_t k = 0; k < r->n_origin; k++) {
       if (r->origin[k]->gen == r->gen[k]) continue;
       char label[CT__OP_LABEL_CAP];
