@@ -342,10 +342,11 @@ static ct_status elide(ct__prep *preps, size_t *n, size_t i, ct__rewrites *rw) {
 }
 
 /* The rewrite's memory assumptions (ct__rewrite): NULL when they hold, else the variable that
- * breaks them. */
+ * breaks them. A result that is one of the inputs by name breaks them too (the fused op would
+ * write it into a block of its own, where the chain's last op wrote it in place). */
 static const ct_var *apart(const ct__rewrite *r) {
   for (size_t k = 0; r->out != NULL && k < r->n_ins; k++) {
-    if (same_block(r->out, r->ins[k])) return r->out;
+    if (r->ins[k] == r->out || same_block(r->out, r->ins[k])) return r->out;
   }
   return NULL;
 }
