@@ -26,6 +26,9 @@ enum { CT__MM_TRANSPOSE_X, CT__MM_TRANSPOSE_Y };                 /* matmul */
 /* matmul_fusion (ops/passes.c makes it): matmul's slots and attributes, then these. */
 enum { CT__MMF_BIAS = 2 };
 enum { CT__MMF_ACTIVATION = 2, CT__MMF_CLIP_MIN = 3, CT__MMF_CLIP_MAX = 4 };
+/* A fused op's string attribute `activation` (index attr) is identity, relu or clip; else
+ * CT_ERR_INVALID_ARGUMENT naming it (ops/defs/conv.c). */
+ct_status ct__fusion_act_check(const ct_kernel_ctx *c, size_t attr);
 enum { CT__FILL_SHAPE, CT__FILL_VALUE, CT__FILL_DTYPE };         /* fill_constant */
 enum { CT__FILL_LIKE_VALUE, CT__FILL_LIKE_ONE_ELEMENT };          /* fill_any_like */
 /* uniform_random (A = min, B = max) and gaussian_random (A = mean, B = std). */

@@ -6,22 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "op_util.h"
-
-/* Fills float32 variable name (dims d) with a fixed pseudo-random pattern of seed. */
-static void put_pattern(ct_scope *s, const char *name, ct_ddim d, unsigned seed, ct_dtype dt) {
-  ct_tensor *t = ct_var_tensor(ct_scope_var(s, name));
-  ck_assert_int_eq(ct_tensor_resize(t, d), CT_OK);
-  void *p = ct_tensor_mutable_data(t, dt, ct_cpu());
-  ck_assert_ptr_nonnull(p);
-  unsigned v = seed * 2654435761u + 1;
-  for (int64_t i = 0; i < ct_tensor_numel(t); i++) {
-    v = v * 1103515245u + 12345u;
-    double x = (double)((v >> 8) % 2001) / 1000.0 - 1.0; /* -1 .. 1 */
-    if (dt == CT_FLOAT32) ((float *)p)[i] = (float)x;
-    else ((double *)p)[i] = x;
-  }
-}
+#include "passes_util.h"
 
 typedef struct spec {
   bool bias, residual, depthwise;
@@ -113,11 +98,6 @@ static void run_dims(const ct_program *p, ct_scope *s, const ct_executor_options
 static void run_into(const ct_program *p, ct_scope *s, const ct_executor_options *o, void *out,
                      size_t bytes) {
   run_dims(p, s, o, out, bytes, CT_DIMS(1, 4, 5, 5));
-}
-
-static bool has_memory(const ct_scope *s, const char *name) {
-  const ct_var *v = ct_scope_find_var(s, name);
-  return v != NULL && ct_tensor_has_memory(ct_var_get_tensor(v));
 }
 
 /* The chain optimized equals it unoptimized bit for bit, and its intermediates got no memory. */

@@ -8,22 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "op_util.h"
-
-/* Fills variable name (dims d, dtype dt) with a fixed pseudo-random pattern of seed in -1 .. 1. */
-static void put_pattern(ct_scope *s, const char *name, ct_ddim d, unsigned seed, ct_dtype dt) {
-  ct_tensor *t = ct_var_tensor(ct_scope_var(s, name));
-  ck_assert_int_eq(ct_tensor_resize(t, d), CT_OK);
-  void *p = ct_tensor_mutable_data(t, dt, ct_cpu());
-  ck_assert_ptr_nonnull(p);
-  unsigned v = seed * 2654435761u + 1;
-  for (int64_t i = 0; i < ct_tensor_numel(t); i++) {
-    v = v * 1103515245u + 12345u;
-    double x = (double)((v >> 8) % 2001) / 1000.0 - 1.0;
-    if (dt == CT_FLOAT32) ((float *)p)[i] = (float)x;
-    else ((double *)p)[i] = x;
-  }
-}
+#include "passes_util.h"
 
 typedef struct spec {
   ct_ddim x, y, b;     /* X, Y and the bias's dims */
@@ -63,11 +48,6 @@ static ct_scope *scope_of(const spec *sp) {
     else ((double *)b)[0] = NAN;
   }
   return s;
-}
-
-static bool has_memory(const ct_scope *s, const char *name) {
-  const ct_var *v = ct_scope_find_var(s, name);
-  return v != NULL && ct_tensor_has_memory(ct_var_get_tensor(v));
 }
 
 /* Runs p over a fresh scope of sp with options o (twice); out's bytes into a new buffer, its
@@ -229,6 +209,22 @@ START_TEST(a_bias_of_the_wrong_size_is_a_shape_error) {
 }
 END_TEST
 
+/* matmul_fusion made by hand: an activation it does not know is refused, naming it. */
+START_TEST(an_unknown_activation_is_refused) {
+  ct_scope *s = ct_scope_new();
+  put(s, "x", CT_FLOAT32, CT_DIMS(1, 2), (const float[]){1, 2});
+  put(s, "y", CT_FLOAT32, CT_DIMS(2, 1), (const float[]){3, 4});
+  ct_op *op = op_xy("matmul_fusion", "x", "y", "out");
+  ck_assert_int_eq(ct_op_set_attr_string(op, "activation", "gelu"), CT_OK);
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "activation 'gelu'", "identity, relu, clip", NULL);
+  ck_assert_int_eq(ct_op_set_attr_string(op, "activation", "relu"), CT_OK);
+  run(op, s);
+  ck_assert(*(const float *)result(s, "out", CT_FLOAT32, CT_DIMS(1, 1)) == 11);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("passes_matmul");
   CT_ADD_TEST(s, a_fused_chain_gives_the_exact_values);
@@ -236,6 +232,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, the_epilogue_after_the_products_gives_the_same_bits);
   CT_ADD_TEST(s, chains_the_pass_cannot_prove_are_left_alone);
   CT_ADD_TEST(s, a_bias_of_the_wrong_size_is_a_shape_error);
+  CT_ADD_TEST(s, an_unknown_activation_is_refused);
   return s;
 }
 

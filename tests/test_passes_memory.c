@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "op_util.h"
+#include "passes_util.h"
 
 static void put_ramp_f32(ct_scope *s, const char *name, ct_ddim d, float step) {
   float v[64];
@@ -19,11 +19,6 @@ static void put_ramp_f32(ct_scope *s, const char *name, ct_ddim d, float step) {
 static void share(ct_scope *s, const char *name, const char *src) {
   ck_assert_int_eq(ct_tensor_share(ct_var_tensor(ct_scope_var(s, name)), tensor_of(s, src)),
                    CT_OK);
-}
-
-static bool has_memory(const ct_scope *s, const char *name) {
-  const ct_var *v = ct_scope_find_var(s, name);
-  return v != NULL && ct_tensor_has_memory(ct_var_get_tensor(v));
 }
 
 /* a = assign(x); w = relu(z), w sharing x's memory (so the relu overwrites x); y = exp(a). */

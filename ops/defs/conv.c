@@ -296,7 +296,11 @@ static ct_status fusion_infer(const ct_kernel_ctx *c) {
                             ct_ddim_str(out->dims, want, sizeof want));
     }
   }
-  const char *act = c->attr[CT__FUSION_ACTIVATION].u.s;
+  return ct__fusion_act_check(c, CT__FUSION_ACTIVATION);
+}
+
+ct_status ct__fusion_act_check(const ct_kernel_ctx *c, size_t attr) {
+  const char *act = c->attr[attr].u.s;
   if (strcmp(act, "identity") != 0 && strcmp(act, "relu") != 0 && strcmp(act, "clip") != 0) {
     return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
                           "activation '%s' is not one of identity, relu, clip", act);

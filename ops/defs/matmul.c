@@ -6,7 +6,6 @@
  * column [K,1], and that dim is dropped from the result. */
 #include <limits.h>
 #include <math.h>
-#include <string.h>
 
 #include "ops/defs.h"
 
@@ -144,12 +143,7 @@ static ct_status mmf_infer(const ct_kernel_ctx *c) {
                             ct_ddim_str(out->dims, want, sizeof want));
     }
   }
-  const char *act = c->attr[CT__MMF_ACTIVATION].u.s;
-  if (strcmp(act, "identity") != 0 && strcmp(act, "relu") != 0 && strcmp(act, "clip") != 0) {
-    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
-                          "activation '%s' is not one of identity, relu, clip", act);
-  }
-  return CT_OK;
+  return ct__fusion_act_check(c, CT__MMF_ACTIVATION);
 }
 
 static const ct_op_def defs[] = {
