@@ -317,18 +317,19 @@ static void SFX(batch_runs)(void *ctx, int64_t b, int64_t e) {
   }
 }
 
-/* Products [b, e) of a batch through the kernel set's small product. */
+/* Products [b, e) of a batch through the kernel set's small product u. */
 typedef struct SFX(small_job) {
   const ct__gemm *g;
-  int64_t count, sa, sb, sc;
+  const UKR *u;
+  int64_t sa, sb, sc;
 } SFX(small_job);
 
 static void SFX(small_runs)(void *ctx, int64_t b, int64_t e) {
   const SFX(small_job) *j = ctx;
   const ct__gemm *g = j->g;
   for (int64_t t = b; t < e; t++) {
-    UKR_GET()->small(g->m, g->n, g->k, (const T *)g->a + t * j->sa, g->lda, g->ta,
-                     (const T *)g->b + t * j->sb, g->ldb, g->tb, (T *)g->c + t * j->sc, g->ldc);
+    j->u->small(g->m, g->n, g->k, (const T *)g->a + t * j->sa, g->lda, g->ta,
+                (const T *)g->b + t * j->sb, g->ldb, g->tb, (T *)g->c + t * j->sc, g->ldc);
   }
 }
 
@@ -356,7 +357,7 @@ ct_status SFX(ct__gemm_batched)(const ct__gemm *g, int64_t count, int64_t sa, in
   const UKR *u = UKR_GET();
   if (u->small != NULL && g->n <= CT__UKR_SMALL_N && g->k <= KC && g->m <= 64 &&
       (T)g->alpha == 1 && (T)g->beta == 0) { /* whole tiny products, no packing: the same bits */
-    SFX(small_job) sj = {g, count, sa, sb, sc};
+    SFX(small_job) sj = {g, u, sa, sb, sc};
     const int64_t grain = (int64_t)(MIN_ITEM_MACS / macs) + 1;
     ct__parallel_for(count, ct__parallel_nested() ? count : grain, SFX(small_runs), &sj);
     return CT_OK;

@@ -61,11 +61,9 @@ typedef struct epi_job {
 EPI_ROWS(float, f32)
 EPI_ROWS(double, f64)
 
-/* Calls GEMM once for all when the batch folds into the rows (then with Y packed once when it
- * is a constant, and the epilogue e in its tiles where its clip bounds are values of T), the
- * batched GEMM when every entry has its own X and Y (no broadcast), else once per batch entry;
- * an epilogue not run in the tiles then runs over Out. e NULL: plain matmul. */
-#define MM_KERNEL(NAME, T, GEMM, BATCHED, SFX)                                                \
+/* matmul with epilogue e (NULL: plain matmul): the products (NAME##_products), then the
+ * epilogue over Out where the products' tiles did not run it. */
+#define MM_KERNEL(NAME, T, SFX)                                                               \
   static ct_status NAME##_run(const ct_kernel_ctx *c, const mm_epi *e) {                     \
     mm_shape s;                                                                               \
     ct_status st = ct__mm_plan(c, &s);                                                        \
@@ -93,6 +91,10 @@ EPI_ROWS(double, f64)
     }                                                                                         \
     return CT_OK;                                                                             \
   }
+/* Calls GEMM once for all when the batch folds into the rows (then with Y packed once when it
+ * is a constant, and the epilogue e in its tiles where its clip bounds are values of T: then
+ * *epi_after false), the batched GEMM when every entry has its own X and Y (no broadcast), else
+ * once per batch entry. */
 #define MM_PRODUCTS(NAME, T, GEMM, BATCHED, SFX)                                              \
   static ct_status NAME##_products(const ct_kernel_ctx *c, const mm_shape *sp, T *o,         \
                                    const T *x, const T *y, ct_ddim xd, ct_ddim yd, bool tx,   \
@@ -149,8 +151,8 @@ EPI_ROWS(double, f64)
 
 MM_PRODUCTS(matmul_f32, float, ct__gemm_f32, ct__gemm_batched_f32, f32)
 MM_PRODUCTS(matmul_f64, double, ct__gemm_f64, ct__gemm_batched_f64, f64)
-MM_KERNEL(matmul_f32, float, ct__gemm_f32, ct__gemm_batched_f32, f32)
-MM_KERNEL(matmul_f64, double, ct__gemm_f64, ct__gemm_batched_f64, f64)
+MM_KERNEL(matmul_f32, float, f32)
+MM_KERNEL(matmul_f64, double, f64)
 
 static ct_status matmul_f32(const ct_kernel_ctx *c) { return matmul_f32_run(c, NULL); }
 static ct_status matmul_f64(const ct_kernel_ctx *c) { return matmul_f64_run(c, NULL); }

@@ -189,16 +189,17 @@ static void RL(load)(RL(run) *j, int64_t d) {
   }
 }
 
-/* Step s's gates of an entry, pre-activation, from the step's input row xr, hr and the
- * biases: z = x W^T + H' R^T + Wb + Rb (gru's h gate: x Wh^T + Wbh only; it is finished by
- * the step). */
+/* RL(gate_inputs)'s sums over hz gates with H' R^T and gh in all, in the widest vectors the CPU
+ * has (the same adds in the same order, element by element). */
 CT__VM_CLONES static void RL(gate_sums)(int64_t hz, int64_t gh, const T *restrict xr,
                                         const T *restrict hrr, const T *restrict wb,
                                         const T *restrict rb, T *restrict z) {
   for (int64_t k = 0; k < hz; k++) z[k] = xr[k] + hrr[k] + wb[k] + rb[k];
   for (int64_t k = hz; k < gh; k++) z[k] = xr[k] + wb[k];
 }
-/* (in the widest vectors the CPU has: the same adds in the same order, element by element) */
+/* Step s's gates of an entry, pre-activation, from the step's input row xr, hr and the
+ * biases: z = x W^T + H' R^T + Wb + Rb (gru's h gate: x Wh^T + Wbh only; it is finished by
+ * the step). */
 static void RL(gate_inputs)(const RL(run) *j, const T *xr, const T *hrr, T *z) {
   const ct__rl_plan *p = j->p;
   int64_t gh = p->gates * p->h, hz = p->kind == CT__RL_GRU ? 2 * p->h : gh;
