@@ -91,6 +91,9 @@ START_TEST(conv_groups_and_depthwise) {
                   .pads = {1, 1}));
   check_both(CONV(.n = 1, .c = 3, .h = 7, .w = 8, .m = 6, .kh = 3, .kw = 2, .groups = 3,
                   .sh = 2, .sw = 3, .dh = 2, .pads = {1, 2, 0, 1}, .n_pads = 4));
+  /* two 3x3 filters a group on 7 x 7 planes (float32 on AVX-512: flat, per plane) */
+  check_both(CONV(.n = 2, .c = 3, .h = 7, .w = 7, .m = 6, .kh = 3, .kw = 3, .groups = 3,
+                  .pads = {1, 1}));
   const conv_case *dw = CONV(.n = 2, .c = 4, .h = 5, .w = 5, .m = 4, .kh = 3, .kw = 3,
                              .groups = 4, .pads = {1, 1});
   check_case(dw, CT_FLOAT32, "depthwise_conv2d");

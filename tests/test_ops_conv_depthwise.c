@@ -154,9 +154,10 @@ START_TEST(dw3_non_finite_weight_skips_the_padding) {
 }
 END_TEST
 
-/* Outputs of at most 64 pixels: channels-last blocks of 64 (float32) or 32 (float64) channels;
- * 70 channels over two images take partial blocks, at one thread and at three (a piece may
- * start inside an image). */
+/* Outputs of at most 64 pixels: channels-last blocks of 32 (float32) or 16 (float64) channels
+ * (float32 3x3 at stride 1 with rows as wide as the input's goes flat instead: below); 70
+ * channels over two images take partial blocks, at one thread and at three (a piece may start
+ * inside an image). */
 START_TEST(dw_small_planes_channels_last) {
   const conv_case *k = CONV(.n = 2, .c = 70, .h = 7, .w = 7, .m = 70, .kh = 3, .kw = 3,
                             .groups = 70, .pads = {1, 1});
@@ -169,6 +170,27 @@ START_TEST(dw_small_planes_channels_last) {
                      .pads = {2, 2}));
   check_dw_both(CONV(.n = 1, .c = 4, .h = 6, .w = 5, .m = 4, .kh = 3, .kw = 2, .groups = 4,
                      .dh = 2, .pads = {2, 0, 1, 1}, .n_pads = 4));
+}
+END_TEST
+
+/* Float32 3x3 at stride 1 on planes of at most 64 outputs whose rows are as wide as the input's
+ * (the left and right padding 2 in all): flat, one to four vectors of outputs, each tap's
+ * lanes outside the image masked (rows above and below, columns that would wrap into the next
+ * row); asymmetric and zero top and bottom padding, one side's columns only; at one thread
+ * and at three (two filters a group: test_ops_conv). A weight that is not finite takes the per-element path
+ * (dw3_non_finite_weight_skips_the_padding). */
+START_TEST(dw_small_planes_flat) {
+  static const int64_t sides[][5] = {
+      /* h, w, then pads top, bottom, left (right: 2 - left) */
+      {4, 4, 1, 1, 1}, {5, 6, 1, 1, 1}, {6, 6, 1, 1, 1}, {8, 8, 1, 1, 1}, {7, 7, 2, 0, 0},
+      {9, 7, 0, 0, 2}, {3, 16, 1, 1, 1}, {6, 10, 0, 2, 1}};
+  for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+    const int64_t *q = sides[i];
+    const conv_case *k = CONV(.n = 2, .c = 5, .h = q[0], .w = q[1], .m = 5, .kh = 3, .kw = 3,
+                              .groups = 5, .pads = {q[2], q[3], q[4], 2 - q[4]}, .n_pads = 4);
+    check_dw(k, CT_FLOAT32, 1, -1, 0);
+    check_dw(k, CT_FLOAT32, 3, -1, 0);
+  }
 }
 END_TEST
 
@@ -191,6 +213,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, dw3_stride2_bands);
   CT_ADD_TEST(s, dw3_non_finite_weight_skips_the_padding);
   CT_ADD_TEST(s, dw_small_planes_channels_last);
+  CT_ADD_TEST(s, dw_small_planes_flat);
   CT_ADD_TEST(s, dw_other_shapes_per_plane);
   return s;
 }

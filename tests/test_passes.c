@@ -14,15 +14,19 @@ typedef struct spec {
   bool exact_clip;  /* clip's bounds 0 and 0.5, which float32 holds (else 0.1 and 0.6) */
   ct_dtype dt;
   ct_ddim res_dims; /* rank 0: the output's [N, C, OH, OW] */
-  bool nans;        /* the residual (the output's dims) NaN at its first and its last element */
+  bool nans; /* NaN at the first and the last element of the residual (the output's dims) or,
+              * without one, of x (each reaches y's first and last element) */
   int64_t n, c, hw, ks; /* x [n, c, hw, hw], w [c, c or 1, ks, ks]; 0: 1, 4, 7, 3 */
+  bool same;             /* padding ks / 2 on each side (the output as large as x), else 0 */
 } spec;
 
 static int64_t sp_n(const spec *sp) { return sp->n > 0 ? sp->n : 1; }
 static int64_t sp_c(const spec *sp) { return sp->c > 0 ? sp->c : 4; }
 static int64_t sp_hw(const spec *sp) { return sp->hw > 0 ? sp->hw : 7; }
 static int64_t sp_ks(const spec *sp) { return sp->ks > 0 ? sp->ks : 3; }
-static int64_t sp_oh(const spec *sp) { return sp_hw(sp) - sp_ks(sp) + 1; }
+static int64_t sp_oh(const spec *sp) {
+  return sp->same ? sp_hw(sp) : sp_hw(sp) - sp_ks(sp) + 1;
+}
 static ct_ddim sp_out(const spec *sp) {
   return CT_DIMS(sp_n(sp), sp_c(sp), sp_oh(sp), sp_oh(sp));
 }
@@ -36,6 +40,10 @@ static ct_program *chain_program(const spec *sp) {
   ct_op_set_input(conv, "Filter", "w");
   ct_op_set_output(conv, "Output", "c");
   if (sp->depthwise) ct_op_set_attr_int(conv, "groups", sp_c(sp));
+  if (sp->same) {
+    const int64_t pads[2] = {sp_ks(sp) / 2, sp_ks(sp) / 2};
+    ct_op_set_attr_ints(conv, "paddings", pads, 2);
+  }
   ck_assert_int_eq(ct_program_append(p, conv), CT_OK);
   const char *cur = "c";
   if (sp->bias) {
@@ -71,7 +79,7 @@ static ct_scope *chain_scope(const spec *sp) {
   put_pattern(s, "b", CT_DIMS(c), 3, sp->dt);
   put_pattern(s, "r", sp->res_dims.rank > 0 ? sp->res_dims : sp_out(sp), 4, sp->dt);
   if (sp->nans) {
-    ct_tensor *r = ct_var_tensor(ct_scope_var(s, "r"));
+    ct_tensor *r = ct_var_tensor(ct_scope_var(s, sp->residual ? "r" : "x"));
     void *p = ct_tensor_mutable_data(r, sp->dt, ct_cpu());
     int64_t last = ct_tensor_numel(r) - 1;
     for (int k = 0; k < 2; k++) {
@@ -114,7 +122,7 @@ static void check_fused(const spec *sp) {
   ct_executor_options o = {.optimize = true};
   run_dims(p, s, &o, fused, bytes, out);
   ck_assert_int_eq(memcmp(plain, fused, bytes), 0);
-  if (sp->nans) { /* the residual's NaNs reach y through the activation */
+  if (sp->nans) { /* the NaNs reach y through the activation */
     int64_t last = ct_ddim_numel(out) - 1;
     for (int k = 0; k < 2; k++) {
       double v = sp->dt == CT_FLOAT32 ? ((float *)fused)[k * last] : ((double *)fused)[k * last];
@@ -228,6 +236,28 @@ START_TEST(depthwise_and_activation_alone_fuse) {
   check_fused(&(spec){.bias = true, .residual = true, .depthwise = true, .act = "clip",
                       .exact_clip = true, .dt = CT_FLOAT32, .n = 2, .c = 8, .hw = 20});
   check_fused(&(spec){.bias = true, .depthwise = true, .dt = CT_FLOAT32, .c = 4, .hw = 30});
+  /* float32 on AVX-512 in the small planes' lanes (7 x 7 outputs): blocks of 32 channels and a
+   * partial one, a block of at most 16 over two images; the relu or clamp without the bias; a
+   * residual (applied after the block, by the plane) */
+  check_fused(&(spec){.bias = true, .depthwise = true, .act = "relu", .dt = CT_FLOAT32, .c = 40,
+                      .hw = 9});
+  check_fused(&(spec){.bias = true, .depthwise = true, .act = "clip", .exact_clip = true,
+                      .dt = CT_FLOAT32, .n = 2, .c = 6, .hw = 9});
+  check_fused(&(spec){.depthwise = true, .act = "clip", .exact_clip = true, .dt = CT_FLOAT32,
+                      .c = 40, .hw = 9});
+  check_fused(&(spec){.bias = true, .residual = true, .depthwise = true, .act = "relu",
+                      .dt = CT_FLOAT32, .c = 40, .hw = 9});
+  /* float32 on AVX-512 on small planes at stride 1 padded to their size (flat): each image's
+   * residual with the clamp, one to four vectors a plane, the bias and relu alone */
+  check_fused(&(spec){.bias = true, .residual = true, .depthwise = true, .act = "clip",
+                      .exact_clip = true, .dt = CT_FLOAT32, .n = 2, .c = 6, .hw = 7,
+                      .same = true});
+  check_fused(&(spec){.bias = true, .residual = true, .depthwise = true, .act = "relu",
+                      .dt = CT_FLOAT32, .c = 5, .hw = 4, .same = true});
+  check_fused(&(spec){.bias = true, .depthwise = true, .act = "relu", .dt = CT_FLOAT32, .c = 5,
+                      .hw = 6, .same = true});
+  check_fused(&(spec){.residual = true, .depthwise = true, .dt = CT_FLOAT32, .c = 6, .hw = 7,
+                      .same = true, .res_dims = CT_DIMS(6, 1, 1)});
   check_fused(&(spec){.act = "relu", .dt = CT_FLOAT32});
   check_fused(&(spec){.bias = true, .dt = CT_FLOAT32});
 }
@@ -236,7 +266,7 @@ END_TEST
 /* A NaN reaching relu or clip stays NaN (as the separate ops give, as ONNX runtimes and PyTorch
  * give) on every path that applies the epilogue: GEMM tiles in registers (float32 and float64)
  * and transposed ones element by element, Winograd and the direct loop's rows, the depthwise
- * planes (AVX-512 registers, and banded). */
+ * planes (AVX-512 registers, banded, and small planes' channel lanes). */
 START_TEST(a_nan_passes_through_the_fused_activation) {
   check_fused(&(spec){.residual = true, .act = "relu", .dt = CT_FLOAT32, .c = 16, .hw = 14,
                       .ks = 5, .nans = true});
@@ -256,6 +286,15 @@ START_TEST(a_nan_passes_through_the_fused_activation) {
                       .dt = CT_FLOAT32, .c = 8, .hw = 40, .nans = true});
   check_fused(&(spec){.bias = true, .residual = true, .depthwise = true, .act = "relu",
                       .dt = CT_FLOAT64, .c = 40, .hw = 9, .nans = true});
+  check_fused(&(spec){.bias = true, .residual = true, .depthwise = true, .act = "relu",
+                      .dt = CT_FLOAT32, .n = 2, .c = 6, .hw = 7, .same = true, .nans = true});
+  check_fused(&(spec){.bias = true, .depthwise = true, .act = "clip", .exact_clip = true,
+                      .dt = CT_FLOAT32, .c = 6, .hw = 7, .same = true, .nans = true});
+  /* the small planes' lanes (NaN inputs: the residual is the plane's) */
+  check_fused(&(spec){.bias = true, .depthwise = true, .act = "relu", .dt = CT_FLOAT32, .c = 40,
+                      .hw = 9, .nans = true});
+  check_fused(&(spec){.bias = true, .depthwise = true, .act = "clip", .exact_clip = true,
+                      .dt = CT_FLOAT32, .c = 40, .hw = 9, .nans = true});
 }
 END_TEST
 

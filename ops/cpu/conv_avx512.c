@@ -12,48 +12,6 @@
 
 bool ct__conv_avx512(void) { return ct__gemm_avx512(); }
 
-/* The small depthwise planes' channels-last blocks in float32 (conv_dw_tmpl.h's dwc_block): cb
- * (at most 32) planes of hw pixels at x (hw apart) into xt[p 32 + c], lanes past cb zero; and
- * back, ohw pixels of ot (32 apart) into cb planes at o (ohw apart). 16 x 16 blocks transposed
- * in AVX-512 registers, masked at the planes' ends: element by element, these two copies were
- * most of the path's time (a 14 x 14 input of 32 channels is 6272 moves for 882 vector
- * multiply-adds). The same values moved, so the same bits. */
-__attribute__((target("avx512f"))) void ct__conv_dwc_in(const float *x, int64_t hw, int64_t cb,
-                                                        float *xt) {
-  for (int64_t c0 = 0; c0 < 32; c0 += 16) {
-    for (int64_t p0 = 0; p0 < hw; p0 += 16) {
-      const int64_t np = hw - p0 < 16 ? hw - p0 : 16;
-      const __mmask16 m = (__mmask16)((1u << np) - 1);
-      __m512 r[16];
-      for (int64_t i = 0; i < 16; i++) {
-        r[i] = c0 + i < cb ? _mm512_maskz_loadu_ps(m, x + (c0 + i) * hw + p0)
-                           : _mm512_setzero_ps();
-      }
-      ct__t16_f32(r);
-      for (int64_t l = 0; l < np; l++) _mm512_storeu_ps(xt + (p0 + l) * 32 + c0, r[l]);
-    }
-  }
-}
-
-__attribute__((target("avx512f"))) void ct__conv_dwc_out(const float *ot, int64_t ohw, int64_t cb,
-                                                         float *o) {
-  for (int64_t c0 = 0; c0 < cb; c0 += 16) {
-    for (int64_t p0 = 0; p0 < ohw; p0 += 16) {
-      const int64_t np = ohw - p0 < 16 ? ohw - p0 : 16;
-      const __mmask16 m = (__mmask16)((1u << np) - 1);
-      __m512 r[16];
-      for (int64_t l = 0; l < 16; l++) {
-        r[l] = l < np ? _mm512_loadu_ps(ot + (p0 + l) * 32 + c0) : _mm512_setzero_ps();
-      }
-      ct__t16_f32(r);
-      for (int64_t i = 0; i < 16 && c0 + i < cb; i++) {
-        _mm512_mask_storeu_ps(o + (c0 + i) * ohw + p0, m, r[i]);
-      }
-    }
-  }
-}
-
-
 /* Max pooling at stride 2 of the outputs [ca, cb) of a row (windows inside the image's columns):
  * orow[ox] = pool_take over x[iy w + 2 ox + kx] for iy < rows, kx < kw in that order (a larger
  * element or a NaN replaces the running one: the first of equal elements stays, the last NaN

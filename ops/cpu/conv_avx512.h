@@ -16,11 +16,32 @@
  * ct__gemm_use_kernel chose another: then these give way to the code they replace too). */
 bool ct__conv_avx512(void);
 
-/* The small depthwise planes' channels-last blocks in float32 (conv_dw_tmpl.h's dwc_block): cb
- * (at most 32) planes of hw pixels at x (hw apart) into xt[p 32 + c], lanes past cb zero; and
- * back, ohw pixels of ot (32 apart) into cb planes at o (ohw apart). */
-void ct__conv_dwc_in(const float *x, int64_t hw, int64_t cb, float *xt);
-void ct__conv_dwc_out(const float *ot, int64_t ohw, int64_t cb, float *o);
+/* A small depthwise plane at stride 1 taken flat (conv_dw_avx512.c): 3x3, undilated, rows as
+ * wide as the input's, at most CT__DWF_VECS x 16 outputs. ct__dwf_plan_f32 says whether
+ * geometry g is one (on this CPU) and sets its plan: the tap offsets and the masks of each
+ * output vector's lanes whose taps lie in the image. ct__dwf_plane_f32 computes plane o of one
+ * channel x by its filter k with dw_elem's bits, then conv2d_fusion's epilogue e (NULL: none) as
+ * plane m of image n in the pass's bits: false, with nothing written, for a weight that is not
+ * finite. */
+enum { CT__DWF_VECS = 4 };
+typedef struct ct__dwf_plan {
+  int64_t nv, off[9];
+  uint16_t m[CT__DWF_VECS][9], out[CT__DWF_VECS];
+} ct__dwf_plan;
+struct ct__conv_epi;
+bool ct__dwf_plan_f32(const ct__conv_geom *g, ct__dwf_plan *pl);
+bool ct__dwf_plane_f32(const ct__dwf_plan *pl, const float *x, const float *k, float *o,
+                       const struct ct__conv_epi *e, int64_t n, int64_t m);
+
+/* The small depthwise planes' channels-last block in float32 (conv_dw_tmpl.h's dwc_block, whose
+ * limits it takes: one output channel per group, at most CT__DWC_PIXELS input and CT__DWC_OUT
+ * output pixels, CT__DWC_TAPS taps): cb (<= 32) consecutive channels, their input planes from x
+ * (hw apart), weights from w (kh kw apart), output planes into o (oh ow apart), with dw_elem's
+ * bits, then conv2d_fusion's epilogue e (NULL: none) for output channels m0 .. m0 + cb - 1 in
+ * the pass's bits when e has no residual: true when it applied e. */
+enum { CT__DWC_CB_F32 = 32, CT__DWC_PIXELS = 256, CT__DWC_OUT = 64, CT__DWC_TAPS = 25 };
+bool ct__conv_dwc_block_f32(const ct__conv_geom *g, const float *x, const float *w, float *o,
+                            int64_t cb, const struct ct__conv_epi *e, int64_t m0);
 
 /* Max pooling at stride 2 of the outputs [ca, cb) of a row whose windows lie inside the image's
  * columns: orow[ox] from x[iy w + 2 ox + kx], iy < rows, kx < kw (x: the window's first row,
@@ -33,7 +54,6 @@ bool ct__pool_max_s2_f32(const float *x, int64_t w, int64_t rows, int64_t kw, in
  * none) as plane m of image n, with the pass's bits: false, with nothing written, where it does
  * not apply (another shape, a weight that is not finite, rows of more than 1024 outputs, or a
  * CPU without AVX-512). */
-struct ct__conv_epi;
 bool ct__dw3_plane_f32(const ct__conv_geom *g, const float *x, const float *k, float *o,
                        const struct ct__conv_epi *e, int64_t n, int64_t m);
 #endif

@@ -275,17 +275,25 @@ static void SFX(dw_plane_grad)(const ct__conv_geom *g, const T *x, const T *w, c
  * weights transposed to [pixel][channel], each output pixel summed over its taps for all the
  * block's channels in vector lanes, the sums transposed back. Each element adds the products of
  * its taps that lie inside the image in (ky, kx) order from 0, as dw_elem does, so the bits are
- * dw_elem's. The sums accumulate in place in ot: with a local array of 16 doubles as the
- * accumulator, GCC 12's AVX-512 code for this loop gave wrong sums (found by the tests and a
- * random comparison against the ordered loop; an accumulator in memory gives the right ones).
- * Inlined into dw_planes (cloned per vector width), whose frame then holds at most 256 x 128 +
- * 64 x 128 + 25 x 128 bytes (44 KB) for it and the band's 16 KB. */
+ * dw_elem's. In float32 with AVX-512 ct__conv_dwc_block_f32 (conv_avx512.c) does it with the
+ * sums in registers and the epilogue in the lanes; this loop is the other types' and CPUs'. Its
+ * sums accumulate in place in ot: with a local array of 16 doubles as the accumulator, GCC 12's
+ * AVX-512 code for this loop gave wrong sums (found by the tests and a random comparison against
+ * the ordered loop; an accumulator in memory gives the right ones). Inlined into dw_planes
+ * (cloned per vector width), whose frame then holds at most 256 x 128 + 64 x 128 + 25 x 128
+ * bytes (44 KB) for it and the band's 16 KB. */
 enum {
   SFX(DWC_CB) = 128 / (int)sizeof(T), /* channels a block */
   SFX(DWC_PIXELS) = 256,              /* input pixels at most */
   SFX(DWC_OUT) = 64,                  /* output pixels at most */
   SFX(DWC_TAPS) = 25
 };
+#ifdef CT__T16_X86
+_Static_assert((int)SFX(DWC_PIXELS) == (int)CT__DWC_PIXELS && (int)SFX(DWC_OUT) == (int)CT__DWC_OUT &&
+                   (int)SFX(DWC_TAPS) == (int)CT__DWC_TAPS &&
+                   (sizeof(T) != 4 || (int)SFX(DWC_CB) == (int)CT__DWC_CB_F32),
+               "the AVX-512 block takes dwc_fits's blocks");
+#endif
 
 static bool SFX(dwc_fits)(const ct__conv_geom *g) {
   return g->m == g->groups && g->h * g->w <= SFX(DWC_PIXELS) && g->oh * g->ow <= SFX(DWC_OUT) &&
@@ -293,32 +301,32 @@ static bool SFX(dwc_fits)(const ct__conv_geom *g) {
 }
 
 /* cb (<= DWC_CB) consecutive channels: their input planes from x (hw apart), weights from w
- * (kh kw apart), output planes from o (oh ow apart). */
-static inline __attribute__((always_inline)) void SFX(dwc_block)(const ct__conv_geom *g, const T *x,
-                                                             const T *w, T *o, int64_t cb) {
+ * (kh kw apart), output planes from o (oh ow apart). True when it applied conv2d_fusion's
+ * epilogue e (output channels m0 ..) too, else the caller runs it on the planes. */
+static inline __attribute__((always_inline)) bool SFX(dwc_block)(const ct__conv_geom *g,
+                                                                 const T *x, const T *w, T *o,
+                                                                 int64_t cb,
+                                                                 const ct__conv_epi *e,
+                                                                 int64_t m0) {
+#ifdef CT__T16_X86
+  if (sizeof(T) == 4 && ct__conv_avx512()) {
+    return ct__conv_dwc_block_f32(g, (const float *)x, (const float *)w, (float *)o, cb, e, m0);
+  }
+#endif
+  (void)e, (void)m0;
   enum { CB = SFX(DWC_CB) };
   T xt[SFX(DWC_PIXELS) * CB] __attribute__((aligned(64)));
   T ot[SFX(DWC_OUT) * CB] __attribute__((aligned(64)));
   T wt[SFX(DWC_TAPS) * CB] __attribute__((aligned(64)));
   const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, k = g->kh * g->kw;
-#ifdef CT__T16_X86 /* float32 with AVX-512: the planes moved in 16 x 16 register transposes */
-  const bool t16 = sizeof(T) == 4 && ct__conv_avx512();
-#else
-  const bool t16 = false;
-#endif
   /* lanes past the block are zeros: summed, never stored */
   for (int64_t i = 0; i < k * CB; i++) wt[i] = 0;
   for (int64_t c = 0; c < cb; c++) {
     for (int64_t t = 0; t < k; t++) wt[t * CB + c] = w[c * k + t];
   }
-#ifdef CT__T16_X86
-  if (t16) ct__conv_dwc_in((const float *)x, hw, cb, (float *)xt);
-#endif
-  if (!t16) {
-    for (int64_t i = 0; i < hw * CB; i++) xt[i] = 0;
-    for (int64_t c = 0; c < cb; c++) {
-      for (int64_t p = 0; p < hw; p++) xt[p * CB + c] = x[c * hw + p];
-    }
+  for (int64_t i = 0; i < hw * CB; i++) xt[i] = 0;
+  for (int64_t c = 0; c < cb; c++) {
+    for (int64_t p = 0; p < hw; p++) xt[p * CB + c] = x[c * hw + p];
   }
   for (int64_t oy = 0; oy < g->oh; oy++) {
     for (int64_t ox = 0; ox < g->ow; ox++) {
@@ -337,14 +345,9 @@ static inline __attribute__((always_inline)) void SFX(dwc_block)(const ct__conv_
       }
     }
   }
-#ifdef CT__T16_X86
-  if (t16) {
-    ct__conv_dwc_out((const float *)ot, ohw, cb, (float *)o);
-    return;
-  }
-#endif
   for (int64_t c = 0; c < cb; c++) {
     T *restrict d = o + c * ohw;
     for (int64_t p = 0; p < ohw; p++) d[p] = ot[p * CB + c];
   }
+  return false;
 }

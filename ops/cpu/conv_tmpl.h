@@ -363,36 +363,54 @@ static void SFX(conv_images)(void *arg, int64_t b, int64_t e) {
 }
 
 /* Depthwise planes [b, e) of N x groups: image i / groups, group i % groups; small planes a
- * block of channels at a time (dwc_block). Cloned per vector width (no contraction into FMAs:
+ * block of channels at a time (dwc_block), or in float32 at stride 1 with AVX-512 flat, a plane
+ * at a time (ct__dwf_plane_f32). Cloned per vector width (no contraction into FMAs:
  * -ffp-contract=off), so the same sums in wider lanes; the row copies of dw3_band stay loops. */
 CT__VM_CLONES CONV_NO_LIBC_COPIES static void SFX(dw_planes)(void *arg, int64_t b, int64_t e) {
   const SFX(conv_run) *r = arg;
   const ct__conv_geom *g = &r->j->g;
   const int64_t hw = g->h * g->w, ohw = g->oh * g->ow, mg = g->m / g->groups;
   const int64_t k = g->kh * g->kw;
-  const bool blocks = SFX(dwc_fits)(g);
-  for (int64_t i = b; i < e;) {
-    int64_t n = i / g->groups, gi = i % g->groups;
+#ifdef CT__T16_X86 /* float32 3x3 small planes at stride 1 with AVX-512: flat, per plane */
+  ct__dwf_plan flat;
+  const bool fl = sizeof(T) == 4 && ct__dwf_plan_f32(g, &flat);
+#else
+  const bool fl = false;
+#endif
+  const bool blocks = !fl && SFX(dwc_fits)(g);
+  /* image n, group gi of plane i, stepped along (a division per plane was a tenth of a 7 x 7
+   * plane's time) */
+  for (int64_t i = b, n = b / g->groups, gi = b % g->groups; i < e;) {
     if (blocks) { /* channels gi .. of image n, at most to the image's last and to e */
       int64_t cb = g->groups - gi < e - i ? g->groups - gi : e - i;
       if (cb > SFX(DWC_CB)) cb = SFX(DWC_CB);
       T *o = r->o + (n * g->m + gi) * ohw;
-      SFX(dwc_block)(g, r->x + (n * g->c + gi) * hw, r->w + gi * k, o, cb);
-      for (int64_t q = 0; r->epi != NULL && q < cb; q++) {
+      const bool applied = SFX(dwc_block)(g, r->x + (n * g->c + gi) * hw, r->w + gi * k, o, cb,
+                                          r->epi, gi);
+      for (int64_t q = 0; r->epi != NULL && !applied && q < cb; q++) {
         SFX(epi_plane)(r->epi, o + q * ohw, ohw, n, gi + q);
       }
       i += cb;
+      gi += cb;
+      if (gi == g->groups) gi = 0, n++;
       continue;
     }
     for (int64_t mo = 0; mo < mg; mo++) {
       T *o = r->o + (n * g->m + gi * mg + mo) * ohw;
       const int64_t m = gi * mg + mo;
-      if (!SFX(dw_plane)(g, r->x + (n * g->c + gi) * hw, r->w + m * k, o, r->epi, n, m) &&
-          r->epi != NULL) {
+      const T *x = r->x + (n * g->c + gi) * hw, *w = r->w + m * k;
+#ifdef CT__T16_X86
+      if (fl && ct__dwf_plane_f32(&flat, (const float *)x, (const float *)w, (float *)o, r->epi,
+                                  n, m)) {
+        continue;
+      }
+#endif
+      if (!SFX(dw_plane)(g, x, w, o, r->epi, n, m) && r->epi != NULL) {
         SFX(epi_plane)(r->epi, o, ohw, n, m);
       }
     }
     i++;
+    if (++gi == g->groups) gi = 0, n++;
   }
 }
 
