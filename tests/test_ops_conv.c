@@ -156,7 +156,7 @@ END_TEST
  * loop (ops/cpu/conv_direct.c) on CPUs with AVX-512: exact on small integers like the GEMM path.
  * 3x3 at stride 1 on batched 7 x 7 images (the sums in two chunks of channels), stride 2 onto
  * 14-wide rows, a last block of 8 filters, asymmetric padding onto 4-wide rows, a 1-wide column,
- * 5x5 filters at stride 2, and (below) wider rows at stride 2. */
+ * 5x5 filters at stride 2, and (below) wider rows at stride 2 and bands of rows on threads. */
 START_TEST(conv_direct_shapes) {
   check_both(CONV(.n = 2, .c = 40, .h = 7, .w = 7, .m = 64, .kh = 3, .kw = 3, .pads = {1, 1}));
   check_both(CONV(.n = 1, .c = 16, .h = 28, .w = 27, .m = 40, .kh = 3, .kw = 3, .sh = 2,
@@ -175,6 +175,18 @@ START_TEST(conv_direct_shapes) {
                   .sw = 2, .pads = {1, 1}));
   check_both(CONV(.n = 1, .c = 3, .h = 36, .w = 37, .m = 32, .kh = 7, .kw = 7, .sh = 2,
                   .sw = 2, .pads = {3, 3}));
+  /* MobileNetV2's stem: 3x3 on 3 channels (27 terms) at stride 2 onto 21-wide rows */
+  check_both(CONV(.n = 1, .c = 3, .h = 40, .w = 41, .m = 32, .kh = 3, .kw = 3, .sh = 2,
+                  .sw = 2, .pads = {1, 1}));
+  /* at 3 threads, fewer (image, block of 32 filters) items than threads: bands of rows (the
+   * stem's one image, one block: 3 bands; two blocks of 5 x 5 filters: 2 bands each, 4 items
+   * on 3 threads; 1 x 1 outputs: one band) */
+  ct_set_num_threads(3);
+  check_both(CONV(.n = 1, .c = 3, .h = 40, .w = 41, .m = 32, .kh = 3, .kw = 3, .sh = 2,
+                  .sw = 2, .pads = {1, 1}));
+  check_both(CONV(.n = 1, .c = 16, .h = 9, .w = 9, .m = 64, .kh = 5, .kw = 5, .pads = {1, 1}));
+  check_both(CONV(.n = 1, .c = 16, .h = 3, .w = 3, .m = 32, .kh = 3, .kw = 3));
+  ct_set_num_threads(1);
 }
 END_TEST
 

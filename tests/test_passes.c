@@ -216,6 +216,10 @@ START_TEST(the_epilogue_in_winograd_and_direct_gives_the_same_bits) {
                       .hw = 30, .ks = 3});
   check_fused(&(spec){.bias = true, .residual = true, .act = "relu", .dt = CT_FLOAT32, .n = 3,
                       .c = 24, .hw = 18, .ks = 3});
+  /* the direct loop's bands of rows (one image, two blocks of filters on three threads; 5x5,
+   * which Winograd does not take) */
+  check_fused(&(spec){.bias = true, .residual = true, .act = "relu", .dt = CT_FLOAT32, .c = 40,
+                      .hw = 11, .ks = 5});
   ct_set_num_threads(1);
 }
 END_TEST

@@ -162,16 +162,17 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
     }                                                                                      \
     break;
 
-/* Block b of an image: its rows' sums chunk by chunk of channels (acc: OH OW 32 floats when
- * there is more than one chunk), each row in pieces of at most CD_MAX_OW outputs. */
+/* Block b of an image, output rows [y0, y1): their sums chunk by chunk of channels (acc: OH OW
+ * 32 floats when there is more than one chunk), each row in pieces of at most CD_MAX_OW
+ * outputs. */
 __attribute__((target("avx512f"))) static void cd_rows(const ct__conv_geom *g, const float *xp,
-                                                      const float *w, int64_t b, float *acc,
-                                                      float *o) {
+                                                      const float *w, int64_t b, int64_t y0,
+                                                      int64_t y1, float *acc, float *o) {
   const int64_t cc = cd_chunk(g);
   const bool k3 = g->kh == 3 && g->kw == 3;
   for (int64_t c0 = 0; c0 < g->c; c0 += cc) {
     const int64_t c1 = g->c - c0 < cc ? g->c : c0 + cc;
-    for (int64_t oy = 0; oy < g->oh; oy++) {
+    for (int64_t oy = y0; oy < y1; oy++) {
       for (int64_t x0 = 0; x0 < g->ow; x0 += CD_MAX_OW) {
         float *a_ = acc + (oy * g->ow + x0) * CD_OC;
         switch (g->ow - x0 < CD_MAX_OW ? g->ow - x0 : CD_MAX_OW) {
@@ -185,15 +186,18 @@ __attribute__((target("avx512f"))) static void cd_rows(const ct__conv_geom *g, c
 }
 #undef CD_CASE
 
-/* The run's images: padded into scratch first, then (image, block of 32 output channels) items
- * in `pieces` runs over corten's threads (each its partial sums' buffer), each block's planes
- * through the epilogue once written. */
+/* The run's images: padded into scratch first, then (image, block of 32 output channels, band
+ * of output rows) items in `pieces` runs over corten's threads (each its partial sums' buffer),
+ * each band's rows through the epilogue once written. An output's sum is the same whichever
+ * band it is in: the bands are there for threads that images and blocks leave idle (one image
+ * of MobileNetV2's 32-filter stem is one block: at two threads it ran at one thread's speed,
+ * where im2col's GEMM splits its columns). */
 typedef struct cd_run {
   const ct__conv_geom *g;
   const float *x, *w;
   float *xp, *acc, *o;
   const ct__conv_epi *e;
-  int64_t items, pieces;
+  int64_t items, pieces, bands;
 } cd_run;
 
 static int64_t cd_acc_elems(const ct__conv_geom *g) {
@@ -216,19 +220,28 @@ static void cd_items(void *arg, int64_t b, int64_t e) {
   for (int64_t p = b; p < e; p++) {
     float *acc = r->acc + p * cd_acc_elems(g);
     for (int64_t it = r->items * p / r->pieces; it < r->items * (p + 1) / r->pieces; it++) {
-      const int64_t n = it / blocks, k = it % blocks;
+      const int64_t band = it % r->bands, n = it / r->bands / blocks, k = it / r->bands % blocks;
+      const int64_t y0 = g->oh * band / r->bands, y1 = g->oh * (band + 1) / r->bands;
       float *o = r->o + n * g->m * ohw;
-      cd_rows(g, r->xp + n * cd_image_elems(g), r->w, k, acc, o);
+      cd_rows(g, r->xp + n * cd_image_elems(g), r->w, k, y0, y1, acc, o);
       for (int64_t m = k * CD_OC; r->e != NULL && m < g->m && m < (k + 1) * CD_OC; m++) {
-        ct__conv_epi_rows_f32(r->e, o + m * ohw, n, m, 0, ohw);
+        ct__conv_epi_rows_f32(r->e, o + m * ohw, n, m, y0 * g->ow, y1 * g->ow);
       }
     }
   }
 }
 
+static int64_t cd_threads(void) { return ct__parallel_nested() ? 1 : ct_get_num_threads(); }
+
+/* Bands of rows an (image, block): as many as the threads that images and blocks leave idle. */
+static int64_t cd_bands(const ct__conv_geom *g) {
+  const int64_t items = g->n * cd_blocks(g), threads = cd_threads();
+  const int64_t bands = items >= threads ? 1 : (threads + items - 1) / items;
+  return bands < g->oh ? bands : g->oh;
+}
+
 static int64_t cd_pieces(const ct__conv_geom *g) {
-  const int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads();
-  const int64_t items = g->n * cd_blocks(g);
+  const int64_t threads = cd_threads(), items = g->n * cd_blocks(g) * cd_bands(g);
   return threads < items ? threads : items;
 }
 
@@ -239,7 +252,7 @@ int64_t ct__conv_direct_scratch_elems(const ct__conv_geom *g) {
 void ct__conv_direct_run(const ct__conv_geom *g, const float *x, const float *wp, float *o,
                          const ct__conv_epi *e, float *scratch) {
   cd_run r = {g, x, wp, scratch, scratch + g->n * cd_image_elems(g), o, e,
-              g->n * cd_blocks(g), cd_pieces(g)};
+              g->n * cd_blocks(g) * cd_bands(g), cd_pieces(g), cd_bands(g)};
   /* plane by plane: image by image, a batch of one was padded on one thread while the others
    * waited (resnet18's stride-2 64 -> 128 layer ran only 1.15x faster on two threads than on
    * one) */

@@ -15,15 +15,18 @@ struct ct__conv_epi;
 /* Narrow outputs (at most 14 wide, CD_MAX_PIXELS pixels): at least CD_MIN_C channels (fewer:
  * the GEMM's packing is cheap and its tiles full). Wider ones at stride 2: at least CD_MIN_TAPS
  * terms an output (C KH KW), each row in pieces of 14. */
-enum { CD_MIN_C = 16, CD_MAX_PIXELS = 256, CD_MIN_TAPS = 128 };
+enum { CD_MIN_C = 16, CD_MAX_PIXELS = 256, CD_MIN_TAPS = 27 };
 
 /* Whether plan g takes the path: one group, filters of 3 x 3 or more (1 x 1 ones are a GEMM on
  * the image itself: 2.7 times as fast), no dilation, equal strides of 1 or 2, 32 filters or
  * more; outputs 1 to 14 wide of at most CD_MAX_PIXELS pixels with CD_MIN_C channels or more, or
  * wider outputs at stride 2 with CD_MIN_TAPS terms or more (resnet18's 7x7 stem: 2.43 -> 1.74
  * ms against im2col, its 64 -> 128 3x3 stride-2 convolution onto 28 x 28: 1.48 -> 0.82;
- * MobileNetV2's 3 -> 32 3x3 stem, 27 terms, slower: 0.33 -> 0.37); and a CPU with AVX-512
- * (else false, always, in a build without the AVX-512 helpers). */
+ * MobileNetV2's 3 -> 32 3x3 stem, 27 terms: 315 -> 276 us at batch 1, 2965 -> 2898 at batch 8
+ * on one thread, 228 -> 172 and 2174 -> 1697 on two, once its one image and block of filters
+ * were split into bands of rows over the threads; before that it ran at one thread's speed on
+ * two, and was slower than im2col on one too: 0.33 -> 0.37 ms); and a CPU with AVX-512 (else
+ * false, always, in a build without the AVX-512 helpers). */
 bool ct__conv_direct_fits(const ct__conv_geom *g);
 
 /* The filters w [M, C, KH, KW] packed for the path: ct__conv_direct_packed_elems floats. */
