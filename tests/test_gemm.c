@@ -151,12 +151,13 @@ CHECK(double, f64)
  * more rows than one packed block of A (252 float rows, 120 double rows; [300,64] stays
  * unswapped with the 32-wide AVX-512 tile, so B read in place meets several blocks of A); one
  * row across many slivers (the 4-sliver row kernel, B in place or packed, k in three blocks,
- * more columns than a panel). */
+ * more columns than a panel); two slivers of rows and k of at most 32 (B read in place
+ * unasked). */
 static const int64_t shapes[][3] = {{1, 1, 1},    {1, 77, 300},  {77, 1, 300}, {13, 37, 513},
                                     {40, 3, 5},   {3, 40, 5},    {25, 70, 256}, {70, 25, 257},
                                     {12, 32, 1},  {100, 9, 31},  {3, 5000, 10}, {4200, 2, 7},
                                     {260, 40, 70}, {300, 64, 20}, {1, 300, 513},
-                                    {1, 4200, 7}};
+                                    {1, 4200, 7},  {20, 300, 32}, {16, 1000, 9}};
 #define N_SHAPES (sizeof shapes / sizeof shapes[0])
 
 /* Every shape, transpose, dtype and a few alpha and beta with the kernel named, if it runs here

@@ -27,11 +27,20 @@ enum { KC_F32 = CT__GEMM_KC, KC_F64 = CT__GEMM_KC };
  * a cycle. */
 #define PUT_COST 32.0
 
+/* B read in place (not packed) when C's rows are at most two slivers of A and k at most this:
+ * each value of B is then read once per sliver, the second time from L1, and B's k rows are
+ * few enough streams for the prefetchers. MobileNetV2's 32 -> 16 1x1 projection of 112 x 112
+ * images (C [16, 12544], k 32), minimum of alternating runs at one thread: 182 -> 133 us an
+ * image, 1639 -> 1446 for 8; k 16 onto 24 rows 264 -> 223 us for 8 images of 56 x 56. With k 64
+ * to 144 it was no faster, or slower (1.2-1.3 times at k 64 and 144 onto 16 and 24 rows): each
+ * of B's rows is a stream, and the packing reads them one after the other. */
+#define DIRECT_K 32
+
 /* How a call runs. swap: as C^T = op(B)^T op(A)^T, so that the shorter of C's dims lies along
  * the kernel's rows (h of 1 to MR rows cost what they compute; nr columns cost nr). direct:
  * op(B)'s rows are rows of memory and one sliver of A's rows covers all of C's, so each value of
- * B is read once (or the caller asked, b_in_place): whole slivers are read in place, not
- * packed. C splits in tm x tn blocks (items, one thread each), each with its own packing
+ * B is read once (or the caller asked, b_in_place, or two slivers cover C and k is at most
+ * DIRECT_K): whole slivers are read in place, not packed. C splits in tm x tn blocks (items, one thread each), each with its own packing
  * buffers of item_elems elements: A's block (a_elems) then B's panel. */
 typedef struct gemm_plan {
   int mr, nr;
@@ -94,7 +103,8 @@ static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, bool tstore, int6
                           .epi = g->epi};
     g = swapped;
   }
-  pl->direct = g->pack_b == NULL && !g->tb && (g->m <= mr || g->b_in_place);
+  pl->direct = g->pack_b == NULL && !g->tb &&
+               (g->m <= mr || g->b_in_place || (g->m <= 2 * mr && g->k <= DIRECT_K));
   double macs = (double)g->m * (double)g->n * (double)g->k;
   int64_t most = ct__parallel_nested() ? 1 : ct_get_num_threads(); /* nested: runs inline */
   if (macs / MIN_ITEM_MACS < (double)most) most = (int64_t)(macs / MIN_ITEM_MACS);
