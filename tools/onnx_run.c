@@ -8,7 +8,8 @@
  * dtype, dims, sum and sum of magnitudes, then the median time of a run. The executor runs the
  * graph passes (ct_executor_options.optimize, docs/design/passes.md) unless --no-optimize, and
  * takes the model's weights as constants (ct_executor_options.constants: packed once,
- * docs/design/constants.md) unless --no-constants. With
+ * docs/design/constants.md) unless --no-constants, and releases the values between the inputs
+ * and the outputs after their last use (free_intermediates, the outputs kept). With
  * --profile, the runs are profiled (corten/profile.h): the table per op type is printed and a
  * Chrome trace written to FILE. */
 #include <math.h>
@@ -200,8 +201,15 @@ int corten_run(int argc, char **argv) {
   for (size_t i = 0; const_names != NULL && i < n_const; i++) {
     const_names[i] = ct_onnx_constant_name(m, i);
   }
+  /* The values between the inputs and the outputs are released after their last use, as
+   * corten.onnx's Model.run does (the outputs kept): the peak memory a run needs. */
+  size_t n_out = ct_onnx_output_count(m);
+  const char **out_names = calloc(n_out + 1, sizeof *out_names);
+  for (size_t i = 0; out_names != NULL && i < n_out; i++) out_names[i] = ct_onnx_output_name(m, i);
   ct_executor_options opts = {.optimize = optimize, .constants = const_names,
-                              .n_constants = const_names != NULL ? n_const : 0};
+                              .n_constants = const_names != NULL ? n_const : 0,
+                              .free_intermediates = out_names != NULL, .keep = out_names,
+                              .n_keep = out_names != NULL ? n_out : 0};
   ct_executor *e = ok ? ct_executor_new_with(ct_onnx_program(m), s, ct_cpu(), &opts) : NULL;
   double *times = calloc((size_t)repeat, sizeof *times);
   ct_profile *prof = profile != NULL && e != NULL ? ct_profile_start(CT_PROFILE_PROCESS) : NULL;
@@ -247,6 +255,7 @@ int corten_run(int argc, char **argv) {
   }
   free(times);
   free(const_names);
+  free(out_names);
   ct_executor_free(e);
   ct_onnx_free(m);
   ct_scope_free(s);

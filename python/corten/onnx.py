@@ -33,11 +33,12 @@ class Model:
     ``constants`` names the variables the load made besides the inputs (the weights)."""
 
     def __init__(self, handle: int, scope: Scope, optimize: bool = True,
-                 constant_weights: bool = False) -> None:
+                 constant_weights: bool = False, keep_intermediates: bool = False) -> None:
         self._h = handle
         self.scope = scope
         self.optimize = optimize
         self.constant_weights = constant_weights
+        self.keep_intermediates = keep_intermediates
         self.constants: List[str] = [lib.onnx_constant_name(handle, i).decode("utf-8")
                                      for i in range(lib.onnx_constant_count(handle))]
         n_in, n_out = lib.onnx_input_count(handle), lib.onnx_output_count(handle)
@@ -64,12 +65,18 @@ class Model:
         (docs/design/passes.md: the outputs are the same bits either way), and with
         ``constant_weights=True`` takes the weights as constants (docs/design/constants.md:
         packed once, the same bits; corten refuses to write them while the model keeps its
-        executor, and a NumPy view of one taken earlier must not be written either)."""
+        executor, and a NumPy view of one taken earlier must not be written either). The
+        values between the inputs and the outputs are released after their last use in a run
+        (ct_executor_options.free_intermediates, the outputs kept), so a run's peak memory is
+        what its live values take, and ``scope`` holds no memory for them afterwards; load with
+        ``keep_intermediates=True`` to read them after the run."""
         for name, value in feeds.items():
             self.scope[name] = value
         if self._executor is None or self._executor_edits != self.program.edits:
             self._executor = None  # freed before the new one binds the scope
             self._executor = Executor(self.program, self.scope, device, optimize=self.optimize,
+                                      free_intermediates=not self.keep_intermediates,
+                                      keep=self.outputs,
                                       constants=self.constants if self.constant_weights else ())
             self._executor_edits = self.program.edits
         self._executor.run()
@@ -81,24 +88,25 @@ class Model:
 
 
 def load(path: PathLike, scope: Optional[Scope] = None, optimize: bool = True,
-         constant_weights: bool = False) -> Model:
+         constant_weights: bool = False, keep_intermediates: bool = False) -> Model:
     """Loads the ONNX model at path into scope (a new Scope when None). Raises corten.Error:
     CT_ERR_UNSUPPORTED naming every node corten cannot import, CT_ERR_FORMAT naming the field
     of a malformed file, CT_ERR_IO; the scope is left as it was. ``optimize``: whether
     :meth:`Model.run` runs the graph passes; ``constant_weights``: whether it takes the
-    weights as constants (see :meth:`Model.run`)."""
+    weights as constants; ``keep_intermediates``: whether the values between the inputs and
+    the outputs keep their memory after a run (see :meth:`Model.run`)."""
     scope = scope if scope is not None else Scope()
     h = check_ptr(lib.onnx_load(os.fsencode(path), scope._h))
-    return Model(h, scope, optimize, constant_weights)
+    return Model(h, scope, optimize, constant_weights, keep_intermediates)
 
 
 def load_bytes(data: bytes, scope: Optional[Scope] = None, optimize: bool = True,
-               constant_weights: bool = False) -> Model:
+               constant_weights: bool = False, keep_intermediates: bool = False) -> Model:
     """As :func:`load`, from the bytes of a model (external data is refused)."""
     scope = scope if scope is not None else Scope()
     buf = bytes(data)
     h = check_ptr(lib.onnx_load_buffer(buf, len(buf), scope._h))
-    return Model(h, scope, optimize, constant_weights)
+    return Model(h, scope, optimize, constant_weights, keep_intermediates)
 
 
 def save(path: PathLike, program: Program, scope: Scope, inputs: List[str] = (),

@@ -67,6 +67,31 @@ def test_constant_weights_give_the_same_bits(exported):
             assert got.tobytes() == want.tobytes()
 
 
+def test_a_run_releases_the_intermediates_unless_asked_to_keep_them(exported):
+    _, path = exported
+    x = np.random.RandomState(5).randn(2, 1, 8, 8).astype(np.float32)
+    freed, kept = corten.onnx.load(path), corten.onnx.load(path, keep_intermediates=True)
+    for _ in range(2):  # the second run reuses what the first released
+        y_freed = np.from_dlpack(freed.run({"x": x})["y"]).copy()
+        y_kept = np.from_dlpack(kept.run({"x": x})["y"])
+        assert y_freed.tobytes() == y_kept.tobytes()
+
+    def holds_memory(scope, name):
+        try:
+            return scope[name].data_ptr != 0
+        except corten.Error:  # a value the graph passes fused away: never made
+            return False
+
+    made = {n for n in kept.scope.names() if n not in kept.constants and n not in ("x", "y")
+            and holds_memory(kept.scope, n)}
+    assert "/pool/MaxPool_output_0" in made  # the values that ran op by op
+    # released, but for the bias reshaped for the convolution: a view of the weight's memory
+    left = {n for n in made if holds_memory(freed.scope, n)}
+    assert left == {"/conv/Conv_output_0@onnx1"}
+    assert freed.scope["/conv/Conv_output_0@onnx1"].data_ptr == freed.scope["conv.bias"].data_ptr
+    assert holds_memory(freed.scope, "y")
+
+
 def test_torch_tensors_in_and_out_zero_copy(exported):
     net, path = exported
     m = corten.onnx.load(path)
