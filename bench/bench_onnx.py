@@ -9,8 +9,8 @@ input. Each side is warmed up, then the two alternate in rounds of K runs, each 
 SETTLE_S of untimed runs of its own (so that the other side's pool threads, still spinning, do
 not share the cores with the timed runs); a side's figure is the median over rounds of each round's median. The ratio
 is corten's / onnxruntime's (below 1: corten faster). Load time: the median of 3 loads each.
-Peak memory: each side loads and runs the model once in a fresh process; the row is its peak
-resident set (VmHWM).
+Peak memory: each side loads and runs the model once in a fresh process, at each batch size;
+the row is its peak resident set (VmHWM).
 
   build/tests/python-envs/onnx/bin/python bench/bench_onnx.py [--models DIR] [--rounds R]
       [--only NAME,...] [--threads 1,2] [--batches 1,8]
@@ -53,11 +53,11 @@ def _median_ms(fn, k):
     return statistics.median(times)
 
 
-def _peak_mb(path, side, shape):
-    """Peak RSS (MB) of a fresh process that loads path with `side` and runs it once: its VmHWM
-    (ru_maxrss would carry this process's peak over the fork and exec)."""
+def _peak_mb(path, side, shape, batch):
+    """Peak RSS (MB) of a fresh process that loads path with `side` and runs it once on a batch:
+    its VmHWM (ru_maxrss would carry this process's peak over the fork and exec)."""
     code = ("import numpy as np\n"
-            "x = np.zeros((1,) + %r, np.float32)\n" % (shape,) +
+            "x = np.zeros((%d,) + %r, np.float32)\n" % (batch, shape) +
             ("import corten\n"
              "m = corten.onnx.load(%r, constant_weights=True)\nm.run({'x': x})\n" % path
              if side == "corten" else
@@ -121,10 +121,11 @@ def main():
         load_o = statistics.median(
             _median_ms(lambda: ort.InferenceSession(path, providers=["CPUExecutionProvider"]),
                        1) for _ in range(3))
-        print("%-13s load: corten %.1f ms, ort %.1f ms (ratio %.2f); peak RSS after one run: "
-              "corten %.0f MB, ort %.0f MB" % (name, load_c, load_o, load_c / load_o,
-                                               _peak_mb(path, "corten", shape),
-                                               _peak_mb(path, "ort", shape)), flush=True)
+        peaks = ", ".join("batch %d corten %.0f MB, ort %.0f MB"
+                          % (b, _peak_mb(path, "corten", shape, b), _peak_mb(path, "ort", shape, b))
+                          for b in [int(b) for b in a.batches.split(",")])
+        print("%-13s load: corten %.1f ms, ort %.1f ms (ratio %.2f); peak RSS after one run: %s"
+              % (name, load_c, load_o, load_c / load_o, peaks), flush=True)
 
 
 if __name__ == "__main__":

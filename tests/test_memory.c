@@ -204,6 +204,34 @@ START_TEST(freed_large_block_is_reused_at_the_same_size) {
 }
 END_TEST
 
+/* A cached block serves a request of at least half its size (the most recently freed first),
+ * counted once in reserved; a smaller request, or a larger one, gets a block of its own. */
+START_TEST(a_cached_block_serves_a_request_of_at_least_half_its_size) {
+  ct_tensor *t = alloc_tensor(CT_DIMS(1 << 18), CT_FLOAT32, NULL); /* 1 MiB */
+  const void *first = ct_tensor_data(t, CT_FLOAT32);
+  ct_tensor_free(t);
+  t = alloc_tensor(CT_DIMS(150000), CT_FLOAT32, NULL); /* 600,000 bytes: the cached block */
+  ck_assert_ptr_eq(ct_tensor_data(t, CT_FLOAT32), first);
+  ct_memory_stats s = cpu_stats();
+  ck_assert_uint_eq(s.allocated, 600000); /* what the tensor asked for */
+  ck_assert_uint_eq(s.reserved, 1 << 20);  /* the block's, counted once */
+  ct_tensor_free(t);
+  ct_tensor *small = alloc_tensor(CT_DIMS(100000), CT_FLOAT32, NULL); /* 400,000: under half */
+  ck_assert_ptr_ne(ct_tensor_data(small, CT_FLOAT32), first);
+  ct_tensor *big = alloc_tensor(CT_DIMS((1 << 18) + 1024), CT_FLOAT32, NULL); /* past it */
+  ck_assert_ptr_ne(ct_tensor_data(big, CT_FLOAT32), first);
+  s = cpu_stats();
+  ck_assert_uint_eq(s.allocated, 400000 + (1 << 20) + 4096);
+  ck_assert_uint_eq(s.reserved, (1 << 20) + 400000 + (1 << 20) + 4096); /* the cached one too */
+  ct_tensor_free(small);
+  ct_tensor_free(big);
+  ck_assert_int_eq(ct_memory_empty_cache(ct_cpu()), CT_OK);
+  s = cpu_stats();
+  ck_assert_uint_eq(s.allocated, 0);
+  ck_assert_uint_eq(s.reserved, 0);
+}
+END_TEST
+
 START_TEST(empty_cache_gives_back_what_no_tensor_holds) {
   ct_tensor *a = alloc_tensor(CT_DIMS(1 << 16), CT_FLOAT32, NULL); /* 256 KiB: cached */
   ct_tensor *b = alloc_tensor(CT_DIMS(1 << 17), CT_FLOAT32, NULL); /* 512 KiB: kept alive */
@@ -341,6 +369,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, stats_get_cuda_is_unsupported);
   CT_ADD_TEST(s, stats_get_invalid_place_is_invalid_argument);
   CT_ADD_TEST(s, freed_large_block_is_reused_at_the_same_size);
+  CT_ADD_TEST(s, a_cached_block_serves_a_request_of_at_least_half_its_size);
   CT_ADD_TEST(s, empty_cache_gives_back_what_no_tensor_holds);
   CT_ADD_TEST(s, cache_limit_gives_back_the_oldest_and_0_disables);
   CT_ADD_TEST(s, cache_limit_is_the_hosts_only);

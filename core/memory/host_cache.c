@@ -4,9 +4,11 @@
  * jemalloc gives freed large extents back to the system after a while (its decay), so a tensor
  * of many megabytes freed and allocated again (a parameter reload, an intermediate of the next
  * step) pays a page fault per 4 KiB page every time. The cache keeps such blocks, pages and all,
- * and hands one back to the next request of exactly its size. Blocks are binned by size class (4
- * classes per power of two); a bin holds the blocks of its class, most recently freed first, and
- * a request takes the first of exactly its size. Every cached block is also on one list from the
+ * and hands one back to the next request of at least half its size. Blocks are binned by size
+ * class (4 classes per power of two); a bin holds the blocks of its class, most recently freed
+ * first, and a request takes the first block of at least its size and less than twice it in the
+ * classes from its own up: a network's values differ in size from layer to layer, and an exact
+ * size left each layer its own blocks (memory.md). Every cached block is also on one list from the
  * least to the most recently freed, so that when the cache would pass its limit it gives the
  * oldest blocks back to the allocator first. ct_memory_empty_cache gives back all.
  *
@@ -95,13 +97,19 @@ static void unlink_node(node *n) {
   cache.bytes -= n->size;
 }
 
-void *ct__host_cache_take(size_t size) {
+void *ct__host_cache_take(size_t size, size_t *got) {
   lock_cache();
-  node *n = cache.bins[bin_of(size)];
-  while (n != NULL && n->size != size) n = n->next;
-  if (n != NULL) unlink_node(n);
+  node *n = NULL;
+  for (size_t b = bin_of(size), last = bin_of(2 * size - 1); n == NULL && b <= last; b++) {
+    n = cache.bins[b];
+    while (n != NULL && (n->size < size || n->size >= 2 * size)) n = n->next;
+  }
+  if (n != NULL) {
+    unlink_node(n);
+    *got = n->size;
+  }
   pthread_mutex_unlock(&cache.lock);
-  if (n != NULL) UNPOISON((char *)n + sizeof *n, size - sizeof *n);
+  if (n != NULL) UNPOISON((char *)n + sizeof *n, *got - sizeof *n);
   return n;
 }
 

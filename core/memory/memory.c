@@ -290,17 +290,18 @@ static CT__COLD ct__block *block_alloc_device(ct_place place, size_t nbytes) {
  * sizes it is asked for, so its blocks keep a separate header.) */
 static inline __attribute__((always_inline)) ct__block *block_alloc_host(size_t nbytes,
                                                                          size_t reserved) {
-  size_t total = CT__BLOCK_HEADER + reserved;
+  size_t total = CT__BLOCK_HEADER + reserved, got;
   char *mem;
   size_t taken = reserved; /* a block from the host cache was counted as reserved already */
   if (CT__LIKELY(total < CT__HOST_CACHE_MIN)) {
     mem = ct__small_alloc(total); /* the thread's cache: counted out of reserved when kept */
-  } else if ((mem = ct__host_cache_take(total)) != NULL) {
+  } else if ((mem = ct__host_cache_take(total, &got)) != NULL) {
     if (CT__UNLIKELY(ct__fault())) { /* a cache hit counts as an allocation for the fault suite */
-      stats_unreserve(&host_domain, ct__host_cache_put(mem, total));
+      stats_unreserve(&host_domain, ct__host_cache_put(mem, got));
       return NULL;
     }
     taken = 0;
+    reserved = got - CT__BLOCK_HEADER; /* the cached block's, which may be larger */
   } else {
     mem = ct__host_allocator.alloc(NULL, total, CT__BLOCK_ALIGN);
   }

@@ -146,8 +146,9 @@ void ct__host_mem_free(void *ptr, size_t size);
 #define CT__HOST_CACHE_MIN ((size_t)64 << 10)
 #define CT__HOST_CACHE_LIMIT ((size_t)256 << 20)
 
-/* Memory of exactly size bytes (header and data) the cache kept, NULL when it has none. */
-void *ct__host_cache_take(size_t size);
+/* Memory of at least size bytes (header and data) and less than twice that the cache kept, its
+ * size in *got; NULL when it has none. */
+void *ct__host_cache_take(size_t size, size_t *got);
 
 /* Keeps mem (size bytes, from ct__host_allocator); returns the data bytes (each block less its
  * header, as `reserved` counts them) of the blocks it gave back to the allocator to make room,
