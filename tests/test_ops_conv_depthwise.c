@@ -177,8 +177,8 @@ END_TEST
  * (the left and right padding 2 in all): flat, one to four vectors of outputs, each tap's
  * lanes outside the image masked (rows above and below, columns that would wrap into the next
  * row); asymmetric and zero top and bottom padding, one side's columns only; at one thread
- * and at three (two filters a group: test_ops_conv). A weight that is not finite takes the per-element path
- * (dw3_non_finite_weight_skips_the_padding). */
+ * and at three (two filters a group: test_ops_conv). A weight that is not finite takes the
+ * per-element path (dw3_non_finite_weight_skips_the_padding). */
 START_TEST(dw_small_planes_flat) {
   static const int64_t sides[][5] = {
       /* h, w, then pads top, bottom, left (right: 2 - left) */

@@ -275,7 +275,7 @@ static void SFX(dw_plane_grad)(const ct__conv_geom *g, const T *x, const T *w, c
  * weights transposed to [pixel][channel], each output pixel summed over its taps for all the
  * block's channels in vector lanes, the sums transposed back. Each element adds the products of
  * its taps that lie inside the image in (ky, kx) order from 0, as dw_elem does, so the bits are
- * dw_elem's. In float32 with AVX-512 ct__conv_dwc_block_f32 (conv_avx512.c) does it with the
+ * dw_elem's. In float32 with AVX-512 ct__conv_dwc_block_f32 (conv_dw_avx512.c) does it with the
  * sums in registers and the epilogue in the lanes; this loop is the other types' and CPUs'. Its
  * sums accumulate in place in ot: with a local array of 16 doubles as the accumulator, GCC 12's
  * AVX-512 code for this loop gave wrong sums (found by the tests and a random comparison against
@@ -289,7 +289,8 @@ enum {
   SFX(DWC_TAPS) = 25
 };
 #ifdef CT__T16_X86
-_Static_assert((int)SFX(DWC_PIXELS) == (int)CT__DWC_PIXELS && (int)SFX(DWC_OUT) == (int)CT__DWC_OUT &&
+_Static_assert((int)SFX(DWC_PIXELS) == (int)CT__DWC_PIXELS &&
+                   (int)SFX(DWC_OUT) == (int)CT__DWC_OUT &&
                    (int)SFX(DWC_TAPS) == (int)CT__DWC_TAPS &&
                    (sizeof(T) != 4 || (int)SFX(DWC_CB) == (int)CT__DWC_CB_F32),
                "the AVX-512 block takes dwc_fits's blocks");
