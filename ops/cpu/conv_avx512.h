@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cpu/conv_avx512.h: the AVX-512 helpers of the convolution and pooling kernels
- * (ops/cpu/conv_avx512.c), where the build has them (CT__T16_X86, ops/cpu/t16.h): callers ask
- * ct__conv_avx512 whether to run them. */
+ * (ops/cpu/conv_avx512.c; the small depthwise planes' in ops/cpu/conv_dw_avx512.c), where the
+ * build has them (CT__T16_X86, ops/cpu/t16.h): callers ask ct__conv_avx512 whether to run
+ * them. */
 #ifndef CORTEN_OPS_CPU_CONV_AVX512_H
 #define CORTEN_OPS_CPU_CONV_AVX512_H
 
