@@ -146,12 +146,7 @@ static inline __attribute__((always_inline, target("avx512f"))) void dw3_rows(
       __m512 o = acc[r];
       if (t->hb) o = _mm512_add_ps(o, t->vbias);
       if (t->res != NULL) o = _mm512_add_ps(o, _mm512_maskz_loadu_ps(t->out[c], t->res + at));
-      if (t->act == CT__EPI_RELU) {
-        o = _mm512_max_ps(_mm512_setzero_ps(), o);
-      } else if (t->act == CT__EPI_CLAMP) {
-        o = _mm512_min_ps(t->vhi, _mm512_max_ps(t->vlo, o));
-      }
-      _mm512_mask_storeu_ps(t->o + at, t->out[c], o);
+      _mm512_mask_storeu_ps(t->o + at, t->out[c], ct__conv_act_f32(o, t->act, t->vlo, t->vhi));
     }
   }
 }

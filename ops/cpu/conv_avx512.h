@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ops/cpu/gemm.h"
 #include "ops/cpu/t16.h"
 #include "ops/defs.h"
 
@@ -16,6 +17,16 @@
 /* Whether to run these: the GEMM's kernel is the AVX-512 one (the widest this CPU runs, unless
  * ct__gemm_use_kernel chose another: then these give way to the code they replace too). */
 bool ct__conv_avx512(void);
+
+/* conv2d_fusion's activation act (a CT__EPI_ value) on 16 float32 outputs in registers, in the
+ * pass's operand orders: relu as max(0, v) (NaN and -0 pass through, as v < 0 ? 0 : v does),
+ * the clamp as min(hi, max(lo, v)); the depthwise kernels apply it before their stores. */
+static inline __attribute__((always_inline, target("avx512f"))) __m512 ct__conv_act_f32(
+    __m512 v, int act, __m512 lo, __m512 hi) {
+  if (act == CT__EPI_RELU) return _mm512_max_ps(_mm512_setzero_ps(), v);
+  if (act == CT__EPI_CLAMP) return _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+  return v;
+}
 
 /* A small depthwise plane at stride 1 taken flat (conv_dw_avx512.c): 3x3, undilated, rows as
  * wide as the input's, at most CT__DWF_VECS x 16 outputs. ct__dwf_plan_f32 says whether

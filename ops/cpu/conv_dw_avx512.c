@@ -10,7 +10,6 @@
 #include <math.h>
 
 #include "ops/cpu/conv_fusion.h"
-#include "ops/cpu/gemm.h"
 
 /* ---- 3x3 at stride 1 on small planes, flat ----------------------------------------------------
  * A plane whose rows are as wide as the input's (the left and right padding 2 in all) has its
@@ -74,12 +73,7 @@ static inline __attribute__((always_inline, target("avx512f"))) void dwf_sums(
     __m512 r = acc[j];
     if (hb) r = _mm512_add_ps(r, vb);
     if (res != NULL) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(pl->out[j], res + 16 * j));
-    if (act == CT__EPI_RELU) {
-      r = _mm512_max_ps(_mm512_setzero_ps(), r);
-    } else if (act == CT__EPI_CLAMP) {
-      r = _mm512_min_ps(vhi, _mm512_max_ps(vlo, r));
-    }
-    _mm512_mask_storeu_ps(o + 16 * j, pl->out[j], r);
+    _mm512_mask_storeu_ps(o + 16 * j, pl->out[j], ct__conv_act_f32(r, act, vlo, vhi));
   }
 }
 
@@ -170,12 +164,7 @@ static inline __attribute__((always_inline, target("avx512f"))) void dwc_sums(
       for (int v = 0; v < V; v++) {
         __m512 r = acc[v];
         if (vb != NULL) r = _mm512_add_ps(r, vb[v]);
-        if (act == CT__EPI_RELU) {
-          r = _mm512_max_ps(_mm512_setzero_ps(), r);
-        } else if (act == CT__EPI_CLAMP) {
-          r = _mm512_min_ps(vhi, _mm512_max_ps(vlo, r));
-        }
-        _mm512_store_ps(ot + (oy * g->ow + ox) * 32 + 16 * v, r);
+        _mm512_store_ps(ot + (oy * g->ow + ox) * 32 + 16 * v, ct__conv_act_f32(r, act, vlo, vhi));
       }
     }
   }
