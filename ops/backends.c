@@ -24,7 +24,7 @@ static const ct__def_table *const op_types[] = {
     &ct__matmul_grad_defs, &ct__reduce_grad_defs, &ct__shape_grad_defs,
     &ct__loss_defs,
     &ct__optimizer_defs,
-    &ct__conv_defs,        &ct__conv_grad_defs,
+    &ct__conv_defs,        &ct__conv_grad_defs, &ct__conv_block_defs,
     &ct__nn_defs, &ct__nn_grad_defs, &ct__norm_defs, &ct__norm_grad_defs,
     &ct__comm_defs,
     &ct__math_defs, &ct__index_defs, &ct__reduce_ext_defs, &ct__rnn_layers_defs,
@@ -59,7 +59,7 @@ static const ct__backend_table kernel_tables[] = {
     {CT_DEVICE_CPU, &ct__cpu_reduce_grad},
     {CT_DEVICE_CPU, &ct__cpu_loss},
     {CT_DEVICE_CPU, &ct__cpu_optimizer},
-    {CT_DEVICE_CPU, &ct__cpu_conv},
+    {CT_DEVICE_CPU, &ct__cpu_conv}, {CT_DEVICE_CPU, &ct__cpu_conv_block},
     {CT_DEVICE_CPU, &ct__cpu_nn}, {CT_DEVICE_CPU, &ct__cpu_norm},
     {CT_DEVICE_CPU, &ct__cpu_comm},
     {CT_DEVICE_CPU, &ct__cpu_math},
@@ -100,7 +100,7 @@ const ct__expr_engine *const ct__expr_engines[] = {
 
 /* What the built-in types compute, family by family (each table beside its family's defs). */
 static const ct__doc_table *const op_docs[] = {
-    &ct__comm_docs, &ct__conv_docs, &ct__conv_transpose_docs, &ct__elementwise_docs,
+    &ct__comm_docs, &ct__conv_docs, &ct__conv_block_docs, &ct__conv_transpose_docs, &ct__elementwise_docs,
     &ct__index_docs, &ct__index_misc_docs, &ct__index_slice_docs, &ct__loss_docs, &ct__math_docs,
     &ct__matmul_docs, &ct__misc_ops_docs, &ct__nn_docs, &ct__norm_docs, &ct__optimizer_docs,
     &ct__pool_nd_docs, &ct__pool_nd_norm_docs, &ct__quant_docs, &ct__random_docs,

@@ -271,6 +271,23 @@ extern const ct_attr_def ct__conv_attrs[6], ct__pool_attrs[10]; /* forward and g
 ct_status ct__grad_conv2d(ct_grad_ctx *g);
 ct_status ct__grad_pool2d(ct_grad_ctx *g);
 
+/* inverted_residual (ops/defs/conv_block.c; ops/passes_block.c makes it): the slots and
+ * attributes in order, and its geometry: n images of c channels h x w, e expanded channels, m
+ * output channels, the depthwise stride s (1 or 2; padding 1), giving oh x ow. */
+enum { CT__IR_INPUT, CT__IR_FILTER, CT__IR_BIAS, CT__IR_DWFILTER, CT__IR_DWBIAS, CT__IR_PFILTER,
+       CT__IR_PBIAS, CT__IR_RESIDUAL };
+enum { CT__IR_STRIDES, CT__IR_ACT, CT__IR_CLIP_MIN, CT__IR_CLIP_MAX, CT__IR_DW_ACT,
+       CT__IR_DW_CLIP_MIN, CT__IR_DW_CLIP_MAX, CT__IR_P_ACT, CT__IR_P_CLIP_MIN,
+       CT__IR_P_CLIP_MAX };
+typedef struct ct__ir_geom {
+  int64_t n, c, h, w, e, m, s, oh, ow;
+} ct__ir_geom;
+/* Checks an inverted_residual's operands and attributes (CT_ERR_SHAPE, CT_ERR_UNSUPPORTED or
+ * CT_ERR_INVALID_ARGUMENT naming the op otherwise) and gives its geometry. */
+ct_status ct__inverted_residual_plan(const ct_kernel_ctx *c, ct__ir_geom *g);
+extern const ct__def_table ct__conv_block_defs;
+extern const ct__doc_table ct__conv_block_docs;
+
 /* The geometry of a 2-D window op over NCHW: n images of c channels h x w, m output channels
  * (conv: filters; pool: c) in `groups` groups, windows kh x kw with strides, dilations and
  * paddings (top, bottom, left, right), giving oh x ow outputs. avg pooling divides by the window

@@ -156,6 +156,7 @@ const char *ct__prep_namer(const void *arg, const void *tensor, const char **op)
  * the program's ops it stands for, with their generations when it was made: an edit of one
  * after that makes ct__rewrites_check fail the run. */
 #define CT__REWRITE_MAX 5 /* a conv, two adds, an activation, and the bias's reshape */
+#define CT__REWRITE_INS 8 /* inverted_residual's inputs */
 typedef struct ct__rewrite {
   ct_op *op;
   const ct_op *origin[CT__REWRITE_MAX];
@@ -163,7 +164,7 @@ typedef struct ct__rewrite {
   size_t n_origin;
   /* A fused chain's result and the fused op's inputs, whose memory the rewrite assumed apart
    * (checked again at every run); out NULL: none. */
-  const ct_var *out, *ins[4];
+  const ct_var *out, *ins[CT__REWRITE_INS];
   size_t n_ins;
 } ct__rewrite;
 typedef struct ct__rewrites {
@@ -174,6 +175,20 @@ typedef struct ct__rewrites {
 ct_status ct__optimize(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
                        bool (*candidate)(void *, const ct_var *), void *arg, ct__rewrites *rw);
 ct_status ct__rewrites_check(const ct__rewrites *rw);
+/* ops/passes_block.c: conv2d_fusion chains that form an inverted residual block become one
+ * inverted_residual (passes.md); run by ct__optimize after its other passes. */
+ct_status ct__optimize_blocks(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
+                              bool (*candidate)(void *, const ct_var *), void *arg,
+                              ct__rewrites *rw);
+/* What the passes share (ops/passes.c): op's attribute called name; whether v links prep from
+ * (its only writer) to prep to (its only reader, once) and is an intermediate; room for one
+ * more rewrite in rw; NULL when rewrite r's memory assumptions hold, else the variable that
+ * breaks them. */
+const ct_attr_value *ct__pass_attr(const ct_op *op, const char *name);
+bool ct__pass_link(const ct__prep *preps, size_t n, size_t from, size_t to, const ct_var *v,
+                   bool (*candidate)(void *, const ct_var *), void *arg);
+ct_status ct__pass_rewrite_room(ct__rewrites *rw);
+const ct_var *ct__pass_apart(const ct__rewrite *r);
 void ct__rewrites_free(ct__rewrites *rw);
 
 /* ops/fuse.c: the fuse_elementwise option. ct__fuse_plan forms the groups over an executor's

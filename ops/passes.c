@@ -43,7 +43,7 @@
 #include "tensor/tensor_impl.h"
 
 /* Op op's attribute called name (a name its type defines). */
-static const ct_attr_value *attr(const ct_op *op, const char *name) {
+const ct_attr_value *ct__pass_attr(const ct_op *op, const char *name) {
   for (size_t a = 0; a < op->def->n_attr; a++) {
     if (strcmp(op->def->attr[a].name, name) == 0) return &op->attr[a];
   }
@@ -63,8 +63,8 @@ static const ct_var *out0(const ct__prep *p) { return p->vars[p->n_in_vars]; }
 
 /* Whether v links prep `from` (its only writer) to prep `to` (its only reader, once) and is an
  * intermediate. */
-static bool link(const ct__prep *preps, size_t n, size_t from, size_t to, const ct_var *v,
-                 bool (*candidate)(void *, const ct_var *), void *arg) {
+bool ct__pass_link(const ct__prep *preps, size_t n, size_t from, size_t to, const ct_var *v,
+                   bool (*candidate)(void *, const ct_var *), void *arg) {
   if (!candidate(arg, v)) return false;
   size_t reads = 0;
   for (size_t j = 0; j < n; j++) {
@@ -89,7 +89,7 @@ static const ct_var *other_input(const ct__prep *p, const ct_var *v) {
 /* Whether reshape prep p makes a [-1, 1, 1] view of its X from the attribute alone. */
 static bool column_reshape(const ct__prep *p) {
   if (!is(p, "reshape") || p->n_in_vars != 1) return false;
-  const ct_attr_value *a = attr(p->op, "shape");
+  const ct_attr_value *a = ct__pass_attr(p->op, "shape");
   return a != NULL && a->type == CT_ATTR_INTS && a->u.ints.n == 3 && a->u.ints.v[0] == -1 &&
          a->u.ints.v[1] == 1 && a->u.ints.v[2] == 1;
 }
@@ -110,11 +110,11 @@ static void take_activation(const ct__prep *preps, size_t n, size_t j, const ct_
                             bool (*candidate)(void *, const ct_var *), void *arg, chain *ch) {
   if (j < n && preps[j].n_in_vars == 1 && preps[j].vars[0] == cur &&
       (is(&preps[j], "relu") || is(&preps[j], "clip")) &&
-      link(preps, n, ch->last, j, cur, candidate, arg)) {
+      ct__pass_link(preps, n, ch->last, j, cur, candidate, arg)) {
     ch->act = is(&preps[j], "relu") ? "relu" : "clip";
     if (is(&preps[j], "clip")) {
-      ch->lo = attr(preps[j].op, "min")->u.f;
-      ch->hi = attr(preps[j].op, "max")->u.f;
+      ch->lo = ct__pass_attr(preps[j].op, "min")->u.f;
+      ch->hi = ct__pass_attr(preps[j].op, "max")->u.f;
     }
     ch->last = j;
     ch->members[ch->n_members++] = j;
@@ -131,7 +131,7 @@ static bool find_chain(const ct__prep *preps, size_t n, size_t i,
   /* The bias: reshape(B, [-1, 1, 1]) -> b3, then cur + b3. */
   if (j + 1 < n && column_reshape(&preps[j]) && is(&preps[j + 1], "elementwise_add") &&
       other_input(&preps[j + 1], cur) == out0(&preps[j]) &&
-      link(preps, n, ch->last, j + 1, cur, candidate, arg)) {
+      ct__pass_link(preps, n, ch->last, j + 1, cur, candidate, arg)) {
     ch->bias = preps[j].vars[0];
     ch->watched = preps[j].op;
     cur = out0(&preps[j + 1]);
@@ -141,7 +141,7 @@ static bool find_chain(const ct__prep *preps, size_t n, size_t i,
   }
   /* The residual: cur + r. */
   const ct_var *r = j < n && is(&preps[j], "elementwise_add") ? other_input(&preps[j], cur) : NULL;
-  if (r != NULL && link(preps, n, ch->last, j, cur, candidate, arg)) {
+  if (r != NULL && ct__pass_link(preps, n, ch->last, j, cur, candidate, arg)) {
     ch->res = r;
     cur = out0(&preps[j]);
     ch->last = j;
@@ -168,7 +168,7 @@ static bool find_mm_chain(const ct__prep *preps, size_t n, size_t i,
   size_t j = i + 1;
   if (mm->n_in_vars != 2 || rank_now(mm->vars[1]) < 2 || j >= n ||
       !is(&preps[j], "elementwise_add") || (b = other_input(&preps[j], cur)) == NULL ||
-      rank_now(b) != 1 || !link(preps, n, i, j, cur, candidate, arg)) {
+      rank_now(b) != 1 || !ct__pass_link(preps, n, i, j, cur, candidate, arg)) {
     return false;
   }
   ch->bias = b;
@@ -222,7 +222,7 @@ static ct_status oom(void) {
 }
 
 /* Room for one more rewrite in rw. */
-static ct_status rewrite_room(ct__rewrites *rw) {
+ct_status ct__pass_rewrite_room(ct__rewrites *rw) {
   if (rw->n < rw->cap) return CT_OK;
   size_t cap = rw->cap ? 2 * rw->cap : 8;
   ct__rewrite *grown = ct__realloc(rw->v, cap * sizeof *grown);
@@ -246,7 +246,7 @@ static void chain_memory(const ct__prep *preps, const chain *ch, ct__rewrite *r)
 /* Replaces chain ch's preps by one bound to its fused op, at the chain's last op's place. */
 static ct_status apply(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
                        const chain *ch, ct__rewrites *rw) {
-  if (rewrite_room(rw) != CT_OK) return ct_last_status();
+  if (ct__pass_rewrite_room(rw) != CT_OK) return ct_last_status();
   ct_op *op = fused_op(preps, ch);
   ct__prep fused;
   if (op == NULL || ct__prep_init(&fused, op, scope, place, NULL, NULL) != CT_OK) {
@@ -327,7 +327,7 @@ static ct_status elide(ct__prep *preps, size_t *n, size_t i, ct__rewrites *rw) {
     bool reads = false;
     for (uint32_t k = 0; k < q->n_in_vars; k++) reads |= q->vars[k] == out;
     if (!reads) continue;
-    if (rewrite_room(rw) != CT_OK) return ct_last_status();
+    if (ct__pass_rewrite_room(rw) != CT_OK) return ct_last_status();
     rw->v[rw->n++] = (ct__rewrite){.origin = {preps[i].op, q->op},
                                    .gen = {preps[i].op->gen, q->op->gen}, .n_origin = 2};
     for (uint32_t k = 0; k < q->n_in_vars; k++) {
@@ -344,7 +344,7 @@ static ct_status elide(ct__prep *preps, size_t *n, size_t i, ct__rewrites *rw) {
 /* The rewrite's memory assumptions (ct__rewrite): NULL when they hold, else the variable that
  * breaks them. A result that is one of the inputs by name breaks them too (the fused op would
  * write it into a block of its own, where the chain's last op wrote it in place). */
-static const ct_var *apart(const ct__rewrite *r) {
+const ct_var *ct__pass_apart(const ct__rewrite *r) {
   for (size_t k = 0; r->out != NULL && k < r->n_ins; k++) {
     if (r->ins[k] == r->out || same_block(r->out, r->ins[k])) return r->out;
   }
@@ -373,17 +373,17 @@ ct_status ct__optimize(ct__prep *preps, size_t *n, ct_scope *scope, ct_place pla
     }
     ct__rewrite probe = {0};
     chain_memory(preps, &ch, &probe);
-    if (apart(&probe) != NULL) continue; /* its result shares an input's memory now */
+    if (ct__pass_apart(&probe) != NULL) continue; /* its result shares an input's memory now */
     ct_status s = apply(preps, n, scope, place, &ch, rw);
     if (s != CT_OK) return s;
   }
-  return CT_OK;
+  return ct__optimize_blocks(preps, n, scope, place, candidate, arg, rw);
 }
 
 ct_status ct__rewrites_check(const ct__rewrites *rw) {
   for (size_t i = 0; i < rw->n; i++) {
     const ct__rewrite *r = &rw->v[i];
-    const ct_var *v = apart(r);
+    const ct_var *v = ct__pass_apart(r);
     if (CT__UNLIKELY(v != NULL)) {
       return ct__error(CT_ERR_INVALID_ARGUMENT,
                        "ct_executor_run: variable '%s' now shares memory with another variable "

@@ -95,7 +95,10 @@ typedef struct ct_executor_options {
   /* Graph passes over the bound ops, once, when the executor is made (docs/design/passes.md):
    * on the CPU, conv2d (or depthwise_conv2d) followed by its bias add (elementwise_add of a
    * reshape of the bias to [-1, 1, 1]), a residual elementwise_add and relu or clip runs as one
-   * conv2d_fusion, whose intermediates are never allocated; an assign whose output is an
+   * conv2d_fusion, whose intermediates are never allocated; three such convolutions that form
+   * MobileNetV2's inverted residual block (1x1 expansion, 3x3 depthwise at stride 1 or 2, 1x1
+   * projection plus the block's input) run as one inverted_residual, band by band, the expanded
+   * values never stored whole (the same bits); an assign whose output is an
    * intermediate that later ops read goes, those ops reading its input (which no later op
    * writes) instead. Only intermediates are fused (as for
    * fuse_elementwise: created by the executor, not kept, read by the chain's next op alone), so

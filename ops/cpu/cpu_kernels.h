@@ -19,6 +19,7 @@ void ct__cpu_gather(void *o, const void *x, size_t es, const ct__tr_plan *p);
 
 extern const ct__kernel_table ct__cpu_loss, ct__cpu_optimizer;
 extern const ct__kernel_table ct__cpu_conv; /* conv2d, pool2d and their gradients */
+extern const ct__kernel_table ct__cpu_conv_block; /* inverted_residual */
 extern const ct__kernel_table ct__cpu_nn, ct__cpu_norm; /* the layers: ops/cpu/nn.c, norm.c */
 /* The collectives over MPI (ops/cpu/comm.c). */
 extern const ct__kernel_table ct__cpu_comm;

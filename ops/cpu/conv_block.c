@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/cpu/conv_block.c: inverted_residual on the CPU (ops/defs/conv_block.c; passes.md).
+ *
+ * Each image's output rows go in bands. For a band, the expansion's rows it needs (its input
+ * rows and the depthwise window's one above and below) are computed channels-last into the
+ * piece's buffer T1 ([rows][W][EP], EP = E rounded up to 16) by one GEMM, X^T W1^T, with Bias
+ * added per column and the activation in the GEMM's epilogue; rows the previous band of the
+ * same piece already computed are kept, not computed again. The depthwise 3x3 then runs over
+ * T1 into T2 ([rows][OW][EP]), channels along the vector lanes (stride 2 is a step of two
+ * pixels, no shuffles); the projection is one more GEMM, W3 T2^T, straight into Output's NCHW
+ * planes with ProjectBias, the residual and the activation in its epilogue. T1 and T2 stay in
+ * L2, so the E-channel values never go out to memory (MobileNetV2's 16 -> 96 expansion of a
+ * 112 x 112 image wrote 4.8 MB and read it back twice).
+ *
+ * The bits are those of the three conv2d_fusion ops: every element of a GEMM is the same sum in
+ * the same order whatever the operands' layout and the plan (gemm.md), and the epilogue rounds
+ * each step as conv2d_fusion's does; the depthwise sums dw_elem's (conv_dw_tmpl.h): from +0, each
+ * tap inside the image in (ky, kx) order, a multiply then an add, then the bias, then the
+ * activation, in every lane. tests/test_passes_block.c compares them bit for bit. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "ops/cpu/conv_avx512.h"
+#include "ops/cpu/cpu_kernels.h"
+#include "ops/cpu/gemm.h"
+#include "ops/cpu/parallel.h"
+#include "ops/defs.h"
+#include "ops/kernel.h"
+
+/* The bands' buffers, T1 and T2 together, in bytes: well inside L2, with room for the GEMMs'
+ * packing buffers. */
+#define IR_PACK_TAG ((uint64_t)5 << 32) /* ops/cpu/conv.c's tags are 1 to 4 */
+#define BAND_BYTES ((int64_t)384 << 10)
+
+typedef struct ir_run {
+  ct__ir_geom g;
+  const void *x, *w1, *b1, *w2, *b2, *w3, *b3, *res;
+  int64_t b2_inc;
+  void *o;
+  ct__gemm_epi e1, e3; /* the expansion's (bias per column, through the residual slot) and the
+                        * projection's epilogues, their image-dependent pointers set per band */
+  bool has_e1, has_e3;
+  int act2;
+  double lo2, hi2;
+  int64_t ep, br, parts, pieces, items, piece_elems;
+  const void *w1p, *w3p; /* Filter and ProjectFilter packed once (constants), or NULL */
+  int w1w, w3w;
+  void *buf;
+  atomic_bool failed;
+} ir_run;
+
+static int epi_act(const char *act) {
+  return strcmp(act, "relu") == 0 ? CT__EPI_RELU : strcmp(act, "clip") == 0 ? CT__EPI_CLAMP
+                                                                             : CT__EPI_NONE;
+}
+
+static void note(ir_run *r, ct_status s) {
+  if (s != CT_OK) atomic_store_explicit(&r->failed, true, memory_order_relaxed);
+}
+
+#ifdef CT__T16_X86
+/* One output pixel's 16 channels at mk (the taps inside the image in (ky, kx) order, a multiply
+ * then an add from +0), then + bias and the activation: the border pixels and the last few of a
+ * row. */
+__attribute__((target("avx512f"))) static inline __m512 dw_px_avx512(
+    const ir_run *r, const float *t1, int64_t lo, const float *wt, int64_t oy, int64_t ox,
+    int64_t e0, __mmask16 mk) {
+  const ct__ir_geom *g = &r->g;
+  const int64_t ep = r->ep, s = g->s;
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t ky = 0; ky < 3; ky++) {
+    int64_t iy = oy * s - 1 + ky;
+    if (iy < 0 || iy >= g->h) continue;
+    for (int64_t kx = 0; kx < 3; kx++) {
+      int64_t ix = ox * s - 1 + kx;
+      if (ix < 0 || ix >= g->w) continue;
+      __m512 w = _mm512_maskz_loadu_ps(mk, wt + (ky * 3 + kx) * ep + e0);
+      __m512 x = _mm512_maskz_loadu_ps(mk, t1 + ((iy - lo) * g->w + ix) * ep + e0);
+      acc = _mm512_add_ps(acc, _mm512_mul_ps(w, x));
+    }
+  }
+  return acc;
+}
+
+enum { DW_PX = 8 }; /* the pixels a step of the inner loop sums at once */
+
+/* The depthwise rows [oy0, oy1) of the band in float32, channels along the lanes, 16 at a time
+ * (the last masked): dw_elem's sums in every lane, then + bias and the activation in the pass's
+ * operand order (ct__conv_act_f32). The pixels whose three columns of taps all lie in the image
+ * go DW_PX at a time with the chunk's nine weights in registers: one load a multiply-add, and
+ * DW_PX chains of adds in flight (one pixel at a time waited on each add's latency). */
+__attribute__((target("avx512f"))) static void dw_rows_avx512(const ir_run *r, const float *t1,
+                                                             int64_t lo, float *t2, int64_t oy0,
+                                                             int64_t oy1, const float *wt) {
+  const ct__ir_geom *g = &r->g;
+  const int64_t ep = r->ep, s = g->s;
+  const float *b2 = r->b2;
+  const __m512 vlo = _mm512_set1_ps((float)r->lo2), vhi = _mm512_set1_ps((float)r->hi2);
+  /* Columns ox whose taps ox s - 1 .. ox s + 1 all lie in [0, W): [xa, xb). */
+  const int64_t xa = 1, xb = g->w >= 2 ? (g->w - 2) / s + 1 : 1;
+  for (int64_t oy = oy0; oy < oy1; oy++) {
+    float *orow = t2 + (oy - oy0) * g->ow * ep;
+    for (int64_t e0 = 0; e0 < g->e; e0 += 16) {
+      __mmask16 mk = g->e - e0 >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (g->e - e0)) - 1);
+      __m512 bias = b2 == NULL ? _mm512_setzero_ps()
+                    : r->b2_inc ? _mm512_maskz_loadu_ps(mk, b2 + e0)
+                                : _mm512_set1_ps(b2[0]);
+      __m512 w[9];
+      const float *rows[3];
+      int nky = 0;
+      for (int64_t ky = 0; ky < 3; ky++) {
+        int64_t iy = oy * s - 1 + ky;
+        if (iy < 0 || iy >= g->h) continue;
+        rows[nky] = t1 + ((iy - lo) * g->w - 1) * ep + e0; /* the row at column -1 */
+        for (int kx = 0; kx < 3; kx++) {
+          w[nky * 3 + kx] = _mm512_maskz_loadu_ps(mk, wt + (ky * 3 + kx) * ep + e0);
+        }
+        nky++;
+      }
+      int64_t ox = 0;
+      for (; ox < g->ow; ox++) {
+        if (ox >= xa && ox + DW_PX <= xb) {
+          __m512 acc[DW_PX];
+          for (int p = 0; p < DW_PX; p++) acc[p] = _mm512_setzero_ps();
+          for (int q = 0; q < nky; q++) {
+            for (int kx = 0; kx < 3; kx++) {
+              const float *xp = rows[q] + ((ox * s) + kx) * ep;
+              for (int p = 0; p < DW_PX; p++) {
+                __m512 x = _mm512_maskz_loadu_ps(mk, xp + p * s * ep);
+                acc[p] = _mm512_add_ps(acc[p], _mm512_mul_ps(w[q * 3 + kx], x));
+              }
+            }
+          }
+          for (int p = 0; p < DW_PX; p++) {
+            __m512 v = b2 != NULL ? _mm512_add_ps(acc[p], bias) : acc[p];
+            _mm512_mask_storeu_ps(orow + (ox + p) * ep + e0, mk,
+                                  ct__conv_act_f32(v, r->act2, vlo, vhi));
+          }
+          ox += DW_PX - 1; /* and one more by the loop */
+          continue;
+        }
+        __m512 v = dw_px_avx512(r, t1, lo, wt, oy, ox, e0, mk);
+        if (b2 != NULL) v = _mm512_add_ps(v, bias);
+        _mm512_mask_storeu_ps(orow + ox * ep + e0, mk, ct__conv_act_f32(v, r->act2, vlo, vhi));
+      }
+    }
+  }
+}
+#endif
+
+/* The expansion's GEMM for p pixels of an image (X^T W1^T into T1, channels-last) when `left`
+ * pixels of the image lie from the first on: rounded up to whole slivers of 32 where the image
+ * has them (their values are the next rows', computed again by the next band), so that the
+ * GEMM's tiles are whole (an edge tile is stored element by element). Operands a and c are the
+ * caller's. */
+static ct__gemm expand_gemm(const ir_run *r, int64_t p, int64_t left) {
+  int64_t m = (p + 31) / 32 * 32;
+  return (ct__gemm){.ta = true, .tb = true, .m = m < left ? m : left, .n = r->g.e, .k = r->g.c,
+                    .alpha = 1, .beta = 0, .lda = r->g.h * r->g.w, .b = r->w1, .ldb = r->g.c,
+                    .ldc = r->ep, .b_packed = r->w1p, .b_packed_w = r->w1w,
+                    .epi = r->has_e1 ? &r->e1 : NULL};
+}
+
+/* The projection's GEMM for p output pixels (W3 T2^T into Output's planes); operands b and c
+ * and the epilogue are the caller's. */
+static ct__gemm project_gemm(const ir_run *r, int64_t p) {
+  return (ct__gemm){.ta = false, .tb = true, .m = r->g.m, .n = p, .k = r->g.e, .alpha = 1,
+                    .beta = 0, .a = r->w3, .lda = r->g.e, .ldb = r->ep,
+                    .ldc = r->g.oh * r->g.ow, .a_packed = r->w3p, .a_packed_w = r->w3w};
+}
+
+#define IR_KERNEL(T, SFX, GEMM, KEPT)                                                         \
+  /* The depthwise rows as dw_rows_avx512 computes them, in plain C (float64, other CPUs). */  \
+  static void dw_rows_##SFX(const ir_run *r, const T *t1, int64_t lo, T *t2, int64_t oy0,     \
+                            int64_t oy1, const T *wt) {                                       \
+    const ct__ir_geom *g = &r->g;                                                             \
+    const int64_t ep = r->ep, s = g->s, e = g->e;                                             \
+    const T *b2 = r->b2, lo2 = (T)r->lo2, hi2 = (T)r->hi2;                                    \
+    for (int64_t oy = oy0; oy < oy1; oy++) {                                                  \
+      for (int64_t ox = 0; ox < g->ow; ox++) {                                                \
+        T *o = t2 + ((oy - oy0) * g->ow + ox) * ep;                                           \
+        for (int64_t c = 0; c < e; c++) o[c] = 0;                                             \
+        for (int64_t ky = 0; ky < 3; ky++) {                                                  \
+          int64_t iy = oy * s - 1 + ky;                                                       \
+          if (iy < 0 || iy >= g->h) continue;                                                 \
+          for (int64_t kx = 0; kx < 3; kx++) {                                                \
+            int64_t ix = ox * s - 1 + kx;                                                     \
+            if (ix < 0 || ix >= g->w) continue;                                               \
+            const T *xi = t1 + ((iy - lo) * g->w + ix) * ep, *wk = wt + (ky * 3 + kx) * ep;   \
+            CT__SIMD for (int64_t c = 0; c < e; c++) o[c] = o[c] + wk[c] * xi[c];             \
+          }                                                                                   \
+        }                                                                                     \
+        for (int64_t c = 0; c < e; c++) {                                                     \
+          T v = b2 != NULL ? o[c] + b2[c * r->b2_inc] : o[c];                                 \
+          if (r->act2 == CT__EPI_RELU) {                                                      \
+            v = v < 0 ? (T)0 : v;                                                             \
+          } else if (r->act2 == CT__EPI_CLAMP) {                                              \
+            v = v < lo2 ? lo2 : v;                                                            \
+            v = v > hi2 ? hi2 : v;                                                            \
+          }                                                                                   \
+          o[c] = v;                                                                           \
+        }                                                                                     \
+      }                                                                                       \
+    }                                                                                         \
+  }                                                                                           \
+                                                                                              \
+  /* Output rows [r0, r1) of image n, band after band, with the piece's buffer buf. */        \
+  static void rows_##SFX(ir_run *r, int64_t n, int64_t r0, int64_t r1, T *buf) {              \
+    const ct__ir_geom *g = &r->g;                                                             \
+    const int64_t ep = r->ep, s = g->s, hw = g->h * g->w, ohw = g->oh * g->ow;                \
+    T *wt = buf, *t2 = wt + 9 * ep, *t1 = t2 + r->br * g->ow * ep;                            \
+    const T *w2 = r->w2;                                                                      \
+    for (int64_t t = 0; t < 9; t++) {                                                         \
+      for (int64_t c = 0; c < g->e; c++) wt[t * ep + c] = w2[c * 9 + t];                      \
+    }                                                                                         \
+    const T *x = (const T *)r->x + n * g->c * hw;                                             \
+    int64_t have_lo = 0, have_hi = 0; /* T1 holds input rows [have_lo, have_hi) */           \
+    for (int64_t oy0 = r0; oy0 < r1; oy0 += r->br) {                                          \
+      int64_t oy1 = oy0 + r->br < r1 ? oy0 + r->br : r1;                                      \
+      int64_t lo = oy0 * s - 1 > 0 ? oy0 * s - 1 : 0;                                         \
+      int64_t hi = (oy1 - 1) * s + 2 < g->h ? (oy1 - 1) * s + 2 : g->h;                       \
+      int64_t from = lo;                                                                      \
+      if (have_lo <= lo && lo < have_hi) { /* the previous band's last rows, kept */          \
+        memmove(t1, t1 + (lo - have_lo) * g->w * ep,                                          \
+                (size_t)((have_hi - lo) * g->w * ep) * sizeof(T));                            \
+        from = have_hi;                                                                       \
+      }                                                                                       \
+      if (from < hi) {                                                                        \
+        ct__gemm p = expand_gemm(r, (hi - from) * g->w, hw - from * g->w);                    \
+        p.a = x + from * g->w;                                                                \
+        p.c = t1 + (from - lo) * g->w * ep;                                                   \
+        note(r, GEMM(&p));                                                                    \
+      }                                                                                       \
+      have_lo = lo;                                                                           \
+      have_hi = hi;                                                                           \
+      DW_ROWS_##SFX(r, t1, lo, t2, oy0, oy1, wt);                                             \
+      ct__gemm_epi e3 = r->e3;                                                                \
+      if (e3.res != NULL) e3.res = (const T *)r->res + n * g->m * ohw + oy0 * g->ow;          \
+      ct__gemm q = project_gemm(r, (oy1 - oy0) * g->ow);                                      \
+      q.b = t2;                                                                               \
+      q.c = (T *)r->o + n * g->m * ohw + oy0 * g->ow;                                         \
+      q.epi = r->has_e3 ? &e3 : NULL;                                                         \
+      note(r, GEMM(&q));                                                                      \
+    }                                                                                         \
+  }                                                                                           \
+                                                                                              \
+  /* Pieces [b, e): piece p runs items [items p / pieces, items (p + 1) / pieces), item i     \
+   * being rows part i % parts of image i / parts. */                                         \
+  static void pieces_##SFX(void *arg, int64_t b, int64_t e) {                                 \
+    ir_run *r = arg;                                                                          \
+    for (int64_t p = b; p < e; p++) {                                                         \
+      T *buf = (T *)r->buf + p * r->piece_elems;                                              \
+      for (int64_t i = r->items * p / r->pieces; i < r->items * (p + 1) / r->pieces; i++) {   \
+        int64_t q = i % r->parts, oh = r->g.oh;                                               \
+        int64_t bands = (oh + r->br - 1) / r->br;                                            \
+        int64_t b0 = bands * q / r->parts * r->br, b1 = bands * (q + 1) / r->parts * r->br;   \
+        rows_##SFX(r, i / r->parts, b0, b1 < oh ? b1 : oh, buf);                              \
+      }                                                                                       \
+    }                                                                                         \
+  }                                                                                           \
+                                                                                              \
+  /* Filter and ProjectFilter packed once for the GEMMs of a whole band, when constants. */   \
+  static void kept_##SFX(const ct_kernel_ctx *c, ir_run *r) {                                 \
+    int64_t elems;                                                                            \
+    ct__gemm p = expand_gemm(r, r->br * r->g.s * r->g.w, r->g.h * r->g.w);                    \
+    p.a = r->x;                                                                               \
+    r->w1p = KEPT(c, CT__IR_FILTER, 0, IR_PACK_TAG, &p, 1, 1, 0, &elems, &r->w1w);            \
+    ct__gemm q = project_gemm(r, r->br * r->g.ow);                                            \
+    r->w3p = KEPT(c, CT__IR_PFILTER, 0, IR_PACK_TAG, &q, 0, 1, 0, &elems, &r->w3w);           \
+  }
+
+#ifdef CT__T16_X86
+#define DW_ROWS_f32(...) \
+  (ct__conv_avx512() ? dw_rows_avx512(__VA_ARGS__) : dw_rows_f32(__VA_ARGS__))
+#else
+#define DW_ROWS_f32 dw_rows_f32
+#endif
+#define DW_ROWS_f64 dw_rows_f64
+
+IR_KERNEL(float, f32, ct__gemm_f32, ct__gemm_kept_f32)
+IR_KERNEL(double, f64, ct__gemm_f64, ct__gemm_kept_f64)
+
+/* The band's rows: the most whose T1 and T2 fit BAND_BYTES (at least 1), then rounded up so
+ * that a band's output pixels are whole slivers of 32 of the projection's GEMM (at most OH). */
+static int64_t band_rows(const ct__ir_geom *g, int64_t ep, size_t es) {
+  int64_t budget = BAND_BYTES / (int64_t)es / ep - (3 - g->s) * g->w - 32;
+  int64_t br = budget / (g->s * g->w + g->ow);
+  int64_t unit = 32;
+  for (int64_t a = g->ow, b = 32; b != 0;) { /* 32 / gcd(OW, 32) rows a whole number of slivers */
+    int64_t t = a % b;
+    a = b;
+    b = t;
+    unit = 32 / a;
+  }
+  br = br < 1 ? unit : (br + unit - 1) / unit * unit;
+  return br > g->oh ? g->oh : br;
+}
+
+static const void *in_or_null(const ct_kernel_ctx *c, size_t slot) {
+  return ct_kernel_in_count(c, slot) > 0 ? ct__k_in_data(ct_kernel_in(c, slot, 0)) : NULL;
+}
+
+static ct_status inverted_residual(const ct_kernel_ctx *c, size_t es) {
+  ir_run r = {.b2_inc = 1};
+  ct_status s = ct__inverted_residual_plan(c, &r.g);
+  if (s != CT_OK) return s;
+  const ct__ir_geom *g = &r.g;
+  r.o = ct__k_out_data(c, CT__OUT, 0, c->dtype);
+  if (r.o == NULL) return ct_last_status();
+  if (g->n == 0 || g->m == 0) return CT_OK;
+  r.x = in_or_null(c, CT__IR_INPUT);
+  r.w1 = in_or_null(c, CT__IR_FILTER);
+  r.b1 = in_or_null(c, CT__IR_BIAS);
+  r.w2 = in_or_null(c, CT__IR_DWFILTER);
+  r.b2 = in_or_null(c, CT__IR_DWBIAS);
+  r.w3 = in_or_null(c, CT__IR_PFILTER);
+  r.b3 = in_or_null(c, CT__IR_PBIAS);
+  r.res = in_or_null(c, CT__IR_RESIDUAL);
+  const ct_attr_value *a = c->attr;
+  r.e1 = (ct__gemm_epi){.res = r.b1, .ldr = 0, .act = epi_act(a[CT__IR_ACT].u.s),
+                        .lo = a[CT__IR_CLIP_MIN].u.f, .hi = a[CT__IR_CLIP_MAX].u.f};
+  r.has_e1 = r.b1 != NULL || r.e1.act != CT__EPI_NONE;
+  r.act2 = epi_act(a[CT__IR_DW_ACT].u.s);
+  r.lo2 = a[CT__IR_DW_CLIP_MIN].u.f;
+  r.hi2 = a[CT__IR_DW_CLIP_MAX].u.f;
+  r.e3 = (ct__gemm_epi){.bias = r.b3, .bias_inc = 1, .res = r.res, .ldr = g->oh * g->ow,
+                        .act = epi_act(a[CT__IR_P_ACT].u.s), .lo = a[CT__IR_P_CLIP_MIN].u.f,
+                        .hi = a[CT__IR_P_CLIP_MAX].u.f};
+  r.has_e3 = r.b3 != NULL || r.res != NULL || r.e3.act != CT__EPI_NONE;
+  r.ep = g->e > 0 ? (g->e + 15) / 16 * 16 : 16;
+  r.br = band_rows(g, r.ep, es);
+  /* Pieces: whole images when there are as many as threads, else parts of each image's rows
+   * (their bands' first rows of T1 computed twice, where two parts meet). */
+  int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads();
+  r.parts = g->n >= threads ? 1 : (threads + g->n - 1) / g->n;
+  if (r.parts > g->oh) r.parts = g->oh;
+  r.items = g->n * r.parts;
+  r.pieces = r.items < threads ? r.items : threads;
+  r.piece_elems = 9 * r.ep + r.br * g->ow * r.ep + (((r.br - 1) * g->s + 3) * g->w + 32) * r.ep;
+  r.piece_elems = (r.piece_elems + 15) / 16 * 16; /* each piece's buffer on a cache line */
+  size_t bytes = (size_t)(r.pieces * r.piece_elems) * es;
+  r.buf = ct__scratch_take_in(CT__SCRATCH_WORK, bytes);
+  bool own = r.buf == NULL;
+  if (own) r.buf = ct__malloc(bytes);
+  if (r.buf == NULL) {
+    return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,
+                          "out of host memory for the %zu-byte band buffers of Input '%s' (free "
+                          "memory, or run without the executor's optimize option)",
+                          bytes, ct_kernel_in_name(c, CT__IR_INPUT, 0));
+  }
+  atomic_init(&r.failed, false);
+  if (es == sizeof(float)) kept_f32(c, &r); else kept_f64(c, &r);
+  ct__parallel_for(r.pieces, 1, es == sizeof(float) ? pieces_f32 : pieces_f64, &r);
+  if (own) {
+    free(r.buf);
+  } else {
+    ct__scratch_give_back_in(CT__SCRATCH_WORK);
+  }
+  if (atomic_load(&r.failed)) {
+    return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,
+                          "out of host memory for the GEMM packing buffers of Input '%s' (free "
+                          "memory, or run fewer images at once)",
+                          ct_kernel_in_name(c, CT__IR_INPUT, 0));
+  }
+  return CT_OK;
+}
+
+static ct_status ir_f32(const ct_kernel_ctx *c) { return inverted_residual(c, sizeof(float)); }
+static ct_status ir_f64(const ct_kernel_ctx *c) { return inverted_residual(c, sizeof(double)); }
+
+static const ct__kernel_set kernels[] = {
+    {"inverted_residual", CT__KERNELS([CT_FLOAT32] = ir_f32, [CT_FLOAT64] = ir_f64)},
+};
+
+const ct__kernel_table ct__cpu_conv_block = CT__TABLE(kernels);

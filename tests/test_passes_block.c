@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The inverted_residual pass (ops/passes_block.c, docs/design/passes.md): MobileNetV2's block
+ * (1x1 conv + bias + clip, 3x3 depthwise + bias + clip, 1x1 conv + bias + the block's input)
+ * runs as one op whose results equal the unoptimized executor's bit for bit at 1, 2 and 3
+ * threads, whose intermediates never get memory; left alone where its conditions fail; and the
+ * op made by hand refuses bad operands naming them. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "passes_util.h"
+
+typedef struct blk {
+  int64_t n, c, e, m, h, w, s; /* x [n, c, h, w]; e expanded channels, m out, stride s */
+  bool residual;               /* y = x + ...: m == c and s == 1 */
+  const char *act;             /* every stage's: "clip" (0 .. 6), "relu" or NULL (none) */
+  ct_dtype dt;
+  bool nans;      /* NaN at x's first element */
+  bool inf_w2;    /* an infinite depthwise weight (the corner tap of channel 0) */
+  bool read_a1;   /* another op reads the expansion's output: not fused */
+  bool other_res; /* the residual is a variable other than x: not fused */
+} blk;
+
+static ct_op *conv(const char *type, const char *x, const char *w, const char *out, int64_t pad,
+                   int64_t stride, int64_t groups) {
+  ct_op *op = ct_op_new(type);
+  ct_op_set_input(op, "Input", x);
+  ct_op_set_input(op, "Filter", w);
+  ct_op_set_output(op, "Output", out);
+  const int64_t pads[2] = {pad, pad}, st[2] = {stride, stride};
+  ct_op_set_attr_ints(op, "paddings", pads, 2);
+  ct_op_set_attr_ints(op, "strides", st, 2);
+  ct_op_set_attr_int(op, "groups", groups);
+  return op;
+}
+
+/* out = act(in + reshape(b, [-1, 1, 1])), through the intermediate `mid`. */
+static void bias_act(ct_program *p, const char *in, const char *b, const char *mid,
+                     const char *out, const char *act) {
+  char view[32];
+  snprintf(view, sizeof view, "%s_col", b);
+  ct_op *r = op_x("reshape", b, view);
+  static const int64_t col[3] = {-1, 1, 1};
+  ct_op_set_attr_ints(r, "shape", col, 3);
+  ck_assert_int_eq(ct_program_append(p, r), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_add", in, view, act ? mid : out)),
+                   CT_OK);
+  if (act == NULL) return;
+  ct_op *a = op_x(act, mid, out);
+  if (strcmp(act, "clip") == 0) {
+    ct_op_set_attr_float(a, "min", 0);
+    ct_op_set_attr_float(a, "max", 6);
+  }
+  ck_assert_int_eq(ct_program_append(p, a), CT_OK);
+}
+
+static ct_program *block_program(const blk *b) {
+  ct_program *p = ct_program_new();
+  ck_assert_int_eq(ct_program_append(p, conv("conv2d", "x", "w1", "c1", 0, 1, 1)), CT_OK);
+  bias_act(p, "c1", "b1", "c1b", "a1", b->act);
+  ck_assert_int_eq(ct_program_append(p, conv("depthwise_conv2d", "a1", "w2", "c2", 1, b->s, b->e)),
+                   CT_OK);
+  bias_act(p, "c2", "b2", "c2b", "a2", b->act);
+  ck_assert_int_eq(ct_program_append(p, conv("conv2d", "a2", "w3", "c3", 0, 1, 1)), CT_OK);
+  bias_act(p, "c3", "b3", "unused", b->residual ? "c3b" : "y", NULL);
+  if (b->residual) {
+    const char *r = b->other_res ? "r" : "x";
+    ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_add", r, "c3b", "y")), CT_OK);
+  }
+  if (b->read_a1) ck_assert_int_eq(ct_program_append(p, op_x("relu", "a1", "side")), CT_OK);
+  return p;
+}
+
+static int64_t oh_of(const blk *b) { return (b->h - 1) / b->s + 1; }
+static int64_t ow_of(const blk *b) { return (b->w - 1) / b->s + 1; }
+
+static ct_scope *block_scope(const blk *b) {
+  ct_scope *s = ct_scope_new();
+  put_pattern(s, "x", CT_DIMS(b->n, b->c, b->h, b->w), 1, b->dt);
+  put_pattern(s, "w1", CT_DIMS(b->e, b->c, 1, 1), 2, b->dt);
+  put_pattern(s, "b1", CT_DIMS(b->e), 3, b->dt);
+  put_pattern(s, "w2", CT_DIMS(b->e, 1, 3, 3), 4, b->dt);
+  put_pattern(s, "b2", CT_DIMS(b->e), 5, b->dt);
+  put_pattern(s, "w3", CT_DIMS(b->m, b->e, 1, 1), 6, b->dt);
+  put_pattern(s, "b3", CT_DIMS(b->m), 7, b->dt);
+  put_pattern(s, "r", CT_DIMS(b->n, b->m, oh_of(b), ow_of(b)), 8, b->dt);
+  for (int k = 0; k < 2; k++) {
+    if (!(k == 0 ? b->nans : b->inf_w2)) continue;
+    ct_tensor *t = ct_var_tensor(ct_scope_var(s, k == 0 ? "x" : "w2"));
+    void *d = ct_tensor_mutable_data(t, b->dt, ct_cpu());
+    double v = k == 0 ? NAN : INFINITY;
+    if (b->dt == CT_FLOAT32) ((float *)d)[0] = (float)v;
+    else ((double *)d)[0] = v;
+  }
+  return s;
+}
+
+/* y's bytes after two runs of the block program over a fresh scope with options o (NULL: the
+ * defaults); *fused whether the expanded and depthwise values never got memory. */
+static void *run_block(const blk *b, const ct_executor_options *o, size_t *bytes, bool *fused) {
+  ct_program *p = block_program(b);
+  ct_scope *s = block_scope(b);
+  ct_executor *ex = ct_executor_new_with(p, s, ct_cpu(), o);
+  ck_assert_msg(ex != NULL, "%s", ct_last_error());
+  for (int k = 0; k < 2; k++) ck_assert_msg(ct_executor_run(ex) == CT_OK, "%s", ct_last_error());
+  const ct_tensor *y = ct_var_get_tensor(ct_scope_find_var(s, "y"));
+  ck_assert(ct_ddim_equal(ct_tensor_dims(y), CT_DIMS(b->n, b->m, oh_of(b), ow_of(b))));
+  *bytes = (size_t)ct_tensor_numel(y) * ct_dtype_size(b->dt);
+  void *out = xmalloc((int64_t)*bytes, 1);
+  memcpy(out, ct_tensor_data(y, b->dt), *bytes);
+  *fused = !has_memory(s, "a1") && !has_memory(s, "a2");
+  ct_executor_free(ex);
+  ct_scope_free(s);
+  ct_program_free(p);
+  return out;
+}
+
+/* The block optimized equals it unoptimized bit for bit at 1, 2 and 3 threads; whether it was
+ * fused (its intermediates without memory) is `want_fused`. */
+static void check_block(const blk *b, bool want_fused) {
+  size_t bytes, fbytes;
+  bool fused;
+  void *plain = run_block(b, NULL, &bytes, &fused);
+  for (int threads = 1; threads <= 3; threads++) {
+    ct_set_num_threads(threads);
+    ct_executor_options o = {.optimize = true};
+    void *opt = run_block(b, &o, &fbytes, &fused);
+    ck_assert_uint_eq(fbytes, bytes);
+    ck_assert_msg(memcmp(plain, opt, bytes) == 0, "differs from the unoptimized run at %d "
+                  "threads", threads);
+    ck_assert_msg(fused == want_fused, "fused %d, expected %d", fused, want_fused);
+    if (b->nans) { /* x's first element reaches y's first through every stage */
+      double v = b->dt == CT_FLOAT32 ? ((float *)opt)[0] : ((double *)opt)[0];
+      ck_assert_msg(isnan(v), "y[0] = %g, expected NaN", v);
+    }
+    free(opt);
+  }
+  ct_set_num_threads(1);
+  free(plain);
+}
+
+START_TEST(a_stride_1_block_with_its_residual_fuses_to_the_same_bits) {
+  /* E 20: a vector and a masked one; 9 x 9 images, two of them */
+  check_block(&(blk){.n = 2, .c = 8, .e = 20, .m = 8, .h = 9, .w = 9, .s = 1, .residual = true,
+                     .act = "clip", .dt = CT_FLOAT32},
+              true);
+}
+END_TEST
+
+START_TEST(a_stride_2_block_fuses_to_the_same_bits) {
+  /* odd and even sides (the last column's right tap outside, or not), relu, no activation */
+  check_block(&(blk){.n = 1, .c = 5, .e = 36, .m = 7, .h = 11, .w = 8, .s = 2, .act = "relu",
+                     .dt = CT_FLOAT32},
+              true);
+  check_block(&(blk){.n = 3, .c = 16, .e = 96, .m = 24, .h = 12, .w = 13, .s = 2,
+                     .dt = CT_FLOAT32},
+              true);
+}
+END_TEST
+
+/* Images whose rows go in many bands (E 144 on 56 x 56: bands of 4 rows; the expansion's rows
+ * kept from band to band) and in parts across the threads; a width of one pixel; float64. */
+START_TEST(bands_parts_and_float64_give_the_same_bits) {
+  check_block(&(blk){.n = 1, .c = 24, .e = 144, .m = 24, .h = 56, .w = 56, .s = 1,
+                     .residual = true, .act = "clip", .dt = CT_FLOAT32},
+              true);
+  check_block(&(blk){.n = 2, .c = 16, .e = 96, .m = 24, .h = 40, .w = 41, .s = 2, .act = "clip",
+                     .dt = CT_FLOAT32},
+              true);
+  check_block(&(blk){.n = 1, .c = 3, .e = 17, .m = 2, .h = 6, .w = 1, .s = 1, .act = "clip",
+                     .dt = CT_FLOAT32},
+              true);
+  check_block(&(blk){.n = 2, .c = 8, .e = 20, .m = 8, .h = 9, .w = 10, .s = 1, .residual = true,
+                     .act = "clip", .dt = CT_FLOAT64},
+              true);
+  check_block(&(blk){.n = 1, .c = 4, .e = 12, .m = 6, .h = 7, .w = 7, .s = 2, .act = "relu",
+                     .dt = CT_FLOAT64},
+              true);
+}
+END_TEST
+
+/* A NaN input reaches the output through every stage; an infinite depthwise weight on the
+ * border tap (which the padding's zero would turn into NaN if it were added) gives the
+ * unfused bits. */
+START_TEST(nan_inputs_and_infinite_weights_give_the_same_bits) {
+  check_block(&(blk){.n = 1, .c = 8, .e = 20, .m = 8, .h = 9, .w = 9, .s = 1, .residual = true,
+                     .act = "clip", .dt = CT_FLOAT32, .nans = true},
+              true);
+  check_block(&(blk){.n = 1, .c = 8, .e = 20, .m = 8, .h = 9, .w = 9, .s = 1, .residual = true,
+                     .act = "relu", .dt = CT_FLOAT32, .inf_w2 = true},
+              true);
+  check_block(&(blk){.n = 1, .c = 8, .e = 20, .m = 8, .h = 9, .w = 9, .s = 2, .act = "relu",
+                     .dt = CT_FLOAT64, .inf_w2 = true},
+              true);
+}
+END_TEST
+
+START_TEST(blocks_it_cannot_prove_are_left_alone) {
+  /* another op reads the expansion's output */
+  check_block(&(blk){.n = 1, .c = 8, .e = 20, .m = 8, .h = 9, .w = 9, .s = 1, .residual = true,
+                     .act = "clip", .dt = CT_FLOAT32, .read_a1 = true},
+              false);
+  /* the residual is not the block's input */
+  check_block(&(blk){.n = 1, .c = 8, .e = 20, .m = 8, .h = 9, .w = 9, .s = 1, .residual = true,
+                     .act = "clip", .dt = CT_FLOAT32, .other_res = true},
+              false);
+}
+END_TEST
+
+/* A clip whose bounds float32 does not hold exactly (0.1): the block stays three ops. */
+START_TEST(inexact_clip_bounds_are_left_alone) {
+  ct_program *p = ct_program_new();
+  ck_assert_int_eq(ct_program_append(p, conv("conv2d", "x", "w1", "c1", 0, 1, 1)), CT_OK);
+  ct_op *clip = op_x("clip", "c1", "a1");
+  ct_op_set_attr_float(clip, "min", 0.1);
+  ct_op_set_attr_float(clip, "max", 6);
+  ck_assert_int_eq(ct_program_append(p, clip), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, conv("depthwise_conv2d", "a1", "w2", "c2", 1, 1, 20)),
+                   CT_OK);
+  bias_act(p, "c2", "b2", "c2b", "a2", "relu");
+  ck_assert_int_eq(ct_program_append(p, conv("conv2d", "a2", "w3", "c3", 0, 1, 1)), CT_OK);
+  bias_act(p, "c3", "b3", "unused", "y", NULL);
+  blk b = {.n = 1, .c = 8, .e = 20, .m = 8, .h = 9, .w = 9, .s = 1, .dt = CT_FLOAT32};
+  ct_scope *s = block_scope(&b);
+  ct_executor_options o = {.optimize = true};
+  ct_executor *ex = ct_executor_new_with(p, s, ct_cpu(), &o);
+  ck_assert_int_eq(ct_executor_run(ex), CT_OK);
+  ck_assert(has_memory(s, "a2")); /* conv_epilogue's ops, not the block */
+  ct_executor_free(ex);
+  ct_scope_free(s);
+  ct_program_free(p);
+}
+END_TEST
+
+/* ---- The op made by hand ------------------------------------------------------------------ */
+
+static ct_op *ir_op(void) {
+  ct_op *op = ct_op_new("inverted_residual");
+  ct_op_set_input(op, "Input", "x");
+  ct_op_set_input(op, "Filter", "w1");
+  ct_op_set_input(op, "DepthwiseFilter", "w2");
+  ct_op_set_input(op, "ProjectFilter", "w3");
+  ct_op_set_output(op, "Output", "y");
+  return op;
+}
+
+static ct_scope *ir_scope(void) {
+  blk b = {.n = 1, .c = 4, .e = 8, .m = 3, .h = 5, .w = 5, .s = 1, .dt = CT_FLOAT32};
+  return block_scope(&b);
+}
+
+/* Without biases or activations: y = W3 dw(W1 x), each value checked against the sums written
+ * out here in the order dw_elem and the GEMM define (exact, in float32 steps: ints). */
+START_TEST(the_op_by_hand_computes_the_block) {
+  ct_scope *s = ct_scope_new();
+  put(s, "x", CT_FLOAT32, CT_DIMS(1, 2, 3, 3), (float[]){1, 2, 3, 4, 5, 6, 7, 8, 9,
+                                                        -1, 0, 1, 2, -2, 0, 1, 1, 3});
+  put(s, "w1", CT_FLOAT32, CT_DIMS(2, 2, 1, 1), (float[]){1, 2, -1, 1});
+  put(s, "w2", CT_FLOAT32, CT_DIMS(2, 1, 3, 3), (float[]){0, 1, 0, 1, 1, 1, 0, 1, 0,
+                                                         1, 0, 0, 0, 2, 0, 0, 0, 1});
+  put(s, "w3", CT_FLOAT32, CT_DIMS(1, 2, 1, 1), (float[]){1, -1});
+  ct_op *op = ir_op();
+  run(op, s);
+  /* e0 = x0 + 2 x1, e1 = x1 - x0 */
+  const double x0[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, x1[9] = {-1, 0, 1, 2, -2, 0, 1, 1, 3};
+  double e0[9], e1[9], want[9];
+  for (int i = 0; i < 9; i++) {
+    e0[i] = x0[i] + 2 * x1[i];
+    e1[i] = x1[i] - x0[i];
+  }
+  for (int y = 0; y < 3; y++) {
+    for (int x = 0; x < 3; x++) {
+      double d0 = 0, d1 = 0; /* the plus-shaped filter and the diagonal one, padding 1 */
+      for (int ky = 0; ky < 3; ky++) {
+        for (int kx = 0; kx < 3; kx++) {
+          int iy = y - 1 + ky, ix = x - 1 + kx;
+          if (iy < 0 || iy > 2 || ix < 0 || ix > 2) continue;
+          bool plus = (ky == 1) != (kx == 1) || (ky == 1 && kx == 1);
+          d0 += plus ? e0[iy * 3 + ix] : 0;
+          d1 += ky == kx ? (ky == 1 ? 2 : 1) * e1[iy * 3 + ix] : 0;
+        }
+      }
+      want[y * 3 + x] = d0 - d1;
+    }
+  }
+  const float *got = result(s, "y", CT_FLOAT32, CT_DIMS(1, 1, 3, 3));
+  for (int i = 0; i < 9; i++) {
+    ck_assert_msg(got[i] == (float)want[i], "y[%d] %g, want %g", i, got[i], want[i]);
+  }
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+START_TEST(the_op_by_hand_refuses_bad_operands) {
+  ct_scope *s = ir_scope();
+  ct_op *op = ir_op();
+  put_pattern(s, "w2", CT_DIMS(8, 1, 5, 5), 1, CT_FLOAT32); /* not 3x3 */
+  run_fails(op, s, CT_ERR_SHAPE, "DepthwiseFilter", "'w2'", "[8,1,3,3]", NULL);
+  put_pattern(s, "w2", CT_DIMS(8, 1, 3, 3), 1, CT_FLOAT32);
+  put_pattern(s, "w3", CT_DIMS(3, 7, 1, 1), 1, CT_FLOAT32); /* E 7, Filter's 8 */
+  run_fails(op, s, CT_ERR_SHAPE, "ProjectFilter", "'w3'", "[3,8,1,1]", NULL);
+  put_pattern(s, "w3", CT_DIMS(3, 8, 1, 1), 1, CT_FLOAT32);
+  const int64_t st[2] = {3, 3};
+  ct_op_set_attr_ints(op, "strides", st, 2);
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "strides", "[2, 2]", NULL);
+  ct_op_free(op);
+  op = ir_op();
+  ct_op_set_attr_string(op, "dw_activation", "clip");
+  ct_op_set_attr_float(op, "dw_clip_max", 0.1);
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "dw_clip_max", "exactly", NULL);
+  ct_op_free(op);
+  op = ir_op();
+  ct_op_set_attr_string(op, "project_activation", "gelu");
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "gelu", NULL);
+  ct_op_free(op);
+  op = ir_op();
+  ct_op_set_input(op, "ResidualData", "r");
+  put_pattern(s, "r", CT_DIMS(1, 3, 4, 5), 1, CT_FLOAT32); /* not the output's [1, 3, 5, 5] */
+  run_fails(op, s, CT_ERR_SHAPE, "ResidualData", "[1,3,5,5]", NULL);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("passes_block");
+  CT_ADD_TEST(s, a_stride_1_block_with_its_residual_fuses_to_the_same_bits);
+  CT_ADD_TEST(s, a_stride_2_block_fuses_to_the_same_bits);
+  CT_ADD_TEST(s, bands_parts_and_float64_give_the_same_bits);
+  CT_ADD_TEST(s, nan_inputs_and_infinite_weights_give_the_same_bits);
+  CT_ADD_TEST(s, blocks_it_cannot_prove_are_left_alone);
+  CT_ADD_TEST(s, inexact_clip_bounds_are_left_alone);
+  CT_ADD_TEST(s, the_op_by_hand_computes_the_block);
+  CT_ADD_TEST(s, the_op_by_hand_refuses_bad_operands);
+  return s;
+}
+
+CT_TEST_MAIN(make_suite)
