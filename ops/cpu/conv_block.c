@@ -84,13 +84,38 @@ __attribute__((target("avx512f"))) static inline __m512 dw_px_avx512(
   return acc;
 }
 
-enum { DW_PX = 8 }; /* the pixels a step of the inner loop sums at once */
+/* px (8 or 4: a constant where it is inlined) output pixels from column ox of a row whose
+ * taps all lie in the image, 16 channels at mk: rows[q] is valid tap row q at column -1, w its
+ * nine weights (three a row) in registers. The sums of dw_px_avx512, px chains of adds in flight;
+ * then + bias and the activation, stored at o (the row's first pixel). */
+__attribute__((always_inline, target("avx512f"))) static inline void dw_block_avx512(
+    const int px, const float *const rows[3], int nky, const __m512 w[9], int64_t ox, int64_t s,
+    int64_t ep, __mmask16 mk, bool has_bias, __m512 bias, int act, __m512 vlo, __m512 vhi,
+    float *o) {
+  __m512 acc[8];
+  for (int p = 0; p < px; p++) acc[p] = _mm512_setzero_ps();
+  for (int q = 0; q < nky; q++) {
+    for (int kx = 0; kx < 3; kx++) {
+      const float *xp = rows[q] + (ox * s + kx) * ep;
+      for (int p = 0; p < px; p++) {
+        __m512 x = _mm512_maskz_loadu_ps(mk, xp + p * s * ep);
+        acc[p] = _mm512_add_ps(acc[p], _mm512_mul_ps(w[q * 3 + kx], x));
+      }
+    }
+  }
+  for (int p = 0; p < px; p++) {
+    __m512 v = has_bias ? _mm512_add_ps(acc[p], bias) : acc[p];
+    _mm512_mask_storeu_ps(o + (ox + p) * ep, mk, ct__conv_act_f32(v, act, vlo, vhi));
+  }
+}
+
 
 /* The depthwise rows [oy0, oy1) of the band in float32, channels along the lanes, 16 at a time
  * (the last masked): dw_elem's sums in every lane, then + bias and the activation in the pass's
  * operand order (ct__conv_act_f32). The pixels whose three columns of taps all lie in the image
- * go DW_PX at a time with the chunk's nine weights in registers: one load a multiply-add, and
- * DW_PX chains of adds in flight (one pixel at a time waited on each add's latency). */
+ * go 8 at a time (4 in rows of fewer) with the chunk's nine weights in registers: one load a
+ * multiply-add, and 8 chains of adds in flight (one pixel at a time waited on each add's
+ * latency); the last block of a row ends at its last such pixel, overlapping the one before. */
 __attribute__((target("avx512f"))) static void dw_rows_avx512(const ir_run *r, const float *t1,
                                                              int64_t lo, float *t2, int64_t oy0,
                                                              int64_t oy1, const float *wt) {
@@ -119,26 +144,19 @@ __attribute__((target("avx512f"))) static void dw_rows_avx512(const ir_run *r, c
         }
         nky++;
       }
-      int64_t ox = 0;
-      for (; ox < g->ow; ox++) {
-        if (ox >= xa && ox + DW_PX <= xb) {
-          __m512 acc[DW_PX];
-          for (int p = 0; p < DW_PX; p++) acc[p] = _mm512_setzero_ps();
-          for (int q = 0; q < nky; q++) {
-            for (int kx = 0; kx < 3; kx++) {
-              const float *xp = rows[q] + ((ox * s) + kx) * ep;
-              for (int p = 0; p < DW_PX; p++) {
-                __m512 x = _mm512_maskz_loadu_ps(mk, xp + p * s * ep);
-                acc[p] = _mm512_add_ps(acc[p], _mm512_mul_ps(w[q * 3 + kx], x));
-              }
-            }
+      const int64_t len = xb - xa, step = len >= 8 ? 8 : len >= 4 ? 4 : 0;
+      for (int64_t ox = 0; ox < g->ow; ox++) {
+        if (ox >= xa && ox < xb && step > 0) {
+          /* The last block ends at xb, overlapping the one before (the same values again). */
+          int64_t at = ox + step <= xb ? ox : xb - step;
+          if (step == 8) {
+            dw_block_avx512(8, rows, nky, w, at, s, ep, mk, b2 != NULL, bias, r->act2, vlo, vhi,
+                            orow + e0);
+          } else {
+            dw_block_avx512(4, rows, nky, w, at, s, ep, mk, b2 != NULL, bias, r->act2, vlo, vhi,
+                            orow + e0);
           }
-          for (int p = 0; p < DW_PX; p++) {
-            __m512 v = b2 != NULL ? _mm512_add_ps(acc[p], bias) : acc[p];
-            _mm512_mask_storeu_ps(orow + (ox + p) * ep + e0, mk,
-                                  ct__conv_act_f32(v, r->act2, vlo, vhi));
-          }
-          ox += DW_PX - 1; /* and one more by the loop */
+          ox = at + step - 1; /* and one more by the loop */
           continue;
         }
         __m512 v = dw_px_avx512(r, t1, lo, wt, oy, ox, e0, mk);
