@@ -159,13 +159,18 @@ START_TEST(a_stride_2_block_fuses_to_the_same_bits) {
 END_TEST
 
 /* Images whose rows go in many bands (E 144 on 56 x 56: bands of 4 rows; the expansion's rows
- * kept from band to band) and in parts across the threads; a width of one pixel; float64. */
+ * kept from band to band) and in parts across the threads (images of 256 pixels or more; the
+ * smaller ones run in one piece, the GEMMs threaded); a width of one pixel; float64. */
 START_TEST(bands_parts_and_float64_give_the_same_bits) {
   check_block(&(blk){.n = 1, .c = 24, .e = 144, .m = 24, .h = 56, .w = 56, .s = 1,
                      .residual = true, .act = "clip", .dt = CT_FLOAT32},
               true);
   check_block(&(blk){.n = 2, .c = 16, .e = 96, .m = 24, .h = 40, .w = 41, .s = 2, .act = "clip",
                      .dt = CT_FLOAT32},
+              true);
+  /* one band for the image, shrunk to one a thread (16 x 16: parts of rows, the smallest) */
+  check_block(&(blk){.n = 1, .c = 8, .e = 16, .m = 8, .h = 16, .w = 16, .s = 1,
+                     .residual = true, .act = "relu", .dt = CT_FLOAT32},
               true);
   check_block(&(blk){.n = 1, .c = 3, .e = 17, .m = 2, .h = 6, .w = 1, .s = 1, .act = "clip",
                      .dt = CT_FLOAT32},
@@ -292,6 +297,26 @@ START_TEST(the_op_by_hand_computes_the_block) {
 }
 END_TEST
 
+/* No expanded channels (E 0): the projection sums nothing, so y is ProjectBias per channel. */
+START_TEST(the_op_by_hand_with_no_expanded_channels_gives_the_bias) {
+  ct_scope *s = ct_scope_new();
+  put_pattern(s, "x", CT_DIMS(2, 3, 4, 5), 1, CT_FLOAT32);
+  put_pattern(s, "w1", CT_DIMS(0, 3, 1, 1), 1, CT_FLOAT32);
+  put_pattern(s, "w2", CT_DIMS(0, 1, 3, 3), 1, CT_FLOAT32);
+  put_pattern(s, "w3", CT_DIMS(2, 0, 1, 1), 1, CT_FLOAT32);
+  put(s, "b3", CT_FLOAT32, CT_DIMS(2), (float[]){1.5f, -2});
+  ct_op *op = ir_op();
+  ct_op_set_input(op, "ProjectBias", "b3");
+  const int64_t st[2] = {2, 2};
+  ct_op_set_attr_ints(op, "strides", st, 2);
+  run(op, s);
+  const float *y = result(s, "y", CT_FLOAT32, CT_DIMS(2, 2, 2, 3));
+  for (int i = 0; i < 24; i++) ck_assert_float_eq(y[i], (i / 6) % 2 == 0 ? 1.5f : -2.0f);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
 START_TEST(the_op_by_hand_refuses_bad_operands) {
   ct_scope *s = ir_scope();
   ct_op *op = ir_op();
@@ -332,6 +357,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, blocks_it_cannot_prove_are_left_alone);
   CT_ADD_TEST(s, inexact_clip_bounds_are_left_alone);
   CT_ADD_TEST(s, the_op_by_hand_computes_the_block);
+  CT_ADD_TEST(s, the_op_by_hand_with_no_expanded_channels_gives_the_bias);
   CT_ADD_TEST(s, the_op_by_hand_refuses_bad_operands);
   return s;
 }

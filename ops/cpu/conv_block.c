@@ -31,8 +31,11 @@
 
 /* The bands' buffers, T1 and T2 together, in bytes: well inside L2, with room for the GEMMs'
  * packing buffers. */
-#define IR_PACK_TAG ((uint64_t)5 << 32) /* ops/cpu/conv.c's tags are 1 to 4 */
 #define BAND_BYTES ((int64_t)384 << 10)
+/* Images of fewer output pixels run in one piece (see inverted_residual). */
+#define SMALL_PIXELS 256
+/* The kept packings' tag (ct__k_derived; ops/cpu/conv.c's are 1 to 4 << 32). */
+#define IR_PACK_TAG ((uint64_t)5 << 32)
 
 typedef struct ir_run {
   ct__ir_geom g;
@@ -350,9 +353,15 @@ static ct_status inverted_residual(const ct_kernel_ctx *c, size_t es) {
   r.ep = g->e > 0 ? (g->e + 15) / 16 * 16 : 16;
   r.br = band_rows(g, r.ep, es);
   /* Pieces: whole images when there are as many as threads, else parts of each image's rows
-   * (their bands' first rows of T1 computed twice, where two parts meet). */
+   * (their bands' first rows of T1 computed twice, where two parts meet). A piece alone (one
+   * image and one part, or nested) runs on the calling thread, its GEMMs on all the threads. */
   int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads();
   r.parts = g->n >= threads ? 1 : (threads + g->n - 1) / g->n;
+  /* Small images in one piece, the GEMMs inside splitting their products across the threads:
+   * rows split in two parts expanded 9 of a 7 x 7 image's rows for 7 and one part's share
+   * was the larger (MobileNetV2's 7 x 7 blocks at batch 1 on two threads 1.4 times
+   * onnxruntime's, 1.16 so; the 14 x 14 ones about even either way). */
+  if (g->oh * g->ow < SMALL_PIXELS) r.parts = 1;
   if (r.parts > g->oh) r.parts = g->oh;
   /* At least a band a part: a 7 x 7 image in one band left the second thread idle (MobileNetV2
    * at batch 1 on two threads ran at half speed) */
@@ -372,7 +381,11 @@ static ct_status inverted_residual(const ct_kernel_ctx *c, size_t es) {
                           bytes, ct_kernel_in_name(c, CT__IR_INPUT, 0));
   }
   atomic_init(&r.failed, false);
-  if (es == sizeof(float)) kept_f32(c, &r); else kept_f64(c, &r);
+  if (es == sizeof(float)) {
+    kept_f32(c, &r);
+  } else {
+    kept_f64(c, &r);
+  }
   ct__parallel_for(r.pieces, 1, es == sizeof(float) ? pieces_f32 : pieces_f64, &r);
   if (own) {
     free(r.buf);
