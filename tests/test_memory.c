@@ -204,42 +204,27 @@ START_TEST(freed_large_block_is_reused_at_the_same_size) {
 }
 END_TEST
 
-/* A freed region serves smaller requests, cut into pieces (the rest stays free for the next);
- * freed pieces merge with the free pieces beside them, so the whole region serves its own size
- * again. No new region is made while one fits: `reserved` stays the region's 1 MiB. */
-START_TEST(a_cached_region_is_cut_into_pieces_that_merge_when_freed) {
+/* A cached block serves a request of at least half its size (the most recently freed first),
+ * counted once in reserved; a smaller request, or a larger one, gets a block of its own. */
+START_TEST(a_cached_block_serves_a_request_of_at_least_half_its_size) {
   ct_tensor *t = alloc_tensor(CT_DIMS(1 << 18), CT_FLOAT32, NULL); /* 1 MiB */
-  const char *first = ct_tensor_data(t, CT_FLOAT32);
+  const void *first = ct_tensor_data(t, CT_FLOAT32);
   ct_tensor_free(t);
-  ct_tensor *x1 = alloc_tensor(CT_DIMS(75000), CT_FLOAT32, NULL); /* 300,000 bytes each */
-  ct_tensor *x2 = alloc_tensor(CT_DIMS(75000), CT_FLOAT32, NULL);
-  ct_tensor *x3 = alloc_tensor(CT_DIMS(75000), CT_FLOAT32, NULL);
-  const char *p1 = ct_tensor_data(x1, CT_FLOAT32), *p2 = ct_tensor_data(x2, CT_FLOAT32);
-  const char *p3 = ct_tensor_data(x3, CT_FLOAT32);
-  ck_assert_ptr_eq(p1, first); /* the region's start, then one after another */
-  ck_assert(p2 > p1 + 300000 && p2 < first + (1 << 20));
-  ck_assert(p3 > p2 + 300000 && p3 < first + (1 << 20));
-  ct_memory_stats s = cpu_stats();
-  ck_assert_uint_eq(s.allocated, 900000);
-  ck_assert_uint_eq(s.reserved, 1 << 20);
-  ct_tensor *big = alloc_tensor(CT_DIMS(50000), CT_FLOAT32, NULL); /* 200,000: past the rest */
-  s = cpu_stats();
-  ck_assert_uint_eq(s.reserved, (1 << 20) + 200000); /* a region of its own */
-  ct_tensor_free(big);
-  ct_tensor_free(x2); /* its neighbours are live: a piece alone */
-  ct_tensor_free(x1); /* merges with x2's on its right */
-  ck_assert_int_eq(ct_memory_empty_cache(ct_cpu()), CT_OK); /* x3 holds the region */
-  ck_assert_uint_eq(cpu_stats().reserved, 1 << 20);
-  ct_tensor *y = alloc_tensor(CT_DIMS(150000), CT_FLOAT32, NULL); /* x1's and x2's places */
-  ck_assert_ptr_eq(ct_tensor_data(y, CT_FLOAT32), first);
-  ct_tensor_free(y);
-  ct_tensor_free(x3); /* merges with both sides: the whole region again */
-  t = alloc_tensor(CT_DIMS(1 << 18), CT_FLOAT32, NULL);
+  t = alloc_tensor(CT_DIMS(150000), CT_FLOAT32, NULL); /* 600,000 bytes: the cached block */
   ck_assert_ptr_eq(ct_tensor_data(t, CT_FLOAT32), first);
-  s = cpu_stats();
-  ck_assert_uint_eq(s.allocated, 1 << 20);
-  ck_assert_uint_eq(s.reserved, 1 << 20);
+  ct_memory_stats s = cpu_stats();
+  ck_assert_uint_eq(s.allocated, 600000); /* what the tensor asked for */
+  ck_assert_uint_eq(s.reserved, 1 << 20);  /* the block's, counted once */
   ct_tensor_free(t);
+  ct_tensor *small = alloc_tensor(CT_DIMS(100000), CT_FLOAT32, NULL); /* 400,000: under half */
+  ck_assert_ptr_ne(ct_tensor_data(small, CT_FLOAT32), first);
+  ct_tensor *big = alloc_tensor(CT_DIMS((1 << 18) + 1024), CT_FLOAT32, NULL); /* past it */
+  ck_assert_ptr_ne(ct_tensor_data(big, CT_FLOAT32), first);
+  s = cpu_stats();
+  ck_assert_uint_eq(s.allocated, 400000 + (1 << 20) + 4096);
+  ck_assert_uint_eq(s.reserved, (1 << 20) + 400000 + (1 << 20) + 4096); /* the cached one too */
+  ct_tensor_free(small);
+  ct_tensor_free(big);
   ck_assert_int_eq(ct_memory_empty_cache(ct_cpu()), CT_OK);
   s = cpu_stats();
   ck_assert_uint_eq(s.allocated, 0);
@@ -384,7 +369,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, stats_get_cuda_is_unsupported);
   CT_ADD_TEST(s, stats_get_invalid_place_is_invalid_argument);
   CT_ADD_TEST(s, freed_large_block_is_reused_at_the_same_size);
-  CT_ADD_TEST(s, a_cached_region_is_cut_into_pieces_that_merge_when_freed);
+  CT_ADD_TEST(s, a_cached_block_serves_a_request_of_at_least_half_its_size);
   CT_ADD_TEST(s, empty_cache_gives_back_what_no_tensor_holds);
   CT_ADD_TEST(s, cache_limit_gives_back_the_oldest_and_0_disables);
   CT_ADD_TEST(s, cache_limit_is_the_hosts_only);

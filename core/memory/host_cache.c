@@ -1,31 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* core/memory/host_cache.c: the cache of large host blocks in front of the default allocator.
  *
- * The allocators give large freed blocks back to the system at once (glibc's mmap threshold,
- * jemalloc's oversize arena) or after a while (jemalloc's decay), so a tensor of many megabytes
- * freed and allocated again (a parameter reload, an intermediate of the next run) paid a page
- * fault per 4 KiB page every time. The cache keeps that memory as regions: each is one
- * allocation, made for a request no free piece could serve, and cut into pieces. A request takes
- * the smallest free piece that holds it (best fit), split when what is left would be a block of
- * the cache's own (CT__HOST_CACHE_MIN or more); a freed piece merges with the free pieces beside
- * it in its region. So a network whose values differ in size from layer to layer reuses the same
- * few regions in every run: MobileNetV2 at batch 8 held 109 MB of blocks for 46 MB of live values
- * when a block served requests of half to all of its size only, 61 MB cut into pieces (memory.md).
- *
- * Each piece has a header of its own just before the memory it hands out (the block's header and
- * data). Free pieces sit in bins by size class (4 classes per power of two), the most recently
- * freed first; a free piece that is a whole region is also on a list from the least to the most
- * recently freed, and when the free pieces pass the cache's limit the oldest whole regions go
- * back to the allocator first (a region with a live piece cannot). ct_memory_empty_cache gives
- * back every whole free region.
+ * jemalloc gives freed large extents back to the system after a while (its decay), so a tensor
+ * of many megabytes freed and allocated again (a parameter reload, an intermediate of the next
+ * step) pays a page fault per 4 KiB page every time. The cache keeps such blocks, pages and all,
+ * and hands one back to the next request of at least half its size. Blocks are binned by size
+ * class (4 classes per power of two); a bin holds the blocks of its class, most recently freed
+ * first, and a request takes the first block of at least its size and less than twice it in the
+ * classes from its own up: a network's values differ in size from layer to layer, and an exact
+ * size left each layer its own blocks (memory.md). Every cached block is also on one list from the
+ * least to the most recently freed, so that when the cache would pass its limit it gives the
+ * oldest blocks back to the allocator first. ct_memory_empty_cache gives back all.
  *
  * The limit is CT__HOST_CACHE_LIMIT, or CORTEN_HOST_CACHE_LIMIT from the environment (read once,
- * at the cache's first use), or what ct_memory_set_cache_limit set last; 0 keeps no free region.
- * The lock is held across fork (pthread_atfork), so a child finds the cache whole and unlocked.
+ * at the cache's first use), or what ct_memory_set_cache_limit set last; 0 caches nothing. The
+ * lock is held across fork (pthread_atfork), so a child finds the cache whole and unlocked.
  *
- * The cache holds the allocator's memory, so its regions stay in the place's `reserved`, each
- * counted once, at the size it was made (less the block header, as memory.c counts it);
- * `allocated` and `peak` count tensors only. In an AddressSanitizer build a free piece's memory is
+ * The cache holds the allocator's memory, so the bytes it keeps stay in the place's `reserved`;
+ * `allocated` and `peak` count tensors only. In an AddressSanitizer build a cached block is
  * poisoned, so a read through a pointer kept past the free is still reported. */
 #include <pthread.h>
 #include <stdint.h>
@@ -34,26 +26,21 @@
 #include "memory/memory_impl.h"
 #include "memory/poison.h"
 
-/* A piece of a region, HDR bytes before the memory it hands out. */
-typedef struct chunk {
-  size_t size;                 /* the bytes after the header */
-  struct chunk *left, *right;  /* the pieces beside it in its region (NULL at the ends) */
-  struct chunk *next, *prev;   /* free: its bin; on the way back to the allocator: the chain */
-  struct chunk *older, *newer; /* free and a whole region: the age list */
-  size_t free;
-} chunk;
-
-#define HDR CT__BLOCK_ALIGN /* a piece's header, and the alignment of what it hands out */
-_Static_assert(sizeof(chunk) <= HDR, "a piece's header fits in HDR bytes");
+/* A cached block's first bytes while it sits in the cache. */
+typedef struct node {
+  struct node *older, *newer; /* the age list */
+  struct node *next, *prev;   /* the bin */
+  size_t size;                /* the whole allocation, as the allocator was asked */
+} node;
 
 enum { CLASS_STEPS = 4, N_BINS = 64 * CLASS_STEPS };
 
 static struct {
   pthread_mutex_t lock;
-  chunk *bins[N_BINS];
-  chunk *oldest, *newest; /* whole free regions */
-  size_t bytes;           /* of the free pieces */
-  size_t limit;           /* under lock, once set_up has run */
+  node *bins[N_BINS];
+  node *oldest, *newest;
+  size_t bytes;
+  size_t limit; /* under lock, once set_up has run */
 } cache = {.lock = PTHREAD_MUTEX_INITIALIZER, .limit = CT__HOST_CACHE_LIMIT};
 
 static pthread_once_t set_up_once = PTHREAD_ONCE_INIT;
@@ -101,140 +88,79 @@ static size_t bin_of(size_t size) {
   return (size_t)lg * CLASS_STEPS + quarter;
 }
 
-static bool whole(const chunk *c) { return c->left == NULL && c->right == NULL; }
-
-/* Files a free piece in its bin (and, a whole region, as the newest on the age list). */
-static void file_free(chunk *c) {
-  size_t b = bin_of(c->size);
-  c->free = 1;
-  c->prev = NULL;
-  c->next = cache.bins[b];
-  if (c->next) c->next->prev = c;
-  cache.bins[b] = c;
-  c->older = c->newer = NULL;
-  if (whole(c)) {
-    c->older = cache.newest;
-    if (cache.newest) cache.newest->newer = c; else cache.oldest = c;
-    cache.newest = c;
-  }
-  cache.bytes += c->size;
+static void unlink_node(node *n) {
+  if (n->older) n->older->newer = n->newer; else cache.oldest = n->newer;
+  if (n->newer) n->newer->older = n->older; else cache.newest = n->older;
+  size_t b = bin_of(n->size);
+  if (n->prev) n->prev->next = n->next; else cache.bins[b] = n->next;
+  if (n->next) n->next->prev = n->prev;
+  cache.bytes -= n->size;
 }
 
-/* Takes a free piece out of its bin (and the age list). */
-static void unfile(chunk *c) {
-  if (whole(c)) {
-    if (c->older) c->older->newer = c->newer; else cache.oldest = c->newer;
-    if (c->newer) c->newer->older = c->older; else cache.newest = c->older;
-  }
-  if (c->prev) c->prev->next = c->next; else cache.bins[bin_of(c->size)] = c->next;
-  if (c->next) c->next->prev = c->prev;
-  c->free = 0;
-  cache.bytes -= c->size;
-}
-
-/* The smallest free piece of at least size bytes, or NULL (under the lock). The bins above
- * size's hold larger pieces only, so the first bin with a piece that fits has the best. */
-static chunk *best_fit(size_t size) {
-  for (size_t b = bin_of(size); b < N_BINS; b++) {
-    chunk *best = NULL;
-    for (chunk *c = cache.bins[b]; c != NULL; c = c->next) {
-      if (c->size >= size && (best == NULL || c->size < best->size)) best = c;
-    }
-    if (best != NULL) return best;
-  }
-  return NULL;
-}
-
-void *ct__host_cache_take(size_t size, size_t *got, bool *fresh) {
-  size = (size + HDR - 1) / HDR * HDR;
+void *ct__host_cache_take(size_t size, size_t *got) {
   lock_cache();
-  chunk *c = best_fit(size);
-  if (c != NULL) {
-    unfile(c);
-    if (c->size - size >= HDR + CT__HOST_CACHE_MIN) { /* the rest a piece of its own */
-      chunk *r = (chunk *)(void *)((char *)c + HDR + size);
-      UNPOISON(r, HDR);
-      *r = (chunk){.size = c->size - size - HDR, .left = c, .right = c->right};
-      if (r->right) r->right->left = r;
-      c->right = r;
-      c->size = size;
-      file_free(r);
-    }
+  node *n = NULL;
+  for (size_t b = bin_of(size), last = bin_of(2 * size - 1); n == NULL && b <= last; b++) {
+    n = cache.bins[b];
+    while (n != NULL && (n->size < size || n->size >= 2 * size)) n = n->next;
+  }
+  if (n != NULL) {
+    unlink_node(n);
+    *got = n->size;
   }
   pthread_mutex_unlock(&cache.lock);
-  if (c != NULL) {
-    *got = c->size;
-    *fresh = false;
-    UNPOISON((char *)c + HDR, c->size);
-    return (char *)c + HDR;
-  }
-  c = ct__host_allocator.alloc(NULL, HDR + size, CT__BLOCK_ALIGN);
-  if (c == NULL) return NULL;
-  *c = (chunk){.size = size};
-  *got = size;
-  *fresh = true;
-  return (char *)c + HDR;
+  if (n != NULL) UNPOISON((char *)n + sizeof *n, *got - sizeof *n);
+  return n;
 }
 
-/* Gives the regions of a chain linked through `next` back to the allocator; returns the bytes
- * `reserved` counted for them (each less the block header). */
-static size_t give_back(chunk *chain) {
+/* Gives the blocks of a chain linked through `next` back to the allocator; returns the bytes
+ * their data took (what `reserved` counted: each block less its header). */
+static size_t give_back(node *chain) {
   size_t bytes = 0;
   while (chain != NULL) {
-    chunk *next = chain->next;
+    node *next = chain->next;
     size_t size = chain->size;
-    UNPOISON((char *)chain + HDR, size);
+    UNPOISON((char *)chain + sizeof *chain, size - sizeof *chain);
     bytes += size - CT__BLOCK_HEADER;
-    ct__host_allocator.free(NULL, chain, HDR + size);
+    ct__host_allocator.free(NULL, chain, size);
     chain = next;
   }
   return bytes;
 }
 
-/* Unfiles the oldest whole free regions while the free pieces hold more than `keep` bytes
- * (under the lock); returns them chained through `next`. */
-static chunk *evict_down_to(size_t keep) {
-  chunk *evicted = NULL;
+/* Unlinks the oldest blocks until the cache holds at most `keep` bytes (under the lock); returns
+ * them chained through `next`. */
+static node *evict_down_to(size_t keep) {
+  node *evicted = NULL;
   while (cache.oldest != NULL && cache.bytes > keep) {
-    chunk *old = cache.oldest;
-    unfile(old);
+    node *old = cache.oldest;
+    unlink_node(old);
     old->next = evicted;
     evicted = old;
   }
   return evicted;
 }
 
-size_t ct__host_cache_put(void *mem) {
-  chunk *c = (chunk *)(void *)((char *)mem - HDR);
+size_t ct__host_cache_put(void *mem, size_t size) {
+  node *n = mem;
   lock_cache();
+  if (size > cache.limit) {
+    pthread_mutex_unlock(&cache.lock);
+    ct__host_allocator.free(NULL, mem, size);
+    return size - CT__BLOCK_HEADER;
+  }
+  node *evicted = evict_down_to(cache.limit - size);
+  size_t b = bin_of(size);
+  *n = (node){.older = cache.newest, .newer = NULL, .next = cache.bins[b], .prev = NULL,
+              .size = size};
+  if (n->next) n->next->prev = n;
+  cache.bins[b] = n;
+  if (cache.newest) cache.newest->newer = n; else cache.oldest = n;
+  cache.newest = n;
+  cache.bytes += size;
   /* Poisoned before the lock goes: once unlocked, another thread may take and unpoison the
-   * memory, and a late poison would then mark its live memory as freed. */
-  POISON(mem, c->size);
-  chunk *r = c->right;
-  if (r != NULL && r->free) { /* r's header becomes free memory of c's */
-    unfile(r);
-    c->size += HDR + r->size;
-    c->right = r->right;
-    if (c->right) c->right->left = c;
-    POISON(r, HDR);
-  }
-  chunk *l = c->left;
-  if (l != NULL && l->free) {
-    unfile(l);
-    l->size += HDR + c->size;
-    l->right = c->right;
-    if (l->right) l->right->left = l;
-    POISON(c, HDR);
-    c = l;
-  }
-  chunk *evicted = NULL;
-  if (whole(c) && c->size > cache.limit) { /* larger than the whole cache: back at once */
-    c->next = NULL;
-    evicted = c;
-  } else {
-    file_free(c);
-    evicted = evict_down_to(cache.limit);
-  }
+   * block, and a late poison would then mark its live memory as freed. */
+  POISON((char *)n + sizeof *n, size - sizeof *n);
   pthread_mutex_unlock(&cache.lock);
   return give_back(evicted);
 }
@@ -242,7 +168,7 @@ size_t ct__host_cache_put(void *mem) {
 size_t ct__host_cache_set_limit(size_t bytes) {
   lock_cache();
   cache.limit = bytes;
-  chunk *evicted = evict_down_to(bytes);
+  node *evicted = evict_down_to(bytes);
   pthread_mutex_unlock(&cache.lock);
   return give_back(evicted);
 }
@@ -256,7 +182,7 @@ size_t ct__host_cache_limit(void) {
 
 size_t ct__host_cache_empty(void) {
   lock_cache();
-  chunk *chain = evict_down_to(0);
+  node *chain = evict_down_to(0);
   pthread_mutex_unlock(&cache.lock);
   return give_back(chain);
 }

@@ -292,18 +292,18 @@ static inline __attribute__((always_inline)) ct__block *block_alloc_host(size_t 
                                                                          size_t reserved) {
   size_t total = CT__BLOCK_HEADER + reserved, got;
   char *mem;
-  size_t taken = reserved; /* a piece of a cached region was counted as reserved already */
-  bool fresh;
+  size_t taken = reserved; /* a block from the host cache was counted as reserved already */
   if (CT__LIKELY(total < CT__HOST_CACHE_MIN)) {
     mem = ct__small_alloc(total); /* the thread's cache: counted out of reserved when kept */
-  } else if ((mem = ct__host_cache_take(total, &got, &fresh)) != NULL) {
-    if (CT__UNLIKELY(!fresh && ct__fault())) { /* a cache hit counts as an allocation for the
-                                                  fault suite (a new region asked the hook) */
-      stats_unreserve(&host_domain, ct__host_cache_put(mem));
+  } else if ((mem = ct__host_cache_take(total, &got)) != NULL) {
+    if (CT__UNLIKELY(ct__fault())) { /* a cache hit counts as an allocation for the fault suite */
+      stats_unreserve(&host_domain, ct__host_cache_put(mem, got));
       return NULL;
     }
-    reserved = got - CT__BLOCK_HEADER; /* the piece's, which may be larger */
-    taken = fresh ? reserved : 0;
+    taken = 0;
+    reserved = got - CT__BLOCK_HEADER; /* the cached block's, which may be larger */
+  } else {
+    mem = ct__host_allocator.alloc(NULL, total, CT__BLOCK_ALIGN);
   }
   if (CT__UNLIKELY(mem == NULL)) return NULL;
   ct__block *b = (ct__block *)(void *)mem;
@@ -400,7 +400,7 @@ void ct__block_free_last(ct__block *b) {
     size_t reserved = b->reserved, total = CT__BLOCK_HEADER + reserved;
     if (CT__UNLIKELY(total >= CT__HOST_CACHE_MIN)) {
       stats_free(d, b->nbytes, 0); /* the cache keeps the memory: still reserved */
-      stats_unreserve(d, ct__host_cache_put(b));
+      stats_unreserve(d, ct__host_cache_put(b, total));
       return;
     }
     stats_free(d, b->nbytes, reserved);

@@ -140,29 +140,26 @@ void *ct__host_mem_alloc(size_t size);
 void ct__host_mem_free(void *ptr, size_t size);
 
 /* The cache of large host blocks (host_cache.c): a co-allocated block (header and data) of at
- * least CT__HOST_CACHE_MIN bytes comes from it and goes back to it when freed; it keeps the free
- * memory of its regions, those wholly free up to its limit (CT__HOST_CACHE_LIMIT by default,
- * CORTEN_HOST_CACHE_LIMIT from the environment, or ct_memory_set_cache_limit's), giving the least
- * recently freed back to the allocator first. */
+ * least CT__HOST_CACHE_MIN bytes goes there when freed, and the cache keeps at most its limit
+ * (CT__HOST_CACHE_LIMIT by default, CORTEN_HOST_CACHE_LIMIT from the environment, or
+ * ct_memory_set_cache_limit's), giving the least recently freed back to the allocator first. */
 #define CT__HOST_CACHE_MIN ((size_t)64 << 10)
 #define CT__HOST_CACHE_LIMIT ((size_t)256 << 20)
 
-/* Memory for a block of size bytes (header and data, a multiple of CT__BLOCK_ALIGN), aligned to
- * CT__BLOCK_ALIGN: the smallest free piece the cache holds that fits (*fresh false), or a new
- * region of exactly size bytes from ct__host_allocator (*fresh true: not yet counted in
- * `reserved`); its usable bytes in *got (at least size). NULL when the allocator fails. */
-void *ct__host_cache_take(size_t size, size_t *got, bool *fresh);
+/* Memory of at least size bytes (header and data) and less than twice that the cache kept, its
+ * size in *got; NULL when it has none. */
+void *ct__host_cache_take(size_t size, size_t *got);
 
-/* Frees mem (from ct__host_cache_take) into the cache; returns the data bytes (each region less
- * the block header, as `reserved` counts them) of the regions it gave back to the allocator: to
- * stay within the limit, or mem's own region, wholly free and larger than the whole cache. */
-size_t ct__host_cache_put(void *mem);
+/* Keeps mem (size bytes, from ct__host_allocator); returns the data bytes (each block less its
+ * header, as `reserved` counts them) of the blocks it gave back to the allocator to make room,
+ * mem itself when it is larger than the whole cache. */
+size_t ct__host_cache_put(void *mem, size_t size);
 
-/* Gives every wholly free region back to the allocator; returns their data bytes. */
+/* Gives every cached block back to the allocator; returns their data bytes. */
 size_t ct__host_cache_empty(void);
 
-/* Sets the cache's limit in bytes (0: keep no free region), giving the least recently freed
- * whole regions back until the cache fits it (or none is left); returns their data bytes. */
+/* Sets the cache's limit in bytes (0: keep nothing), giving the least recently freed blocks
+ * back until the cache fits it; returns their data bytes. */
 size_t ct__host_cache_set_limit(size_t bytes);
 
 /* The cache's limit (the environment's, read at the first use, or the last one set). */
