@@ -175,6 +175,10 @@ START_TEST(bands_parts_and_float64_give_the_same_bits) {
   check_block(&(blk){.n = 1, .c = 3, .e = 17, .m = 2, .h = 6, .w = 1, .s = 1, .act = "clip",
                      .dt = CT_FLOAT32},
               true);
+  /* 700 pixels wide: bands of one row, each keeping two rows of the expansion */
+  check_block(&(blk){.n = 1, .c = 4, .e = 20, .m = 4, .h = 5, .w = 700, .s = 1,
+                     .residual = true, .act = "clip", .dt = CT_FLOAT32},
+              true);
   check_block(&(blk){.n = 2, .c = 8, .e = 20, .m = 8, .h = 9, .w = 10, .s = 1, .residual = true,
                      .act = "clip", .dt = CT_FLOAT64},
               true);

@@ -315,7 +315,13 @@ static int64_t band_rows(const ct__ir_geom *g, int64_t ep, size_t es) {
     b = t;
     unit = 32 / a;
   }
-  br = br < 1 ? unit : (br + unit - 1) / unit * unit;
+  if (br < 1) br = 1;
+  int64_t up = (br + unit - 1) / unit * unit;
+  up = up > g->oh ? g->oh : up;
+  /* Rounded up while both buffers stay within four budgets (L2): a 1000-pixel-wide image of 960
+   * channels would otherwise take bands of 4 rows, 38 MB, where 1 fits. */
+  int64_t bytes = ((((up - 1) * g->s + 3) * g->w + 32) + up * g->ow) * ep * (int64_t)es;
+  br = bytes <= 4 * BAND_BYTES ? up : br;
   return br > g->oh ? g->oh : br;
 }
 
