@@ -100,7 +100,8 @@ const ct__expr_engine *const ct__expr_engines[] = {
 
 /* What the built-in types compute, family by family (each table beside its family's defs). */
 static const ct__doc_table *const op_docs[] = {
-    &ct__comm_docs, &ct__conv_docs, &ct__conv_block_docs, &ct__conv_transpose_docs, &ct__elementwise_docs,
+    &ct__comm_docs, &ct__conv_docs, &ct__conv_block_docs, &ct__conv_transpose_docs,
+    &ct__elementwise_docs,
     &ct__index_docs, &ct__index_misc_docs, &ct__index_slice_docs, &ct__loss_docs, &ct__math_docs,
     &ct__matmul_docs, &ct__misc_ops_docs, &ct__nn_docs, &ct__norm_docs, &ct__optimizer_docs,
     &ct__pool_nd_docs, &ct__pool_nd_norm_docs, &ct__quant_docs, &ct__random_docs,
