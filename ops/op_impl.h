@@ -183,12 +183,16 @@ ct_status ct__optimize_blocks(ct__prep *preps, size_t *n, ct_scope *scope, ct_pl
 /* What the passes share (ops/passes.c): op's attribute called name; whether v links prep from
  * (its only writer) to prep to (its only reader, once) and is an intermediate; room for one
  * more rewrite in rw; NULL when rewrite r's memory assumptions hold, else the variable that
- * breaks them. */
+ * breaks them; and the replacement of a rewrite's preps by its fused one. */
 const ct_attr_value *ct__pass_attr(const ct_op *op, const char *name);
 bool ct__pass_link(const ct__prep *preps, size_t n, size_t from, size_t to, const ct_var *v,
                    bool (*candidate)(void *, const ct_var *), void *arg);
 ct_status ct__pass_rewrite_room(ct__rewrites *rw);
 const ct_var *ct__pass_apart(const ct__rewrite *r);
+/* Drops the preps at indices members (n_members of them, last among them) from the n bound
+ * preps, fused taking last's place; *n shrinks. */
+void ct__pass_splice(ct__prep *preps, size_t *n, const size_t *members, size_t n_members,
+                     size_t last, const ct__prep *fused);
 void ct__rewrites_free(ct__rewrites *rw);
 
 /* ops/fuse.c: the fuse_elementwise option. ct__fuse_plan forms the groups over an executor's

@@ -243,6 +243,24 @@ static void chain_memory(const ct__prep *preps, const chain *ch, ct__rewrite *r)
   if (ch->res != NULL) r->ins[r->n_ins++] = ch->res;
 }
 
+void ct__pass_splice(ct__prep *preps, size_t *n, const size_t *members, size_t n_members,
+                     size_t last, const ct__prep *fused) {
+  size_t w = 0;
+  for (size_t k = 0; k < *n; k++) {
+    bool member = false;
+    for (size_t m = 0; m < n_members; m++) member |= members[m] == k;
+    if (k == last) {
+      ct__prep_destroy(&preps[k]);
+      preps[w++] = *fused;
+    } else if (member) {
+      ct__prep_destroy(&preps[k]);
+    } else {
+      preps[w++] = preps[k];
+    }
+  }
+  *n = w;
+}
+
 /* Replaces chain ch's preps by one bound to its fused op, at the chain's last op's place. */
 static ct_status apply(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
                        const chain *ch, ct__rewrites *rw) {
@@ -264,21 +282,7 @@ static ct_status apply(ct__prep *preps, size_t *n, ct_scope *scope, ct_place pla
     r->origin[r->n_origin] = ch->watched;
     r->gen[r->n_origin++] = ch->watched->gen;
   }
-  /* The members go, the fused op takes the last one's place. */
-  size_t w = 0;
-  for (size_t k = 0; k < *n; k++) {
-    bool member = false;
-    for (size_t m = 0; m < ch->n_members; m++) member |= ch->members[m] == k;
-    if (k == ch->last) {
-      ct__prep_destroy(&preps[k]);
-      preps[w++] = fused;
-    } else if (member) {
-      ct__prep_destroy(&preps[k]);
-    } else {
-      preps[w++] = preps[k];
-    }
-  }
-  *n = w;
+  ct__pass_splice(preps, n, ch->members, ch->n_members, ch->last, &fused);
   return CT_OK;
 }
 

@@ -210,18 +210,8 @@ static ct_status apply_block(ct__prep *preps, size_t *n, ct_scope *scope, ct_pla
                      .origin = {preps[k->a].op, preps[k->b].op, preps[k->c].op},
                      .gen = {preps[k->a].op->gen, preps[k->b].op->gen, preps[k->c].op->gen}};
   block_memory(preps, k, r);
-  size_t w = 0;
-  for (size_t j = 0; j < *n; j++) {
-    if (j == k->c) {
-      ct__prep_destroy(&preps[j]);
-      preps[w++] = fused;
-    } else if (j == k->a || j == k->b) {
-      ct__prep_destroy(&preps[j]);
-    } else {
-      preps[w++] = preps[j];
-    }
-  }
-  *n = w;
+  const size_t members[3] = {k->a, k->b, k->c};
+  ct__pass_splice(preps, n, members, 3, k->c, &fused);
   return CT_OK;
 }
 

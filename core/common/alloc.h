@@ -96,6 +96,12 @@ void *ct__scratch_take_in(int slot, size_t bytes);
 void ct__scratch_give_back_in(int slot);
 bool ct__scratch_give_back_if(int slot, const void *p);
 size_t ct__scratch_held_in(int slot);
+/* bytes of a kernel's working space around its GEMMs: the calling thread's CT__SCRATCH_WORK
+ * buffer, or the C library's memory when that is taken (a kernel nested in another's pieces);
+ * NULL when out of memory (nothing recorded: the kernel names itself). ct__work_free gives it
+ * back either way (NULL: nothing). */
+void *ct__work_take(size_t bytes);
+void ct__work_free(void *p);
 
 /* A copy of the first n bytes of s (fewer when s ends sooner), terminated. */
 static inline char *ct__strndup(const char *s, size_t n) {

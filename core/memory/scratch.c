@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdlib.h>
 
 #include "common/alloc.h"
 #include "memory/memory_impl.h"
@@ -172,6 +173,15 @@ bool ct__scratch_give_back_if(int slot, const void *p) {
   }
   atomic_store_explicit(&sl->state, IDLE, memory_order_release);
   return true;
+}
+
+void *ct__work_take(size_t bytes) {
+  void *p = ct__scratch_take_in(CT__SCRATCH_WORK, bytes);
+  return p != NULL ? p : ct__malloc(bytes);
+}
+
+void ct__work_free(void *p) {
+  if (!ct__scratch_give_back_if(CT__SCRATCH_WORK, p)) free(p);
 }
 
 void *ct__scratch_take(size_t bytes) { return ct__scratch_take_in(CT__SCRATCH_GEMM, bytes); }

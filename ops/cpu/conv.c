@@ -89,8 +89,7 @@ static ct_status conv_prepare(const ct_kernel_ctx *c, conv_job *j) {
  * taken (a convolution nested in another's pieces). Released with conv_scratch_free. */
 static void *conv_scratch(const ct_kernel_ctx *c, int64_t n, size_t es) {
   bool fits = (uint64_t)n <= SIZE_MAX / es;
-  void *p = fits ? ct__scratch_take_in(CT__SCRATCH_WORK, (size_t)n * es) : NULL;
-  if (p == NULL && fits) p = ct__malloc((size_t)n * es);
+  void *p = fits ? ct__work_take((size_t)n * es) : NULL;
   if (p == NULL) {
     ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,
                    "out of host memory for the %lld-element scratch buffer (im2col's or "
@@ -100,9 +99,7 @@ static void *conv_scratch(const ct_kernel_ctx *c, int64_t n, size_t es) {
   return p;
 }
 
-static void conv_scratch_free(void *p) {
-  if (!ct__scratch_give_back_if(CT__SCRATCH_WORK, p)) free(p);
-}
+static void conv_scratch_free(void *p) { ct__work_free(p); }
 
 /* How many pieces conv2d's per-image GEMM path splits the images into: one per thread when there
  * are at least as many images as threads (each piece then runs its GEMMs on one thread, with its

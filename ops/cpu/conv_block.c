@@ -18,7 +18,6 @@
  * tap inside the image in (ky, kx) order, a multiply then an add, then the bias, then the
  * activation, in every lane. tests/test_passes_block.c compares them bit for bit. */
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
@@ -40,7 +39,6 @@
 typedef struct ir_run {
   ct__ir_geom g;
   const void *x, *w1, *b1, *w2, *b2, *w3, *b3, *res;
-  int64_t b2_inc;
   void *o;
   ct__gemm_epi e1, e3; /* the expansion's (bias per column, through the residual slot) and the
                         * projection's epilogues, their image-dependent pointers set per band */
@@ -53,11 +51,6 @@ typedef struct ir_run {
   void *buf;
   atomic_bool failed;
 } ir_run;
-
-static int epi_act(const char *act) {
-  return strcmp(act, "relu") == 0 ? CT__EPI_RELU : strcmp(act, "clip") == 0 ? CT__EPI_CLAMP
-                                                                             : CT__EPI_NONE;
-}
 
 static void note(ir_run *r, ct_status s) {
   if (s != CT_OK) atomic_store_explicit(&r->failed, true, memory_order_relaxed);
@@ -132,9 +125,7 @@ __attribute__((target("avx512f"))) static void dw_rows_avx512(const ir_run *r, c
     float *orow = t2 + (oy - oy0) * g->ow * ep;
     for (int64_t e0 = 0; e0 < g->e; e0 += 16) {
       __mmask16 mk = g->e - e0 >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (g->e - e0)) - 1);
-      __m512 bias = b2 == NULL ? _mm512_setzero_ps()
-                    : r->b2_inc ? _mm512_maskz_loadu_ps(mk, b2 + e0)
-                                : _mm512_set1_ps(b2[0]);
+      __m512 bias = b2 == NULL ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mk, b2 + e0);
       __m512 w[9];
       const float *rows[3];
       int nky = 0;
@@ -214,7 +205,7 @@ static ct__gemm project_gemm(const ir_run *r, int64_t p) {
           }                                                                                   \
         }                                                                                     \
         for (int64_t c = 0; c < e; c++) {                                                     \
-          T v = b2 != NULL ? o[c] + b2[c * r->b2_inc] : o[c];                                 \
+          T v = b2 != NULL ? o[c] + b2[c] : o[c];                                             \
           if (r->act2 == CT__EPI_RELU) {                                                      \
             v = v < 0 ? (T)0 : v;                                                             \
           } else if (r->act2 == CT__EPI_CLAMP) {                                              \
@@ -330,7 +321,7 @@ static const void *in_or_null(const ct_kernel_ctx *c, size_t slot) {
 }
 
 static ct_status inverted_residual(const ct_kernel_ctx *c, size_t es) {
-  ir_run r = {.b2_inc = 1};
+  ir_run r = {0};
   ct_status s = ct__inverted_residual_plan(c, &r.g);
   if (s != CT_OK) return s;
   const ct__ir_geom *g = &r.g;
@@ -346,14 +337,14 @@ static ct_status inverted_residual(const ct_kernel_ctx *c, size_t es) {
   r.b3 = in_or_null(c, CT__IR_PBIAS);
   r.res = in_or_null(c, CT__IR_RESIDUAL);
   const ct_attr_value *a = c->attr;
-  r.e1 = (ct__gemm_epi){.res = r.b1, .ldr = 0, .act = epi_act(a[CT__IR_ACT].u.s),
+  r.e1 = (ct__gemm_epi){.res = r.b1, .ldr = 0, .act = ct__epi_act(a[CT__IR_ACT].u.s),
                         .lo = a[CT__IR_CLIP_MIN].u.f, .hi = a[CT__IR_CLIP_MAX].u.f};
   r.has_e1 = r.b1 != NULL || r.e1.act != CT__EPI_NONE;
-  r.act2 = epi_act(a[CT__IR_DW_ACT].u.s);
+  r.act2 = ct__epi_act(a[CT__IR_DW_ACT].u.s);
   r.lo2 = a[CT__IR_DW_CLIP_MIN].u.f;
   r.hi2 = a[CT__IR_DW_CLIP_MAX].u.f;
   r.e3 = (ct__gemm_epi){.bias = r.b3, .bias_inc = 1, .res = r.res, .ldr = g->oh * g->ow,
-                        .act = epi_act(a[CT__IR_P_ACT].u.s), .lo = a[CT__IR_P_CLIP_MIN].u.f,
+                        .act = ct__epi_act(a[CT__IR_P_ACT].u.s), .lo = a[CT__IR_P_CLIP_MIN].u.f,
                         .hi = a[CT__IR_P_CLIP_MAX].u.f};
   r.has_e3 = r.b3 != NULL || r.res != NULL || r.e3.act != CT__EPI_NONE;
   r.ep = g->e > 0 ? (g->e + 15) / 16 * 16 : 16;
@@ -377,9 +368,7 @@ static ct_status inverted_residual(const ct_kernel_ctx *c, size_t es) {
   r.piece_elems = 9 * r.ep + r.br * g->ow * r.ep + (((r.br - 1) * g->s + 3) * g->w + 32) * r.ep;
   r.piece_elems = (r.piece_elems + 15) / 16 * 16; /* each piece's buffer on a cache line */
   size_t bytes = (size_t)(r.pieces * r.piece_elems) * es;
-  r.buf = ct__scratch_take_in(CT__SCRATCH_WORK, bytes);
-  bool own = r.buf == NULL;
-  if (own) r.buf = ct__malloc(bytes);
+  r.buf = ct__work_take(bytes);
   if (r.buf == NULL) {
     return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,
                           "out of host memory for the %zu-byte band buffers of Input '%s' (free "
@@ -393,11 +382,7 @@ static ct_status inverted_residual(const ct_kernel_ctx *c, size_t es) {
     kept_f64(c, &r);
   }
   ct__parallel_for(r.pieces, 1, es == sizeof(float) ? pieces_f32 : pieces_f64, &r);
-  if (own) {
-    free(r.buf);
-  } else {
-    ct__scratch_give_back_in(CT__SCRATCH_WORK);
-  }
+  ct__work_free(r.buf);
   if (atomic_load(&r.failed)) {
     return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,
                           "out of host memory for the GEMM packing buffers of Input '%s' (free "

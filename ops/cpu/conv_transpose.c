@@ -59,8 +59,7 @@ static int64_t cvt_col_elems(const ct__cvt_plan *p) {
  * library's when that is taken; NULL with CT_ERR_OUT_OF_MEMORY naming the op. */
 static void *cvt_scratch(const ct_kernel_ctx *c, int64_t n, size_t es) {
   bool fits = n >= 0 && (uint64_t)n <= SIZE_MAX / es;
-  void *p = fits ? ct__scratch_take_in(CT__SCRATCH_WORK, (size_t)n * es) : NULL;
-  if (p == NULL && fits) p = ct__malloc((size_t)n * es);
+  void *p = fits ? ct__work_take((size_t)n * es) : NULL;
   if (p == NULL) {
     ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,
                    "out of host memory for the %lld-element columns of input X variable '%s' "
@@ -70,9 +69,7 @@ static void *cvt_scratch(const ct_kernel_ctx *c, int64_t n, size_t es) {
   return p;
 }
 
-static void cvt_scratch_free(void *p) {
-  if (p != NULL && !ct__scratch_give_back_if(CT__SCRATCH_WORK, p)) free(p);
-}
+static void cvt_scratch_free(void *p) { ct__work_free(p); }
 
 #define T float
 #define SFX(name) name##_f32

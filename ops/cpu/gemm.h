@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "corten/op.h"
 #include "corten/status.h"
@@ -45,6 +46,12 @@ typedef void (*ct__gemm_pack_fn)(const void *ctx, int64_t p0, int64_t kc, int64_
  * registers before their store; the others (edge tiles, transposed ones a kernel cannot store)
  * after theirs, row by row. */
 enum { CT__EPI_NONE, CT__EPI_RELU, CT__EPI_CLAMP };
+/* The act of a fused op's activation attribute: "relu", "clip" (the clamp), else none (the ops'
+ * infer-shape refuses any other name). */
+static inline int ct__epi_act(const char *act) {
+  return strcmp(act, "relu") == 0 ? CT__EPI_RELU : strcmp(act, "clip") == 0 ? CT__EPI_CLAMP
+                                                                             : CT__EPI_NONE;
+}
 typedef struct ct__gemm_epi {
   const void *bias;
   int64_t bias_inc;

@@ -159,16 +159,14 @@ static ct_status matmul_f64(const ct_kernel_ctx *c) { return matmul_f64_run(c, N
 
 /* matmul_fusion's epilogue from its inputs and attributes (checked by its infer_shape). */
 static mm_epi fusion_epi(const ct_kernel_ctx *c) {
-  mm_epi e = {.act = CT__EPI_NONE, .lo = c->attr[CT__MMF_CLIP_MIN].u.f,
+  mm_epi e = {.lo = c->attr[CT__MMF_CLIP_MIN].u.f,
               .hi = c->attr[CT__MMF_CLIP_MAX].u.f};
   if (ct_kernel_in_count(c, CT__MMF_BIAS) > 0) {
     const ct_tensor *b = ct_kernel_in(c, CT__MMF_BIAS, 0);
     e.bias = ct__k_in_data(b);
     e.bias_n = b->numel;
   }
-  const char *act = c->attr[CT__MMF_ACTIVATION].u.s;
-  if (strcmp(act, "relu") == 0) e.act = CT__EPI_RELU;
-  if (strcmp(act, "clip") == 0) e.act = CT__EPI_CLAMP;
+  e.act = ct__epi_act(c->attr[CT__MMF_ACTIVATION].u.s);
   return e;
 }
 

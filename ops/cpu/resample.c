@@ -35,8 +35,7 @@ static ct_status rsz_tabs_make(const ct_kernel_ctx *c, const ct__rsz_plan *p, rs
   t->rank = r;
   bool fits = (uint64_t)total < SIZE_MAX / per;
   size_t bytes = fits ? (size_t)(total > 0 ? total : 1) * per : 0;
-  t->mem = fits ? ct__scratch_take_in(CT__SCRATCH_WORK, bytes) : NULL;
-  if (t->mem == NULL && fits) t->mem = ct__malloc(bytes);
+  t->mem = fits ? ct__work_take(bytes) : NULL;
   if (t->mem == NULL) {
     return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,
                           "out of host memory for the interpolation taps of %lld output "
@@ -64,7 +63,7 @@ static ct_status rsz_tabs_make(const ct_kernel_ctx *c, const ct__rsz_plan *p, rs
 
 /* Whether output index oi falls outside the roi along some dim. */
 static void rsz_tabs_free(rsz_tabs *t) {
-  if (!ct__scratch_give_back_if(CT__SCRATCH_WORK, t->mem)) free(t->mem);
+  ct__work_free(t->mem);
 }
 
 static bool rsz_outside(const rsz_tabs *t, const int64_t *oi) {

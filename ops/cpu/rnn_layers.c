@@ -23,8 +23,7 @@
 static void *rl_scratch(const ct_kernel_ctx *c, int64_t n, size_t es) {
   bool fits = n >= 0 && (uint64_t)n <= (SIZE_MAX - 64) / es;
   size_t bytes = fits ? (size_t)(n > 0 ? n : 1) * es : 0;
-  void *p = fits ? ct__scratch_take_in(CT__SCRATCH_WORK, bytes) : NULL;
-  if (p == NULL && fits) p = ct__malloc(bytes);
+  void *p = fits ? ct__work_take(bytes) : NULL;
   if (p == NULL) {
     ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,
                    "out of host memory for the %lld-element working space of the steps of "
@@ -34,9 +33,7 @@ static void *rl_scratch(const ct_kernel_ctx *c, int64_t n, size_t es) {
   return p;
 }
 
-static void rl_scratch_free(void *p) {
-  if (!ct__scratch_give_back_if(CT__SCRATCH_WORK, p)) free(p);
-}
+static void rl_scratch_free(void *p) { ct__work_free(p); }
 
 /* The tags of the kept W packing and R^T (ct__k_derived), above the width and element size. */
 #define RL_W_TAG ((uint64_t)4 << 32)
