@@ -189,6 +189,11 @@ bool ct__pass_link(const ct__prep *preps, size_t n, size_t from, size_t to, cons
                    bool (*candidate)(void *, const ct_var *), void *arg);
 ct_status ct__pass_rewrite_room(ct__rewrites *rw);
 const ct_var *ct__pass_apart(const ct__rewrite *r);
+/* Whether v holds a tensor now that no prep of the n writes (nor a program nested in one): its
+ * dims now are its dims at every run, unless the caller changes them between runs (then the
+ * fused op's own check refuses the run, naming the fix). A pass that reads an operand's dims
+ * when the executor is made reads them only from such a variable. */
+bool ct__pass_fixed(const ct__prep *preps, size_t n, const ct_var *v);
 /* Drops the preps at indices members (n_members of them, last among them) from the n bound
  * preps, fused taking last's place; *n shrinks. */
 void ct__pass_splice(ct__prep *preps, size_t *n, const size_t *members, size_t n_members,

@@ -86,6 +86,18 @@ static const ct_var *other_input(const ct__prep *p, const ct_var *v) {
   return p->vars[0] == v ? p->vars[1] : p->vars[0];
 }
 
+bool ct__pass_fixed(const ct__prep *preps, size_t n, const ct_var *v) {
+  if (v == NULL || ct_var_get_tensor(v) == NULL) return false;
+  for (size_t j = 0; j < n; j++) {
+    const ct__prep *q = &preps[j];
+    for (uint32_t k = q->n_in_vars; k < q->n_in_vars + q->n_out_vars; k++) {
+      if (q->vars[k] == v) return false;
+    }
+    if (ct__nested_writes(q->op, ct_var_name(v))) return false;
+  }
+  return true;
+}
+
 /* Whether reshape prep p makes a [-1, 1, 1] view of its X from the attribute alone. */
 static bool column_reshape(const ct__prep *p) {
   if (!is(p, "reshape") || p->n_in_vars != 1) return false;
@@ -121,6 +133,28 @@ static void take_activation(const ct__prep *preps, size_t n, size_t j, const ct_
   }
 }
 
+/* The rank of variable v's tensor now (-1: it holds none). */
+static int rank_now(const ct_var *v) {
+  const ct_tensor *t = ct_var_get_tensor(v);
+  return t != NULL ? ct_tensor_dims(t).rank : -1;
+}
+
+/* The number of elements of variable v's tensor now (-1: it holds none). */
+static int64_t numel_now(const ct_var *v) {
+  const ct_tensor *t = ct_var_get_tensor(v);
+  return t != NULL ? t->numel : -1;
+}
+
+/* Whether bias b holds 1 element, or one per output channel of conv prep cv (its Filter's first
+ * dim), at every run: b and the Filter are written by no prep of the n. */
+static bool conv_bias_fits(const ct__prep *preps, size_t n, const ct__prep *cv,
+                           const ct_var *b) {
+  if (!ct__pass_fixed(preps, n, b)) return false;
+  int64_t k = numel_now(b);
+  return k == 1 || (ct__pass_fixed(preps, n, cv->vars[1]) && rank_now(cv->vars[1]) == 4 &&
+                    k == ct_tensor_dims(ct_var_get_tensor(cv->vars[1])).d[0]);
+}
+
 /* The longest chain from conv prep i (false when it has no link). */
 static bool find_chain(const ct__prep *preps, size_t n, size_t i,
                        bool (*candidate)(void *, const ct_var *), void *arg, chain *ch) {
@@ -128,9 +162,12 @@ static bool find_chain(const ct__prep *preps, size_t n, size_t i,
                 .lo = -INFINITY, .hi = INFINITY};
   const ct_var *cur = out0(&preps[i]);
   size_t j = i + 1;
-  /* The bias: reshape(B, [-1, 1, 1]) -> b3, then cur + b3. */
+    /* The bias: reshape(B, [-1, 1, 1]) -> b3, then cur + b3, when B holds 1 element or one per
+   * output channel at every run: more than one for a single channel would enlarge the output,
+   * which conv2d_fusion refuses. */
   if (j + 1 < n && column_reshape(&preps[j]) && is(&preps[j + 1], "elementwise_add") &&
       other_input(&preps[j + 1], cur) == out0(&preps[j]) &&
+      conv_bias_fits(preps, n, &preps[i], preps[j].vars[0]) &&
       ct__pass_link(preps, n, ch->last, j + 1, cur, candidate, arg)) {
     ch->bias = preps[j].vars[0];
     ch->watched = preps[j].op;
@@ -151,14 +188,19 @@ static bool find_chain(const ct__prep *preps, size_t n, size_t i,
   return ch->n_members > 1;
 }
 
-/* The rank of variable v's tensor now (-1: it holds none). */
-static int rank_now(const ct_var *v) {
-  const ct_tensor *t = ct_var_get_tensor(v);
-  return t != NULL ? ct_tensor_dims(t).rank : -1;
+/* The product's column count now for matmul prep mm, whose Y has rank 2 or more. */
+static int64_t mm_columns_now(const ct__prep *mm) {
+  ct_ddim yd = ct_tensor_dims(ct_var_get_tensor(mm->vars[1]));
+  const ct_attr_value *ty = ct__pass_attr(mm->op, "transpose_y");
+  return yd.d[yd.rank - (ty != NULL && ty->u.b ? 2 : 1)];
 }
 
 /* The chain from matmul prep i: its bias add, then the activation if any (false when the bias
- * add does not follow). */
+ * add does not follow, or when the add could enlarge the product: Y and the bias must be written
+ * by no prep, so that their dims now are those of every run, Y of rank 2 or more and the bias
+ * of rank 1 with 1 value or one per column. A bias of K values added to a product of one column
+ * broadcasts it K times, which matmul_fusion refuses; so does one added to the rank-0 product of
+ * a Y resized to rank 1 by an op before; both found by the program fuzzer). */
 static bool find_mm_chain(const ct__prep *preps, size_t n, size_t i,
                           bool (*candidate)(void *, const ct_var *), void *arg, chain *ch) {
   *ch = (chain){.matmul = true, .conv = i, .last = i, .n_members = 1, .members = {i},
@@ -166,9 +208,11 @@ static bool find_mm_chain(const ct__prep *preps, size_t n, size_t i,
   const ct__prep *mm = &preps[i];
   const ct_var *cur = out0(mm), *b = NULL;
   size_t j = i + 1;
-  if (mm->n_in_vars != 2 || rank_now(mm->vars[1]) < 2 || j >= n ||
-      !is(&preps[j], "elementwise_add") || (b = other_input(&preps[j], cur)) == NULL ||
-      rank_now(b) != 1 || !ct__pass_link(preps, n, i, j, cur, candidate, arg)) {
+  if (mm->n_in_vars != 2 || !ct__pass_fixed(preps, n, mm->vars[1]) ||
+      rank_now(mm->vars[1]) < 2 || j >= n || !is(&preps[j], "elementwise_add") ||
+      (b = other_input(&preps[j], cur)) == NULL || !ct__pass_fixed(preps, n, b) ||
+      rank_now(b) != 1 || (numel_now(b) != 1 && numel_now(b) != mm_columns_now(mm)) ||
+      !ct__pass_link(preps, n, i, j, cur, candidate, arg)) {
     return false;
   }
   ch->bias = b;

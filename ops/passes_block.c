@@ -8,8 +8,11 @@
  *   held now, B a 3x3 depthwise one by [E, 1, 3, 3] (E groups, padding 1 on every side, stride 1
  *   or 2 alike, undilated) and C a 1x1 one by [M, E, 1, 1], in NCHW;
  * - A's and B's outputs are intermediates that link them (each written by its op alone and read
- *   by the next alone: ct__pass_link), and no op between A and C writes what A or B read;
- * - their biases are rank 1 of E, E and M values now, A and B have no residual, and C's residual,
+ *   by the next alone: ct__pass_link), and the ops between A and C write intermediates alone
+ *   (none of what A or B read, under its name or another sharing its memory) and nest no
+ *   program;
+ * - their biases are rank 1 of E, E and M values now (filters and biases written by no op, so
+ *   these are their dims at every run), A and B have no residual, and C's residual,
  *   if any, is A's Input itself with M = C and stride 1 (so of the output's dims: MobileNetV2's
  *   x + F(x));
  * - the filters are float32 or float64 alike, and each clip bound is a value of their dtype;
@@ -73,18 +76,24 @@ typedef struct block {
   int64_t stride;
 } block;
 
-/* Whether no prep strictly between a and c (nor a nested program there) writes a variable that
- * A or B read. */
-static bool inputs_hold(const ct__prep *preps, const block *k) {
+/* Whether no prep strictly between a and c writes what A or B read: none of them has a nested
+ * program, and each writes the executor's intermediates alone. A caller's variable (one it made,
+ * or kept) may share the memory of what A reads (one buffer wrapped twice, ct_tensor_share)
+ * under another name; an intermediate shares memory only through an op's view, which a write
+ * gives a block of its own. So a write between, which A would have read before and the block
+ * after, is ruled out by kind, not by name. */
+static bool inputs_hold(const ct__prep *preps, const block *k,
+                        bool (*candidate)(void *, const ct_var *), void *arg) {
   for (size_t j = k->a + 1; j < k->c; j++) {
     const ct__prep *q = &preps[j];
-    for (size_t s = CT__IR_INPUT; s <= CT__IR_DWBIAS; s++) {
-      const ct_var *v = k->in[s];
-      if (v == NULL) continue;
-      for (uint32_t o = q->n_in_vars; o < q->n_in_vars + q->n_out_vars; o++) {
-        if (q->vars[o] == v) return false;
+    for (size_t t = 0; t < q->op->def->n_attr; t++) {
+      if (q->op->attr[t].type == CT_ATTR_PROGRAM) return false;
+    }
+    for (uint32_t o = q->n_in_vars; o < q->n_in_vars + q->n_out_vars; o++) {
+      if (!candidate(arg, q->vars[o])) return false;
+      for (size_t s = CT__IR_INPUT; s <= CT__IR_DWBIAS; s++) {
+        if (q->vars[o] == k->in[s]) return false;
       }
-      if (ct__nested_writes(q->op, ct_var_name(v))) return false;
     }
   }
   return true;
@@ -142,10 +151,14 @@ static bool find_block(const ct__prep *preps, size_t n, size_t i,
     const ct_var *bias = k->in[CT__IR_BIAS + 2 * q];
     if (bias != NULL && !dims_now(bias, CT_DIMS(bias_n[q]), &dt)) return false;
   }
+  /* The weights' and biases' dims, read now, hold at every run: no op writes them. */
+  for (size_t q = CT__IR_FILTER; q < CT__IR_RESIDUAL; q++) {
+    if (k->in[q] != NULL && !ct__pass_fixed(preps, n, k->in[q])) return false;
+  }
   const ct_var *res = k->in[CT__IR_RESIDUAL];
   if (res != NULL && (res != x || m != c || s != 1)) return false;
   return bounds_exact(pa->op, dt) && bounds_exact(pb->op, dt) && bounds_exact(pc->op, dt) &&
-         inputs_hold(preps, k);
+         inputs_hold(preps, k, candidate, arg);
 }
 
 /* Copies op's activation and its bounds into fused's attributes of the same meaning. */
