@@ -105,16 +105,17 @@ __attribute__((always_inline, target("avx512f"))) static inline void dw_block_av
   }
 }
 
-
-/* The depthwise rows [oy0, oy1) of the band in float32, channels along the lanes, 16 at a time
- * (the last masked): dw_elem's sums in every lane, then + bias and the activation in the pass's
- * operand order (ct__conv_act_f32). The pixels whose three columns of taps all lie in the image
- * go 8 at a time (4 in rows of fewer) with the chunk's nine weights in registers: one load a
- * multiply-add, and 8 chains of adds in flight (one pixel at a time waited on each add's
- * latency); the last block of a row ends at its last such pixel, overlapping the one before. */
+/* The depthwise rows [oy0, oy1) of the band in float32, channels [c0, c1) (c0 a multiple of 16)
+ * along the lanes, 16 at a time (the last masked): dw_elem's sums in every lane, then + bias and
+ * the activation in the pass's operand order (ct__conv_act_f32). The pixels whose three columns
+ * of taps all lie in the image go 8 at a time (4 in rows of fewer) with the chunk's nine weights
+ * in registers: one load a multiply-add, and 8 chains of adds in flight (one pixel at a time
+ * waited on each add's latency); the last block of a row ends at its last such pixel,
+ * overlapping the one before. */
 __attribute__((target("avx512f"))) static void dw_rows_avx512(const ir_run *r, const float *t1,
                                                              int64_t lo, float *t2, int64_t oy0,
-                                                             int64_t oy1, const float *wt) {
+                                                             int64_t oy1, const float *wt,
+                                                             int64_t c0, int64_t c1) {
   const ct__ir_geom *g = &r->g;
   const int64_t ep = r->ep, s = g->s;
   const float *b2 = r->b2;
@@ -123,8 +124,8 @@ __attribute__((target("avx512f"))) static void dw_rows_avx512(const ir_run *r, c
   const int64_t xa = 1, xb = g->w >= 2 ? (g->w - 2) / s + 1 : 1;
   for (int64_t oy = oy0; oy < oy1; oy++) {
     float *orow = t2 + (oy - oy0) * g->ow * ep;
-    for (int64_t e0 = 0; e0 < g->e; e0 += 16) {
-      __mmask16 mk = g->e - e0 >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (g->e - e0)) - 1);
+    for (int64_t e0 = c0; e0 < c1; e0 += 16) {
+      __mmask16 mk = c1 - e0 >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (c1 - e0)) - 1);
       __m512 bias = b2 == NULL ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mk, b2 + e0);
       __m512 w[9];
       const float *rows[3];
@@ -183,17 +184,35 @@ static ct__gemm project_gemm(const ir_run *r, int64_t p) {
                     .ldc = r->g.oh * r->g.ow, .a_packed = r->w3p, .a_packed_w = r->w3w};
 }
 
+/* A band's depthwise rows, split by channels across the threads when the block runs in one
+ * piece (a small image at batch 1: its GEMMs split themselves; inside a piece of many, inline). */
+typedef struct dw_job {
+  const ir_run *r;
+  const void *t1;
+  void *t2;
+  const void *wt;
+  int64_t lo, oy0, oy1;
+} dw_job;
+
+/* The fewest chunks of 16 channels worth a thread for a band of `rows` output rows: about 1024
+ * output pixels' worth (a 7 x 7 image of 960 channels splits in two, 32 us on one thread). */
+static int64_t dw_grain(const ir_run *r, int64_t rows) {
+  int64_t px = rows * r->g.ow;
+  return px >= 1024 ? 1 : (1024 + px - 1) / px;
+}
+
 #define IR_KERNEL(T, SFX, GEMM, KEPT)                                                         \
-  /* The depthwise rows as dw_rows_avx512 computes them, in plain C (float64, other CPUs). */  \
+  /* The depthwise rows as dw_rows_avx512 computes them, in plain C (float64, other CPUs), for  \
+   * channels [c0, c1). */                                                                    \
   static void dw_rows_##SFX(const ir_run *r, const T *t1, int64_t lo, T *t2, int64_t oy0,     \
-                            int64_t oy1, const T *wt) {                                       \
+                            int64_t oy1, const T *wt, int64_t c0, int64_t c1) {               \
     const ct__ir_geom *g = &r->g;                                                             \
-    const int64_t ep = r->ep, s = g->s, e = g->e;                                             \
+    const int64_t ep = r->ep, s = g->s;                                                       \
     const T *b2 = r->b2, lo2 = (T)r->lo2, hi2 = (T)r->hi2;                                    \
     for (int64_t oy = oy0; oy < oy1; oy++) {                                                  \
       for (int64_t ox = 0; ox < g->ow; ox++) {                                                \
         T *o = t2 + ((oy - oy0) * g->ow + ox) * ep;                                           \
-        for (int64_t c = 0; c < e; c++) o[c] = 0;                                             \
+        for (int64_t c = c0; c < c1; c++) o[c] = 0;                                           \
         for (int64_t ky = 0; ky < 3; ky++) {                                                  \
           int64_t iy = oy * s - 1 + ky;                                                       \
           if (iy < 0 || iy >= g->h) continue;                                                 \
@@ -201,10 +220,10 @@ static ct__gemm project_gemm(const ir_run *r, int64_t p) {
             int64_t ix = ox * s - 1 + kx;                                                     \
             if (ix < 0 || ix >= g->w) continue;                                               \
             const T *xi = t1 + ((iy - lo) * g->w + ix) * ep, *wk = wt + (ky * 3 + kx) * ep;   \
-            CT__SIMD for (int64_t c = 0; c < e; c++) o[c] = o[c] + wk[c] * xi[c];             \
+            CT__SIMD for (int64_t c = c0; c < c1; c++) o[c] = o[c] + wk[c] * xi[c];           \
           }                                                                                   \
         }                                                                                     \
-        for (int64_t c = 0; c < e; c++) {                                                     \
+        for (int64_t c = c0; c < c1; c++) {                                                   \
           T v = b2 != NULL ? o[c] + b2[c] : o[c];                                             \
           if (r->act2 == CT__EPI_RELU) {                                                      \
             v = v < 0 ? (T)0 : v;                                                             \
@@ -216,6 +235,14 @@ static ct__gemm project_gemm(const ir_run *r, int64_t p) {
         }                                                                                     \
       }                                                                                       \
     }                                                                                         \
+  }                                                                                           \
+                                                                                              \
+  /* The depthwise rows of job j, channel chunks of 16 [b, e). */                             \
+  static void dw_chunks_##SFX(void *arg, int64_t b, int64_t e) {                              \
+    const dw_job *j = arg;                                                                    \
+    int64_t c1 = e * 16 < j->r->g.e ? e * 16 : j->r->g.e;                                     \
+    DW_ROWS_##SFX(j->r, (const T *)j->t1, j->lo, (T *)j->t2, j->oy0, j->oy1, (const T *)j->wt, \
+                  b * 16, c1);                                                                \
   }                                                                                           \
                                                                                               \
   /* Output rows [r0, r1) of image n, band after band, with the piece's buffer buf. */        \
@@ -247,7 +274,8 @@ static ct__gemm project_gemm(const ir_run *r, int64_t p) {
       }                                                                                       \
       have_lo = lo;                                                                           \
       have_hi = hi;                                                                           \
-      DW_ROWS_##SFX(r, t1, lo, t2, oy0, oy1, wt);                                             \
+      dw_job j = {.r = r, .t1 = t1, .t2 = t2, .wt = wt, .lo = lo, .oy0 = oy0, .oy1 = oy1};     \
+      ct__parallel_for((g->e + 15) / 16, dw_grain(r, oy1 - oy0), dw_chunks_##SFX, &j);         \
       ct__gemm_epi e3 = r->e3;                                                                \
       if (e3.res != NULL) e3.res = (const T *)r->res + n * g->m * ohw + oy0 * g->ow;          \
       ct__gemm q = project_gemm(r, (oy1 - oy0) * g->ow);                                      \
