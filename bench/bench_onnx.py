@@ -7,8 +7,11 @@ onnxruntime prepacks its initializers at session creation) and onnxruntime (Infe
 default graph optimisation, intra_op_num_threads set to the same count, inter_op 1) run the same
 input. Each side is warmed up, then the two alternate in rounds of K runs, each round after
 SETTLE_S of untimed runs of its own (so that the other side's pool threads, still spinning, do
-not share the cores with the timed runs); a side's figure is the median over rounds of each round's median. The ratio
-is corten's / onnxruntime's (below 1: corten faster). Load time: the median of 3 loads each.
+not share the cores with the timed runs); a side's figure is the median over rounds of each round's
+median. The ratio is corten's / onnxruntime's (below 1: corten faster), paired: the median over
+rounds of each round's corten median over its onnxruntime median, the two taken a second apart,
+so that the machine's drift (shared, its speed moving by a fifth within minutes) cancels; the
+spread is the lowest and highest round's ratio. Load time: the median of 3 loads each.
 Peak memory: each side loads and runs the model once in a fresh process, at each batch size;
 the row is its peak resident set (VmHWM).
 
@@ -73,7 +76,7 @@ def _peak_mb(path, side, shape, batch):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", default=os.path.join("build", "tests", "onnx-models"))
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--only", default="resnet18,mobilenet_v2,transformer,lstm")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--batches", default="1,8")
@@ -82,8 +85,8 @@ def main():
     import models_onnx  # noqa: E402  (exports a model the first time it is asked for)
     import onnxruntime as ort
 
-    print("%-13s %5s %7s %11s %11s %7s" % ("model", "batch", "threads", "corten ms",
-                                           "ort ms", "ratio"))
+    print("%-13s %5s %7s %11s %11s %7s %13s" % ("model", "batch", "threads", "corten ms",
+                                                "ort ms", "ratio", "rounds' range"))
     for name in a.only.split(","):
         path, shape = models_onnx._exported(name)
         for threads in [int(t) for t in a.threads.split(",")]:
@@ -114,8 +117,10 @@ def main():
                     _settle(run_o)
                     ro.append(_median_ms(run_o, k))
                 c, o = statistics.median(rc), statistics.median(ro)
-                print("%-13s %5d %7d %11.3f %11.3f %7.2f" % (name, batch, threads, c, o, c / o),
-                      flush=True)
+                ratios = [rc_i / ro_i for rc_i, ro_i in zip(rc, ro)]
+                print("%-13s %5d %7d %11.3f %11.3f %7.2f %6.2f-%.2f"
+                      % (name, batch, threads, c, o, statistics.median(ratios), min(ratios),
+                         max(ratios)), flush=True)
         load_c = statistics.median(
             _median_ms(lambda: corten.onnx.load(path), 1) for _ in range(3))
         load_o = statistics.median(
