@@ -256,8 +256,10 @@ extern const ct__doc_table ct__optimizer_docs, ct__comm_docs, ct__conv_docs,
  * [N,M,OH,OW]; conv2d_grad: Input, Filter, Output@GRAD -> Input@GRAD, Filter@GRAD (optional). */
 enum { CT__CONV_INPUT = 0, CT__CONV_FILTER = 1, CT__CONV_DOUT = 2 };
 /* conv2d_fusion (ops/passes.c makes it): conv2d's slots and attributes, then these. */
-enum { CT__FUSION_BIAS = 2, CT__FUSION_RESIDUAL = 3 };
-enum { CT__FUSION_ACTIVATION = 6, CT__FUSION_CLIP_MIN = 7, CT__FUSION_CLIP_MAX = 8 };
+enum { CT__FUSION_BIAS = 2, CT__FUSION_RESIDUAL = 3, CT__FUSION_BN_SCALE = 4,
+       CT__FUSION_BN_BIAS = 5, CT__FUSION_BN_MEAN = 6, CT__FUSION_BN_VARIANCE = 7 };
+enum { CT__FUSION_ACTIVATION = 6, CT__FUSION_CLIP_MIN = 7, CT__FUSION_CLIP_MAX = 8,
+       CT__FUSION_EPSILON = 9 };
 enum { CT__CONV_DINPUT = 0, CT__CONV_DFILTER = 1 };
 enum { CT__CONV_STRIDES, CT__CONV_PADDINGS, CT__CONV_DILATIONS, CT__CONV_GROUPS,
        CT__CONV_DATA_FORMAT, CT__CONV_PADDING_ALGORITHM };

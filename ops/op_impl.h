@@ -155,7 +155,7 @@ const char *ct__prep_namer(const void *arg, const void *tensor, const char **op)
 /* ops/passes.c: the optimize option. An executor's rewrites: each fused op it made (owned) and
  * the program's ops it stands for, with their generations when it was made: an edit of one
  * after that makes ct__rewrites_check fail the run. */
-#define CT__REWRITE_MAX 5 /* a conv, two adds, an activation, and the bias's reshape */
+#define CT__REWRITE_MAX 6 /* a conv, two adds, a batch_norm, an activation, the bias's reshape */
 #define CT__REWRITE_INS 8 /* inverted_residual's inputs */
 typedef struct ct__rewrite {
   ct_op *op;

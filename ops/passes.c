@@ -109,9 +109,11 @@ static bool column_reshape(const ct__prep *p) {
 typedef struct chain {
   bool matmul; /* a matmul_epilogue chain (else conv_epilogue's) */
   size_t conv, last, n_members; /* conv: the head (the conv or the matmul) */
-  size_t members[4]; /* the preps it replaces: the conv, the adds, the activation */
+  size_t members[5]; /* the preps it replaces: the conv, the adds, the batch_norm, the act */
   const ct_op *watched; /* the bias's reshape: it stays, but an edit of it changes the bias */
   const ct_var *bias, *res;
+  const ct_var *bn[4]; /* the batch_norm's Scale, Bias, Mean and Variance; bn[0] NULL: none */
+  double eps;
   const char *act;
   double lo, hi;
 } chain;
@@ -155,6 +157,45 @@ static bool conv_bias_fits(const ct__prep *preps, size_t n, const ct__prep *cv,
                     k == ct_tensor_dims(ct_var_get_tensor(cv->vars[1])).d[0]);
 }
 
+/* Whether v, written by prep w alone, is an intermediate that no op reads (nor a nested
+ * program): a value nobody sees, which the fused op need not make. */
+static bool unread(const ct__prep *preps, size_t n, size_t w, const ct_var *v,
+                   bool (*candidate)(void *, const ct_var *), void *arg) {
+  if (!candidate(arg, v)) return false;
+  for (size_t j = 0; j < n; j++) {
+    const ct__prep *q = &preps[j];
+    for (uint32_t k = 0; k < q->n_in_vars + q->n_out_vars; k++) {
+      if (q->vars[k] == v && (k < q->n_in_vars || j != w)) return false;
+    }
+    if (ct__nested_reads(q->op, ct_var_name(v)) || ct__nested_writes(q->op, ct_var_name(v))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Whether batch_norm prep j joins a conv chain whose value so far is cur, written by prep
+ * last: it normalises cur by its Mean and Variance inputs (is_test or use_global_stats), over
+ * NCHW's channels, cur links them, and its four other outputs (the statistics it copies) are
+ * intermediates no op reads, each its own. */
+static bool bn_joins(const ct__prep *preps, size_t n, size_t last, size_t j, const ct_var *cur,
+                     bool (*candidate)(void *, const ct_var *), void *arg) {
+  const ct__prep *p = &preps[j];
+  if (!is(p, "batch_norm") || p->n_in_vars != 5 || p->n_out_vars != 5 || p->vars[0] != cur ||
+      !(ct__pass_attr(p->op, "is_test")->u.b || ct__pass_attr(p->op, "use_global_stats")->u.b) ||
+      strcmp(ct__pass_attr(p->op, "data_layout")->u.s, "NCHW") != 0 ||
+      !ct__pass_link(preps, n, last, j, cur, candidate, arg)) {
+    return false;
+  }
+  for (uint32_t k = 6; k < 10; k++) {
+    for (uint32_t q = 0; q < k; q++) {
+      if (p->vars[q] == p->vars[k]) return false;
+    }
+    if (!unread(preps, n, j, p->vars[k], candidate, arg)) return false;
+  }
+  return true;
+}
+
 /* The longest chain from conv prep i (false when it has no link). */
 static bool find_chain(const ct__prep *preps, size_t n, size_t i,
                        bool (*candidate)(void *, const ct_var *), void *arg, chain *ch) {
@@ -175,6 +216,14 @@ static bool find_chain(const ct__prep *preps, size_t n, size_t i,
     ch->last = j + 1;
     ch->members[ch->n_members++] = j + 1;
     j += 2;
+  }
+  /* The batch norm: batch_norm(cur) with the inputs' Mean and Variance (inference). */
+  if (j < n && bn_joins(preps, n, ch->last, j, cur, candidate, arg)) {
+    for (int k = 0; k < 4; k++) ch->bn[k] = preps[j].vars[1 + k];
+    ch->eps = ct__pass_attr(preps[j].op, "epsilon")->u.f;
+    cur = out0(&preps[j]);
+    ch->last = j;
+    ch->members[ch->n_members++] = j++;
   }
   /* The residual: cur + r. */
   const ct_var *r = j < n && is(&preps[j], "elementwise_add") ? other_input(&preps[j], cur) : NULL;
@@ -234,6 +283,11 @@ static ct_op *fused_op(const ct__prep *preps, const chain *ch) {
   if (s == CT_OK) s = ct_op_set_input(op, in1, ct_var_name(preps[ch->conv].vars[1]));
   if (s == CT_OK && ch->bias) s = ct_op_set_input(op, "Bias", ct_var_name(ch->bias));
   if (s == CT_OK && ch->res) s = ct_op_set_input(op, "ResidualData", ct_var_name(ch->res));
+  static const char *const bn_slots[4] = {"BnScale", "BnBias", "BnMean", "BnVariance"};
+  for (int k = 0; k < 4 && ch->bn[0] != NULL && s == CT_OK; k++) {
+    s = ct_op_set_input(op, bn_slots[k], ct_var_name(ch->bn[k]));
+  }
+  if (s == CT_OK && ch->bn[0] != NULL) s = ct_op_set_attr_float(op, "epsilon", ch->eps);
   if (s == CT_OK) {
     s = ct_op_set_output(op, ch->matmul ? "Out" : "Output",
                          ct_var_name(out0(&preps[ch->last])));
@@ -285,6 +339,7 @@ static void chain_memory(const ct__prep *preps, const chain *ch, ct__rewrite *r)
   }
   if (ch->bias != NULL) r->ins[r->n_ins++] = ch->bias;
   if (ch->res != NULL) r->ins[r->n_ins++] = ch->res;
+  for (int k = 0; k < 4 && ch->bn[0] != NULL; k++) r->ins[r->n_ins++] = ch->bn[k];
 }
 
 void ct__pass_splice(ct__prep *preps, size_t *n, const size_t *members, size_t n_members,

@@ -51,8 +51,10 @@ static bool ints_are(const ct_attr_value *a, int64_t v) {
 }
 
 /* Whether conv2d_fusion op's geometry is padding `pad`, stride `stride` both ways, undilated,
- * `groups` groups, NCHW with explicit paddings. */
+ * `groups` groups, NCHW with explicit paddings, and it has no batch norm (which the block's
+ * epilogues do not run). */
 static bool geometry(const ct_op *op, int64_t pad, int64_t stride, int64_t groups) {
+  if (op->in[CT__FUSION_BN_SCALE].n != 0) return false;
   const ct_attr_value *st = ct__pass_attr(op, "strides"), *pd = ct__pass_attr(op, "paddings");
   const char *fmt = ct__pass_attr(op, "data_format")->u.s;
   return st->u.ints.n == 2 && ints_are(st, stride) && ints_are(pd, pad) &&

@@ -10,6 +10,9 @@
 
 typedef struct spec {
   bool bias, residual, depthwise;
+  bool bn;          /* batch_norm (is_test, epsilon 1e-3) after the bias: cn */
+  bool bn_training; /* ... in training mode instead (not fused) */
+  bool bn_read;     /* ... whose MeanOut another op reads (not fused) */
   const char *act; /* NULL, "relu" or "clip" */
   bool exact_clip;  /* clip's bounds 0 and 0.5, which float32 holds (else 0.1 and 0.6) */
   ct_dtype dt;
@@ -54,6 +57,25 @@ static ct_program *chain_program(const spec *sp) {
     ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_add", "c", "b3", "cb")), CT_OK);
     cur = "cb";
   }
+  if (sp->bn || sp->bn_training || sp->bn_read) {
+    ct_op *bn = ct_op_new("batch_norm");
+    static const char *const ins[5][2] = {
+        {"X", NULL}, {"Scale", "bs"}, {"Bias", "bb"}, {"Mean", "bmu"}, {"Variance", "bvar"}};
+    static const char *const outs[5][2] = {{"Y", "cn"},
+                                           {"MeanOut", "bm"},
+                                           {"VarianceOut", "bv"},
+                                           {"SavedMean", "bsm"},
+                                           {"SavedVariance", "bsv"}};
+    for (int k = 0; k < 5; k++) {
+      ck_assert_int_eq(ct_op_set_input(bn, ins[k][0], k == 0 ? cur : ins[k][1]), CT_OK);
+      ck_assert_int_eq(ct_op_set_output(bn, outs[k][0], outs[k][1]), CT_OK);
+    }
+    ck_assert_int_eq(ct_op_set_attr_bool(bn, "is_test", !sp->bn_training), CT_OK);
+    ck_assert_int_eq(ct_op_set_attr_float(bn, "epsilon", 1e-3), CT_OK);
+    ck_assert_int_eq(ct_program_append(p, bn), CT_OK);
+    if (sp->bn_read) ck_assert_int_eq(ct_program_append(p, op_x("exp", "bm", "e")), CT_OK);
+    cur = "cn";
+  }
   if (sp->residual) {
     ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_add", "r", cur, "cr")), CT_OK);
     cur = "cr";
@@ -78,6 +100,15 @@ static ct_scope *chain_scope(const spec *sp) {
   put_pattern(s, "w", CT_DIMS(c, sp->depthwise ? 1 : c, ks, ks), 2, sp->dt);
   put_pattern(s, "b", CT_DIMS(c), 3, sp->dt);
   put_pattern(s, "r", sp->res_dims.rank > 0 ? sp->res_dims : sp_out(sp), 4, sp->dt);
+  put_pattern(s, "bs", CT_DIMS(c), 5, sp->dt);
+  put_pattern(s, "bb", CT_DIMS(c), 6, sp->dt);
+  put_pattern(s, "bmu", CT_DIMS(c), 7, sp->dt);
+  put_pattern(s, "bvar", CT_DIMS(c), 8, sp->dt); /* -1 .. 1: made 0.25 .. 2.25 below */
+  void *var = ct_tensor_mutable_data(ct_var_tensor(ct_scope_var(s, "bvar")), sp->dt, ct_cpu());
+  for (int64_t k = 0; k < c; k++) {
+    if (sp->dt == CT_FLOAT32) ((float *)var)[k] = ((float *)var)[k] + 1.25f;
+    else ((double *)var)[k] = ((double *)var)[k] + 1.25;
+  }
   if (sp->nans) {
     ct_tensor *r = ct_var_tensor(ct_scope_var(s, sp->residual ? "r" : "x"));
     void *p = ct_tensor_mutable_data(r, sp->dt, ct_cpu());
@@ -132,13 +163,15 @@ static void check_fused(const spec *sp) {
   free(plain);
   free(fused);
   /* Every link of the chain but its last output (which assign copies when act is NULL). */
-  const char *links[3];
+  const char *links[4];
   size_t n = 0;
   links[n++] = "c";
   if (sp->bias) links[n++] = "cb";
+  if (sp->bn) links[n++] = "cn";
   if (sp->residual) links[n++] = "cr";
   if (sp->act == NULL) n--;
   for (size_t k = 0; k < n; k++) ck_assert_msg(!has_memory(s, links[k]), "%s", links[k]);
+  if (sp->bn) ck_assert(!has_memory(s, "bm") && !has_memory(s, "bsv")); /* never made */
   ct_scope_free(s);
   ct_program_free(p);
 }
@@ -299,6 +332,75 @@ START_TEST(a_nan_passes_through_the_fused_activation) {
                       .hw = 9, .nans = true});
   check_fused(&(spec){.bias = true, .depthwise = true, .act = "clip", .exact_clip = true,
                       .dt = CT_FLOAT32, .c = 40, .hw = 9, .nans = true});
+}
+END_TEST
+
+/* batch_norm with the inputs' statistics (inference) joins the chain after the bias, its
+ * arithmetic batch_norm's (in double, rounded once): the bits of the five ops, on the GEMM's
+ * paths (1x1, 5x5), Winograd's, the depthwise kernel's and float64, with and without the bias,
+ * the residual and each activation, and a NaN through it. */
+START_TEST(conv_batch_norm_chains_fuse_to_the_same_bits) {
+  check_fused(&(spec){.bias = true, .bn = true, .residual = true, .act = "relu",
+                      .dt = CT_FLOAT32});
+  check_fused(&(spec){.bn = true, .act = "relu", .dt = CT_FLOAT32, .c = 32, .hw = 9, .ks = 1});
+  check_fused(&(spec){.bn = true, .residual = true, .act = "clip", .exact_clip = true,
+                      .dt = CT_FLOAT32, .n = 2, .c = 16, .hw = 30, .ks = 3});
+  check_fused(&(spec){.bias = true, .bn = true, .dt = CT_FLOAT64, .c = 16, .hw = 14, .ks = 5,
+                      .residual = true, .res_dims = CT_DIMS(1, 10)});
+  check_fused(&(spec){.bn = true, .depthwise = true, .act = "clip", .dt = CT_FLOAT32, .c = 40,
+                      .hw = 9, .nans = true});
+  ct_set_num_threads(3);
+  check_fused(&(spec){.bias = true, .bn = true, .residual = true, .act = "relu",
+                      .dt = CT_FLOAT32, .n = 3, .c = 24, .hw = 18, .ks = 3});
+  ct_set_num_threads(1);
+}
+END_TEST
+
+/* Left alone, with the plain executor's bits: batch_norm in training mode (its own batch's
+ * statistics, and new running ones), and one whose MeanOut another op reads. */
+START_TEST(batch_norms_the_pass_cannot_drop_are_left_alone) {
+  for (int k = 0; k < 2; k++) {
+    spec sp = {.bias = true, .act = "relu", .dt = CT_FLOAT32, .bn_training = k == 0,
+               .bn_read = k == 1};
+    ct_program *p = chain_program(&sp);
+    float plain[100], opt[100];
+    ct_scope *s = chain_scope(&sp);
+    run_into(p, s, NULL, plain, sizeof plain);
+    ct_scope_free(s);
+    s = chain_scope(&sp);
+    ct_executor_options o = {.optimize = true};
+    run_into(p, s, &o, opt, sizeof opt);
+    ck_assert_int_eq(memcmp(plain, opt, sizeof plain), 0);
+    ck_assert(has_memory(s, "cn") && has_memory(s, "bm"));
+    ck_assert(!has_memory(s, "c")); /* the conv and its bias still fuse */
+    ct_scope_free(s);
+    ct_program_free(p);
+  }
+}
+END_TEST
+
+/* conv2d_fusion made by hand: a batch norm of two of its four vectors is refused naming the
+ * rule; one of the wrong length names the vector and the channel count. */
+START_TEST(a_partial_or_misshapen_batch_norm_is_refused) {
+  spec sp = {.dt = CT_FLOAT32};
+  ct_scope *s = chain_scope(&sp);
+  ct_op *op = ct_op_new("conv2d_fusion");
+  ct_op_set_input(op, "Input", "x");
+  ct_op_set_input(op, "Filter", "w");
+  ct_op_set_output(op, "Output", "y");
+  ct_op_set_input(op, "BnScale", "bs");
+  ct_op_set_input(op, "BnMean", "bmu");
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "2 of the batch norm's inputs", "wire all four",
+            NULL);
+  ct_op_set_input(op, "BnBias", "bb");
+  ct_op_set_input(op, "BnVariance", "r");
+  run_fails(op, s, CT_ERR_SHAPE, "BnVariance", "'r'", "[4]", NULL);
+  ct_op_set_input(op, "BnVariance", "bvar");
+  run(op, s);
+  ck_assert(ct_ddim_equal(ct_tensor_dims(ct_var_get_tensor(ct_scope_find_var(s, "y"))),
+                          CT_DIMS(1, 4, 5, 5)));
+  ct_op_free(op);
+  ct_scope_free(s);
 }
 END_TEST
 
@@ -518,6 +620,9 @@ static Suite *make_suite(void) {
   Suite *s = suite_create("passes");
   CT_ADD_TEST(s, conv_bias_relu_fuses_to_the_same_bits);
   CT_ADD_TEST(s, a_bias_that_enlarges_the_output_is_not_fused);
+  CT_ADD_TEST(s, conv_batch_norm_chains_fuse_to_the_same_bits);
+  CT_ADD_TEST(s, batch_norms_the_pass_cannot_drop_are_left_alone);
+  CT_ADD_TEST(s, a_partial_or_misshapen_batch_norm_is_refused);
   CT_ADD_TEST(s, a_nan_passes_through_the_fused_activation);
   CT_ADD_TEST(s, an_intermediate_assign_is_elided_to_the_same_bits);
   CT_ADD_TEST(s, an_assign_whose_copy_matters_stays);

@@ -19,6 +19,8 @@ typedef struct blk {
   bool inf_w2;    /* an infinite depthwise weight (the corner tap of channel 0) */
   bool read_a1;   /* another op reads the expansion's output: not fused */
   bool other_res; /* the residual is a variable other than x: not fused */
+  bool bn_expand;   /* a batch_norm (inference) between the expansion's bias and its
+                     * activation: conv2d_fusion with a batch norm, which the block does not run */
   bool alias_write; /* between the depthwise and the projection, xs = exp(r), where xs is the
                      * caller's variable sharing x's memory (so x changes there): not fused */
 } blk;
@@ -36,9 +38,28 @@ static ct_op *conv(const char *type, const char *x, const char *w, const char *o
   return op;
 }
 
-/* out = act(in + reshape(b, [-1, 1, 1])), through the intermediate `mid`. */
-static void bias_act(ct_program *p, const char *in, const char *b, const char *mid,
-                     const char *out, const char *act) {
+/* mid = batch_norm(in) in inference with statistics of seed 9 (and its unread outputs). */
+static void append_bn(ct_program *p, const char *in, const char *mid) {
+  ct_op *bn = ct_op_new("batch_norm");
+  static const char *const ins[4] = {"Scale", "Bias", "Mean", "Variance"};
+  static const char *const outs[4] = {"MeanOut", "VarianceOut", "SavedMean", "SavedVariance"};
+  ct_op_set_input(bn, "X", in);
+  for (int k = 0; k < 4; k++) {
+    char name[16];
+    snprintf(name, sizeof name, "bn_in%d", k);
+    ct_op_set_input(bn, ins[k], name);
+    snprintf(name, sizeof name, "bn_out%d", k);
+    ct_op_set_output(bn, outs[k], name);
+  }
+  ct_op_set_output(bn, "Y", mid);
+  ct_op_set_attr_bool(bn, "is_test", true);
+  ck_assert_int_eq(ct_program_append(p, bn), CT_OK);
+}
+
+/* out = act(in + reshape(b, [-1, 1, 1])), through the intermediate `mid` (and with `bn`, a
+ * batch_norm of the sum before the activation). */
+static void bias_act_bn(ct_program *p, const char *in, const char *b, const char *mid,
+                        const char *out, const char *act, bool bn) {
   char view[32];
   snprintf(view, sizeof view, "%s_col", b);
   ct_op *r = op_x("reshape", b, view);
@@ -48,7 +69,10 @@ static void bias_act(ct_program *p, const char *in, const char *b, const char *m
   ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_add", in, view, act ? mid : out)),
                    CT_OK);
   if (act == NULL) return;
-  ct_op *a = op_x(act, mid, out);
+  char normed[32];
+  snprintf(normed, sizeof normed, "%s_bn", mid);
+  if (bn) append_bn(p, mid, normed);
+  ct_op *a = op_x(act, bn ? normed : mid, out);
   if (strcmp(act, "clip") == 0) {
     ct_op_set_attr_float(a, "min", 0);
     ct_op_set_attr_float(a, "max", 6);
@@ -56,10 +80,15 @@ static void bias_act(ct_program *p, const char *in, const char *b, const char *m
   ck_assert_int_eq(ct_program_append(p, a), CT_OK);
 }
 
+static void bias_act(ct_program *p, const char *in, const char *b, const char *mid,
+                     const char *out, const char *act) {
+  bias_act_bn(p, in, b, mid, out, act, false);
+}
+
 static ct_program *block_program(const blk *b) {
   ct_program *p = ct_program_new();
   ck_assert_int_eq(ct_program_append(p, conv("conv2d", "x", "w1", "c1", 0, 1, 1)), CT_OK);
-  bias_act(p, "c1", "b1", "c1b", "a1", b->act);
+  bias_act_bn(p, "c1", "b1", "c1b", "a1", b->act, b->bn_expand);
   ck_assert_int_eq(ct_program_append(p, conv("depthwise_conv2d", "a1", "w2", "c2", 1, b->s, b->e)),
                    CT_OK);
   bias_act(p, "c2", "b2", "c2b", "a2", b->act);
@@ -87,6 +116,17 @@ static ct_scope *block_scope(const blk *b) {
   put_pattern(s, "w3", CT_DIMS(b->m, b->e, 1, 1), 6, b->dt);
   put_pattern(s, "b3", CT_DIMS(b->m), 7, b->dt);
   put_pattern(s, "r", CT_DIMS(b->n, b->m, oh_of(b), ow_of(b)), 8, b->dt);
+  for (int k = 0; k < 4; k++) { /* the batch norm's (the variance 0.25 .. 2.25) */
+    char name[16];
+    snprintf(name, sizeof name, "bn_in%d", k);
+    put_pattern(s, name, CT_DIMS(b->e), 9 + (unsigned)k, b->dt);
+    if (k < 3) continue;
+    void *v = ct_tensor_mutable_data(ct_var_tensor(ct_scope_var(s, name)), b->dt, ct_cpu());
+    for (int64_t i = 0; i < b->e; i++) {
+      if (b->dt == CT_FLOAT32) ((float *)v)[i] += 1.25f;
+      else ((double *)v)[i] += 1.25;
+    }
+  }
   if (b->alias_write) {
     ck_assert_int_eq(ct_tensor_share(ct_var_tensor(ct_scope_var(s, "xs")),
                                      ct_var_get_tensor(ct_scope_find_var(s, "x"))),
@@ -229,6 +269,11 @@ START_TEST(blocks_it_cannot_prove_are_left_alone) {
   /* the residual is not the block's input */
   check_block(&(blk){.n = 1, .c = 8, .e = 20, .m = 8, .h = 9, .w = 9, .s = 1, .residual = true,
                      .act = "clip", .dt = CT_FLOAT32, .other_res = true},
+              false);
+  /* the expansion normalised by a batch_norm, which conv_epilogue fuses into its
+   * conv2d_fusion and the block's kernel would not run */
+  check_block(&(blk){.n = 1, .c = 8, .e = 20, .m = 8, .h = 9, .w = 9, .s = 1, .residual = true,
+                     .act = "clip", .dt = CT_FLOAT32, .bn_expand = true},
               false);
   /* an op between the convs writes x's memory under another name: the expansion must read x
    * before it, the residual after, as the unfused ops do */

@@ -2,7 +2,8 @@
 /* ops/cpu/conv_fusion.c: conv2d_fusion on the CPU: conv2d's kernel with the epilogue (Bias,
  * ResidualData, the activation) applied where it can, as each output tile leaves the GEMM's
  * registers or each depthwise plane is done (ct__conv_epi); elsewhere (Winograd, batched small
- * images, clip bounds the dtype does not hold, a residual broadcast within a plane) conv2d's
+ * images, clip bounds the dtype does not hold, a residual broadcast within a plane, a batch
+ * norm: batch_norm's arithmetic in double, which the tiles' epilogue does not do) conv2d's
  * kernel writes Output and one pass over it, plane by plane in parallel, applies the epilogue.
  * Each step computes what the separate op's kernel computes, in the same order: an
  * elementwise_add in the dtype (a + b is commutative in IEEE arithmetic, so the operands' order
@@ -30,6 +31,8 @@ enum {
 typedef struct epilogue {
   void *o;
   const void *bias, *res;
+  const void *bn[4]; /* BnScale, BnBias, BnMean, BnVariance; bn[0] NULL: no batch norm */
+  double eps;
   int64_t m, ow, plane, n_bias; /* channels, a row, a plane, Bias's elements (1 or m) */
   int64_t rs[4];                /* ResidualData's strides along N, M, OH, OW (0: broadcast) */
   bool res_plane;               /* ResidualData holds a whole plane per (n, m), contiguous */
@@ -100,6 +103,15 @@ static void res_strides(epilogue *ep, const ct_tensor *r, const ct_tensor *out) 
     run_any_##SFX(plane + i0, r, bv, i1 - i0, e->bias != NULL, r != NULL, e->act, e->lo,  \
                   e->hi);                                                                 \
   }                                                                                       \
+  /* The bias, then batch_norm's inference arithmetic (ops/cpu/norm.c: in double, rounded  \
+   * once) on n values of one channel, in place. */                                       \
+  CT__VM_CLONES static void bn_##SFX(T *o, int64_t n, bool hb, T bv, double mu, double inv, \
+                                     double g, double bb) {                               \
+    if (hb) {                                                                             \
+      for (int64_t i = 0; i < n; i++) o[i] = o[i] + bv;                                   \
+    }                                                                                     \
+    for (int64_t i = 0; i < n; i++) o[i] = (T)(((double)o[i] - mu) * inv * g + bb);       \
+  }                                                                                       \
   static void planes_##SFX(void *arg, int64_t b, int64_t e) {                             \
     const epilogue *ep = arg;                                                             \
     const T *bias = ep->bias, *res = ep->res;                                             \
@@ -107,9 +119,18 @@ static void res_strides(epilogue *ep, const ct_tensor *r, const ct_tensor *out) 
       T *o = (T *)ep->o + p * ep->plane;                                                  \
       const T *r = res != NULL ? res + (p / ep->m) * ep->rs[0] + (p % ep->m) * ep->rs[1]  \
                                : NULL;                                                    \
-      const T bv = bias != NULL ? bias[ep->n_bias == 1 ? 0 : p % ep->m] : 0;              \
+      T bv = bias != NULL ? bias[ep->n_bias == 1 ? 0 : p % ep->m] : 0;                    \
+      bool hb = bias != NULL;                                                             \
+      if (ep->bn[0] != NULL) { /* the bias goes in first: bn(conv + Bias) */              \
+        const T *const *bn = (const T *const *)ep->bn;                                    \
+        int64_t ch = p % ep->m;                                                           \
+        bn_##SFX(o, ep->plane, hb, bv, (double)bn[2][ch],                                 \
+                 ct__inv_std((double)bn[3][ch], ep->eps), (double)bn[0][ch],              \
+                 (double)bn[1][ch]);                                                      \
+        hb = false;                                                                       \
+      }                                                                                   \
       if (r == NULL || ep->res_plane) {                                                   \
-        run_any_##SFX(o, r, bv, ep->plane, bias != NULL, r != NULL, ep->act, ep->lo, ep->hi); \
+        run_any_##SFX(o, r, bv, ep->plane, hb, r != NULL, ep->act, ep->lo, ep->hi);       \
         continue;                                                                         \
       }                                                                                   \
       /* A broadcast residual: row by row, each row's residual gathered first. */         \
@@ -118,8 +139,8 @@ static void res_strides(epilogue *ep, const ct_tensor *r, const ct_tensor *out) 
         for (int64_t x0 = 0; x0 < ep->ow; x0 += 256) {                                    \
           int64_t w = ep->ow - x0 < 256 ? ep->ow - x0 : 256;                              \
           for (int64_t x = 0; x < w; x++) row[x] = r[y * ep->rs[2] + (x0 + x) * ep->rs[3]]; \
-          run_any_##SFX(o + y * ep->ow + x0, row, bv, w, bias != NULL, true, ep->act,     \
-                        ep->lo, ep->hi);                                                  \
+          run_any_##SFX(o + y * ep->ow + x0, row, bv, w, hb, true, ep->act, ep->lo,       \
+                        ep->hi);                                                          \
         }                                                                                 \
       }                                                                                   \
     }                                                                                     \
@@ -138,6 +159,12 @@ static void res_strides(epilogue *ep, const ct_tensor *r, const ct_tensor *out) 
       ep.res = ct__k_in_data(rt);                                                         \
       res_strides(&ep, rt, out);                                                          \
     }                                                                                     \
+    if (ct_kernel_in_count(c, CT__FUSION_BN_SCALE) > 0) {                                 \
+      for (int k = 0; k < 4; k++) {                                                       \
+        ep.bn[k] = ct__k_in_data(ct_kernel_in(c, CT__FUSION_BN_SCALE + (size_t)k, 0));    \
+      }                                                                                   \
+      ep.eps = c->attr[CT__FUSION_EPSILON].u.f;                                           \
+    }                                                                                     \
     const char *act = c->attr[CT__FUSION_ACTIVATION].u.s;                                 \
     ep.act = strcmp(act, "relu") == 0 ? ACT_RELU                                          \
              : strcmp(act, "clip") == 0 ? ACT_CLIP                                        \
@@ -147,7 +174,7 @@ static void res_strides(epilogue *ep, const ct_tensor *r, const ct_tensor *out) 
     if (ep.act == ACT_CLIP && (double)(T)ep.lo == ep.lo && (double)(T)ep.hi == ep.hi) {   \
       ep.act = ACT_CLIP_T;                                                                \
     }                                                                                     \
-    if (ep.bias == NULL && ep.res == NULL && ep.act == ACT_IDENTITY) {                    \
+    if (ep.bias == NULL && ep.res == NULL && ep.bn[0] == NULL && ep.act == ACT_IDENTITY) { \
       return ct__cpu_conv2d_##SFX(c);                                                     \
     }                                                                                     \
     /* The kernel applies it itself where it can: the activation in the dtype, the       \
@@ -156,7 +183,7 @@ static void res_strides(epilogue *ep, const ct_tensor *r, const ct_tensor *out) 
     ct__conv_epi ce = {.bias = ep.bias, .n_bias = ep.n_bias, .res = ep.res,               \
                        .rs_n = ep.rs[0], .rs_m = ep.rs[1], .act = ep.act, .lo = ep.lo,    \
                        .hi = ep.hi};                                                      \
-    bool fits = ep.act != ACT_CLIP && (ep.res == NULL || ep.res_plane);                   \
+    bool fits = ep.act != ACT_CLIP && (ep.res == NULL || ep.res_plane) && ep.bn[0] == NULL; \
     ct_status s = ct__cpu_conv2d_epi_##SFX(c, fits ? &ce : NULL, &applied);               \
     if (s != CT_OK || applied) return s;                                                  \
     ep.o = ct__k_out_data(c, CT__OUT, 0, c->dtype);                                       \

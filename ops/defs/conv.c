@@ -13,10 +13,12 @@
  * and column at the end; "SAME_LOWER": at the beginning), "VALID" pads nothing, "EXPLICIT"
  * (the default) takes paddings. data_format must be "NCHW" (or "AnyLayout").
  *
- *   conv2d_fusion  conv2d, then in its epilogue Output = act(conv + Bias + ResidualData): Bias of
- *       1 or M elements added per channel, ResidualData broadcast to Output's dims, act
- *       identity, relu or clip (clip_min, clip_max); each step rounded as the separate op would, so the bits are
- *       those of conv2d, elementwise_add, elementwise_add, relu/clip run one by one. */
+ *   conv2d_fusion  conv2d, then in its epilogue Output = act(bn(conv + Bias) + ResidualData):
+ *       Bias of 1 or M elements added per channel, bn an inference batch_norm (BnScale, BnBias,
+ *       BnMean, BnVariance, epsilon), ResidualData broadcast to Output's dims, act identity,
+ *       relu or clip (clip_min, clip_max); each step rounded as the separate op would, so the
+ *       bits are those of conv2d, elementwise_add, batch_norm, elementwise_add, relu/clip run
+ *       one by one. */
 #include <math.h>
 #include <string.h>
 
@@ -250,15 +252,17 @@ const ct_attr_def ct__pool_attrs[10] = {
 
 /* conv2d_fusion: conv2d's attributes first, in their order (its kernel is conv2d's, then the
  * epilogue), then the epilogue's. */
-static const ct_attr_def fusion_attrs[9] = {
+static const ct_attr_def fusion_attrs[10] = {
     CONV_ATTR_ROWS,
     {"activation", STR("identity"), false},
     {"clip_min", {.type = CT_ATTR_FLOAT, .u.f = -INFINITY}, false},
     {"clip_max", {.type = CT_ATTR_FLOAT, .u.f = INFINITY}, false},
+    {"epsilon", {.type = CT_ATTR_FLOAT, .u.f = 1e-5}, false},
 };
 
 /* conv2d's checks and dims, then the epilogue's operands: Bias of 1 or M elements (what an
- * elementwise_add of a [M', 1, 1] bias to an NCHW output accepts: M' is 1 or M), ResidualData of
+ * elementwise_add of a [M', 1, 1] bias to an NCHW output accepts: M' is 1 or M), the batch
+ * norm's four vectors [M] or none of them (what batch_norm accepts), ResidualData of
  * dims that broadcast to Output's without enlarging them, both of Input's dtype, and a known
  * activation. */
 static ct_status fusion_infer(const ct_kernel_ctx *c) {
@@ -276,6 +280,18 @@ static ct_status fusion_infer(const ct_kernel_ctx *c) {
                             ct_kernel_in_name(c, CT__FUSION_BIAS, 0), (long long)b->numel,
                             (long long)m, (long long)m);
     }
+  }
+  /* The batch norm: all four of its vectors or none, each [M] of Input's dtype. */
+  size_t n_bn = 0;
+  for (size_t k = CT__FUSION_BN_SCALE; k <= CT__FUSION_BN_VARIANCE; k++) {
+    n_bn += ct_kernel_in_count(c, k) > 0;
+    if ((s = ct__norm_check_vec(c, k, m, "one value per output channel")) != CT_OK) return s;
+  }
+  if (n_bn != 0 && n_bn != 4) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                          "%zu of the batch norm's inputs BnScale, BnBias, BnMean and BnVariance "
+                          "are wired (wire all four, or none)",
+                          n_bn);
   }
   if (ct_kernel_in_count(c, CT__FUSION_RESIDUAL) > 0) {
     const ct_tensor *r = ct_kernel_in(c, CT__FUSION_RESIDUAL, 0);
@@ -311,7 +327,11 @@ ct_status ct__fusion_act_check(const ct_kernel_ctx *c, size_t attr) {
 static const ct_slot_def fusion_in[] = {{"Input", 0},
                                         {"Filter", 0},
                                         {"Bias", CT_SLOT_OPTIONAL},
-                                        {"ResidualData", CT_SLOT_OPTIONAL}};
+                                        {"ResidualData", CT_SLOT_OPTIONAL},
+                                        {"BnScale", CT_SLOT_OPTIONAL},
+                                        {"BnBias", CT_SLOT_OPTIONAL},
+                                        {"BnMean", CT_SLOT_OPTIONAL},
+                                        {"BnVariance", CT_SLOT_OPTIONAL}};
 
 static const ct_slot_def conv_in[] = {{"Input", 0}, {"Filter", 0}};
 static const ct_slot_def conv_out[] = {{"Output", 0}};
@@ -326,8 +346,8 @@ static const ct_op_def defs[] = {
     CONV("depthwise_conv2d"),
     /* The executor's optimize pass (ops/passes.c) makes it; no gradient: it is never on a path
      * that append_backward walks. */
-    {.type = "conv2d_fusion", .inputs = fusion_in, .n_inputs = 4, .outputs = conv_out,
-     .n_outputs = 1, .attrs = fusion_attrs, .n_attrs = 9, .flags = CT_OP_PURE_INFER,
+    {.type = "conv2d_fusion", .inputs = fusion_in, .n_inputs = 8, .outputs = conv_out,
+     .n_outputs = 1, .attrs = fusion_attrs, .n_attrs = 10, .flags = CT_OP_PURE_INFER,
      .infer_shape = fusion_infer},
     {.type = "pool2d", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
      .n_outputs = 1, .attrs = ct__pool_attrs, .n_attrs = 10,
@@ -356,14 +376,18 @@ static const ct__op_doc docs[] = {
     {"depthwise_conv2d", DOC_CONV " The same op as conv2d under PaddlePaddle's name for the "
                          "depthwise case: set groups to C yourself (Filter [M, 1, KH, KW])."},
     {"conv2d_fusion", "conv2d (its slots and attributes), then in one pass over Output `Output = "
-                      "act(conv + Bias + ResidualData)`: Bias (optional) holds 1 or M elements "
-                      "added per output channel, ResidualData (optional) broadcasts to Output's "
-                      "dims without enlarging them, both of Input's dtype; `activation` is "
+                      "act(bn(conv + Bias) + ResidualData)`: Bias (optional) holds 1 or M "
+                      "elements added per output channel; bn (optional: BnScale, BnBias, BnMean "
+                      "and BnVariance, all four [M] or none) is batch_norm with is_test and "
+                      "`epsilon` (default 1e-5), `(v - mean) / sqrt(var + epsilon) scale + "
+                      "bias` in double; ResidualData (optional) broadcasts to Output's dims "
+                      "without enlarging them; all of Input's dtype. `activation` is "
                       "\"identity\" (the default), \"relu\" or \"clip\" between clip_min and "
                       "clip_max (default -inf, +inf). Each step rounds as the separate ops do, "
-                      "so the bits are those of conv2d, elementwise_add, elementwise_add and "
-                      "relu or clip run one by one. The executor's optimize pass (CPU only) "
-                      "makes it from such a chain (docs/design/passes.md); it has no gradient."},
+                      "so the bits are those of conv2d, elementwise_add, batch_norm, "
+                      "elementwise_add and relu or clip run one by one. The executor's optimize "
+                      "pass (CPU only) makes it from such a chain (docs/design/passes.md); it has "
+                      "no gradient."},
     {"pool2d", "Max or average pooling (`pooling_type` \"max\", the default, or \"avg\") of X "
                "[N, C, H, W] over `ksize` windows (default 1x1) at `strides`, giving Out [N, C, "
                "OH, OW] with conv2d's extent formula (ceil_mode rounds it up instead); "

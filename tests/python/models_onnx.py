@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # tests/python/models_onnx.py: the models of issue 33 exported from PyTorch at opset 17 with a
 # dynamic batch, run by corten and by onnxruntime; and the peak memory of loading resnet18.
-"""ONNX model parity: torchvision's resnet18 and mobilenet_v2, a 2-layer TransformerEncoder and
-an LSTM classifier, with random weights and batch-norm statistics measured on random batches (so
-a dropped statistic shows), exported by Debian's PyTorch into the build tree (never committed).
-corten's outputs must equal onnxruntime's within 1e-4 of the outputs' largest magnitude at batch
-1 and 8. Then NaN, signed zeros and infinities through single activations against onnxruntime. Run by ctest `python_onnx_models` in the `onnx` environment (tests/python/make_envs.sh)."""
+"""ONNX model parity: torchvision's resnet18 (also with its BatchNormalization nodes kept, as
+model zoos ship them) and mobilenet_v2, a 2-layer TransformerEncoder and an LSTM classifier,
+with random weights and batch-norm statistics measured on random batches (so a dropped
+statistic shows), exported by Debian's PyTorch into the build tree (never committed). corten's
+outputs must equal onnxruntime's within 1e-4 of the outputs' largest magnitude at batch 1 and 8.
+Then NaN, signed zeros and infinities through single activations against onnxruntime. Run by
+ctest `python_onnx_models` in the `onnx` environment (tests/python/make_envs.sh)."""
 import functools
 import os
 import subprocess
@@ -46,7 +48,7 @@ class LSTMClassifier(torch.nn.Module):
 
 def _make(name):
     torch.manual_seed(0)
-    if name == "resnet18":
+    if name in ("resnet18", "resnet18_bn"):
         return _bn_statistics(torchvision.models.resnet18(), (4, 3, 224, 224)), (3, 224, 224)
     if name == "mobilenet_v2":
         return _bn_statistics(torchvision.models.mobilenet_v2(), (4, 3, 224, 224)), (3, 224, 224)
@@ -62,18 +64,25 @@ def _exported(name):
     """The model's file in the build tree (exported once) and its per-sample input shape."""
     os.makedirs(MODELS, exist_ok=True)
     path = os.path.join(MODELS, name + ".onnx")
-    shape = {"resnet18": (3, 224, 224), "mobilenet_v2": (3, 224, 224), "transformer": (10, 64),
-             "lstm": (12, 16)}[name]
+    shape = {"resnet18": (3, 224, 224), "resnet18_bn": (3, 224, 224),
+             "mobilenet_v2": (3, 224, 224), "transformer": (10, 64), "lstm": (12, 16)}[name]
     if not os.path.exists(path):
         net, shape = _make(name)
         tmp = path + ".tmp"
+        # resnet18_bn keeps its BatchNormalization nodes (as model zoos' files have them): no
+        # folding into the convolutions at export.
+        keep = name.endswith("_bn")
         torch.onnx.export(net, torch.randn(1, *shape), tmp, input_names=["x"], output_names=["y"],
-                          dynamic_axes={"x": {0: "N"}, "y": {0: "N"}}, opset_version=17)
+                          dynamic_axes={"x": {0: "N"}, "y": {0: "N"}}, opset_version=17,
+                          training=(torch.onnx.TrainingMode.PRESERVE if keep
+                                    else torch.onnx.TrainingMode.EVAL),
+                          do_constant_folding=not keep)
         os.replace(tmp, path)
     return path, shape
 
 
-@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "transformer", "lstm"])
+@pytest.mark.parametrize("name", ["resnet18", "resnet18_bn", "mobilenet_v2", "transformer",
+                                  "lstm"])
 @pytest.mark.parametrize("batch", [1, 8])
 def test_outputs_equal_onnxruntimes(name, batch):
     path, shape = _exported(name)
@@ -91,7 +100,8 @@ def test_outputs_equal_onnxruntimes(name, batch):
     assert float(np.abs(got - want).max()) <= 1e-4 * scale
 
 
-@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "transformer", "lstm"])
+@pytest.mark.parametrize("name", ["resnet18", "resnet18_bn", "mobilenet_v2", "transformer",
+                                  "lstm"])
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_graph_passes_keep_the_bits(name, threads):
     """The executor's optimize option (on by default) gives the unoptimized program's bits."""
