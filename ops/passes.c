@@ -4,10 +4,10 @@
  * the ops it replaces stay in the program, unrun by this executor.
  *
  * conv_epilogue: conv2d (or depthwise_conv2d) followed by the bias add the ONNX importer writes
- * (reshape of B to [-1, 1, 1], elementwise_add), a residual elementwise_add and relu or clip,
- * any of the three, becomes one conv2d_fusion computing the same bits (ops/cpu/conv_fusion.c):
- * the intermediates are never allocated and the output is read and written once more instead of
- * three times. A link of the chain is taken only when its value is an intermediate (created by
+ * (reshape of B to [-1, 1, 1], elementwise_add), an inference batch_norm, a residual
+ * elementwise_add and relu or clip, any of the four, becomes one conv2d_fusion computing the
+ * same bits (ops/cpu/conv_fusion.c): the intermediates are never allocated and the output is
+ * read and written once more instead of three or four times. A link of the chain is taken only when its value is an intermediate (created by
  * the executor, not kept), written by its op alone and read by the next op of the chain alone
  * (no other op, no nested program), and the chain's ops follow one another (the reshape between
  * the conv and its bias add excepted: it writes only the bias's view).
@@ -17,6 +17,9 @@
  * computing the same bits (ops/cpu/matmul.c): the sum and the activation run in the GEMM's
  * tiles as they are stored. The links are taken as conv_epilogue's are, and only when Y is of
  * rank 2 or more now (so the product has a column dim the bias can be added along).
+ *
+ * Dims read when the executor is made (a bias's length, a Y's rank) are read only from
+ * variables no op of the program writes (ct__pass_fixed): an op before may resize any other.
  *
  * assign_elision: an assign (ONNX's Identity) whose output is an intermediate goes, its readers
  * reading its input instead: the copy, and the block a copy needs each run when a reshape views
@@ -203,7 +206,7 @@ static bool find_chain(const ct__prep *preps, size_t n, size_t i,
                 .lo = -INFINITY, .hi = INFINITY};
   const ct_var *cur = out0(&preps[i]);
   size_t j = i + 1;
-    /* The bias: reshape(B, [-1, 1, 1]) -> b3, then cur + b3, when B holds 1 element or one per
+  /* The bias: reshape(B, [-1, 1, 1]) -> b3, then cur + b3, when B holds 1 element or one per
    * output channel at every run: more than one for a single channel would enlarge the output,
    * which conv2d_fusion refuses. */
   if (j + 1 < n && column_reshape(&preps[j]) && is(&preps[j + 1], "elementwise_add") &&

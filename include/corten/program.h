@@ -94,8 +94,9 @@ typedef struct ct_executor_options {
   bool fuse_elementwise;
   /* Graph passes over the bound ops, once, when the executor is made (docs/design/passes.md):
    * on the CPU, conv2d (or depthwise_conv2d) followed by its bias add (elementwise_add of a
-   * reshape of the bias to [-1, 1, 1]), a residual elementwise_add and relu or clip runs as one
-   * conv2d_fusion, whose intermediates are never allocated; three such convolutions that form
+   * reshape of the bias to [-1, 1, 1]), an inference batch_norm, a residual elementwise_add and
+   * relu or clip runs as one conv2d_fusion, whose intermediates are never allocated (matmul,
+   * its bias add and relu or clip as one matmul_fusion); three such convolutions that form
    * MobileNetV2's inverted residual block (1x1 expansion, 3x3 depthwise at stride 1 or 2, 1x1
    * projection plus the block's input) run as one inverted_residual, band by band, the expanded
    * values never stored whole (the same bits); an assign whose output is an
@@ -104,9 +105,11 @@ typedef struct ct_executor_options {
    * fuse_elementwise: created by the executor, not kept, read by the chain's next op alone), so
    * every variable the caller reads holds what it would without the option, bit for bit. The
    * program is not changed; editing one of its fused ops afterwards makes the run fail
-   * (CT_ERR_INVALID_ARGUMENT): make a new executor. A bias or residual that would broadcast the
-   * convolution's output to larger dims (not an ONNX model's: Conv's B is [M]) fails the run with
-   * CT_ERR_SHAPE naming conv2d_fusion; without the option that program runs. */
+   * (CT_ERR_INVALID_ARGUMENT): make a new executor. A residual that would broadcast the
+   * convolution's output to larger dims, or a bias that no longer fits after the executor was
+   * made (not an ONNX model's: Conv's B is [M]), fails the run with CT_ERR_SHAPE naming the
+   * fused op; without the option that program runs (a bias that would enlarge the output when
+   * the executor is made, or one that an op of the program writes, is left unfused). */
   bool optimize;
   /* Variables the caller declares constant while the executor lives: a served model's weights
    * (docs/design/constants.md). On the CPU a kernel may derive data from one at its first run
