@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_host_cache.c: the host cache's limit from the environment (CORTEN_HOST_CACHE_LIMIT)
- * and its lock across fork. Internal (the parser of the limit): links the static library.
+ * and its lock across fork; the huge-page advice's range. Internal (the parser of the limit): links the static library.
  * The environment is read once per process, so each such check runs in a child of its own. */
 #define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
 #include <stdlib.h>
@@ -33,6 +33,32 @@ START_TEST(limit_refuses_anything_else) {
   size_t v = 7;
   ck_assert(!ct__host_cache_parse_limit(NULL, &v));
   ck_assert_uint_eq(v, 7);
+}
+END_TEST
+
+/* The huge pages' range of a block: the 2 MiB pages wholly inside it. */
+START_TEST(huge_pages_cover_the_whole_2mib_pages_inside) {
+  const uintptr_t mib = (uintptr_t)1 << 20;
+  uintptr_t at;
+  size_t len;
+  ct__huge_interior(20 * mib + 100, 5 * mib, &at, &len); /* [20 MiB + 100, 25 MiB + 100) */
+  ck_assert(at == 22 * mib && len == 2 * mib);
+  ct__huge_interior(8 * mib, 4 * mib, &at, &len); /* aligned both ends */
+  ck_assert(at == 8 * mib && len == 4 * mib);
+  ct__huge_interior(8 * mib + 64, 4 * mib - 128, &at, &len); /* no whole page inside */
+  ck_assert_uint_eq(len, 0);
+  ct__huge_interior(3 * mib, 1 * mib, &at, &len);
+  ck_assert_uint_eq(len, 0);
+  /* the advice on real memory changes nothing a caller sees (whatever the system's THP) */
+  size_t bytes = 6 << 20;
+  unsigned char *p = ct__host_mem_alloc(bytes);
+  ck_assert_ptr_nonnull(p);
+  ct__host_advise_huge(p, bytes);
+  ct__host_advise_huge(p, 4096); /* below CT__HUGE_MIN: nothing */
+  ct__host_advise_huge(NULL, bytes);
+  for (size_t i = 0; i < bytes; i += 4096) p[i] = (unsigned char)(i >> 12);
+  for (size_t i = 0; i < bytes; i += 4096) ck_assert_uint_eq(p[i], (unsigned char)(i >> 12));
+  ct__host_mem_free(p, bytes);
 }
 END_TEST
 
@@ -99,6 +125,7 @@ static Suite *make_suite(void) {
   Suite *s = suite_create("host_cache");
   CT_ADD_TEST(s, limit_parses_digits_and_a_suffix);
   CT_ADD_TEST(s, limit_refuses_anything_else);
+  CT_ADD_TEST(s, huge_pages_cover_the_whole_2mib_pages_inside);
   CT_ADD_TEST(s, environment_sets_the_limit_once);
   CT_ADD_TEST(s, child_of_a_fork_uses_the_cache);
   return s;

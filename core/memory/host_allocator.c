@@ -11,7 +11,9 @@
  * when it is. Programs linked with jemalloc (corten's own tests, examples, tools and bench) get
  * jemalloc; Python and other dlopen users get the C library's aligned_alloc. Sanitizer builds
  * (no CORTEN_HAVE_JEMALLOC) always use the C library, so AddressSanitizer tracks every block. */
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #ifdef CORTEN_HAVE_JEMALLOC
 #include <dlfcn.h>
@@ -80,3 +82,22 @@ static void host_free(void *ctx, void *ptr, size_t size) {
 }
 
 const ct_allocator ct__host_allocator = {.alloc = host_alloc, .free = host_free, .ctx = NULL};
+
+void ct__huge_interior(uintptr_t p, size_t bytes, uintptr_t *at, size_t *len) {
+  const uintptr_t page = CT__HUGE_PAGE;
+  uintptr_t b = (p + page - 1) & ~(page - 1), e = (p + bytes) & ~(page - 1);
+  *at = b;
+  *len = e > b ? (size_t)(e - b) : 0;
+}
+
+void ct__host_advise_huge(void *p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  if (p == NULL || bytes < CT__HUGE_MIN) return;
+  uintptr_t at;
+  size_t len;
+  ct__huge_interior((uintptr_t)p, bytes, &at, &len);
+  if (len > 0) (void)madvise((void *)at, len, MADV_HUGEPAGE); /* best effort: see the header */
+#else
+  (void)p, (void)bytes;
+#endif
+}
