@@ -365,7 +365,8 @@ END_TEST
  * row by row, left to right, a larger one or a NaN replacing the running one: on rows of signed
  * zeros, equal values and NaNs of two payloads, every output's bits are that rule's (the first
  * of equal zeros stays, the last NaN wins). Rows of 41 (19 inner outputs: a whole vector and a
- * masked one) and of 140 (more than two vectors), 3x3 and 2x3 windows. */
+ * masked one), of 140 (more than two vectors), of 35 and 67 (16 and 32 inner outputs: whole
+ * vectors whose last window ends one element past their 32), 3x3 and 2x3 windows. */
 static float pool_rule(const float *x, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t oy,
                        int64_t ox) {
   float acc = -INFINITY;
@@ -388,9 +389,9 @@ START_TEST(pool_max_stride2_takes_the_window_in_order) {
    * and for the last two cases NaNs of two payloads */
   const float pick[2][7] = {{-0.0f, 0.0f, -1.0f, -0.0f, 0.0f, -3.0f, 2.0f},
                             {-0.0f, 0.0f, -1.0f, na, -0.0f, 0.0f, nb}};
-  const int64_t widths[2] = {41, 140}, kws[2] = {3, 2};
-  for (int k = 0; k < 8; k++) {
-    const int64_t h = 5, w = widths[k / 2 % 2], kh = 3, kw = kws[k / 4];
+  const int64_t widths[4] = {41, 140, 35, 67}, kws[2] = {3, 2};
+  for (int k = 0; k < 16; k++) {
+    const int64_t h = 5, w = widths[k / 2 % 4], kh = 3, kw = kws[k / 8];
     float *x = xmalloc(h * w, sizeof(float));
     for (int64_t i = 0; i < h * w; i++) x[i] = pick[k % 2][(i * 7919 + i / 5) % 7];
     ct_scope *s = ct_scope_new();
