@@ -156,7 +156,7 @@ const char *ct__prep_namer(const void *arg, const void *tensor, const char **op)
  * the program's ops it stands for, with their generations when it was made: an edit of one
  * after that makes ct__rewrites_check fail the run. */
 #define CT__REWRITE_MAX 6 /* a conv, two adds, a batch_norm, an activation, the bias's reshape */
-#define CT__REWRITE_INS 8 /* inverted_residual's inputs */
+#define CT__REWRITE_INS 8 /* inverted_residual's inputs; a conv chain's: 2, bias, residual, 4 bn */
 typedef struct ct__rewrite {
   ct_op *op;
   const ct_op *origin[CT__REWRITE_MAX];

@@ -7,10 +7,11 @@
  * (reshape of B to [-1, 1, 1], elementwise_add), an inference batch_norm, a residual
  * elementwise_add and relu or clip, any of the four, becomes one conv2d_fusion computing the
  * same bits (ops/cpu/conv_fusion.c): the intermediates are never allocated and the output is
- * read and written once more instead of three or four times. A link of the chain is taken only when its value is an intermediate (created by
- * the executor, not kept), written by its op alone and read by the next op of the chain alone
- * (no other op, no nested program), and the chain's ops follow one another (the reshape between
- * the conv and its bias add excepted: it writes only the bias's view).
+ * read and written once more instead of three or four times. A link of the chain is taken only
+ * when its value is an intermediate (created by the executor, not kept), written by its op
+ * alone and read by the next op of the chain alone (no other op, no nested program), and the
+ * chain's ops follow one another (the reshape between the conv and its bias add excepted: it
+ * writes only the bias's view).
  *
  * matmul_epilogue: matmul followed by the add of a bias (a rank-1 variable now: one value, or one
  * per column of the product) and then, optionally, relu or clip becomes one matmul_fusion
@@ -332,6 +333,11 @@ ct_status ct__pass_rewrite_room(ct__rewrites *rw) {
   rw->cap = cap;
   return CT_OK;
 }
+
+/* A chain fills a rewrite at most: its members and the watched reshape, its inputs. */
+_Static_assert(sizeof(((chain *)0)->members) / sizeof(size_t) + 1 <= CT__REWRITE_MAX,
+               "a chain's ops fit a rewrite's origins");
+_Static_assert(2 + 1 + 1 + 4 <= CT__REWRITE_INS, "a chain's inputs fit a rewrite's");
 
 /* Chain ch's memory assumption into r: its result apart from the fused op's inputs. */
 static void chain_memory(const ct__prep *preps, const chain *ch, ct__rewrite *r) {

@@ -54,7 +54,9 @@ static bool ints_are(const ct_attr_value *a, int64_t v) {
  * `groups` groups, NCHW with explicit paddings, and it has no batch norm (which the block's
  * epilogues do not run). */
 static bool geometry(const ct_op *op, int64_t pad, int64_t stride, int64_t groups) {
-  if (op->in[CT__FUSION_BN_SCALE].n != 0) return false;
+  for (size_t k = CT__FUSION_BN_SCALE; k <= CT__FUSION_BN_VARIANCE; k++) {
+    if (op->in[k].n != 0) return false; /* any of them: a partial one must fail as it would */
+  }
   const ct_attr_value *st = ct__pass_attr(op, "strides"), *pd = ct__pass_attr(op, "paddings");
   const char *fmt = ct__pass_attr(op, "data_format")->u.s;
   return st->u.ints.n == 2 && ints_are(st, stride) && ints_are(pd, pad) &&

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/test_host_cache.c: the host cache's limit from the environment (CORTEN_HOST_CACHE_LIMIT)
- * and its lock across fork; the huge-page advice's range. Internal (the parser of the limit): links the static library.
- * The environment is read once per process, so each such check runs in a child of its own. */
+/* tests/test_host_cache.c: the host cache's limit from the environment
+ * (CORTEN_HOST_CACHE_LIMIT) and its lock across fork; the huge-page advice's range. Internal
+ * (the parser of the limit): links the static library. The environment is read once per
+ * process, so each such check runs in a child of its own. */
 #define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
 #include <stdlib.h>
 #include <sys/wait.h>

@@ -157,8 +157,9 @@ END_TEST
 
 /* Left alone, with the same results: a bias that is not a vector (it would broadcast over rows
  * too), a bias of 3 added to a product of one column (the add makes [4, 3], which
- * matmul_fusion refuses; found by the program fuzzer), one of 5 for 6 columns (the add fails
- * alone), a Y of rank 1, the product read by another op, the sum kept by name. */
+ * matmul_fusion refuses; found by the program fuzzer), a bias of 2 added to the one-column
+ * product of a row and a transposed Y (the rank-1 product [1] made [2]), a Y of rank 1, the
+ * product read by another op, the sum kept by name. */
 START_TEST(chains_the_pass_cannot_prove_are_left_alone) {
   check(&(spec){.x = CT_DIMS(4, 8), .y = CT_DIMS(8, 6), .b = CT_DIMS(4, 6), .dt = CT_FLOAT32},
         false);

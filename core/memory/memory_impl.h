@@ -151,6 +151,9 @@ void ct__host_mem_free(void *ptr, size_t size);
 #define CT__HUGE_MIN ((size_t)4 << 20)
 void ct__huge_interior(uintptr_t p, size_t bytes, uintptr_t *at, size_t *len);
 void ct__host_advise_huge(void *p, size_t bytes);
+/* Whether the host place allocates with corten's default allocator (no ct_set_allocator's):
+ * memory a caller's allocator gave is never advised. */
+bool ct__host_default_allocator(void);
 
 /* The cache of large host blocks (host_cache.c): a co-allocated block (header and data) of at
  * least CT__HOST_CACHE_MIN bytes goes there when freed, and the cache keeps at most its limit

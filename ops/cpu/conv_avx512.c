@@ -74,7 +74,8 @@ __attribute__((target("avx512f"), noinline)) static bool pool_max_s2_k3_avx512(
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28,
                                          30);
   const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-  const __m512i next = _mm512_add_epi32(even, _mm512_set1_epi32(2)); /* lane 15: from c */
+  /* even elements one further; lane 15's (element 32, index 32 wrapping to 0) is replaced */
+  const __m512i next = _mm512_add_epi32(even, _mm512_set1_epi32(2));
   for (int64_t o0 = ca; o0 < cb; o0 += 16 * PMS2_V) {
     __m512 acc[PMS2_V], nan[PMS2_V];
     __mmask16 lo[PMS2_V], hi[PMS2_V], out[PMS2_V], isnan[PMS2_V];

@@ -117,6 +117,13 @@ def test_graph_passes_keep_the_bits(name, threads):
     assert outs[0].tobytes() == outs[1].tobytes()
 
 
+def test_resnet18_bn_keeps_its_batch_norms():
+    """The export the batch-norm tests rely on: 20 BatchNormalization nodes, none folded."""
+    path, _ = _exported("resnet18_bn")
+    ops = [n.op_type for n in onnx.load(path).graph.node]
+    assert ops.count("BatchNormalization") == 20
+
+
 def test_loading_resnet18_holds_the_weights_once():
     """Peak host memory during the load: at most 1.2x the weight bytes above the baseline."""
     path, _ = _exported("resnet18")
