@@ -2,17 +2,17 @@
 # bench/bench_onnx.py: imported ONNX models, corten against onnxruntime in the same run.
 """For each model of tests/python/models_onnx.py (resnet18, resnet18_bn: the same with its
 BatchNormalization nodes kept, mobilenet_v2, a 2-layer TransformerEncoder, an LSTM classifier;
-exported once into MODELS), each batch (1, 8) and thread
-count (1, 2): corten (corten.onnx.load, graph passes on, the weights constants: packed once, as
-onnxruntime prepacks its initializers at session creation) and onnxruntime (InferenceSession, CPU,
-default graph optimisation, intra_op_num_threads set to the same count, inter_op 1) run the same
-input. Each side is warmed up, then the two alternate in rounds of K runs, each round after
-SETTLE_S of untimed runs of its own (so that the other side's pool threads, still spinning, do
-not share the cores with the timed runs); a side's figure is the median over rounds of each round's
-median. The ratio is corten's / onnxruntime's (below 1: corten faster), paired: the median over
-rounds of each round's corten median over its onnxruntime median, the two taken a second apart,
-so that the machine's drift (shared, its speed moving by a fifth within minutes) cancels; the
-spread is the lowest and highest round's ratio. Load time: the median of 3 loads each.
+exported once into MODELS), each batch (1, 8) and thread count (1, 2): corten (corten.onnx.load,
+graph passes on, the weights constants: packed once, as onnxruntime prepacks its initializers at
+session creation) and onnxruntime (InferenceSession, CPU, default graph optimisation,
+intra_op_num_threads set to the same count, inter_op 1) run the same input. Each side is warmed
+up, then the two alternate in rounds of K runs, each round after SETTLE_S of untimed runs of its
+own (so that the other side's pool threads, still spinning, do not share the cores with the
+timed runs); a side's figure is the median over rounds of each round's median. The ratio is
+corten's / onnxruntime's (below 1: corten faster), paired: the median over rounds of each
+round's corten median over its onnxruntime median, the two taken a second apart, so that the
+machine's drift (shared, its speed moving by a fifth within minutes) cancels; the spread is the
+lowest and highest round's ratio. Load time: the median of 3 loads each.
 Peak memory: each side loads and runs the model once in a fresh process, at each batch size;
 the row is its peak resident set (VmHWM).
 
