@@ -368,20 +368,27 @@ END_TEST
 
 /* A bias an op of the program writes first (b = relu(b0)): its length when the executor is
  * made need not be its length at the conv, so the chain is left alone, with the same bits. */
-START_TEST(a_bias_an_op_writes_is_not_fused) {
-  spec sp = {.bias = true, .act = "relu", .dt = CT_FLOAT32, .bias_written = true};
-  ct_program *p = chain_program(&sp);
+/* The default chain of sp run unoptimized and optimized over scopes of their own, y's bytes
+ * compared; the optimized run's scope, for the caller to look into and free. */
+static ct_scope *same_bits_both_ways(const spec *sp) {
+  ct_program *p = chain_program(sp);
   float plain[100], opt[100];
-  ct_scope *s = chain_scope(&sp);
+  ct_scope *s = chain_scope(sp);
   run_into(p, s, NULL, plain, sizeof plain);
   ct_scope_free(s);
-  s = chain_scope(&sp);
+  s = chain_scope(sp);
   ct_executor_options o = {.optimize = true};
   run_into(p, s, &o, opt, sizeof opt);
   ck_assert_int_eq(memcmp(plain, opt, sizeof plain), 0);
+  ct_program_free(p);
+  return s;
+}
+
+START_TEST(a_bias_an_op_writes_is_not_fused) {
+  ct_scope *s = same_bits_both_ways(
+      &(spec){.bias = true, .act = "relu", .dt = CT_FLOAT32, .bias_written = true});
   ck_assert(has_memory(s, "c") && has_memory(s, "cb"));
   ct_scope_free(s);
-  ct_program_free(p);
 }
 END_TEST
 
@@ -389,21 +396,11 @@ END_TEST
  * statistics, and new running ones), and one whose MeanOut another op reads. */
 START_TEST(batch_norms_the_pass_cannot_drop_are_left_alone) {
   for (int k = 0; k < 2; k++) {
-    spec sp = {.bias = true, .act = "relu", .dt = CT_FLOAT32, .bn_training = k == 0,
-               .bn_read = k == 1};
-    ct_program *p = chain_program(&sp);
-    float plain[100], opt[100];
-    ct_scope *s = chain_scope(&sp);
-    run_into(p, s, NULL, plain, sizeof plain);
-    ct_scope_free(s);
-    s = chain_scope(&sp);
-    ct_executor_options o = {.optimize = true};
-    run_into(p, s, &o, opt, sizeof opt);
-    ck_assert_int_eq(memcmp(plain, opt, sizeof plain), 0);
+    ct_scope *s = same_bits_both_ways(&(spec){.bias = true, .act = "relu", .dt = CT_FLOAT32,
+                                              .bn_training = k == 0, .bn_read = k == 1});
     ck_assert(has_memory(s, "cn") && has_memory(s, "bm"));
     ck_assert(!has_memory(s, "c")); /* the conv and its bias still fuse */
     ct_scope_free(s);
-    ct_program_free(p);
   }
 }
 END_TEST
