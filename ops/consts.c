@@ -153,9 +153,7 @@ void *ct__k_derived(const ct_kernel_ctx *c, size_t slot, size_t i, uint64_t tag,
   }
   drop(d);
   if ((d->data = ct__block_alloc(ct_cpu(), bytes)) == NULL) return NULL;
-  if (ct__host_default_allocator()) { /* read whole at every run, for as long as kept */
-    ct__host_advise_huge(d->data->ptr, bytes);
-  }
+  ct__block_advise_huge(d->data); /* read whole at every run, for as long as kept */
   ct__block_retain(b);
   atomic_fetch_add_explicit(&b->frozen, 1, memory_order_relaxed);
   d->src = b;

@@ -65,22 +65,27 @@ static bool is(const ct__prep *p, const char *type) { return strcmp(p->op->def->
 
 static const ct_var *out0(const ct__prep *p) { return p->vars[p->n_in_vars]; }
 
-/* Whether v links prep `from` (its only writer) to prep `to` (its only reader, once) and is an
- * intermediate. */
-bool ct__pass_link(const ct__prep *preps, size_t n, size_t from, size_t to, const ct_var *v,
-                   bool (*candidate)(void *, const ct_var *), void *arg) {
-  if (!candidate(arg, v)) return false;
-  size_t reads = 0;
+/* How many times prep `to` reads v when prep `from` alone writes it and no other prep reads it
+ * (nor a nested program); -1 otherwise (to == n: no prep may read it). */
+static long sole_reads(const ct__prep *preps, size_t n, size_t from, size_t to, const ct_var *v) {
+  long reads = 0;
   for (size_t j = 0; j < n; j++) {
     const ct__prep *q = &preps[j];
     for (uint32_t k = 0; k < q->n_in_vars + q->n_out_vars; k++) {
       if (q->vars[k] != v) continue;
-      if (k >= q->n_in_vars ? j != from : j != to) return false;
+      if (k >= q->n_in_vars ? j != from : j != to) return -1;
       reads += k < q->n_in_vars;
     }
-    if (ct__nested_reads(q->op, ct_var_name(v))) return false;
+    if (ct__nested_reads(q->op, ct_var_name(v))) return -1;
   }
-  return reads == 1;
+  return reads;
+}
+
+/* Whether v links prep `from` (its only writer) to prep `to` (its only reader, once) and is an
+ * intermediate. */
+bool ct__pass_link(const ct__prep *preps, size_t n, size_t from, size_t to, const ct_var *v,
+                   bool (*candidate)(void *, const ct_var *), void *arg) {
+  return candidate(arg, v) && sole_reads(preps, n, from, to, v) == 1;
 }
 
 /* The other input of two-input prep p when one of them is v (and the other is not); NULL when
@@ -165,15 +170,9 @@ static bool conv_bias_fits(const ct__prep *preps, size_t n, const ct__prep *cv,
  * program): a value nobody sees, which the fused op need not make. */
 static bool unread(const ct__prep *preps, size_t n, size_t w, const ct_var *v,
                    bool (*candidate)(void *, const ct_var *), void *arg) {
-  if (!candidate(arg, v)) return false;
+  if (!candidate(arg, v) || sole_reads(preps, n, w, n, v) != 0) return false;
   for (size_t j = 0; j < n; j++) {
-    const ct__prep *q = &preps[j];
-    for (uint32_t k = 0; k < q->n_in_vars + q->n_out_vars; k++) {
-      if (q->vars[k] == v && (k < q->n_in_vars || j != w)) return false;
-    }
-    if (ct__nested_reads(q->op, ct_var_name(v)) || ct__nested_writes(q->op, ct_var_name(v))) {
-      return false;
-    }
+    if (ct__nested_writes(preps[j].op, ct_var_name(v))) return false;
   }
   return true;
 }

@@ -52,14 +52,16 @@ START_TEST(huge_pages_cover_the_whole_2mib_pages_inside) {
   ck_assert_uint_eq(len, 0);
   /* the advice on real memory changes nothing a caller sees (whatever the system's THP) */
   size_t bytes = 6 << 20;
-  unsigned char *p = ct__host_mem_alloc(bytes);
-  ck_assert_ptr_nonnull(p);
-  ct__host_advise_huge(p, bytes);
-  ct__host_advise_huge(p, 4096); /* below CT__HUGE_MIN: nothing */
-  ct__host_advise_huge(NULL, bytes);
+  ct__block *b = ct__block_alloc(ct_cpu(), bytes), *small = ct__block_alloc(ct_cpu(), 4096);
+  ck_assert(b != NULL && small != NULL && b->coalloc);
+  ct__block_advise_huge(b);
+  ct__block_advise_huge(small); /* below CT__HUGE_MIN: nothing */
+  ct__block_advise_huge(NULL);
+  unsigned char *p = b->ptr;
   for (size_t i = 0; i < bytes; i += 4096) p[i] = (unsigned char)(i >> 12);
   for (size_t i = 0; i < bytes; i += 4096) ck_assert_uint_eq(p[i], (unsigned char)(i >> 12));
-  ct__host_mem_free(p, bytes);
+  ct__block_release(b);
+  ct__block_release(small);
 }
 END_TEST
 

@@ -90,14 +90,14 @@ void ct__huge_interior(uintptr_t p, size_t bytes, uintptr_t *at, size_t *len) {
   *len = e > b ? (size_t)(e - b) : 0;
 }
 
-void ct__host_advise_huge(void *p, size_t bytes) {
+void ct__block_advise_huge(const ct__block *b) {
 #ifdef MADV_HUGEPAGE
-  if (p == NULL || bytes < CT__HUGE_MIN) return;
+  if (b == NULL || !b->coalloc || b->nbytes < CT__HUGE_MIN) return;
   uintptr_t at;
   size_t len;
-  ct__huge_interior((uintptr_t)p, bytes, &at, &len);
+  ct__huge_interior((uintptr_t)b->ptr, b->nbytes, &at, &len);
   if (len > 0) (void)madvise((void *)at, len, MADV_HUGEPAGE); /* best effort: see the header */
 #else
-  (void)p, (void)bytes;
+  (void)b;
 #endif
 }

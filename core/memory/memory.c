@@ -194,8 +194,6 @@ ct_status ct_memory_set_cache_limit(ct_place place, size_t bytes) {
   return CT_OK;
 }
 
-bool ct__host_default_allocator(void) { return host_domain.allocator.alloc == NULL; }
-
 ct_status ct_set_allocator(ct_place place, const ct_allocator *a) {
   domain *d = domain_of(place, "ct_set_allocator");
   if (d == NULL) return ct_last_status();

@@ -140,20 +140,19 @@ void *ct__host_mem_alloc(size_t size);
 void ct__host_mem_free(void *ptr, size_t size);
 
 /* Transparent huge pages for long-lived host data read whole at every run (the kernels' kept
- * packed weights, ops/consts.c): ct__host_advise_huge asks the kernel (madvise MADV_HUGEPAGE) to
- * back the 2 MiB pages lying wholly inside [p, p + bytes) with huge pages when bytes is
- * CT__HUGE_MIN or more, so that reading it misses the TLB once per 2 MiB instead of once per 4
- * KiB (resnet18 at batch 1 on one thread, its 30 MB of kept packings so: 2-4% less time, minima
- * and medians alternating in one process). Best effort, never an error: nothing where the system
- * has no THP or set it to "never", and pages already faulted in stay small until the kernel's
- * khugepaged merges them. ct__huge_interior gives that range: its start and length (0: none). */
+ * packed weights, ops/consts.c): ct__block_advise_huge asks the kernel (madvise MADV_HUGEPAGE)
+ * to back the 2 MiB pages lying wholly inside block b's data with huge pages when b is a host
+ * block of corten's default allocator (coalloc: never memory a caller's allocator gave) of
+ * CT__HUGE_MIN bytes or more, so that reading it misses the TLB once per 2 MiB instead of once
+ * per 4 KiB (resnet18 at batch 1 on one thread, its 30 MB of kept packings so: 2-4% less time,
+ * minima and medians alternating in one process). Best effort, never an error: nothing where
+ * the system has no THP or set it to "never", and pages already faulted in stay small until the
+ * kernel's khugepaged merges them. ct__huge_interior gives that range: its start and length (0:
+ * none). */
 #define CT__HUGE_PAGE ((uintptr_t)2 << 20)
 #define CT__HUGE_MIN ((size_t)4 << 20)
 void ct__huge_interior(uintptr_t p, size_t bytes, uintptr_t *at, size_t *len);
-void ct__host_advise_huge(void *p, size_t bytes);
-/* Whether the host place allocates with corten's default allocator (no ct_set_allocator's):
- * memory a caller's allocator gave is never advised. */
-bool ct__host_default_allocator(void);
+void ct__block_advise_huge(const ct__block *b);
 
 /* The cache of large host blocks (host_cache.c): a co-allocated block (header and data) of at
  * least CT__HOST_CACHE_MIN bytes goes there when freed, and the cache keeps at most its limit

@@ -23,6 +23,15 @@ bool ct__conv_avx512(void) { return ct__gemm_avx512(); }
  * the row, storing and reloading each output at every tap, was 3 times onnxruntime's time on
  * resnet18's 3x3/2 pool. */
 enum { PMS2_V = 2 };
+
+/* One tap's values into a vector's running max and its last NaN (pool_take's two selects). */
+__attribute__((always_inline, target("avx512f"))) static inline void pms2_take(
+    __m512 val, __m512 *acc, __m512 *nan, __mmask16 *isnan) {
+  const __mmask16 un = _mm512_cmp_ps_mask(val, val, _CMP_UNORD_Q);
+  *acc = _mm512_max_ps(val, *acc);
+  *nan = _mm512_mask_mov_ps(*nan, un, val);
+  *isnan |= un;
+}
 __attribute__((target("avx512f"), noinline)) static bool pool_max_s2_avx512(
     const float *x, int64_t w, int64_t rows, int64_t kw, int64_t ca, int64_t cb, float *orow) {
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28,
@@ -46,11 +55,7 @@ __attribute__((target("avx512f"), noinline)) static bool pool_max_s2_avx512(
           if (out[v] == 0) break;
           const __m512 a = _mm512_maskz_loadu_ps(lo[v], t + 32 * v);
           const __m512 b = _mm512_maskz_loadu_ps(hi[v], t + 32 * v + 16);
-          const __m512 val = _mm512_permutex2var_ps(a, even, b);
-          const __mmask16 un = _mm512_cmp_ps_mask(val, val, _CMP_UNORD_Q);
-          acc[v] = _mm512_max_ps(val, acc[v]);
-          nan[v] = _mm512_mask_mov_ps(nan[v], un, val);
-          isnan[v] |= un;
+          pms2_take(_mm512_permutex2var_ps(a, even, b), &acc[v], &nan[v], &isnan[v]);
         }
       }
     }
@@ -102,12 +107,7 @@ __attribute__((target("avx512f"), noinline)) static bool pool_max_s2_k3_avx512(
           tap[2] = _mm512_mask_broadcastss_ps(tap[2], (__mmask16)0x8000,
                                               _mm_load_ss(t + 32 * v + 32));
         }
-        for (int kx = 0; kx < 3; kx++) {
-          const __mmask16 un = _mm512_cmp_ps_mask(tap[kx], tap[kx], _CMP_UNORD_Q);
-          acc[v] = _mm512_max_ps(tap[kx], acc[v]);
-          nan[v] = _mm512_mask_mov_ps(nan[v], un, tap[kx]);
-          isnan[v] |= un;
-        }
+        for (int kx = 0; kx < 3; kx++) pms2_take(tap[kx], &acc[v], &nan[v], &isnan[v]);
       }
     }
     for (int v = 0; v < PMS2_V && out[v] != 0; v++) {

@@ -122,11 +122,10 @@ static void res_strides(epilogue *ep, const ct_tensor *r, const ct_tensor *out) 
       T bv = bias != NULL ? bias[ep->n_bias == 1 ? 0 : p % ep->m] : 0;                    \
       bool hb = bias != NULL;                                                             \
       if (ep->bn[0] != NULL) { /* the bias goes in first: bn(conv + Bias) */              \
-        const T *const *bn = (const T *const *)ep->bn;                                    \
+        const T *sc = ep->bn[0], *sh = ep->bn[1], *mu = ep->bn[2], *var = ep->bn[3];      \
         int64_t ch = p % ep->m;                                                           \
-        bn_##SFX(o, ep->plane, hb, bv, (double)bn[2][ch],                                 \
-                 ct__inv_std((double)bn[3][ch], ep->eps), (double)bn[0][ch],              \
-                 (double)bn[1][ch]);                                                      \
+        bn_##SFX(o, ep->plane, hb, bv, (double)mu[ch], ct__inv_std((double)var[ch], ep->eps), \
+                 (double)sc[ch], (double)sh[ch]);                                         \
         hb = false;                                                                       \
       }                                                                                   \
       if (r == NULL || ep->res_plane) {                                                   \
