@@ -138,6 +138,8 @@ typedef struct ct__prep {
   uint64_t wire_gen;       /* the op's wire_gen when it was bound */
   struct ct__derived *derived; /* executor option constants: per input variable, what kernels
                                   derived from it (ops/consts.c); NULL when none is constant */
+  struct ct__fallback *fallback; /* optimize: a fused op's own ops, run when it fails (owned by
+                                    the executor's rewrite, ops/passes.c); else NULL */
 } ct__prep;
 
 /* ops/consts.c: the executor option constants. ct__consts_bind checks the names (each a
@@ -157,8 +159,25 @@ const char *ct__prep_namer(const void *arg, const void *tensor, const char **op)
  * after that makes ct__rewrites_check fail the run. */
 #define CT__REWRITE_MAX 6 /* a conv, two adds, a batch_norm, an activation, the bias's reshape */
 #define CT__REWRITE_INS 8 /* inverted_residual's inputs; a conv chain's: 2, bias, residual, 4 bn */
+/* A fused op's fallback: the preps of the ops it stands for, in program order, bound as
+ * before the pass (owned), which the executor runs in its place when it fails (dims it does not
+ * take: a residual that broadcasts its result larger, an attention's mask of other dims), so
+ * the run's outcome is the unfused program's; then the memory of the intermediates between
+ * them (drop: written and read by those ops alone) goes. */
+typedef struct ct__fallback {
+  ct__prep *preps;
+  size_t n;
+  ct_var **drop;
+  size_t n_drop;
+} ct__fallback;
+/* Runs prep p, which has a fallback: the fused op quietly (its failure's text never recorded),
+ * and on failure the fallback's preps (each the same way when it has one of its own), the
+ * thread's status put back when they succeed. */
+ct_status ct__prep_run_guarded(ct__prep *p, const uint64_t *errors);
+
 typedef struct ct__rewrite {
   ct_op *op;
+  ct__fallback *fallback; /* owned; NULL for an assign's elision */
   const ct_op *origin[CT__REWRITE_MAX];
   uint64_t gen[CT__REWRITE_MAX];
   size_t n_origin;
@@ -194,10 +213,13 @@ const ct_var *ct__pass_apart(const ct__rewrite *r);
  * fused op's own check refuses the run, naming the fix). A pass that reads an operand's dims
  * when the executor is made reads them only from such a variable. */
 bool ct__pass_fixed(const ct__prep *preps, size_t n, const ct_var *v);
-/* Drops the preps at indices members (n_members of them, last among them) from the n bound
- * preps, fused taking last's place; *n shrinks. */
-void ct__pass_splice(ct__prep *preps, size_t *n, const size_t *members, size_t n_members,
-                     size_t last, const ct__prep *fused);
+/* Moves the preps at indices members (n_members of them, in program order, last the last of
+ * them) from the n bound preps into r's fallback, fused (whose fallback it becomes) taking
+ * last's place; *n shrinks. The fallback drops the members' outputs but last's first (the
+ * passes fuse only intermediates). CT_ERR_OUT_OF_MEMORY with nothing changed (fused then
+ * destroyed) otherwise. */
+ct_status ct__pass_splice(ct__prep *preps, size_t *n, const size_t *members, size_t n_members,
+                          size_t last, ct__prep *fused, ct__rewrite *r);
 void ct__rewrites_free(ct__rewrites *rw);
 
 /* ops/fuse.c: the fuse_elementwise option. ct__fuse_plan forms the groups over an executor's

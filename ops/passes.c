@@ -56,6 +56,8 @@ const ct_attr_value *ct__pass_attr(const ct_op *op, const char *name) {
 
 /* Whether variables a and b hold memory of one block now. */
 static bool same_block(const ct_var *a, const ct_var *b) {
+  /* Asked without recording an error for a variable that holds nothing yet (every run checks). */
+  if (!ct_var_is(a, &ct_tensor_type) || !ct_var_is(b, &ct_tensor_type)) return false;
   const ct_tensor *x = ct_var_get_tensor(a), *y = ct_var_get_tensor(b);
   return x != NULL && y != NULL && x->block != NULL && x->block == y->block;
 }
@@ -350,22 +352,78 @@ static void chain_memory(const ct__prep *preps, const chain *ch, ct__rewrite *r)
   for (int k = 0; k < 4 && ch->bn[0] != NULL; k++) r->ins[r->n_ins++] = ch->bn[k];
 }
 
-void ct__pass_splice(ct__prep *preps, size_t *n, const size_t *members, size_t n_members,
-                     size_t last, const ct__prep *fused) {
+ct_status ct__pass_splice(ct__prep *preps, size_t *n, const size_t *members, size_t n_members,
+                          size_t last, ct__prep *fused, ct__rewrite *r) {
+  ct__fallback *fb = ct__calloc(1, sizeof *fb);
+  size_t n_outs = 0;
+  for (size_t m = 0; m < n_members; m++) n_outs += preps[members[m]].n_out_vars;
+  if (fb != NULL) {
+    fb->preps = ct__calloc(n_members, sizeof *fb->preps);
+    fb->drop = ct__calloc(n_outs, sizeof *fb->drop);
+  }
+  if (fb == NULL || fb->preps == NULL || fb->drop == NULL) {
+    if (fb != NULL) {
+      free(fb->preps);
+      free(fb->drop);
+    }
+    free(fb);
+    ct__prep_destroy(fused);
+    return oom();
+  }
+  const ct_var *result = out0(&preps[last]);
   size_t w = 0;
   for (size_t k = 0; k < *n; k++) {
     bool member = false;
     for (size_t m = 0; m < n_members; m++) member |= members[m] == k;
+    if (member) {
+      const ct__prep *q = &preps[k];
+      for (uint32_t o = q->n_in_vars; o < q->n_in_vars + q->n_out_vars; o++) {
+        if (q->vars[o] != result) fb->drop[fb->n_drop++] = q->vars[o];
+      }
+      fb->preps[fb->n++] = preps[k]; /* in program order */
+    }
     if (k == last) {
-      ct__prep_destroy(&preps[k]);
-      preps[w++] = *fused;
-    } else if (member) {
-      ct__prep_destroy(&preps[k]);
-    } else {
+      preps[w] = *fused;
+      preps[w++].fallback = fb;
+    } else if (!member) {
       preps[w++] = preps[k];
     }
   }
   *n = w;
+  r->fallback = fb;
+  return CT_OK;
+}
+
+ct_status ct__prep_run_guarded(ct__prep *p, const uint64_t *errors) {
+  ct_status before = ct_last_status();
+  bool quiet = ct__errors_quiet;
+  ct__errors_quiet = true;
+  ct_status s = ct__prep_run_counted(p, errors);
+  ct__errors_quiet = quiet;
+  if (CT__LIKELY(s == CT_OK)) {
+    ct__error_status_put(before); /* a failure the op recovered from stays unseen */
+    return CT_OK;
+  }
+  const ct__fallback *fb = p->fallback;
+  for (size_t k = 0; k < fb->n; k++) {
+    ct__prep *q = &fb->preps[k];
+    s = q->fallback != NULL ? ct__prep_run_guarded(q, errors) : ct__prep_run_counted(q, errors);
+    if (s != CT_OK) break;
+  }
+  for (size_t k = 0; k < fb->n_drop; k++) {
+    ct_tensor *t = (ct_tensor *)ct_var_get_tensor(fb->drop[k]);
+    if (t != NULL) ct__tensor_drop_memory(t);
+  }
+  if (s == CT_OK) ct__error_status_put(before);
+  return s;
+}
+
+static void fallback_free(ct__fallback *fb) {
+  if (fb == NULL) return;
+  for (size_t k = 0; k < fb->n; k++) ct__prep_destroy(&fb->preps[k]);
+  free(fb->preps);
+  free(fb->drop);
+  free(fb);
 }
 
 /* Replaces chain ch's preps by one bound to its fused op, at the chain's last op's place. */
@@ -389,8 +447,7 @@ static ct_status apply(ct__prep *preps, size_t *n, ct_scope *scope, ct_place pla
     r->origin[r->n_origin] = ch->watched;
     r->gen[r->n_origin++] = ch->watched->gen;
   }
-  ct__pass_splice(preps, n, ch->members, ch->n_members, ch->last, &fused);
-  return CT_OK;
+  return ct__pass_splice(preps, n, ch->members, ch->n_members, ch->last, &fused, r);
 }
 
 /* Whether assign prep i can go (see the top of the file). */
@@ -515,7 +572,10 @@ ct_status ct__rewrites_check(const ct__rewrites *rw) {
 }
 
 void ct__rewrites_free(ct__rewrites *rw) {
-  for (size_t i = 0; i < rw->n; i++) ct_op_free(rw->v[i].op);
+  for (size_t i = 0; i < rw->n; i++) {
+    fallback_free(rw->v[i].fallback);
+    ct_op_free(rw->v[i].op);
+  }
   free(rw->v);
   *rw = (ct__rewrites){0};
 }

@@ -228,8 +228,7 @@ static ct_status apply_block(ct__prep *preps, size_t *n, ct_scope *scope, ct_pla
                      .gen = {preps[k->a].op->gen, preps[k->b].op->gen, preps[k->c].op->gen}};
   block_memory(preps, k, r);
   const size_t members[3] = {k->a, k->b, k->c};
-  ct__pass_splice(preps, n, members, 3, k->c, &fused);
-  return CT_OK;
+  return ct__pass_splice(preps, n, members, 3, k->c, &fused, r);
 }
 
 ct_status ct__optimize_blocks(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,

@@ -414,8 +414,9 @@ static inline ct_status run_op(ct_executor *e, size_t i, const uint64_t *errors)
     if (g != CT_OK) return g;
   }
   if (p->deferred && !ct__fused_member_now(e->preps, i)) return CT_OK;
-  ct_status s = CT__UNLIKELY(p->fused != NULL) ? ct__fused_run(e->preps, p->fused)
-                                               : ct__prep_run_counted(p, errors);
+  ct_status s = CT__UNLIKELY(p->fused != NULL)      ? ct__fused_run(e->preps, p->fused)
+                 : CT__UNLIKELY(p->fallback != NULL) ? ct__prep_run_guarded(p, errors)
+                                                     : ct__prep_run_counted(p, errors);
   if (CT__UNLIKELY(s != CT_OK)) return s;
   for (size_t j = 0; j < p->n_release; j++) {
     ct_tensor *t = (ct_tensor *)ct_var_get_tensor(p->release[j]);

@@ -224,14 +224,17 @@ START_TEST(a_y_an_op_resizes_is_not_fused) {
 END_TEST
 
 /* A bias of 5 elements for 6 columns fails either way: unoptimized, and optimized when the
- * bias fitted as the executor was made and was replaced before the run; then the message names
- * the fused op and the fix, and out is not written. */
-START_TEST(a_bias_of_the_wrong_size_is_a_shape_error) {
+ * bias fitted as the executor was made and was replaced before the run. matmul_fusion cannot
+ * run it, so the executor runs the ops it stands for, which fail as the plain executor's do
+ * (the same status and message, naming the add), and out is not written. */
+START_TEST(a_bias_of_the_wrong_size_fails_as_unoptimized) {
   spec sp = {.x = CT_DIMS(4, 8), .y = CT_DIMS(8, 6), .b = CT_DIMS(5), .dt = CT_FLOAT32};
   ct_program *p = chain(&sp);
   ct_scope *s = scope_of(&sp);
   ct_executor *e = ct_executor_new(p, s, ct_cpu());
   ck_assert_int_eq(ct_executor_run(e), CT_ERR_SHAPE);
+  char plain[512];
+  snprintf(plain, sizeof plain, "%s", ct_last_error());
   ct_executor_free(e);
   ct_scope_free(s);
   sp.b = CT_DIMS(6);
@@ -240,9 +243,8 @@ START_TEST(a_bias_of_the_wrong_size_is_a_shape_error) {
   e = ct_executor_new_with(p, s, ct_cpu(), &o);
   put_pattern(s, "b", CT_DIMS(5), 3, CT_FLOAT32);
   ck_assert_int_eq(ct_executor_run(e), CT_ERR_SHAPE);
-  HAS(ct_last_error(), "matmul_fusion");
-  HAS(ct_last_error(), "Bias 'b' has dims [5]");
-  HAS(ct_last_error(), "optimize");
+  ck_assert_str_eq(ct_last_error(), plain);
+  HAS(plain, "elementwise_add");
   ck_assert(!has_memory(s, "out"));
   ct_executor_free(e);
   ct_scope_free(s);
@@ -273,7 +275,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, the_epilogue_in_the_gemm_tiles_gives_the_same_bits);
   CT_ADD_TEST(s, the_epilogue_after_the_products_gives_the_same_bits);
   CT_ADD_TEST(s, chains_the_pass_cannot_prove_are_left_alone);
-  CT_ADD_TEST(s, a_bias_of_the_wrong_size_is_a_shape_error);
+  CT_ADD_TEST(s, a_bias_of_the_wrong_size_fails_as_unoptimized);
   CT_ADD_TEST(s, an_unknown_activation_is_refused);
   return s;
 }

@@ -5,6 +5,7 @@
 #define CORTEN_CORE_COMMON_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,13 @@ extern _Thread_local uint64_t ct__errors_recorded; /* status.c; read inline on t
                                                      dlopen (Python's ctypes) may find no static
                                                      TLS room left. */
 static inline uint64_t ct__error_count(void) { return ct__errors_recorded; }
+/* While set on a thread, an error it records sets the status and the count (a caller's
+ * ct_last_status() still sees a failure) but leaves the last error's text as it was: the
+ * executor trying an op it fused, which on failure runs the ops it stands for instead and then
+ * puts the status back (ops/passes.c). */
+extern _Thread_local bool ct__errors_quiet;
+/* Puts back a status ct_last_status() returned before a quiet attempt (the text is unchanged). */
+void ct__error_status_put(ct_status s);
 /* The address of this thread's count: a loop over many calls takes it once (a call, so that the
  * compiler does not compute the thread-local address again in the loop). */
 const uint64_t *ct__error_counter(void);

@@ -17,6 +17,7 @@ typedef struct ct__error_state {
 
 static _Thread_local ct__error_state tls_error = {.status = CT_OK, .text = "no error"};
 _Thread_local uint64_t ct__errors_recorded; /* errors recorded on this thread so far */
+_Thread_local bool ct__errors_quiet;
 
 const uint64_t *ct__error_counter(void) { return &ct__errors_recorded; }
 
@@ -58,6 +59,8 @@ const char *ct_last_error(void) {
 
 ct_status ct_last_status(void) { return tls_error.status; }
 
+void ct__error_status_put(ct_status s) { tls_error.status = s; }
+
 void ct_clear_error(void) {
   tls_error.status = CT_OK;
   tls_error.prefix = tls_error.suffix = NULL;
@@ -68,6 +71,7 @@ static void set_error_v(ct_status s, const char *fmt, va_list ap) {
   ct__error_state *e = &tls_error;
   ct__errors_recorded++;
   e->status = s;
+  if (ct__errors_quiet) return;
   e->prefix = e->suffix = NULL;
   if (vsnprintf(e->text, sizeof e->text, fmt, ap) < 0) {
     memcpy(e->text, "(unformattable error message)", sizeof "(unformattable error message)");
@@ -104,6 +108,7 @@ void ct__error_name(ct_status s, const char *prefix, const char *name, size_t le
   ct__error_state *e = &tls_error;
   if (len > CT__ERROR_CAP) len = CT__ERROR_CAP;
   e->status = s;
+  if (ct__errors_quiet) return;
   e->prefix = prefix;
   e->suffix = suffix;
   e->name_len = len;

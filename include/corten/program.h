@@ -105,11 +105,10 @@ typedef struct ct_executor_options {
    * fuse_elementwise: created by the executor, not kept, read by the chain's next op alone), so
    * every variable the caller reads holds what it would without the option, bit for bit. The
    * program is not changed; editing one of its fused ops afterwards makes the run fail
-   * (CT_ERR_INVALID_ARGUMENT): make a new executor. A residual that would broadcast the
-   * convolution's output to larger dims, or a bias that no longer fits after the executor was
-   * made (not an ONNX model's: Conv's B is [M]), fails the run with CT_ERR_SHAPE naming the
-   * fused op; without the option that program runs (a bias that would enlarge the output when
-   * the executor is made, or one that an op of the program writes, is left unfused). */
+   * (CT_ERR_INVALID_ARGUMENT): make a new executor. A fused op that cannot run the dims a run
+   * brings (a residual that would broadcast the convolution's output to larger dims, a bias
+   * that no longer fits after the executor was made) runs the ops it stands for instead, so the
+   * outcome is the unfused program's: its values, or its error and message. */
   bool optimize;
   /* Variables the caller declares constant while the executor lives: a served model's weights
    * (docs/design/constants.md). On the CPU a kernel may derive data from one at its first run
