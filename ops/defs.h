@@ -29,6 +29,12 @@ enum { CT__MMF_ACTIVATION = 2, CT__MMF_CLIP_MIN = 3, CT__MMF_CLIP_MAX = 4 };
 /* A fused op's string attribute `activation` (index attr) is identity, relu or clip; else
  * CT_ERR_INVALID_ARGUMENT naming it (ops/defs/conv.c). */
 ct_status ct__fusion_act_check(const ct_kernel_ctx *c, size_t attr);
+/* attention (ops/passes_attention.c makes it): Q and K first with matmul's transposes at
+ * matmul's indices, so that ct__mm_plan plans Q K. */
+enum { CT__ATT_Q, CT__ATT_K, CT__ATT_V, CT__ATT_SCALE, CT__ATT_MASK };
+enum { CT__ATT_TRANSPOSE_Q, CT__ATT_TRANSPOSE_K, CT__ATT_TRANSPOSE_V, CT__ATT_SCALE_MODE,
+       CT__ATT_MASK_FIRST, CT__ATT_AXIS };
+enum { CT__ATT_NONE, CT__ATT_MUL, CT__ATT_RMUL, CT__ATT_DIV }; /* scale_mode's values */
 enum { CT__FILL_SHAPE, CT__FILL_VALUE, CT__FILL_DTYPE };         /* fill_constant */
 enum { CT__FILL_LIKE_VALUE, CT__FILL_LIKE_ONE_ELEMENT };          /* fill_any_like */
 /* uniform_random (A = min, B = max) and gaussian_random (A = mean, B = std). */
@@ -77,8 +83,8 @@ extern const ct__def_table ct__resample_defs;
 extern const ct__def_table ct__conv_transpose_defs; /* ops/defs/conv_transpose.c */
 /* pool_nd*.c: pool_nd, max_unpool, lrn, instance_norm and their gradients (ops/defs/pool_nd.h). */
 extern const ct__def_table ct__pool_nd_defs, ct__pool_nd_norm_defs, ct__pool_nd_grad_defs;
-extern const ct__def_table ct__elementwise_defs, ct__matmul_defs, ct__random_defs,
-    ct__reduce_defs, ct__shape_defs, ct__recurrent_defs;
+extern const ct__def_table ct__elementwise_defs, ct__matmul_defs, ct__attention_defs,
+    ct__random_defs, ct__reduce_defs, ct__shape_defs, ct__recurrent_defs;
 extern const ct__def_table ct__elementwise_grad_defs;
 extern const ct__def_table ct__recurrent_grad_defs;
 
@@ -128,6 +134,23 @@ typedef struct ct__mm_shape {
 /* Plans the matmul of inputs X and Y under transpose_x / transpose_y; CT_ERR_SHAPE or
  * CT_ERR_OUT_OF_RANGE naming the op otherwise. */
 ct_status ct__mm_plan(const ct_kernel_ctx *c, ct__mm_shape *s);
+
+/* attention's plan: the scores Q K (qk: their batch, m = Sq rows, n = Sk columns, k), V's
+ * columns and its matrix stride per batch dim of the scores (0: one V for those entries), the
+ * Mask's element stride per dim of the scores (0: broadcast; mask_st unset without a Mask), the
+ * scale mode (CT__ATT_*) and Out's dims (the scores' batch, Sq, dv). CT_ERR_SHAPE naming the op
+ * and the fix for what the fused op does not run (ranks below 2, an empty operand, a Scale of
+ * more than one element or of higher rank than the scores, a Mask or V that would enlarge them,
+ * a softmax over another axis), CT_ERR_TYPE_MISMATCH for mixed dtypes. */
+typedef struct ct__attn_shape {
+  ct__mm_shape qk;
+  int64_t dv;
+  int64_t bv[CT_MAX_RANK];
+  int64_t mask_st[CT_MAX_RANK];
+  int mode;
+  ct_ddim out;
+} ct__attn_shape;
+ct_status ct__attn_plan(const ct_kernel_ctx *c, ct__attn_shape *s);
 
 /* Over an operand's batch strides (s->bx or s->by): whether they are all zero (zero set: one
  * matrix serves the whole batch) or all nonzero (a matrix of its own per batch entry, in batch
@@ -244,7 +267,8 @@ extern const ct__def_table ct__optimizer_defs;
  * ops/recurrent.c), listed in ops/backends.c. */
 extern const ct__doc_table ct__optimizer_docs, ct__comm_docs, ct__conv_docs,
     ct__conv_transpose_docs, ct__elementwise_docs, ct__index_docs, ct__index_misc_docs,
-    ct__index_slice_docs, ct__loss_docs, ct__math_docs, ct__matmul_docs, ct__misc_ops_docs,
+    ct__index_slice_docs, ct__loss_docs, ct__math_docs, ct__matmul_docs, ct__attention_docs,
+    ct__misc_ops_docs,
     ct__nn_docs, ct__norm_docs, ct__pool_nd_docs, ct__pool_nd_norm_docs, ct__quant_docs,
     ct__random_docs, ct__recurrent_docs, ct__reduce_docs, ct__reduce_ext_docs,
     ct__reduce_ext_loss_docs, ct__reduce_ext_norm_docs, ct__resample_docs, ct__rnn_layers_docs,

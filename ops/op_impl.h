@@ -194,6 +194,11 @@ typedef struct ct__rewrites {
 ct_status ct__optimize(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
                        bool (*candidate)(void *, const ct_var *), void *arg, ct__rewrites *rw);
 ct_status ct__rewrites_check(const ct__rewrites *rw);
+/* ops/passes_attention.c: matmul, [scale], [mask add], softmax, matmul chains become one
+ * attention (passes.md); run by ct__optimize before the epilogue passes. */
+ct_status ct__optimize_attention(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
+                                 bool (*candidate)(void *, const ct_var *), void *arg,
+                                 ct__rewrites *rw);
 /* ops/passes_block.c: conv2d_fusion chains that form an inverted residual block become one
  * inverted_residual (passes.md); run by ct__optimize after its other passes. */
 ct_status ct__optimize_blocks(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,

@@ -530,6 +530,8 @@ ct_status ct__optimize(ct__prep *preps, size_t *n, ct_scope *scope, ct_place pla
     }
     i++;
   }
+  ct_status st = ct__optimize_attention(preps, n, scope, place, candidate, arg, rw);
+  if (st != CT_OK) return st;
   for (size_t i = 0; i < *n; i++) {
     chain ch;
     if (is(&preps[i], "matmul")) {

@@ -99,7 +99,10 @@ typedef struct ct_executor_options {
    * its bias add and relu or clip as one matmul_fusion); three such convolutions that form
    * MobileNetV2's inverted residual block (1x1 expansion, 3x3 depthwise at stride 1 or 2, 1x1
    * projection plus the block's input) run as one inverted_residual, band by band, the expanded
-   * values never stored whole (the same bits); an assign whose output is an
+   * values never stored whole (the same bits); attention (matmul, an optional scale by one
+   * value and mask add, softmax over the last axis, matmul) as one attention op, a block of
+   * query rows at a time, the scores never stored whole (the same bits); an assign whose
+   * output is an
    * intermediate that later ops read goes, those ops reading its input (which no later op
    * writes) instead. Only intermediates are fused (as for
    * fuse_elementwise: created by the executor, not kept, read by the chain's next op alone), so

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/cpu/attention.c: the attention op on the CPU (ops/defs/attention.c).
+ *
+ * The work is split into items, each a block of query rows of one batch entry of the scores:
+ * its scores (the block's rows of op(Q) times op(K), corten's GEMM), the scale and the mask in
+ * the dtype as elementwise_mul / _div / _add compute them, each row's softmax
+ * (ops/cpu/softmax_row.h: the softmax kernel's arithmetic), then the block's rows of Out (the
+ * probabilities times op(V), the GEMM again). Only the block's scores are stored (in the
+ * thread's working space), never the batch's. The GEMM sums each element in the same order
+ * whatever rows it is given (ops/cpu/gemm.h), so the bits are those of the two matmuls, the
+ * elementwise ops and softmax run one by one. */
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "common/alloc.h"
+#include "ops/cpu/gemm.h"
+#include "ops/cpu/parallel.h"
+#include "ops/cpu/softmax_row.h"
+#include "ops/defs.h"
+
+/* The scores of a block: at most about this many elements (64 KiB of float32), and at least
+ * MIN_ROWS rows when the sequence has them. */
+#define BLOCK_ELEMS ((int64_t)1 << 14)
+#define MIN_ROWS 16
+/* The fewest multiply-adds worth a piece of the work (about 50 us). */
+#define MIN_PIECE_MACS ((int64_t)1 << 20)
+
+typedef struct attn_job {
+  const ct__attn_shape *s;
+  const void *q, *k, *v, *scale, *mask;
+  void *o;
+  bool tq, tk, tv, mask_first;
+  int64_t rows, blocks; /* rows per block, blocks per batch entry */
+  int64_t ldq, ldk, ldv, q_mat, k_mat, v_mat;
+  atomic_int failed; /* a ct_status of a piece that failed (0: none) */
+} attn_job;
+
+/* Batch entry b's offsets: of Q's, K's and V's matrices (in elements) and of the Mask's first
+ * element. */
+static void entry_offsets(const attn_job *j, int64_t b, int64_t *oq, int64_t *ok, int64_t *ov,
+                          int64_t *om) {
+  const ct__attn_shape *s = j->s;
+  int64_t q = 0, k = 0, v = 0, m = 0;
+  for (int r = s->qk.batch_rank - 1; r >= 0; r--) {
+    int64_t i = b % s->qk.batch[r];
+    b /= s->qk.batch[r];
+    q += i * s->qk.bx[r];
+    k += i * s->qk.by[r];
+    v += i * s->bv[r];
+    m += i * s->mask_st[r];
+  }
+  *oq = q * j->q_mat;
+  *ok = k * j->k_mat;
+  *ov = v * j->v_mat;
+  *om = m;
+}
+
+/* The job's operands, strides and blocks. */
+static void run_job(const ct_kernel_ctx *c, attn_job *j) {
+  const ct__attn_shape *s = j->s;
+  const ct_tensor *q = ct_kernel_in(c, CT__ATT_Q, 0), *k = ct_kernel_in(c, CT__ATT_K, 0);
+  const ct_tensor *v = ct_kernel_in(c, CT__ATT_V, 0);
+  j->q = ct__k_in_data(q);
+  j->k = ct__k_in_data(k);
+  j->v = ct__k_in_data(v);
+  j->scale = ct_kernel_in_count(c, CT__ATT_SCALE) > 0
+                 ? ct__k_in_data(ct_kernel_in(c, CT__ATT_SCALE, 0)) : NULL;
+  j->mask = ct_kernel_in_count(c, CT__ATT_MASK) > 0
+                ? ct__k_in_data(ct_kernel_in(c, CT__ATT_MASK, 0)) : NULL;
+  j->tq = c->attr[CT__ATT_TRANSPOSE_Q].u.b;
+  j->tk = c->attr[CT__ATT_TRANSPOSE_K].u.b;
+  j->tv = c->attr[CT__ATT_TRANSPOSE_V].u.b;
+  j->mask_first = c->attr[CT__ATT_MASK_FIRST].u.b;
+  j->ldq = q->dims.d[q->dims.rank - 1];
+  j->ldk = k->dims.d[k->dims.rank - 1];
+  j->ldv = v->dims.d[v->dims.rank - 1];
+  j->q_mat = q->dims.d[q->dims.rank - 2] * j->ldq;
+  j->k_mat = k->dims.d[k->dims.rank - 2] * j->ldk;
+  j->v_mat = v->dims.d[v->dims.rank - 2] * j->ldv;
+  /* Rows per block: the scores of BLOCK_ELEMS, at least MIN_ROWS; fewer when the batch has
+   * fewer entries than threads, so that every thread gets blocks. */
+  int64_t sq = s->qk.m, rows = BLOCK_ELEMS / s->qk.n;
+  if (rows < MIN_ROWS) rows = MIN_ROWS;
+  int64_t threads = ct_get_num_threads();
+  if (s->qk.n_batch < threads) {
+    int64_t per = (sq * s->qk.n_batch + threads - 1) / threads;
+    if (per < rows) rows = per;
+  }
+  if (rows > sq) rows = sq;
+  if (rows < 1) rows = 1;
+  j->rows = rows;
+  j->blocks = (sq + rows - 1) / rows;
+}
+
+/* The fewest items worth a piece. */
+static int64_t job_grain(const attn_job *j) {
+  const ct__attn_shape *s = j->s;
+  int64_t macs = j->rows * s->qk.n * (s->qk.k + s->dv);
+  return macs >= MIN_PIECE_MACS ? 1 : MIN_PIECE_MACS / (macs > 0 ? macs : 1);
+}
+
+/* The softmax of `rows` rows of n scores in place: the softmax kernel's (the same clones, so
+ * the same exp). */
+#define SM_ROWS(T, SFX)                                                                \
+  CT__VM_CLONES static void sm_rows_##SFX(T *x, int64_t rows, int64_t n) {             \
+    for (int64_t r = 0; r < rows; r++) {                                               \
+      T mx;                                                                            \
+      ct__sm_row_##SFX(x + r * n, x + r * n, n, r + 1 < rows ? x + (r + 1) * n : NULL, \
+                       &mx);                                                           \
+    }                                                                                  \
+  }
+SM_ROWS(float, f32)
+SM_ROWS(double, f64)
+
+#define ATTN_KERNEL(T, SFX)                                                                    \
+  /* Scale and mask on rows [i0, i0 + rows) of batch entry at mask offset om, as             \
+   * elementwise_mul / _div and _add round them. */                                            \
+  static void scale_mask_##SFX(const attn_job *j, T *x, int64_t i0, int64_t rows, int64_t om) { \
+    const ct__attn_shape *s = j->s;                                                            \
+    const int64_t n = s->qk.n, r = s->qk.out.rank;                                             \
+    const T sc = j->scale != NULL ? *(const T *)j->scale : (T)0;                               \
+    for (int64_t i = 0; i < rows; i++) {                                                       \
+      T *row = x + i * n;                                                                      \
+      switch (s->mode) {                                                                       \
+        case CT__ATT_MUL: for (int64_t c = 0; c < n; c++) row[c] = row[c] * sc; break;         \
+        case CT__ATT_RMUL: for (int64_t c = 0; c < n; c++) row[c] = sc * row[c]; break;        \
+        case CT__ATT_DIV: for (int64_t c = 0; c < n; c++) row[c] = row[c] / sc; break;         \
+        default: break;                                                                        \
+      }                                                                                        \
+      if (j->mask == NULL) continue;                                                           \
+      const T *m = (const T *)j->mask + om + (i0 + i) * s->mask_st[r - 2];                     \
+      const int64_t mc = s->mask_st[r - 1];                                                    \
+      if (j->mask_first) {                                                                     \
+        for (int64_t c = 0; c < n; c++) row[c] = m[c * mc] + row[c];                           \
+      } else {                                                                                 \
+        for (int64_t c = 0; c < n; c++) row[c] = row[c] + m[c * mc];                           \
+      }                                                                                        \
+    }                                                                                          \
+  }                                                                                            \
+  static void range_##SFX(void *arg, int64_t first, int64_t last) {                            \
+    attn_job *j = arg;                                                                         \
+    const ct__attn_shape *s = j->s;                                                            \
+    const int64_t sq = s->qk.m, sk = s->qk.n, d = s->qk.k, dv = s->dv;                         \
+    T *x = ct__work_take((size_t)(j->rows * sk) * sizeof(T));                                  \
+    if (x == NULL) {                                                                           \
+      atomic_store(&j->failed, CT_ERR_OUT_OF_MEMORY);                                          \
+      return;                                                                                  \
+    }                                                                                          \
+    for (int64_t it = first; it < last; it++) {                                                \
+      const int64_t b = it / j->blocks, i0 = it % j->blocks * j->rows;                         \
+      const int64_t rows = sq - i0 < j->rows ? sq - i0 : j->rows;                              \
+      int64_t oq, ok, ov, om;                                                                  \
+      entry_offsets(j, b, &oq, &ok, &ov, &om);                                                 \
+      const T *q = (const T *)j->q + oq + (j->tq ? i0 : i0 * j->ldq);                          \
+      ct_status st = ct__gemm_##SFX(&(ct__gemm){                                               \
+          .ta = j->tq, .tb = j->tk, .m = rows, .n = sk, .k = d, .alpha = 1, .a = q,            \
+          .lda = j->ldq, .b = (const T *)j->k + ok, .ldb = j->ldk, .c = x, .ldc = sk});        \
+      if (st == CT_OK) {                                                                       \
+        scale_mask_##SFX(j, x, i0, rows, om);                                                  \
+        sm_rows_##SFX(x, rows, sk);                                                            \
+        st = ct__gemm_##SFX(&(ct__gemm){                                                       \
+            .tb = j->tv, .m = rows, .n = dv, .k = sk, .alpha = 1, .a = x, .lda = sk,           \
+            .b = (const T *)j->v + ov, .ldb = j->ldv,                                          \
+            .c = (T *)j->o + (b * sq + i0) * dv, .ldc = dv});                                  \
+      }                                                                                        \
+      if (st != CT_OK) {                                                                       \
+        atomic_store(&j->failed, st);                                                          \
+        break;                                                                                 \
+      }                                                                                        \
+    }                                                                                          \
+    ct__work_free(x);                                                                          \
+  }                                                                                            \
+  static ct_status attention_##SFX(const ct_kernel_ctx *c) {                                   \
+    ct__attn_shape s;                                                                          \
+    ct_status st = ct__attn_plan(c, &s);                                                       \
+    if (CT__UNLIKELY(st != CT_OK)) return st;                                                  \
+    T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);                                            \
+    if (CT__UNLIKELY(o == NULL)) return ct_last_status();                                      \
+    attn_job j = {.s = &s, .o = o};                                                            \
+    run_job(c, &j);                                                                 \
+    j.failed = 0;                                                                              \
+    ct__parallel_for(s.qk.n_batch * j.blocks, job_grain(&j), range_##SFX, &j);                 \
+    st = atomic_load(&j.failed);                                                               \
+    if (st == CT_ERR_OUT_OF_MEMORY) {                                                          \
+      return ct_kernel_fail(c, st, "out of host memory for a block of %lld x %lld scores",     \
+                            (long long)j.rows, (long long)s.qk.n);                             \
+    }                                                                                          \
+    return st == CT_OK ? CT_OK : ct__gemm_fail(c);                                             \
+  }
+
+ATTN_KERNEL(float, f32)
+ATTN_KERNEL(double, f64)
+
+static const ct__kernel_set kernels[] = {
+    {"attention", CT__KERNELS([CT_FLOAT32] = attention_f32, [CT_FLOAT64] = attention_f64)},
+};
+
+const ct__kernel_table ct__cpu_attention = CT__TABLE(kernels);

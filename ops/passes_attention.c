@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/passes_attention.c: the optimize option's attention pass (docs/design/passes.md).
+ *
+ *   matmul(Q, K) -> [elementwise_mul / elementwise_div by a Scale] -> [elementwise_add of a
+ *   Mask] -> softmax -> matmul(., V)
+ *
+ * becomes one attention op (ops/defs/attention.c), which computes the same bits a block of query
+ * rows at a time: the scores and the probabilities are never stored whole. The links are taken
+ * as the other passes take theirs (each an intermediate written by its op alone and read by the
+ * next op of the chain alone). The chain's ops need not follow one another: the ops between
+ * them must write only the executor's intermediates, none that the chain reads at or after
+ * the op that reads it (the fused op runs at the last matmul's place, reading Q, K, Scale and
+ * Mask there), and nest no program. The run-time dims the op does not take make it fail, and the
+ * executor then runs the chain's own ops (the fallback). */
+#include <string.h>
+
+#include "ops/op_impl.h"
+
+enum { A_MM1, A_SCALE, A_MASK, A_SM, A_MM2, A_N };
+
+typedef struct attn {
+  size_t at[A_N];    /* the members' indices; SIZE_MAX for an absent scale or mask */
+  const ct_var *q, *k, *v, *scale, *mask;
+  const char *mode;  /* "none", "mul", "rmul", "div" */
+  bool mask_first;
+} attn;
+
+static bool is(const ct__prep *p, const char *type) { return strcmp(p->op->def->type, type) == 0; }
+
+static const ct_var *out0(const ct__prep *p) { return p->vars[p->n_in_vars]; }
+
+/* The first prep after `from` that reads v (n when none does). */
+static size_t reader(const ct__prep *preps, size_t n, size_t from, const ct_var *v) {
+  for (size_t j = from + 1; j < n; j++) {
+    for (uint32_t k = 0; k < preps[j].n_in_vars; k++) {
+      if (preps[j].vars[k] == v) return j;
+    }
+  }
+  return n;
+}
+
+/* A two-input prep's input that is not v, when exactly one of them is v (else NULL). */
+static const ct_var *other(const ct__prep *p, const ct_var *v) {
+  if (p->n_in_vars != 2 || (p->vars[0] == v) == (p->vars[1] == v)) return NULL;
+  return p->vars[0] == v ? p->vars[1] : p->vars[0];
+}
+
+/* Whether the ops between the chain's first and last member keep what the fused op reads (see
+ * the top of the file): an input read by member at[m] must not be written after it. */
+static bool between_holds(const ct__prep *preps, const attn *a,
+                          bool (*candidate)(void *, const ct_var *), void *arg) {
+  const ct_var *ins[5] = {a->q, a->k, a->scale, a->mask, a->v};
+  const size_t read_at[5] = {a->at[A_MM1], a->at[A_MM1], a->at[A_SCALE], a->at[A_MASK],
+                             a->at[A_MM2]};
+  for (size_t j = a->at[A_MM1] + 1; j < a->at[A_MM2]; j++) {
+    bool member = false;
+    for (int m = 0; m < A_N; m++) member |= a->at[m] == j;
+    if (member) continue;
+    const ct__prep *q = &preps[j];
+    for (size_t t = 0; t < q->op->def->n_attr; t++) {
+      if (q->op->attr[t].type == CT_ATTR_PROGRAM) return false;
+    }
+    for (uint32_t o = q->n_in_vars; o < q->n_in_vars + q->n_out_vars; o++) {
+      if (!candidate(arg, q->vars[o])) return false;
+      for (int i = 0; i < 5; i++) {
+        if (ins[i] != NULL && q->vars[o] == ins[i] && j > read_at[i]) return false;
+      }
+    }
+  }
+  return true;
+}
+
+/* The chain whose first matmul is prep i, into *a (false when there is none). */
+static bool find_attn(const ct__prep *preps, size_t n, size_t i,
+                      bool (*candidate)(void *, const ct_var *), void *arg, attn *a) {
+  *a = (attn){.at = {i, SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX}, .mode = "none"};
+  const ct__prep *mm = &preps[i];
+  if (mm->n_in_vars != 2 || mm->n_out_vars != 1) return false;
+  a->q = mm->vars[0];
+  a->k = mm->vars[1];
+  const ct_var *cur = out0(mm);
+  size_t last = i, j = reader(preps, n, i, cur);
+  if (j < n && (is(&preps[j], "elementwise_mul") || is(&preps[j], "elementwise_div"))) {
+    const ct_var *s = other(&preps[j], cur);
+    bool div = is(&preps[j], "elementwise_div");
+    if (s == NULL || (div && preps[j].vars[0] != cur) ||
+        !ct__pass_link(preps, n, last, j, cur, candidate, arg)) {
+      return false;
+    }
+    a->scale = s;
+    a->mode = div ? "div" : preps[j].vars[0] == cur ? "mul" : "rmul";
+    a->at[A_SCALE] = last = j;
+    cur = out0(&preps[j]);
+    j = reader(preps, n, j, cur);
+  }
+  if (j < n && is(&preps[j], "elementwise_add")) {
+    const ct_var *m = other(&preps[j], cur);
+    if (m == NULL || !ct__pass_link(preps, n, last, j, cur, candidate, arg)) return false;
+    a->mask = m;
+    a->mask_first = preps[j].vars[1] == cur;
+    a->at[A_MASK] = last = j;
+    cur = out0(&preps[j]);
+    j = reader(preps, n, j, cur);
+  }
+  /* The softmax over the last axis: -1, or one past the batch dims (checked at the run). */
+  if (j >= n || !is(&preps[j], "softmax") || preps[j].n_in_vars != 1 ||
+      (ct__pass_attr(preps[j].op, "axis")->u.i != -1 &&
+       ct__pass_attr(preps[j].op, "axis")->u.i < 1) ||
+      !ct__pass_link(preps, n, last, j, cur, candidate, arg)) {
+    return false;
+  }
+  a->at[A_SM] = last = j;
+  cur = out0(&preps[j]);
+  j = reader(preps, n, j, cur);
+  if (j >= n || !is(&preps[j], "matmul") || preps[j].n_in_vars != 2 ||
+      preps[j].vars[0] != cur || preps[j].vars[1] == cur ||
+      ct__pass_attr(preps[j].op, "transpose_x")->u.b ||
+      !ct__pass_link(preps, n, last, j, cur, candidate, arg)) {
+    return false;
+  }
+  a->v = preps[j].vars[1];
+  a->at[A_MM2] = j;
+  /* The result must be none of the inputs (the fused op would write it into a block of its
+   * own, where the last matmul wrote it in place). */
+  const ct_var *res = out0(&preps[j]);
+  if (res == a->q || res == a->k || res == a->v || res == a->scale || res == a->mask) {
+    return false;
+  }
+  return between_holds(preps, a, candidate, arg);
+}
+
+/* The attention op for chain a; NULL with the error recorded. */
+static ct_op *attn_op(const ct__prep *preps, const attn *a) {
+  ct_op *op = ct_op_new("attention");
+  if (op == NULL) return NULL;
+  const ct_op *mm1 = preps[a->at[A_MM1]].op, *mm2 = preps[a->at[A_MM2]].op;
+  ct_status s = ct_op_set_input(op, "Q", ct_var_name(a->q));
+  if (s == CT_OK) s = ct_op_set_input(op, "K", ct_var_name(a->k));
+  if (s == CT_OK) s = ct_op_set_input(op, "V", ct_var_name(a->v));
+  if (s == CT_OK && a->scale != NULL) s = ct_op_set_input(op, "Scale", ct_var_name(a->scale));
+  if (s == CT_OK && a->mask != NULL) s = ct_op_set_input(op, "Mask", ct_var_name(a->mask));
+  if (s == CT_OK) s = ct_op_set_output(op, "Out", ct_var_name(out0(&preps[a->at[A_MM2]])));
+  if (s == CT_OK) {
+    s = ct_op_set_attr_bool(op, "transpose_q", ct__pass_attr(mm1, "transpose_x")->u.b);
+  }
+  if (s == CT_OK) {
+    s = ct_op_set_attr_bool(op, "transpose_k", ct__pass_attr(mm1, "transpose_y")->u.b);
+  }
+  if (s == CT_OK) {
+    s = ct_op_set_attr_bool(op, "transpose_v", ct__pass_attr(mm2, "transpose_y")->u.b);
+  }
+  if (s == CT_OK) s = ct_op_set_attr_string(op, "scale_mode", a->mode);
+  if (s == CT_OK) s = ct_op_set_attr_bool(op, "mask_first", a->mask_first);
+  if (s == CT_OK) {
+    s = ct_op_set_attr_int(op, "axis", ct__pass_attr(preps[a->at[A_SM]].op, "axis")->u.i);
+  }
+  if (s != CT_OK) {
+    ct_op_free(op);
+    return NULL;
+  }
+  op->index = mm2->index; /* messages name the last matmul's place in the program */
+  return op;
+}
+
+/* Chain a's memory assumption into r: its result apart from its inputs. */
+static void attn_memory(const ct__prep *preps, const attn *a, ct__rewrite *r) {
+  r->out = out0(&preps[a->at[A_MM2]]);
+  r->n_ins = 0;
+  const ct_var *ins[5] = {a->q, a->k, a->v, a->scale, a->mask};
+  for (int k = 0; k < 5; k++) {
+    if (ins[k] != NULL) r->ins[r->n_ins++] = ins[k];
+  }
+}
+
+_Static_assert(A_N <= CT__REWRITE_MAX && 5 <= CT__REWRITE_INS, "a chain fits a rewrite");
+
+static ct_status apply(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
+                       const attn *a, ct__rewrites *rw) {
+  if (ct__pass_rewrite_room(rw) != CT_OK) return ct_last_status();
+  ct_op *op = attn_op(preps, a);
+  ct__prep fused;
+  if (op == NULL || ct__prep_init(&fused, op, scope, place, NULL, NULL) != CT_OK) {
+    ct_op_free(op);
+    return ct_last_status();
+  }
+  ct__rewrite *r = &rw->v[rw->n++];
+  *r = (ct__rewrite){.op = op};
+  attn_memory(preps, a, r);
+  size_t members[A_N], k = 0;
+  for (int m = 0; m < A_N; m++) {
+    if (a->at[m] == SIZE_MAX) continue;
+    members[k++] = a->at[m];
+    r->origin[r->n_origin] = preps[a->at[m]].op;
+    r->gen[r->n_origin++] = preps[a->at[m]].op->gen;
+  }
+  return ct__pass_splice(preps, n, members, k, a->at[A_MM2], &fused, r);
+}
+
+ct_status ct__optimize_attention(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
+                                 bool (*candidate)(void *, const ct_var *), void *arg,
+                                 ct__rewrites *rw) {
+  for (size_t i = 0; i < *n; i++) {
+    attn a;
+    if (!is(&preps[i], "matmul") || !find_attn(preps, *n, i, candidate, arg, &a)) continue;
+    ct__rewrite probe = {0};
+    attn_memory(preps, &a, &probe);
+    if (ct__pass_apart(&probe) != NULL) continue; /* its result shares an input's memory now */
+    ct_status s = apply(preps, n, scope, place, &a, rw);
+    if (s != CT_OK) return s;
+  }
+  return CT_OK;
+}

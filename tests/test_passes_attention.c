@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The executor's optimize option on attention chains (ops/passes_attention.c,
+ * docs/design/passes.md): matmul, [scale], [mask add], softmax, matmul runs as one attention op
+ * whose result equals the unoptimized executor's bit for bit (scale modes, masks broadcast or
+ * not and on either side of the add, sums over more than one block of k, long rows, float64,
+ * broadcast K and V, NaN and infinities, several threads) and whose scores and probabilities
+ * never get memory; chains are left alone where a link is kept or an op between rewrites an
+ * input, and a run whose dims the op does not take falls back on the chain's ops. */
+#include <math.h>
+#include <string.h>
+
+#include "passes_util.h"
+
+typedef struct spec {
+  ct_ddim q, k, v, scale, mask;
+  bool tk, tv;            /* transpose_y of the first and of the second matmul */
+  const char *mode;       /* NULL (no scale), "mul", "rmul" or "div" */
+  bool has_mask, mask_first;
+  int64_t axis;           /* the softmax's (0: -1, unless axis0) */
+  bool axis0;
+  ct_dtype dt;
+  bool special;           /* NaN and infinities in Q and the mask */
+} spec;
+
+/* s = matmul(q, k), s2 = scale(s), s3 = s2 + m, pr = softmax(s3), out = matmul(pr, v). */
+static ct_program *chain(const spec *sp) {
+  ct_program *p = ct_program_new();
+  ct_op *mm = op_xy("matmul", "q", "k", "s");
+  ck_assert_int_eq(ct_op_set_attr_bool(mm, "transpose_y", sp->tk), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, mm), CT_OK);
+  const char *cur = "s";
+  if (sp->mode != NULL) {
+    bool rmul = strcmp(sp->mode, "rmul") == 0;
+    const char *type = strcmp(sp->mode, "div") == 0 ? "elementwise_div" : "elementwise_mul";
+    ck_assert_int_eq(ct_program_append(p, rmul ? op_xy(type, "c", cur, "s2")
+                                               : op_xy(type, cur, "c", "s2")),
+                     CT_OK);
+    cur = "s2";
+  }
+  if (sp->has_mask) {
+    ck_assert_int_eq(ct_program_append(p, sp->mask_first ? op_xy("elementwise_add", "m", cur, "s3")
+                                                         : op_xy("elementwise_add", cur, "m", "s3")),
+                     CT_OK);
+    cur = "s3";
+  }
+  ct_op *sm = op_x("softmax", cur, "pr");
+  ck_assert_int_eq(ct_op_set_attr_int(sm, "axis", sp->axis != 0 || sp->axis0 ? sp->axis : -1), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, sm), CT_OK);
+  ct_op *mm2 = op_xy("matmul", "pr", "v", "out");
+  ck_assert_int_eq(ct_op_set_attr_bool(mm2, "transpose_y", sp->tv), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, mm2), CT_OK);
+  return p;
+}
+
+static void put_elem(ct_scope *s, const char *name, ct_dtype dt, int64_t i, double x) {
+  void *d = ct_tensor_mutable_data(ct_var_tensor(ct_scope_var(s, name)), dt, ct_cpu());
+  if (dt == CT_FLOAT32) ((float *)d)[i] = (float)x;
+  else ((double *)d)[i] = x;
+}
+
+static ct_scope *scope_of(const spec *sp) {
+  ct_scope *s = ct_scope_new();
+  put_pattern(s, "q", sp->q, 1, sp->dt);
+  put_pattern(s, "k", sp->k, 2, sp->dt);
+  put_pattern(s, "v", sp->v, 3, sp->dt);
+  if (sp->mode != NULL) {
+    put_pattern(s, "c", sp->scale, 4, sp->dt);
+    put_elem(s, "c", sp->dt, 0, 0.125);
+  }
+  if (sp->has_mask) put_pattern(s, "m", sp->mask, 5, sp->dt);
+  if (sp->special) {
+    put_elem(s, "q", sp->dt, 3, NAN);
+    put_elem(s, "q", sp->dt, 40, INFINITY);
+    int64_t sk = sp->tk ? sp->k.d[sp->k.rank - 2] : sp->k.d[sp->k.rank - 1];
+    for (int64_t j = 0; j < sk && sp->has_mask; j++) { /* a fully masked row: NaN */
+      put_elem(s, "m", sp->dt, sk + j, -INFINITY);
+    }
+    if (sp->has_mask) put_elem(s, "m", sp->dt, 2, -INFINITY);
+  }
+  return s;
+}
+
+/* Runs p over a fresh scope of sp with options o (twice); out's bytes into a new buffer, its
+ * byte count into *bytes, and whether the scores or the probabilities got memory into *mem. */
+static void *run_chain(const ct_program *p, const spec *sp, const ct_executor_options *o,
+                       size_t *bytes, bool *mem) {
+  ct_scope *s = scope_of(sp);
+  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), o);
+  ck_assert_msg(e != NULL, "%s", ct_last_error());
+  for (int k = 0; k < 2; k++) ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+  const ct_tensor *t = ct_var_get_tensor(ct_scope_find_var(s, "out"));
+  *bytes = (size_t)ct_tensor_numel(t) * ct_dtype_size(sp->dt);
+  void *buf = xmalloc(ct_tensor_numel(t), ct_dtype_size(sp->dt));
+  memcpy(buf, ct_tensor_data(t, sp->dt), *bytes);
+  *mem = has_memory(s, "s") || has_memory(s, "pr");
+  ct_executor_free(e);
+  ct_scope_free(s);
+  return buf;
+}
+
+/* Optimized equals unoptimized bit for bit at 1 and 3 threads; fused (no memory for the scores
+ * and the probabilities) when `fused`. */
+static void check(const spec *sp, bool fused) {
+  ct_program *p = chain(sp);
+  int old = ct_get_num_threads();
+  for (int threads = 1; threads <= 3; threads += 2) {
+    ct_set_num_threads(threads);
+    size_t n0, n1;
+    bool mem0, mem1;
+    void *plain = run_chain(p, sp, NULL, &n0, &mem0);
+    ct_executor_options o = {.optimize = true};
+    void *opt = run_chain(p, sp, &o, &n1, &mem1);
+    ck_assert_uint_eq(n0, n1);
+    ck_assert_msg(memcmp(plain, opt, n0) == 0, "bits differ at %d threads", threads);
+    ck_assert(mem0);
+    ck_assert_msg(mem1 == !fused, "fused: %d, intermediates with memory: %d", fused, mem1);
+    free(plain);
+    free(opt);
+  }
+  ct_set_num_threads(old);
+  ct_program_free(p);
+}
+
+/* The TransformerEncoder's chain (4 heads of 16, 10 tokens, batch 2), no scale nor mask. */
+START_TEST(heads_fuse_to_the_same_bits) {
+  check(&(spec){.q = CT_DIMS(2, 4, 10, 16), .k = CT_DIMS(2, 4, 16, 10),
+                .v = CT_DIMS(2, 4, 10, 16), .dt = CT_FLOAT32},
+        true);
+}
+END_TEST
+
+/* BERT's: the scores divided by a scalar, a [B, 1, 1, Sk] mask added. */
+START_TEST(a_divided_and_masked_chain_fuses_to_the_same_bits) {
+  check(&(spec){.q = CT_DIMS(2, 3, 9, 8), .k = CT_DIMS(2, 3, 8, 9), .v = CT_DIMS(2, 3, 9, 5),
+                .mode = "div", .scale = CT_DIMS(1), .has_mask = true,
+                .mask = CT_DIMS(2, 1, 1, 9), .dt = CT_FLOAT32},
+        true);
+}
+END_TEST
+
+/* Scale * scores with a rank-0 scale, the mask [Sq, Sk] added as m + scores; scores * scale. */
+START_TEST(operands_on_either_side_fuse_to_the_same_bits) {
+  check(&(spec){.q = CT_DIMS(3, 7, 6), .k = CT_DIMS(3, 6, 7), .v = CT_DIMS(3, 7, 4),
+                .mode = "rmul", .scale = CT_DIMS(), .has_mask = true, .mask = CT_DIMS(7, 7),
+                .mask_first = true, .dt = CT_FLOAT32},
+        true);
+  check(&(spec){.q = CT_DIMS(3, 7, 6), .k = CT_DIMS(3, 6, 7), .v = CT_DIMS(3, 7, 4),
+                .mode = "mul", .scale = CT_DIMS(1, 1), .dt = CT_FLOAT32},
+        true);
+}
+END_TEST
+
+/* Rows of 300 (the softmax's long path, the second product summed over two blocks of k), Q K
+ * summed over 272 (two blocks), K and V given transposed; 40 query rows: blocks of 16 rows. */
+START_TEST(long_rows_and_deep_sums_fuse_to_the_same_bits) {
+  check(&(spec){.q = CT_DIMS(1, 40, 272), .k = CT_DIMS(1, 300, 272), .v = CT_DIMS(1, 8, 300),
+                .tk = true, .tv = true, .mode = "mul", .scale = CT_DIMS(1), .has_mask = true,
+                .mask = CT_DIMS(300), .dt = CT_FLOAT32},
+        true);
+}
+END_TEST
+
+/* float64; one K and one V (rank 2) for the whole batch; NaN and infinities in Q and the mask,
+ * a row masked whole (NaN, as softmax gives). */
+START_TEST(float64_broadcasts_and_special_values_fuse_to_the_same_bits) {
+  check(&(spec){.q = CT_DIMS(3, 7, 16), .k = CT_DIMS(16, 12), .v = CT_DIMS(12, 5),
+                .has_mask = true, .mask = CT_DIMS(7, 12), .dt = CT_FLOAT64, .special = true},
+        true);
+  check(&(spec){.q = CT_DIMS(2, 40, 16), .k = CT_DIMS(2, 16, 40), .v = CT_DIMS(2, 40, 3),
+                .has_mask = true, .mask = CT_DIMS(40, 40), .dt = CT_FLOAT32, .special = true},
+        true);
+}
+END_TEST
+
+/* A softmax over the first axis is not an attention's: left alone, the same bits. One over
+ * the middle axis of [2, 4, 4] scores (axis 1, which the pass cannot tell from the last before
+ * the run): fused, refused at every run, which then falls back on the chain's ops: the same
+ * bits, and the scores' memory dropped after the fallback. */
+START_TEST(a_softmax_over_another_axis_gives_the_same_bits) {
+  check(&(spec){.q = CT_DIMS(2, 4, 8), .k = CT_DIMS(2, 8, 4), .v = CT_DIMS(2, 4, 3), .axis0 = true,
+                .dt = CT_FLOAT32},
+        false);
+  check(&(spec){.q = CT_DIMS(2, 4, 8), .k = CT_DIMS(2, 8, 4), .v = CT_DIMS(2, 4, 3), .axis = 1,
+                .dt = CT_FLOAT32},
+        true);
+}
+END_TEST
+
+/* The scores kept by the caller (keep): the chain stops there, nothing is fused. */
+START_TEST(kept_scores_are_not_fused) {
+  spec sp = {.q = CT_DIMS(2, 5, 8), .k = CT_DIMS(2, 8, 5), .v = CT_DIMS(2, 5, 3),
+             .dt = CT_FLOAT32};
+  ct_program *p = chain(&sp);
+  const char *keep[] = {"s"};
+  ct_executor_options o = {.optimize = true, .keep = keep, .n_keep = 1};
+  size_t n0, n1;
+  bool mem0, mem1;
+  void *plain = run_chain(p, &sp, NULL, &n0, &mem0);
+  void *opt = run_chain(p, &sp, &o, &n1, &mem1);
+  ck_assert_int_eq(memcmp(plain, opt, n0), 0);
+  ck_assert(mem1);
+  free(plain);
+  free(opt);
+  ct_program_free(p);
+}
+END_TEST
+
+/* An op between the mask add and the last matmul rewrites the mask: the fused op would read the
+ * new mask at the matmul's place, so the chain is left alone (same bits as unoptimized). */
+START_TEST(a_mask_rewritten_before_the_last_matmul_is_not_fused) {
+  spec sp = {.q = CT_DIMS(4, 6), .k = CT_DIMS(6, 4), .v = CT_DIMS(4, 2), .has_mask = true,
+             .mask = CT_DIMS(4, 4), .dt = CT_FLOAT32};
+  ct_program *p = ct_program_new();
+  ck_assert_int_eq(ct_program_append(p, op_x("exp", "z", "m")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, op_xy("matmul", "q", "k", "s")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_add", "s", "m", "s3")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, op_x("relu", "z", "m")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, op_x("softmax", "s3", "pr")), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, op_xy("matmul", "pr", "v", "out")), CT_OK);
+  float outs[2][8];
+  for (int opt = 0; opt < 2; opt++) {
+    ct_scope *s = scope_of(&sp);
+    put_pattern(s, "z", CT_DIMS(4, 4), 6, CT_FLOAT32);
+    ct_executor_options o = {.optimize = opt == 1};
+    ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
+    ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+    memcpy(outs[opt], ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "out")), CT_FLOAT32),
+           sizeof outs[opt]);
+    ck_assert(has_memory(s, "pr"));
+    ct_executor_free(e);
+    ct_scope_free(s);
+  }
+  ck_assert_int_eq(memcmp(outs[0], outs[1], sizeof outs[0]), 0);
+  ct_program_free(p);
+}
+END_TEST
+
+/* A mask replaced after the executor was made by one that enlarges the scores ([4, 4] ->
+ * [3, 4, 4]): attention refuses it, the run falls back on the chain's ops: CT_OK, the
+ * unoptimized result's dims and bits, the thread's status as before the run, no scores kept. */
+START_TEST(a_mask_that_enlarges_the_scores_falls_back) {
+  spec sp = {.q = CT_DIMS(4, 6), .k = CT_DIMS(6, 4), .v = CT_DIMS(4, 2), .has_mask = true,
+             .mask = CT_DIMS(4, 4), .dt = CT_FLOAT32};
+  ct_program *p = chain(&sp);
+  float outs[2][24];
+  for (int opt = 0; opt < 2; opt++) {
+    ct_scope *s = scope_of(&sp);
+    ct_executor_options o = {.optimize = opt == 1};
+    ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
+    put_pattern(s, "m", CT_DIMS(3, 4, 4), 7, CT_FLOAT32);
+    ct_clear_error();
+    ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+    ck_assert_int_eq(ct_last_status(), CT_OK);
+    const ct_tensor *t = ct_var_get_tensor(ct_scope_find_var(s, "out"));
+    ck_assert(ct_ddim_equal(ct_tensor_dims(t), CT_DIMS(3, 4, 2)));
+    memcpy(outs[opt], ct_tensor_data(t, CT_FLOAT32), sizeof outs[opt]);
+    ck_assert(has_memory(s, "pr") == (opt == 0));
+    ct_executor_free(e);
+    ct_scope_free(s);
+  }
+  ck_assert_int_eq(memcmp(outs[0], outs[1], sizeof outs[0]), 0);
+  ct_program_free(p);
+}
+END_TEST
+
+/* The op run by hand with a Scale of two elements: CT_ERR_SHAPE naming Scale and the fix; Out
+ * untouched. A scale mode without a Scale: CT_ERR_INVALID_ARGUMENT. */
+START_TEST(the_op_refuses_what_it_does_not_run) {
+  ct_scope *s = ct_scope_new();
+  put_pattern(s, "q", CT_DIMS(3, 4), 1, CT_FLOAT32);
+  put_pattern(s, "k", CT_DIMS(4, 3), 2, CT_FLOAT32);
+  put_pattern(s, "v", CT_DIMS(3, 2), 3, CT_FLOAT32);
+  put_pattern(s, "c", CT_DIMS(2), 4, CT_FLOAT32);
+  ct_op *op = ct_op_new("attention");
+  ck_assert_int_eq(ct_op_set_input(op, "Q", "q"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "K", "k"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "V", "v"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(op, "Scale", "c"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(op, "Out", "out"), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_string(op, "scale_mode", "mul"), CT_OK);
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_SHAPE);
+  HAS(ct_last_error(), "Scale holds other than one element");
+  HAS(ct_last_error(), "optimize");
+  ck_assert(!has_memory(s, "out"));
+  put_pattern(s, "c", CT_DIMS(1), 4, CT_FLOAT32);
+  ck_assert_msg(ct_op_run(op, s, ct_cpu()) == CT_OK, "%s", ct_last_error());
+  ck_assert_int_eq(ct_op_set_attr_string(op, "scale_mode", "none"), CT_OK);
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_INVALID_ARGUMENT);
+  HAS(ct_last_error(), "scale_mode \"none\" with a Scale");
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("passes_attention");
+  CT_ADD_TEST(s, heads_fuse_to_the_same_bits);
+  CT_ADD_TEST(s, a_divided_and_masked_chain_fuses_to_the_same_bits);
+  CT_ADD_TEST(s, operands_on_either_side_fuse_to_the_same_bits);
+  CT_ADD_TEST(s, long_rows_and_deep_sums_fuse_to_the_same_bits);
+  CT_ADD_TEST(s, float64_broadcasts_and_special_values_fuse_to_the_same_bits);
+  CT_ADD_TEST(s, a_softmax_over_another_axis_gives_the_same_bits);
+  CT_ADD_TEST(s, kept_scores_are_not_fused);
+  CT_ADD_TEST(s, a_mask_rewritten_before_the_last_matmul_is_not_fused);
+  CT_ADD_TEST(s, a_mask_that_enlarges_the_scores_falls_back);
+  CT_ADD_TEST(s, the_op_refuses_what_it_does_not_run);
+  return s;
+}
+
+CT_TEST_MAIN(make_suite)
