@@ -17,7 +17,8 @@
 #endif
 
 static const ct__def_table *const op_types[] = {
-    &ct__elementwise_defs, &ct__matmul_defs, &ct__attention_defs, &ct__random_defs,
+    &ct__elementwise_defs, &ct__matmul_defs, &ct__attention_defs, &ct__decomposed_norm_defs,
+    &ct__random_defs,
     &ct__reduce_defs,      &ct__shape_defs,  &ct__recurrent_defs,
     &ct__elementwise_grad_defs,
     &ct__recurrent_grad_defs,
@@ -52,6 +53,7 @@ static const ct__backend_table kernel_tables[] = {
     {CT_DEVICE_CPU, &ct__cpu_elementwise},
     {CT_DEVICE_CPU, &ct__cpu_matmul},
     {CT_DEVICE_CPU, &ct__cpu_attention},
+    {CT_DEVICE_CPU, &ct__cpu_decomposed_norm},
     {CT_DEVICE_CPU, &ct__cpu_random},
     {CT_DEVICE_CPU, &ct__cpu_reduce},
     {CT_DEVICE_CPU, &ct__cpu_shape},
@@ -104,7 +106,8 @@ static const ct__doc_table *const op_docs[] = {
     &ct__comm_docs, &ct__conv_docs, &ct__conv_block_docs, &ct__conv_transpose_docs,
     &ct__elementwise_docs,
     &ct__index_docs, &ct__index_misc_docs, &ct__index_slice_docs, &ct__loss_docs, &ct__math_docs,
-    &ct__matmul_docs, &ct__attention_docs, &ct__misc_ops_docs, &ct__nn_docs, &ct__norm_docs, &ct__optimizer_docs,
+    &ct__matmul_docs, &ct__attention_docs, &ct__decomposed_norm_docs,
+    &ct__misc_ops_docs, &ct__nn_docs, &ct__norm_docs, &ct__optimizer_docs,
     &ct__pool_nd_docs, &ct__pool_nd_norm_docs, &ct__quant_docs, &ct__random_docs,
     &ct__recurrent_docs, &ct__reduce_docs, &ct__reduce_ext_docs, &ct__reduce_ext_loss_docs,
     &ct__reduce_ext_norm_docs, &ct__resample_docs, &ct__rnn_layers_docs, &ct__shape_docs,

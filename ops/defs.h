@@ -35,6 +35,10 @@ enum { CT__ATT_Q, CT__ATT_K, CT__ATT_V, CT__ATT_SCALE, CT__ATT_MASK };
 enum { CT__ATT_TRANSPOSE_Q, CT__ATT_TRANSPOSE_K, CT__ATT_TRANSPOSE_V, CT__ATT_SCALE_MODE,
        CT__ATT_MASK_FIRST, CT__ATT_AXIS };
 enum { CT__ATT_NONE, CT__ATT_MUL, CT__ATT_RMUL, CT__ATT_DIV }; /* scale_mode's values */
+/* decomposed_layer_norm (ops/passes_norm.c makes it); ct__dnorm_check: its dims' checks. */
+enum { CT__DN_X, CT__DN_EXPONENT, CT__DN_EPSILON, CT__DN_SCALE, CT__DN_BIAS };
+enum { CT__DN_EPSILON_FIRST, CT__DN_SCALE_FIRST, CT__DN_BIAS_FIRST };
+ct_status ct__dnorm_check(const ct_kernel_ctx *c);
 enum { CT__FILL_SHAPE, CT__FILL_VALUE, CT__FILL_DTYPE };         /* fill_constant */
 enum { CT__FILL_LIKE_VALUE, CT__FILL_LIKE_ONE_ELEMENT };          /* fill_any_like */
 /* uniform_random (A = min, B = max) and gaussian_random (A = mean, B = std). */
@@ -84,6 +88,7 @@ extern const ct__def_table ct__conv_transpose_defs; /* ops/defs/conv_transpose.c
 /* pool_nd*.c: pool_nd, max_unpool, lrn, instance_norm and their gradients (ops/defs/pool_nd.h). */
 extern const ct__def_table ct__pool_nd_defs, ct__pool_nd_norm_defs, ct__pool_nd_grad_defs;
 extern const ct__def_table ct__elementwise_defs, ct__matmul_defs, ct__attention_defs,
+    ct__decomposed_norm_defs,
     ct__random_defs, ct__reduce_defs, ct__shape_defs, ct__recurrent_defs;
 extern const ct__def_table ct__elementwise_grad_defs;
 extern const ct__def_table ct__recurrent_grad_defs;
@@ -268,6 +273,7 @@ extern const ct__def_table ct__optimizer_defs;
 extern const ct__doc_table ct__optimizer_docs, ct__comm_docs, ct__conv_docs,
     ct__conv_transpose_docs, ct__elementwise_docs, ct__index_docs, ct__index_misc_docs,
     ct__index_slice_docs, ct__loss_docs, ct__math_docs, ct__matmul_docs, ct__attention_docs,
+    ct__decomposed_norm_docs,
     ct__misc_ops_docs,
     ct__nn_docs, ct__norm_docs, ct__pool_nd_docs, ct__pool_nd_norm_docs, ct__quant_docs,
     ct__random_docs, ct__recurrent_docs, ct__reduce_docs, ct__reduce_ext_docs,

@@ -157,7 +157,7 @@ const char *ct__prep_namer(const void *arg, const void *tensor, const char **op)
 /* ops/passes.c: the optimize option. An executor's rewrites: each fused op it made (owned) and
  * the program's ops it stands for, with their generations when it was made: an edit of one
  * after that makes ct__rewrites_check fail the run. */
-#define CT__REWRITE_MAX 6 /* a conv, two adds, a batch_norm, an activation, the bias's reshape */
+#define CT__REWRITE_MAX 9 /* a decomposed layer norm's ops (a conv chain: 6) */
 #define CT__REWRITE_INS 8 /* inverted_residual's inputs; a conv chain's: 2, bias, residual, 4 bn */
 /* A fused op's fallback: the preps of the ops it stands for, in program order, bound as
  * before the pass (owned), which the executor runs in its place when it fails (dims it does not
@@ -199,6 +199,12 @@ ct_status ct__rewrites_check(const ct__rewrites *rw);
 ct_status ct__optimize_attention(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
                                  bool (*candidate)(void *, const ct_var *), void *arg,
                                  ct__rewrites *rw);
+/* ops/passes_norm.c: the ops of a layer norm written out (reduce_mean, sub, pow, reduce_mean,
+ * add, sqrt, div, [mul], [add]) become one decomposed_layer_norm (passes.md); run by
+ * ct__optimize after attention's. */
+ct_status ct__optimize_norms(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
+                             bool (*candidate)(void *, const ct_var *), void *arg,
+                             ct__rewrites *rw);
 /* ops/passes_block.c: conv2d_fusion chains that form an inverted residual block become one
  * inverted_residual (passes.md); run by ct__optimize after its other passes. */
 ct_status ct__optimize_blocks(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
@@ -218,6 +224,14 @@ const ct_var *ct__pass_apart(const ct__rewrite *r);
  * fused op's own check refuses the run, naming the fix). A pass that reads an operand's dims
  * when the executor is made reads them only from such a variable. */
 bool ct__pass_fixed(const ct__prep *preps, size_t n, const ct_var *v);
+/* Whether the preps between the first and the last of members (n_members indices, SIZE_MAX
+ * for an absent one) keep what a fused op at the last one's place reads: each writes only
+ * intermediates (candidate), none of ins (n_ins variables, NULL for an absent one) after
+ * read_at (the index of the member that reads it, the last when several do), and nests no
+ * program. */
+bool ct__pass_between_holds(const ct__prep *preps, const size_t *members, size_t n_members,
+                            const ct_var *const *ins, const size_t *read_at, size_t n_ins,
+                            bool (*candidate)(void *, const ct_var *), void *arg);
 /* Moves the preps at indices members (n_members of them, in program order, last the last of
  * them) from the n bound preps into r's fallback, fused (whose fallback it becomes) taking
  * last's place; *n shrinks. The fallback drops the members' outputs but last's first (the

@@ -54,14 +54,6 @@ const ct_attr_value *ct__pass_attr(const ct_op *op, const char *name) {
   return NULL;
 }
 
-/* Whether variables a and b hold memory of one block now. */
-static bool same_block(const ct_var *a, const ct_var *b) {
-  /* Asked without recording an error for a variable that holds nothing yet (every run checks). */
-  if (!ct_var_is(a, &ct_tensor_type) || !ct_var_is(b, &ct_tensor_type)) return false;
-  const ct_tensor *x = ct_var_get_tensor(a), *y = ct_var_get_tensor(b);
-  return x != NULL && y != NULL && x->block != NULL && x->block == y->block;
-}
-
 /* Whether prep p's op is of type `type`. */
 static bool is(const ct__prep *p, const char *type) { return strcmp(p->op->def->type, type) == 0; }
 
@@ -320,21 +312,6 @@ static ct_op *fused_op(const ct__prep *preps, const chain *ch) {
   return op;
 }
 
-static ct_status oom(void) {
-  return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_executor_new: out of host memory (optimize)");
-}
-
-/* Room for one more rewrite in rw. */
-ct_status ct__pass_rewrite_room(ct__rewrites *rw) {
-  if (rw->n < rw->cap) return CT_OK;
-  size_t cap = rw->cap ? 2 * rw->cap : 8;
-  ct__rewrite *grown = ct__realloc(rw->v, cap * sizeof *grown);
-  if (grown == NULL) return oom();
-  rw->v = grown;
-  rw->cap = cap;
-  return CT_OK;
-}
-
 /* A chain fills a rewrite at most: its members and the watched reshape, its inputs. */
 _Static_assert(sizeof(((chain *)0)->members) / sizeof(size_t) + 1 <= CT__REWRITE_MAX,
                "a chain's ops fit a rewrite's origins");
@@ -350,80 +327,6 @@ static void chain_memory(const ct__prep *preps, const chain *ch, ct__rewrite *r)
   if (ch->bias != NULL) r->ins[r->n_ins++] = ch->bias;
   if (ch->res != NULL) r->ins[r->n_ins++] = ch->res;
   for (int k = 0; k < 4 && ch->bn[0] != NULL; k++) r->ins[r->n_ins++] = ch->bn[k];
-}
-
-ct_status ct__pass_splice(ct__prep *preps, size_t *n, const size_t *members, size_t n_members,
-                          size_t last, ct__prep *fused, ct__rewrite *r) {
-  ct__fallback *fb = ct__calloc(1, sizeof *fb);
-  size_t n_outs = 0;
-  for (size_t m = 0; m < n_members; m++) n_outs += preps[members[m]].n_out_vars;
-  if (fb != NULL) {
-    fb->preps = ct__calloc(n_members, sizeof *fb->preps);
-    fb->drop = ct__calloc(n_outs, sizeof *fb->drop);
-  }
-  if (fb == NULL || fb->preps == NULL || fb->drop == NULL) {
-    if (fb != NULL) {
-      free(fb->preps);
-      free(fb->drop);
-    }
-    free(fb);
-    ct__prep_destroy(fused);
-    return oom();
-  }
-  const ct_var *result = out0(&preps[last]);
-  size_t w = 0;
-  for (size_t k = 0; k < *n; k++) {
-    bool member = false;
-    for (size_t m = 0; m < n_members; m++) member |= members[m] == k;
-    if (member) {
-      const ct__prep *q = &preps[k];
-      for (uint32_t o = q->n_in_vars; o < q->n_in_vars + q->n_out_vars; o++) {
-        if (q->vars[o] != result) fb->drop[fb->n_drop++] = q->vars[o];
-      }
-      fb->preps[fb->n++] = preps[k]; /* in program order */
-    }
-    if (k == last) {
-      preps[w] = *fused;
-      preps[w++].fallback = fb;
-    } else if (!member) {
-      preps[w++] = preps[k];
-    }
-  }
-  *n = w;
-  r->fallback = fb;
-  return CT_OK;
-}
-
-ct_status ct__prep_run_guarded(ct__prep *p, const uint64_t *errors) {
-  ct_status before = ct_last_status();
-  bool quiet = ct__errors_quiet;
-  ct__errors_quiet = true;
-  ct_status s = ct__prep_run_counted(p, errors);
-  ct__errors_quiet = quiet;
-  if (CT__LIKELY(s == CT_OK)) {
-    ct__error_status_put(before); /* a failure the op recovered from stays unseen */
-    return CT_OK;
-  }
-  const ct__fallback *fb = p->fallback;
-  for (size_t k = 0; k < fb->n; k++) {
-    ct__prep *q = &fb->preps[k];
-    s = q->fallback != NULL ? ct__prep_run_guarded(q, errors) : ct__prep_run_counted(q, errors);
-    if (s != CT_OK) break;
-  }
-  for (size_t k = 0; k < fb->n_drop; k++) {
-    ct_tensor *t = (ct_tensor *)ct_var_get_tensor(fb->drop[k]);
-    if (t != NULL) ct__tensor_drop_memory(t);
-  }
-  if (s == CT_OK) ct__error_status_put(before);
-  return s;
-}
-
-static void fallback_free(ct__fallback *fb) {
-  if (fb == NULL) return;
-  for (size_t k = 0; k < fb->n; k++) ct__prep_destroy(&fb->preps[k]);
-  free(fb->preps);
-  free(fb->drop);
-  free(fb);
 }
 
 /* Replaces chain ch's preps by one bound to its fused op, at the chain's last op's place. */
@@ -509,16 +412,6 @@ static ct_status elide(ct__prep *preps, size_t *n, size_t i, ct__rewrites *rw) {
   return CT_OK;
 }
 
-/* The rewrite's memory assumptions (ct__rewrite): NULL when they hold, else the variable that
- * breaks them. A result that is one of the inputs by name breaks them too (the fused op would
- * write it into a block of its own, where the chain's last op wrote it in place). */
-const ct_var *ct__pass_apart(const ct__rewrite *r) {
-  for (size_t k = 0; r->out != NULL && k < r->n_ins; k++) {
-    if (r->ins[k] == r->out || same_block(r->out, r->ins[k])) return r->out;
-  }
-  return NULL;
-}
-
 ct_status ct__optimize(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
                        bool (*candidate)(void *, const ct_var *), void *arg, ct__rewrites *rw) {
   if (place.kind != CT_DEVICE_CPU) return CT_OK; /* the fused types have CPU kernels only */
@@ -531,6 +424,7 @@ ct_status ct__optimize(ct__prep *preps, size_t *n, ct_scope *scope, ct_place pla
     i++;
   }
   ct_status st = ct__optimize_attention(preps, n, scope, place, candidate, arg, rw);
+  if (st == CT_OK) st = ct__optimize_norms(preps, n, scope, place, candidate, arg, rw);
   if (st != CT_OK) return st;
   for (size_t i = 0; i < *n; i++) {
     chain ch;
@@ -548,36 +442,4 @@ ct_status ct__optimize(ct__prep *preps, size_t *n, ct_scope *scope, ct_place pla
     if (s != CT_OK) return s;
   }
   return ct__optimize_blocks(preps, n, scope, place, candidate, arg, rw);
-}
-
-ct_status ct__rewrites_check(const ct__rewrites *rw) {
-  for (size_t i = 0; i < rw->n; i++) {
-    const ct__rewrite *r = &rw->v[i];
-    const ct_var *v = ct__pass_apart(r);
-    if (CT__UNLIKELY(v != NULL)) {
-      return ct__error(CT_ERR_INVALID_ARGUMENT,
-                       "ct_executor_run: variable '%s' now shares memory with another variable "
-                       "or a caller's buffer, and this executor merged ops around it (the "
-                       "optimize option) assuming it did not: make a new executor",
-                       ct_var_name(v));
-    }
-    for (size_t k = 0; k < r->n_origin; k++) {
-      if (r->origin[k]->gen == r->gen[k]) continue;
-      char label[CT__OP_LABEL_CAP];
-      return ct__error(CT_ERR_INVALID_ARGUMENT,
-                       "ct_executor_run: %s was edited after this executor fused it with its "
-                       "neighbours (the optimize option): make a new executor",
-                       ct__op_label(r->origin[k], label, sizeof label));
-    }
-  }
-  return CT_OK;
-}
-
-void ct__rewrites_free(ct__rewrites *rw) {
-  for (size_t i = 0; i < rw->n; i++) {
-    fallback_free(rw->v[i].fallback);
-    ct_op_free(rw->v[i].op);
-  }
-  free(rw->v);
-  *rw = (ct__rewrites){0};
 }

@@ -46,28 +46,13 @@ static const ct_var *other(const ct__prep *p, const ct_var *v) {
 }
 
 /* Whether the ops between the chain's first and last member keep what the fused op reads (see
- * the top of the file): an input read by member at[m] must not be written after it. */
+ * the top of the file). */
 static bool between_holds(const ct__prep *preps, const attn *a,
                           bool (*candidate)(void *, const ct_var *), void *arg) {
   const ct_var *ins[5] = {a->q, a->k, a->scale, a->mask, a->v};
   const size_t read_at[5] = {a->at[A_MM1], a->at[A_MM1], a->at[A_SCALE], a->at[A_MASK],
                              a->at[A_MM2]};
-  for (size_t j = a->at[A_MM1] + 1; j < a->at[A_MM2]; j++) {
-    bool member = false;
-    for (int m = 0; m < A_N; m++) member |= a->at[m] == j;
-    if (member) continue;
-    const ct__prep *q = &preps[j];
-    for (size_t t = 0; t < q->op->def->n_attr; t++) {
-      if (q->op->attr[t].type == CT_ATTR_PROGRAM) return false;
-    }
-    for (uint32_t o = q->n_in_vars; o < q->n_in_vars + q->n_out_vars; o++) {
-      if (!candidate(arg, q->vars[o])) return false;
-      for (int i = 0; i < 5; i++) {
-        if (ins[i] != NULL && q->vars[o] == ins[i] && j > read_at[i]) return false;
-      }
-    }
-  }
-  return true;
+  return ct__pass_between_holds(preps, a->at, A_N, ins, read_at, 5, candidate, arg);
 }
 
 /* The chain whose first matmul is prep i, into *a (false when there is none). */

@@ -101,7 +101,9 @@ typedef struct ct_executor_options {
    * projection plus the block's input) run as one inverted_residual, band by band, the expanded
    * values never stored whole (the same bits); attention (matmul, an optional scale by one
    * value and mask add, softmax over the last axis, matmul) as one attention op, a block of
-   * query rows at a time, the scores never stored whole (the same bits); an assign whose
+   * query rows at a time, the scores never stored whole (the same bits); a layer norm
+   * written out as nine ops (opset < 17 exports) as one decomposed_layer_norm (the same
+   * bits); an assign whose
    * output is an
    * intermediate that later ops read goes, those ops reading its input (which no later op
    * writes) instead. Only intermediates are fused (as for

@@ -8,7 +8,7 @@
 #include "ops/defs.h"
 #include "ops/expr/expr_impl.h"
 
-extern const ct__kernel_table ct__cpu_attention;
+extern const ct__kernel_table ct__cpu_attention, ct__cpu_decomposed_norm;
 extern const ct__kernel_table ct__cpu_elementwise, ct__cpu_matmul, ct__cpu_random, ct__cpu_reduce,
     ct__cpu_shape;
 extern const ct__kernel_table ct__cpu_elementwise_grad;
