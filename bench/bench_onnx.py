@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # bench/bench_onnx.py: imported ONNX models, corten against onnxruntime in the same run.
 """For each model of tests/python/models_onnx.py (resnet18, resnet18_bn: the same with its
-BatchNormalization nodes kept, mobilenet_v2, a 2-layer TransformerEncoder, an LSTM classifier;
+BatchNormalization nodes kept, mobilenet_v2, a 2-layer TransformerEncoder (and one with GELU
+exported at opset 14: its layer norms written out as nine ops each), an LSTM classifier;
 exported once into MODELS), each batch (1, 8) and thread count (1, 2): corten (corten.onnx.load,
 graph passes on, the weights constants: packed once, as onnxruntime prepacks its initializers at
 session creation) and onnxruntime (InferenceSession, CPU, default graph optimisation,
@@ -78,7 +79,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", default=os.path.join("build", "tests", "onnx-models"))
     ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--only", default="resnet18,resnet18_bn,mobilenet_v2,transformer,lstm")
+    ap.add_argument("--only", default="resnet18,resnet18_bn,mobilenet_v2,transformer,"
+                                       "transformer_gelu14,lstm")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--batches", default="1,8")
     a = ap.parse_args()

@@ -2,7 +2,8 @@
 # tests/python/models_onnx.py: the models of issue 33 exported from PyTorch at opset 17 with a
 # dynamic batch, run by corten and by onnxruntime; and the peak memory of loading resnet18.
 """ONNX model parity: torchvision's resnet18 (also with its BatchNormalization nodes kept, as
-model zoos ship them) and mobilenet_v2, a 2-layer TransformerEncoder and an LSTM classifier,
+model zoos ship them) and mobilenet_v2, a 2-layer TransformerEncoder (also with GELU at opset
+14, whose exporter writes each layer norm out as nine ops) and an LSTM classifier,
 with random weights and batch-norm statistics measured on random batches (so a dropped
 statistic shows), exported by Debian's PyTorch into the build tree (never committed). corten's
 outputs must equal onnxruntime's within 1e-4 of the outputs' largest magnitude at batch 1 and 8.
@@ -52,9 +53,11 @@ def _make(name):
         return _bn_statistics(torchvision.models.resnet18(), (4, 3, 224, 224)), (3, 224, 224)
     if name == "mobilenet_v2":
         return _bn_statistics(torchvision.models.mobilenet_v2(), (4, 3, 224, 224)), (3, 224, 224)
-    if name == "transformer":
+    if name in ("transformer", "transformer_gelu14"):
+        gelu = name.endswith("gelu14")
         layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128,
-                                                 batch_first=True)
+                                                 batch_first=True,
+                                                 activation="gelu" if gelu else "relu")
         return torch.nn.TransformerEncoder(layer, num_layers=2).eval(), (10, 64)
     return LSTMClassifier().eval(), (12, 16)
 
@@ -65,7 +68,8 @@ def _exported(name):
     os.makedirs(MODELS, exist_ok=True)
     path = os.path.join(MODELS, name + ".onnx")
     shape = {"resnet18": (3, 224, 224), "resnet18_bn": (3, 224, 224),
-             "mobilenet_v2": (3, 224, 224), "transformer": (10, 64), "lstm": (12, 16)}[name]
+             "mobilenet_v2": (3, 224, 224), "transformer": (10, 64),
+             "transformer_gelu14": (10, 64), "lstm": (12, 16)}[name]
     if not os.path.exists(path):
         net, shape = _make(name)
         tmp = path + ".tmp"
@@ -73,7 +77,8 @@ def _exported(name):
         # folding into the convolutions at export.
         keep = name.endswith("_bn")
         torch.onnx.export(net, torch.randn(1, *shape), tmp, input_names=["x"], output_names=["y"],
-                          dynamic_axes={"x": {0: "N"}, "y": {0: "N"}}, opset_version=17,
+                          dynamic_axes={"x": {0: "N"}, "y": {0: "N"}},
+                          opset_version=14 if name.endswith("14") else 17,
                           training=(torch.onnx.TrainingMode.PRESERVE if keep
                                     else torch.onnx.TrainingMode.EVAL),
                           do_constant_folding=not keep)
@@ -82,7 +87,7 @@ def _exported(name):
 
 
 @pytest.mark.parametrize("name", ["resnet18", "resnet18_bn", "mobilenet_v2", "transformer",
-                                  "lstm"])
+                                  "transformer_gelu14", "lstm"])
 @pytest.mark.parametrize("batch", [1, 8])
 def test_outputs_equal_onnxruntimes(name, batch):
     path, shape = _exported(name)
@@ -101,7 +106,7 @@ def test_outputs_equal_onnxruntimes(name, batch):
 
 
 @pytest.mark.parametrize("name", ["resnet18", "resnet18_bn", "mobilenet_v2", "transformer",
-                                  "lstm"])
+                                  "transformer_gelu14", "lstm"])
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_graph_passes_keep_the_bits(name, threads):
     """The executor's optimize option (on by default) gives the unoptimized program's bits."""
@@ -115,6 +120,15 @@ def test_graph_passes_keep_the_bits(name, threads):
     finally:
         corten.set_num_threads(old)
     assert outs[0].tobytes() == outs[1].tobytes()
+
+
+def test_transformer_gelu14_writes_its_layer_norms_out():
+    """The export the decomposed-layer-norm pass is checked on: four norms as ReduceMean, Sub,
+    Pow, ReduceMean, Add, Sqrt, Div, Mul, Add; GELU as Erf; two attention softmaxes."""
+    path, _ = _exported("transformer_gelu14")
+    ops = [n.op_type for n in onnx.load(path).graph.node]
+    assert (ops.count("ReduceMean"), ops.count("Pow"), ops.count("Erf"), ops.count("Softmax"),
+            ops.count("LayerNormalization")) == (8, 4, 2, 2, 0)
 
 
 def test_resnet18_bn_keeps_its_batch_norms():
