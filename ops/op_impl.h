@@ -5,6 +5,7 @@
 #define CORTEN_CORE_OP_IMPL_H
 
 #include <stdatomic.h>
+#include <string.h>
 
 #include <corten/op.h>
 #include <corten/program.h>
@@ -224,6 +225,26 @@ const ct_var *ct__pass_apart(const ct__rewrite *r);
  * fused op's own check refuses the run, naming the fix). A pass that reads an operand's dims
  * when the executor is made reads them only from such a variable. */
 bool ct__pass_fixed(const ct__prep *preps, size_t n, const ct_var *v);
+/* Small queries the passes share: whether prep p's op is of type `type`; its first output; the
+ * first prep after `from` that reads v (n when none does); and a two-input prep's input that is
+ * not v, when exactly one of its inputs is v (else NULL). */
+static inline bool ct__pass_is(const ct__prep *p, const char *type) {
+  return strcmp(p->op->def->type, type) == 0;
+}
+static inline const ct_var *ct__pass_out0(const ct__prep *p) { return p->vars[p->n_in_vars]; }
+static inline size_t ct__pass_reader(const ct__prep *preps, size_t n, size_t from,
+                                     const ct_var *v) {
+  for (size_t j = from + 1; j < n; j++) {
+    for (uint32_t k = 0; k < preps[j].n_in_vars; k++) {
+      if (preps[j].vars[k] == v) return j;
+    }
+  }
+  return n;
+}
+static inline const ct_var *ct__pass_other(const ct__prep *p, const ct_var *v) {
+  if (p->n_in_vars != 2 || (p->vars[0] == v) == (p->vars[1] == v)) return NULL;
+  return p->vars[0] == v ? p->vars[1] : p->vars[0];
+}
 /* Whether the preps between the first and the last of members (n_members indices, SIZE_MAX
  * for an absent one) keep what a fused op at the last one's place reads: each writes only
  * intermediates (candidate), none of ins (n_ins variables, NULL for an absent one) after

@@ -54,11 +54,6 @@ const ct_attr_value *ct__pass_attr(const ct_op *op, const char *name) {
   return NULL;
 }
 
-/* Whether prep p's op is of type `type`. */
-static bool is(const ct__prep *p, const char *type) { return strcmp(p->op->def->type, type) == 0; }
-
-static const ct_var *out0(const ct__prep *p) { return p->vars[p->n_in_vars]; }
-
 /* How many times prep `to` reads v when prep `from` alone writes it and no other prep reads it
  * (nor a nested program); -1 otherwise (to == n: no prep may read it). */
 static long sole_reads(const ct__prep *preps, size_t n, size_t from, size_t to, const ct_var *v) {
@@ -82,13 +77,6 @@ bool ct__pass_link(const ct__prep *preps, size_t n, size_t from, size_t to, cons
   return candidate(arg, v) && sole_reads(preps, n, from, to, v) == 1;
 }
 
-/* The other input of two-input prep p when one of them is v (and the other is not); NULL when
- * neither or both are. */
-static const ct_var *other_input(const ct__prep *p, const ct_var *v) {
-  if (p->n_in_vars != 2 || (p->vars[0] == v) == (p->vars[1] == v)) return NULL;
-  return p->vars[0] == v ? p->vars[1] : p->vars[0];
-}
-
 bool ct__pass_fixed(const ct__prep *preps, size_t n, const ct_var *v) {
   if (v == NULL || ct_var_get_tensor(v) == NULL) return false;
   for (size_t j = 0; j < n; j++) {
@@ -103,7 +91,7 @@ bool ct__pass_fixed(const ct__prep *preps, size_t n, const ct_var *v) {
 
 /* Whether reshape prep p makes a [-1, 1, 1] view of its X from the attribute alone. */
 static bool column_reshape(const ct__prep *p) {
-  if (!is(p, "reshape") || p->n_in_vars != 1) return false;
+  if (!ct__pass_is(p, "reshape") || p->n_in_vars != 1) return false;
   const ct_attr_value *a = ct__pass_attr(p->op, "shape");
   return a != NULL && a->type == CT_ATTR_INTS && a->u.ints.n == 3 && a->u.ints.v[0] == -1 &&
          a->u.ints.v[1] == 1 && a->u.ints.v[2] == 1;
@@ -126,10 +114,10 @@ typedef struct chain {
 static void take_activation(const ct__prep *preps, size_t n, size_t j, const ct_var *cur,
                             bool (*candidate)(void *, const ct_var *), void *arg, chain *ch) {
   if (j < n && preps[j].n_in_vars == 1 && preps[j].vars[0] == cur &&
-      (is(&preps[j], "relu") || is(&preps[j], "clip")) &&
+      (ct__pass_is(&preps[j], "relu") || ct__pass_is(&preps[j], "clip")) &&
       ct__pass_link(preps, n, ch->last, j, cur, candidate, arg)) {
-    ch->act = is(&preps[j], "relu") ? "relu" : "clip";
-    if (is(&preps[j], "clip")) {
+    ch->act = ct__pass_is(&preps[j], "relu") ? "relu" : "clip";
+    if (ct__pass_is(&preps[j], "clip")) {
       ch->lo = ct__pass_attr(preps[j].op, "min")->u.f;
       ch->hi = ct__pass_attr(preps[j].op, "max")->u.f;
     }
@@ -178,7 +166,7 @@ static bool unread(const ct__prep *preps, size_t n, size_t w, const ct_var *v,
 static bool bn_joins(const ct__prep *preps, size_t n, size_t last, size_t j, const ct_var *cur,
                      bool (*candidate)(void *, const ct_var *), void *arg) {
   const ct__prep *p = &preps[j];
-  if (!is(p, "batch_norm") || p->n_in_vars != 5 || p->n_out_vars != 5 || p->vars[0] != cur ||
+  if (!ct__pass_is(p, "batch_norm") || p->n_in_vars != 5 || p->n_out_vars != 5 || p->vars[0] != cur ||
       !(ct__pass_attr(p->op, "is_test")->u.b || ct__pass_attr(p->op, "use_global_stats")->u.b) ||
       strcmp(ct__pass_attr(p->op, "data_layout")->u.s, "NCHW") != 0 ||
       !ct__pass_link(preps, n, last, j, cur, candidate, arg)) {
@@ -198,18 +186,18 @@ static bool find_chain(const ct__prep *preps, size_t n, size_t i,
                        bool (*candidate)(void *, const ct_var *), void *arg, chain *ch) {
   *ch = (chain){.conv = i, .last = i, .n_members = 1, .members = {i}, .act = "identity",
                 .lo = -INFINITY, .hi = INFINITY};
-  const ct_var *cur = out0(&preps[i]);
+  const ct_var *cur = ct__pass_out0(&preps[i]);
   size_t j = i + 1;
   /* The bias: reshape(B, [-1, 1, 1]) -> b3, then cur + b3, when B holds 1 element or one per
    * output channel at every run: more than one for a single channel would enlarge the output,
    * which conv2d_fusion refuses. */
-  if (j + 1 < n && column_reshape(&preps[j]) && is(&preps[j + 1], "elementwise_add") &&
-      other_input(&preps[j + 1], cur) == out0(&preps[j]) &&
+  if (j + 1 < n && column_reshape(&preps[j]) && ct__pass_is(&preps[j + 1], "elementwise_add") &&
+      ct__pass_other(&preps[j + 1], cur) == ct__pass_out0(&preps[j]) &&
       conv_bias_fits(preps, n, &preps[i], preps[j].vars[0]) &&
       ct__pass_link(preps, n, ch->last, j + 1, cur, candidate, arg)) {
     ch->bias = preps[j].vars[0];
     ch->watched = preps[j].op;
-    cur = out0(&preps[j + 1]);
+    cur = ct__pass_out0(&preps[j + 1]);
     ch->last = j + 1;
     ch->members[ch->n_members++] = j + 1;
     j += 2;
@@ -218,15 +206,15 @@ static bool find_chain(const ct__prep *preps, size_t n, size_t i,
   if (j < n && bn_joins(preps, n, ch->last, j, cur, candidate, arg)) {
     for (int k = 0; k < 4; k++) ch->bn[k] = preps[j].vars[1 + k];
     ch->eps = ct__pass_attr(preps[j].op, "epsilon")->u.f;
-    cur = out0(&preps[j]);
+    cur = ct__pass_out0(&preps[j]);
     ch->last = j;
     ch->members[ch->n_members++] = j++;
   }
   /* The residual: cur + r. */
-  const ct_var *r = j < n && is(&preps[j], "elementwise_add") ? other_input(&preps[j], cur) : NULL;
+  const ct_var *r = j < n && ct__pass_is(&preps[j], "elementwise_add") ? ct__pass_other(&preps[j], cur) : NULL;
   if (r != NULL && ct__pass_link(preps, n, ch->last, j, cur, candidate, arg)) {
     ch->res = r;
-    cur = out0(&preps[j]);
+    cur = ct__pass_out0(&preps[j]);
     ch->last = j;
     ch->members[ch->n_members++] = j++;
   }
@@ -252,17 +240,17 @@ static bool find_mm_chain(const ct__prep *preps, size_t n, size_t i,
   *ch = (chain){.matmul = true, .conv = i, .last = i, .n_members = 1, .members = {i},
                 .act = "identity", .lo = -INFINITY, .hi = INFINITY};
   const ct__prep *mm = &preps[i];
-  const ct_var *cur = out0(mm), *b = NULL;
+  const ct_var *cur = ct__pass_out0(mm), *b = NULL;
   size_t j = i + 1;
   if (mm->n_in_vars != 2 || !ct__pass_fixed(preps, n, mm->vars[1]) ||
-      rank_now(mm->vars[1]) < 2 || j >= n || !is(&preps[j], "elementwise_add") ||
-      (b = other_input(&preps[j], cur)) == NULL || !ct__pass_fixed(preps, n, b) ||
+      rank_now(mm->vars[1]) < 2 || j >= n || !ct__pass_is(&preps[j], "elementwise_add") ||
+      (b = ct__pass_other(&preps[j], cur)) == NULL || !ct__pass_fixed(preps, n, b) ||
       rank_now(b) != 1 || (numel_now(b) != 1 && numel_now(b) != mm_columns_now(mm)) ||
       !ct__pass_link(preps, n, i, j, cur, candidate, arg)) {
     return false;
   }
   ch->bias = b;
-  cur = out0(&preps[j]);
+  cur = ct__pass_out0(&preps[j]);
   ch->last = j;
   ch->members[ch->n_members++] = j++;
   take_activation(preps, n, j, cur, candidate, arg, ch);
@@ -287,7 +275,7 @@ static ct_op *fused_op(const ct__prep *preps, const chain *ch) {
   if (s == CT_OK && ch->bn[0] != NULL) s = ct_op_set_attr_float(op, "epsilon", ch->eps);
   if (s == CT_OK) {
     s = ct_op_set_output(op, ch->matmul ? "Out" : "Output",
-                         ct_var_name(out0(&preps[ch->last])));
+                         ct_var_name(ct__pass_out0(&preps[ch->last])));
   }
   /* The head's attributes come first in the fused type, in the same order and types. */
   for (size_t a = 0; a < conv->def->n_attr && s == CT_OK; a++) {
@@ -319,7 +307,7 @@ _Static_assert(2 + 1 + 1 + 4 <= CT__REWRITE_INS, "a chain's inputs fit a rewrite
 
 /* Chain ch's memory assumption into r: its result apart from the fused op's inputs. */
 static void chain_memory(const ct__prep *preps, const chain *ch, ct__rewrite *r) {
-  r->out = out0(&preps[ch->last]);
+  r->out = ct__pass_out0(&preps[ch->last]);
   r->n_ins = 0;
   for (uint32_t k = 0; k < preps[ch->conv].n_in_vars && k < 2; k++) {
     r->ins[r->n_ins++] = preps[ch->conv].vars[k];
@@ -416,7 +404,7 @@ ct_status ct__optimize(ct__prep *preps, size_t *n, ct_scope *scope, ct_place pla
                        bool (*candidate)(void *, const ct_var *), void *arg, ct__rewrites *rw) {
   if (place.kind != CT_DEVICE_CPU) return CT_OK; /* the fused types have CPU kernels only */
   for (size_t i = 0; i < *n;) {
-    if (is(&preps[i], "assign") && elidable(preps, *n, i, candidate, arg)) {
+    if (ct__pass_is(&preps[i], "assign") && elidable(preps, *n, i, candidate, arg)) {
       ct_status s = elide(preps, n, i, rw);
       if (s != CT_OK) return s;
       continue;
@@ -428,9 +416,9 @@ ct_status ct__optimize(ct__prep *preps, size_t *n, ct_scope *scope, ct_place pla
   if (st != CT_OK) return st;
   for (size_t i = 0; i < *n; i++) {
     chain ch;
-    if (is(&preps[i], "matmul")) {
+    if (ct__pass_is(&preps[i], "matmul")) {
       if (!find_mm_chain(preps, *n, i, candidate, arg, &ch)) continue;
-    } else if (!is(&preps[i], "conv2d") && !is(&preps[i], "depthwise_conv2d")) {
+    } else if (!ct__pass_is(&preps[i], "conv2d") && !ct__pass_is(&preps[i], "depthwise_conv2d")) {
       continue;
     } else if (!find_chain(preps, *n, i, candidate, arg, &ch)) {
       continue;

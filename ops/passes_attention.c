@@ -25,26 +25,6 @@ typedef struct attn {
   bool mask_first;
 } attn;
 
-static bool is(const ct__prep *p, const char *type) { return strcmp(p->op->def->type, type) == 0; }
-
-static const ct_var *out0(const ct__prep *p) { return p->vars[p->n_in_vars]; }
-
-/* The first prep after `from` that reads v (n when none does). */
-static size_t reader(const ct__prep *preps, size_t n, size_t from, const ct_var *v) {
-  for (size_t j = from + 1; j < n; j++) {
-    for (uint32_t k = 0; k < preps[j].n_in_vars; k++) {
-      if (preps[j].vars[k] == v) return j;
-    }
-  }
-  return n;
-}
-
-/* A two-input prep's input that is not v, when exactly one of them is v (else NULL). */
-static const ct_var *other(const ct__prep *p, const ct_var *v) {
-  if (p->n_in_vars != 2 || (p->vars[0] == v) == (p->vars[1] == v)) return NULL;
-  return p->vars[0] == v ? p->vars[1] : p->vars[0];
-}
-
 /* Whether the ops between the chain's first and last member keep what the fused op reads (see
  * the top of the file). */
 static bool between_holds(const ct__prep *preps, const attn *a,
@@ -63,11 +43,11 @@ static bool find_attn(const ct__prep *preps, size_t n, size_t i,
   if (mm->n_in_vars != 2 || mm->n_out_vars != 1) return false;
   a->q = mm->vars[0];
   a->k = mm->vars[1];
-  const ct_var *cur = out0(mm);
-  size_t last = i, j = reader(preps, n, i, cur);
-  if (j < n && (is(&preps[j], "elementwise_mul") || is(&preps[j], "elementwise_div"))) {
-    const ct_var *s = other(&preps[j], cur);
-    bool div = is(&preps[j], "elementwise_div");
+  const ct_var *cur = ct__pass_out0(mm);
+  size_t last = i, j = ct__pass_reader(preps, n, i, cur);
+  if (j < n && (ct__pass_is(&preps[j], "elementwise_mul") || ct__pass_is(&preps[j], "elementwise_div"))) {
+    const ct_var *s = ct__pass_other(&preps[j], cur);
+    bool div = ct__pass_is(&preps[j], "elementwise_div");
     if (s == NULL || (div && preps[j].vars[0] != cur) ||
         !ct__pass_link(preps, n, last, j, cur, candidate, arg)) {
       return false;
@@ -75,29 +55,29 @@ static bool find_attn(const ct__prep *preps, size_t n, size_t i,
     a->scale = s;
     a->mode = div ? "div" : preps[j].vars[0] == cur ? "mul" : "rmul";
     a->at[A_SCALE] = last = j;
-    cur = out0(&preps[j]);
-    j = reader(preps, n, j, cur);
+    cur = ct__pass_out0(&preps[j]);
+    j = ct__pass_reader(preps, n, j, cur);
   }
-  if (j < n && is(&preps[j], "elementwise_add")) {
-    const ct_var *m = other(&preps[j], cur);
+  if (j < n && ct__pass_is(&preps[j], "elementwise_add")) {
+    const ct_var *m = ct__pass_other(&preps[j], cur);
     if (m == NULL || !ct__pass_link(preps, n, last, j, cur, candidate, arg)) return false;
     a->mask = m;
     a->mask_first = preps[j].vars[1] == cur;
     a->at[A_MASK] = last = j;
-    cur = out0(&preps[j]);
-    j = reader(preps, n, j, cur);
+    cur = ct__pass_out0(&preps[j]);
+    j = ct__pass_reader(preps, n, j, cur);
   }
   /* The softmax over the last axis: -1, or one past the batch dims (checked at the run). */
-  if (j >= n || !is(&preps[j], "softmax") || preps[j].n_in_vars != 1 ||
+  if (j >= n || !ct__pass_is(&preps[j], "softmax") || preps[j].n_in_vars != 1 ||
       (ct__pass_attr(preps[j].op, "axis")->u.i != -1 &&
        ct__pass_attr(preps[j].op, "axis")->u.i < 1) ||
       !ct__pass_link(preps, n, last, j, cur, candidate, arg)) {
     return false;
   }
   a->at[A_SM] = last = j;
-  cur = out0(&preps[j]);
-  j = reader(preps, n, j, cur);
-  if (j >= n || !is(&preps[j], "matmul") || preps[j].n_in_vars != 2 ||
+  cur = ct__pass_out0(&preps[j]);
+  j = ct__pass_reader(preps, n, j, cur);
+  if (j >= n || !ct__pass_is(&preps[j], "matmul") || preps[j].n_in_vars != 2 ||
       preps[j].vars[0] != cur || preps[j].vars[1] == cur ||
       ct__pass_attr(preps[j].op, "transpose_x")->u.b ||
       !ct__pass_link(preps, n, last, j, cur, candidate, arg)) {
@@ -107,7 +87,7 @@ static bool find_attn(const ct__prep *preps, size_t n, size_t i,
   a->at[A_MM2] = j;
   /* The result must be none of the inputs (the fused op would write it into a block of its
    * own, where the last matmul wrote it in place). */
-  const ct_var *res = out0(&preps[j]);
+  const ct_var *res = ct__pass_out0(&preps[j]);
   if (res == a->q || res == a->k || res == a->v || res == a->scale || res == a->mask) {
     return false;
   }
@@ -124,7 +104,7 @@ static ct_op *attn_op(const ct__prep *preps, const attn *a) {
   if (s == CT_OK) s = ct_op_set_input(op, "V", ct_var_name(a->v));
   if (s == CT_OK && a->scale != NULL) s = ct_op_set_input(op, "Scale", ct_var_name(a->scale));
   if (s == CT_OK && a->mask != NULL) s = ct_op_set_input(op, "Mask", ct_var_name(a->mask));
-  if (s == CT_OK) s = ct_op_set_output(op, "Out", ct_var_name(out0(&preps[a->at[A_MM2]])));
+  if (s == CT_OK) s = ct_op_set_output(op, "Out", ct_var_name(ct__pass_out0(&preps[a->at[A_MM2]])));
   if (s == CT_OK) {
     s = ct_op_set_attr_bool(op, "transpose_q", ct__pass_attr(mm1, "transpose_x")->u.b);
   }
@@ -149,7 +129,7 @@ static ct_op *attn_op(const ct__prep *preps, const attn *a) {
 
 /* Chain a's memory assumption into r: its result apart from its inputs. */
 static void attn_memory(const ct__prep *preps, const attn *a, ct__rewrite *r) {
-  r->out = out0(&preps[a->at[A_MM2]]);
+  r->out = ct__pass_out0(&preps[a->at[A_MM2]]);
   r->n_ins = 0;
   const ct_var *ins[5] = {a->q, a->k, a->v, a->scale, a->mask};
   for (int k = 0; k < 5; k++) {
@@ -186,7 +166,7 @@ ct_status ct__optimize_attention(ct__prep *preps, size_t *n, ct_scope *scope, ct
                                  ct__rewrites *rw) {
   for (size_t i = 0; i < *n; i++) {
     attn a;
-    if (!is(&preps[i], "matmul") || !find_attn(preps, *n, i, candidate, arg, &a)) continue;
+    if (!ct__pass_is(&preps[i], "matmul") || !find_attn(preps, *n, i, candidate, arg, &a)) continue;
     ct__rewrite probe = {0};
     attn_memory(preps, &a, &probe);
     if (ct__pass_apart(&probe) != NULL) continue; /* its result shares an input's memory now */

@@ -23,29 +23,9 @@ typedef struct dnorm {
   bool eps_first, scale_first, bias_first;
 } dnorm;
 
-static bool is(const ct__prep *p, const char *type) { return strcmp(p->op->def->type, type) == 0; }
-
-static const ct_var *out0(const ct__prep *p) { return p->vars[p->n_in_vars]; }
-
-/* The first prep after `from` that reads v (n when none does). */
-static size_t reader(const ct__prep *preps, size_t n, size_t from, const ct_var *v) {
-  for (size_t j = from + 1; j < n; j++) {
-    for (uint32_t k = 0; k < preps[j].n_in_vars; k++) {
-      if (preps[j].vars[k] == v) return j;
-    }
-  }
-  return n;
-}
-
-/* A two-input prep's input that is not v, when exactly one of them is v (else NULL). */
-static const ct_var *other(const ct__prep *p, const ct_var *v) {
-  if (p->n_in_vars != 2 || (p->vars[0] == v) == (p->vars[1] == v)) return NULL;
-  return p->vars[0] == v ? p->vars[1] : p->vars[0];
-}
-
 /* Whether prep p is a reduce_mean over the last dim of its one input, the dim kept. */
 static bool last_dim_mean(const ct__prep *p) {
-  if (!is(p, "reduce_mean") || p->n_in_vars != 1 || p->n_out_vars != 1) return false;
+  if (!ct__pass_is(p, "reduce_mean") || p->n_in_vars != 1 || p->n_out_vars != 1) return false;
   const ct_attr_value *dim = ct__pass_attr(p->op, "dim");
   return dim->u.ints.n == 1 && dim->u.ints.v[0] == -1 &&
          ct__pass_attr(p->op, "keep_dim")->u.b && !ct__pass_attr(p->op, "empty_dim_noop")->u.b;
@@ -83,13 +63,13 @@ static bool read_by_two(const ct__prep *preps, size_t n, size_t w, size_t a, siz
 static bool next(const ct__prep *preps, size_t n, size_t from, const ct_var **cur,
                  const char *type, bool (*candidate)(void *, const ct_var *), void *arg,
                  size_t *at) {
-  size_t j = reader(preps, n, from, *cur);
-  if (j >= n || !is(&preps[j], type) || preps[j].n_out_vars != 1 ||
+  size_t j = ct__pass_reader(preps, n, from, *cur);
+  if (j >= n || !ct__pass_is(&preps[j], type) || preps[j].n_out_vars != 1 ||
       !ct__pass_link(preps, n, from, j, *cur, candidate, arg)) {
     return false;
   }
   *at = j;
-  *cur = out0(&preps[j]);
+  *cur = ct__pass_out0(&preps[j]);
   return true;
 }
 
@@ -111,27 +91,27 @@ static bool find_dnorm(const ct__prep *preps, size_t n, size_t i,
                       SIZE_MAX}};
   if (!last_dim_mean(&preps[i])) return false;
   c->x = preps[i].vars[0];
-  const ct_var *cur = out0(&preps[i]);
+  const ct_var *cur = ct__pass_out0(&preps[i]);
   if (!next(preps, n, i, &cur, "elementwise_sub", candidate, arg, &c->at[N_SUB]) ||
       preps[c->at[N_SUB]].vars[0] != c->x || preps[c->at[N_SUB]].vars[1] == c->x) {
     return false;
   }
   const ct_var *d = cur;
-  size_t jp = reader(preps, n, c->at[N_SUB], d);
-  if (jp >= n || !is(&preps[jp], "elementwise_pow") || preps[jp].n_in_vars != 2 ||
+  size_t jp = ct__pass_reader(preps, n, c->at[N_SUB], d);
+  if (jp >= n || !ct__pass_is(&preps[jp], "elementwise_pow") || preps[jp].n_in_vars != 2 ||
       preps[jp].vars[0] != d || preps[jp].vars[1] == d) {
     return false;
   }
   c->at[N_POW] = jp;
   c->e = preps[jp].vars[1];
-  cur = out0(&preps[jp]);
+  cur = ct__pass_out0(&preps[jp]);
   if (!next(preps, n, jp, &cur, "reduce_mean", candidate, arg, &c->at[N_MEAN2]) ||
       !last_dim_mean(&preps[c->at[N_MEAN2]]) ||
       !next(preps, n, c->at[N_MEAN2], &cur, "elementwise_add", candidate, arg, &c->at[N_ADD])) {
     return false;
   }
   const ct__prep *add = &preps[c->at[N_ADD]];
-  c->eps = other(add, preps[c->at[N_MEAN2]].vars[1]);
+  c->eps = ct__pass_other(add, preps[c->at[N_MEAN2]].vars[1]);
   c->eps_first = add->vars[1] == preps[c->at[N_MEAN2]].vars[1];
   if (c->eps == NULL ||
       !next(preps, n, c->at[N_ADD], &cur, "sqrt", candidate, arg, &c->at[N_SQRT]) ||
@@ -139,19 +119,19 @@ static bool find_dnorm(const ct__prep *preps, size_t n, size_t i,
     return false;
   }
   const ct__prep *div = &preps[c->at[N_DIV]];
-  if (div->n_in_vars != 2 || div->vars[0] != d || div->vars[1] != out0(&preps[c->at[N_SQRT]]) ||
+  if (div->n_in_vars != 2 || div->vars[0] != d || div->vars[1] != ct__pass_out0(&preps[c->at[N_SQRT]]) ||
       !read_by_two(preps, n, c->at[N_SUB], jp, c->at[N_DIV], d, candidate, arg)) {
     return false;
   }
   size_t last = c->at[N_DIV];
   const ct_var *before = cur;
   if (next(preps, n, last, &cur, "elementwise_mul", candidate, arg, &c->at[N_MUL]) &&
-      (c->scale = other(&preps[c->at[N_MUL]], before)) != NULL && per_row(preps, n, c->scale)) {
+      (c->scale = ct__pass_other(&preps[c->at[N_MUL]], before)) != NULL && per_row(preps, n, c->scale)) {
     c->scale_first = preps[c->at[N_MUL]].vars[1] == before;
     last = c->at[N_MUL];
     before = cur;
     if (next(preps, n, last, &cur, "elementwise_add", candidate, arg, &c->at[N_BIAS]) &&
-        (c->bias = other(&preps[c->at[N_BIAS]], before)) != NULL && per_row(preps, n, c->bias)) {
+        (c->bias = ct__pass_other(&preps[c->at[N_BIAS]], before)) != NULL && per_row(preps, n, c->bias)) {
       c->bias_first = preps[c->at[N_BIAS]].vars[1] == before;
       last = c->at[N_BIAS];
     } else {
@@ -162,7 +142,7 @@ static bool find_dnorm(const ct__prep *preps, size_t n, size_t i,
     c->at[N_MUL] = SIZE_MAX;
     c->scale = NULL;
   }
-  const ct_var *res = out0(&preps[last]);
+  const ct_var *res = ct__pass_out0(&preps[last]);
   if (res == c->x || res == c->e || res == c->eps || res == c->scale || res == c->bias) {
     return false;
   }
@@ -187,7 +167,7 @@ static ct_op *dnorm_op(const ct__prep *preps, const dnorm *c) {
   if (s == CT_OK) s = ct_op_set_input(op, "Epsilon", ct_var_name(c->eps));
   if (s == CT_OK && c->scale != NULL) s = ct_op_set_input(op, "Scale", ct_var_name(c->scale));
   if (s == CT_OK && c->bias != NULL) s = ct_op_set_input(op, "Bias", ct_var_name(c->bias));
-  if (s == CT_OK) s = ct_op_set_output(op, "Out", ct_var_name(out0(&preps[last_of(c)])));
+  if (s == CT_OK) s = ct_op_set_output(op, "Out", ct_var_name(ct__pass_out0(&preps[last_of(c)])));
   if (s == CT_OK) s = ct_op_set_attr_bool(op, "epsilon_first", c->eps_first);
   if (s == CT_OK) s = ct_op_set_attr_bool(op, "scale_first", c->scale_first);
   if (s == CT_OK) s = ct_op_set_attr_bool(op, "bias_first", c->bias_first);
@@ -201,7 +181,7 @@ static ct_op *dnorm_op(const ct__prep *preps, const dnorm *c) {
 
 /* Chain c's memory assumption into r: its result apart from its inputs. */
 static void dnorm_memory(const ct__prep *preps, const dnorm *c, ct__rewrite *r) {
-  r->out = out0(&preps[last_of(c)]);
+  r->out = ct__pass_out0(&preps[last_of(c)]);
   r->n_ins = 0;
   const ct_var *ins[5] = {c->x, c->e, c->eps, c->scale, c->bias};
   for (int k = 0; k < 5; k++) {

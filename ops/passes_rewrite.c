@@ -12,8 +12,6 @@
 #include "ops/op_impl.h"
 #include "tensor/tensor_impl.h"
 
-static const ct_var *out0(const ct__prep *p) { return p->vars[p->n_in_vars]; }
-
 /* Whether variables a and b hold memory of one block now. */
 static bool same_block(const ct_var *a, const ct_var *b) {
   /* Asked without recording an error for a variable that holds nothing yet (every run checks). */
@@ -82,7 +80,7 @@ ct_status ct__pass_splice(ct__prep *preps, size_t *n, const size_t *members, siz
     ct__prep_destroy(fused);
     return oom();
   }
-  const ct_var *result = out0(&preps[last]);
+  const ct_var *result = ct__pass_out0(&preps[last]);
   size_t w = 0;
   for (size_t k = 0; k < *n; k++) {
     bool member = false;
