@@ -31,6 +31,10 @@ typedef struct attn_job {
   void *o;
   bool tq, tk, tv, mask_first;
   int64_t rows, blocks; /* rows per block, blocks per batch entry */
+  /* Batch entries per item (then rows is Sq, blocks 1): more than one only when each operand's
+   * entries lie a fixed stride apart (sq, sk, sv elements; 0: one for all), so that an item's
+   * products are one batched GEMM (ct__gemm_batched: small products share a plan). */
+  int64_t group, sq_stride, sk_stride, sv_stride;
   int64_t ldq, ldk, ldv, q_mat, k_mat, v_mat;
   atomic_int failed; /* a ct_status of a piece that failed (0: none) */
 } attn_job;
@@ -77,11 +81,28 @@ static void run_job(const ct_kernel_ctx *c, attn_job *j) {
   j->q_mat = q->dims.d[q->dims.rank - 2] * j->ldq;
   j->k_mat = k->dims.d[k->dims.rank - 2] * j->ldk;
   j->v_mat = v->dims.d[v->dims.rank - 2] * j->ldv;
+  int64_t threads = ct_get_num_threads(), sq = s->qk.m;
+  const ct__mm_shape *p = &s->qk;
+  bool uq = ct__mm_batch_strides_all(p, p->bx, false) || ct__mm_batch_strides_all(p, p->bx, true);
+  bool uk = ct__mm_batch_strides_all(p, p->by, false) || ct__mm_batch_strides_all(p, p->by, true);
+  bool uv = ct__mm_batch_strides_all(p, s->bv, false) || ct__mm_batch_strides_all(p, s->bv, true);
+  j->group = 1;
+  if (uq && uk && uv && sq * p->n <= BLOCK_ELEMS && p->n_batch > 1) {
+    /* Whole entries, as many as fit BLOCK_ELEMS of scores, at most a thread's share. */
+    int64_t g = BLOCK_ELEMS / (sq * p->n), share = (p->n_batch + threads - 1) / threads;
+    j->group = g < share ? g : share;
+    if (j->group < 1) j->group = 1;
+    j->sq_stride = p->batch_rank > 0 && p->bx[p->batch_rank - 1] != 0 ? j->q_mat : 0;
+    j->sk_stride = p->batch_rank > 0 && p->by[p->batch_rank - 1] != 0 ? j->k_mat : 0;
+    j->sv_stride = p->batch_rank > 0 && s->bv[p->batch_rank - 1] != 0 ? j->v_mat : 0;
+    j->rows = sq;
+    j->blocks = 1;
+    return;
+  }
   /* Rows per block: the scores of BLOCK_ELEMS, at least MIN_ROWS; fewer when the batch has
    * fewer entries than threads, so that every thread gets blocks. */
-  int64_t sq = s->qk.m, rows = BLOCK_ELEMS / s->qk.n;
+  int64_t rows = BLOCK_ELEMS / s->qk.n;
   if (rows < MIN_ROWS) rows = MIN_ROWS;
-  int64_t threads = ct_get_num_threads();
   if (s->qk.n_batch < threads) {
     int64_t per = (sq * s->qk.n_batch + threads - 1) / threads;
     if (per < rows) rows = per;
@@ -95,7 +116,7 @@ static void run_job(const ct_kernel_ctx *c, attn_job *j) {
 /* The fewest items worth a piece. */
 static int64_t job_grain(const attn_job *j) {
   const ct__attn_shape *s = j->s;
-  int64_t macs = j->rows * s->qk.n * (s->qk.k + s->dv);
+  int64_t macs = j->group * j->rows * s->qk.n * (s->qk.k + s->dv);
   return macs >= MIN_PIECE_MACS ? 1 : MIN_PIECE_MACS / (macs > 0 ? macs : 1);
 }
 
@@ -103,6 +124,10 @@ static int64_t job_grain(const attn_job *j) {
  * the same exp). */
 #define SM_ROWS(T, SFX)                                                                \
   CT__VM_CLONES static void sm_rows_##SFX(T *x, int64_t rows, int64_t n) {             \
+    if (n <= CT__SM_SHORT) {                                                           \
+      ct__sm_short_##SFX(x, x, n, 0, rows);                                            \
+      return;                                                                          \
+    }                                                                                  \
     for (int64_t r = 0; r < rows; r++) {                                               \
       T mx;                                                                            \
       ct__sm_row_##SFX(x + r * n, x + r * n, n, r + 1 < rows ? x + (r + 1) * n : NULL, \
@@ -137,16 +162,48 @@ SM_ROWS(double, f64)
       }                                                                                        \
     }                                                                                          \
   }                                                                                            \
+  /* Entries [e0, e0 + g) whole, each product one batched GEMM; x holds g entries' scores. */   \
+  static ct_status group_##SFX(attn_job *j, T *x, int64_t e0, int64_t g) {                     \
+    const ct__attn_shape *s = j->s;                                                            \
+    const int64_t sq = s->qk.m, sk = s->qk.n, dv = s->dv;                                      \
+    int64_t oq, ok, ov, om;                                                                    \
+    entry_offsets(j, e0, &oq, &ok, &ov, &om);                                                  \
+    ct_status st = ct__gemm_batched_##SFX(                                                     \
+        &(ct__gemm){.ta = j->tq, .tb = j->tk, .m = sq, .n = sk, .k = s->qk.k, .alpha = 1,      \
+                    .a = (const T *)j->q + oq, .lda = j->ldq, .b = (const T *)j->k + ok,       \
+                    .ldb = j->ldk, .c = x, .ldc = sk},                                         \
+        g, j->sq_stride, j->sk_stride, sq * sk);                                               \
+    for (int64_t e = 0; e < g && st == CT_OK; e++) {                                           \
+      entry_offsets(j, e0 + e, &oq, &ok, &ov, &om);                                            \
+      scale_mask_##SFX(j, x + e * sq * sk, 0, sq, om);                                         \
+    }                                                                                          \
+    if (st == CT_OK) {                                                                         \
+      sm_rows_##SFX(x, g * sq, sk);                                                            \
+      entry_offsets(j, e0, &oq, &ok, &ov, &om);                                                \
+      st = ct__gemm_batched_##SFX(                                                             \
+          &(ct__gemm){.tb = j->tv, .m = sq, .n = dv, .k = sk, .alpha = 1, .a = x, .lda = sk,   \
+                      .b = (const T *)j->v + ov, .ldb = j->ldv,                                \
+                      .c = (T *)j->o + e0 * sq * dv, .ldc = dv},                               \
+          g, sq * sk, j->sv_stride, sq * dv);                                                  \
+    }                                                                                          \
+    if (st != CT_OK) atomic_store(&j->failed, st);                                             \
+    return st;                                                                                 \
+  }                                                                                            \
   static void range_##SFX(void *arg, int64_t first, int64_t last) {                            \
     attn_job *j = arg;                                                                         \
     const ct__attn_shape *s = j->s;                                                            \
     const int64_t sq = s->qk.m, sk = s->qk.n, d = s->qk.k, dv = s->dv;                         \
-    T *x = ct__work_take((size_t)(j->rows * sk) * sizeof(T));                                  \
+    T *x = ct__work_take((size_t)(j->group * j->rows * sk) * sizeof(T));                       \
     if (x == NULL) {                                                                           \
       atomic_store(&j->failed, CT_ERR_OUT_OF_MEMORY);                                          \
       return;                                                                                  \
     }                                                                                          \
-    for (int64_t it = first; it < last; it++) {                                                \
+    for (int64_t it = first; it < last && j->group > 1; it++) {                                \
+      const int64_t e0 = it * j->group, g = s->qk.n_batch - e0 < j->group                      \
+                                                 ? s->qk.n_batch - e0 : j->group;              \
+      if (group_##SFX(j, x, e0, g) != CT_OK) break;                                            \
+    }                                                                                          \
+    for (int64_t it = first; it < last && j->group == 1; it++) {                               \
       const int64_t b = it / j->blocks, i0 = it % j->blocks * j->rows;                         \
       const int64_t rows = sq - i0 < j->rows ? sq - i0 : j->rows;                              \
       int64_t oq, ok, ov, om;                                                                  \
@@ -179,7 +236,9 @@ SM_ROWS(double, f64)
     attn_job j = {.s = &s, .o = o};                                                            \
     run_job(c, &j);                                                                 \
     j.failed = 0;                                                                              \
-    ct__parallel_for(s.qk.n_batch * j.blocks, job_grain(&j), range_##SFX, &j);                 \
+    int64_t items = j.group > 1 ? (s.qk.n_batch + j.group - 1) / j.group                      \
+                                : s.qk.n_batch * j.blocks;                                     \
+    ct__parallel_for(items, job_grain(&j), range_##SFX, &j);                                   \
     st = atomic_load(&j.failed);                                                               \
     if (st == CT_ERR_OUT_OF_MEMORY) {                                                          \
       return ct_kernel_fail(c, st, "out of host memory for a block of %lld x %lld scores",     \

@@ -329,9 +329,8 @@ RS_KERNEL(rs_i64, int64_t, uint64_t, uint64_t, fold_long_i64, NULL)
  * each column summing its exps in the lanes of the contiguous row (the same bits along any
  * axis). The blocks of rows are split by ct__parallel_for. */
 #define SM_COLS 64
-/* Contiguous rows of at most SM_SHORT elements go SM_GROUP at a time (NAME##_short). */
-#define SM_SHORT 32
-#define SM_GROUP 16
+/* Contiguous rows of at most CT__SM_SHORT elements go CT__SM_GROUP at a time
+ * (ops/cpu/softmax_row.h's ct__sm_short). */
 typedef struct sm_job {
   const void *x;
   void *o;
@@ -373,42 +372,11 @@ typedef struct sm_job {
       CT__SIMD for (int64_t j = 0; j < w; j++) orow[j] = orow[j] * inv[j];                    \
     }                                                                                         \
   }                                                                                           \
-  /* Rows [first, last) of SM_SHORT elements or fewer, contiguous, SM_GROUP at a time: each   \
-   * row's max, the group's exps in one loop over its elements (each less its row's max, from \
-   * mr), then each row's sum in ct__sm_row's lanes and its scaling: the row's arithmetic,     \
-   * without a 32-lane max and a chunk loop for a row of 10 (an attention's scores). */       \
-  CT__VM_CLONES static void NAME##_short(const T *x, T *o, int64_t n, int64_t first,          \
-                                         int64_t last) {                                      \
-    T mr[SM_GROUP * SM_SHORT];                                                                \
-    for (int64_t r0 = first; r0 < last; r0 += SM_GROUP) {                                     \
-      const int64_t rows = last - r0 < SM_GROUP ? last - r0 : SM_GROUP, len = rows * n;       \
-      const T *xs = x + r0 * n;                                                               \
-      T *os = o + r0 * n;                                                                     \
-      for (int64_t r = 0; r < rows; r++) {                                                    \
-        const T *xr = xs + r * n;                                                             \
-        T m = xr[0];                                                                          \
-        for (int64_t i = 1; i < n; i++) m = xr[i] > m ? xr[i] : m;                            \
-        for (int64_t i = 0; i < n; i++) mr[r * n + i] = m;                                    \
-      }                                                                                       \
-      CT__SIMD for (int64_t i = 0; i < len; i++) {                                            \
-        os[i] = CT__VEXP_NONPOS((T)(xs[i] - mr[i]));                                          \
-      }                                                                                       \
-      const int64_t full = n - n % CT__SM_LANES;                                              \
-      for (int64_t r = 0; r < rows; r++) {                                                    \
-        T *orow = os + r * n;                                                                 \
-        double l[CT__SM_LANES] = {0};                                                         \
-        for (int64_t i = 0; i < full; i++) l[i % CT__SM_LANES] += (double)orow[i];            \
-        for (int64_t i = full; i < n; i++) l[0] += (double)orow[i];                           \
-        T inv = (T)(1.0 / ct__sm_fold(l));                                                    \
-        for (int64_t i = 0; i < n; i++) orow[i] = orow[i] * inv;                              \
-      }                                                                                       \
-    }                                                                                         \
-  }                                                                                           \
   CT__VM_CLONES static void NAME##_range(void *arg, int64_t first, int64_t last) {            \
     const sm_job *j = arg;                                                                    \
     int64_t n = j->n, inner = j->inner;                                                       \
-    if (inner == 1 && n <= SM_SHORT) {                                                        \
-      NAME##_short(j->x, j->o, n, first, last);                                               \
+    if (inner == 1 && n <= CT__SM_SHORT) {                                                    \
+      ct__sm_short_##SUF(j->x, j->o, n, first, last);                                         \
       return;                                                                                 \
     }                                                                                         \
     for (int64_t q = first; q < last; q++) {                                                  \

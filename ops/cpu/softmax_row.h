@@ -83,7 +83,47 @@ static inline double ct__sm_fold(const double *l) {
     return sum;                                                                               \
   }
 
+/* Contiguous rows of at most CT__SM_SHORT elements, CT__SM_GROUP at a time (the softmax
+ * kernel's and attention's, ops/cpu/reduce.c and attention.c): each row's max, the group's exps
+ * in one loop over its elements (each less its row's max, from mr), then each row's sum in
+ * ct__sm_row's lanes and its scaling: ct__sm_row's arithmetic (the same bits: the max is the
+ * same in any order, a NaN first element kept as there), without a 32-lane max and a chunk loop
+ * for a row of 10 (an attention's scores). o may be x. */
+#define CT__SM_SHORT 32
+#define CT__SM_GROUP 16
+#define CT__SM_SHORT_ROWS(SUF, T)                                                              \
+  static inline __attribute__((always_inline)) void ct__sm_short_##SUF(                        \
+      const T *x, T *o, int64_t n, int64_t first, int64_t last) {                              \
+    T mr[CT__SM_GROUP * CT__SM_SHORT];                                                         \
+    for (int64_t r0 = first; r0 < last; r0 += CT__SM_GROUP) {                                  \
+      const int64_t rows = last - r0 < CT__SM_GROUP ? last - r0 : CT__SM_GROUP;               \
+      const int64_t len = rows * n;                                                            \
+      const T *xs = x + r0 * n;                                                                \
+      T *os = o + r0 * n;                                                                      \
+      for (int64_t r = 0; r < rows; r++) {                                                     \
+        const T *xr = xs + r * n;                                                              \
+        T m = xr[0];                                                                           \
+        for (int64_t i = 1; i < n; i++) m = xr[i] > m ? xr[i] : m;                             \
+        for (int64_t i = 0; i < n; i++) mr[r * n + i] = m;                                     \
+      }                                                                                        \
+      CT__SIMD for (int64_t i = 0; i < len; i++) {                                             \
+        os[i] = CT__VEXP_NONPOS((T)(xs[i] - mr[i]));                                           \
+      }                                                                                        \
+      const int64_t full = n - n % CT__SM_LANES;                                               \
+      for (int64_t r = 0; r < rows; r++) {                                                     \
+        T *orow = os + r * n;                                                                  \
+        double l[CT__SM_LANES] = {0};                                                          \
+        for (int64_t i = 0; i < full; i++) l[i % CT__SM_LANES] += (double)orow[i];             \
+        for (int64_t i = full; i < n; i++) l[0] += (double)orow[i];                            \
+        T inv = (T)(1.0 / ct__sm_fold(l));                                                     \
+        for (int64_t i = 0; i < n; i++) orow[i] = orow[i] * inv;                               \
+      }                                                                                        \
+    }                                                                                          \
+  }
+
 CT__SM_ROW(f32, float)
 CT__SM_ROW(f64, double)
+CT__SM_SHORT_ROWS(f32, float)
+CT__SM_SHORT_ROWS(f64, double)
 
 #endif /* CORTEN_OPS_CPU_SOFTMAX_ROW_H */
