@@ -191,6 +191,20 @@ START_TEST(pow_of_mixed_dtypes) {
 }
 END_TEST
 
+/* A power of 2 is the square correctly rounded (x * x in double, rounded once to the dtype;
+ * decomposed_layer_norm relies on the same rule): 1 + 2^-52 squared is 1 + 2^-51 (the exact
+ * square's 2^-104 rounds away), an infinity of either sign gives +inf, NaN stays NaN. */
+START_TEST(pow_squares_are_correctly_rounded) {
+  const double e = 0x1p-52, f = (double)0.1f;
+  binary_case("elementwise_pow", CT_FLOAT64, CT_DIMS(5), (double[]){1 + e, -3, -INFINITY, NAN, 0.1},
+              CT_FLOAT64, CT_DIMS(), (double[]){2}, CT_FLOAT64, CT_DIMS(5),
+              (double[]){1 + 2 * e, 9, INFINITY, NAN, 0.1 * 0.1});
+  binary_case("elementwise_pow", CT_FLOAT32, CT_DIMS(2), (double[]){f, -1.5}, CT_FLOAT32,
+              CT_DIMS(1), (double[]){2}, CT_FLOAT32, CT_DIMS(2),
+              (double[]){(double)(float)(f * f), 2.25});
+}
+END_TEST
+
 START_TEST(pow_integer_zero_to_negative_is_refused) {
   ct_scope *s = ct_scope_new();
   put_vals(s, "x", CT_INT32, CT_DIMS(2), (double[]){2, 0});
@@ -494,6 +508,7 @@ static Suite *ops_math_suite(void) {
   CT_ADD_TEST(s, mod_takes_divisor_sign_fmod_dividend);
   CT_ADD_TEST(s, integer_mod_by_zero_is_refused);
   CT_ADD_TEST(s, pow_of_mixed_dtypes);
+  CT_ADD_TEST(s, pow_squares_are_correctly_rounded);
   CT_ADD_TEST(s, pow_integer_zero_to_negative_is_refused);
   CT_ADD_TEST(s, comparisons_give_bool);
   CT_ADD_TEST(s, logic_and_shifts);

@@ -4,13 +4,14 @@
  * Each row of X's last dim on its own, its rows split across threads: the mean as reduce_mean
  * computes it (the row summed in double in element order, divided by its length in double,
  * rounded to the dtype), the centred values X - m in the dtype into Out, the powers as
- * elementwise_pow computes them (pow in double, rounded) summed likewise into the variance,
+ * elementwise_pow computes them (ct__pow_f in double, rounded) summed likewise into the variance,
  * then v + eps in the dtype, its square root as sqrt computes it (in double, rounded), and each
  * element divided, multiplied and added in the dtype: the nine ops' bits, one pass over the row
  * for the statistics and one to finish it (the row is in L1 for both). */
 #include <math.h>
 #include <stdint.h>
 
+#include "ops/cpu/math_kernels.h"
 #include "ops/cpu/parallel.h"
 #include "ops/defs.h"
 
@@ -39,7 +40,7 @@ typedef struct dn_job {
       double sq = 0;                                                                     \
       for (int64_t i = 0; i < n; i++) {                                                  \
         o[i] = x[i] - m;                                                                 \
-        sq += (double)(T)pow((double)o[i], j->exponent);                                 \
+        sq += (double)(T)ct__pow_f((double)o[i], j->exponent);                           \
       }                                                                                  \
       const T var = (T)(sq / (double)n);                                                 \
       const T ve = j->eps_first ? eps + var : var + eps;                                 \

@@ -256,8 +256,9 @@ static inline int64_t sat_i(double v, int64_t lo, int64_t hi) {
     return s == CT_OK ? run_bin(c, pow_##TAG##_r, DT_##TAG) : s;                          \
   }
 #define POW_FLOAT(TAG, _)                                                                 \
-  POW_RANGE(TAG, pow(a, yint && j->ydt != CT_UINT64 ? (double)ct__math_ldi(j->y, j->ydt, iy) \
-                                                   : ct__math_ld(j->y, j->ydt, iy)))      \
+  POW_RANGE(TAG, ct__pow_f(a, yint && j->ydt != CT_UINT64                                 \
+                                   ? (double)ct__math_ldi(j->y, j->ydt, iy)               \
+                                   : ct__math_ld(j->y, j->ydt, iy)))                      \
   static ct_status pow_##TAG(const ct_kernel_ctx *c) {                                    \
     return run_bin(c, pow_##TAG##_r, DT_##TAG);                                           \
   }

@@ -27,6 +27,11 @@
 #define T_f32 float
 #define T_f64 double
 #define C_i8 int64_t
+/* elementwise_pow's float arithmetic (also decomposed_layer_norm's, ops/cpu/decomposed_norm.c):
+ * a ^ y in double, a square as a * a (exact for a float16 or float32 a, the correctly rounded
+ * square for a float64 one; pow is a library call of about 20 ns), else pow. */
+static inline double ct__pow_f(double a, double y) { return y == 2.0 ? a * a : pow(a, y); }
+
 #define C_u8 int64_t
 #define C_i16 int64_t
 #define C_i32 int64_t

@@ -407,7 +407,8 @@ static const ct__op_doc docs[] = {
     {"elementwise_min", "`Out = min(X, Y)` elementwise; a NaN in either input gives NaN (NumPy's "
                         "minimum). X and Y have one dtype." DOC_BC " and X's dtype."},
     {"elementwise_pow", "`Out = X ^ Y` elementwise; Y may have any integer or float dtype." DOC_BC
-                        " and X's dtype. Float X: C's pow in float64, rounded once. Integer X "
+                        " and X's dtype. Float X: C's pow in float64, rounded once (a power of 2 "
+                        "as `X * X` in float64: the correctly rounded square). Integer X "
                         "and Y: exact, wrapping on overflow, a negative power truncating `1 / "
                         "X^-Y` (1, -1 or 0), 0 to a negative power refused "
                         "(CT_ERR_INVALID_ARGUMENT); integer X and float Y: pow in float64, "
