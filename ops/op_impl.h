@@ -248,7 +248,8 @@ static inline const ct_var *ct__pass_other(const ct__prep *p, const ct_var *v) {
 /* Whether the preps between the first and the last of members (n_members indices, SIZE_MAX
  * for an absent one) keep what a fused op at the last one's place reads: each writes only
  * intermediates (candidate), none of ins (n_ins variables, NULL for an absent one) after
- * read_at (the index of the member that reads it, the last when several do), and nests no
+ * read_at (the index of the member that reads it, the first when several do: a write
+ * between two readers would give them different values, where the fused op reads one), and nests no
  * program. */
 bool ct__pass_between_holds(const ct__prep *preps, const size_t *members, size_t n_members,
                             const ct_var *const *ins, const size_t *read_at, size_t n_ins,

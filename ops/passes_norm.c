@@ -147,7 +147,7 @@ static bool find_dnorm(const ct__prep *preps, size_t n, size_t i,
     return false;
   }
   const ct_var *ins[5] = {c->x, c->e, c->eps, c->scale, c->bias};
-  const size_t read_at[5] = {c->at[N_SUB], c->at[N_POW], c->at[N_ADD], c->at[N_MUL],
+  const size_t read_at[5] = {c->at[N_MEAN], c->at[N_POW], c->at[N_ADD], c->at[N_MUL],
                              c->at[N_BIAS]};
   return ct__pass_between_holds(preps, c->at, N_N, ins, read_at, 5, candidate, arg);
 }

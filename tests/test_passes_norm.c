@@ -16,6 +16,7 @@ typedef struct spec {
   bool eps_first, scale_first, bias_first;
   ct_dtype dt;
   bool special;                          /* NaN, an infinity and a constant row in X */
+  bool x_from_z; /* x = exp(z) first, rewritten as relu(z) after the first mean */
 } spec;
 
 static ct_op *reduce_mean(const char *x, const char *out) {
@@ -29,7 +30,9 @@ static ct_op *reduce_mean(const char *x, const char *out) {
  * [g = n * gamma], [y = g + beta]; the last value is y. */
 static ct_program *chain(const spec *sp) {
   ct_program *p = ct_program_new();
+  if (sp->x_from_z) ck_assert_int_eq(ct_program_append(p, op_x("exp", "z", "x")), CT_OK);
   ck_assert_int_eq(ct_program_append(p, reduce_mean("x", "m")), CT_OK);
+  if (sp->x_from_z) ck_assert_int_eq(ct_program_append(p, op_x("relu", "z", "x")), CT_OK);
   ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_sub", "x", "m", "d")), CT_OK);
   ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_pow", "d", "e", "p")), CT_OK);
   ck_assert_int_eq(ct_program_append(p, reduce_mean("p", "v")), CT_OK);
@@ -62,7 +65,7 @@ static void put_elem(ct_scope *s, const char *name, ct_dtype dt, int64_t i, doub
 
 static ct_scope *scope_of(const spec *sp) {
   ct_scope *s = ct_scope_new();
-  put_pattern(s, "x", sp->x, 1, sp->dt);
+  put_pattern(s, sp->x_from_z ? "z" : "x", sp->x, 1, sp->dt);
   put_pattern(s, "e", CT_DIMS(), 2, sp->dt);
   put_elem(s, "e", sp->dt, 0, 2.0);
   put_pattern(s, "eps", CT_DIMS(1), 3, sp->dt);
@@ -189,6 +192,29 @@ START_TEST(centred_values_read_elsewhere_are_not_fused) {
 }
 END_TEST
 
+/* X an intermediate (exp(z)) rewritten (relu(z)) between the first mean and the subtraction,
+ * which both read it: they read different values, which one fused op at the chain's end cannot;
+ * left alone, the same bits. */
+START_TEST(an_input_rewritten_between_its_readers_is_not_fused) {
+  spec sp = {.x = CT_DIMS(3, 8), .dt = CT_FLOAT32, .x_from_z = true};
+  ct_program *p = chain(&sp);
+  float outs[2][24];
+  for (int opt = 0; opt < 2; opt++) {
+    ct_scope *s = scope_of(&sp);
+    ct_executor_options o = {.optimize = opt == 1};
+    ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
+    ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+    memcpy(outs[opt], ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "y")), CT_FLOAT32),
+           sizeof outs[opt]);
+    ck_assert(has_memory(s, "d"));
+    ct_executor_free(e);
+    ct_scope_free(s);
+  }
+  ck_assert_int_eq(memcmp(outs[0], outs[1], sizeof outs[0]), 0);
+  ct_program_free(p);
+}
+END_TEST
+
 /* An Exponent replaced after the executor was made by one of rank 4 (X is of rank 3): the
  * power broadcasts to [1, 2, 3, 8], which the fused op does not do; the run falls back on the
  * chain's ops: CT_OK, the unoptimized dims and bits, the status as before the run. */
@@ -250,6 +276,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, special_values_fuse_to_the_same_bits);
   CT_ADD_TEST(s, a_full_scale_stays_its_own_op);
   CT_ADD_TEST(s, centred_values_read_elsewhere_are_not_fused);
+  CT_ADD_TEST(s, an_input_rewritten_between_its_readers_is_not_fused);
   CT_ADD_TEST(s, an_exponent_that_enlarges_the_values_falls_back);
   CT_ADD_TEST(s, the_op_refuses_what_it_does_not_run);
   return s;
