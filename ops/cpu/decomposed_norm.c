@@ -25,41 +25,65 @@ typedef struct dn_job {
   const void *eps;
 } dn_job;
 
+/* Rows are taken DN_GROUP at a time: each row's sums stay in element order (the bits), but the
+ * group's DN_GROUP sums are independent chains of additions, where one row's alone waits on
+ * each addition's latency. */
+#define DN_GROUP 8
+
 #define DN_ROWS(T, SFX)                                                                  \
+  /* Rows r0 .. r0 + k - 1 (k <= DN_GROUP): the statistics, Out holding the centred values;  \
+   * each row's square root into sd. */                                                  \
+  static void stats_##SFX(const dn_job *j, int64_t r0, int64_t k, T *sd) {               \
+    const int64_t n = j->n;                                                              \
+    const T eps = *(const T *)j->eps;                                                    \
+    const T *x = (const T *)j->x + r0 * n;                                               \
+    T *o = (T *)j->o + r0 * n;                                                           \
+    double sum[DN_GROUP] = {0}, sq[DN_GROUP] = {0};                                      \
+    T m[DN_GROUP];                                                                       \
+    for (int64_t i = 0; i < n; i++) {                                                    \
+      for (int64_t q = 0; q < k; q++) sum[q] += (double)x[q * n + i];                    \
+    }                                                                                    \
+    for (int64_t q = 0; q < k; q++) m[q] = (T)(sum[q] / (double)n);                      \
+    for (int64_t i = 0; i < n; i++) {                                                    \
+      for (int64_t q = 0; q < k; q++) {                                                  \
+        T d = x[q * n + i] - m[q];                                                       \
+        o[q * n + i] = d;                                                                \
+        sq[q] += (double)(T)ct__pow_f((double)d, j->exponent);                           \
+      }                                                                                  \
+    }                                                                                    \
+    for (int64_t q = 0; q < k; q++) {                                                    \
+      const T var = (T)(sq[q] / (double)n);                                              \
+      const T ve = j->eps_first ? eps + var : var + eps;                                 \
+      sd[q] = (T)sqrt((double)ve);                                                       \
+    }                                                                                    \
+  }                                                                                      \
   static void rows_##SFX(void *arg, int64_t first, int64_t last) {                       \
     const dn_job *j = arg;                                                               \
     const int64_t n = j->n;                                                              \
-    const T eps = *(const T *)j->eps;                                                    \
     const T *g = j->scale, *b = j->bias;                                                 \
-    for (int64_t r = first; r < last; r++) {                                             \
-      const T *x = (const T *)j->x + r * n;                                              \
-      T *o = (T *)j->o + r * n;                                                          \
-      double sum = 0;                                                                    \
-      for (int64_t i = 0; i < n; i++) sum += (double)x[i];                               \
-      const T m = (T)(sum / (double)n);                                                  \
-      double sq = 0;                                                                     \
-      for (int64_t i = 0; i < n; i++) {                                                  \
-        o[i] = x[i] - m;                                                                 \
-        sq += (double)(T)ct__pow_f((double)o[i], j->exponent);                           \
-      }                                                                                  \
-      const T var = (T)(sq / (double)n);                                                 \
-      const T ve = j->eps_first ? eps + var : var + eps;                                 \
-      const T sd = (T)sqrt((double)ve);                                                  \
-      for (int64_t i = 0; i < n; i++) o[i] = o[i] / sd;                                  \
-      if (g != NULL) {                                                                   \
-        const int64_t gi = j->scale_n == 1 ? 0 : 1;                                      \
-        if (j->scale_first) {                                                            \
-          for (int64_t i = 0; i < n; i++) o[i] = g[i * gi] * o[i];                       \
-        } else {                                                                         \
-          for (int64_t i = 0; i < n; i++) o[i] = o[i] * g[i * gi];                       \
+    for (int64_t r0 = first; r0 < last; r0 += DN_GROUP) {                                \
+      const int64_t k = last - r0 < DN_GROUP ? last - r0 : DN_GROUP;                     \
+      T sds[DN_GROUP];                                                                   \
+      stats_##SFX(j, r0, k, sds);                                                        \
+      for (int64_t q = 0; q < k; q++) {                                                  \
+        T *o = (T *)j->o + (r0 + q) * n;                                                 \
+        const T sd = sds[q];                                                             \
+        for (int64_t i = 0; i < n; i++) o[i] = o[i] / sd;                                \
+        if (g != NULL) {                                                                 \
+          const int64_t gi = j->scale_n == 1 ? 0 : 1;                                    \
+          if (j->scale_first) {                                                          \
+            for (int64_t i = 0; i < n; i++) o[i] = g[i * gi] * o[i];                     \
+          } else {                                                                       \
+            for (int64_t i = 0; i < n; i++) o[i] = o[i] * g[i * gi];                     \
+          }                                                                              \
         }                                                                                \
-      }                                                                                  \
-      if (b != NULL) {                                                                   \
-        const int64_t bi = j->bias_n == 1 ? 0 : 1;                                       \
-        if (j->bias_first) {                                                             \
-          for (int64_t i = 0; i < n; i++) o[i] = b[i * bi] + o[i];                       \
-        } else {                                                                         \
-          for (int64_t i = 0; i < n; i++) o[i] = o[i] + b[i * bi];                       \
+        if (b != NULL) {                                                                 \
+          const int64_t bi = j->bias_n == 1 ? 0 : 1;                                     \
+          if (j->bias_first) {                                                           \
+            for (int64_t i = 0; i < n; i++) o[i] = b[i * bi] + o[i];                     \
+          } else {                                                                       \
+            for (int64_t i = 0; i < n; i++) o[i] = o[i] + b[i * bi];                     \
+          }                                                                              \
         }                                                                                \
       }                                                                                  \
     }                                                                                    \
