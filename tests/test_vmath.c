@@ -103,26 +103,39 @@ START_TEST(tanh_and_sigmoid_special_cases) {
 }
 END_TEST
 
+START_TEST(erf_special_cases) {
+  ck_assert(ct__verff(0.0f) == 0.0f && !signbit(ct__verff(0.0f)));
+  ck_assert(ct__verff(-0.0f) == 0.0f && signbit(ct__verff(-0.0f)));
+  ck_assert(ct__verff(INFINITY) == 1.0f && ct__verff(-INFINITY) == -1.0f);
+  ck_assert(ct__verff(3.92f) == 1.0f && ct__verff(-100.0f) == -1.0f);
+  ck_assert(isnan(ct__verff(NAN)));
+  ck_assert(ct__verff(0x1p-149f) == 0x1p-149f);   /* 2/sqrt(pi) x rounds back to x */
+  ck_assert(ct__verff(1.0f) == 0x1.af767ap-1f);   /* erf(1) = 0.8427007929... */
+  ck_assert(ct__verff(-0.5f) == -0x1.0a7ef6p-1f); /* erf(0.5) = 0.5204998778... */
+}
+END_TEST
+
 /* ---- Accuracy ----------------------------------------------------------------------------------
  * float32: every 16411th bit pattern (262,000 inputs, every exponent), exp and log within 1 ulp
- * of the double function, tanh within 1.1 (its bound over all inputs, vmath.md), no result of
+ * of the double function, tanh within 1.1 (its bound over all inputs, vmath.md), erf within half
+ * an ulp (the double function's rounding: the same bits over all inputs, vmath.md), no result of
  * the wrong kind. float64: 200,000 random patterns, for exp of
  * either sign with exponents up to 2^9 (past the points where it turns inf or 0), for log over
  * all positive doubles, within 1 ulp of the long double function. */
 
 START_TEST(float32_within_the_bounds) {
-  double worst[3] = {0, 0, 0};
+  double worst[4] = {0, 0, 0, 0};
   for (uint64_t u = 0; u < ((uint64_t)1 << 32); u += 16411) {
     float x = f32_of((uint32_t)u);
-    double e[3] = {ulps32(ct__vexpf(x), exp((double)x)), ulps32(ct__vlogf(x), log((double)x)),
-                   ulps32(ct__vtanhf(x), tanh((double)x))};
-    for (int k = 0; k < 3; k++) {
+    double e[4] = {ulps32(ct__vexpf(x), exp((double)x)), ulps32(ct__vlogf(x), log((double)x)),
+                   ulps32(ct__vtanhf(x), tanh((double)x)), ulps32(ct__verff(x), erf((double)x))};
+    for (int k = 0; k < 4; k++) {
       ck_assert_msg(e[k] >= 0, "function %d at %a: a result of the wrong kind", k, (double)x);
       if (e[k] > worst[k]) worst[k] = e[k];
     }
   }
-  ck_assert_msg(worst[0] <= 1.0 && worst[1] <= 1.0 && worst[2] <= 1.1, "exp %g log %g tanh %g ulp",
-                worst[0], worst[1], worst[2]);
+  ck_assert_msg(worst[0] <= 1.0 && worst[1] <= 1.0 && worst[2] <= 1.1 && worst[3] <= 0.5,
+                "exp %g log %g tanh %g erf %g ulp", worst[0], worst[1], worst[2], worst[3]);
 }
 END_TEST
 
@@ -196,6 +209,7 @@ static void check_op(const char *type, ct_dtype dt) {
       want = !strcmp(type, "exp")       ? ct__vexpf(xf)
              : !strcmp(type, "log")     ? ct__vlogf(xf)
              : !strcmp(type, "tanh")    ? ct__vtanhf(xf)
+             : !strcmp(type, "erf")     ? ct__verff(xf)
                                         : ct__vsigmoidf(xf);
       ck_assert_msg(f32_bits(((const float *)y)[i]) == f32_bits((float)want),
                     "%s(%a): %a, expected %a", type, x, ((const float *)y)[i], want);
@@ -211,8 +225,8 @@ static void check_op(const char *type, ct_dtype dt) {
 }
 
 START_TEST(ops_give_the_same_bits) {
-  static const char *const f32[] = {"exp", "log", "tanh", "sigmoid"};
-  for (int k = 0; k < 4; k++) check_op(f32[k], CT_FLOAT32);
+  static const char *const f32[] = {"exp", "log", "tanh", "sigmoid", "erf"};
+  for (int k = 0; k < 5; k++) check_op(f32[k], CT_FLOAT32);
   for (int k = 0; k < 4; k++) {
     if (k != 2) check_op(f32[k], CT_FLOAT64); /* float64 tanh is the C library's */
   }
@@ -224,6 +238,7 @@ static Suite *vmath_suite(void) {
   CT_ADD_TEST(s, exp_special_cases);
   CT_ADD_TEST(s, log_special_cases);
   CT_ADD_TEST(s, tanh_and_sigmoid_special_cases);
+  CT_ADD_TEST(s, erf_special_cases);
   CT_ADD_TEST(s, float32_within_the_bounds);
   CT_ADD_TEST(s, float64_within_one_ulp);
   CT_ADD_TEST(s, exp_nonpos_gives_exp_bits);

@@ -6,10 +6,12 @@
  * One list of formulas: each unary op is an expression of a (the element, in double) and p (the
  * op's float attributes), expanded by a macro into the kernels of float16, float32 and float64;
  * a float16 or float32 result is the double's, rounded once. abs, neg and sign also have integer
- * kernels computed in int64 and wrapped back (abs and neg of the smallest value give it back). */
+ * kernels computed in int64 and wrapped back (abs and neg of the smallest value give it back).
+ * float32 erf is corten's own (ops/cpu/vmath.h). */
 #include <math.h>
 
 #include "ops/cpu/math_kernels.h"
+#include "ops/cpu/vmath.h"
 
 /* A unary kernel's work, split by ct__parallel_for: elements. */
 typedef struct un_job {
@@ -81,7 +83,19 @@ UN_FLOAT(reciprocal, 1.0 / a)
 UN_FLOAT(floor_, floor(a))
 UN_FLOAT(ceil_, ceil(a))
 UN_FLOAT(round_, nearbyint(a)) /* the default rounding mode: half to even */
-UN_FLOAT(erf_, erf(a))
+/* erf: float32 through corten's own (ops/cpu/vmath.h, a loop the compiler vectorises, in the
+ * per-CPU clones); float16 and float64 through the C library's. */
+UN_KERNEL(erf_, f16, T_f16, S_f16, CT_FLOAT16, erf(a))
+UN_KERNEL(erf_, f64, T_f64, S_f64, CT_FLOAT64, erf(a))
+CT__VM_CLONES static void erf_f32_r(void *arg, int64_t lo, int64_t hi) {
+  const un_job *j = arg;
+  const float *x = j->x;
+  float *o = j->o;
+  for (int64_t i = lo; i < hi; i++) o[i] = ct__verff(x[i]);
+}
+static ct_status erf_f32(const ct_kernel_ctx *c) { return run_unary(c, erf_f32_r, CT_FLOAT32); }
+static const ct_kernel_fn erf__k[CT__N_DTYPES] = {
+    [CT_FLOAT16] = erf__f16, [CT_FLOAT32] = erf_f32, [CT_FLOAT64] = erf__f64};
 UN_FLOAT(sin_, sin(a))
 UN_FLOAT(cos_, cos(a))
 UN_FLOAT(tan_, tan(a))

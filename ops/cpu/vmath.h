@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ops/cpu/vmath.h: corten's own exp, log, tanh and sigmoid for the CPU kernels, written so that
+/* ops/cpu/vmath.h: corten's own exp, log, tanh, sigmoid and float32 erf for the CPU kernels, written so that
  * GCC and clang vectorise a loop calling them (docs/design/vmath.md).
  *
  * Every function is straight-line code: range reduction, a polynomial, a scale by a power of two
@@ -22,6 +22,9 @@
  *                         +-0 and the sign kept, +-inf -> +-1. (float64 tanh stays the C
  *                         library's.)
  *   ct__vsigmoidf, ...    1 / (1 + exp(-x)) with the functions above.
+ *   ct__verff             erf of float32, in double from two Chebyshev series and exp, rounded
+ *                         once; +-0 kept, +-inf -> +-1, NaN kept. (float64 erf stays the C
+ *                         library's.)
  * CT__VEXP, CT__VEXP_NONPOS, CT__VLOG, CT__VTANH, CT__VSIGMOID pick the function by the argument's
  * type. */
 #ifndef CORTEN_OPS_CPU_VMATH_H
@@ -224,6 +227,51 @@ CT__VM float ct__vtanhf(float x) {
   float big = 1.0f - 2.0f / (ct__vexpf_nonpos(a + a) + 1.0f);
   float t = ct__vm_self(CT__VM_M32(ax < 0.75f), ax + (ax * u) * p, big);
   return ct__vm_fbits(ct__vm_ubits(t) | (ct__vm_ubits(x) & 0x80000000u));
+}
+
+/* ---- erf (float32) -----------------------------------------------------------------------------
+ * In double, rounded once to float: |x| < 1: |x| P(x^2), P a Chebyshev series of degree 10 in
+ * 2 x^2 - 1 fitted to erf(a) / a (relative error 1e-15); 1 <= |x| < 3.92: 1 - exp(-x^2) Q(|x|),
+ * Q = erfc e^(x^2), a Chebyshev series of degree 19 in (|x| - 2.46) / 1.46 (relative error
+ * 1e-14); from 3.92 on erf rounds to 1 in float32. Both series by Clenshaw's recurrence; the sign
+ * put back from x (erf(-0) = -0), NaN returned as given. Within about 1e-14 of erf before the
+ * rounding, so the float32 result is the correctly rounded one but for inputs within that of a
+ * rounding boundary (the sweep's figures in docs/design/vmath.md). */
+static const double ct__verf_p[11] = {
+    0x1.f371b6a14d255p-1, -0x1.2359d7bb47ad4p-3, 0x1.48d890a562470p-7, -0x1.2e730c943ce7ep-11,
+    0x1.cc07b53ea0aefp-16, -0x1.28701fcdf5f87p-20, 0x1.4a9dab1ffc9fcp-25, -0x1.4497830f6adb3p-30,
+    0x1.1c6a60400fcc2p-35, -0x1.c1e123154d3a4p-41, 0x1.44a2f139b298cp-46};
+static const double ct__verf_q[20] = {
+    0x1.f9464143de35ep-3, -0x1.146fcbd8aa548p-3, 0x1.1d1039a5b0d6bp-5, -0x1.174bcf9a4d47dp-7,
+    0x1.059609c31e1c2p-9, -0x1.d6a21ecd48e01p-12, 0x1.98306df0514f1p-14, -0x1.5666eebc2d136p-16,
+    0x1.1682640baad4fp-18, -0x1.b8506c0e38dd2p-21, 0x1.52e65f58044d4p-23, -0x1.fccc1524d5e08p-26,
+    0x1.7509cc27bee54p-28, -0x1.0b7a0ad7cb680p-30, 0x1.778d7d795dba8p-33, -0x1.0266a8b251ad9p-35,
+    0x1.5cd4ae878e7aap-38, -0x1.ce4a865e6587ep-41, 0x1.2d2c1cb573378p-43, -0x1.7ff90b9d251e8p-46};
+
+/* The Chebyshev series c[0] + c[1] T1(u) + ... + c[n - 1] T(n - 1)(u), n a constant: the loop
+ * unrolled whole, so that a loop calling this vectorises. */
+CT__VM double ct__vm_cheb(const double *c, int n, double u) {
+  double b1 = 0, b2 = 0, u2 = 2.0 * u;
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 32
+#elif defined(__clang__)
+#pragma clang loop unroll(full)
+#endif
+  for (int k = n - 1; k > 0; k--) {
+    double b = u2 * b1 - b2 + c[k];
+    b2 = b1;
+    b1 = b;
+  }
+  return u * b1 - b2 + c[0];
+}
+
+CT__VM float ct__verff(float x) {
+  double a = (double)ct__vm_fbits(ct__vm_ubits(x) & 0x7fffffffu), t = a * a;
+  double small = a * ct__vm_cheb(ct__verf_p, 11, 2.0 * t - 1.0);
+  double mid = 1.0 - ct__vexp(-t) * ct__vm_cheb(ct__verf_q, 20, (a - 2.46) / 1.46);
+  double r = ct__vm_seld(CT__VM_M64(a < 1.0), small, ct__vm_seld(CT__VM_M64(a < 3.92), mid, 1.0));
+  float f = ct__vm_fbits(ct__vm_ubits((float)r) | (ct__vm_ubits(x) & 0x80000000u));
+  return ct__vm_self(CT__VM_M32(x != x), x, f);
 }
 
 CT__VM float ct__vsigmoidf(float x) { return 1.0f / (1.0f + ct__vexpf(-x)); }
