@@ -254,6 +254,13 @@ static inline const ct_var *ct__pass_other(const ct__prep *p, const ct_var *v) {
 bool ct__pass_between_holds(const ct__prep *preps, const size_t *members, size_t n_members,
                             const ct_var *const *ins, const size_t *read_at, size_t n_ins,
                             bool (*candidate)(void *, const ct_var *), void *arg);
+/* Binds fused op `op` (owned by the new rewrite, or freed on failure; NULL: the error its maker
+ * recorded is returned) in place of the members at indices at (n_at of them, in program order,
+ * SIZE_MAX for an absent one; last the last), watching their edit generations and with
+ * memory's out and ins as its memory assumption (ct__pass_splice does the rest). */
+ct_status ct__pass_apply(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place, ct_op *op,
+                         const size_t *at, size_t n_at, size_t last, const ct__rewrite *memory,
+                         ct__rewrites *rw);
 /* Moves the preps at indices members (n_members of them, in program order, last the last of
  * them) from the n bound preps into r's fallback, fused (whose fallback it becomes) taking
  * last's place; *n shrinks. The fallback drops the members' outputs but last's first (the

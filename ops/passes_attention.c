@@ -141,24 +141,9 @@ _Static_assert(A_N <= CT__REWRITE_MAX && 5 <= CT__REWRITE_INS, "a chain fits a r
 
 static ct_status apply(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
                        const attn *a, ct__rewrites *rw) {
-  if (ct__pass_rewrite_room(rw) != CT_OK) return ct_last_status();
-  ct_op *op = attn_op(preps, a);
-  ct__prep fused;
-  if (op == NULL || ct__prep_init(&fused, op, scope, place, NULL, NULL) != CT_OK) {
-    ct_op_free(op);
-    return ct_last_status();
-  }
-  ct__rewrite *r = &rw->v[rw->n++];
-  *r = (ct__rewrite){.op = op};
-  attn_memory(preps, a, r);
-  size_t members[A_N], k = 0;
-  for (int m = 0; m < A_N; m++) {
-    if (a->at[m] == SIZE_MAX) continue;
-    members[k++] = a->at[m];
-    r->origin[r->n_origin] = preps[a->at[m]].op;
-    r->gen[r->n_origin++] = preps[a->at[m]].op->gen;
-  }
-  return ct__pass_splice(preps, n, members, k, a->at[A_MM2], &fused, r);
+  ct__rewrite memory = {0};
+  attn_memory(preps, a, &memory);
+  return ct__pass_apply(preps, n, scope, place, attn_op(preps, a), a->at, A_N, a->at[A_MM2], &memory, rw);
 }
 
 ct_status ct__optimize_attention(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,

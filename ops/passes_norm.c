@@ -193,24 +193,9 @@ _Static_assert(N_N <= CT__REWRITE_MAX && 5 <= CT__REWRITE_INS, "a chain fits a r
 
 static ct_status apply(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
                        const dnorm *c, ct__rewrites *rw) {
-  if (ct__pass_rewrite_room(rw) != CT_OK) return ct_last_status();
-  ct_op *op = dnorm_op(preps, c);
-  ct__prep fused;
-  if (op == NULL || ct__prep_init(&fused, op, scope, place, NULL, NULL) != CT_OK) {
-    ct_op_free(op);
-    return ct_last_status();
-  }
-  ct__rewrite *r = &rw->v[rw->n++];
-  *r = (ct__rewrite){.op = op};
-  dnorm_memory(preps, c, r);
-  size_t members[N_N], k = 0;
-  for (int m = 0; m < N_N; m++) {
-    if (c->at[m] == SIZE_MAX) continue;
-    members[k++] = c->at[m];
-    r->origin[r->n_origin] = preps[c->at[m]].op;
-    r->gen[r->n_origin++] = preps[c->at[m]].op->gen;
-  }
-  return ct__pass_splice(preps, n, members, k, last_of(c), &fused, r);
+  ct__rewrite memory = {0};
+  dnorm_memory(preps, c, &memory);
+  return ct__pass_apply(preps, n, scope, place, dnorm_op(preps, c), c->at, N_N, last_of(c), &memory, rw);
 }
 
 ct_status ct__optimize_norms(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,

@@ -104,6 +104,30 @@ ct_status ct__pass_splice(ct__prep *preps, size_t *n, const size_t *members, siz
   return CT_OK;
 }
 
+ct_status ct__pass_apply(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place, ct_op *op,
+                         const size_t *at, size_t n_at, size_t last, const ct__rewrite *memory,
+                         ct__rewrites *rw) {
+  ct__prep fused;
+  if (op == NULL || ct__pass_rewrite_room(rw) != CT_OK ||
+      ct__prep_init(&fused, op, scope, place, NULL, NULL) != CT_OK) {
+    ct_op_free(op);
+    return ct_last_status();
+  }
+  ct__rewrite *r = &rw->v[rw->n++];
+  *r = *memory;
+  r->op = op;
+  r->fallback = NULL;
+  r->n_origin = 0;
+  size_t members[CT__REWRITE_MAX], k = 0;
+  for (size_t m = 0; m < n_at; m++) {
+    if (at[m] == SIZE_MAX) continue;
+    members[k++] = at[m];
+    r->origin[r->n_origin] = preps[at[m]].op;
+    r->gen[r->n_origin++] = preps[at[m]].op->gen;
+  }
+  return ct__pass_splice(preps, n, members, k, last, &fused, r);
+}
+
 ct_status ct__prep_run_guarded(ct__prep *p, const uint64_t *errors) {
   ct_status before = ct_last_status();
   bool quiet = ct__errors_quiet;

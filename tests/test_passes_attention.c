@@ -80,45 +80,12 @@ static ct_scope *scope_of(const spec *sp) {
   return s;
 }
 
-/* Runs p over a fresh scope of sp with options o (twice); out's bytes into a new buffer, its
- * byte count into *bytes, and whether the scores or the probabilities got memory into *mem. */
-static void *run_chain(const ct_program *p, const spec *sp, const ct_executor_options *o,
-                       size_t *bytes, bool *mem) {
-  ct_scope *s = scope_of(sp);
-  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), o);
-  ck_assert_msg(e != NULL, "%s", ct_last_error());
-  for (int k = 0; k < 2; k++) ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
-  const ct_tensor *t = ct_var_get_tensor(ct_scope_find_var(s, "out"));
-  *bytes = (size_t)ct_tensor_numel(t) * ct_dtype_size(sp->dt);
-  void *buf = xmalloc(ct_tensor_numel(t), ct_dtype_size(sp->dt));
-  memcpy(buf, ct_tensor_data(t, sp->dt), *bytes);
-  *mem = has_memory(s, "s") || has_memory(s, "pr");
-  ct_executor_free(e);
-  ct_scope_free(s);
-  return buf;
-}
+static ct_scope *make_scope(const void *sp) { return scope_of(sp); }
 
-/* Optimized equals unoptimized bit for bit at 1 and 3 threads; fused (no memory for the scores
- * and the probabilities) when `fused`. */
+/* Optimized equals unoptimized bit for bit at 1 and 3 threads; fused (no memory for the scores and the probabilities) when
+ * `fused`. */
 static void check(const spec *sp, bool fused) {
-  ct_program *p = chain(sp);
-  int old = ct_get_num_threads();
-  for (int threads = 1; threads <= 3; threads += 2) {
-    ct_set_num_threads(threads);
-    size_t n0, n1;
-    bool mem0, mem1;
-    void *plain = run_chain(p, sp, NULL, &n0, &mem0);
-    ct_executor_options o = {.optimize = true};
-    void *opt = run_chain(p, sp, &o, &n1, &mem1);
-    ck_assert_uint_eq(n0, n1);
-    ck_assert_msg(memcmp(plain, opt, n0) == 0, "bits differ at %d threads", threads);
-    ck_assert(mem0);
-    ck_assert_msg(mem1 == !fused, "fused: %d, intermediates with memory: %d", fused, mem1);
-    free(plain);
-    free(opt);
-  }
-  ct_set_num_threads(old);
-  ct_program_free(p);
+  same_bits_fused(chain(sp), make_scope, sp, "out", sp->dt, "s", "pr", fused);
 }
 
 /* The TransformerEncoder's chain (4 heads of 16, 10 tokens, batch 2), no scale nor mask. */
@@ -195,8 +162,8 @@ START_TEST(kept_scores_are_not_fused) {
   ct_executor_options o = {.optimize = true, .keep = keep, .n_keep = 1};
   size_t n0, n1;
   bool mem0, mem1;
-  void *plain = run_chain(p, &sp, NULL, &n0, &mem0);
-  void *opt = run_chain(p, &sp, &o, &n1, &mem1);
+  void *plain = run_twice(p, make_scope, &sp, NULL, "out", sp.dt, "s", "pr", &n0, &mem0);
+  void *opt = run_twice(p, make_scope, &sp, &o, "out", sp.dt, "s", "pr", &n1, &mem1);
   ck_assert_int_eq(memcmp(plain, opt, n0), 0);
   ck_assert(mem1);
   free(plain);

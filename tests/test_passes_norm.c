@@ -81,44 +81,12 @@ static ct_scope *scope_of(const spec *sp) {
   return s;
 }
 
-/* Runs p over a fresh scope of sp with options o (twice); y's bytes into a new buffer, their
- * count into *bytes, and whether d or sd got memory into *mem. */
-static void *run_chain(const ct_program *p, const spec *sp, const ct_executor_options *o,
-                       size_t *bytes, bool *mem) {
-  ct_scope *s = scope_of(sp);
-  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), o);
-  ck_assert_msg(e != NULL, "%s", ct_last_error());
-  for (int k = 0; k < 2; k++) ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
-  const ct_tensor *t = ct_var_get_tensor(ct_scope_find_var(s, "y"));
-  *bytes = (size_t)ct_tensor_numel(t) * ct_dtype_size(sp->dt);
-  void *buf = xmalloc(ct_tensor_numel(t), ct_dtype_size(sp->dt));
-  memcpy(buf, ct_tensor_data(t, sp->dt), *bytes);
-  *mem = has_memory(s, "d") || has_memory(s, "sd");
-  ct_executor_free(e);
-  ct_scope_free(s);
-  return buf;
-}
+static ct_scope *make_scope(const void *sp) { return scope_of(sp); }
 
-/* Optimized equals unoptimized bit for bit at 1 and 3 threads; fused when `fused`. */
+/* Optimized equals unoptimized bit for bit at 1 and 3 threads; fused (no memory for the centred values and the square roots) when
+ * `fused`. */
 static void check(const spec *sp, bool fused) {
-  ct_program *p = chain(sp);
-  int old = ct_get_num_threads();
-  for (int threads = 1; threads <= 3; threads += 2) {
-    ct_set_num_threads(threads);
-    size_t n0, n1;
-    bool mem0, mem1;
-    void *plain = run_chain(p, sp, NULL, &n0, &mem0);
-    ct_executor_options o = {.optimize = true};
-    void *opt = run_chain(p, sp, &o, &n1, &mem1);
-    ck_assert_uint_eq(n0, n1);
-    ck_assert_msg(memcmp(plain, opt, n0) == 0, "bits differ at %d threads", threads);
-    ck_assert(mem0);
-    ck_assert_msg(mem1 == !fused, "fused: %d, intermediates with memory: %d", fused, mem1);
-    free(plain);
-    free(opt);
-  }
-  ct_set_num_threads(old);
-  ct_program_free(p);
+  same_bits_fused(chain(sp), make_scope, sp, "y", sp->dt, "d", "sd", fused);
 }
 
 /* The TransformerEncoder's (opset 14 export): rows of 64, Scale and Bias of 64. */
