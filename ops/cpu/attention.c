@@ -234,17 +234,21 @@ SM_ROWS(double, f64)
     T *o = ct__k_out_data(c, CT__OUT, 0, c->dtype);                                            \
     if (CT__UNLIKELY(o == NULL)) return ct_last_status();                                      \
     attn_job j = {.s = &s, .o = o};                                                            \
-    run_job(c, &j);                                                                 \
+    run_job(c, &j);                                                                            \
     j.failed = 0;                                                                              \
     int64_t items = j.group > 1 ? (s.qk.n_batch + j.group - 1) / j.group                      \
                                 : s.qk.n_batch * j.blocks;                                     \
     ct__parallel_for(items, job_grain(&j), range_##SFX, &j);                                   \
+    /* A piece fails only for host memory (its block of scores, or a GEMM's packing space),   \
+     * recorded on the thread that ran it: the message is made here. */                        \
     st = atomic_load(&j.failed);                                                               \
-    if (st == CT_ERR_OUT_OF_MEMORY) {                                                          \
-      return ct_kernel_fail(c, st, "out of host memory for a block of %lld x %lld scores",     \
-                            (long long)j.rows, (long long)s.qk.n);                             \
+    if (CT__UNLIKELY(st != CT_OK)) {                                                           \
+      return ct_kernel_fail(c, st,                                                             \
+                            "out of host memory for %lld x %lld scores and their products "   \
+                            "(free memory, or run the unfused ops: no optimize option)",       \
+                            (long long)(j.group * j.rows), (long long)s.qk.n);                 \
     }                                                                                          \
-    return st == CT_OK ? CT_OK : ct__gemm_fail(c);                                             \
+    return CT_OK;                                                                              \
   }
 
 ATTN_KERNEL(float, f32)
