@@ -244,6 +244,27 @@ START_TEST(copy_into_external_too_large_is_external_buffer) {
 }
 END_TEST
 
+/* float64 values copied into an external float32 buffer wrapped from its second element (4
+ * bytes in: enough room, but no float64 may live there): refused, the buffer untouched (the
+ * program fuzzer's reshape of a float64 into such a variable wrote misaligned doubles). */
+START_TEST(copy_into_external_misaligned_for_the_dtype_is_external_buffer) {
+  _Alignas(8) float buf[9] = {9, 9, 9, 9, 9, 9, 9, 9, 9};
+  ct_tensor *dst = ct_tensor_new();
+  ct_tensor *src = ct_tensor_new();
+  ck_assert_int_eq(ct_tensor_set_value(src, (const double[]){1, 2}, CT_DIMS(2), CT_FLOAT64,
+                                       ct_cpu()),
+                   CT_OK);
+  ck_assert_int_eq(ct_tensor_wrap(dst, buf + 1, CT_DIMS(8), CT_FLOAT32, ct_cpu(), NULL, NULL),
+                   CT_OK);
+  CT_ASSERT_FAILS(ct_tensor_copy(dst, src, ct_cpu()), CT_ERR_EXTERNAL_BUFFER);
+  ck_assert(strstr(ct_last_error(), "not aligned for float64") != NULL);
+  for (int i = 0; i < 9; i++) ck_assert(buf[i] == 9.0f);
+  ck_assert(ct_ddim_equal(ct_tensor_dims(dst), CT_DIMS(8)));
+  ct_tensor_free(dst);
+  ct_tensor_free(src);
+}
+END_TEST
+
 START_TEST(set_value_into_external_writes_in_place) {
   float buf[6] = {0};
   static const float vals[6] = {6, 5, 4, 3, 2, 1};
@@ -398,6 +419,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, external_mutable_data_growing_is_external_buffer);
   CT_ADD_TEST(s, copy_into_external_writes_in_place);
   CT_ADD_TEST(s, copy_into_external_too_large_is_external_buffer);
+  CT_ADD_TEST(s, copy_into_external_misaligned_for_the_dtype_is_external_buffer);
   CT_ADD_TEST(s, set_value_into_external_writes_in_place);
   CT_ADD_TEST(s, set_value_into_external_too_large_is_external_buffer);
   CT_ADD_TEST(s, copy_from_external_is_deep);

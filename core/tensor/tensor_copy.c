@@ -2,6 +2,7 @@
 /* core/tensor/tensor_copy.c: deep copies into tensors (copy, set_value), by the external-buffer
  * rules: an external destination is written in place or refused; a normal one ends with a
  * block of its own. */
+#include <stdint.h>
 #include <stdio.h>
 
 #include "tensor/tensor_impl.h"
@@ -26,6 +27,13 @@ static ct_status assign(ct_tensor *dst, ct_ddim dims, int64_t numel, ct_dtype dt
                      ct__tensor_label(dst, label, sizeof label), ct__block_read_only_why(b));
   }
   if (b != NULL && b->external) {
+    if (((uintptr_t)b->ptr + dst->offset) % ct_dtype_size(dtype) != 0) {
+      return ct__error(CT_ERR_EXTERNAL_BUFFER,
+                       "%s: the destination %s views an external buffer at byte %zu, not aligned "
+                       "for %s: copy as its own dtype, or into a normal tensor",
+                       what, ct__tensor_label(dst, label, sizeof label), dst->offset,
+                       ct_dtype_name(dtype));
+    }
     if (!ct_place_equal(b->place, dst_place) || nbytes > ct__tensor_capacity(dst)) {
       return ct__error(CT_ERR_EXTERNAL_BUFFER,
                        "%s: the destination %s wraps an external buffer of %zu bytes at %s; the "
