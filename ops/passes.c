@@ -166,7 +166,8 @@ static bool unread(const ct__prep *preps, size_t n, size_t w, const ct_var *v,
 static bool bn_joins(const ct__prep *preps, size_t n, size_t last, size_t j, const ct_var *cur,
                      bool (*candidate)(void *, const ct_var *), void *arg) {
   const ct__prep *p = &preps[j];
-  if (!ct__pass_is(p, "batch_norm") || p->n_in_vars != 5 || p->n_out_vars != 5 || p->vars[0] != cur ||
+  if (!ct__pass_is(p, "batch_norm") || p->n_in_vars != 5 || p->n_out_vars != 5 ||
+      p->vars[0] != cur ||
       !(ct__pass_attr(p->op, "is_test")->u.b || ct__pass_attr(p->op, "use_global_stats")->u.b) ||
       strcmp(ct__pass_attr(p->op, "data_layout")->u.s, "NCHW") != 0 ||
       !ct__pass_link(preps, n, last, j, cur, candidate, arg)) {
@@ -211,7 +212,8 @@ static bool find_chain(const ct__prep *preps, size_t n, size_t i,
     ch->members[ch->n_members++] = j++;
   }
   /* The residual: cur + r. */
-  const ct_var *r = j < n && ct__pass_is(&preps[j], "elementwise_add") ? ct__pass_other(&preps[j], cur) : NULL;
+  const ct_var *r =
+      j < n && ct__pass_is(&preps[j], "elementwise_add") ? ct__pass_other(&preps[j], cur) : NULL;
   if (r != NULL && ct__pass_link(preps, n, ch->last, j, cur, candidate, arg)) {
     ch->res = r;
     cur = ct__pass_out0(&preps[j]);

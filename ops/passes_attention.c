@@ -45,7 +45,8 @@ static bool find_attn(const ct__prep *preps, size_t n, size_t i,
   a->k = mm->vars[1];
   const ct_var *cur = ct__pass_out0(mm);
   size_t last = i, j = ct__pass_reader(preps, n, i, cur);
-  if (j < n && (ct__pass_is(&preps[j], "elementwise_mul") || ct__pass_is(&preps[j], "elementwise_div"))) {
+  if (j < n &&
+      (ct__pass_is(&preps[j], "elementwise_mul") || ct__pass_is(&preps[j], "elementwise_div"))) {
     const ct_var *s = ct__pass_other(&preps[j], cur);
     bool div = ct__pass_is(&preps[j], "elementwise_div");
     if (s == NULL || (div && preps[j].vars[0] != cur) ||
@@ -143,7 +144,8 @@ static ct_status apply(ct__prep *preps, size_t *n, ct_scope *scope, ct_place pla
                        const attn *a, ct__rewrites *rw) {
   ct__rewrite memory = {0};
   attn_memory(preps, a, &memory);
-  return ct__pass_apply(preps, n, scope, place, attn_op(preps, a), a->at, A_N, a->at[A_MM2], &memory, rw);
+  return ct__pass_apply(preps, n, scope, place, attn_op(preps, a), a->at, A_N, a->at[A_MM2],
+                        &memory, rw);
 }
 
 ct_status ct__optimize_attention(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,

@@ -119,19 +119,22 @@ static bool find_dnorm(const ct__prep *preps, size_t n, size_t i,
     return false;
   }
   const ct__prep *div = &preps[c->at[N_DIV]];
-  if (div->n_in_vars != 2 || div->vars[0] != d || div->vars[1] != ct__pass_out0(&preps[c->at[N_SQRT]]) ||
+  if (div->n_in_vars != 2 || div->vars[0] != d ||
+      div->vars[1] != ct__pass_out0(&preps[c->at[N_SQRT]]) ||
       !read_by_two(preps, n, c->at[N_SUB], jp, c->at[N_DIV], d, candidate, arg)) {
     return false;
   }
   size_t last = c->at[N_DIV];
   const ct_var *before = cur;
   if (next(preps, n, last, &cur, "elementwise_mul", candidate, arg, &c->at[N_MUL]) &&
-      (c->scale = ct__pass_other(&preps[c->at[N_MUL]], before)) != NULL && per_row(preps, n, c->scale)) {
+      (c->scale = ct__pass_other(&preps[c->at[N_MUL]], before)) != NULL &&
+      per_row(preps, n, c->scale)) {
     c->scale_first = preps[c->at[N_MUL]].vars[1] == before;
     last = c->at[N_MUL];
     before = cur;
     if (next(preps, n, last, &cur, "elementwise_add", candidate, arg, &c->at[N_BIAS]) &&
-        (c->bias = ct__pass_other(&preps[c->at[N_BIAS]], before)) != NULL && per_row(preps, n, c->bias)) {
+        (c->bias = ct__pass_other(&preps[c->at[N_BIAS]], before)) != NULL &&
+        per_row(preps, n, c->bias)) {
       c->bias_first = preps[c->at[N_BIAS]].vars[1] == before;
       last = c->at[N_BIAS];
     } else {
@@ -167,7 +170,9 @@ static ct_op *dnorm_op(const ct__prep *preps, const dnorm *c) {
   if (s == CT_OK) s = ct_op_set_input(op, "Epsilon", ct_var_name(c->eps));
   if (s == CT_OK && c->scale != NULL) s = ct_op_set_input(op, "Scale", ct_var_name(c->scale));
   if (s == CT_OK && c->bias != NULL) s = ct_op_set_input(op, "Bias", ct_var_name(c->bias));
-  if (s == CT_OK) s = ct_op_set_output(op, "Out", ct_var_name(ct__pass_out0(&preps[last_of(c)])));
+  if (s == CT_OK) {
+    s = ct_op_set_output(op, "Out", ct_var_name(ct__pass_out0(&preps[last_of(c)])));
+  }
   if (s == CT_OK) s = ct_op_set_attr_bool(op, "epsilon_first", c->eps_first);
   if (s == CT_OK) s = ct_op_set_attr_bool(op, "scale_first", c->scale_first);
   if (s == CT_OK) s = ct_op_set_attr_bool(op, "bias_first", c->bias_first);
@@ -195,7 +200,8 @@ static ct_status apply(ct__prep *preps, size_t *n, ct_scope *scope, ct_place pla
                        const dnorm *c, ct__rewrites *rw) {
   ct__rewrite memory = {0};
   dnorm_memory(preps, c, &memory);
-  return ct__pass_apply(preps, n, scope, place, dnorm_op(preps, c), c->at, N_N, last_of(c), &memory, rw);
+  return ct__pass_apply(preps, n, scope, place, dnorm_op(preps, c), c->at, N_N, last_of(c),
+                        &memory, rw);
 }
 
 ct_status ct__optimize_norms(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,

@@ -38,13 +38,14 @@ static ct_program *chain(const spec *sp) {
     cur = "s2";
   }
   if (sp->has_mask) {
-    ck_assert_int_eq(ct_program_append(p, sp->mask_first ? op_xy("elementwise_add", "m", cur, "s3")
-                                                         : op_xy("elementwise_add", cur, "m", "s3")),
-                     CT_OK);
+    ct_op *add = sp->mask_first ? op_xy("elementwise_add", "m", cur, "s3")
+                                : op_xy("elementwise_add", cur, "m", "s3");
+    ck_assert_int_eq(ct_program_append(p, add), CT_OK);
     cur = "s3";
   }
   ct_op *sm = op_x("softmax", cur, "pr");
-  ck_assert_int_eq(ct_op_set_attr_int(sm, "axis", sp->axis != 0 || sp->axis0 ? sp->axis : -1), CT_OK);
+  int64_t axis = sp->axis != 0 || sp->axis0 ? sp->axis : -1;
+  ck_assert_int_eq(ct_op_set_attr_int(sm, "axis", axis), CT_OK);
   ck_assert_int_eq(ct_program_append(p, sm), CT_OK);
   ct_op *mm2 = op_xy("matmul", "pr", "v", "out");
   ck_assert_int_eq(ct_op_set_attr_bool(mm2, "transpose_y", sp->tv), CT_OK);
@@ -82,8 +83,8 @@ static ct_scope *scope_of(const spec *sp) {
 
 static ct_scope *make_scope(const void *sp) { return scope_of(sp); }
 
-/* Optimized equals unoptimized bit for bit at 1 and 3 threads; fused (no memory for the scores and the probabilities) when
- * `fused`. */
+/* Optimized equals unoptimized bit for bit at 1 and 3 threads; fused (no memory for the scores
+ * and the probabilities) when `fused`. */
 static void check(const spec *sp, bool fused) {
   same_bits_fused(chain(sp), make_scope, sp, "out", sp->dt, "s", "pr", fused);
 }

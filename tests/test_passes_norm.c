@@ -44,15 +44,15 @@ static ct_program *chain(const spec *sp) {
   ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_div", "d", "sd", n)), CT_OK);
   if (sp->mul) {
     const char *g = sp->add ? "g" : "y";
-    ck_assert_int_eq(ct_program_append(p, sp->scale_first ? op_xy("elementwise_mul", "gamma", n, g)
-                                                          : op_xy("elementwise_mul", n, "gamma", g)),
-                     CT_OK);
+    ct_op *mul = sp->scale_first ? op_xy("elementwise_mul", "gamma", n, g)
+                                 : op_xy("elementwise_mul", n, "gamma", g);
+    ck_assert_int_eq(ct_program_append(p, mul), CT_OK);
     n = g;
   }
   if (sp->add) {
-    ck_assert_int_eq(ct_program_append(p, sp->bias_first ? op_xy("elementwise_add", "beta", n, "y")
-                                                         : op_xy("elementwise_add", n, "beta", "y")),
-                     CT_OK);
+    ct_op *add = sp->bias_first ? op_xy("elementwise_add", "beta", n, "y")
+                                : op_xy("elementwise_add", n, "beta", "y");
+    ck_assert_int_eq(ct_program_append(p, add), CT_OK);
   }
   return p;
 }
@@ -83,8 +83,8 @@ static ct_scope *scope_of(const spec *sp) {
 
 static ct_scope *make_scope(const void *sp) { return scope_of(sp); }
 
-/* Optimized equals unoptimized bit for bit at 1 and 3 threads; fused (no memory for the centred values and the square roots) when
- * `fused`. */
+/* Optimized equals unoptimized bit for bit at 1 and 3 threads; fused (no memory for the centred
+ * values and the square roots) when `fused`. */
 static void check(const spec *sp, bool fused) {
   same_bits_fused(chain(sp), make_scope, sp, "y", sp->dt, "d", "sd", fused);
 }

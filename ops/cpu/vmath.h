@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ops/cpu/vmath.h: corten's own exp, log, tanh, sigmoid and float32 erf for the CPU kernels, written so that
- * GCC and clang vectorise a loop calling them (docs/design/vmath.md).
+/* ops/cpu/vmath.h: corten's own exp, log, tanh, sigmoid and float32 erf for the CPU kernels,
+ * written so that GCC and clang vectorise a loop calling them (docs/design/vmath.md).
  *
  * Every function is straight-line code: range reduction, a polynomial, a scale by a power of two
  * built in the integer bits, and the special cases chosen by bit-mask selects, not branches; only
