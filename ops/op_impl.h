@@ -140,7 +140,7 @@ typedef struct ct__prep {
   struct ct__derived *derived; /* executor option constants: per input variable, what kernels
                                   derived from it (ops/consts.c); NULL when none is constant */
   struct ct__fallback *fallback; /* optimize: a fused op's own ops, run when it fails (owned by
-                                    the executor's rewrite, ops/passes.c); else NULL */
+                                    the executor's rewrite, ops/passes_rewrite.c); else NULL */
 } ct__prep;
 
 /* ops/consts.c: the executor option constants. ct__consts_bind checks the names (each a
@@ -211,10 +211,11 @@ ct_status ct__optimize_norms(ct__prep *preps, size_t *n, ct_scope *scope, ct_pla
 ct_status ct__optimize_blocks(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
                               bool (*candidate)(void *, const ct_var *), void *arg,
                               ct__rewrites *rw);
-/* What the passes share (ops/passes.c): op's attribute called name; whether v links prep from
- * (its only writer) to prep to (its only reader, once) and is an intermediate; room for one
- * more rewrite in rw; NULL when rewrite r's memory assumptions hold, else the variable that
- * breaks them; and the replacement of a rewrite's preps by its fused one. */
+/* What the passes share (ops/passes.c, passes_rewrite.c): op's attribute called name; whether
+ * v links prep from (its only writer) to prep to (its only reader, once) and is an
+ * intermediate; room for one more rewrite in rw; NULL when rewrite r's memory assumptions hold,
+ * else the variable that breaks them; and the replacement of a rewrite's preps by its fused
+ * one. */
 const ct_attr_value *ct__pass_attr(const ct_op *op, const char *name);
 bool ct__pass_link(const ct__prep *preps, size_t n, size_t from, size_t to, const ct_var *v,
                    bool (*candidate)(void *, const ct_var *), void *arg);

@@ -38,7 +38,7 @@ static inline uint64_t ct__error_count(void) { return ct__errors_recorded; }
 /* While set on a thread, an error it records sets the status and the count (a caller's
  * ct_last_status() still sees a failure) but leaves the last error's text as it was: the
  * executor trying an op it fused, which on failure runs the ops it stands for instead and then
- * puts the status back (ops/passes.c). */
+ * puts the status back (ops/passes_rewrite.c). */
 extern _Thread_local bool ct__errors_quiet;
 /* Puts back a status ct_last_status() returned before a quiet attempt (the text is unchanged). */
 void ct__error_status_put(ct_status s);
