@@ -139,16 +139,21 @@ ct_status ct__prep_run_guarded(ct__prep *p, const uint64_t *errors) {
     return CT_OK;
   }
   const ct__fallback *fb = p->fallback;
+  uint64_t seen = *errors;
   for (size_t k = 0; k < fb->n; k++) {
     ct__prep *q = &fb->preps[k];
     s = q->fallback != NULL ? ct__prep_run_guarded(q, errors) : ct__prep_run_counted(q, errors);
     if (s != CT_OK) break;
   }
   for (size_t k = 0; k < fb->n_drop; k++) {
+    /* Asked without recording an error: a member after a failing one never made its output. */
+    if (!ct_var_is(fb->drop[k], &ct_tensor_type)) continue;
     ct_tensor *t = (ct_tensor *)ct_var_get_tensor(fb->drop[k]);
     if (t != NULL) ct__tensor_drop_memory(t);
   }
-  if (s == CT_OK) ct__error_status_put(before);
+  /* The quiet attempt's status goes; an error the ops recorded and recovered from stays, as it
+   * would without the option. */
+  if (s == CT_OK && *errors == seen) ct__error_status_put(before);
   return s;
 }
 

@@ -231,6 +231,29 @@ START_TEST(a_mask_that_enlarges_the_scores_falls_back) {
 }
 END_TEST
 
+/* Q [4, 6] against K [5, 4] on the first run: the first matmul fails, so does the fused op, and
+ * its fallback stops at that matmul: the same status and message as unoptimized (the members
+ * after it never made their outputs, and freeing their memory records nothing). */
+START_TEST(a_failing_first_matmul_fails_as_unoptimized) {
+  spec sp = {.q = CT_DIMS(4, 6), .k = CT_DIMS(5, 4), .v = CT_DIMS(4, 2), .dt = CT_FLOAT32};
+  ct_program *p = chain(&sp);
+  char msgs[2][512];
+  for (int opt = 0; opt < 2; opt++) {
+    ct_scope *s = scope_of(&sp);
+    ct_executor_options o = {.optimize = opt == 1};
+    ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
+    ck_assert_int_eq(ct_executor_run(e), CT_ERR_SHAPE);
+    ck_assert_int_eq(ct_last_status(), CT_ERR_SHAPE);
+    snprintf(msgs[opt], sizeof msgs[opt], "%s", ct_last_error());
+    ct_executor_free(e);
+    ct_scope_free(s);
+  }
+  ck_assert_str_eq(msgs[1], msgs[0]);
+  HAS(msgs[0], "inner dims 6 and 5 differ");
+  ct_program_free(p);
+}
+END_TEST
+
 /* The op run by hand with a Scale of two elements: CT_ERR_SHAPE naming Scale and the fix; Out
  * untouched. A scale mode without a Scale: CT_ERR_INVALID_ARGUMENT. */
 START_TEST(the_op_refuses_what_it_does_not_run) {
@@ -271,6 +294,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, kept_scores_are_not_fused);
   CT_ADD_TEST(s, a_mask_rewritten_before_the_last_matmul_is_not_fused);
   CT_ADD_TEST(s, a_mask_that_enlarges_the_scores_falls_back);
+  CT_ADD_TEST(s, a_failing_first_matmul_fails_as_unoptimized);
   CT_ADD_TEST(s, the_op_refuses_what_it_does_not_run);
   return s;
 }

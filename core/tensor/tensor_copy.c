@@ -27,7 +27,8 @@ static ct_status assign(ct_tensor *dst, ct_ddim dims, int64_t numel, ct_dtype dt
                      ct__tensor_label(dst, label, sizeof label), ct__block_read_only_why(b));
   }
   if (b != NULL && b->external) {
-    if (((uintptr_t)b->ptr + dst->offset) % ct_dtype_size(dtype) != 0) {
+    size_t es = ct_dtype_size(dtype);
+    if (nbytes > 0 && es > 1 && ((uintptr_t)b->ptr + dst->offset) % es != 0) {
       return ct__error(CT_ERR_EXTERNAL_BUFFER,
                        "%s: the destination %s views an external buffer at byte %zu, not aligned "
                        "for %s: copy as its own dtype, or into a normal tensor",

@@ -113,7 +113,8 @@ typedef struct ct_executor_options {
    * (CT_ERR_INVALID_ARGUMENT): make a new executor. A fused op that cannot run the dims a run
    * brings (a residual that would broadcast the convolution's output to larger dims, a bias
    * that no longer fits after the executor was made) runs the ops it stands for instead, so the
-   * outcome is the unfused program's: its values, or its error and message. */
+   * outcome is the unfused program's: its values, or its error and message (the error of
+   * another failing op when one between a chain's ops fails too: it now runs first). */
   bool optimize;
   /* Variables the caller declares constant while the executor lives: a served model's weights
    * (docs/design/constants.md). On the CPU a kernel may derive data from one at its first run
