@@ -13,7 +13,7 @@
 
 typedef struct spec {
   ct_ddim q, k, v, scale, mask;
-  bool tk, tv;            /* transpose_y of the first and of the second matmul */
+  bool tq, tk, tv;        /* transpose_x of the first matmul, transpose_y of both */
   const char *mode;       /* NULL (no scale), "mul", "rmul" or "div" */
   bool has_mask, mask_first;
   int64_t axis;           /* the softmax's (0: -1, unless axis0) */
@@ -26,6 +26,7 @@ typedef struct spec {
 static ct_program *chain(const spec *sp) {
   ct_program *p = ct_program_new();
   ct_op *mm = op_xy("matmul", "q", "k", "s");
+  ck_assert_int_eq(ct_op_set_attr_bool(mm, "transpose_x", sp->tq), CT_OK);
   ck_assert_int_eq(ct_op_set_attr_bool(mm, "transpose_y", sp->tk), CT_OK);
   ck_assert_int_eq(ct_program_append(p, mm), CT_OK);
   const char *cur = "s";
@@ -124,6 +125,18 @@ START_TEST(long_rows_and_deep_sums_fuse_to_the_same_bits) {
   check(&(spec){.q = CT_DIMS(1, 40, 272), .k = CT_DIMS(1, 300, 272), .v = CT_DIMS(1, 8, 300),
                 .tk = true, .tv = true, .mode = "mul", .scale = CT_DIMS(1), .has_mask = true,
                 .mask = CT_DIMS(300), .dt = CT_FLOAT32},
+        true);
+}
+END_TEST
+
+/* Q given transposed ([B, d, Sq]: transpose_x), in both item forms: whole heads (batched GEMMs)
+ * and a block of rows of one entry. */
+START_TEST(a_transposed_q_fuses_to_the_same_bits) {
+  check(&(spec){.q = CT_DIMS(3, 8, 7), .k = CT_DIMS(3, 8, 7), .v = CT_DIMS(3, 7, 4),
+                .tq = true, .dt = CT_FLOAT32},
+        true);
+  check(&(spec){.q = CT_DIMS(1, 24, 40), .k = CT_DIMS(1, 24, 33), .v = CT_DIMS(1, 33, 5),
+                .tq = true, .mode = "div", .scale = CT_DIMS(1), .dt = CT_FLOAT64},
         true);
 }
 END_TEST
@@ -289,6 +302,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, a_divided_and_masked_chain_fuses_to_the_same_bits);
   CT_ADD_TEST(s, operands_on_either_side_fuse_to_the_same_bits);
   CT_ADD_TEST(s, long_rows_and_deep_sums_fuse_to_the_same_bits);
+  CT_ADD_TEST(s, a_transposed_q_fuses_to_the_same_bits);
   CT_ADD_TEST(s, float64_broadcasts_and_special_values_fuse_to_the_same_bits);
   CT_ADD_TEST(s, a_softmax_over_another_axis_gives_the_same_bits);
   CT_ADD_TEST(s, kept_scores_are_not_fused);
