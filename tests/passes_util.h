@@ -27,6 +27,14 @@ static inline void put_pattern(ct_scope *s, const char *name, ct_ddim d, unsigne
   }
 }
 
+/* Sets element i of variable name (float32 or float64 dt, already sized) to x. */
+static inline void put_elem(ct_scope *s, const char *name, ct_dtype dt, int64_t i, double x) {
+  void *d = ct_tensor_mutable_data(ct_var_tensor(ct_scope_var(s, name)), dt, ct_cpu());
+  ck_assert_ptr_nonnull(d);
+  if (dt == CT_FLOAT32) ((float *)d)[i] = (float)x;
+  else ((double *)d)[i] = x;
+}
+
 static inline bool has_memory(const ct_scope *s, const char *name) {
   const ct_var *v = ct_scope_find_var(s, name);
   return v != NULL && ct_tensor_has_memory(ct_var_get_tensor(v));

@@ -54,12 +54,6 @@ static ct_program *chain(const spec *sp) {
   return p;
 }
 
-static void put_elem(ct_scope *s, const char *name, ct_dtype dt, int64_t i, double x) {
-  void *d = ct_tensor_mutable_data(ct_var_tensor(ct_scope_var(s, name)), dt, ct_cpu());
-  if (dt == CT_FLOAT32) ((float *)d)[i] = (float)x;
-  else ((double *)d)[i] = x;
-}
-
 static ct_scope *scope_of(const spec *sp) {
   ct_scope *s = ct_scope_new();
   put_pattern(s, "q", sp->q, 1, sp->dt);

@@ -121,19 +121,11 @@ static int64_t job_grain(const attn_job *j) {
   return macs >= MIN_PIECE_MACS ? 1 : MIN_PIECE_MACS / (macs > 0 ? macs : 1);
 }
 
-/* The softmax of `rows` rows of n scores in place: the softmax kernel's (the same clones, so
- * the same exp). */
-#define SM_ROWS(T, SFX)                                                                \
-  CT__VM_CLONES static void sm_rows_##SFX(T *x, int64_t rows, int64_t n) {             \
-    if (n <= CT__SM_SHORT) {                                                           \
-      ct__sm_short_##SFX(x, x, n, 0, rows);                                            \
-      return;                                                                          \
-    }                                                                                  \
-    for (int64_t r = 0; r < rows; r++) {                                               \
-      T mx;                                                                            \
-      ct__sm_row_##SFX(x + r * n, x + r * n, n, r + 1 < rows ? x + (r + 1) * n : NULL, \
-                       &mx);                                                           \
-    }                                                                                  \
+/* The softmax of `rows` rows of n scores in place: the softmax kernel's choice and rows
+ * (ops/cpu/softmax_row.h), in the same clones, so the same exp. */
+#define SM_ROWS(T, SFX)                                                    \
+  CT__VM_CLONES static void sm_rows_##SFX(T *x, int64_t rows, int64_t n) { \
+    ct__sm_rows_##SFX(x, x, n, 0, rows, rows);                             \
   }
 SM_ROWS(float, f32)
 SM_ROWS(double, f64)

@@ -375,17 +375,15 @@ typedef struct sm_job {
   CT__VM_CLONES static void NAME##_range(void *arg, int64_t first, int64_t last) {            \
     const sm_job *j = arg;                                                                    \
     int64_t n = j->n, inner = j->inner;                                                       \
-    if (inner == 1 && n <= CT__SM_SHORT) {                                                    \
-      ct__sm_short_##SUF(j->x, j->o, n, first, last);                                         \
+    if (inner == 1) { /* one block per row: q is the row */                                  \
+      ct__sm_rows_##SUF(j->x, j->o, n, first, last, j->rows);                                 \
       return;                                                                                 \
     }                                                                                         \
     for (int64_t q = first; q < last; q++) {                                                  \
       int64_t a = q / j->blocks, b0 = q % j->blocks * SM_COLS;                                \
       const T *xs = (const T *)j->x + a * n * inner + b0;                                     \
       T *os = (T *)j->o + a * n * inner + b0;                                                 \
-      T mx_;                                                                                  \
-      if (inner == 1) ct__sm_row_##SUF(xs, os, n, q + 1 < j->rows ? xs + n : NULL, &mx_);     \
-      else NAME##_block(xs, os, n, inner, inner - b0 < SM_COLS ? inner - b0 : SM_COLS);       \
+      NAME##_block(xs, os, n, inner, inner - b0 < SM_COLS ? inner - b0 : SM_COLS);            \
     }                                                                                         \
   }                                                                                           \
   static ct_status NAME(const ct_kernel_ctx *c) {                                             \

@@ -121,9 +121,27 @@ static inline double ct__sm_fold(const double *l) {
     }                                                                                          \
   }
 
+/* Rows [first, last) of `total` contiguous rows of n elements, x into o: the short path for rows
+ * of up to CT__SM_SHORT, else ct__sm_row with the next row prefetched. The one choice both the
+ * softmax kernel and attention make, so that they give the same bits. */
+#define CT__SM_ROWS(SUF, T)                                                                    \
+  static inline __attribute__((always_inline)) void ct__sm_rows_##SUF(                         \
+      const T *x, T *o, int64_t n, int64_t first, int64_t last, int64_t total) {               \
+    if (n <= CT__SM_SHORT) {                                                                   \
+      ct__sm_short_##SUF(x, o, n, first, last);                                                \
+      return;                                                                                  \
+    }                                                                                          \
+    for (int64_t r = first; r < last; r++) {                                                   \
+      T mx;                                                                                    \
+      ct__sm_row_##SUF(x + r * n, o + r * n, n, r + 1 < total ? x + (r + 1) * n : NULL, &mx);  \
+    }                                                                                          \
+  }
+
 CT__SM_ROW(f32, float)
 CT__SM_ROW(f64, double)
 CT__SM_SHORT_ROWS(f32, float)
 CT__SM_SHORT_ROWS(f64, double)
+CT__SM_ROWS(f32, float)
+CT__SM_ROWS(f64, double)
 
 #endif /* CORTEN_OPS_CPU_SOFTMAX_ROW_H */
