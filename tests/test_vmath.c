@@ -112,14 +112,18 @@ START_TEST(erf_special_cases) {
   ck_assert(ct__verff(0x1p-149f) == 0x1p-149f);   /* 2/sqrt(pi) x rounds back to x */
   ck_assert(ct__verff(1.0f) == 0x1.af767ap-1f);   /* erf(1) = 0.8427007929... */
   ck_assert(ct__verff(-0.5f) == -0x1.0a7ef6p-1f); /* erf(0.5) = 0.5204998778... */
+  /* The first input of the middle and of the last polynomial, and one near 1 from below. */
+  ck_assert(ct__verff(0.75f) == 0x1.6c1c98p-1f && ct__verff(1.5f) == 0x1.eea556p-1f);
+  ck_assert(ct__verff(3.9f) == 0x1.fffffep-1f);
+  /* The worst input over all float32 (0.826 ulp): the float below the correctly rounded one. */
+  ck_assert(ct__verff(0x1.7ce614p-1f) == 0x1.6a1bd4p-1f);
 }
 END_TEST
 
 /* ---- Accuracy ----------------------------------------------------------------------------------
  * float32: every 16411th bit pattern (262,000 inputs, every exponent), exp and log within 1 ulp
- * of the double function, tanh within 1.1 (its bound over all inputs, vmath.md), erf within half
- * an ulp (the double function's rounding: the same bits over all inputs, vmath.md), no result of
- * the wrong kind. float64: 200,000 random patterns, for exp of
+ * of the double function, tanh within 1.1 and erf within 0.83 (their bounds over all inputs,
+ * vmath.md), no result of the wrong kind. float64: 200,000 random patterns, for exp of
  * either sign with exponents up to 2^9 (past the points where it turns inf or 0), for log over
  * all positive doubles, within 1 ulp of the long double function. */
 
@@ -134,7 +138,7 @@ START_TEST(float32_within_the_bounds) {
       if (e[k] > worst[k]) worst[k] = e[k];
     }
   }
-  ck_assert_msg(worst[0] <= 1.0 && worst[1] <= 1.0 && worst[2] <= 1.1 && worst[3] <= 0.5,
+  ck_assert_msg(worst[0] <= 1.0 && worst[1] <= 1.0 && worst[2] <= 1.1 && worst[3] <= 0.83,
                 "exp %g log %g tanh %g erf %g ulp", worst[0], worst[1], worst[2], worst[3]);
 }
 END_TEST

@@ -32,8 +32,10 @@ typedef struct dn_job {
 
 #define DN_ROWS(T, SFX)                                                                  \
   /* Rows r0 .. r0 + k - 1 (k <= DN_GROUP): the statistics, Out holding the centred values;  \
-   * each row's square root into sd. */                                                  \
-  static void stats_##SFX(const dn_job *j, int64_t r0, int64_t k, T *sd) {               \
+   * each row's square root into sd. Inlined: called with k DN_GROUP and square (the         \
+   * exponent is 2: ct__pow_f's a * a) as constants, it compiles to straight loops. */       \
+  static inline __attribute__((always_inline)) void stats_##SFX(                         \
+      const dn_job *j, int64_t r0, int64_t k, T *sd, bool square) {                      \
     const int64_t n = j->n;                                                              \
     const T eps = *(const T *)j->eps;                                                    \
     const T *x = (const T *)j->x + r0 * n;                                               \
@@ -48,7 +50,8 @@ typedef struct dn_job {
       for (int64_t q = 0; q < k; q++) {                                                  \
         T d = x[q * n + i] - m[q];                                                       \
         o[q * n + i] = d;                                                                \
-        sq[q] += (double)(T)ct__pow_f((double)d, j->exponent);                           \
+        const double dd = (double)d;                                                     \
+        sq[q] += (double)(T)(square ? dd * dd : ct__pow_f(dd, j->exponent));             \
       }                                                                                  \
     }                                                                                    \
     for (int64_t q = 0; q < k; q++) {                                                    \
@@ -64,7 +67,11 @@ typedef struct dn_job {
     for (int64_t r0 = first; r0 < last; r0 += DN_GROUP) {                                \
       const int64_t k = last - r0 < DN_GROUP ? last - r0 : DN_GROUP;                     \
       T sds[DN_GROUP];                                                                   \
-      stats_##SFX(j, r0, k, sds);                                                        \
+      if (k == DN_GROUP && j->exponent == 2.0) {                                         \
+        stats_##SFX(j, r0, DN_GROUP, sds, true);                                         \
+      } else {                                                                           \
+        stats_##SFX(j, r0, k, sds, false);                                               \
+      }                                                                                  \
       for (int64_t q = 0; q < k; q++) {                                                  \
         T *o = (T *)j->o + (r0 + q) * n;                                                 \
         const T sd = sds[q];                                                             \

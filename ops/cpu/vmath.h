@@ -22,8 +22,8 @@
  *                         +-0 and the sign kept, +-inf -> +-1. (float64 tanh stays the C
  *                         library's.)
  *   ct__vsigmoidf, ...    1 / (1 + exp(-x)) with the functions above.
- *   ct__verff             erf of float32, in double from two Chebyshev series and exp, rounded
- *                         once; +-0 kept, +-inf -> +-1, NaN kept. (float64 erf stays the C
+ *   ct__verff             erf of float32, in float from three polynomials (within 0.83 ulp);
+ *                         +-0 kept, +-inf -> +-1, NaN kept. (float64 erf stays the C
  *                         library's.)
  * CT__VEXP, CT__VEXP_NONPOS, CT__VLOG, CT__VTANH, CT__VSIGMOID pick the function by the argument's
  * type. */
@@ -230,47 +230,52 @@ CT__VM float ct__vtanhf(float x) {
 }
 
 /* ---- erf (float32) -----------------------------------------------------------------------------
- * In double, rounded once to float: |x| < 1: |x| P(x^2), P a Chebyshev series of degree 10 in
- * 2 x^2 - 1 fitted to erf(a) / a (relative error 1e-15); 1 <= |x| < 3.92: 1 - exp(-x^2) Q(|x|),
- * Q = erfc e^(x^2), a Chebyshev series of degree 19 in (|x| - 2.46) / 1.46 (relative error
- * 1e-14); from 3.92 on erf rounds to 1 in float32. Both series by Clenshaw's recurrence; the sign
- * put back from x (erf(-0) = -0), NaN returned as given. Within about 1e-14 of erf before the
- * rounding, so the float32 result is the correctly rounded one but for inputs within that of a
- * rounding boundary (the sweep's figures in docs/design/vmath.md). */
-static const double ct__verf_p[11] = {
-    0x1.f371b6a14d255p-1, -0x1.2359d7bb47ad4p-3, 0x1.48d890a562470p-7, -0x1.2e730c943ce7ep-11,
-    0x1.cc07b53ea0aefp-16, -0x1.28701fcdf5f87p-20, 0x1.4a9dab1ffc9fcp-25, -0x1.4497830f6adb3p-30,
-    0x1.1c6a60400fcc2p-35, -0x1.c1e123154d3a4p-41, 0x1.44a2f139b298cp-46};
-static const double ct__verf_q[20] = {
-    0x1.f9464143de35ep-3, -0x1.146fcbd8aa548p-3, 0x1.1d1039a5b0d6bp-5, -0x1.174bcf9a4d47dp-7,
-    0x1.059609c31e1c2p-9, -0x1.d6a21ecd48e01p-12, 0x1.98306df0514f1p-14, -0x1.5666eebc2d136p-16,
-    0x1.1682640baad4fp-18, -0x1.b8506c0e38dd2p-21, 0x1.52e65f58044d4p-23, -0x1.fccc1524d5e08p-26,
-    0x1.7509cc27bee54p-28, -0x1.0b7a0ad7cb680p-30, 0x1.778d7d795dba8p-33, -0x1.0266a8b251ad9p-35,
-    0x1.5cd4ae878e7aap-38, -0x1.ce4a865e6587ep-41, 0x1.2d2c1cb573378p-43, -0x1.7ff90b9d251e8p-46};
+ * In float, three polynomials by Horner's rule (the only arithmetic: each result rounded once, so
+ * the bits do not depend on the lanes), chosen by |x| = a:
+ *   a < 0.75:        a + a P(a^2), P fitted to erf(a) / a - 1 (degree 6). Adding a last keeps
+ *                    the leading term exact, so the polynomial's rounding errors are scaled by
+ *                    |P| <= 0.13.
+ *   0.75 <= a < 1.5: E + (e + u M(u)), u = a - 1.125 (exact: Sterbenz), E + e = erf(1.125) in
+ *                    two floats, M of degree 9 fitted to (erf(1.125 + u) - E - e) / u.
+ *   1.5 <= a < 3.92: 1 - C(v), v = a - 2.71, C of degree 13 fitted to erfc (absolute error
+ *                    6e-10, under a hundredth of the result's ulp).
+ *   a >= 3.92:       1 (erf rounds to 1 in float32 from there).
+ * All three are computed for every element and selected (no branches); the sign put back from x
+ * (erf(-0) = -0), NaN returned as given. Coefficients fitted by least squares at 300 Chebyshev
+ * points, each rounded to float in turn and the rest refitted. Within 0.83 ulp of erf over all
+ * 2^32 inputs (docs/design/vmath.md). */
+static const float ct__verf_a[7] = {
+    0x1.06eba8p-3f,  -0x1.812744p-2f, 0x1.ce2e8ap-4f, -0x1.b81ceap-6f,
+    0x1.55730cp-8f,  -0x1.b164eep-11f, 0x1.79319ep-14f};
+static const float ct__verf_m[9] = {
+    0x1.45e99cp-2f, -0x1.6ea6d2p-2f, 0x1.4cb3b4p-3f,  0x1.ca5ae2p-6f, -0x1.f65494p-5f,
+    0x1.fb7f0ap-7f,  0x1.39d126p-7f, -0x1.711ab8p-8f, -0x1.46662ap-12f};
+static const float ct__verf_c[14] = {
+    0x1.09ffd8p-13f, -0x1.7e672cp-11f, 0x1.03130ep-9f,  -0x1.b435e2p-9f, 0x1.f8bef6p-9f,
+    -0x1.a02af6p-9f, 0x1.e25d2ap-10f,  -0x1.6009d4p-11f, 0x1.07f65ep-14f, 0x1.96d31ep-14f,
+    -0x1.15196ep-14f, 0x1.b1ef90p-17f, 0x1.6425fap-18f,  -0x1.3f329cp-19f};
 
-/* The Chebyshev series c[0] + c[1] T1(u) + ... + c[n - 1] T(n - 1)(u), n a constant: the loop
- * unrolled whole, so that a loop calling this vectorises. */
-CT__VM double ct__vm_cheb(const double *c, int n, double u) {
-  double b1 = 0, b2 = 0, u2 = 2.0 * u;
+/* c[0] + c[1] u + ... + c[n - 1] u^(n - 1) by Horner's rule, n a constant: the loop unrolled
+ * whole, so that a loop calling this vectorises. */
+CT__VM float ct__vm_hornerf(const float *c, int n, float u) {
+  float p = c[n - 1];
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC unroll 32
+#pragma GCC unroll 16
 #elif defined(__clang__)
 #pragma clang loop unroll(full)
 #endif
-  for (int k = n - 1; k > 0; k--) {
-    double b = u2 * b1 - b2 + c[k];
-    b2 = b1;
-    b1 = b;
-  }
-  return u * b1 - b2 + c[0];
+  for (int k = n - 2; k >= 0; k--) p = p * u + c[k];
+  return p;
 }
 
 CT__VM float ct__verff(float x) {
-  double a = (double)ct__vm_fbits(ct__vm_ubits(x) & 0x7fffffffu), t = a * a;
-  double small = a * ct__vm_cheb(ct__verf_p, 11, 2.0 * t - 1.0);
-  double mid = 1.0 - ct__vexp(-t) * ct__vm_cheb(ct__verf_q, 20, (a - 2.46) / 1.46);
-  double r = ct__vm_seld(CT__VM_M64(a < 1.0), small, ct__vm_seld(CT__VM_M64(a < 3.92), mid, 1.0));
-  float f = ct__vm_fbits(ct__vm_ubits((float)r) | (ct__vm_ubits(x) & 0x80000000u));
+  float a = ct__vm_fbits(ct__vm_ubits(x) & 0x7fffffffu), u = a - 1.125f;
+  float small = a + a * ct__vm_hornerf(ct__verf_a, 7, a * a);
+  float mid = 0x1.c6dad2p-1f + (0x1.053d8cp-26f + u * ct__vm_hornerf(ct__verf_m, 9, u));
+  float big = 1.0f - ct__vm_hornerf(ct__verf_c, 14, a - 0x1.5ae148p+1f);
+  float r = ct__vm_self(CT__VM_M32(a < 1.5f), mid, ct__vm_self(CT__VM_M32(a < 3.92f), big, 1.0f));
+  r = ct__vm_self(CT__VM_M32(a < 0.75f), small, r);
+  float f = ct__vm_fbits(ct__vm_ubits(r) | (ct__vm_ubits(x) & 0x80000000u));
   return ct__vm_self(CT__VM_M32(x != x), x, f);
 }
 
