@@ -54,7 +54,8 @@ static int gen_node(fz_bytes *in, case_c *c, int depth) {
   }
   if (b % 8 < 5) {
     e->kind = E_UN;
-    e->op = CT_EXPR_NEG + (b >> 3) % 8; /* NEG .. ABS */
+    e->op = CT_EXPR_NEG + (b >> 3) % 8; /* NEG .. ABS, and ERF where ABS has both top bits */
+    if (e->op == CT_EXPR_ABS && b >= 0xc0) e->op = CT_EXPR_ERF;
     e->a = gen_node(in, c, depth + 1);
     if (e->a < 0) e->kind = E_SCALAR, e->v = 1.0;
     return k;
@@ -223,7 +224,7 @@ static ct_tensor *ref_eval(const case_c *c, int k) {
                                         "elementwise_mul", "elementwise_div"};
   static const char *const un_ops[] = {[CT_EXPR_EXP] = "exp", [CT_EXPR_LOG] = "log",
                                        [CT_EXPR_TANH] = "tanh", [CT_EXPR_SIGMOID] = "sigmoid",
-                                       [CT_EXPR_RELU] = "relu"};
+                                       [CT_EXPR_RELU] = "relu", [CT_EXPR_ERF] = "erf"};
   if (e->kind == E_LEAF) {
     if (c->copy[e->leaf] == NULL) return NULL;
     ct_tensor *t = ct_tensor_new();

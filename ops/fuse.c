@@ -25,8 +25,8 @@
 
 /* The op types that fuse, each with its expression as a postfix template over its inputs:
  * a, b, c its first, second and third input variable; 1 the scalar one; + - * / R (ADD .. DIV,
- * RELU_GRAD) apply a binary node to the top two; n r s t e l (NEG, RELU, SIGMOID, TANH, EXP,
- * LOG) a unary node to the top; S scale (x * scale + bias, from the op's attributes); Z "0 +
+ * RELU_GRAD) apply a binary node to the top two; n r s t e l E (NEG, RELU, SIGMOID, TANH, EXP,
+ * LOG, ERF) a unary node to the top; S scale (x * scale + bias, from the op's attributes); Z "0 +
  * top", where a binary gradient's kernel sums into a zeroed output (an input broadcast). Each
  * rounds as the op's kernel (ops/cpu/elementwise.c, elementwise_grad.c). A binary gradient fuses
  * when it computes one of its two outputs (x: X@GRAD, y: Y@GRAD) and that input needs no sum
@@ -43,6 +43,7 @@ static const struct {
     {"tanh", "at", NULL, NULL},
     {"exp", "ae", NULL, NULL},
     {"log", "al", NULL, NULL},
+    {"erf", "aE", NULL, NULL},
     {"scale", "aS", NULL, NULL},
     {"relu_grad", "abR", NULL, NULL},            /* Out > 0 ? dOut : 0 */
     {"sigmoid_grad", "ba*1a-*", NULL, NULL},     /* dOut * Out * (1 - Out) */
@@ -79,10 +80,10 @@ static int uses(const char *t, uint32_t k) {
 }
 
 static int node_of(char c) {
-  static const char nodes[] = "+-*/nrstelR";
+  static const char nodes[] = "+-*/nrstelER";
   static const int kinds[] = {CT_EXPR_ADD,  CT_EXPR_SUB,     CT_EXPR_MUL,  CT_EXPR_DIV,
                               CT_EXPR_NEG,  CT_EXPR_RELU,    CT_EXPR_SIGMOID, CT_EXPR_TANH,
-                              CT_EXPR_EXP,  CT_EXPR_LOG,     CT__EXPR_RELU_GRAD};
+                              CT_EXPR_EXP,  CT_EXPR_LOG,     CT_EXPR_ERF, CT__EXPR_RELU_GRAD};
   return kinds[strchr(nodes, c) - nodes];
 }
 

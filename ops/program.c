@@ -352,7 +352,8 @@ ct_executor *ct_executor_new_with(const ct_program *p, ct_scope *scope, ct_place
     goto fail;
   }
   if (options->free_intermediates && plan_frees(e, &created, options) != CT_OK) goto fail;
-  if (options->fuse_elementwise && place.kind == CT_DEVICE_CPU) {
+  /* optimize's last pass is fuse_elementwise over what the others left. */
+  if ((options->fuse_elementwise || options->optimize) && place.kind == CT_DEVICE_CPU) {
     if (ct__fuse_plan(e->preps, e->n, fuse_candidate, &fa) != CT_OK) goto fail;
   }
   free(created.vars);

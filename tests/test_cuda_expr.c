@@ -95,7 +95,7 @@ static ct_expr *kind_tree(ct_tensor *const *t, int op) {
 
 START_TEST(every_kind_in_every_dtype_matches_the_cpu) {
   static const ct_dtype dts[] = {CT_FLOAT32, CT_FLOAT64, CT_FLOAT16, CT_BFLOAT16};
-  for (int op = CT_EXPR_ADD; op <= CT_EXPR_ABS; op++) {
+  for (int op = CT_EXPR_ADD; op <= CT_EXPR_ERF; op++) {
     for (int i = 0; i < 4; i++) {
       ct_dtype dt = dts[i];
       bool pos = op == CT_EXPR_LOG || op == CT_EXPR_SQRT || op == CT_EXPR_POW;

@@ -36,11 +36,11 @@ END_TEST
 START_TEST(unary_ops_match_the_activation_ops) {
   static const struct { ct_expr_op op; const char *type; } kinds[] = {
       {CT_EXPR_EXP, "exp"}, {CT_EXPR_LOG, "log"}, {CT_EXPR_TANH, "tanh"},
-      {CT_EXPR_SIGMOID, "sigmoid"}, {CT_EXPR_RELU, "relu"}};
+      {CT_EXPR_SIGMOID, "sigmoid"}, {CT_EXPR_RELU, "relu"}, {CT_EXPR_ERF, "erf"}};
   for (size_t t = 0; t < 2; t++) {
     ct_tensor *a = tensor_k(float_types[t], CT_DIMS(N), 1);
     ct_tensor *pos = tensor_fn(float_types[t], CT_DIMS(N), data_pos, 1);
-    for (size_t k = 0; k < 5; k++) {
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
       const ct_tensor *x = kinds[k].op == CT_EXPR_LOG ? pos : a;
       ct_tensor *got = eval_new(ct_expr_unary(kinds[k].op, LEAF(x)));
       ct_tensor *want = ref_op(kinds[k].type, x, NULL);

@@ -15,7 +15,7 @@ static uint32_t rnd(uint32_t n) {
   return (rng_state >> 8) % n;
 }
 
-static const char *const unary_ops[] = {"relu", "sigmoid", "tanh", "exp", "log", "scale"};
+static const char *const unary_ops[] = {"relu", "sigmoid", "tanh", "exp", "log", "scale", "erf"};
 static const char *const binary_ops[] = {"elementwise_add", "elementwise_sub",
                                          "elementwise_mul", "elementwise_div"};
 
@@ -58,7 +58,7 @@ static int random_program(ct_program *p, uint32_t seed) {
       a = ta;
     }
     if (rnd(2) == 0) {
-      const char *type = unary_ops[rnd(6)];
+      const char *type = unary_ops[rnd(7)];
       ct_op *op = op_x(type, a, out);
       if (strcmp(type, "scale") == 0) {
         ck_assert_int_eq(ct_op_set_attr_float(op, "scale", 0.1 * (double)rnd(30) - 1.3), CT_OK);

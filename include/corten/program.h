@@ -86,7 +86,7 @@ typedef struct ct_executor_options {
   const char *const *keep;  /* names never released, in addition to the rules above */
   size_t n_keep;
   /* Chains (trees) of elementwise ops (elementwise_add/sub/mul/div, relu, sigmoid, tanh, exp,
-   * log, scale) whose intermediates are read by one later such op and not kept (created by the
+   * log, erf, scale) whose intermediates are read by one later such op and not kept (created by the
    * executor, not named in keep, read by no other op or nested program) run as one expression
    * (corten/expr.h) at the last op's turn; those intermediates are never allocated (they stay
    * without memory). Float32 and float64 CPU tensors only; anything else runs op by op. Results
@@ -103,12 +103,11 @@ typedef struct ct_executor_options {
    * value and mask add, softmax over the last axis, matmul) as one attention op, a block of
    * query rows at a time, the scores never stored whole (the same bits); a layer norm
    * written out as nine ops (opset < 17 exports) as one decomposed_layer_norm (the same
-   * bits); an assign whose
-   * output is an
-   * intermediate that later ops read goes, those ops reading its input (which no later op
-   * writes) instead. Only intermediates are fused (as for
-   * fuse_elementwise: created by the executor, not kept, read by the chain's next op alone), so
-   * every variable the caller reads holds what it would without the option, bit for bit. The
+   * bits); an assign whose output is an intermediate that later ops read goes, those ops
+   * reading its input (which no later op writes) instead; last, what fuse_elementwise fuses
+   * (a GELU written as Div, Erf, Add, Mul, Mul runs as one expression). Only intermediates are
+   * fused (as for fuse_elementwise: created by the executor, not kept, read by the chain's next
+   * op alone), so every variable the caller reads holds what it would without the option, bit for bit. The
    * program is not changed; editing one of its fused ops afterwards makes the run fail
    * (CT_ERR_INVALID_ARGUMENT): make a new executor. A fused op that cannot run the dims a run
    * brings (a residual that would broadcast the convolution's output to larger dims, a bias

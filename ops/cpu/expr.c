@@ -28,8 +28,8 @@
 
 #define BLOCK CT__EXPR_BLOCK
 
-/* ---- Node loops, per computing type C (float or double; exp, log, tanh and sigmoid are the
- * kernels' own, ops/cpu/vmath.h, picked by type; tgmath picks the rest) --------------------- */
+/* ---- Node loops, per computing type C (float or double; exp, log, tanh, sigmoid and erf are
+ * the kernels' own, ops/cpu/vmath.h, picked by type; tgmath picks the rest) ----------------- */
 
 #define UNARY_CASES(C, LOOP)                               \
   case CT_EXPR_NEG: LOOP(-a); break;                       \
@@ -40,6 +40,7 @@
   case CT_EXPR_RELU: LOOP(a < 0 ? (C)0 : a); break;        \
   case CT_EXPR_SQRT: LOOP(sqrt(a)); break;                 \
   case CT_EXPR_ABS: LOOP(fabs(a)); break;                  \
+  case CT_EXPR_ERF: LOOP(CT__VERF(a)); break;              \
   default: break;
 
 /* MAX and MIN give NaN when either side is NaN (as numpy's maximum and minimum). */
@@ -291,14 +292,14 @@ static void prefetch_next(const ct__expr_plan *p, int64_t i0, int64_t end, size_
   for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(d + b, 1, 3);
 }
 
-/* The fewest blocks worth a thread: a program with a libm node (exp, log, tanh, sigmoid, pow)
- * costs as the math kernels per element, any other as the memory-bound ones. Each element is
+/* The fewest blocks worth a thread: a program with a libm node (exp, log, tanh, sigmoid, erf,
+ * pow) costs as the math kernels per element, any other as the memory-bound ones. Each element is
  * computed alone, so where the pieces fall changes no bit. */
 static int64_t grain_blocks(const ct__expr_plan *p) {
   for (int k = 0; k < p->n_code; k++) {
     int op = p->code[k].op, code = p->code[k].code;
     if ((code == CT__XC_UNARY && (op == CT_EXPR_EXP || op == CT_EXPR_LOG ||
-                                   op == CT_EXPR_TANH || op == CT_EXPR_SIGMOID)) ||
+                                   op == CT_EXPR_TANH || op == CT_EXPR_SIGMOID || op == CT_EXPR_ERF)) ||
         (code == CT__XC_BINARY && op == CT_EXPR_POW)) {
       return CT__GRAIN_MATH / BLOCK;
     }

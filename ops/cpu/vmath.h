@@ -25,8 +25,8 @@
  *   ct__verff             erf of float32, in float from three polynomials (within 0.83 ulp);
  *                         +-0 kept, +-inf -> +-1, NaN kept. (float64 erf stays the C
  *                         library's.)
- * CT__VEXP, CT__VEXP_NONPOS, CT__VLOG, CT__VTANH, CT__VSIGMOID pick the function by the argument's
- * type. */
+ * CT__VEXP, CT__VEXP_NONPOS, CT__VLOG, CT__VTANH, CT__VSIGMOID, CT__VERF pick the function by the
+ * argument's type. */
 #ifndef CORTEN_OPS_CPU_VMATH_H
 #define CORTEN_OPS_CPU_VMATH_H
 
@@ -287,5 +287,6 @@ CT__VM double ct__vsigmoid(double x) { return 1.0 / (1.0 + ct__vexp(-x)); }
 #define CT__VLOG(a) _Generic((a), float: ct__vlogf, double: ct__vlog)(a)
 #define CT__VTANH(a) _Generic((a), float: ct__vtanhf, double: tanh)(a)
 #define CT__VSIGMOID(a) _Generic((a), float: ct__vsigmoidf, double: ct__vsigmoid)(a)
+#define CT__VERF(a) _Generic((a), float: ct__verff, double: erf)(a)
 
 #endif /* CORTEN_OPS_CPU_VMATH_H */

@@ -64,7 +64,7 @@ static ct_expr *inner_new(ct__expr_kind kind, ct_expr_op op, ct_expr *a, ct_expr
     return ct__error_null(CT_ERR_INVALID_ARGUMENT,
                           "%s: op %d is not a %s kind (%s); the operands were freed", what,
                           (int)op, unary ? "unary" : "binary",
-                          unary ? "CT_EXPR_NEG .. CT_EXPR_ABS" : "CT_EXPR_ADD .. CT_EXPR_POW");
+                          unary ? "CT_EXPR_NEG .. CT_EXPR_ERF" : "CT_EXPR_ADD .. CT_EXPR_POW");
   }
   ct_expr *e = node_new(kind);
   if (e == NULL) {

@@ -106,14 +106,14 @@ extern const ct__expr_engine *const ct__expr_engines[];
 /* A binary kind of the library's own, built only by ct__expr_binary_any (the executor's fusion
  * of relu_grad; no public constructor, and only the CPU engine runs it): a > 0 ? b : 0, with a
  * relu's output and b its output's gradient, as relu_grad's kernel. */
-#define CT__EXPR_RELU_GRAD ((ct_expr_op)(CT_EXPR_ABS + 1))
+#define CT__EXPR_RELU_GRAD ((ct_expr_op)(CT_EXPR_ERF + 1))
 
 /* ct_expr_binary that also takes the library's own kinds above. */
 ct_expr *ct__expr_binary_any(ct_expr_op op, ct_expr *a, ct_expr *b);
 
 /* Whether op is a binary kind (ADD .. POW) or a unary one (NEG .. ABS). */
 static inline bool ct__expr_op_binary(int op) { return op >= CT_EXPR_ADD && op <= CT_EXPR_POW; }
-static inline bool ct__expr_op_unary(int op) { return op >= CT_EXPR_NEG && op <= CT_EXPR_ABS; }
+static inline bool ct__expr_op_unary(int op) { return op >= CT_EXPR_NEG && op <= CT_EXPR_ERF; }
 
 static inline const char *ct__expr_dims_s(ct_ddim d, char *buf) {
   return ct_ddim_str(d, buf, CT__DDIM_STR_CAP);

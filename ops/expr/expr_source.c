@@ -76,6 +76,7 @@ static void put_op(text *t, bool f32, int op, const char *r, const char *a, cons
     case CT_EXPR_RELU: put(t, "%s < 0 ? %s : %s", a, zero, a); break;
     case CT_EXPR_SQRT: put(t, "sqrt%s(%s)", sf, a); break;
     case CT_EXPR_ABS: put(t, "fabs%s(%s)", sf, a); break;
+    case CT_EXPR_ERF: put(t, "erf%s(%s)", sf, a); break;
     default: put(t, "%s", a); break;
   }
   put(t, ";\n");
