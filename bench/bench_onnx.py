@@ -2,7 +2,8 @@
 # bench/bench_onnx.py: imported ONNX models, corten against onnxruntime in the same run.
 """For each model of tests/python/models_onnx.py (resnet18, resnet18_bn: the same with its
 BatchNormalization nodes kept, mobilenet_v2, a 2-layer TransformerEncoder (and one with GELU
-exported at opset 14: its layer norms written out as nine ops each), an LSTM classifier;
+exported at opset 14: its layer norms written out as nine ops each), an LSTM classifier, one
+head of attention over 1024 tokens (attention_long: the scores 4 MB an entry);
 exported once into MODELS), each batch (1, 8) and thread count (1, 2): corten (corten.onnx.load,
 graph passes on, the weights constants: packed once, as onnxruntime prepacks its initializers at
 session creation) and onnxruntime (InferenceSession, CPU, default graph optimisation,
@@ -80,7 +81,7 @@ def main():
     ap.add_argument("--models", default=os.path.join("build", "tests", "onnx-models"))
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--only", default="resnet18,resnet18_bn,mobilenet_v2,transformer,"
-                                       "transformer_gelu14,lstm")
+                                       "transformer_gelu14,lstm,attention_long")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--batches", default="1,8")
     a = ap.parse_args()
@@ -103,7 +104,7 @@ def main():
                 x = np.random.RandomState(0).randn(batch, *shape).astype(np.float32)
                 run_c = lambda: model.run({"x": x})  # noqa: E731
                 run_o = lambda: sess.run(None, {"x": x})  # noqa: E731
-                big = name in ("resnet18", "resnet18_bn", "mobilenet_v2")
+                big = name in ("resnet18", "resnet18_bn", "mobilenet_v2", "attention_long")
                 k = (3 if batch > 1 else 10) if big else 200
                 for _ in range(2):
                     run_c(), run_o()

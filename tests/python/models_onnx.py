@@ -3,8 +3,8 @@
 # dynamic batch, run by corten and by onnxruntime; and the peak memory of loading resnet18.
 """ONNX model parity: torchvision's resnet18 (also with its BatchNormalization nodes kept, as
 model zoos ship them) and mobilenet_v2, a 2-layer TransformerEncoder (also with GELU at opset
-14, whose exporter writes each layer norm out as nine ops) and an LSTM classifier,
-with random weights and batch-norm statistics measured on random batches (so a dropped
+14, whose exporter writes each layer norm out as nine ops), an LSTM classifier and one head
+of attention over 1024 tokens, with random weights and batch-norm statistics measured on random batches (so a dropped
 statistic shows), exported by Debian's PyTorch into the build tree (never committed). corten's
 outputs must equal onnxruntime's within 1e-4 of the outputs' largest magnitude at batch 1 and 8.
 Then NaN, signed zeros and infinities through single activations against onnxruntime. Run by
@@ -47,6 +47,18 @@ class LSTMClassifier(torch.nn.Module):
         return self.fc(out[:, -1])
 
 
+class LongAttention(torch.nn.Module):
+    """One head of self-attention over a long sequence (1024 tokens of 64): MatMul, Div,
+    Softmax, MatMul between three projections, the scores 4 MB an entry."""
+    def __init__(self):
+        super().__init__()
+        self.q, self.k, self.v = (torch.nn.Linear(64, 64) for _ in range(3))
+
+    def forward(self, x):
+        s = self.q(x) @ self.k(x).transpose(1, 2) / 8.0
+        return torch.softmax(s, dim=-1) @ self.v(x)
+
+
 def _make(name):
     torch.manual_seed(0)
     if name in ("resnet18", "resnet18_bn"):
@@ -59,6 +71,8 @@ def _make(name):
                                                  batch_first=True,
                                                  activation="gelu" if gelu else "relu")
         return torch.nn.TransformerEncoder(layer, num_layers=2).eval(), (10, 64)
+    if name == "attention_long":
+        return LongAttention().eval(), (1024, 64)
     return LSTMClassifier().eval(), (12, 16)
 
 
@@ -69,7 +83,7 @@ def _exported(name):
     path = os.path.join(MODELS, name + ".onnx")
     shape = {"resnet18": (3, 224, 224), "resnet18_bn": (3, 224, 224),
              "mobilenet_v2": (3, 224, 224), "transformer": (10, 64),
-             "transformer_gelu14": (10, 64), "lstm": (12, 16)}[name]
+             "transformer_gelu14": (10, 64), "lstm": (12, 16), "attention_long": (1024, 64)}[name]
     if not os.path.exists(path):
         net, shape = _make(name)
         tmp = path + ".tmp"
@@ -87,7 +101,7 @@ def _exported(name):
 
 
 @pytest.mark.parametrize("name", ["resnet18", "resnet18_bn", "mobilenet_v2", "transformer",
-                                  "transformer_gelu14", "lstm"])
+                                  "transformer_gelu14", "lstm", "attention_long"])
 @pytest.mark.parametrize("batch", [1, 8])
 def test_outputs_equal_onnxruntimes(name, batch):
     path, shape = _exported(name)
@@ -106,7 +120,7 @@ def test_outputs_equal_onnxruntimes(name, batch):
 
 
 @pytest.mark.parametrize("name", ["resnet18", "resnet18_bn", "mobilenet_v2", "transformer",
-                                  "transformer_gelu14", "lstm"])
+                                  "transformer_gelu14", "lstm", "attention_long"])
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_graph_passes_keep_the_bits(name, threads):
     """The executor's optimize option (on by default) gives the unoptimized program's bits."""
