@@ -20,6 +20,8 @@ typedef struct spec {
   bool axis0;
   ct_dtype dt;
   bool special;           /* NaN and infinities in Q and the mask */
+  bool scale_set;         /* the Scale's first element scale_value (else 0.125) */
+  double scale_value;
 } spec;
 
 /* s = matmul(q, k), s2 = scale(s), s3 = s2 + m, pr = softmax(s3), out = matmul(pr, v). */
@@ -61,7 +63,7 @@ static ct_scope *scope_of(const spec *sp) {
   put_pattern(s, "v", sp->v, 3, sp->dt);
   if (sp->mode != NULL) {
     put_pattern(s, "c", sp->scale, 4, sp->dt);
-    put_elem(s, "c", sp->dt, 0, 0.125);
+    put_elem(s, "c", sp->dt, 0, sp->scale_set ? sp->scale_value : 0.125);
   }
   if (sp->has_mask) put_pattern(s, "m", sp->mask, 5, sp->dt);
   if (sp->special) {
@@ -131,6 +133,32 @@ START_TEST(a_transposed_q_fuses_to_the_same_bits) {
         true);
   check(&(spec){.q = CT_DIMS(1, 24, 40), .k = CT_DIMS(1, 24, 33), .v = CT_DIMS(1, 33, 5),
                 .tq = true, .mode = "div", .scale = CT_DIMS(1), .dt = CT_FLOAT64},
+        true);
+}
+END_TEST
+
+/* Rows of one entry in blocks (several at 3 threads: K and V packed once for them), the scale
+ * applied as the first GEMM's alpha where that is the same arithmetic (a multiply; a division
+ * by a power of two with a normal reciprocal) and as its own pass where not (a division by 3,
+ * by 2^-130 whose reciprocal overflows, a zero): the same bits every time, subnormal scores
+ * (2^100 and 1e-30 scales) and NaN and infinities included. */
+START_TEST(a_scale_folded_into_the_product_gives_the_same_bits) {
+  static const struct {
+    const char *mode;
+    double v;
+  } scales[] = {{"div", 0.125}, {"div", 3.0},  {"div", 0x1p100}, {"div", 0x1p-130},
+                {"mul", 0.3},   {"rmul", 1e-30}, {"mul", 0.0},   {"mul", -0x1p-3}};
+  for (size_t i = 0; i < sizeof scales / sizeof scales[0]; i++) {
+    check(&(spec){.q = CT_DIMS(1, 40, 16), .k = CT_DIMS(1, 16, 40), .v = CT_DIMS(1, 40, 5),
+                  .mode = scales[i].mode, .scale = CT_DIMS(1), .scale_set = true,
+                  .scale_value = scales[i].v,
+                  .has_mask = true, .mask = CT_DIMS(40, 40), .dt = CT_FLOAT32,
+                  .special = true},
+          true);
+  }
+  check(&(spec){.q = CT_DIMS(30, 16), .k = CT_DIMS(16, 30), .v = CT_DIMS(30, 5), .mode = "div",
+                .scale = CT_DIMS(1), .scale_set = true, .scale_value = 0x1p-1000,
+                .dt = CT_FLOAT64},
         true);
 }
 END_TEST
@@ -298,6 +326,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, long_rows_and_deep_sums_fuse_to_the_same_bits);
   CT_ADD_TEST(s, a_transposed_q_fuses_to_the_same_bits);
   CT_ADD_TEST(s, float64_broadcasts_and_special_values_fuse_to_the_same_bits);
+  CT_ADD_TEST(s, a_scale_folded_into_the_product_gives_the_same_bits);
   CT_ADD_TEST(s, a_softmax_over_another_axis_gives_the_same_bits);
   CT_ADD_TEST(s, kept_scores_are_not_fused);
   CT_ADD_TEST(s, a_mask_rewritten_before_the_last_matmul_is_not_fused);

@@ -6,11 +6,15 @@
  * the dtype as elementwise_mul / _div / _add compute them, each row's softmax
  * (ops/cpu/softmax_row.h: the softmax kernel's arithmetic), then the block's rows of Out (the
  * probabilities times op(V), the GEMM again). Only the block's scores are stored (in the
- * thread's working space), never the batch's. The GEMM sums each element in the same order
- * whatever rows it is given (ops/cpu/gemm.h), so the bits are those of the two matmuls, the
+ * thread's working space), never the batch's. When an entry's rows take several blocks, op(K)
+ * and op(V) are packed for the GEMM once per entry before the blocks (ct__gemm_pack), not once
+ * a block. The GEMM sums each element in the same order whatever rows it is given and whether
+ * an operand comes packed (ops/cpu/gemm.h), so the bits are those of the two matmuls, the
  * elementwise ops and softmax run one by one. */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "common/alloc.h"
 #include "ops/cpu/gemm.h"
@@ -19,8 +23,7 @@
 #include "ops/defs.h"
 
 /* The scores of a block: at most about this many elements (1 MiB of float32), and at least
- * MIN_ROWS rows when the sequence has them. Each block packs K and V for its GEMMs again, so
- * blocks are large (16-row blocks made a 4096-token head 1.3 times the unfused ops' time). */
+ * MIN_ROWS rows when the sequence has them. */
 #define BLOCK_ELEMS ((int64_t)1 << 18)
 #define MIN_ROWS 64
 /* The fewest multiply-adds worth a piece of the work (about 50 us). */
@@ -37,6 +40,15 @@ typedef struct attn_job {
    * products are one batched GEMM (ct__gemm_batched: small products share a plan). */
   int64_t group, sq_stride, sk_stride, sv_stride;
   int64_t ldq, ldk, ldv, q_mat, k_mat, v_mat;
+  /* op(K) and op(V) of each batch entry packed (entry b's at packs + b * (kp + vp), op(V)'s
+   * after op(K)'s), in slivers of kw and vw; NULL: each block packs them. */
+  void *packs;
+  int64_t kp, vp;
+  int kw, vw;
+  /* The scale folded into the first GEMM's alpha (row blocks only; see fold_scale): the
+   * scale pass is then skipped. */
+  bool folded;
+  double alpha; /* 1 when not folded */
   atomic_int failed; /* a ct_status of a piece that failed (0: none) */
 } attn_job;
 
@@ -114,6 +126,57 @@ static void run_job(const ct_kernel_ctx *c, attn_job *j) {
   j->blocks = (sq + rows - 1) / rows;
 }
 
+/* Whether the block path's first GEMM can apply the scale as its alpha with the bits of the
+ * matmul then elementwise_mul / _div: with k in one of the GEMM's blocks (CT__GEMM_KC), C is
+ * alpha times the rounded sum, rounded once, which is the product then a multiply by alpha (in
+ * either order: a NaN sum stays that NaN when alpha is not NaN). Division by sc is that when
+ * sc is a power of two whose reciprocal is normal: x / sc and x (1 / sc) are the same real
+ * number, so the same rounding, subnormal results included. Not for a zero scale (the GEMM
+ * reads neither operand at alpha 0, where inf times 0 is NaN). Sets j->alpha and j->folded. */
+static void fold_scale(attn_job *j, size_t es) {
+  j->alpha = 1;
+  j->folded = false;
+  if (j->scale == NULL || j->s->qk.k > CT__GEMM_KC) return;
+  double sc = es == sizeof(float) ? (double)*(const float *)j->scale
+                                  : *(const double *)j->scale;
+  if (!isfinite(sc) || sc == 0) return;
+  if (j->s->mode == CT__ATT_DIV) {
+    int e;
+    double inv = 1.0 / sc;
+    bool normal = es == sizeof(float) ? isnormal((float)sc) && isnormal((float)inv)
+                                      : isnormal(sc) && isnormal(inv);
+    if (fabs(frexp(sc, &e)) != 0.5 || !normal) return;
+    j->alpha = inv;
+    j->folded = true;
+  } else if (j->s->mode == CT__ATT_MUL || j->s->mode == CT__ATT_RMUL) {
+    j->alpha = sc;
+    j->folded = true;
+  }
+}
+
+/* A block's two products, operands b left to the caller (the packings depend on the sizes and
+ * on B's transposition only). */
+static ct__gemm k_gemm(const attn_job *j) {
+  return (ct__gemm){.ta = j->tq, .tb = j->tk, .m = j->rows, .n = j->s->qk.n, .k = j->s->qk.k,
+                    .alpha = 1, .ldb = j->ldk};
+}
+static ct__gemm v_gemm(const attn_job *j) {
+  return (ct__gemm){.tb = j->tv, .m = j->rows, .n = j->s->dv, .k = j->s->qk.n, .alpha = 1,
+                    .ldb = j->ldv};
+}
+
+/* Room for every entry's packed op(K) and op(V) into j->packs; false (j->packs NULL: the blocks
+ * pack them) when out of memory: it only saves work. */
+static bool take_packs(attn_job *j, size_t es) {
+  ct__gemm gk = k_gemm(j), gv = v_gemm(j);
+  const int64_t line = 64 / (int64_t)es; /* each packing on a cache line, as the GEMM wants */
+  j->kp = (ct__gemm_packed_elems(&gk, 1, es, &j->kw) + line - 1) / line * line;
+  j->vp = (ct__gemm_packed_elems(&gv, 1, es, &j->vw) + line - 1) / line * line;
+  size_t bytes = (size_t)(j->s->qk.n_batch * (j->kp + j->vp)) * es;
+  j->packs = ct__aligned_alloc(64, (bytes + 63) / 64 * 64);
+  return j->packs != NULL;
+}
+
 /* The fewest items worth a piece. */
 static int64_t job_grain(const attn_job *j) {
   const ct__attn_shape *s = j->s;
@@ -139,7 +202,7 @@ SM_ROWS(double, f64)
     const T sc = j->scale != NULL ? *(const T *)j->scale : (T)0;                               \
     for (int64_t i = 0; i < rows; i++) {                                                       \
       T *row = x + i * n;                                                                      \
-      switch (s->mode) {                                                                       \
+      switch (j->folded ? CT__ATT_NONE : s->mode) {                                            \
         case CT__ATT_MUL: for (int64_t c = 0; c < n; c++) row[c] = row[c] * sc; break;         \
         case CT__ATT_RMUL: for (int64_t c = 0; c < n; c++) row[c] = sc * row[c]; break;        \
         case CT__ATT_DIV: for (int64_t c = 0; c < n; c++) row[c] = row[c] / sc; break;         \
@@ -202,16 +265,19 @@ SM_ROWS(double, f64)
       int64_t oq, ok, ov, om;                                                                  \
       entry_offsets(j, b, &oq, &ok, &ov, &om);                                                 \
       const T *q = (const T *)j->q + oq + (j->tq ? i0 : i0 * j->ldq);                          \
+      const T *kp = j->packs == NULL ? NULL : (const T *)j->packs + b * (j->kp + j->vp);      \
       ct_status st = ct__gemm_##SFX(&(ct__gemm){                                               \
-          .ta = j->tq, .tb = j->tk, .m = rows, .n = sk, .k = d, .alpha = 1, .a = q,            \
-          .lda = j->ldq, .b = (const T *)j->k + ok, .ldb = j->ldk, .c = x, .ldc = sk});        \
+          .ta = j->tq, .tb = j->tk, .m = rows, .n = sk, .k = d, .a = q,                        \
+          .lda = j->ldq, .b = (const T *)j->k + ok, .ldb = j->ldk, .c = x, .ldc = sk,          \
+          .b_packed = kp, .b_packed_w = j->kw, .alpha = j->alpha});                            \
       if (st == CT_OK) {                                                                       \
         scale_mask_##SFX(j, x, i0, rows, om);                                                  \
         sm_rows_##SFX(x, rows, sk);                                                            \
         st = ct__gemm_##SFX(&(ct__gemm){                                                       \
             .tb = j->tv, .m = rows, .n = dv, .k = sk, .alpha = 1, .a = x, .lda = sk,           \
             .b = (const T *)j->v + ov, .ldb = j->ldv,                                          \
-            .c = (T *)j->o + (b * sq + i0) * dv, .ldc = dv});                                  \
+            .c = (T *)j->o + (b * sq + i0) * dv, .ldc = dv,                                    \
+            .b_packed = kp == NULL ? NULL : kp + j->kp, .b_packed_w = j->vw});                 \
       }                                                                                        \
       if (st != CT_OK) {                                                                       \
         atomic_store(&j->failed, st);                                                          \
@@ -219,6 +285,20 @@ SM_ROWS(double, f64)
       }                                                                                        \
     }                                                                                          \
     ct__work_free(x);                                                                          \
+  }                                                                                            \
+  /* Entries [first, last): op(K) and op(V) packed as the blocks' GEMMs pack them. */           \
+  static void pack_##SFX(void *arg, int64_t first, int64_t last) {                             \
+    attn_job *j = arg;                                                                         \
+    for (int64_t b = first; b < last; b++) {                                                   \
+      int64_t oq, ok, ov, om;                                                                  \
+      entry_offsets(j, b, &oq, &ok, &ov, &om);                                                 \
+      ct__gemm gk = k_gemm(j), gv = v_gemm(j);                                                 \
+      gk.b = (const T *)j->k + ok;                                                             \
+      gv.b = (const T *)j->v + ov;                                                             \
+      T *dst = (T *)j->packs + b * (j->kp + j->vp);                                            \
+      ct__gemm_pack_##SFX(&gk, 1, dst);                                                        \
+      ct__gemm_pack_##SFX(&gv, 1, dst + j->kp);                                                \
+    }                                                                                          \
   }                                                                                            \
   static ct_status attention_##SFX(const ct_kernel_ctx *c) {                                   \
     ct__attn_shape s;                                                                          \
@@ -229,9 +309,14 @@ SM_ROWS(double, f64)
     attn_job j = {.s = &s, .o = o};                                                            \
     run_job(c, &j);                                                                            \
     j.failed = 0;                                                                              \
+    if (j.group == 1) fold_scale(&j, sizeof(T)); /* the batched products keep alpha 1 */       \
+    if (j.group == 1 && j.blocks > 1 && take_packs(&j, sizeof(T))) {                           \
+      ct__parallel_for(s.qk.n_batch, 1, pack_##SFX, &j);                                       \
+    }                                                                                          \
     int64_t items = j.group > 1 ? (s.qk.n_batch + j.group - 1) / j.group                      \
                                 : s.qk.n_batch * j.blocks;                                     \
     ct__parallel_for(items, job_grain(&j), range_##SFX, &j);                                   \
+    free(j.packs);                                                                             \
     /* A piece fails only for host memory (its block of scores, or a GEMM's packing space),   \
      * recorded on the thread that ran it: the message is made here. */                        \
     st = atomic_load(&j.failed);                                                               \
