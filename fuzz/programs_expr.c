@@ -70,7 +70,9 @@ static int gen_node(fz_bytes *in, case_c *c, int depth) {
 
 static const char *const expr_names[] = {"?",   "add", "sub",  "mul",     "div",  "max",
                                          "min", "pow", "neg",  "exp",     "log",  "tanh",
-                                         "sigmoid", "relu", "sqrt", "abs"};
+                                         "sigmoid", "relu", "sqrt", "abs", "erf"};
+_Static_assert(sizeof expr_names / sizeof expr_names[0] == CT_EXPR_ERF + 1,
+               "a name for every node kind");
 
 static void say_node(const case_c *c, int k) {
   const enode *e = &c->n[k];
