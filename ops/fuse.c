@@ -497,18 +497,6 @@ static ct_expr *build(const ct__prep *preps, const ct__fused *f, ct_tensor **lea
   return stack[0];
 }
 
-/* The fused ops' labels, "op #1 'exp', op #2 'relu'", into buf. */
-static void labels(const ct__prep *preps, const ct__fused *f, char *buf, size_t cap) {
-  size_t pos = 0;
-  buf[0] = '\0';
-  for (size_t m = 0; m < f->n_members && pos + 1 < cap; m++) {
-    char label[CT__OP_LABEL_CAP];
-    int w = snprintf(buf + pos, cap - pos, "%s%s", m ? ", " : "",
-                     ct__op_label(preps[f->members[m]].op, label, sizeof label));
-    if (w > 0) pos += (size_t)w;
-  }
-}
-
 ct_status ct__fused_run(ct__prep *preps, const ct__fused *f) {
   if (f->split) { /* its members ran at their turns: the root runs as itself */
     ct_status s = ct__prep_run(&preps[f->members[f->n_members - 1]]);
@@ -541,22 +529,22 @@ ct_status ct__fused_run(ct__prep *preps, const ct__fused *f) {
                                                           ct__tensor_capacity(dst_now))));
     dt = fuse ? t->dtype : dt;
   }
-  ct_status s = CT_OK;
-  bool unfit = false;
+  /* The expression is tried with the thread's error text left alone: when it fails (leaves that
+   * do not broadcast, no memory for its scratch), the group runs op by op, so the outcome is the
+   * unfused program's: its values, or its failing op's status and message. */
+  ct_status s = CT_OK, before = ct_last_status();
+  bool unfit = false, quiet = ct__errors_quiet;
+  ct__errors_quiet = true;
   ct_expr *e = fuse ? build(preps, f, leaf, dt, &unfit) : NULL;
-  if (!fuse || unfit) {
-    s = run_unfused(preps, f);
-  } else {
+  if (fuse && !unfit) {
     ct_tensor *dst = ct_var_tensor(out);
-    s = dst == NULL ? ct_last_status() : e == NULL ? ct_last_status()
-                                                    : ct_expr_assign(dst, CT_SAVETO, e);
-    ct_expr_free(e);
-    if (s != CT_OK) {
-      char names[600], text[400];
-      labels(preps, f, names, sizeof names);
-      snprintf(text, sizeof text, "%s", ct_last_error());
-      s = ct__error(s, "fused %s: %s", names, text);
-    }
+    s = dst == NULL || e == NULL ? CT_ERR_OUT_OF_MEMORY : ct_expr_assign(dst, CT_SAVETO, e);
+  }
+  ct__errors_quiet = quiet;
+  ct_expr_free(e);
+  if (!fuse || unfit || s != CT_OK) {
+    ct__error_status_put(before);
+    s = run_unfused(preps, f);
   }
   if (leaf != stack_leaves) free(leaf);
   return s;

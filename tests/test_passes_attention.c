@@ -163,6 +163,19 @@ START_TEST(a_scale_folded_into_the_product_gives_the_same_bits) {
 }
 END_TEST
 
+/* Entries whose 600 x 600 scores take two blocks each (a thread runs blocks of two entries, and
+ * packs op(K) and op(V) again where its entry changes): one K and V for all entries, and one
+ * each (K transposed), float32 and float64. */
+START_TEST(entries_of_several_blocks_fuse_to_the_same_bits) {
+  check(&(spec){.q = CT_DIMS(3, 600, 8), .k = CT_DIMS(8, 600), .v = CT_DIMS(600, 5),
+                .mode = "div", .scale = CT_DIMS(1), .dt = CT_FLOAT32},
+        true);
+  check(&(spec){.q = CT_DIMS(2, 600, 8), .k = CT_DIMS(2, 600, 8), .v = CT_DIMS(2, 600, 5),
+                .tk = true, .has_mask = true, .mask = CT_DIMS(600), .dt = CT_FLOAT64},
+        true);
+}
+END_TEST
+
 /* float64; one K and one V (rank 2) for the whole batch; NaN and infinities in Q and the mask,
  * a row masked whole (NaN, as softmax gives). */
 START_TEST(float64_broadcasts_and_special_values_fuse_to_the_same_bits) {
@@ -327,6 +340,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, a_transposed_q_fuses_to_the_same_bits);
   CT_ADD_TEST(s, float64_broadcasts_and_special_values_fuse_to_the_same_bits);
   CT_ADD_TEST(s, a_scale_folded_into_the_product_gives_the_same_bits);
+  CT_ADD_TEST(s, entries_of_several_blocks_fuse_to_the_same_bits);
   CT_ADD_TEST(s, a_softmax_over_another_axis_gives_the_same_bits);
   CT_ADD_TEST(s, kept_scores_are_not_fused);
   CT_ADD_TEST(s, a_mask_rewritten_before_the_last_matmul_is_not_fused);

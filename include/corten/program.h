@@ -90,7 +90,9 @@ typedef struct ct_executor_options {
    * executor, not named in keep, read by no other op or nested program) run as one expression
    * (corten/expr.h) at the last op's turn; those intermediates are never allocated (they stay
    * without memory). Float32 and float64 CPU tensors only; anything else runs op by op. Results
-   * are bit-identical to the unfused program; a failure names every fused op. */
+   * are bit-identical to the unfused program (but for which NaN comes out where two NaNs meet
+   * in an add or a multiply: its sign or payload); a group whose expression fails runs its ops
+   * one by one, so a failure is the unfused program's, with its op's message. */
   bool fuse_elementwise;
   /* Graph passes over the bound ops, once, when the executor is made (docs/design/passes.md):
    * on the CPU, conv2d (or depthwise_conv2d) followed by its bias add (elementwise_add of a
@@ -107,9 +109,11 @@ typedef struct ct_executor_options {
    * reading its input (which no later op writes) instead; last, what fuse_elementwise fuses
    * (a GELU written as Div, Erf, Add, Mul, Mul runs as one expression). Only intermediates are
    * fused (as for fuse_elementwise: created by the executor, not kept, read by the chain's next
-   * op alone), so every variable the caller reads holds what it would without the option, bit for bit. The
-   * program is not changed; editing one of its fused ops afterwards makes the run fail
-   * (CT_ERR_INVALID_ARGUMENT): make a new executor. A fused op that cannot run the dims a run
+   * op alone), so every variable the caller reads holds what it would without the option, bit
+   * for bit (but for fuse_elementwise's NaN sign or payload where two NaNs meet). The program is
+   * not changed; editing one of the ops a pass replaced afterwards makes the run fail
+   * (CT_ERR_INVALID_ARGUMENT): make a new executor (an elementwise group reads its ops'
+   * attributes at each run). A fused op that cannot run the dims a run
    * brings (a residual that would broadcast the convolution's output to larger dims, a bias
    * that no longer fits after the executor was made) runs the ops it stands for instead, so the
    * outcome is the unfused program's: its values, or its error and message (the error of

@@ -6,9 +6,9 @@
  * the dtype as elementwise_mul / _div / _add compute them, each row's softmax
  * (ops/cpu/softmax_row.h: the softmax kernel's arithmetic), then the block's rows of Out (the
  * probabilities times op(V), the GEMM again). Only the block's scores are stored (in the
- * thread's working space), never the batch's. When an entry's rows take several blocks, op(K)
- * and op(V) are packed for the GEMM once per entry before the blocks (ct__gemm_pack), not once
- * a block. The GEMM sums each element in the same order whatever rows it is given and whether
+ * thread's working space), never the batch's. When an entry's rows take several blocks, a
+ * thread packs op(K) and op(V) for the GEMM once for the consecutive blocks of an entry it runs
+ * (ct__gemm_pack; a thread's items are one contiguous range), not once a block. The GEMM sums each element in the same order whatever rows it is given and whether
  * an operand comes packed (ops/cpu/gemm.h), so the bits are those of the two matmuls, the
  * elementwise ops and softmax run one by one. */
 #include <math.h>
@@ -40,9 +40,9 @@ typedef struct attn_job {
    * products are one batched GEMM (ct__gemm_batched: small products share a plan). */
   int64_t group, sq_stride, sk_stride, sv_stride;
   int64_t ldq, ldk, ldv, q_mat, k_mat, v_mat;
-  /* op(K) and op(V) of each batch entry packed (entry b's at packs + b * (kp + vp), op(V)'s
-   * after op(K)'s), in slivers of kw and vw; NULL: each block packs them. */
-  void *packs;
+  /* Whether the blocks' GEMMs take op(K) and op(V) packed once an entry (a thread's packing:
+   * kp then vp elements, in slivers of kw and vw). */
+  bool pack;
   int64_t kp, vp;
   int kw, vw;
   /* The scale folded into the first GEMM's alpha (row blocks only; see fold_scale): the
@@ -165,16 +165,13 @@ static ct__gemm v_gemm(const attn_job *j) {
                     .ldb = j->ldv};
 }
 
-/* Room for every entry's packed op(K) and op(V) into j->packs; false (j->packs NULL: the blocks
- * pack them) when out of memory: it only saves work. */
-static bool take_packs(attn_job *j, size_t es) {
+/* The sizes of a thread's packed op(K) and op(V) into j. */
+static void pack_sizes(attn_job *j, size_t es) {
   ct__gemm gk = k_gemm(j), gv = v_gemm(j);
-  const int64_t line = 64 / (int64_t)es; /* each packing on a cache line, as the GEMM wants */
+  const int64_t line = 64 / (int64_t)es; /* op(V)'s packing on a cache line, as the GEMM wants */
   j->kp = (ct__gemm_packed_elems(&gk, 1, es, &j->kw) + line - 1) / line * line;
   j->vp = (ct__gemm_packed_elems(&gv, 1, es, &j->vw) + line - 1) / line * line;
-  size_t bytes = (size_t)(j->s->qk.n_batch * (j->kp + j->vp)) * es;
-  j->packs = ct__aligned_alloc(64, (bytes + 63) / 64 * 64);
-  return j->packs != NULL;
+  j->pack = true;
 }
 
 /* The fewest items worth a piece. */
@@ -259,13 +256,25 @@ SM_ROWS(double, f64)
                                                  ? s->qk.n_batch - e0 : j->group;              \
       if (group_##SFX(j, x, e0, g) != CT_OK) break;                                            \
     }                                                                                          \
+    /* op(K) and op(V) of entry packed_b, for this range's consecutive blocks of an entry (NULL \
+     * when not packed: out of memory only costs the packing in every block) */                \
+    T *kp = j->group == 1 && j->pack                                                           \
+                ? ct__aligned_alloc(64, (size_t)(j->kp + j->vp) * sizeof(T)) : NULL;           \
+    int64_t packed_b = -1;                                                                     \
     for (int64_t it = first; it < last && j->group == 1; it++) {                               \
       const int64_t b = it / j->blocks, i0 = it % j->blocks * j->rows;                         \
       const int64_t rows = sq - i0 < j->rows ? sq - i0 : j->rows;                              \
       int64_t oq, ok, ov, om;                                                                  \
       entry_offsets(j, b, &oq, &ok, &ov, &om);                                                 \
       const T *q = (const T *)j->q + oq + (j->tq ? i0 : i0 * j->ldq);                          \
-      const T *kp = j->packs == NULL ? NULL : (const T *)j->packs + b * (j->kp + j->vp);      \
+      if (kp != NULL && b != packed_b) {                                                       \
+        ct__gemm gk = k_gemm(j), gv = v_gemm(j);                                               \
+        gk.b = (const T *)j->k + ok;                                                           \
+        gv.b = (const T *)j->v + ov;                                                           \
+        ct__gemm_pack_##SFX(&gk, 1, kp);                                                       \
+        ct__gemm_pack_##SFX(&gv, 1, kp + j->kp);                                               \
+        packed_b = b;                                                                          \
+      }                                                                                        \
       ct_status st = ct__gemm_##SFX(&(ct__gemm){                                               \
           .ta = j->tq, .tb = j->tk, .m = rows, .n = sk, .k = d, .a = q,                        \
           .lda = j->ldq, .b = (const T *)j->k + ok, .ldb = j->ldk, .c = x, .ldc = sk,          \
@@ -284,21 +293,8 @@ SM_ROWS(double, f64)
         break;                                                                                 \
       }                                                                                        \
     }                                                                                          \
+    free(kp);                                                                                  \
     ct__work_free(x);                                                                          \
-  }                                                                                            \
-  /* Entries [first, last): op(K) and op(V) packed as the blocks' GEMMs pack them. */           \
-  static void pack_##SFX(void *arg, int64_t first, int64_t last) {                             \
-    attn_job *j = arg;                                                                         \
-    for (int64_t b = first; b < last; b++) {                                                   \
-      int64_t oq, ok, ov, om;                                                                  \
-      entry_offsets(j, b, &oq, &ok, &ov, &om);                                                 \
-      ct__gemm gk = k_gemm(j), gv = v_gemm(j);                                                 \
-      gk.b = (const T *)j->k + ok;                                                             \
-      gv.b = (const T *)j->v + ov;                                                             \
-      T *dst = (T *)j->packs + b * (j->kp + j->vp);                                            \
-      ct__gemm_pack_##SFX(&gk, 1, dst);                                                        \
-      ct__gemm_pack_##SFX(&gv, 1, dst + j->kp);                                                \
-    }                                                                                          \
   }                                                                                            \
   static ct_status attention_##SFX(const ct_kernel_ctx *c) {                                   \
     ct__attn_shape s;                                                                          \
@@ -310,13 +306,10 @@ SM_ROWS(double, f64)
     run_job(c, &j);                                                                            \
     j.failed = 0;                                                                              \
     if (j.group == 1) fold_scale(&j, sizeof(T)); /* the batched products keep alpha 1 */       \
-    if (j.group == 1 && j.blocks > 1 && take_packs(&j, sizeof(T))) {                           \
-      ct__parallel_for(s.qk.n_batch, 1, pack_##SFX, &j);                                       \
-    }                                                                                          \
+    if (j.group == 1 && j.blocks > 1) pack_sizes(&j, sizeof(T));                              \
     int64_t items = j.group > 1 ? (s.qk.n_batch + j.group - 1) / j.group                      \
                                 : s.qk.n_batch * j.blocks;                                     \
     ct__parallel_for(items, job_grain(&j), range_##SFX, &j);                                   \
-    free(j.packs);                                                                             \
     /* A piece fails only for host memory (its block of scores, or a GEMM's packing space),   \
      * recorded on the thread that ran it: the message is made here. */                        \
     st = atomic_load(&j.failed);                                                               \

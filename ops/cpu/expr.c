@@ -298,8 +298,9 @@ static void prefetch_next(const ct__expr_plan *p, int64_t i0, int64_t end, size_
 static int64_t grain_blocks(const ct__expr_plan *p) {
   for (int k = 0; k < p->n_code; k++) {
     int op = p->code[k].op, code = p->code[k].code;
-    if ((code == CT__XC_UNARY && (op == CT_EXPR_EXP || op == CT_EXPR_LOG ||
-                                   op == CT_EXPR_TANH || op == CT_EXPR_SIGMOID || op == CT_EXPR_ERF)) ||
+    if ((code == CT__XC_UNARY &&
+         (op == CT_EXPR_EXP || op == CT_EXPR_LOG || op == CT_EXPR_TANH ||
+          op == CT_EXPR_SIGMOID || op == CT_EXPR_ERF)) ||
         (code == CT__XC_BINARY && op == CT_EXPR_POW)) {
       return CT__GRAIN_MATH / BLOCK;
     }

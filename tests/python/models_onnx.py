@@ -4,11 +4,12 @@
 """ONNX model parity: torchvision's resnet18 (also with its BatchNormalization nodes kept, as
 model zoos ship them) and mobilenet_v2, a 2-layer TransformerEncoder (also with GELU at opset
 14, whose exporter writes each layer norm out as nine ops), an LSTM classifier and one head
-of attention over 1024 tokens, with random weights and batch-norm statistics measured on random batches (so a dropped
-statistic shows), exported by Debian's PyTorch into the build tree (never committed). corten's
-outputs must equal onnxruntime's within 1e-4 of the outputs' largest magnitude at batch 1 and 8.
-Then NaN, signed zeros and infinities through single activations against onnxruntime. Run by
-ctest `python_onnx_models` in the `onnx` environment (tests/python/make_envs.sh)."""
+of attention over 1024 tokens, with random weights and batch-norm statistics measured on random
+batches (so a dropped statistic shows), exported by Debian's PyTorch into the build tree (never
+committed). corten's outputs must equal onnxruntime's within 1e-4 of the outputs' largest
+magnitude at batch 1 and 8. Then NaN, signed zeros and infinities through single activations
+against onnxruntime. Run by ctest `python_onnx_models` in the `onnx` environment
+(tests/python/make_envs.sh)."""
 import functools
 import os
 import subprocess
