@@ -26,11 +26,11 @@
 /* The op types that fuse, each with its expression as a postfix template over its inputs:
  * a, b, c its first, second and third input variable; 1 the scalar one; + - * / R (ADD .. DIV,
  * RELU_GRAD) apply a binary node to the top two; n r s t e l E (NEG, RELU, SIGMOID, TANH, EXP,
- * LOG, ERF) a unary node to the top; S scale (x * scale + bias, from the op's attributes); Z "0 +
- * top", where a binary gradient's kernel sums into a zeroed output (an input broadcast). Each
- * rounds as the op's kernel (ops/cpu/elementwise.c, elementwise_grad.c). A binary gradient fuses
- * when it computes one of its two outputs (x: X@GRAD, y: Y@GRAD) and that input needs no sum
- * over broadcast dims (checked at run time). */
+ * LOG, ERF) a unary node to the top; S scale (x * scale + bias, from the op's attributes);
+ * Z "0 + top", where a binary gradient's kernel sums into a zeroed output (an input
+ * broadcast). Each rounds as the op's kernel (ops/cpu/elementwise.c, elementwise_grad.c). A
+ * binary gradient fuses when it computes one of its two outputs (x: X@GRAD, y: Y@GRAD) and that
+ * input needs no sum over broadcast dims (checked at run time). */
 static const struct {
   const char *type, *expr, *x_expr, *y_expr;
 } fusable_types[] = {

@@ -86,8 +86,8 @@ typedef struct ct_executor_options {
   const char *const *keep;  /* names never released, in addition to the rules above */
   size_t n_keep;
   /* Chains (trees) of elementwise ops (elementwise_add/sub/mul/div, relu, sigmoid, tanh, exp,
-   * log, erf, scale) whose intermediates are read by one later such op and not kept (created by the
-   * executor, not named in keep, read by no other op or nested program) run as one expression
+   * log, erf, scale) whose intermediates are read by one later such op and not kept (created by
+   * the executor, not named in keep, read by no other op or nested program) run as one expression
    * (corten/expr.h) at the last op's turn; those intermediates are never allocated (they stay
    * without memory). Float32 and float64 CPU tensors only; anything else runs op by op. Results
    * are bit-identical to the unfused program (but for which NaN comes out where two NaNs meet

@@ -8,9 +8,10 @@
  * probabilities times op(V), the GEMM again). Only the block's scores are stored (in the
  * thread's working space), never the batch's. When an entry's rows take several blocks, a
  * thread packs op(K) and op(V) for the GEMM once for the consecutive blocks of an entry it runs
- * (ct__gemm_pack; a thread's items are one contiguous range), not once a block. The GEMM sums each element in the same order whatever rows it is given and whether
- * an operand comes packed (ops/cpu/gemm.h), so the bits are those of the two matmuls, the
- * elementwise ops and softmax run one by one. */
+ * (ct__gemm_pack; a thread's items are one contiguous range), not once a block. The GEMM sums
+ * each element in the same order whatever rows it is given and whether an operand comes packed
+ * (ops/cpu/gemm.h), so the bits are those of the two matmuls, the elementwise ops and softmax
+ * run one by one. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>

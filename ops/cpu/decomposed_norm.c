@@ -8,7 +8,7 @@
  * then v + eps in the dtype, its square root as sqrt computes it (in double, rounded), and each
  * element divided, multiplied and added in the dtype: the nine ops' bits, one pass over the row
  * for the statistics and one to finish it (the row is in L1 for both). In float32 with AVX-512
- * and exponent 2, rows go 16 at a time through stats16_avx512: the same sums, each row's in
+ * and exponent 2, rows go 16 at a time through sums16_avx512: the same sums, each row's in
  * element order, the 16 rows' in the lanes of two vectors of doubles. */
 #include <math.h>
 #include <stdint.h>
