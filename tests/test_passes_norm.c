@@ -145,20 +145,7 @@ START_TEST(centred_values_read_elsewhere_are_not_fused) {
   spec sp = {.x = CT_DIMS(3, 8), .dt = CT_FLOAT32};
   ct_program *p = chain(&sp);
   ck_assert_int_eq(ct_program_append(p, op_x("relu", "d", "r")), CT_OK);
-  float outs[2][24];
-  for (int opt = 0; opt < 2; opt++) {
-    ct_scope *s = scope_of(&sp);
-    ct_executor_options o = {.optimize = opt == 1};
-    ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
-    ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
-    memcpy(outs[opt], ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "y")), CT_FLOAT32),
-           sizeof outs[opt]);
-    ck_assert(has_memory(s, "sd"));
-    ct_executor_free(e);
-    ct_scope_free(s);
-  }
-  ck_assert_int_eq(memcmp(outs[0], outs[1], sizeof outs[0]), 0);
-  ct_program_free(p);
+  same_bits_fused(p, make_scope, &sp, "y", sp.dt, "sd", NULL, false);
 }
 END_TEST
 
@@ -167,21 +154,7 @@ END_TEST
  * left alone, the same bits. */
 START_TEST(an_input_rewritten_between_its_readers_is_not_fused) {
   spec sp = {.x = CT_DIMS(3, 8), .dt = CT_FLOAT32, .x_from_z = true};
-  ct_program *p = chain(&sp);
-  float outs[2][24];
-  for (int opt = 0; opt < 2; opt++) {
-    ct_scope *s = scope_of(&sp);
-    ct_executor_options o = {.optimize = opt == 1};
-    ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
-    ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
-    memcpy(outs[opt], ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "y")), CT_FLOAT32),
-           sizeof outs[opt]);
-    ck_assert(has_memory(s, "d"));
-    ct_executor_free(e);
-    ct_scope_free(s);
-  }
-  ck_assert_int_eq(memcmp(outs[0], outs[1], sizeof outs[0]), 0);
-  ct_program_free(p);
+  same_bits_fused(chain(&sp), make_scope, &sp, "y", sp.dt, "d", NULL, false);
 }
 END_TEST
 

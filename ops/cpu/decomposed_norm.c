@@ -35,6 +35,18 @@ typedef struct dn_job {
  * each addition's latency. */
 #define DN_GROUP 8
 
+/* A row's square root from the sum sq of its powers: their mean as reduce_mean gives it (the
+ * double sum over the row's length, rounded to the dtype), + Epsilon in the add's operand order,
+ * then sqrt in double, rounded. The one arithmetic of both statistics paths below. */
+#define DN_SD(T, SFX)                                                   \
+  static inline T dn_sd_##SFX(const dn_job *j, double sq) {             \
+    const T eps = *(const T *)j->eps, var = (T)(sq / (double)j->n);     \
+    const T ve = j->eps_first ? eps + var : var + eps;                  \
+    return (T)sqrt((double)ve);                                         \
+  }
+DN_SD(float, f32)
+DN_SD(double, f64)
+
 #ifdef CT__T16_X86
 /* Adds the 16 rows of n floats from x (n apart) into sum[0 .. 15] in double, each row in element
  * order: 16 x 16 tiles transposed in registers, so that one column of the tile (element i of
@@ -75,7 +87,6 @@ __attribute__((target("avx512f"))) static void sums16_avx512(const float *x, int
 __attribute__((target("avx512f"))) static void stats16_f32(const dn_job *j, int64_t r0,
                                                            float *sd) {
   const int64_t n = j->n;
-  const float eps = *(const float *)j->eps;
   const float *x = (const float *)j->x + r0 * n;
   float *o = (float *)j->o + r0 * n;
   double sum[16], sq[16];
@@ -85,11 +96,7 @@ __attribute__((target("avx512f"))) static void stats16_f32(const dn_job *j, int6
     for (int64_t i = 0; i < n; i++) o[q * n + i] = x[q * n + i] - m;
   }
   sums16_avx512(o, n, true, sq);
-  for (int64_t q = 0; q < 16; q++) {
-    const float var = (float)(sq[q] / (double)n);
-    const float ve = j->eps_first ? eps + var : var + eps;
-    sd[q] = (float)sqrt((double)ve);
-  }
+  for (int64_t q = 0; q < 16; q++) sd[q] = dn_sd_f32(j, sq[q]);
 }
 #define DN_FAST16(T) (sizeof(T) == 4 && ct__gemm_avx512())
 #define DN_STATS16(T, j, r0, sd) stats16_f32(j, r0, (float *)(sd))
@@ -105,7 +112,6 @@ __attribute__((target("avx512f"))) static void stats16_f32(const dn_job *j, int6
   static inline __attribute__((always_inline)) void stats_##SFX(                         \
       const dn_job *j, int64_t r0, int64_t k, T *sd, bool square) {                      \
     const int64_t n = j->n;                                                              \
-    const T eps = *(const T *)j->eps;                                                    \
     const T *x = (const T *)j->x + r0 * n;                                               \
     T *o = (T *)j->o + r0 * n;                                                           \
     double sum[DN_GROUP] = {0}, sq[DN_GROUP] = {0};                                      \
@@ -122,11 +128,7 @@ __attribute__((target("avx512f"))) static void stats16_f32(const dn_job *j, int6
         sq[q] += (double)(T)(square ? dd * dd : ct__pow_f(dd, j->exponent));             \
       }                                                                                  \
     }                                                                                    \
-    for (int64_t q = 0; q < k; q++) {                                                    \
-      const T var = (T)(sq[q] / (double)n);                                              \
-      const T ve = j->eps_first ? eps + var : var + eps;                                 \
-      sd[q] = (T)sqrt((double)ve);                                                       \
-    }                                                                                    \
+    for (int64_t q = 0; q < k; q++) sd[q] = dn_sd_##SFX(j, sq[q]);                       \
   }                                                                                      \
   CT__VM_CLONES static void rows_##SFX(void *arg, int64_t first, int64_t last) {          \
     const dn_job *j = arg;                                                               \
