@@ -110,7 +110,8 @@ typedef struct ct_executor_options {
    * (a GELU written as Div, Erf, Add, Mul, Mul runs as one expression). Only intermediates are
    * fused (as for fuse_elementwise: created by the executor, not kept, read by the chain's next
    * op alone), so every variable the caller reads holds what it would without the option, bit
-   * for bit (but for fuse_elementwise's NaN sign or payload where two NaNs meet). The program is
+   * for bit (but for which NaN comes out where two NaNs meet in an add or a multiply, in any
+   * pass: its sign or payload, never whether an element is NaN). The program is
    * not changed; editing one of the ops a pass replaced afterwards makes the run fail
    * (CT_ERR_INVALID_ARGUMENT): make a new executor (an elementwise group reads its ops'
    * attributes at each run). A fused op that cannot run the dims a run
