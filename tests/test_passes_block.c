@@ -23,6 +23,8 @@ typedef struct blk {
                      * activation: conv2d_fusion with a batch norm, which the block does not run */
   bool alias_write; /* between the depthwise and the projection, xs = exp(r), where xs is the
                      * caller's variable sharing x's memory (so x changes there): not fused */
+  bool constants;   /* the filters and biases are the optimized executor's constants (its
+                     * kernels then pack the filters once and keep them) */
 } blk;
 
 static ct_op *conv(const char *type, const char *x, const char *w, const char *out, int64_t pad,
@@ -171,7 +173,9 @@ static void check_block(const blk *b, bool want_fused) {
   void *plain = run_block(b, NULL, &bytes, &fused);
   for (int threads = 1; threads <= 3; threads++) {
     ct_set_num_threads(threads);
-    ct_executor_options o = {.optimize = true};
+    static const char *const weights[] = {"w1", "b1", "w2", "b2", "w3", "b3"};
+    ct_executor_options o = {.optimize = true, .constants = b->constants ? weights : NULL,
+                             .n_constants = b->constants ? 6 : 0};
     void *opt = run_block(b, &o, &fbytes, &fused);
     ck_assert_uint_eq(fbytes, bytes);
     ck_assert_msg(memcmp(plain, opt, bytes) == 0, "differs from the unoptimized run at %d "
@@ -243,6 +247,27 @@ START_TEST(bands_parts_and_float64_give_the_same_bits) {
   check_block(&(blk){.n = 1, .c = 8, .e = 200, .m = 12, .h = 14, .w = 14, .s = 1, .act = "relu",
                      .dt = CT_FLOAT64},
               true);
+}
+END_TEST
+
+/* A small image alone on two or three threads splits each band's expansion and depthwise by
+ * the expanded channels, 32 at a time: a thread's columns of the expansion's GEMM (its rows of
+ * the Filter, of their packing when the Filter is a constant and k one block of the GEMM's, and
+ * of the bias) and then their depthwise. Channels not a multiple of 32 (the last thread's share
+ * ends in a masked chunk), k past one block (each thread packs its own rows), stride 2 and
+ * float64. */
+START_TEST(small_images_split_their_expanded_channels_across_threads) {
+  for (int k = 0; k < 2; k++) {
+    check_block(&(blk){.n = 1, .c = 64, .e = 400, .m = 64, .h = 14, .w = 14, .s = 1,
+                       .residual = true, .act = "clip", .dt = CT_FLOAT32, .constants = k == 1},
+                true);
+    check_block(&(blk){.n = 1, .c = 260, .e = 104, .m = 24, .h = 8, .w = 7, .s = 2,
+                       .act = "relu", .dt = CT_FLOAT32, .constants = k == 1},
+                true);
+    check_block(&(blk){.n = 1, .c = 32, .e = 200, .m = 8, .h = 14, .w = 14, .s = 1,
+                       .act = "clip", .dt = CT_FLOAT64, .constants = k == 1},
+                true);
+  }
 }
 END_TEST
 
@@ -431,6 +456,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, a_stride_1_block_with_its_residual_fuses_to_the_same_bits);
   CT_ADD_TEST(s, a_stride_2_block_fuses_to_the_same_bits);
   CT_ADD_TEST(s, bands_parts_and_float64_give_the_same_bits);
+  CT_ADD_TEST(s, small_images_split_their_expanded_channels_across_threads);
   CT_ADD_TEST(s, nan_inputs_and_infinite_weights_give_the_same_bits);
   CT_ADD_TEST(s, blocks_it_cannot_prove_are_left_alone);
   CT_ADD_TEST(s, inexact_clip_bounds_are_left_alone);
