@@ -302,6 +302,104 @@ START_TEST(refuses_working_space_past_the_address_space) {
 }
 END_TEST
 
+/* ---- The entries split across threads ------------------------------------------------------ */
+
+enum { SP_T = 10, SP_N = 7, SP_I = 6, SP_H = 64 };
+
+/* Variable name of dims filled with sin-pattern values of seed in dtype dt. */
+static void put_pattern_dt(ct_scope *s, const char *name, ct_dtype dt, ct_ddim dims,
+                           double seed) {
+  int64_t n = ct_ddim_numel(dims);
+  double *v = malloc((size_t)n * sizeof *v);
+  float *f = malloc((size_t)n * sizeof *f);
+  ck_assert(v != NULL && f != NULL);
+  for (int64_t i = 0; i < n; i++) {
+    v[i] = 0.6 * sin(1.7 * (double)i + seed);
+    f[i] = (float)v[i];
+  }
+  put(s, name, dt, dims, dt == CT_FLOAT32 ? (const void *)f : (const void *)v);
+  free(v);
+  free(f);
+}
+
+/* Out, LastH and LastC's bytes (LastC for lstm) after one run at `threads` of a bidirectional
+ * layer of SP_N entries of lengths 10, 7, 0, 10, 3, 10, 1, every input wired (peepholes when
+ * `peep`, else the usual cells' vectorised path), in dtype dt; *bytes their size. */
+static unsigned char *split_run(const char *type, ct_dtype dt, bool batch_major, bool peep,
+                                bool lbr, int threads, size_t *bytes) {
+  bool lstm = strcmp(type, "lstm") == 0;
+  int64_t gates = lstm ? 4 : strcmp(type, "gru") == 0 ? 3 : 1;
+  ct_scope *s = ct_scope_new();
+  put_pattern_dt(s, "x", dt, batch_major ? CT_DIMS(SP_N, SP_T, SP_I) : CT_DIMS(SP_T, SP_N, SP_I),
+                 0.1);
+  put_pattern_dt(s, "w", dt, CT_DIMS(2, gates * SP_H, SP_I), 1.2);
+  put_pattern_dt(s, "r", dt, CT_DIMS(2, gates * SP_H, SP_H), 2.3);
+  put_pattern_dt(s, "b", dt, CT_DIMS(2, gates * 2 * SP_H), 3.4);
+  put_pattern_dt(s, "h0", dt, batch_major ? CT_DIMS(SP_N, 2, SP_H) : CT_DIMS(2, SP_N, SP_H), 4.5);
+  put_pattern_dt(s, "c0", dt, batch_major ? CT_DIMS(SP_N, 2, SP_H) : CT_DIMS(2, SP_N, SP_H), 5.6);
+  put_pattern_dt(s, "p", dt, CT_DIMS(2, 3 * SP_H), 6.7);
+  int32_t len[SP_N] = {10, 7, 0, 10, 3, 10, 1};
+  put(s, "seq", CT_INT32, CT_DIMS(SP_N), len);
+  const bool has[8] = {[3] = true, [4] = true, [5] = true, [6] = lstm, [7] = lstm && peep};
+  ct_op *op = layer_op(type, has, true, true, lstm);
+  ck_assert_int_eq(ct_op_set_attr_string(op, "direction", "bidirectional"), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_bool(op, "time_major", !batch_major), CT_OK);
+  if (strcmp(type, "gru") == 0) {
+    ck_assert_int_eq(ct_op_set_attr_bool(op, "linear_before_reset", lbr), CT_OK);
+  }
+  ct_set_num_threads(threads);
+  run(op, s);
+  ct_set_num_threads(1);
+  static const char *const outs[3] = {"out", "last_h", "last_c"};
+  size_t total = 0, at = 0;
+  for (int k = 0; k < (lstm ? 3 : 2); k++) {
+    const ct_tensor *t = ct_var_get_tensor(ct_scope_find_var(s, outs[k]));
+    total += (size_t)ct_tensor_numel(t) * ct_dtype_size(dt);
+  }
+  unsigned char *all = malloc(total);
+  ck_assert_ptr_nonnull(all);
+  for (int k = 0; k < (lstm ? 3 : 2); k++) {
+    const ct_tensor *t = ct_var_get_tensor(ct_scope_find_var(s, outs[k]));
+    size_t n = (size_t)ct_tensor_numel(t) * ct_dtype_size(dt);
+    memcpy(all + at, ct_tensor_data(t, dt), n);
+    at += n;
+  }
+  *bytes = total;
+  ct_op_free(op);
+  ct_scope_free(s);
+  return all;
+}
+
+/* A layer's entries run on several threads (each thread all the steps of its entries, each
+ * step's H' R^T over its rows): the bits of one thread, for every kind (gru both reset forms,
+ * lstm with and without peepholes), both layouts and dtypes, entries of lengths 0 to t. */
+START_TEST(entries_split_across_threads_give_the_bits_of_one) {
+  static const struct {
+    const char *type;
+    bool peep, lbr;
+  } kinds[] = {{"simple_rnn", false, false}, {"gru", false, false}, {"gru", false, true},
+               {"lstm", false, false},       {"lstm", true, false}};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    for (int v = 0; v < 4; v++) {
+      ct_dtype dt = v & 1 ? CT_FLOAT64 : CT_FLOAT32;
+      bool bm = v & 2;
+      size_t n1, nt;
+      unsigned char *one = split_run(kinds[k].type, dt, bm, kinds[k].peep, kinds[k].lbr, 1, &n1);
+      for (int threads = 2; threads <= 3; threads++) {
+        unsigned char *many =
+            split_run(kinds[k].type, dt, bm, kinds[k].peep, kinds[k].lbr, threads, &nt);
+        ck_assert_uint_eq(nt, n1);
+        ck_assert_msg(memcmp(one, many, n1) == 0, "%s (peep %d, lbr %d) dtype %d batch-major %d "
+                      "differs at %d threads", kinds[k].type, kinds[k].peep, kinds[k].lbr,
+                      (int)dt, bm, threads);
+        free(many);
+      }
+      free(one);
+    }
+  }
+}
+END_TEST
+
 /* ---- Gradients ------------------------------------------------------------------------------- */
 
 /* The layer the gradient tests build: its type, attributes and wired inputs. */
@@ -440,6 +538,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, refuses_bad_attributes);
   CT_ADD_TEST(s, refuses_mismatched_inputs);
   CT_ADD_TEST(s, refuses_working_space_past_the_address_space);
+  CT_ADD_TEST(s, entries_split_across_threads_give_the_bits_of_one);
   CT_ADD_TEST(s, simple_rnn_gradients);
   CT_ADD_TEST(s, gru_gradients);
   CT_ADD_TEST(s, lstm_gradients);

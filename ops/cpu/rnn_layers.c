@@ -6,10 +6,13 @@
  * each step one GEMM gives H' R^T for the batch (gru without linear_before_reset: two, the
  * second over r H') and a loop applies the gates (ops/cpu/rnn_layers_tmpl.h). The gradients run
  * the steps again keeping their gates, then walk them backwards (rnn_layers_grad_tmpl.h). The
- * GEMM is corten's (ops/cpu/gemm.h): its sums do not depend on the thread count, and the loops
- * run on the calling thread, so the results do not either. The working space is the thread's
- * kept work buffer (common/alloc.h), so a layer run again allocates nothing. */
+ * GEMM is corten's (ops/cpu/gemm.h): its sums do not depend on the thread count or on the rows
+ * a call covers, and the batch entries, split across the threads for the steps (each piece all
+ * the steps of its entries), never read one another's states, so the results do not depend on
+ * the thread count either. The working space is the calling thread's kept work buffer
+ * (common/alloc.h), so a layer run again allocates nothing. */
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "common/alloc.h"

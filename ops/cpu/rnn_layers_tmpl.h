@@ -250,29 +250,18 @@ static bool RL(usual_cells)(const RL(run) *j, bool fused_forget) {
          p->act[1] == CT__ACT_TANH && p->act[2] == CT__ACT_TANH;
 }
 
-/* Runs direction d's steps: the states after each step, Out's rows, LastH and LastC. */
-static ct_status RL(forward_dir)(RL(run) *j, int64_t d) {
+/* Direction d's steps for batch entries [b0, b1): each step's H' R^T over their rows, their
+ * gates, states and Out rows. Entries never read one another's rows, and each element of a
+ * GEMM is the same sum whatever rows the call covers (ops/cpu/gemm.h), so any split of the
+ * entries gives the same bits. */
+static ct_status RL(entries)(const RL(run) *j, int64_t d, int64_t b0, int64_t b1) {
   const ct__rl_plan *p = j->p;
-  int64_t n = p->n, h = p->h, gh = p->gates * h, nh = n * h;
-  const T *w = j->w + d * gh * p->i, *r = j->r + d * gh * h;
+  int64_t n = p->n, h = p->h, gh = p->gates * h, nh = n * h, rows = b1 - b0;
   T clip = (T)p->clip;
   bool fused_forget = p->kind == CT__RL_LSTM && j->c->attr[CT__RL_INPUT_FORGET].u.b;
   bool usual = RL(usual_cells)(j, fused_forget);
-  ct_status s;
-  if (j->wp != NULL) { /* W packed once (a constant) */
-    ct__gemm g = RL(xw_gemm)(j, d);
-    g.b_packed = j->wp + d * j->wp_elems;
-    g.b_packed_w = j->wp_w;
-    s = GEMM(&g);
-  } else {
-    s = RL(gemm)(false, true, p->t * n, gh, p->i, j->x, p->i, w, p->i, false, j->xw, gh);
-  }
-  if (s != CT_OK) return s;
-  RL(load)(j, d);
-  /* rt = R^T: the same products summed in the same order (the GEMM's sums do not depend on
-   * B's layout), so the same bits; kept from an earlier run when R is a constant */
   const T *rt = j->rtk != NULL ? j->rtk + d * gh * h : j->rt;
-  if (j->rtk == NULL) RL(transpose_r)(p, r, j->rt);
+  ct_status s;
   for (int64_t st = 0; st < p->t; st++) {
     int64_t at = j->keep ? st : st & 1, nx = j->keep ? st + 1 : (st + 1) & 1;
     const T *hp = j->hs + at * nh, *cp = j->cs != NULL ? j->cs + at * nh : NULL;
@@ -280,16 +269,17 @@ static ct_status RL(forward_dir)(RL(run) *j, int64_t d) {
     T *zs = j->zs + (j->keep ? st * n * gh : 0), *us = j->us + (j->keep ? st * nh : 0);
     /* hr = H' R^T over the gates that take H' (gru without linear_before_reset: z and r). */
     int64_t cols = p->kind == CT__RL_GRU && !p->lbr ? 2 * h : gh;
-    s = RL(gemm)(false, false, n, cols, h, hp, h, rt, gh, false, j->hr, gh);
+    s = RL(gemm)(false, false, rows, cols, h, hp + b0 * h, h, rt, gh, false, j->hr + b0 * gh,
+                 gh);
     if (s != CT_OK) return s;
-    for (int64_t b = 0; b < n; b++) {
+    for (int64_t b = b0; b < b1; b++) {
       if (st >= RL(len)(j, b)) continue;
       const T *xr = j->xw + RL(xrow)(p, RL(step_t)(j, d, st, b), b) * gh;
       RL(gate_inputs)(j, xr, j->hr + b * gh, zs + b * gh);
     }
     if (p->kind == CT__RL_GRU) {
       /* us = r H' (then hr's h columns = us Rh^T), or H' Rh^T + Rbh with linear_before_reset. */
-      for (int64_t b = 0; b < n; b++) {
+      for (int64_t b = b0; b < b1; b++) {
         const T *z = zs + b * gh;
         if (st >= RL(len)(j, b)) { /* a finished entry: its gates were not computed */
           for (int64_t k = 0; k < h; k++) us[b * h + k] = 0;
@@ -303,11 +293,12 @@ static ct_status RL(forward_dir)(RL(run) *j, int64_t d) {
         }
       }
       if (!p->lbr) {
-        s = RL(gemm)(false, false, n, h, h, us, h, rt + 2 * h, gh, false, j->hr + 2 * h, gh);
+        s = RL(gemm)(false, false, rows, h, h, us + b0 * h, h, rt + 2 * h, gh, false,
+                     j->hr + b0 * gh + 2 * h, gh);
         if (s != CT_OK) return s;
       }
     }
-    for (int64_t b = 0; b < n; b++) {
+    for (int64_t b = b0; b < b1; b++) {
       const T *hpb = hp + b * h;
       T *hnb = hn + b * h;
       if (st >= RL(len)(j, b)) {
@@ -356,6 +347,58 @@ static ct_status RL(forward_dir)(RL(run) *j, int64_t d) {
         for (int64_t k = 0; k < h; k++) y[k] = hnb[k];
       }
     }
+  }
+  return CT_OK;
+}
+
+/* The entries of a direction split across the threads: each piece runs every step for its
+ * entries (no barrier between steps); a piece's failure (a GEMM out of memory) in failed. */
+typedef struct RL(ejob) {
+  const RL(run) *j;
+  int64_t d;
+  atomic_int failed;
+} RL(ejob);
+
+static void RL(entry_range)(void *arg, int64_t b0, int64_t b1) {
+  RL(ejob) *e = arg;
+  ct_status s = RL(entries)(e->j, e->d, b0, b1);
+  if (s != CT_OK) atomic_store(&e->failed, (int)s);
+}
+
+/* The fewest entries worth a thread: about 2^16 multiply-adds of steps (an entry's H' R^T per
+ * step, gh h, and its gates, counted as 16 a gate element). */
+static int64_t RL(entry_grain)(const ct__rl_plan *p) {
+  int64_t gh = p->gates * p->h, per = p->t * gh * (p->h + 16);
+  return per >= ((int64_t)1 << 16) ? 1 : (((int64_t)1 << 16) + per - 1) / (per > 0 ? per : 1);
+}
+
+/* Runs direction d's steps: the states after each step, Out's rows, LastH and LastC. */
+static ct_status RL(forward_dir)(RL(run) *j, int64_t d) {
+  const ct__rl_plan *p = j->p;
+  int64_t n = p->n, h = p->h, gh = p->gates * h, nh = n * h;
+  const T *w = j->w + d * gh * p->i, *r = j->r + d * gh * h;
+  ct_status s;
+  if (j->wp != NULL) { /* W packed once (a constant) */
+    ct__gemm g = RL(xw_gemm)(j, d);
+    g.b_packed = j->wp + d * j->wp_elems;
+    g.b_packed_w = j->wp_w;
+    s = GEMM(&g);
+  } else {
+    s = RL(gemm)(false, true, p->t * n, gh, p->i, j->x, p->i, w, p->i, false, j->xw, gh);
+  }
+  if (s != CT_OK) return s;
+  RL(load)(j, d);
+  /* rt = R^T: the same products summed in the same order (the GEMM's sums do not depend on
+   * B's layout), so the same bits; kept from an earlier run when R is a constant */
+  if (j->rtk == NULL) RL(transpose_r)(p, r, j->rt);
+  RL(ejob) e = {.j = j, .d = d};
+  atomic_init(&e.failed, (int)CT_OK);
+  ct__parallel_for(n, RL(entry_grain)(p), RL(entry_range), &e);
+  s = (ct_status)atomic_load(&e.failed);
+  if (s != CT_OK) {
+    return ct__error(s, "out of host memory for the packing space of the products of %lld "
+                     "entries' states (free memory, or run fewer entries at once)",
+                     (long long)n);
   }
   /* Out is zero past each entry's length; LastH, LastC the final states. */
   int64_t fin = j->keep ? p->t : p->t & 1;
