@@ -267,6 +267,12 @@ START_TEST(small_images_split_their_expanded_channels_across_threads) {
     check_block(&(blk){.n = 1, .c = 32, .e = 200, .m = 8, .h = 14, .w = 14, .s = 1,
                        .act = "clip", .dt = CT_FLOAT64, .constants = k == 1},
                 true);
+    /* E 100 and k 200: the whole expansion's plan swaps its operands (the Filter packed in
+     * slivers of the kernel's rows, 12 on AVX-512, which channel 64 falls inside of), and so
+     * does the second thread's 36 columns: its packing is not a slice of the whole's */
+    check_block(&(blk){.n = 1, .c = 200, .e = 100, .m = 16, .h = 14, .w = 14, .s = 1,
+                       .act = "relu", .dt = CT_FLOAT32, .constants = k == 1},
+                true);
   }
 }
 END_TEST

@@ -271,7 +271,12 @@ static int64_t dw_grain(const ir_run *r, int64_t rows) {
                                                                                               \
   /* The expansion of job j's rows [from, hi) and the depthwise of its band, channels        \
    * [b ED_UNIT, e ED_UNIT): the expansion's GEMM over those columns of T1 (its Filter's rows  \
-   * from b ED_UNIT, their packing too when k is one block, the bias from there), inline. */   \
+   * from b ED_UNIT, the bias from there), inline. The kept packing of the Filter is sliced   \
+   * too when channel b ED_UNIT starts one of its slivers in one block of k: packed in either  \
+   * role (the whole plan may swap its operands: slivers of the kernel's rows, 12 on AVX-512,  \
+   * or of its columns) a sliver from channel c lies c k into the block, so the slice from    \
+   * b ED_UNIT is this call's packing; the call takes it only in the role its own plan gives   \
+   * it (the GEMM checks the width), else packs its columns itself. */                         \
   static void ed_units_##SFX(void *arg, int64_t b, int64_t e) {                               \
     const ed_job *j = arg;                                                                    \
     const ir_run *r = j->r;                                                                   \
@@ -285,7 +290,7 @@ static int64_t dw_grain(const ir_run *r, int64_t rows) {
       p.n = e1 - e0;                                                                          \
       p.a = (const T *)j->x + j->from * g->w;                                                 \
       p.b = (const T *)r->w1 + e0 * g->c;                                                     \
-      p.b_packed = r->w1p != NULL && g->c <= CT__GEMM_KC                                      \
+      p.b_packed = r->w1p != NULL && g->c <= CT__GEMM_KC && ED_UNIT % r->w1w == 0            \
                        ? (const T *)r->w1p + e0 * g->c : NULL;                                \
       p.c = t1 + (j->from - j->lo) * g->w * r->ep + e0;                                       \
       p.epi = r->has_e1 ? &e1p : NULL;                                                        \
