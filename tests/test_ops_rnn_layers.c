@@ -385,7 +385,7 @@ START_TEST(entries_split_across_threads_give_the_bits_of_one) {
       bool bm = v & 2;
       size_t n1, nt;
       unsigned char *one = split_run(kinds[k].type, dt, bm, kinds[k].peep, kinds[k].lbr, 1, &n1);
-      for (int threads = 2; threads <= 3; threads++) {
+      for (int threads = 2; threads <= 4; threads++) { /* at 4, pieces of one entry */
         unsigned char *many =
             split_run(kinds[k].type, dt, bm, kinds[k].peep, kinds[k].lbr, threads, &nt);
         ck_assert_uint_eq(nt, n1);
@@ -464,6 +464,79 @@ static void check_layer_grads(const char *type, const char *dir) {
   ct_scope_free(s);
 }
 
+/* Every gradient of a bidirectional layer of SP_N entries (lengths 0 to T; the gradient
+ * kernel runs the forward steps again, split across the threads as the forward kernel's, and
+ * walks them back), in float64, as bytes; *bytes their size. */
+static unsigned char *grad_run(const char *type, bool lbr, bool batch_major, int threads,
+                               size_t *bytes) {
+  g_type = type;
+  g_dir = "bidirectional";
+  g_lbr = lbr;
+  g_fused = false;
+  g_batch_major = batch_major;
+  g_clip = 0;
+  g_acts[0] = NULL;
+  bool lstm = strcmp(type, "lstm") == 0;
+  int64_t gates = lstm ? 4 : strcmp(type, "gru") == 0 ? 3 : 1;
+  ct_scope *s = ct_scope_new();
+  put_smooth(s, "x", batch_major ? CT_DIMS(SP_N, SP_T, SP_I) : CT_DIMS(SP_T, SP_N, SP_I), 0.1);
+  put_smooth(s, "w", CT_DIMS(2, gates * SP_H, SP_I), 1.2);
+  put_smooth(s, "r", CT_DIMS(2, gates * SP_H, SP_H), 2.3);
+  put_smooth(s, "b", CT_DIMS(2, gates * 2 * SP_H), 3.4);
+  put_smooth(s, "h0", batch_major ? CT_DIMS(SP_N, 2, SP_H) : CT_DIMS(2, SP_N, SP_H), 4.5);
+  put_smooth(s, "c0", batch_major ? CT_DIMS(SP_N, 2, SP_H) : CT_DIMS(2, SP_N, SP_H), 5.6);
+  put_smooth(s, "p", CT_DIMS(2, 3 * SP_H), 6.7);
+  int32_t len[SP_N] = {10, 7, 0, 10, 3, 10, 1};
+  put(s, "seq", CT_INT32, CT_DIMS(SP_N), len);
+  static const char *const params[] = {"x", "w", "r", "b", "h0", "c0", "p"};
+  const size_t np = lstm ? 7 : 5;
+  ct_set_num_threads(threads);
+  run_backward(s, build_layer, params, np);
+  ct_set_num_threads(1);
+  size_t total = 0;
+  for (size_t k = 0; k < np; k++) {
+    total += (size_t)ct_tensor_numel(ct_var_tensor(ct_scope_find_var(s, params[k]))) * 8;
+  }
+  unsigned char *all = malloc(total), *at = all;
+  ck_assert_ptr_nonnull(all);
+  for (size_t k = 0; k < np; k++) {
+    char gname[32];
+    snprintf(gname, sizeof gname, "%s@GRAD", params[k]);
+    const ct_tensor *g = ct_var_get_tensor(ct_scope_find_var(s, gname));
+    ck_assert_msg(g != NULL, "no gradient '%s'", gname);
+    size_t n = (size_t)ct_tensor_numel(g) * 8;
+    memcpy(at, ct_tensor_data(g, CT_FLOAT64), n);
+    at += n;
+  }
+  *bytes = total;
+  ct_scope_free(s);
+  return all;
+}
+
+/* The gradient kernels with their forward steps split across 2 to 4 threads: one thread's
+ * bits, every kind, both layouts. */
+START_TEST(gradients_with_the_entries_split_give_the_bits_of_one) {
+  static const struct {
+    const char *type;
+    bool lbr;
+  } kinds[] = {{"simple_rnn", false}, {"gru", false}, {"gru", true}, {"lstm", false}};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    for (int bm = 0; bm < 2; bm++) {
+      size_t n1, nt;
+      unsigned char *one = grad_run(kinds[k].type, kinds[k].lbr, bm, 1, &n1);
+      for (int threads = 2; threads <= 4; threads++) {
+        unsigned char *many = grad_run(kinds[k].type, kinds[k].lbr, bm, threads, &nt);
+        ck_assert_uint_eq(nt, n1);
+        ck_assert_msg(memcmp(one, many, n1) == 0, "%s (lbr %d) batch-major %d differs at %d "
+                      "threads", kinds[k].type, kinds[k].lbr, bm, threads);
+        free(many);
+      }
+      free(one);
+    }
+  }
+}
+END_TEST
+
 START_TEST(simple_rnn_gradients) {
   check_layer_grads("simple_rnn", "bidirectional");
   g_batch_major = true;
@@ -539,6 +612,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, refuses_mismatched_inputs);
   CT_ADD_TEST(s, refuses_working_space_past_the_address_space);
   CT_ADD_TEST(s, entries_split_across_threads_give_the_bits_of_one);
+  CT_ADD_TEST(s, gradients_with_the_entries_split_give_the_bits_of_one);
   CT_ADD_TEST(s, simple_rnn_gradients);
   CT_ADD_TEST(s, gru_gradients);
   CT_ADD_TEST(s, lstm_gradients);

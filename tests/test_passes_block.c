@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/cpu/gemm_ukr.h" /* ct__gemm_use_kernel (internal: the static library) */
 #include "passes_util.h"
 
 typedef struct blk {
@@ -258,6 +259,20 @@ END_TEST
  * float64. */
 START_TEST(small_images_split_their_expanded_channels_across_threads) {
   for (int k = 0; k < 2; k++) {
+    /* bands of one row or a few (E large): rows kept from the band before, rows expanded
+     * ahead, the last band with nothing to expand; an image one row high */
+    check_block(&(blk){.n = 1, .c = 16, .e = 960, .m = 16, .h = 14, .w = 14, .s = 1,
+                       .residual = true, .act = "clip", .dt = CT_FLOAT32, .constants = k == 1},
+                true);
+    check_block(&(blk){.n = 1, .c = 16, .e = 968, .m = 8, .h = 28, .w = 27, .s = 2,
+                       .act = "relu", .dt = CT_FLOAT32, .constants = k == 1},
+                true);
+    check_block(&(blk){.n = 1, .c = 16, .e = 584, .m = 16, .h = 14, .w = 14, .s = 1,
+                       .residual = true, .act = "clip", .dt = CT_FLOAT64, .constants = k == 1},
+                true);
+    check_block(&(blk){.n = 1, .c = 32, .e = 100, .m = 8, .h = 1, .w = 700, .s = 1,
+                       .act = "clip", .dt = CT_FLOAT32, .constants = k == 1},
+                true);
     check_block(&(blk){.n = 1, .c = 64, .e = 400, .m = 64, .h = 14, .w = 14, .s = 1,
                        .residual = true, .act = "clip", .dt = CT_FLOAT32, .constants = k == 1},
                 true);
@@ -274,6 +289,30 @@ START_TEST(small_images_split_their_expanded_channels_across_threads) {
                        .act = "relu", .dt = CT_FLOAT32, .constants = k == 1},
                 true);
   }
+}
+END_TEST
+
+/* The channel split with each GEMM kernel this CPU runs (slivers of 32, 16 or 8 columns; a
+ * plan that swaps packs the Filter in slivers of 12, 6 or 4 rows), float32 and float64, the
+ * filters constants or not, k at one block and past it. */
+START_TEST(the_channel_split_holds_with_every_gemm_kernel) {
+  static const char *const kernels[] = {"avx512", "avx2", "portable"};
+  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+    if (!ct__gemm_use_kernel(kernels[i])) continue; /* not on this CPU */
+    for (int k = 0; k < 4; k++) {
+      ct_dtype dt = k & 2 ? CT_FLOAT64 : CT_FLOAT32;
+      check_block(&(blk){.n = 1, .c = 200, .e = 100, .m = 16, .h = 14, .w = 14, .s = 1,
+                         .act = "relu", .dt = dt, .constants = k & 1},
+                  true);
+      check_block(&(blk){.n = 1, .c = 64, .e = 400, .m = 64, .h = 14, .w = 14, .s = 1,
+                         .residual = true, .act = "clip", .dt = dt, .constants = k & 1},
+                  true);
+      check_block(&(blk){.n = 1, .c = 257, .e = 200, .m = 8, .h = 7, .w = 7, .s = 1,
+                         .act = "relu", .dt = dt, .constants = k & 1},
+                  true);
+    }
+  }
+  ck_assert(ct__gemm_use_kernel(NULL));
 }
 END_TEST
 
@@ -463,6 +502,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, a_stride_2_block_fuses_to_the_same_bits);
   CT_ADD_TEST(s, bands_parts_and_float64_give_the_same_bits);
   CT_ADD_TEST(s, small_images_split_their_expanded_channels_across_threads);
+  CT_ADD_TEST(s, the_channel_split_holds_with_every_gemm_kernel);
   CT_ADD_TEST(s, nan_inputs_and_infinite_weights_give_the_same_bits);
   CT_ADD_TEST(s, blocks_it_cannot_prove_are_left_alone);
   CT_ADD_TEST(s, inexact_clip_bounds_are_left_alone);

@@ -213,9 +213,9 @@ typedef struct ed_job {
   int64_t lo, from, hi, oy0, oy1;
 } ed_job;
 
-/* The expanded channels a thread takes at least: a sliver of the expansion's kernel (32 on
- * every x86 kernel, a multiple of the others'), so that a thread's columns of a packed Filter
- * are whole slivers of the packing. */
+/* The expanded channels a thread takes at least: a multiple of the width of the expansion's
+ * slivers of columns on every kernel (32 on AVX-512 float32, 16 or 8 on the others), so that
+ * a thread's columns of a packed Filter are whole slivers of the packing. */
 #define ED_UNIT 32
 
 /* The fewest chunks of 16 channels worth a thread for a band of `rows` output rows: about 1024
@@ -451,8 +451,9 @@ static ct_status inverted_residual(const ct_kernel_ctx *c, size_t es) {
   if (r.br * r.parts > g->oh) r.br = (g->oh + r.parts - 1) / r.parts;
   r.items = g->n * r.parts;
   r.pieces = r.items < threads ? r.items : threads;
-  /* Worth it when each thread gets a unit and the expansion is a GEMM worth splitting. */
-  r.split_e = r.pieces == 1 && threads > 1 && g->e >= 2 * ED_UNIT &&
+  /* Worth it when every thread gets a unit (else the split GEMM and 16-channel depthwise keep
+   * more threads busy) and the expansion is a GEMM worth splitting. */
+  r.split_e = r.pieces == 1 && threads > 1 && (g->e + ED_UNIT - 1) / ED_UNIT >= threads &&
               g->h * g->w * g->e * g->c >= ((int64_t)1 << 20);
   r.piece_elems = 9 * r.ep + r.br * g->ow * r.ep + (((r.br - 1) * g->s + 3) * g->w + 32) * r.ep;
   r.piece_elems = (r.piece_elems + 15) / 16 * 16; /* each piece's buffer on a cache line */

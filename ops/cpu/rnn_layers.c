@@ -13,6 +13,7 @@
  * (common/alloc.h), so a layer run again allocates nothing. */
 #include <math.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/alloc.h"

@@ -352,23 +352,33 @@ static ct_status RL(entries)(const RL(run) *j, int64_t d, int64_t b0, int64_t b1
 }
 
 /* The entries of a direction split across the threads: each piece runs every step for its
- * entries (no barrier between steps); a piece's failure (a GEMM out of memory) in failed. */
+ * entries (no barrier between steps); the first piece's failure (a GEMM out of memory) in
+ * failed, its message in why. */
 typedef struct RL(ejob) {
   const RL(run) *j;
   int64_t d;
   atomic_int failed;
+  char why[256];
 } RL(ejob);
 
 static void RL(entry_range)(void *arg, int64_t b0, int64_t b1) {
   RL(ejob) *e = arg;
   ct_status s = RL(entries)(e->j, e->d, b0, b1);
-  if (s != CT_OK) atomic_store(&e->failed, (int)s);
+  int none = (int)CT_OK;
+  if (s != CT_OK && atomic_compare_exchange_strong(&e->failed, &none, (int)s)) {
+    snprintf(e->why, sizeof e->why, "%s", ct_last_error());
+  }
 }
 
-/* The fewest entries worth a thread: about 2^16 multiply-adds of steps (an entry's H' R^T per
- * step, gh h, and its gates, counted as 16 a gate element). */
+/* The fewest entries worth a piece: all of them (one piece, whose GEMMs split themselves
+ * across the threads) when there are fewer entries than threads and each step's H' R^T is
+ * worth splitting (2^19 multiply-adds: two of the GEMM's items), so that a few entries with a
+ * large state keep every thread; else about 2^16 multiply-adds of steps a piece (an entry's
+ * H' R^T per step, gh h, and its gates, counted as 16 a gate element). */
 static int64_t RL(entry_grain)(const ct__rl_plan *p) {
   int64_t gh = p->gates * p->h, per = p->t * gh * (p->h + 16);
+  int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads();
+  if (p->n < threads && p->n * gh * p->h >= ((int64_t)1 << 19)) return p->n;
   return per >= ((int64_t)1 << 16) ? 1 : (((int64_t)1 << 16) + per - 1) / (per > 0 ? per : 1);
 }
 
@@ -395,11 +405,7 @@ static ct_status RL(forward_dir)(RL(run) *j, int64_t d) {
   atomic_init(&e.failed, (int)CT_OK);
   ct__parallel_for(n, RL(entry_grain)(p), RL(entry_range), &e);
   s = (ct_status)atomic_load(&e.failed);
-  if (s != CT_OK) {
-    return ct__error(s, "out of host memory for the packing space of the products of %lld "
-                     "entries' states (free memory, or run fewer entries at once)",
-                     (long long)n);
-  }
+  if (s != CT_OK) return ct__error(s, "%s", e.why); /* on this thread, whichever ran it */
   /* Out is zero past each entry's length; LastH, LastC the final states. */
   int64_t fin = j->keep ? p->t : p->t & 1;
   for (int64_t b = 0; b < n; b++) {
