@@ -279,6 +279,19 @@ START_TEST(constant_of_shape_and_range) {
   ck_assert_int_eq(ct_op_set_attr_int(op, "dtype", CT_INT64), CT_OK);
   run(op, s);
   expect_i64(s, "c", CT_DIMS(2, 2), 7, 7, 7, 7);
+  /* sizes whose copies do not double evenly, one element and none, in float32 */
+  ck_assert_int_eq(ct_op_set_attr_float(op, "value", -2.5), CT_OK);
+  ck_assert_int_eq(ct_op_set_attr_int(op, "dtype", CT_FLOAT32), CT_OK);
+  static const int64_t sizes[][2] = {{3, 37}, {1, 1}, {0, 5}, {1, 1025}};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    put_i64(s, "sh", CT_DIMS(2), sizes[k]);
+    run(op, s);
+    const float *c = result(s, "c", CT_FLOAT32, CT_DIMS(sizes[k][0], sizes[k][1]));
+    for (int64_t i = 0; i < sizes[k][0] * sizes[k][1]; i++) {
+      ck_assert_msg(c[i] == -2.5f, "c[%lld] of %lld x %lld = %g", (long long)i,
+                    (long long)sizes[k][0], (long long)sizes[k][1], c[i]);
+    }
+  }
   put_i64(s, "sh", CT_DIMS(1), I64(-1));
   run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "constant_of_shape", "-1", NULL);
   ct_op_free(op);

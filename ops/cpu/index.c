@@ -331,7 +331,12 @@ static ct_status cos_any(const ct_kernel_ctx *c) {
   if (s != CT_OK) return s;
   size_t es = ct_dtype_size(c->dtype);
   if (ot->numel > 0) ct__ix_store(o, c->dtype, 0, v);
-  for (int64_t i = 1; i < ot->numel; i++) memcpy((char *)o + (size_t)i * es, o, es);
+  /* the first element over the rest in runs that double (an element at a time was a call of
+   * memcpy each: 1 us for an LSTM's [1, 8, 32] zero state) */
+  const size_t total = (size_t)ot->numel * es;
+  for (size_t have = es; have < total; have *= 2) {
+    memcpy((char *)o + have, o, have < total - have ? have : total - have);
+  }
   return CT_OK;
 }
 
