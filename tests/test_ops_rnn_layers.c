@@ -10,6 +10,7 @@
 #include <corten/corten.h>
 
 #include "grad_util.h"
+#include "ops/cpu/gemm_ukr.h" /* ct__gemm_use_kernel (internal: the static library) */
 
 static double sigm(double v) { return 1 / (1 + exp(-v)); }
 
@@ -400,6 +401,37 @@ START_TEST(entries_split_across_threads_give_the_bits_of_one) {
 }
 END_TEST
 
+/* The float32 cells on AVX-512 (vmath512.h's functions) against the loops every other CPU runs
+ * (the GEMM's AVX2 or portable kernel chosen turns the kernels' AVX-512 code off): the same bits,
+ * every kind with the usual cells, both layouts, at 1 and 3 threads. */
+START_TEST(avx512_cells_give_the_bits_of_the_portable_loops) {
+  if (!ct__gemm_use_kernel("avx512")) return; /* nothing to compare on this CPU */
+  static const struct {
+    const char *type;
+    bool lbr;
+  } kinds[] = {{"simple_rnn", false}, {"gru", false}, {"gru", true}, {"lstm", false}};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    for (int v = 0; v < 4; v++) {
+      const bool bm = v & 1;
+      const int threads = v & 2 ? 3 : 1;
+      size_t n1, n2;
+      ck_assert(ct__gemm_use_kernel("avx512"));
+      unsigned char *wide = split_run(kinds[k].type, CT_FLOAT32, bm, false, kinds[k].lbr,
+                                      threads, &n1);
+      ck_assert(ct__gemm_use_kernel("avx2") || ct__gemm_use_kernel("portable"));
+      unsigned char *other = split_run(kinds[k].type, CT_FLOAT32, bm, false, kinds[k].lbr,
+                                       threads, &n2);
+      ck_assert_uint_eq(n1, n2);
+      ck_assert_msg(memcmp(wide, other, n1) == 0, "%s (lbr %d) batch-major %d at %d threads",
+                    kinds[k].type, kinds[k].lbr, bm, threads);
+      free(wide);
+      free(other);
+    }
+  }
+  ck_assert(ct__gemm_use_kernel(NULL));
+}
+END_TEST
+
 /* ---- Gradients ------------------------------------------------------------------------------- */
 
 /* The layer the gradient tests build: its type, attributes and wired inputs. */
@@ -612,6 +644,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, refuses_mismatched_inputs);
   CT_ADD_TEST(s, refuses_working_space_past_the_address_space);
   CT_ADD_TEST(s, entries_split_across_threads_give_the_bits_of_one);
+  CT_ADD_TEST(s, avx512_cells_give_the_bits_of_the_portable_loops);
   CT_ADD_TEST(s, gradients_with_the_entries_split_give_the_bits_of_one);
   CT_ADD_TEST(s, simple_rnn_gradients);
   CT_ADD_TEST(s, gru_gradients);

@@ -135,10 +135,11 @@ START_TEST(softmax_same_bits_along_any_axis) {
 END_TEST
 
 /* float32: exp(x - max) (ops/cpu/vmath.h), the exps summed in double in 8 lanes (element i of
- * the first 32 into lane i % 8, the last 5 into lane 0; the lanes added pairwise), each exp
- * multiplied by 1 / sum rounded to float32: those bits exactly, contiguous and strided. */
-START_TEST(softmax_float32_is_exp_times_the_rounded_reciprocal) {
-  enum { C = 37 };
+ * the first C - C % 8 into lane i % 8, the rest into lane 0; the lanes added pairwise), each exp
+ * multiplied by 1 / sum rounded to float32: those bits exactly, contiguous and strided. Rows of
+ * 37 (two 16s and 5 left), 61 (three 16s, an 8 and 5: the AVX-512 row's every step), 1000 and
+ * 1031. */
+static void exact_row(int C) {
   ct_scope *s = ct_scope_new();
   put_fn(s, "x", CT_FLOAT32, CT_DIMS(C), data_spread);
   put_fn(s, "xt", CT_FLOAT32, CT_DIMS(C, 1), data_spread);
@@ -146,24 +147,33 @@ START_TEST(softmax_float32_is_exp_times_the_rounded_reciprocal) {
   ck_assert_int_eq(ct_op_set_attr_int(b, "axis", 0), CT_OK);
   run(a, s);
   run(b, s);
-  float x[C], m = -INFINITY;
+  float *x = malloc(sizeof(float) * (size_t)C), m = -INFINITY;
+  ck_assert_ptr_nonnull(x);
   for (int i = 0; i < C; i++) {
     x[i] = (float)data_spread(i);
     m = x[i] > m ? x[i] : m;
   }
   double l[8] = {0};
-  for (int i = 0; i < C; i++) l[i < 32 ? i % 8 : 0] += (double)ct__vexpf(x[i] - m);
+  for (int i = 0; i < C; i++) l[i < C - C % 8 ? i % 8 : 0] += (double)ct__vexpf(x[i] - m);
   float inv = (float)(1.0 / (((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]))));
   const float *oa = result(s, "a", CT_FLOAT32, CT_DIMS(C));
   const float *ob = result(s, "b", CT_FLOAT32, CT_DIMS(C, 1));
   for (int i = 0; i < C; i++) {
     float want = ct__vexpf(x[i] - m) * inv;
-    ck_assert_msg(f32_bits(oa[i]) == f32_bits(want), "[%d]: %a, expected %a", i, oa[i], want);
-    ck_assert_msg(f32_bits(ob[i]) == f32_bits(want), "[%d, 0]: %a, expected %a", i, ob[i], want);
+    ck_assert_msg(f32_bits(oa[i]) == f32_bits(want), "C %d [%d]: %a, expected %a", C, i, oa[i],
+                  want);
+    ck_assert_msg(f32_bits(ob[i]) == f32_bits(want), "C %d [%d, 0]: %a, expected %a", C, i,
+                  ob[i], want);
   }
+  free(x);
   ct_op_free(a);
   ct_op_free(b);
   ct_scope_free(s);
+}
+
+START_TEST(softmax_float32_is_exp_times_the_rounded_reciprocal) {
+  static const int widths[] = {37, 61, 1000, 1031};
+  for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) exact_row(widths[w]);
 }
 END_TEST
 

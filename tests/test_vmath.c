@@ -11,6 +11,7 @@
 
 #include "op_util.h"
 #include "ops/cpu/vmath.h"
+#include "ops/cpu/vmath512.h"
 
 /* The error of y in ulps of the exact v, in a format of mant bits whose smallest normal exponent
  * is emin (the ulp of subnormals fixed); -1 when they disagree in kind (inf, NaN or 0). */
@@ -181,6 +182,67 @@ START_TEST(exp_nonpos_gives_exp_bits) {
 }
 END_TEST
 
+/* ---- vmath512.h: the same bits on AVX-512 --------------------------------------------------- */
+
+#ifdef CT__T16_X86
+/* x[0 .. n) (n a multiple of 16) through the AVX-512 functions: exp, exp of min(x, 89) by the
+ * unclamped one, sigmoid and tanh. */
+__attribute__((target("avx512f"))) static void v512_run(const float *x, int64_t n, float *e,
+                                                       float *enp, float *sg, float *th) {
+  for (int64_t i = 0; i < n; i += 16) {
+    __m512 v = _mm512_loadu_ps(x + i);
+    _mm512_storeu_ps(e + i, ct__v512_expf(v));
+    __mmask16 big = _mm512_cmp_ps_mask(v, _mm512_set1_ps(89.0f), _CMP_GT_OQ);
+    _mm512_storeu_ps(enp + i, ct__v512_expf_nonpos(_mm512_mask_mov_ps(v, big,
+                                                                      _mm512_set1_ps(89.0f))));
+    _mm512_storeu_ps(sg + i, ct__v512_sigmoidf(v));
+    _mm512_storeu_ps(th + i, ct__v512_tanhf(v));
+  }
+}
+#endif
+
+/* vmath512.h's exp, sigmoid and tanh give vmath.h's bits (NaN payloads included): every 4099th
+ * float32 pattern, then the edges of each function's ranges and the special values, each with
+ * its neighbours. (vmath_sweep avx512 compares all 2^32.) */
+START_TEST(avx512_functions_give_the_same_bits) {
+#ifdef CT__T16_X86
+  if (!__builtin_cpu_supports("avx512f")) return;
+  enum { CAP = (1 << 20) + 1024 };
+  float *x = xmalloc(CAP, 4), *out = xmalloc(4 * (int64_t)CAP, 4);
+  int64_t n = 0;
+  for (uint64_t u = 0; u < ((uint64_t)1 << 32); u += 4099) x[n++] = f32_of((uint32_t)u);
+  static const float edges[] = {-104.0f, 89.0f, 0.75f, 9.5f, 0.0f, 0x1p-149f, 0x1p-126f,
+                                FLT_MAX, INFINITY, -87.33655f, 88.72284f, 1.0f};
+  for (size_t k = 0; k < sizeof edges / sizeof edges[0]; k++) {
+    for (int sg = 0; sg < 2; sg++) {
+      uint32_t b = f32_bits(sg ? -edges[k] : edges[k]);
+      for (int d = -20; d <= 20; d++) x[n++] = f32_of(b + (uint32_t)d);
+    }
+  }
+  static const uint32_t nans[] = {0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xff812345u,
+                                  0x7fffffffu, 0xffffffffu};
+  for (size_t k = 0; k < sizeof nans / sizeof nans[0]; k++) x[n++] = f32_of(nans[k]);
+  while (n % 16 != 0) x[n++] = 0.5f;
+  ck_assert(n <= CAP);
+  float *e = out, *enp = out + CAP, *sg = out + 2 * CAP, *th = out + 3 * CAP;
+  v512_run(x, n, e, enp, sg, th);
+  int64_t bad = 0; /* counted, then one assertion: Check's per-call bookkeeping is slow */
+  float first = 0;
+  for (int64_t i = 0; i < n; i++) {
+    const float v = x[i], vc = v > 89.0f ? 89.0f : v;
+    bool same = f32_bits(e[i]) == f32_bits(ct__vexpf(v)) &&
+                f32_bits(enp[i]) == f32_bits(ct__vexpf_nonpos(vc)) &&
+                f32_bits(sg[i]) == f32_bits(ct__vsigmoidf(v)) &&
+                f32_bits(th[i]) == f32_bits(ct__vtanhf(v));
+    if (!same && bad++ == 0) first = v;
+  }
+  ck_assert_msg(bad == 0, "%lld inputs differ, the first %a", (long long)bad, (double)first);
+  free(x);
+  free(out);
+#endif
+}
+END_TEST
+
 /* ---- The ops compute exactly these functions, packed ------------------------------------------ */
 
 /* The special inputs first, in the kernels' widest packed steps (16 float32 lanes): infinities,
@@ -246,6 +308,7 @@ static Suite *vmath_suite(void) {
   CT_ADD_TEST(s, float32_within_the_bounds);
   CT_ADD_TEST(s, float64_within_one_ulp);
   CT_ADD_TEST(s, exp_nonpos_gives_exp_bits);
+  CT_ADD_TEST(s, avx512_functions_give_the_same_bits);
   CT_ADD_TEST(s, ops_give_the_same_bits);
   return s;
 }

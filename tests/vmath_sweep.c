@@ -4,7 +4,8 @@
  * double functions; float64 exp and log over 2^28 random inputs covering their whole range
  * against long double. Prints, per function, the largest error in units in the last place of
  * the exact result, the input giving it, and the count of results that disagree in kind (inf, NaN or zero where the reference has none).
- * docs/design/vmath.md records its output. Usage: vmath_sweep [f32|f64] */
+ * `avx512` compares ops/cpu/vmath512.h with vmath.h over all 2^32 float32 inputs instead.
+ * docs/design/vmath.md records its output. Usage: vmath_sweep [f32|f64|avx512] */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "ops/cpu/vmath.h"
+#include "ops/cpu/vmath512.h"
 
 #define BLK 4096
 
@@ -113,9 +115,59 @@ static void sweep64(void) {
   }
 }
 
+#ifdef CT__T16_X86
+/* ops/cpu/vmath512.h against vmath.h over all 2^32 float32 inputs, bit for bit (exp, exp of
+ * min(x, 89) by the unclamped one, sigmoid, tanh): prints how many differ, and the first few. */
+__attribute__((target("avx512f"))) static void v512_block(const float *x, float *out) {
+  for (int i = 0; i < BLK; i += 16) {
+    __m512 v = _mm512_loadu_ps(x + i);
+    __mmask16 big = _mm512_cmp_ps_mask(v, _mm512_set1_ps(89.0f), _CMP_GT_OQ);
+    _mm512_storeu_ps(out + i, ct__v512_expf(v));
+    _mm512_storeu_ps(out + BLK + i,
+                     ct__v512_expf_nonpos(_mm512_mask_mov_ps(v, big, _mm512_set1_ps(89.0f))));
+    _mm512_storeu_ps(out + 2 * BLK + i, ct__v512_sigmoidf(v));
+    _mm512_storeu_ps(out + 3 * BLK + i, ct__v512_tanhf(v));
+  }
+}
+
+static void sweep512(void) {
+  if (!__builtin_cpu_supports("avx512f")) {
+    printf("avx512: this CPU has no AVX-512\n");
+    return;
+  }
+  static float x[BLK], out[4 * BLK];
+  long differ = 0;
+  for (uint64_t base = 0; base < ((uint64_t)1 << 32); base += BLK) {
+    for (int i = 0; i < BLK; i++) {
+      uint32_t u = (uint32_t)(base + (uint64_t)i);
+      memcpy(&x[i], &u, 4);
+    }
+    v512_block(x, out);
+    for (int i = 0; i < BLK; i++) {
+      float v = x[i], vc = v > 89.0f ? 89.0f : v;
+      float want[4] = {ct__vexpf(v), ct__vexpf_nonpos(vc), ct__vsigmoidf(v), ct__vtanhf(v)};
+      for (int f = 0; f < 4; f++) {
+        if (memcmp(&want[f], &out[f * BLK + i], 4) != 0 && differ++ < 5) {
+          printf("  function %d at %a: %a, vmath.h %a\n", f, (double)v,
+                 (double)out[f * BLK + i], (double)want[f]);
+        }
+      }
+    }
+  }
+  printf("avx512: %ld results differ from vmath.h's over all 2^32 inputs\n", differ);
+}
+#endif
+
 int main(int argc, char **argv) {
-  int which = argc > 1 ? (strcmp(argv[1], "f32") == 0 ? 1 : strcmp(argv[1], "f64") == 0 ? 2 : 3) : 3;
+  int which = argc > 1 ? (strcmp(argv[1], "f32") == 0     ? 1
+                          : strcmp(argv[1], "f64") == 0    ? 2
+                          : strcmp(argv[1], "avx512") == 0 ? 4
+                                                           : 3)
+                       : 3;
   if (which & 1) sweep32();
   if (which & 2) sweep64();
+#ifdef CT__T16_X86
+  if (which & 4) sweep512();
+#endif
   return 0;
 }

@@ -239,6 +239,41 @@ CT__VM_CLONES static void RL(rnn_cells)(int64_t h, const T *restrict z, T *restr
   CT__SIMD for (int64_t k = 0; k < h; k++) hn[k] = CT__VTANH(z[k]);
 }
 
+/* The usual cells through rnn_layers.c's AVX-512 ones in float32 when fast16 (the same bits),
+ * else the loops above. */
+static void RL(lstm_cells_any)(bool fast16, int64_t h, const T *z, const T *cp, T *cn, T *hn) {
+#ifdef CT__T16_X86
+  if (sizeof(T) == 4 && fast16) {
+    lstm_cells16(h, (const float *)z, (const float *)cp, (float *)cn, (float *)hn);
+    return;
+  }
+#endif
+  (void)fast16;
+  RL(lstm_cells)(h, z, cp, cn, hn);
+}
+static void RL(gru_cells_any)(bool fast16, int64_t h, T *z, const T *add, const T *rbh, bool lbr,
+                              const T *hp, T *hn) {
+#ifdef CT__T16_X86
+  if (sizeof(T) == 4 && fast16) {
+    gru_cells16(h, (float *)z, (const float *)add, (const float *)rbh, lbr, (const float *)hp,
+                (float *)hn);
+    return;
+  }
+#endif
+  (void)fast16;
+  RL(gru_cells)(h, z, add, rbh, lbr, hp, hn);
+}
+static void RL(rnn_cells_any)(bool fast16, int64_t h, const T *z, T *hn) {
+#ifdef CT__T16_X86
+  if (sizeof(T) == 4 && fast16) {
+    rnn_cells16(h, (const float *)z, (float *)hn);
+    return;
+  }
+#endif
+  (void)fast16;
+  RL(rnn_cells)(h, z, hn);
+}
+
 /* Whether direction runs of p take the vectorised cells: the usual activations, no clip, and
  * for lstm no peepholes and no coupled forget gate (every ONNX export of torch.nn's layers). */
 static bool RL(usual_cells)(const RL(run) *j, bool fused_forget) {
@@ -260,6 +295,7 @@ static ct_status RL(entries)(const RL(run) *j, int64_t d, int64_t b0, int64_t b1
   T clip = (T)p->clip;
   bool fused_forget = p->kind == CT__RL_LSTM && j->c->attr[CT__RL_INPUT_FORGET].u.b;
   bool usual = RL(usual_cells)(j, fused_forget);
+  const bool fast16 = usual && ct__gemm_avx512(); /* the kernels' AVX-512 switch */
   const T *rt = j->rtk != NULL ? j->rtk + d * gh * h : j->rt;
   ct_status s;
   for (int64_t st = 0; st < p->t; st++) {
@@ -310,12 +346,12 @@ static ct_status RL(entries)(const RL(run) *j, int64_t d, int64_t b0, int64_t b1
       }
       T *z = zs + b * gh;
       if (p->kind == CT__RL_RNN && usual) {
-        RL(rnn_cells)(h, z, hnb);
+        RL(rnn_cells_any)(fast16, h, z, hnb);
       } else if (p->kind == CT__RL_RNN) {
         for (int64_t k = 0; k < h; k++) hnb[k] = RL(act)(p, 0, RL(clip)(z[k], clip));
       } else if (p->kind == CT__RL_GRU && usual) {
         const T *add = p->lbr ? us + b * h : j->hr + b * gh + 2 * h;
-        RL(gru_cells)(h, z, add, j->rb + 2 * h, p->lbr, hpb, hnb);
+        RL(gru_cells_any)(fast16, h, z, add, j->rb + 2 * h, p->lbr, hpb, hnb);
       } else if (p->kind == CT__RL_GRU) {
         for (int64_t k = 0; k < h; k++) {
           T zt = RL(act)(p, 0, RL(clip)(z[k], clip)), rg = RL(act)(p, 0, RL(clip)(z[h + k], clip));
@@ -325,7 +361,7 @@ static ct_status RL(entries)(const RL(run) *j, int64_t d, int64_t b0, int64_t b1
           hnb[k] = ((T)1 - zt) * ht + zt * hpb[k];
         }
       } else if (usual) { /* lstm */
-        RL(lstm_cells)(h, z, cp + b * h, cn + b * h, hnb);
+        RL(lstm_cells_any)(fast16, h, z, cp + b * h, cn + b * h, hnb);
       } else {
         const T *cpb = cp + b * h;
         T *cnb = cn + b * h;

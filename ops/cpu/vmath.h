@@ -89,20 +89,32 @@ CT__VM double ct__vm_seld(uint64_t m, double a, double b) {
  * both normal numbers, so an overflowing result becomes inf and a subnormal one is rounded once.
  * x is clamped first to where exp is already inf or 0, which also keeps k in range. */
 
+/* float32 exp's constants (vmath512.h computes the same arithmetic on AVX-512 with them): the
+ * shifter, 1 / ln2, ln2 in two parts and P's coefficients from the highest degree. */
+#define CT__EXPF_SHIFT 0x1.8p23f
+#define CT__EXPF_LOG2E 0x1.715476p+0f
+#define CT__EXPF_LN2_HI 0x1.62e4p-1f
+#define CT__EXPF_LN2_LO 0x1.7f7d1cp-20f
+#define CT__EXPF_P4 0x1.686aa8p-10f
+#define CT__EXPF_P3 0x1.124194p-7f
+#define CT__EXPF_P2 0x1.555b96p-5f
+#define CT__EXPF_P1 0x1.555486p-3f
+#define CT__EXPF_P0 0x1.fffff8p-2f
+
 /* exp of x <= 89 or NaN (no clamp from above: softmax's x - max is never positive, and its loop
  * saves the compare and select); ct__vexpf is this after the clamp, so the bits are the same. */
 CT__VM float ct__vexpf_nonpos(float x) {
-  const float shift = 0x1.8p23f;
+  const float shift = CT__EXPF_SHIFT;
   float xc = ct__vm_self(CT__VM_M32(x < -104.0f), -104.0f, x);
-  float kf = xc * 0x1.715476p+0f + shift;
+  float kf = xc * CT__EXPF_LOG2E + shift;
   uint32_t u = ct__vm_ubits(kf) - (ct__vm_ubits(shift) - 256u); /* k + 256 */
   kf -= shift;
-  float r = (xc - kf * 0x1.62e4p-1f) - kf * 0x1.7f7d1cp-20f;
-  float p = 0x1.686aa8p-10f;
-  p = p * r + 0x1.124194p-7f;
-  p = p * r + 0x1.555b96p-5f;
-  p = p * r + 0x1.555486p-3f;
-  p = p * r + 0x1.fffff8p-2f;
+  float r = (xc - kf * CT__EXPF_LN2_HI) - kf * CT__EXPF_LN2_LO;
+  float p = CT__EXPF_P4;
+  p = p * r + CT__EXPF_P3;
+  p = p * r + CT__EXPF_P2;
+  p = p * r + CT__EXPF_P1;
+  p = p * r + CT__EXPF_P0;
   p = 1.0f + (r + r * r * p);
   uint32_t h = u >> 1; /* (k >> 1) + 128 */
   float s1 = ct__vm_fbits((h - 1u) << 23), s2 = ct__vm_fbits((u - h - 1u) << 23);
@@ -214,15 +226,24 @@ CT__VM float ct__vlogf(float x) {
  * put back on the bits. It was computed in double (8 lanes a vector, a division of 16 cycles):
  * an LSTM's cells spent most of their time there. */
 
+/* float32 tanh's P, from the highest degree (shared with vmath512.h). */
+#define CT__TANHF_P6 -0x1.4c3746p-11f
+#define CT__TANHF_P5 0x1.8575c6p-9f
+#define CT__TANHF_P4 -0x1.19bc5cp-7f
+#define CT__TANHF_P3 0x1.654008p-6f
+#define CT__TANHF_P2 -0x1.ba099ep-5f
+#define CT__TANHF_P1 0x1.1110c8p-3f
+#define CT__TANHF_P0 -0x1.555554p-2f
+
 CT__VM float ct__vtanhf(float x) {
   float ax = ct__vm_fbits(ct__vm_ubits(x) & 0x7fffffffu), u = ax * ax;
-  float p = -0x1.4c3746p-11f;
-  p = p * u + 0x1.8575c6p-9f;
-  p = p * u + -0x1.19bc5cp-7f;
-  p = p * u + 0x1.654008p-6f;
-  p = p * u + -0x1.ba099ep-5f;
-  p = p * u + 0x1.1110c8p-3f;
-  p = p * u + -0x1.555554p-2f;
+  float p = CT__TANHF_P6;
+  p = p * u + CT__TANHF_P5;
+  p = p * u + CT__TANHF_P4;
+  p = p * u + CT__TANHF_P3;
+  p = p * u + CT__TANHF_P2;
+  p = p * u + CT__TANHF_P1;
+  p = p * u + CT__TANHF_P0;
   float a = ct__vm_self(CT__VM_M32(ax > 9.5f), 9.5f, ax);
   float big = 1.0f - 2.0f / (ct__vexpf_nonpos(a + a) + 1.0f);
   float t = ct__vm_self(CT__VM_M32(ax < 0.75f), ax + (ax * u) * p, big);
