@@ -85,7 +85,6 @@ static inline double ct__sm_fold(const double *l) {
     return sum;                                                                               \
   }
 
-
 /* Contiguous rows of at most CT__SM_SHORT elements, CT__SM_GROUP at a time (the softmax
  * kernel's and attention's, ops/cpu/reduce.c and attention.c): each row's max, the group's exps
  * in one loop over its elements (each less its row's max, from mr), then each row's sum in
