@@ -20,8 +20,9 @@ rs_f32_rows:$arith sm_f32_block:$arith
 rs_f32_walk:$arith sgd_f32_range:$arith momentum_f32_range:$arith adam_f32_range:v?sqrtps
 add_grad_f32_brange:$arith mul_grad_f32_range:$arith sigmoid_grad_f32_range:$arith
 tanh_grad_f32_range:$arith relu_grad_f32_range:$arith tr_copy32_rows:$moves tr_copy32_tiles:$moves
-exp_f32_range:$arith exp_f64_range:$arith log_f32_range:$arith log_f64_range:$arith
-tanh_f32_range:$arith sigmoid_f32_range:$arith sigmoid_f64_range:$arith"
+exp_f32_c_range:$arith exp_f32_range16:$arith exp_f64_range:$arith log_f32_range:$arith
+log_f64_range:$arith tanh_f32_c_range:$arith tanh_f32_range16:$arith sigmoid_f32_c_range:$arith
+sigmoid_f32_range16:$arith sigmoid_f64_range:$arith"
 
 if [ "$lib" = "--self-test" ]; then
   # A library the check must refuse: the same kernels' names with scalar code only.
