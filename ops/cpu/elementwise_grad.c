@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ops/cpu/parallel.h"
+#include "ops/cpu/vmath.h" /* CT__VM_CLONES */
 #include "ops/defs.h"
 
 /* A gradient's flat work, split by ct__parallel_for: elements. */
@@ -222,7 +223,9 @@ static void bgrad_plan(const ct__bcast_plan *p, void *dx, void *dy, const void *
   }
 }
 
-/* GX and GY are the gradients of X and Y at one element, in terms of g (Out@GRAD), x and y. */
+/* GX and GY are the gradients of X and Y at one element, in terms of g (Out@GRAD), x and y.
+ * The broadcast walk carries the vector clones (CT__VM_CLONES: the bias gradient's column adds
+ * ran 4 floats an instruction on the SSE2 baseline); each element's sum keeps its order. */
 #define BINARY_GRAD_KERNEL(NAME, T, GX, GY)                                                     \
   static void NAME##_range(void *arg, int64_t b, int64_t e) {                                   \
     const grad_job *j = arg;                                                                    \
@@ -236,7 +239,7 @@ static void bgrad_plan(const ct__bcast_plan *p, void *dx, void *dy, const void *
       if (dy != NULL) dy[i] = (GY);                                                             \
     }                                                                                           \
   }                                                                                             \
-  static void NAME##_brange(void *arg, int64_t first, int64_t last) {                           \
+  CT__VM_CLONES static void NAME##_brange(void *arg, int64_t first, int64_t last) {             \
     const bgrad_job *jb = arg;                                                                  \
     BGRAD_WALK(T, jb, first, last, GX, GY);                                                     \
   }                                                                                             \
