@@ -23,6 +23,7 @@
 #include "ops/cpu/parallel.h"
 #include "ops/cpu/stream.h"
 #include "ops/cpu/vmath.h"
+#include "ops/cpu/vmath512.h"
 #include "ops/expr/expr_impl.h"
 #include "ops/half.h"
 
@@ -55,6 +56,27 @@
   case CT__EXPR_RELU_GRAD: LOOP(a > 0 ? b : 0); break;   \
   default: break;
 
+#ifdef CT__T16_X86
+/* A float32 node of exp, tanh or sigmoid on AVX-512 (behind the kernels' switch): vmath512.h's
+ * functions, the ops' bits (vmath.md), 16 elements a step, the last few masked. */
+#define UNARY16(C, op)                                                                     \
+  (sizeof(C) == 4 && ((op) == CT_EXPR_EXP || (op) == CT_EXPR_TANH || (op) == CT_EXPR_SIGMOID) && \
+   ct__gemm_avx512())
+__attribute__((target("avx512f"))) static void unary16(const float *x, float *o, int n, int op) {
+  for (int i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+    const __m512 a = _mm512_maskz_loadu_ps(m, x + i);
+    const __m512 r = op == CT_EXPR_EXP    ? ct__v512_expf(a)
+                     : op == CT_EXPR_TANH ? ct__v512_tanhf(a)
+                                          : ct__v512_sigmoidf(a);
+    _mm512_mask_storeu_ps(o + i, m, r);
+  }
+}
+#else
+#define UNARY16(C, op) false
+#define unary16(x, o, n, op) ((void)0)
+#endif
+
 /* A value on the evaluation stack: a block of n elements at p, or one scalar s. */
 #define VALUE_TYPE(C, SUF) \
   typedef struct val_##SUF {   \
@@ -76,6 +98,10 @@
     return r;                                                                               \
   }                                                                                         \
   CT__VM_CLONES static void unary_##SUF(int op, C *o, const C *x, int n) {                  \
+    if (UNARY16(C, op)) {                                                                   \
+      unary16((const float *)x, (float *)o, n, op);                                         \
+      return;                                                                               \
+    }                                                                                       \
     switch (op) { UNARY_CASES(C, U_LOOP) }                                                  \
   }                                                                                         \
   BINARY_FN(binary_##SUF, C, SUF, BINARY_CASES, VV_LOOP, VS_LOOP, SV_LOOP)                  \
