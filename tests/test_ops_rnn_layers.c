@@ -323,24 +323,32 @@ static void put_pattern_dt(ct_scope *s, const char *name, ct_dtype dt, ct_ddim d
   free(f);
 }
 
-/* Out, LastH and LastC's bytes (LastC for lstm) after one run at `threads` of a bidirectional
- * layer of SP_N entries of lengths 10, 7, 0, 10, 3, 10, 1, every input wired (peepholes when
- * `peep`, else the usual cells' vectorised path), in dtype dt; *bytes their size. */
-static unsigned char *split_run(const char *type, ct_dtype dt, bool batch_major, bool peep,
-                                bool lbr, int threads, size_t *bytes) {
-  bool lstm = strcmp(type, "lstm") == 0;
-  int64_t gates = lstm ? 4 : strcmp(type, "gru") == 0 ? 3 : 1;
+/* A scope holding a bidirectional layer's inputs in dtype dt, hidden size h (sin patterns):
+ * x, w, r, b, h0, c0 (read by lstm alone), p (peepholes, read when wired) and seq, SP_N entries
+ * of lengths 10, 7, 0, 10, 3, 10, 1. */
+static ct_scope *split_scope(const char *type, ct_dtype dt, bool batch_major, int64_t h) {
+  int64_t gates = strcmp(type, "lstm") == 0 ? 4 : strcmp(type, "gru") == 0 ? 3 : 1;
   ct_scope *s = ct_scope_new();
   put_pattern_dt(s, "x", dt, batch_major ? CT_DIMS(SP_N, SP_T, SP_I) : CT_DIMS(SP_T, SP_N, SP_I),
                  0.1);
-  put_pattern_dt(s, "w", dt, CT_DIMS(2, gates * SP_H, SP_I), 1.2);
-  put_pattern_dt(s, "r", dt, CT_DIMS(2, gates * SP_H, SP_H), 2.3);
-  put_pattern_dt(s, "b", dt, CT_DIMS(2, gates * 2 * SP_H), 3.4);
-  put_pattern_dt(s, "h0", dt, batch_major ? CT_DIMS(SP_N, 2, SP_H) : CT_DIMS(2, SP_N, SP_H), 4.5);
-  put_pattern_dt(s, "c0", dt, batch_major ? CT_DIMS(SP_N, 2, SP_H) : CT_DIMS(2, SP_N, SP_H), 5.6);
-  put_pattern_dt(s, "p", dt, CT_DIMS(2, 3 * SP_H), 6.7);
+  put_pattern_dt(s, "w", dt, CT_DIMS(2, gates * h, SP_I), 1.2);
+  put_pattern_dt(s, "r", dt, CT_DIMS(2, gates * h, h), 2.3);
+  put_pattern_dt(s, "b", dt, CT_DIMS(2, gates * 2 * h), 3.4);
+  put_pattern_dt(s, "h0", dt, batch_major ? CT_DIMS(SP_N, 2, h) : CT_DIMS(2, SP_N, h), 4.5);
+  put_pattern_dt(s, "c0", dt, batch_major ? CT_DIMS(SP_N, 2, h) : CT_DIMS(2, SP_N, h), 5.6);
+  put_pattern_dt(s, "p", dt, CT_DIMS(2, 3 * h), 6.7);
   int32_t len[SP_N] = {10, 7, 0, 10, 3, 10, 1};
   put(s, "seq", CT_INT32, CT_DIMS(SP_N), len);
+  return s;
+}
+
+/* Out, LastH and LastC's bytes (LastC for lstm) after one run at `threads` of split_scope's
+ * layer of hidden size h, every input wired (peepholes when `peep`, else the usual cells'
+ * vectorised path), in dtype dt; *bytes their size. */
+static unsigned char *split_run(const char *type, ct_dtype dt, bool batch_major, bool peep,
+                                bool lbr, int64_t h, int threads, size_t *bytes) {
+  bool lstm = strcmp(type, "lstm") == 0;
+  ct_scope *s = split_scope(type, dt, batch_major, h);
   const bool has[8] = {[3] = true, [4] = true, [5] = true, [6] = lstm, [7] = lstm && peep};
   ct_op *op = layer_op(type, has, true, true, lstm);
   ck_assert_int_eq(ct_op_set_attr_string(op, "direction", "bidirectional"), CT_OK);
@@ -385,10 +393,11 @@ START_TEST(entries_split_across_threads_give_the_bits_of_one) {
       ct_dtype dt = v & 1 ? CT_FLOAT64 : CT_FLOAT32;
       bool bm = v & 2;
       size_t n1, nt;
-      unsigned char *one = split_run(kinds[k].type, dt, bm, kinds[k].peep, kinds[k].lbr, 1, &n1);
+      unsigned char *one =
+          split_run(kinds[k].type, dt, bm, kinds[k].peep, kinds[k].lbr, SP_H, 1, &n1);
       for (int threads = 2; threads <= 4; threads++) { /* at 4, pieces of one entry */
         unsigned char *many =
-            split_run(kinds[k].type, dt, bm, kinds[k].peep, kinds[k].lbr, threads, &nt);
+            split_run(kinds[k].type, dt, bm, kinds[k].peep, kinds[k].lbr, SP_H, threads, &nt);
         ck_assert_uint_eq(nt, n1);
         ck_assert_msg(memcmp(one, many, n1) == 0, "%s (peep %d, lbr %d) dtype %d batch-major %d "
                       "differs at %d threads", kinds[k].type, kinds[k].peep, kinds[k].lbr,
@@ -403,7 +412,8 @@ END_TEST
 
 /* The float32 cells on AVX-512 (vmath512.h's functions) against the loops every other CPU runs
  * (the GEMM's AVX2 or portable kernel chosen turns the kernels' AVX-512 code off): the same bits,
- * every kind with the usual cells, both layouts, at 1 and 3 threads. */
+ * every kind with the usual cells, both layouts, at 1 and 3 threads, hidden sizes of 64 and 37
+ * (the cells' last 5 units masked). */
 START_TEST(avx512_cells_give_the_bits_of_the_portable_loops) {
   if (!ct__gemm_use_kernel("avx512")) return; /* nothing to compare on this CPU */
   static const struct {
@@ -411,19 +421,20 @@ START_TEST(avx512_cells_give_the_bits_of_the_portable_loops) {
     bool lbr;
   } kinds[] = {{"simple_rnn", false}, {"gru", false}, {"gru", true}, {"lstm", false}};
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-    for (int v = 0; v < 4; v++) {
+    for (int v = 0; v < 8; v++) {
       const bool bm = v & 1;
       const int threads = v & 2 ? 3 : 1;
+      const int64_t h = v & 4 ? 37 : SP_H;
       size_t n1, n2;
       ck_assert(ct__gemm_use_kernel("avx512"));
-      unsigned char *wide = split_run(kinds[k].type, CT_FLOAT32, bm, false, kinds[k].lbr,
+      unsigned char *wide = split_run(kinds[k].type, CT_FLOAT32, bm, false, kinds[k].lbr, h,
                                       threads, &n1);
       ck_assert(ct__gemm_use_kernel("avx2") || ct__gemm_use_kernel("portable"));
-      unsigned char *other = split_run(kinds[k].type, CT_FLOAT32, bm, false, kinds[k].lbr,
+      unsigned char *other = split_run(kinds[k].type, CT_FLOAT32, bm, false, kinds[k].lbr, h,
                                        threads, &n2);
       ck_assert_uint_eq(n1, n2);
-      ck_assert_msg(memcmp(wide, other, n1) == 0, "%s (lbr %d) batch-major %d at %d threads",
-                    kinds[k].type, kinds[k].lbr, bm, threads);
+      ck_assert_msg(memcmp(wide, other, n1) == 0, "%s (lbr %d) batch-major %d at %d threads, "
+                    "hidden %lld", kinds[k].type, kinds[k].lbr, bm, threads, (long long)h);
       free(wide);
       free(other);
     }
@@ -509,17 +520,7 @@ static unsigned char *grad_run(const char *type, bool lbr, bool batch_major, int
   g_clip = 0;
   g_acts[0] = NULL;
   bool lstm = strcmp(type, "lstm") == 0;
-  int64_t gates = lstm ? 4 : strcmp(type, "gru") == 0 ? 3 : 1;
-  ct_scope *s = ct_scope_new();
-  put_smooth(s, "x", batch_major ? CT_DIMS(SP_N, SP_T, SP_I) : CT_DIMS(SP_T, SP_N, SP_I), 0.1);
-  put_smooth(s, "w", CT_DIMS(2, gates * SP_H, SP_I), 1.2);
-  put_smooth(s, "r", CT_DIMS(2, gates * SP_H, SP_H), 2.3);
-  put_smooth(s, "b", CT_DIMS(2, gates * 2 * SP_H), 3.4);
-  put_smooth(s, "h0", batch_major ? CT_DIMS(SP_N, 2, SP_H) : CT_DIMS(2, SP_N, SP_H), 4.5);
-  put_smooth(s, "c0", batch_major ? CT_DIMS(SP_N, 2, SP_H) : CT_DIMS(2, SP_N, SP_H), 5.6);
-  put_smooth(s, "p", CT_DIMS(2, 3 * SP_H), 6.7);
-  int32_t len[SP_N] = {10, 7, 0, 10, 3, 10, 1};
-  put(s, "seq", CT_INT32, CT_DIMS(SP_N), len);
+  ct_scope *s = split_scope(type, CT_FLOAT64, batch_major, SP_H);
   static const char *const params[] = {"x", "w", "r", "b", "h0", "c0", "p"};
   const size_t np = lstm ? 7 : 5;
   ct_set_num_threads(threads);

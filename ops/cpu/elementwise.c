@@ -329,14 +329,7 @@ VMATH_KERNEL(exp_f64, double, ct__vexp(a))
   __attribute__((target("avx512f"))) static void NAME##_range16(void *arg, int64_t b,      \
                                                                 int64_t e) {               \
     const un_job *j = arg;                                                                 \
-    const float *x = j->x;                                                                 \
-    float *o = j->o;                                                                       \
-    int64_t i = b;                                                                         \
-    for (; i + 16 <= e; i += 16) _mm512_storeu_ps(o + i, FN16(_mm512_loadu_ps(x + i)));   \
-    if (i < e) {                                                                           \
-      const __mmask16 m = (__mmask16)((1u << (e - i)) - 1);                                \
-      _mm512_mask_storeu_ps(o + i, m, FN16(_mm512_maskz_loadu_ps(m, x + i)));              \
-    }                                                                                      \
+    CT__V512_MAP(FN16, (const float *)j->x + b, (float *)j->o + b, e - b);                 \
   }                                                                                        \
   static ct_status NAME(const ct_kernel_ctx *c) {                                          \
     if (!ct__gemm_avx512()) return NAME##_c(c);                                            \

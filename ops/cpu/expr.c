@@ -63,13 +63,12 @@
   (sizeof(C) == 4 && ((op) == CT_EXPR_EXP || (op) == CT_EXPR_TANH || (op) == CT_EXPR_SIGMOID) && \
    ct__gemm_avx512())
 __attribute__((target("avx512f"))) static void unary16(const float *x, float *o, int n, int op) {
-  for (int i = 0; i < n; i += 16) {
-    const __mmask16 m = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1);
-    const __m512 a = _mm512_maskz_loadu_ps(m, x + i);
-    const __m512 r = op == CT_EXPR_EXP    ? ct__v512_expf(a)
-                     : op == CT_EXPR_TANH ? ct__v512_tanhf(a)
-                                          : ct__v512_sigmoidf(a);
-    _mm512_mask_storeu_ps(o + i, m, r);
+  if (op == CT_EXPR_EXP) {
+    CT__V512_MAP(ct__v512_expf, x, o, n);
+  } else if (op == CT_EXPR_TANH) {
+    CT__V512_MAP(ct__v512_tanhf, x, o, n);
+  } else {
+    CT__V512_MAP(ct__v512_sigmoidf, x, o, n);
   }
 }
 #else

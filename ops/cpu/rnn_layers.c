@@ -48,13 +48,11 @@ static void rl_scratch_free(void *p) { ct__work_free(p); }
 /* The usual cells of float32 on AVX-512: the template's RL(lstm_cells), RL(gru_cells) and
  * RL(rnn_cells) with vmath512.h's functions (the same bits; exp's 2^k one instruction: an
  * LSTM's cells of 32 units 22 % faster), 16 units at a time, the last masked. */
-#define RL_MASK(h, k) \
-  ((h) - (k) >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << ((h) - (k))) - 1))
 __attribute__((target("avx512f"))) static void lstm_cells16(int64_t h, const float *z,
                                                            const float *cp, float *cn,
                                                            float *hn) {
   for (int64_t k = 0; k < h; k += 16) {
-    const __mmask16 m = RL_MASK(h, k);
+    const __mmask16 m = ct__v512_rest(h - k);
     __m512 ig = ct__v512_sigmoidf(_mm512_maskz_loadu_ps(m, z + k));
     __m512 og = ct__v512_sigmoidf(_mm512_maskz_loadu_ps(m, z + h + k));
     __m512 fg = ct__v512_sigmoidf(_mm512_maskz_loadu_ps(m, z + 2 * h + k));
@@ -69,7 +67,7 @@ __attribute__((target("avx512f"))) static void gru_cells16(int64_t h, float *z, 
                                                           const float *rbh, bool lbr,
                                                           const float *hp, float *hn) {
   for (int64_t k = 0; k < h; k += 16) {
-    const __mmask16 m = RL_MASK(h, k);
+    const __mmask16 m = ct__v512_rest(h - k);
     __m512 zt = ct__v512_sigmoidf(_mm512_maskz_loadu_ps(m, z + k));
     __m512 rg = ct__v512_sigmoidf(_mm512_maskz_loadu_ps(m, z + h + k));
     __m512 a = _mm512_maskz_loadu_ps(m, add + k);
@@ -84,10 +82,7 @@ __attribute__((target("avx512f"))) static void gru_cells16(int64_t h, float *z, 
 }
 __attribute__((target("avx512f"))) static void rnn_cells16(int64_t h, const float *z,
                                                           float *hn) {
-  for (int64_t k = 0; k < h; k += 16) {
-    const __mmask16 m = RL_MASK(h, k);
-    _mm512_mask_storeu_ps(hn + k, m, ct__v512_tanhf(_mm512_maskz_loadu_ps(m, z + k)));
-  }
+  CT__V512_MAP(ct__v512_tanhf, z, hn, h);
 }
 #endif
 

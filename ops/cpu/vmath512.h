@@ -25,6 +25,25 @@
 
 CT__V512 __m512 ct__v512_set(float v) { return _mm512_set1_ps(v); }
 
+/* The lanes of the last n elements of an array taken 16 at a time: all 16, or the first n. */
+CT__V512 __mmask16 ct__v512_rest(int64_t n) {
+  return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1);
+}
+
+/* o[i] = FN(x[i]) for i in [0, n), 16 at a time, the last few masked (o may be x; masking
+ * every step was 10 % slower for the exp op). */
+#define CT__V512_MAP(FN, x, o, n)                                                      \
+  do {                                                                                 \
+    int64_t i_ = 0;                                                                    \
+    for (; i_ + 16 <= (n); i_ += 16) {                                                 \
+      _mm512_storeu_ps((o) + i_, FN(_mm512_loadu_ps((x) + i_)));                       \
+    }                                                                                  \
+    if (i_ < (n)) {                                                                    \
+      const __mmask16 m_ = ct__v512_rest((n) - i_);                                    \
+      _mm512_mask_storeu_ps((o) + i_, m_, FN(_mm512_maskz_loadu_ps(m_, (x) + i_)));    \
+    }                                                                                  \
+  } while (0)
+
 /* ct__vexpf_nonpos: exp of x <= 89 or NaN. */
 CT__V512 __m512 ct__v512_expf_nonpos(__m512 x) {
   const __m512 shift = ct__v512_set(CT__EXPF_SHIFT);
