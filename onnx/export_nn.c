@@ -9,7 +9,10 @@
  *              pool2d_exact conditions) or GlobalMaxPool / GlobalAveragePool;
  *   matmul with transpose_x or transpose_y -> Gemm (both operands 2-D in the scope);
  *   clip    -> Clip with min and max as scalar constants of X's dtype (float32 or float64, X's
- *              tensor in the scope saying which), or the Min / Max variables. */
+ *              tensor in the scope saying which), or the Min / Max variables;
+ *   conv_integer, qlinear_conv -> ConvInteger, QLinearConv (as conv2d, ONNX's inputs in order);
+ *   matmul_integer, qlinear_matmul, dynamic_quantize_linear -> MatMulInteger, QLinearMatMul,
+ *              DynamicQuantizeLinear (slots in ONNX's order, no attributes). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -76,15 +79,41 @@ static const ct_tensor *tensor(const ex_cx *x, const char *name) {
   return t;
 }
 
-static ct_status conv2d(ex_cx *x, const ex_op *op, bool *done) {
+/* The names of op's slots `slots` (n of them, the ONNX node's inputs in order) into names (an
+ * unwired slot "", left out) and how many to write (up to the last wired one), into *kept;
+ * false when a slot holds more than one name, a required one (the first `required`) none, or a
+ * slot not listed is wired. */
+static bool listed_ins(const ex_op *op, const char *const *slots, size_t n, size_t required,
+                       const char **names, size_t *kept) {
+  size_t listed = 0;
+  *kept = 0;
+  for (size_t k = 0; k < n; k++) {
+    size_t count;
+    const char *name = one_in(op, slots[k], &count);
+    if (count > 1 || (count == 0 && k < required)) return false;
+    names[k] = name != NULL ? name : "";
+    if (name != NULL) *kept = k + 1;
+    listed += count;
+  }
+  size_t wired = 0;
+  for (size_t s = 0; s < op->def->n_in; s++) wired += op->in[s].n;
+  return wired == listed;
+}
+
+/* conv2d as Conv, conv_integer as ConvInteger and qlinear_conv as QLinearConv (ONNX's inputs
+ * in their order: `slots`, the first `required` of them required): conv2d's attributes as
+ * Conv's. */
+static ct_status conv_like(ex_cx *x, const ex_op *op, const char *type,
+                           const char *const *slots, size_t n, size_t required, bool *done) {
   bool used[64] = {false};
-  size_t ni, nf;
-  const char *in[2] = {one_in(op, "Input", &ni), one_in(op, "Filter", &nf)}, *out = one_out(op);
+  const char *in[9], *out = one_out(op);
+  size_t kept;
+  if (n > 9 || !listed_ins(op, slots, n, required, in, &kept)) return CT_OK;
   const ct_attr_value *st = use(op, "strides", used), *pd = use(op, "paddings", used);
   const ct_attr_value *dl = use(op, "dilations", used), *gr = use(op, "groups", used);
   const ct_attr_value *al = use(op, "padding_algorithm", used);
   int64_t p[4];
-  if (in[0] == NULL || in[1] == NULL || out == NULL || !ints_of(st, 2) || !pads4(pd, p) ||
+  if (out == NULL || !ints_of(st, 2) || !pads4(pd, p) ||
       !ints_of(dl, 2) || gr == NULL || al == NULL || !ex_attrs_default(op, used)) {
     return CT_OK;
   }
@@ -96,12 +125,54 @@ static ct_status conv2d(ex_cx *x, const ex_op *op, bool *done) {
   if (auto_pad != NULL && !all_zero(pd)) return CT_OK;
   const int64_t pads[4] = {p[0], p[2], p[1], p[3]};
   ex_node nd;
-  ex_node_begin(&nd, x, "Conv", NULL, in, 2, &out, 1);
+  ex_node_begin(&nd, x, type, NULL, in, kept, &out, 1);
   ex_attr_ints(&nd, "strides", st->u.ints.v, 2);
   ex_attr_ints(&nd, "dilations", dl->u.ints.v, 2);
   ex_attr_int(&nd, "group", gr->u.i);
   if (auto_pad != NULL) ex_attr_str(&nd, "auto_pad", auto_pad);
   else ex_attr_ints(&nd, "pads", pads, 4);
+  ex_node_end(&nd);
+  *done = true;
+  return CT_OK;
+}
+
+/* An op whose ONNX form is its slots in ONNX's order and no attribute: matmul_integer,
+ * qlinear_matmul, dynamic_quantize_linear. */
+typedef struct plain_row {
+  const char *type, *onnx;
+  const char *in[9];
+  size_t n_in, required;
+  const char *out[3];
+  size_t n_out;
+} plain_row;
+
+static const plain_row plain_rows[] = {
+    {"matmul_integer", "MatMulInteger", {"X", "Y", "XZeroPoint", "YZeroPoint"}, 4, 2, {"Out"}, 1},
+    {"qlinear_matmul",
+     "QLinearMatMul",
+     {"X", "XScale", "XZeroPoint", "Y", "YScale", "YZeroPoint", "OutScale", "OutZeroPoint"},
+     8,
+     8,
+     {"Out"},
+     1},
+    {"dynamic_quantize_linear", "DynamicQuantizeLinear", {"X"}, 1, 1,
+     {"Y", "YScale", "YZeroPoint"}, 3},
+};
+
+static ct_status plain(ex_cx *x, const ex_op *op, const plain_row *r, bool *done) {
+  const char *in[9], *out[3];
+  size_t kept;
+  bool used[64] = {false};
+  if (!listed_ins(op, r->in, r->n_in, r->required, in, &kept) || !ex_attrs_default(op, used) ||
+      op->def->n_out != r->n_out) {
+    return CT_OK;
+  }
+  for (size_t k = 0; k < r->n_out; k++) {
+    if (strcmp(op->def->out[k].name, r->out[k]) != 0 || op->out[k].n != 1) return CT_OK;
+    out[k] = op->out[k].names[0];
+  }
+  ex_node nd;
+  ex_node_begin(&nd, x, r->onnx, NULL, in, kept, out, r->n_out);
   ex_node_end(&nd);
   *done = true;
   return CT_OK;
@@ -323,7 +394,21 @@ ct_status ex_nn(ex_cx *x, const ex_op *op, bool *done) {
   const char *type = op->def->type;
   *done = false;
   if (op->def->n_attr > 64) return CT_OK;
-  if (strcmp(type, "conv2d") == 0) return conv2d(x, op, done);
+  static const char *const conv[] = {"Input", "Filter"};
+  static const char *const conv_int[] = {"Input", "Filter", "InputZeroPoint", "FilterZeroPoint"};
+  static const char *const qconv[] = {"Input",  "InputScale", "InputZeroPoint",
+                                      "Filter", "FilterScale", "FilterZeroPoint",
+                                      "OutScale", "OutZeroPoint", "Bias"};
+  if (strcmp(type, "conv2d") == 0) return conv_like(x, op, "Conv", conv, 2, 2, done);
+  if (strcmp(type, "conv_integer") == 0) {
+    return conv_like(x, op, "ConvInteger", conv_int, 4, 2, done);
+  }
+  if (strcmp(type, "qlinear_conv") == 0) {
+    return conv_like(x, op, "QLinearConv", qconv, 9, 8, done);
+  }
+  for (size_t r = 0; r < sizeof plain_rows / sizeof plain_rows[0]; r++) {
+    if (strcmp(type, plain_rows[r].type) == 0) return plain(x, op, &plain_rows[r], done);
+  }
   if (strcmp(type, "pool2d") == 0) return pool2d(x, op, done);
   if (strcmp(type, "matmul") == 0) return gemm(x, op, done);
   if (strcmp(type, "clip") == 0) return clip(x, op, done);

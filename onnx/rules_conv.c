@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* onnx/rules_conv.c: the rules of ONNX's convolutions and batch normalisation: Conv (1-D and
- * 2-D, onto conv2d), ConvTranspose (1-D to 3-D, onto conv_transpose) and BatchNormalization
- * (inference and, from opset 14, training mode, onto batch_norm).
+ * 2-D, onto conv2d), ConvInteger and QLinearConv (2-D, onto conv_integer and qlinear_conv),
+ * ConvTranspose (1-D to 3-D, onto conv_transpose) and BatchNormalization (inference and, from
+ * opset 14, training mode, onto batch_norm).
  *
  * conv2d takes 2-D NCHW data with paddings (top, bottom, left, right); ONNX lists pads as
  * (begins..., ends...), so (top, left, bottom, right) becomes (top, bottom, left, right). A
@@ -35,14 +36,14 @@ static bool const_dims(ox_cx *c, size_t k, ct_ddim *d) {
   return true;
 }
 
-/* The number of spatial dims of a Conv: kernel_shape's count, else W's rank (a constant W, or
- * X as declared) less 2; -1 when none says. */
-static int conv_rank(ox_cx *c) {
+/* The number of spatial dims of a Conv whose W is input wk: kernel_shape's count, else W's rank
+ * (a constant W, or X as declared) less 2; -1 when none says. */
+static int conv_rank(ox_cx *c, size_t wk) {
   const int64_t *ks;
   size_t nk;
   ct_ddim w;
   if (ox_ints(c, "kernel_shape", &ks, &nk)) return (int)nk;
-  if (const_dims(c, 1, &w)) return w.rank - 2;
+  if (const_dims(c, wk, &w)) return w.rank - 2;
   const ox_value *x = declared(c, ox_in(c, 0));
   return x != NULL && x->rank >= 0 ? x->rank - 2 : -1;
 }
@@ -108,7 +109,7 @@ static ct_status axis2(ox_cx *c, const char *type, const char *x, const char *ou
 static ct_status conv(ox_cx *c) {
   const char *x = ox_in(c, 0), *w = ox_in(c, 1), *b = ox_in(c, 2), *y = ox_out(c, 0);
   if (x == NULL || w == NULL || y == NULL) return ox_unsupported(c, "X, W or Y is missing");
-  int nsp = conv_rank(c);
+  int nsp = conv_rank(c, 1);
   if (nsp < 0) nsp = 2; /* nothing says: conv2d checks the rank when it runs */
   if (nsp != 1 && nsp != 2) {
     return ox_unsupported(c, "a %d-D convolution (corten convolves 1-D and 2-D)", nsp);
@@ -222,7 +223,50 @@ static ct_status batch_norm(ox_cx *c) {
   return s == CT_OK ? ox_push(c, op) : s;
 }
 
+/* ConvInteger (x, w, x_zero_point, w_zero_point) and QLinearConv (x, x_scale, x_zero_point, w,
+ * w_scale, w_zero_point, y_scale, y_zero_point, B) in 2-D: conv_integer and qlinear_conv, each
+ * ONNX input k onto slots[k] (NULL: required[k] says whether the node must give it), with
+ * Conv's geometry. */
+static ct_status integer_conv(ox_cx *c, const char *type, const char *const *slots,
+                              const bool *required, size_t n, size_t wk) {
+  for (size_t k = 0; k < n; k++) {
+    if (required[k] && ox_in(c, k) == NULL) {
+      return ox_unsupported(c, "input %zu (%s) is missing", k, slots[k]);
+    }
+  }
+  if (ox_out(c, 0) == NULL) return ox_unsupported(c, "output 0 is missing");
+  int nsp = conv_rank(c, wk);
+  if (nsp >= 0 && nsp != 2) {
+    return ox_unsupported(c, "a %d-D integer convolution (corten's are 2-D)", nsp);
+  }
+  ct_op *op = ox_op(c, type);
+  if (op == NULL) return ct_last_status();
+  ct_status s = conv_geometry(c, op, 2);
+  if (s == CT_OK) s = ct_op_set_attr_int(op, "groups", ox_int(c, "group", 1));
+  for (size_t k = 0; k < n && s == CT_OK; k++) {
+    if (ox_in(c, k) != NULL) s = ct_op_set_input(op, slots[k], ox_in(c, k));
+  }
+  if (s == CT_OK) s = ct_op_set_output(op, "Output", ox_out(c, 0));
+  return s == CT_OK ? ox_push(c, op) : s;
+}
+
+static ct_status conv_integer(ox_cx *c) {
+  static const char *const slots[] = {"Input", "Filter", "InputZeroPoint", "FilterZeroPoint"};
+  static const bool required[] = {true, true, false, false};
+  return integer_conv(c, "conv_integer", slots, required, 4, 1);
+}
+
+static ct_status qlinear_conv(ox_cx *c) {
+  static const char *const slots[] = {"Input",       "InputScale", "InputZeroPoint",
+                                      "Filter",      "FilterScale", "FilterZeroPoint",
+                                      "OutScale",    "OutZeroPoint", "Bias"};
+  static const bool required[] = {true, true, false, true, true, false, true, false, false};
+  return integer_conv(c, "qlinear_conv", slots, required, 9, 3);
+}
+
 static const ox_rule rows[] = {
+    {"ConvInteger", 10, conv_integer, "conv_integer"},
+    {"QLinearConv", 10, qlinear_conv, "qlinear_conv"},
     {"Conv", 1, conv, "conv2d, unsqueeze, squeeze, reshape, elementwise_add"},
     {"ConvTranspose", 1, conv_transpose, "conv_transpose"},
     {"BatchNormalization", 6, batch_norm, "batch_norm"},

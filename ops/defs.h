@@ -81,7 +81,7 @@ extern const ct__def_table ct__math_defs, ct__index_defs, ct__reduce_ext_defs, c
  * dropout_identity (ops/defs/misc_ops.h). */
 extern const ct__def_table ct__misc_defs;
 /* quant.c: quantize_linear, dequantize_linear (ops/defs/quant.h). */
-extern const ct__def_table ct__quant_defs;
+extern const ct__def_table ct__quant_defs, ct__quant_int_defs;
 /* resample.c: resize, grid_sample, roi_align (ONNX's Resize, Upsample, GridSample, RoiAlign). */
 extern const ct__def_table ct__resample_defs;
 extern const ct__def_table ct__conv_transpose_defs; /* ops/defs/conv_transpose.c */
@@ -139,6 +139,9 @@ typedef struct ct__mm_shape {
 /* Plans the matmul of inputs X and Y under transpose_x / transpose_y; CT_ERR_SHAPE or
  * CT_ERR_OUT_OF_RANGE naming the op otherwise. */
 ct_status ct__mm_plan(const ct_kernel_ctx *c, ct__mm_shape *s);
+/* The same for the operands in slots xs and ys (messages name those slots) under tx / ty. */
+ct_status ct__mm_plan_slots(const ct_kernel_ctx *c, size_t xs, size_t ys, bool tx, bool ty,
+                            ct__mm_shape *s);
 
 /* attention's plan: the scores Q K (qk: their batch, m = Sq rows, n = Sk columns, k), V's
  * columns and its matrix stride per batch dim of the scores (0: one V for those entries), the
@@ -276,6 +279,7 @@ extern const ct__doc_table ct__optimizer_docs, ct__comm_docs, ct__conv_docs,
     ct__decomposed_norm_docs,
     ct__misc_ops_docs,
     ct__nn_docs, ct__norm_docs, ct__pool_nd_docs, ct__pool_nd_norm_docs, ct__quant_docs,
+    ct__quant_int_docs,
     ct__random_docs, ct__recurrent_docs, ct__reduce_docs, ct__reduce_ext_docs,
     ct__reduce_ext_loss_docs, ct__reduce_ext_norm_docs, ct__resample_docs, ct__rnn_layers_docs,
     ct__shape_docs;

@@ -10,15 +10,22 @@
 #include "ops/defs.h"
 
 ct_status ct__mm_plan(const ct_kernel_ctx *c, ct__mm_shape *s) {
-  ct_ddim x = ct_kernel_in(c, CT__IN_X, 0)->dims, y = ct_kernel_in(c, CT__IN_Y, 0)->dims;
-  bool tx = c->attr[CT__MM_TRANSPOSE_X].u.b, ty = c->attr[CT__MM_TRANSPOSE_Y].u.b;
+  return ct__mm_plan_slots(c, CT__IN_X, CT__IN_Y, c->attr[CT__MM_TRANSPOSE_X].u.b,
+                           c->attr[CT__MM_TRANSPOSE_Y].u.b, s);
+}
+
+ct_status ct__mm_plan_slots(const ct_kernel_ctx *c, size_t xs, size_t ys, bool tx0, bool ty0,
+                            ct__mm_shape *s) {
+  ct_ddim x = ct_kernel_in(c, xs, 0)->dims, y = ct_kernel_in(c, ys, 0)->dims;
+  bool tx = tx0, ty = ty0;
+  const char *xn = c->op->def->in[xs].name, *yn = c->op->def->in[ys].name;
   char sx[CT__DDIM_STR_CAP], sy[CT__DDIM_STR_CAP];
   if (x.rank == 0 || y.rank == 0) {
     return ct_kernel_fail(c, CT_ERR_SHAPE,
-                          "input X variable '%s' %s and input Y variable '%s' %s: matmul needs "
-                          "rank 1 or more on both sides",
-                          ct_kernel_in_name(c, CT__IN_X, 0), ct_ddim_str(x, sx, sizeof sx),
-                          ct_kernel_in_name(c, CT__IN_Y, 0), ct_ddim_str(y, sy, sizeof sy));
+                          "input %s variable '%s' %s and input %s variable '%s' %s: a matrix "
+                          "product needs rank 1 or more on both sides",
+                          xn, ct_kernel_in_name(c, xs, 0), ct_ddim_str(x, sx, sizeof sx), yn,
+                          ct_kernel_in_name(c, ys, 0), ct_ddim_str(y, sy, sizeof sy));
   }
   bool x_vec = x.rank == 1, y_vec = y.rank == 1;
   int64_t xr = x_vec ? 1 : x.d[x.rank - 2], xc = x.d[x.rank - 1];
@@ -31,20 +38,20 @@ ct_status ct__mm_plan(const ct_kernel_ctx *c, ct__mm_shape *s) {
   s->n = ty ? yr : yc;
   if (s->k != ky) {
     return ct_kernel_fail(c, CT_ERR_SHAPE,
-                          "input X variable '%s' %s%s and input Y variable '%s' %s%s: inner "
+                          "input %s variable '%s' %s%s and input %s variable '%s' %s%s: inner "
                           "dims %lld and %lld differ",
-                          ct_kernel_in_name(c, CT__IN_X, 0), ct_ddim_str(x, sx, sizeof sx),
-                          c->attr[CT__MM_TRANSPOSE_X].u.b ? " (transposed)" : "",
-                          ct_kernel_in_name(c, CT__IN_Y, 0), ct_ddim_str(y, sy, sizeof sy),
-                          c->attr[CT__MM_TRANSPOSE_Y].u.b ? " (transposed)" : "", (long long)s->k,
+                          xn, ct_kernel_in_name(c, xs, 0), ct_ddim_str(x, sx, sizeof sx),
+                          tx0 ? " (transposed)" : "", yn,
+                          ct_kernel_in_name(c, ys, 0), ct_ddim_str(y, sy, sizeof sy),
+                          ty0 ? " (transposed)" : "", (long long)s->k,
                           (long long)ky);
   }
   if (s->m > INT_MAX || s->n > INT_MAX || s->k > INT_MAX) {
     return ct_kernel_fail(c, CT_ERR_OUT_OF_RANGE,
-                          "input X variable '%s' %s and input Y variable '%s' %s: a matrix dim "
-                          "exceeds BLAS's int range (%d)",
-                          ct_kernel_in_name(c, CT__IN_X, 0), ct_ddim_str(x, sx, sizeof sx),
-                          ct_kernel_in_name(c, CT__IN_Y, 0), ct_ddim_str(y, sy, sizeof sy),
+                          "input %s variable '%s' %s and input %s variable '%s' %s: a matrix "
+                          "dim exceeds BLAS's int range (%d)",
+                          xn, ct_kernel_in_name(c, xs, 0), ct_ddim_str(x, sx, sizeof sx), yn,
+                          ct_kernel_in_name(c, ys, 0), ct_ddim_str(y, sy, sizeof sy),
                           INT_MAX);
   }
   int bxr = x_vec ? 0 : x.rank - 2, byr = y_vec ? 0 : y.rank - 2;
@@ -57,10 +64,10 @@ ct_status ct__mm_plan(const ct_kernel_ctx *c, ct__mm_shape *s) {
     int64_t dx = ix >= 0 ? x.d[ix] : 1, dy = iy >= 0 ? y.d[iy] : 1;
     if (dx != dy && dx != 1 && dy != 1) {
       return ct_kernel_fail(c, CT_ERR_SHAPE,
-                            "input X variable '%s' %s and input Y variable '%s' %s: batch dims "
-                            "do not broadcast (%lld vs %lld)",
-                            ct_kernel_in_name(c, CT__IN_X, 0), ct_ddim_str(x, sx, sizeof sx),
-                            ct_kernel_in_name(c, CT__IN_Y, 0), ct_ddim_str(y, sy, sizeof sy),
+                            "input %s variable '%s' %s and input %s variable '%s' %s: batch "
+                            "dims do not broadcast (%lld vs %lld)",
+                            xn, ct_kernel_in_name(c, xs, 0), ct_ddim_str(x, sx, sizeof sx), yn,
+                            ct_kernel_in_name(c, ys, 0), ct_ddim_str(y, sy, sizeof sy),
                             (long long)dx, (long long)dy);
     }
     s->batch[k] = dx == 1 ? dy : dx; /* 1 against 0 broadcasts to 0 */

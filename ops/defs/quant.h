@@ -34,4 +34,43 @@ typedef struct ct__q_plan {
  * the variable otherwise. quantize: the op is quantize_linear (else dequantize_linear). */
 ct_status ct__q_plan_make(const ct_kernel_ctx *c, bool quantize, ct__q_plan *p);
 
+/* The integer products (ops/defs/quant_int.c): matmul_integer's slots, qlinear_matmul's, and
+ * dynamic_quantize_linear's outputs. */
+enum { CT__QMI_X, CT__QMI_Y, CT__QMI_XZERO, CT__QMI_YZERO };
+enum { CT__QLM_X, CT__QLM_XSCALE, CT__QLM_XZERO, CT__QLM_Y, CT__QLM_YSCALE, CT__QLM_YZERO,
+       CT__QLM_OSCALE, CT__QLM_OZERO };
+enum { CT__DQL_Y, CT__DQL_SCALE, CT__DQL_ZERO };
+
+/* A product's plan: its shape (numpy's matmul rules), the slots of X, Y and their zero points,
+ * the count of Y's zero points and (qlinear_matmul) scales: 1 or one per column, and Out's
+ * dtype (int32; qlinear_matmul's OutZeroPoint's, or X's without one). */
+typedef struct ct__qmm_plan {
+  ct__mm_shape s;
+  size_t x, y, xz, yz;
+  int64_t yz_n, ys_n;
+  ct_dtype out;
+} ct__qmm_plan;
+
+/* conv_integer's and qlinear_conv's slots (Input and Filter first, as conv2d's: its plan names
+ * them), their attributes conv2d's (ct__conv_attrs). */
+enum { CT__QC_INPUT, CT__QC_FILTER, CT__QC_IZERO, CT__QC_FZERO, CT__QC_ISCALE, CT__QC_FSCALE,
+       CT__QC_OSCALE, CT__QC_OZERO, CT__QC_BIAS };
+
+/* A convolution's plan: conv2d's geometry, the counts of Filter's zero points and (qlinear_conv)
+ * scales, 1 or one per output channel, and Output's dtype (as ct__qmm_plan's). */
+typedef struct ct__qconv_plan {
+  ct__conv_geom g;
+  int64_t fz_n, fs_n;
+  ct_dtype out;
+} ct__qconv_plan;
+
+/* Checks a convolution's operands as ct__qmm_plan_make does (and Bias: int32, one per output
+ * channel) and plans it. qlinear: qlinear_conv, else conv_integer. */
+ct_status ct__qconv_plan_make(const ct_kernel_ctx *c, bool qlinear, ct__qconv_plan *p);
+
+/* Checks a product's operands (dtypes, the zero points' and scales' counts; CT_ERR_TYPE_MISMATCH,
+ * CT_ERR_SHAPE or CT_ERR_UNSUPPORTED naming the op, slot and variable) and plans it. qlinear:
+ * qlinear_matmul, else matmul_integer. */
+ct_status ct__qmm_plan_make(const ct_kernel_ctx *c, bool qlinear, ct__qmm_plan *p);
+
 #endif /* CORTEN_OPS_DEFS_QUANT_H */
