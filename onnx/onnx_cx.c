@@ -173,6 +173,55 @@ static ox_staged *const_of(const ox_cx *c, size_t k) {
 
 bool ox_is_const(const ox_cx *c, size_t k) { return const_of(c, k) != NULL; }
 
+/* Input k as unsqueezed at axes [from, from + n) into a fresh variable, *to. */
+static ct_status unsqueeze_tail(ox_cx *c, size_t k, int64_t from, int64_t n, const char **to) {
+  int64_t axes[CT_MAX_RANK];
+  for (int64_t i = 0; i < n; i++) axes[i] = from + i;
+  *to = ox_tmp(c);
+  ct_op *op = *to != NULL ? ox_op(c, "unsqueeze") : NULL;
+  if (op == NULL) return ct_last_status();
+  ct_status s = ct_op_set_input(op, "X", ox_in(c, k));
+  if (s == CT_OK) s = ct_op_set_output(op, "Out", *to);
+  if (s == CT_OK) s = ct_op_set_attr_ints(op, "axes", axes, (size_t)n);
+  return s == CT_OK ? ox_push(c, op) : s;
+}
+
+ct_status ox_legacy_b(ox_cx *c, const char **b) {
+  *b = ox_in(c, 1);
+  if (ox_opset(c) >= 7 || ox_int(c, "broadcast", 0) == 0 || ox_attr_get(c, "axis") == NULL) {
+    return CT_OK;
+  }
+  const int ra = ox_in_rank(c, 0), rb = ox_in_rank(c, 1);
+  if (ra < 0 || rb < 0) {
+    return ox_unsupported(c, "broadcast along attribute 'axis' (before opset 7) of an operand "
+                          "whose rank the model does not give (give the graph input's shape)");
+  }
+  return ox_align_b(c, ox_int(c, "axis", 0), ra, rb, b);
+}
+
+ct_status ox_align_b(ox_cx *c, int64_t axis, int ra, int rb, const char **b) {
+  *b = ox_in(c, 1);
+  const int64_t at = axis < 0 ? axis + ra : axis, trailing = ra - at - rb;
+  if (at < 0 || trailing < 0) {
+    return ox_unsupported(c, "attribute 'axis' %lld places input 1 (rank %d) past input 0's "
+                          "rank %d", (long long)axis, rb, ra);
+  }
+  return trailing == 0 ? CT_OK : unsqueeze_tail(c, 1, rb, trailing, b);
+}
+
+int ox_in_rank(const ox_cx *c, size_t k) {
+  const ox_staged *s = const_of(c, k);
+  if (s != NULL) return ct_tensor_dims(s->t).rank;
+  if (k >= c->n->n_in || c->n->in[k].n == 0) return -1;
+  ox_model *m = c->cv->m;
+  for (size_t i = 0; i < m->n_inputs; i++) {
+    if (!m->inputs[i].not_tensor && ox_eq(m->inputs[i].name, ox_cstr(m, c->n->in[k]))) {
+      return m->inputs[i].rank;
+    }
+  }
+  return -1;
+}
+
 /* d as an int64 (only integer constants are read as ints; a float's is a placeholder): NaN as 0,
  * out of range as the nearest end, never an undefined conversion. */
 static int64_t int_of(double d) {

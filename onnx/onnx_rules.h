@@ -90,6 +90,17 @@ bool ox_const_floats(ox_cx *c, size_t k, const double **v, size_t *n);
 bool ox_const_any(ox_cx *c, size_t k, const double **v, size_t *n);
 /* Whether input k is a constant at all (whatever its dtype). */
 bool ox_is_const(const ox_cx *c, size_t k);
+/* Input k's rank where the import knows it (a constant's, or a graph input's declared one);
+ * -1 otherwise. */
+int ox_in_rank(const ox_cx *c, size_t k);
+/* Input 1 (B) of a binary node as numpy's broadcasting takes it: before opset 7 with
+ * `broadcast` 1 and `axis`, B's dims lie from A's dim `axis` on, so B unsqueezed at its end to
+ * A's rank (a fresh variable) where they do not reach A's last dim; the input itself otherwise.
+ * Unsupported, naming the node, when the ranks are not known at import (a constant's, or a
+ * graph input's declared one) or the axis puts B past A. */
+ct_status ox_legacy_b(ox_cx *c, const char **b);
+/* Input 1 (rank rb) aligned from dim `axis` of input 0 (rank ra) as above, into *b. */
+ct_status ox_align_b(ox_cx *c, int64_t axis, int ra, int rb, const char **b);
 
 /* ---- What a rule makes ----------------------------------------------------------------------------- */
 /* A new op of corten type `type`, owned by the context until ox_push hands it to the program

@@ -117,14 +117,12 @@ static ct_status isinf_(ox_cx *c) {
 
 /* A node of two inputs and one output, numpy broadcasting (opset 7 on, or no broadcast asked). */
 static ct_status binary_of(ox_cx *c, const char *type) {
-  if (ox_opset(c) < 7 && ox_int(c, "broadcast", 0) != 0 && ox_attr_get(c, "axis") != NULL) {
-    return ox_unsupported(c, "broadcast along attribute 'axis' (before opset 7)");
-  }
-  const char *a = ox_in(c, 0), *b = ox_in(c, 1), *o = ox_out(c, 0);
-  if (a == NULL || b == NULL || o == NULL) {
+  const char *a = ox_in(c, 0), *b = NULL, *o = ox_out(c, 0);
+  if (a == NULL || ox_in(c, 1) == NULL || o == NULL) {
     return ox_unsupported(c, "an input or the output is missing");
   }
-  return xy_op(c, type, a, b, o);
+  ct_status s = ox_legacy_b(c, &b); /* before opset 7: B aligned at `axis` */
+  return s == CT_OK ? xy_op(c, type, a, b, o) : s;
 }
 
 #define BINARY(fn, type) \
@@ -216,6 +214,33 @@ static ct_status prelu(ox_cx *c) {
   return wired(c, "prelu", slots, 2);
 }
 
+/* PRelu before opset 7: a slope of one value, or one per channel (dim 1 of X, a vector of
+ * them aligned there, as onnxruntime and the exporters of the time read it). */
+static ct_status prelu_6(ox_cx *c) {
+  const char *x = ox_in(c, 0), *slope = ox_in(c, 1), *o = ox_out(c, 0);
+  if (x == NULL || slope == NULL || o == NULL) {
+    return ox_unsupported(c, "an input or the output is missing");
+  }
+  const int rx = ox_in_rank(c, 0), rs = ox_in_rank(c, 1);
+  const double *v;
+  size_t n = 0;
+  const bool one = ox_const_floats(c, 1, &v, &n) && n == 1;
+  if (!one && rs == 1) {
+    if (rx < 0) {
+      return ox_unsupported(c, "a slope per channel before opset 7 on an X whose rank the model "
+                            "does not give (give the graph input's shape)");
+    }
+    ct_status s = ox_align_b(c, rx >= 2 ? 1 : 0, rx, 1, &slope);
+    if (s != CT_OK) return s;
+  }
+  ct_op *op = ox_op(c, "prelu");
+  if (op == NULL) return ct_last_status();
+  ct_status s = ct_op_set_input(op, "X", x);
+  if (s == CT_OK) s = ct_op_set_input(op, "Alpha", slope);
+  if (s == CT_OK) s = ct_op_set_output(op, "Out", o);
+  return s == CT_OK ? ox_push(c, op) : s;
+}
+
 static ct_status cast_like(ox_cx *c) {
   static const char *const slots[] = {"X", "Like"};
   return wired(c, "cast_like", slots, 2);
@@ -292,21 +317,22 @@ static const ox_rule rows[] = {
     {"IsInf", 10, isinf_, "isinf"},
     {"IsNaN", 9, isnan_, "isnan"},
     {"Not", 1, not_, "logical_not"},
-    {"And", 7, and_, "logical_and"},
-    {"Or", 7, or_, "logical_or"},
-    {"Xor", 7, xor_, "logical_xor"},
-    {"Less", 7, less, "less_than"},
+    {"And", 1, and_, "logical_and"},
+    {"Or", 1, or_, "logical_or"},
+    {"Xor", 1, xor_, "logical_xor"},
+    {"Less", 1, less, "less_than"},
     {"LessOrEqual", 12, less_equal, "less_equal"},
-    {"Greater", 7, greater, "greater_than"},
+    {"Greater", 1, greater, "greater_than"},
     {"GreaterOrEqual", 12, greater_equal, "greater_equal"},
-    {"Equal", 7, equal, "equal"},
-    {"Pow", 7, pow_, "elementwise_pow"},
-    {"Max", 8, max_, "elementwise_max"},
-    {"Min", 8, min_, "elementwise_min"},
-    {"Mean", 8, mean, "elementwise_add, scale"},
+    {"Equal", 1, equal, "equal"},
+    {"Pow", 1, pow_, "elementwise_pow"},
+    {"Max", 1, max_, "elementwise_max"},
+    {"Min", 1, min_, "elementwise_min"},
+    {"Mean", 1, mean, "elementwise_add, scale"},
     {"Mod", 10, mod, "elementwise_mod, elementwise_fmod"},
     {"BitShift", 11, bitshift, "bitwise_left_shift, bitwise_right_shift"},
     {"Where", 9, where, "where"},
+    {"PRelu", 1, prelu_6, "prelu, unsqueeze"},
     {"PRelu", 7, prelu, "prelu"},
     {"Clip", 6, clip_6, "clip"},
     {"Clip", 11, clip_11, "clip"},

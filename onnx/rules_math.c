@@ -29,14 +29,12 @@ static ct_status binary(ox_cx *c, const char *type, const char *a, const char *b
 static ct_status two_in(ox_cx *c, const char **a, const char **b, const char **o) {
   /* Before opset 7, broadcasting was asked for (broadcast 1) and could align B at `axis`; B of
    * the same dims, or aligned at the end (no axis), is numpy's rule. */
-  if (ox_opset(c) < 7 && ox_attr_get(c, "axis") != NULL && ox_int(c, "broadcast", 0) != 0) {
-    return ox_unsupported(c, "broadcast along attribute 'axis' (before opset 7)");
-  }
   *a = ox_in(c, 0);
-  *b = ox_in(c, 1);
   *o = ox_out(c, 0);
-  if (*a == NULL || *b == NULL || *o == NULL) return ox_unsupported(c, "an input or the output is missing");
-  return CT_OK;
+  if (*a == NULL || ox_in(c, 1) == NULL || *o == NULL) {
+    return ox_unsupported(c, "an input or the output is missing");
+  }
+  return ox_legacy_b(c, b);
 }
 
 #define BINARY_RULE(fn, type)                                 \
@@ -138,9 +136,9 @@ static const ox_rule rows[] = {
     {"Exp", 6, exp_, "exp"},
     {"Log", 6, log_, "log"},
     {"Identity", 1, identity, "assign"},
-    {"Sum", 8, sum, "elementwise_add"},
+    {"Sum", 1, sum, "elementwise_add"},
     {"MatMul", 1, matmul, "matmul"},
-    {"Gemm", 7, gemm, "matmul, scale, elementwise_add"},
+    {"Gemm", 1, gemm, "matmul, scale, elementwise_add"},
 };
 
 const ox_rules ox_rules_math = {rows, sizeof rows / sizeof rows[0]};
