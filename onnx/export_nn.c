@@ -11,6 +11,7 @@
  *   clip    -> Clip with min and max as scalar constants of X's dtype (float32 or float64, X's
  *              tensor in the scope saying which), or the Min / Max variables;
  *   conv_integer, qlinear_conv -> ConvInteger, QLinearConv (as conv2d, ONNX's inputs in order);
+ *   conv_nd -> Conv (its attributes ONNX's own);
  *   matmul_integer, qlinear_matmul, dynamic_quantize_linear -> MatMulInteger, QLinearMatMul,
  *              DynamicQuantizeLinear (slots in ONNX's order, no attributes). */
 #include <math.h>
@@ -131,6 +132,36 @@ static ct_status conv_like(ex_cx *x, const ex_op *op, const char *type,
   ex_attr_int(&nd, "group", gr->u.i);
   if (auto_pad != NULL) ex_attr_str(&nd, "auto_pad", auto_pad);
   else ex_attr_ints(&nd, "pads", pads, 4);
+  ex_node_end(&nd);
+  *done = true;
+  return CT_OK;
+}
+
+/* conv_nd -> Conv: its attributes are ONNX's own (lists copied when given, groups as group,
+ * auto_pad when not NOTSET). */
+static ct_status conv_nd(ex_cx *x, const ex_op *op, bool *done) {
+  static const char *const slots[] = {"X", "W", "B"}, *const lists[] = {"strides", "pads",
+                                                                        "dilations",
+                                                                        "kernel_shape"};
+  bool used[64] = {false};
+  const char *in[3], *out = one_out(op);
+  size_t kept;
+  const ct_attr_value *l[4], *gr = use(op, "groups", used), *ap = use(op, "auto_pad", used);
+  for (int k = 0; k < 4; k++) l[k] = use(op, lists[k], used);
+  if (out == NULL || !listed_ins(op, slots, 3, 2, in, &kept) || gr == NULL || ap == NULL ||
+      !ex_attrs_default(op, used)) {
+    return CT_OK;
+  }
+  for (int k = 0; k < 4; k++) {
+    if (l[k] == NULL || l[k]->type != CT_ATTR_INTS) return CT_OK;
+  }
+  ex_node nd;
+  ex_node_begin(&nd, x, "Conv", NULL, in, kept, &out, 1);
+  for (int k = 0; k < 4; k++) {
+    if (l[k]->u.ints.n > 0) ex_attr_ints(&nd, lists[k], l[k]->u.ints.v, l[k]->u.ints.n);
+  }
+  ex_attr_int(&nd, "group", gr->u.i);
+  if (ap->u.s[0] != '\0' && strcmp(ap->u.s, "NOTSET") != 0) ex_attr_str(&nd, "auto_pad", ap->u.s);
   ex_node_end(&nd);
   *done = true;
   return CT_OK;
@@ -400,6 +431,7 @@ ct_status ex_nn(ex_cx *x, const ex_op *op, bool *done) {
                                       "Filter", "FilterScale", "FilterZeroPoint",
                                       "OutScale", "OutZeroPoint", "Bias"};
   if (strcmp(type, "conv2d") == 0) return conv_like(x, op, "Conv", conv, 2, 2, done);
+  if (strcmp(type, "conv_nd") == 0) return conv_nd(x, op, done);
   if (strcmp(type, "conv_integer") == 0) {
     return conv_like(x, op, "ConvInteger", conv_int, 4, 2, done);
   }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* onnx/rules_conv.c: the rules of ONNX's convolutions and batch normalisation: Conv (1-D and
- * 2-D, onto conv2d), ConvInteger and QLinearConv (2-D, onto conv_integer and qlinear_conv),
+ * 2-D, onto conv2d; 3-D onto conv_nd), ConvInteger and QLinearConv (2-D, onto conv_integer and qlinear_conv),
  * ConvTranspose (1-D to 3-D, onto conv_transpose) and BatchNormalization (inference and, from
  * opset 14, training mode, onto batch_norm).
  *
@@ -104,6 +104,25 @@ static ct_status axis2(ox_cx *c, const char *type, const char *x, const char *ou
   return s == CT_OK ? ox_push(c, op) : s;
 }
 
+/* A 3-D Conv: conv_nd, ONNX's attributes as they are (its plan reads them as ONNX does). */
+static ct_status conv_nd(ox_cx *c, const char *x, const char *w, const char *b, const char *y) {
+  ct_op *op = ox_op(c, "conv_nd");
+  if (op == NULL) return ct_last_status();
+  ct_status s = ct_op_set_input(op, "X", x);
+  if (s == CT_OK) s = ct_op_set_input(op, "W", w);
+  if (s == CT_OK && b != NULL) s = ct_op_set_input(op, "B", b);
+  if (s == CT_OK) s = ct_op_set_output(op, "Y", y);
+  static const char *const lists[] = {"strides", "pads", "dilations", "kernel_shape"};
+  for (size_t k = 0; k < 4 && s == CT_OK; k++) {
+    const int64_t *v;
+    size_t n;
+    if (ox_ints(c, lists[k], &v, &n)) s = ct_op_set_attr_ints(op, lists[k], v, n);
+  }
+  if (s == CT_OK) s = ct_op_set_attr_int(op, "groups", ox_int(c, "group", 1));
+  if (s == CT_OK) s = ct_op_set_attr_string(op, "auto_pad", ox_string(c, "auto_pad", "NOTSET"));
+  return s == CT_OK ? ox_push(c, op) : s;
+}
+
 /* Conv (1+, 11+): conv2d (1-D: between unsqueeze and squeeze), then the bias B [M] added as
  * [M, 1, 1]. */
 static ct_status conv(ox_cx *c) {
@@ -111,8 +130,9 @@ static ct_status conv(ox_cx *c) {
   if (x == NULL || w == NULL || y == NULL) return ox_unsupported(c, "X, W or Y is missing");
   int nsp = conv_rank(c, 1);
   if (nsp < 0) nsp = 2; /* nothing says: conv2d checks the rank when it runs */
+  if (nsp == 3) return conv_nd(c, x, w, b, y);
   if (nsp != 1 && nsp != 2) {
-    return ox_unsupported(c, "a %d-D convolution (corten convolves 1-D and 2-D)", nsp);
+    return ox_unsupported(c, "a %d-D convolution (corten convolves 1-D to 3-D)", nsp);
   }
   ct_status s = CT_OK;
   if (nsp == 1) {
@@ -267,7 +287,7 @@ static ct_status qlinear_conv(ox_cx *c) {
 static const ox_rule rows[] = {
     {"ConvInteger", 10, conv_integer, "conv_integer"},
     {"QLinearConv", 10, qlinear_conv, "qlinear_conv"},
-    {"Conv", 1, conv, "conv2d, unsqueeze, squeeze, reshape, elementwise_add"},
+    {"Conv", 1, conv, "conv2d, unsqueeze, squeeze, reshape, elementwise_add, conv_nd"},
     {"ConvTranspose", 1, conv_transpose, "conv_transpose"},
     {"BatchNormalization", 6, batch_norm, "batch_norm"},
     {"BatchNormalization", 14, batch_norm, "batch_norm"},

@@ -32,7 +32,7 @@ static const ct__def_table *const op_types[] = {
     &ct__misc_defs,
     &ct__quant_defs, &ct__quant_int_defs,
     &ct__resample_defs,
-    &ct__conv_transpose_defs,
+    &ct__conv_transpose_defs, &ct__conv_nd_defs,
     &ct__pool_nd_defs, &ct__pool_nd_norm_defs, &ct__pool_nd_grad_defs,
 };
 
@@ -104,6 +104,7 @@ const ct__expr_engine *const ct__expr_engines[] = {
 /* What the built-in types compute, family by family (each table beside its family's defs). */
 static const ct__doc_table *const op_docs[] = {
     &ct__comm_docs, &ct__conv_docs, &ct__conv_block_docs, &ct__conv_transpose_docs,
+    &ct__conv_nd_docs,
     &ct__elementwise_docs,
     &ct__index_docs, &ct__index_misc_docs, &ct__index_slice_docs, &ct__loss_docs, &ct__math_docs,
     &ct__matmul_docs, &ct__attention_docs, &ct__decomposed_norm_docs,

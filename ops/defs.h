@@ -85,6 +85,7 @@ extern const ct__def_table ct__quant_defs, ct__quant_int_defs;
 /* resample.c: resize, grid_sample, roi_align (ONNX's Resize, Upsample, GridSample, RoiAlign). */
 extern const ct__def_table ct__resample_defs;
 extern const ct__def_table ct__conv_transpose_defs; /* ops/defs/conv_transpose.c */
+extern const ct__def_table ct__conv_nd_defs;        /* ops/defs/conv_nd.c */
 /* pool_nd*.c: pool_nd, max_unpool, lrn, instance_norm and their gradients (ops/defs/pool_nd.h). */
 extern const ct__def_table ct__pool_nd_defs, ct__pool_nd_norm_defs, ct__pool_nd_grad_defs;
 extern const ct__def_table ct__elementwise_defs, ct__matmul_defs, ct__attention_defs,
@@ -274,7 +275,8 @@ extern const ct__def_table ct__optimizer_defs;
 /* What each family's types compute: a table at the end of each ops/defs/<family>.c (and
  * ops/recurrent.c), listed in ops/backends.c. */
 extern const ct__doc_table ct__optimizer_docs, ct__comm_docs, ct__conv_docs,
-    ct__conv_transpose_docs, ct__elementwise_docs, ct__index_docs, ct__index_misc_docs,
+    ct__conv_transpose_docs, ct__conv_nd_docs, ct__elementwise_docs, ct__index_docs,
+    ct__index_misc_docs,
     ct__index_slice_docs, ct__loss_docs, ct__math_docs, ct__matmul_docs, ct__attention_docs,
     ct__decomposed_norm_docs,
     ct__misc_ops_docs,

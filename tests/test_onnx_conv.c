@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The ONNX rules of onnx/rules_conv.c on models written byte by byte: a 1-D Conv with auto_pad
  * SAME_LOWER (the odd pad at the beginning) against SAME_UPPER, by hand; SAME_LOWER following
- * the dims fed, not the declared ones; global pooling of 1-D data; a 3-D Conv refused;
+ * the dims fed, not the declared ones; global pooling of 1-D data; a 3-D Conv as conv_nd,
+ * exported back as Conv; a 4-D one refused;
  * BatchNormalization in training mode (opset 15) giving Y and the new running mean and variance,
  * its inputs unchanged; ConvTranspose importing with output_shape and refusing an output_shape
  * whose length disagrees with kernel_shape. */
+#define _GNU_SOURCE
 #include <math.h>
 
+#include "file_util.h"
 #include "onnx_util.h"
 #include "op_util.h"
 
@@ -146,14 +149,55 @@ START_TEST(global_pooling_of_1d_data) {
 }
 END_TEST
 
-START_TEST(conv_refusals) {
+/* X [1, 1, 3, 3, 3] = 0 .. 26 by a 2 x 2 x 2 window of ones: each output sums its window,
+ * 8 (9 a + 3 b + c) + 52; exported back as a standard Conv that loads to the same values. */
+START_TEST(conv_3d_imports_as_conv_nd_and_exports_back) {
   static const char *const in[] = {"x", "w", NULL}, *const out[] = {"y", NULL};
   static const int64_t d3[2][5] = {{1, 1, 3, 3, 3}, {1, 1, 2, 2, 2}}, k3[3] = {2, 2, 2};
   static const int rank5[2] = {5, 5};
+  static const float want[8] = {52, 60, 76, 84, 124, 132, 148, 156};
+  float x[27], w[8];
+  for (int i = 0; i < 27; i++) x[i] = (float)i;
+  for (int i = 0; i < 8; i++) w[i] = 1;
   pb n = ox_node_pb("Conv", in, out);
   ox_attr_ints_pb(&n, "kernel_shape", k3, 3);
   pb m = one_node(&n, 11, in, d3, rank5, out);
-  load_refused(&m, "(Conv, opset 11)", "3-D convolution");
+  make_work_dir("onnx-conv3d");
+  for (int round = 0; round < 2; round++) {
+    ct_scope *s = ct_scope_new();
+    ct_onnx_model *om = round == 0 ? ct_onnx_load_buffer(m.p, m.n, s)
+                                   : ct_onnx_load(in_dir("c3.onnx"), s);
+    ck_assert_msg(om != NULL, "%s", ct_last_error());
+    set_f32(s, "x", x, CT_DIMS(1, 1, 3, 3, 3));
+    set_f32(s, "w", w, CT_DIMS(1, 1, 2, 2, 2));
+    run_model(om, s);
+    const float *y = result(s, "y", CT_FLOAT32, CT_DIMS(1, 1, 2, 2, 2));
+    for (int i = 0; i < 8; i++) ck_assert_float_eq(y[i], want[i]);
+    if (round == 0) {
+      const char *ins[] = {"x", "w"}, *outs[] = {"y"};
+      ck_assert_msg(ct_onnx_save(in_dir("c3.onnx"), ct_onnx_program(om), s, ins, 2, outs, 1) ==
+                        CT_OK,
+                    "%s", ct_last_error());
+      char types[32];
+      ck_assert_int_eq(ct_onnx_op_types(in_dir("c3.onnx"), types, sizeof types), CT_OK);
+      ck_assert_str_eq(types, "Conv");
+    }
+    ct_onnx_free(om);
+    ct_scope_free(s);
+  }
+  remove_work_dir();
+  free(m.p);
+}
+END_TEST
+
+START_TEST(conv_refusals) {
+  static const char *const in[] = {"x", "w", NULL}, *const out[] = {"y", NULL};
+  static const int64_t d4[2][5] = {{1, 1, 3, 3, 3}, {1, 1, 2, 2, 2}}, k4[4] = {2, 2, 2, 2};
+  static const int rank5[2] = {5, 5};
+  pb n = ox_node_pb("Conv", in, out);
+  ox_attr_ints_pb(&n, "kernel_shape", k4, 4);
+  pb m = one_node(&n, 11, in, d4, rank5, out);
+  load_refused(&m, "(Conv, opset 11)", "4-D convolution");
 }
 END_TEST
 
@@ -228,6 +272,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, conv_1d_same_lower_and_upper);
   CT_ADD_TEST(s, conv_same_lower_follows_the_fed_dims);
   CT_ADD_TEST(s, global_pooling_of_1d_data);
+  CT_ADD_TEST(s, conv_3d_imports_as_conv_nd_and_exports_back);
   CT_ADD_TEST(s, conv_refusals);
   CT_ADD_TEST(s, batch_norm_training_mode);
   CT_ADD_TEST(s, conv_transpose_output_shape);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cpu/conv_transpose.c: conv_transpose and its gradient on the CPU, float32 and float64,
- * following the plan of ops/defs/conv_transpose.c (1 to 3 spatial dims, padded to 3).
+ * following the plan of ops/defs/conv_transpose.c (1 to 3 spatial dims, padded to 3); and
+ * conv_nd and its gradient (ops/defs/conv_nd.c), whose plan is the mirror of a transposed
+ * convolution's, so they take the same im2col and col2im with X and Y exchanged.
  *
  * Forward, per image and group: one GEMM (corten's, ops/cpu/gemm.h) col = W_g^T X_g, [mg K, I]
  * (each input element times every tap of every output channel of the group), then col2im adds
@@ -90,6 +92,8 @@ static void cvt_scratch_free(void *p) { ct__work_free(p); }
 static const ct__kernel_set kernels[] = {
     {"conv_transpose", CT__KERNELS_F32_F64(conv_transpose)},
     {"conv_transpose_grad", CT__KERNELS_F32_F64(conv_transpose_grad)},
+    {"conv_nd", CT__KERNELS_F32_F64(conv_nd)},
+    {"conv_nd_grad", CT__KERNELS_F32_F64(conv_nd_grad)},
 };
 
 const ct__kernel_table ct__cpu_conv_transpose = CT__TABLE(kernels);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ops/cpu/conv_transpose_tmpl.h: conv_transpose and its gradient for one dtype, included by
+/* ops/cpu/conv_transpose_tmpl.h: conv_transpose, conv_nd (its adjoint: the same unfolding with
+ * X and Y exchanged) and their gradients for one dtype, included by
  * ops/cpu/conv_transpose.c with T (the element type), SFX(name) (name_f32 ...) and GEMM
  * (ct__gemm_f32 ...) defined. */
 
@@ -179,6 +180,105 @@ static ct_status SFX(conv_transpose_grad)(const ct_kernel_ctx *c) {
       if (dx != NULL) {
         cvt_note(&failed, CT__GEMM(GEMM, false, false, cg, ni, mk, 1, w + gi * cg * mk, mk, col,
                                    ni, 0, dx + xo, ni));
+      }
+    }
+  }
+  cvt_scratch_free(col);
+  return atomic_load(&failed) ? ct__gemm_fail(c) : CT_OK;
+}
+
+/* conv_nd (its plan p the mirror: in = Y's O, out = X's I, c = M, m = C), image after image:
+ * per group col = the unfolding of X_g (the transposed convolution's im2col), Y_g = W_g col
+ * ([Mg, Cg K] by [Cg K, O]), then + B. Each GEMM threads itself. */
+static ct_status SFX(conv_nd)(const ct_kernel_ctx *c) {
+  ct__cvt_plan p;
+  ct_status st = ct__cnd_plan_make(c, ct_kernel_in(c, CT__CVT_X, 0)->dims,
+                                   ct_kernel_in(c, CT__CVT_W, 0)->dims, &p);
+  if (st != CT_OK) return st;
+  T *y = ct__k_out_data(c, CT__CVT_Y, 0, c->dtype);
+  if (y == NULL) return ct_last_status();
+  const T *x = ct__k_in_data(ct_kernel_in(c, CT__CVT_X, 0));
+  const T *w = ct__k_in_data(ct_kernel_in(c, CT__CVT_W, 0));
+  const T *b = ct_kernel_in_count(c, CT__CVT_B) > 0 ? ct__k_in_data(ct_kernel_in(c, CT__CVT_B, 0))
+                                                     : NULL;
+  const int64_t no = ct__cvt_vol(p.in), ni = ct__cvt_vol(p.out); /* Y's and X's extents */
+  const int64_t mg = p.c / p.groups, cg = p.m / p.groups, ck = cg * ct__cvt_vol(p.k);
+  if (p.n == 0 || no == 0 || p.c == 0) return CT_OK;
+  if (ck == 0) {
+    memset(y, 0, (size_t)(p.n * p.c * no) * sizeof(T));
+  } else {
+    T *col = cvt_scratch(c, ck * no, sizeof(T));
+    if (col == NULL) return ct_last_status();
+    atomic_bool failed = false;
+    for (int64_t n = 0; n < p.n; n++) {
+      for (int64_t gi = 0; gi < p.groups; gi++) {
+        SFX(cvt_im2col)(&p, cg, x + (n * p.m + gi * cg) * ni, col);
+        cvt_note(&failed, CT__GEMM(GEMM, false, false, mg, no, ck, 1, w + gi * mg * ck, ck, col,
+                                   no, 0, y + (n * p.c + gi * mg) * no, no));
+      }
+    }
+    cvt_scratch_free(col);
+    if (atomic_load(&failed)) return ct__gemm_fail(c);
+  }
+  for (int64_t n = 0; b != NULL && n < p.n; n++) {
+    for (int64_t ch = 0; ch < p.c; ch++) {
+      T *v = y + (n * p.c + ch) * no;
+      for (int64_t o = 0; o < no; o++) v[o] = v[o] + b[ch];
+    }
+  }
+  return CT_OK;
+}
+
+/* conv_nd's gradient (ops/defs/conv_nd.c), image after image: W@GRAD += Y@GRAD_g col^T (images
+ * in order, so its bits follow the sizes alone), X@GRAD_g = the folding back (col2im) of W_g^T
+ * Y@GRAD_g, B@GRAD summed in double. */
+static ct_status SFX(conv_nd_grad)(const ct_kernel_ctx *c) {
+  ct__cvt_plan p;
+  ct_status st = ct__cnd_plan_make(c, ct_kernel_in(c, CT__CVTG_X, 0)->dims,
+                                   ct_kernel_in(c, CT__CVTG_W, 0)->dims, &p);
+  if (st != CT_OK) return st;
+  T *out[3] = {NULL, NULL, NULL};
+  for (size_t k = 0; k < 3; k++) {
+    if (ct_kernel_out_count(c, k) > 0 && (out[k] = ct__k_out_data(c, k, 0, c->dtype)) == NULL) {
+      return ct_last_status();
+    }
+  }
+  T *dx = out[CT__CVTG_DX], *dw = out[CT__CVTG_DW], *db = out[CT__CVTG_DB];
+  const T *x = ct__k_in_data(ct_kernel_in(c, CT__CVTG_X, 0));
+  const T *w = ct__k_in_data(ct_kernel_in(c, CT__CVTG_W, 0));
+  const T *dy = ct__k_in_data(ct_kernel_in(c, CT__CVTG_DY, 0));
+  const int64_t no = ct__cvt_vol(p.in), ni = ct__cvt_vol(p.out);
+  const int64_t mg = p.c / p.groups, cg = p.m / p.groups, ck = cg * ct__cvt_vol(p.k);
+  if (db != NULL) {
+    for (int64_t ch = 0; ch < p.c; ch++) {
+      double s = 0;
+      for (int64_t n = 0; n < p.n; n++) {
+        const T *v = dy + (n * p.c + ch) * no;
+        for (int64_t o = 0; o < no; o++) s += (double)v[o];
+      }
+      db[ch] = (T)s;
+    }
+  }
+  if (dx != NULL) memset(dx, 0, (size_t)(p.n * p.m * ni) * sizeof(T));
+  if (dw != NULL) memset(dw, 0, (size_t)(p.c * ck) * sizeof(T));
+  if ((dx == NULL && dw == NULL) || p.n == 0 || mg == 0 || ck == 0 || ni == 0 || no == 0) {
+    return CT_OK;
+  }
+  T *col = cvt_scratch(c, ck * no, sizeof(T));
+  if (col == NULL) return ct_last_status();
+  atomic_bool failed = false;
+  for (int64_t n = 0; n < p.n; n++) {
+    for (int64_t gi = 0; gi < p.groups; gi++) {
+      const T *dyg = dy + (n * p.c + gi * mg) * no;
+      if (dw != NULL) {
+        SFX(cvt_im2col)(&p, cg, x + (n * p.m + gi * cg) * ni, col);
+        cvt_note(&failed, CT__GEMM(GEMM, false, true, mg, ck, no, 1, dyg, no, col, no, 1,
+                                   dw + gi * mg * ck, ck));
+      }
+      if (dx != NULL) {
+        cvt_note(&failed, CT__GEMM(GEMM, true, false, ck, no, mg, 1, w + gi * mg * ck, ck, dyg,
+                                   no, 0, col, no));
+        SFX(cvt_col2im)(&p, cg, col, dx + (n * p.m + gi * cg) * ni);
       }
     }
   }

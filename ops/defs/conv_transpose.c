@@ -21,11 +21,9 @@
 
 #include "ops/defs/conv_transpose.h"
 
-/* The values of list attribute a: *v and *n (n 0: not given); CT_ERR_INVALID_ARGUMENT when it
- * holds neither 0 nor `want` values, CT_ERR_OUT_OF_RANGE when one lies outside [lo, INT32_MAX]. */
-static ct_status list_attr(const ct_kernel_ctx *c, int a, size_t want, int64_t lo,
-                           const int64_t **v, size_t *n) {
-  const char *name = ct__cvt_attrs[a].name;
+ct_status ct__cvt_list_attr(const ct_kernel_ctx *c, int a, size_t want, int64_t lo,
+                            const int64_t **v, size_t *n) {
+  const char *name = c->op->def->attr[a].name;
   *v = c->attr[a].u.ints.v;
   *n = c->attr[a].u.ints.n;
   if (*n != 0 && *n != want) {
@@ -97,10 +95,9 @@ static ct_status check_dims(const ct_kernel_ctx *c, ct_ddim x, ct_ddim w, ct__cv
   return CT_OK;
 }
 
-/* The auto_pad attribute: 0 NOTSET, 1 VALID, 2 SAME_UPPER, 3 SAME_LOWER; -1 with the error. */
-static int auto_pad(const ct_kernel_ctx *c) {
+int ct__cvt_auto_pad(const ct_kernel_ctx *c, int attr) {
   static const char *const names[] = {"NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"};
-  const char *a = c->attr[CT__CVT_AUTO_PAD].u.s;
+  const char *a = c->attr[attr].u.s;
   if (a[0] == '\0') return 0;
   for (int i = 0; i < 4; i++) {
     if (strcmp(a, names[i]) == 0) return i;
@@ -119,15 +116,15 @@ ct_status ct__cvt_plan_make(const ct_kernel_ctx *c, ct_ddim x, ct_ddim w, ct__cv
   size_t k = (size_t)p->nsp, off = 3 - k; /* list entry i is the plan's dim off + i */
   const int64_t *st, *pads, *dil, *op, *os, *ks;
   size_t nst, npads, ndil, nop, nos, nks;
-  if ((s = list_attr(c, CT__CVT_STRIDES, k, 1, &st, &nst)) != CT_OK ||
-      (s = list_attr(c, CT__CVT_PADS, 2 * k, 0, &pads, &npads)) != CT_OK ||
-      (s = list_attr(c, CT__CVT_DILATIONS, k, 1, &dil, &ndil)) != CT_OK ||
-      (s = list_attr(c, CT__CVT_OUTPUT_PADDING, k, 0, &op, &nop)) != CT_OK ||
-      (s = list_attr(c, CT__CVT_OUTPUT_SHAPE, k, 0, &os, &nos)) != CT_OK ||
-      (s = list_attr(c, CT__CVT_KERNEL_SHAPE, k, 1, &ks, &nks)) != CT_OK) {
+  if ((s = ct__cvt_list_attr(c, CT__CVT_STRIDES, k, 1, &st, &nst)) != CT_OK ||
+      (s = ct__cvt_list_attr(c, CT__CVT_PADS, 2 * k, 0, &pads, &npads)) != CT_OK ||
+      (s = ct__cvt_list_attr(c, CT__CVT_DILATIONS, k, 1, &dil, &ndil)) != CT_OK ||
+      (s = ct__cvt_list_attr(c, CT__CVT_OUTPUT_PADDING, k, 0, &op, &nop)) != CT_OK ||
+      (s = ct__cvt_list_attr(c, CT__CVT_OUTPUT_SHAPE, k, 0, &os, &nos)) != CT_OK ||
+      (s = ct__cvt_list_attr(c, CT__CVT_KERNEL_SHAPE, k, 1, &ks, &nks)) != CT_OK) {
     return s;
   }
-  int ap = auto_pad(c);
+  int ap = ct__cvt_auto_pad(c, CT__CVT_AUTO_PAD);
   if (ap < 0) return ct_last_status();
   bool any_pad = false;
   for (size_t i = 0; i < npads; i++) any_pad |= pads[i] != 0;

@@ -49,6 +49,36 @@ typedef struct ct__cvt_plan {
  * the slot or attribute and the fix otherwise. */
 ct_status ct__cvt_plan_make(const ct_kernel_ctx *c, ct_ddim x, ct_ddim w, ct__cvt_plan *p);
 
+/* The values of list attribute a: *v and *n (n 0: not given); CT_ERR_INVALID_ARGUMENT when it
+ * holds neither 0 nor `want` values, CT_ERR_OUT_OF_RANGE when one lies outside [lo, INT32_MAX].
+ * The auto_pad attribute at index attr: 0 NOTSET (or ""), 1 VALID, 2 SAME_UPPER, 3 SAME_LOWER;
+ * -1 with the error. Both name the op's own attributes (conv_transpose's and conv_nd's). */
+ct_status ct__cvt_list_attr(const ct_kernel_ctx *c, int a, size_t want, int64_t lo,
+                            const int64_t **v, size_t *n);
+int ct__cvt_auto_pad(const ct_kernel_ctx *c, int attr);
+
+/* conv_nd (ops/defs/conv_nd.c), ONNX's Conv over 1 to 3 spatial dims: X [N, C, I...],
+ * W [M, C/groups, K...], B [M] (optional) -> Y [N, M, O...], with
+ *   Y[n, g Mg + m, o] = B[g Mg + m] + sum over c of group g and k of
+ *                       X[n, c, o s - pb + k d] W[g Mg + m, c, k]   (0 outside X)
+ * Its plan is a ct__cvt_plan of the transposed convolution it is the adjoint of (the same index
+ * relation with X and Y exchanged): in = Y's extents O, out = X's I, c = M (Y's channels),
+ * m = C (X's); k, s, d and pb as they are. So the transposed convolution's im2col gathers
+ * conv_nd's columns from X, and its col2im scatters conv_nd's input gradient. The slots and
+ * the grad type's are conv_transpose's (X, W, B; X, W, Y@GRAD -> X@GRAD, W@GRAD, B@GRAD). */
+enum { CT__CND_STRIDES, CT__CND_PADS, CT__CND_DILATIONS, CT__CND_KERNEL_SHAPE, CT__CND_GROUPS,
+       CT__CND_AUTO_PAD, CT__CND_N_ATTRS };
+extern const ct_attr_def ct__cnd_attrs[CT__CND_N_ATTRS];
+/* Plans conv_nd (or its grad) for X dims x and W dims w, as ct__cvt_plan_make does. O per dim:
+ * NOTSET (I + pad_begin + pad_end - d (K - 1) - 1) / s + 1; VALID the same with no pads;
+ * SAME_UPPER / SAME_LOWER ceil(I / s), the padding that needs split with the odd one at the end
+ * (UPPER) or the beginning (LOWER). */
+ct_status ct__cnd_plan_make(const ct_kernel_ctx *c, ct_ddim x, ct_ddim w, ct__cvt_plan *p);
+/* Y's dims: [n, M, O...]. */
+ct_ddim ct__cnd_out_dims(const ct__cvt_plan *p);
+ct_status ct__cnd_grad_infer(const ct_kernel_ctx *c);
+ct_status ct__grad_conv_nd(ct_grad_ctx *g);
+
 /* Y's dims: [n, m, out...] (nsp spatial dims). */
 ct_ddim ct__cvt_out_dims(const ct__cvt_plan *p);
 
