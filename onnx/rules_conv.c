@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* onnx/rules_conv.c: the rules of ONNX's convolutions and batch normalisation: Conv (1-D and
- * 2-D, onto conv2d; 3-D onto conv_nd), ConvInteger and QLinearConv (2-D, onto conv_integer and qlinear_conv),
- * ConvTranspose (1-D to 3-D, onto conv_transpose) and BatchNormalization (inference and, from
- * opset 14, training mode, onto batch_norm).
+ * 2-D, onto conv2d; 3-D onto conv_nd), ConvInteger and QLinearConv (2-D, onto conv_integer and
+ * qlinear_conv), ConvTranspose (1-D to 3-D, onto conv_transpose) and BatchNormalization
+ * (inference and, from opset 14, training mode, onto batch_norm).
  *
  * conv2d takes 2-D NCHW data with paddings (top, bottom, left, right); ONNX lists pads as
  * (begins..., ends...), so (top, left, bottom, right) becomes (top, bottom, left, right). A
