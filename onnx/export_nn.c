@@ -12,8 +12,9 @@
  *              tensor in the scope saying which), or the Min / Max variables;
  *   conv_integer, qlinear_conv -> ConvInteger, QLinearConv (as conv2d, ONNX's inputs in order);
  *   conv_nd -> Conv (its attributes ONNX's own);
- *   matmul_integer, qlinear_matmul, dynamic_quantize_linear -> MatMulInteger, QLinearMatMul,
- *              DynamicQuantizeLinear (slots in ONNX's order, no attributes). */
+ *   matmul_integer, qlinear_matmul, dynamic_quantize_linear, dft, stft -> MatMulInteger,
+ *              QLinearMatMul, DynamicQuantizeLinear, DFT, STFT (slots in ONNX's order, int
+ *              attributes copied). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -167,33 +168,38 @@ static ct_status conv_nd(ex_cx *x, const ex_op *op, bool *done) {
   return CT_OK;
 }
 
-/* An op whose ONNX form is its slots in ONNX's order and no attribute: matmul_integer,
- * qlinear_matmul, dynamic_quantize_linear. */
+/* An op whose ONNX form is its slots in ONNX's order and int attributes of the same names:
+ * matmul_integer, qlinear_matmul, dynamic_quantize_linear, dft, stft. */
 typedef struct plain_row {
   const char *type, *onnx;
   const char *in[9];
   size_t n_in, required;
   const char *out[3];
   size_t n_out;
+  const char *ints[3]; /* int attributes copied under their own names */
 } plain_row;
 
 static const plain_row plain_rows[] = {
-    {"matmul_integer", "MatMulInteger", {"X", "Y", "XZeroPoint", "YZeroPoint"}, 4, 2, {"Out"}, 1},
-    {"qlinear_matmul",
-     "QLinearMatMul",
-     {"X", "XScale", "XZeroPoint", "Y", "YScale", "YZeroPoint", "OutScale", "OutZeroPoint"},
-     8,
-     8,
-     {"Out"},
-     1},
+    {"matmul_integer", "MatMulInteger", {"X", "Y", "XZeroPoint", "YZeroPoint"}, 4, 2, {"Out"}, 1,
+     {NULL}},
+    {"qlinear_matmul", "QLinearMatMul",
+     {"X", "XScale", "XZeroPoint", "Y", "YScale", "YZeroPoint", "OutScale", "OutZeroPoint"}, 8,
+     8, {"Out"}, 1, {NULL}},
     {"dynamic_quantize_linear", "DynamicQuantizeLinear", {"X"}, 1, 1,
-     {"Y", "YScale", "YZeroPoint"}, 3},
+     {"Y", "YScale", "YZeroPoint"}, 3, {NULL}},
+    {"dft", "DFT", {"X", "DftLength"}, 2, 1, {"Y"}, 1, {"axis", "inverse", "onesided"}},
+    {"stft", "STFT", {"Signal", "FrameStep", "Window", "FrameLength"}, 4, 2, {"Y"}, 1,
+     {"onesided"}},
 };
 
 static ct_status plain(ex_cx *x, const ex_op *op, const plain_row *r, bool *done) {
   const char *in[9], *out[3];
   size_t kept;
   bool used[64] = {false};
+  const ct_attr_value *iv[3] = {NULL, NULL, NULL};
+  for (int k = 0; k < 3 && r->ints[k] != NULL; k++) {
+    if ((iv[k] = use(op, r->ints[k], used)) == NULL || iv[k]->type != CT_ATTR_INT) return CT_OK;
+  }
   if (!listed_ins(op, r->in, r->n_in, r->required, in, &kept) || !ex_attrs_default(op, used) ||
       op->def->n_out != r->n_out) {
     return CT_OK;
@@ -204,6 +210,7 @@ static ct_status plain(ex_cx *x, const ex_op *op, const plain_row *r, bool *done
   }
   ex_node nd;
   ex_node_begin(&nd, x, r->onnx, NULL, in, kept, out, r->n_out);
+  for (int k = 0; k < 3 && r->ints[k] != NULL; k++) ex_attr_int(&nd, r->ints[k], iv[k]->u.i);
   ex_node_end(&nd);
   *done = true;
   return CT_OK;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* onnx/rules_misc.c: the rules of ONNX's NonMaxSuppression, Unique, Einsum, Det, the window
- * functions (HannWindow, HammingWindow, BlackmanWindow) and MelWeightMatrix: one op each of
- * corten's misc family (ops/defs/misc_ops.h), which reads ONNX's inputs in ONNX's order; inputs
+ * functions (HannWindow, HammingWindow, BlackmanWindow), MelWeightMatrix, DFT and STFT: one op
+ * each of corten's misc family (ops/defs/misc_ops.h) or of dft and stft (ops/defs/signal.h),
+ * which read ONNX's inputs in ONNX's order; inputs
  * that carry thresholds, sizes or counts are wired as tensors read when the op runs, constant
  * or not. */
 #include <string.h>
@@ -118,6 +119,26 @@ static ct_status mel_weight_matrix(ox_cx *c) {
   return s == CT_OK ? ox_push(c, op) : s;
 }
 
+/* DFT (17): x, dft_length (optional) -> dft with axis, inverse, onesided. */
+static ct_status dft(ox_cx *c) {
+  static const char *const in[] = {"X", "DftLength"};
+  ct_op *op = op_in(c, "dft", in, 2, 1, "Y");
+  if (op == NULL) return ct_last_status();
+  ct_status s = ct_op_set_attr_int(op, "axis", ox_int(c, "axis", 1));
+  if (s == CT_OK) s = ct_op_set_attr_int(op, "inverse", ox_int(c, "inverse", 0));
+  if (s == CT_OK) s = ct_op_set_attr_int(op, "onesided", ox_int(c, "onesided", 0));
+  return s == CT_OK ? ox_push(c, op) : s;
+}
+
+/* STFT (17): signal, frame_step, window and frame_length (optional) -> stft with onesided. */
+static ct_status stft(ox_cx *c) {
+  static const char *const in[] = {"Signal", "FrameStep", "Window", "FrameLength"};
+  ct_op *op = op_in(c, "stft", in, 4, 2, "Y");
+  if (op == NULL) return ct_last_status();
+  ct_status s = ct_op_set_attr_int(op, "onesided", ox_int(c, "onesided", 1));
+  return s == CT_OK ? ox_push(c, op) : s;
+}
+
 static const ox_rule rows[] = {
     {"NonMaxSuppression", 10, non_max_suppression, "non_max_suppression"},
     {"Unique", 11, unique, "unique"},
@@ -127,6 +148,8 @@ static const ox_rule rows[] = {
     {"HammingWindow", 17, hamming, "window"},
     {"BlackmanWindow", 17, blackman, "window"},
     {"MelWeightMatrix", 17, mel_weight_matrix, "mel_weight_matrix"},
+    {"DFT", 17, dft, "dft"},
+    {"STFT", 17, stft, "stft"},
 };
 
 const ox_rules ox_rules_misc = {rows, sizeof rows / sizeof rows[0]};

@@ -86,6 +86,7 @@ extern const ct__def_table ct__quant_defs, ct__quant_int_defs;
 extern const ct__def_table ct__resample_defs;
 extern const ct__def_table ct__conv_transpose_defs; /* ops/defs/conv_transpose.c */
 extern const ct__def_table ct__conv_nd_defs;        /* ops/defs/conv_nd.c */
+extern const ct__def_table ct__signal_defs;         /* ops/defs/signal.c */
 /* pool_nd*.c: pool_nd, max_unpool, lrn, instance_norm and their gradients (ops/defs/pool_nd.h). */
 extern const ct__def_table ct__pool_nd_defs, ct__pool_nd_norm_defs, ct__pool_nd_grad_defs;
 extern const ct__def_table ct__elementwise_defs, ct__matmul_defs, ct__attention_defs,
@@ -281,7 +282,7 @@ extern const ct__doc_table ct__optimizer_docs, ct__comm_docs, ct__conv_docs,
     ct__decomposed_norm_docs,
     ct__misc_ops_docs,
     ct__nn_docs, ct__norm_docs, ct__pool_nd_docs, ct__pool_nd_norm_docs, ct__quant_docs,
-    ct__quant_int_docs,
+    ct__quant_int_docs, ct__signal_docs,
     ct__random_docs, ct__recurrent_docs, ct__reduce_docs, ct__reduce_ext_docs,
     ct__reduce_ext_loss_docs, ct__reduce_ext_norm_docs, ct__resample_docs, ct__rnn_layers_docs,
     ct__shape_docs;

@@ -30,6 +30,7 @@ extern const ct__kernel_table ct__cpu_resample; /* ops/cpu/resample.c */
 extern const ct__kernel_table ct__cpu_misc;     /* ops/cpu/misc_ops.c */
 extern const ct__kernel_table ct__cpu_quant;    /* ops/cpu/quant.c */
 extern const ct__kernel_table ct__cpu_quant_int; /* ops/cpu/quant_int.c */
+extern const ct__kernel_table ct__cpu_signal;    /* ops/cpu/signal.c */
 extern const ct__kernel_table ct__cpu_conv_transpose; /* ops/cpu/conv_transpose.c */
 extern const ct__kernel_table ct__cpu_pool_nd, ct__cpu_pool_nd_norm; /* ops/cpu/pool_nd*.c */
 
