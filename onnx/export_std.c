@@ -200,7 +200,9 @@ ct_status ex_standard(ex_cx *x, const ex_op *op, bool *done) {
     else if (r->attrs[k].kind == COPY_DTYPE) {
       ex_attr_int(&nd, r->attrs[k].onnx, ex_onnx_dtype((ct_dtype)v->u.i));
     }
-    else ex_attr_ints(&nd, r->attrs[k].onnx, v->u.ints.v, v->u.ints.n);
+    else if (v->u.ints.n > 0) ex_attr_ints(&nd, r->attrs[k].onnx, v->u.ints.v, v->u.ints.n);
+    /* an empty list left out: ONNX's default (transpose's empty axis and Transpose's absent
+     * perm both reverse the dims) */
   }
   ex_node_end(&nd);
   *done = true;

@@ -58,20 +58,10 @@ static ct_status transpose(ox_cx *c) {
   const int64_t *perm;
   size_t n;
   if (x == NULL || o == NULL) return ox_unsupported(c, "the input or the output is missing");
-  int64_t rev[CT_MAX_RANK];
   if (!ox_ints(c, "perm", &perm, &n)) {
-    /* No perm: the dims reversed, which needs X's rank at load: a graph input's declared one. */
-    int rank = -1;
-    const ox_model *m = c->cv->m;
-    for (size_t i = 0; i < m->n_inputs; i++) {
-      if (!m->inputs[i].not_tensor && ox_eq(m->inputs[i].name, x)) rank = m->inputs[i].rank;
-    }
-    if (rank < 0 || rank > CT_MAX_RANK) {
-      return ox_unsupported(c, "no perm (the reversed dims) and X's rank unknown at load");
-    }
-    for (int k = 0; k < rank; k++) rev[k] = rank - 1 - k;
-    perm = rev;
-    n = (size_t)rank;
+    /* No perm: the dims reversed, transpose's empty axis (the rank read when it runs). */
+    perm = NULL;
+    n = 0;
   }
   ct_op *op = ox_op(c, "transpose");
   if (op == NULL) return ct_last_status();

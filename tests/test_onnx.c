@@ -565,6 +565,51 @@ START_TEST(bad_arguments_are_refused) {
 }
 END_TEST
 
+/* Transpose without perm of an intermediate (its rank unknown at load): the dims reversed when
+ * it runs, y = relu(x)^T; exported back as a Transpose without perm, loading to the same. */
+START_TEST(a_transpose_without_perm_reverses_any_rank) {
+  static const int64_t xd[2] = {2, 3};
+  pb g = {0}, n, v;
+  n = ox_node_pb("Relu", (const char *[]){"x", NULL}, (const char *[]){"r", NULL});
+  pb_msg(&g, 1, &n);
+  n = ox_node_pb("Transpose", (const char *[]){"r", NULL}, (const char *[]){"y", NULL});
+  pb_msg(&g, 1, &n);
+  pb_str(&g, 2, "transpose");
+  v = ox_value_pb("x", FLOAT, xd, 2);
+  pb_msg(&g, 11, &v);
+  v = ox_value_pb("y", FLOAT, NULL, 0);
+  pb_msg(&g, 12, &v);
+  pb m = ox_model_pb(&g, 13);
+  static const float x[6] = {-1, 2, 3, 4, -5, 6}, want[6] = {0, 4, 2, 0, 3, 6};
+  make_work_dir("onnx-transpose");
+  for (int round = 0; round < 2; round++) {
+    ct_scope *s = ct_scope_new();
+    ct_onnx_model *om = round == 0 ? ct_onnx_load_buffer(m.p, m.n, s)
+                                   : ct_onnx_load(in_dir("t.onnx"), s);
+    ck_assert_msg(om != NULL, "%s", ct_last_error());
+    put(s, "x", CT_FLOAT32, CT_DIMS(2, 3), x);
+    ct_executor *e = ct_executor_new(ct_onnx_program(om), s, ct_cpu());
+    ck_assert_msg(e != NULL && ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+    ct_executor_free(e);
+    const float *y = result(s, "y", CT_FLOAT32, CT_DIMS(3, 2));
+    for (int i = 0; i < 6; i++) ck_assert_float_eq(y[i], want[i]);
+    if (round == 0) {
+      const char *in[] = {"x"}, *out[] = {"y"};
+      ck_assert_msg(ct_onnx_save(in_dir("t.onnx"), ct_onnx_program(om), s, in, 1, out, 1) ==
+                        CT_OK,
+                    "%s", ct_last_error());
+      char types[32];
+      ck_assert_int_eq(ct_onnx_op_types(in_dir("t.onnx"), types, sizeof types), CT_OK);
+      ck_assert_str_eq(types, "Relu,Transpose");
+    }
+    ct_onnx_free(om);
+    ct_scope_free(s);
+  }
+  remove_work_dir();
+  free(m.p);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("onnx");
   CT_ADD_TEST(s, a_model_loads_and_runs_at_any_batch);
@@ -585,6 +630,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, unsigned_tensor_files_load_from_their_typed_fields);
   CT_ADD_TEST(s, pad_constants_of_every_integer_width_are_exact);
   CT_ADD_TEST(s, bad_arguments_are_refused);
+  CT_ADD_TEST(s, a_transpose_without_perm_reverses_any_rank);
   return s;
 }
 

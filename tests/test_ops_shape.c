@@ -347,6 +347,26 @@ START_TEST(transpose_axis_out_of_range_is_an_error) {
 }
 END_TEST
 
+/* An empty axis reverses the dims (numpy's transpose without axes): [2, 3, 4] -> [4, 3, 2],
+ * Out[i, j, k] = X[k, j, i]. */
+START_TEST(transpose_empty_axis_reverses_the_dims) {
+  ct_scope *s = ct_scope_new();
+  put_fn(s, "x", CT_FLOAT32, CT_DIMS(2, 3, 4), data_iota);
+  ct_op *op = op_x("transpose", "x", "out");
+  ck_assert_int_eq(ct_op_set_attr_ints(op, "axis", NULL, 0), CT_OK);
+  run(op, s);
+  const float *out = result(s, "out", CT_FLOAT32, CT_DIMS(4, 3, 2));
+  const float *x = ct_tensor_data(tensor_of(s, "x"), CT_FLOAT32);
+  for (int i = 0; i < 4; i++) {
+    for (int j = 0; j < 3; j++) {
+      for (int k = 0; k < 2; k++) ck_assert(out[(i * 3 + j) * 2 + k] == x[(k * 3 + j) * 4 + i]);
+    }
+  }
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
 START_TEST(transpose_without_axis_is_an_error) {
   ct_scope *s = ct_scope_new();
   put_fn(s, "x", CT_FLOAT32, CT_DIMS(2, 3), data_iota);
@@ -525,6 +545,7 @@ static Suite *ops_shape_suite(void) {
   CT_ADD_TEST(s, reshape_overflowing_dims_are_shape_error);
   CT_ADD_TEST(s, reshape_without_shape_is_an_error);
   CT_ADD_TEST(s, transpose_matrix);
+  CT_ADD_TEST(s, transpose_empty_axis_reverses_the_dims);
   CT_ADD_TEST(s, transpose_rank3_rotation);
   CT_ADD_TEST(s, transpose_rank4_keeps_inner_runs);
   CT_ADD_TEST(s, transpose_short_rows_across_threads);

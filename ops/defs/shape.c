@@ -172,14 +172,19 @@ static const ct_attr_def reshape_attrs[] = {
     {"allowzero", {.type = CT_ATTR_BOOL, .u.b = false}, false},
 };
 
-/* The permutation of X's dims in `axis`, normalised. Errors: a length other than X's rank,
- * CT_ERR_SHAPE; an entry outside [-rank, rank), CT_ERR_OUT_OF_RANGE; a dim listed twice,
- * CT_ERR_INVALID_ARGUMENT. */
+/* The permutation of X's dims in `axis`, normalised; an empty `axis` reverses the dims (numpy's
+ * transpose without axes, ONNX's Transpose without perm: the rank known only when it runs).
+ * Errors: another length than X's rank, CT_ERR_SHAPE; an entry outside [-rank, rank),
+ * CT_ERR_OUT_OF_RANGE; a dim listed twice, CT_ERR_INVALID_ARGUMENT. */
 ct_status ct__tr_perm(const ct_kernel_ctx *c, int perm[CT_MAX_RANK]) {
   const ct_attr_value *axis = &c->attr[CT__TRANSPOSE_AXIS];
   const ct_tensor *xt = ct_kernel_in(c, CT__IN_X, 0);
   int rank = xt->dims.rank;
   char sx[CT__DDIM_STR_CAP], sa[CT__DDIM_STR_CAP];
+  if (axis->u.ints.n == 0) {
+    for (int k = 0; k < rank; k++) perm[k] = rank - 1 - k;
+    return CT_OK;
+  }
   if (axis->u.ints.n != (size_t)rank) {
     return ct_kernel_fail(c, CT_ERR_SHAPE,
                           "attribute 'axis' %s has %zu entries but input X variable '%s' %s has "
@@ -327,7 +332,8 @@ static const ct__op_doc docs[] = {
     {"transpose", "Out is X with its dims permuted, a copy: `Out.dims[k] = X.dims[axis[k]]`, and "
                   "each element moves with its coordinates (numpy's transpose). `axis` "
                   "(required) is a permutation of all of X's dims, negative entries counting "
-                  "from the end."},
+                  "from the end, or empty: the dims reversed (numpy's default, ONNX's "
+                  "Transpose without perm)."},
     {"concat", "Out joins the X tensors (one or more, in order) along `axis` (default 0, negative "
                "counting from the end), a copy: they must have one rank of 1 or more, one dtype "
                "and equal extents in every dim but the axis, where Out's extent is the sum of "
