@@ -225,6 +225,10 @@ static ct_status prelu_6(ox_cx *c) {
   const double *v;
   size_t n = 0;
   const bool one = ox_const_floats(c, 1, &v, &n) && n == 1;
+  if (!one && rs < 0) {
+    return ox_unsupported(c, "a slope before opset 7 whose rank the model does not give (one "
+                          "value or one per channel: give it as a constant or a graph input)");
+  }
   if (!one && rs == 1) {
     if (rx < 0) {
       return ox_unsupported(c, "a slope per channel before opset 7 on an X whose rank the model "

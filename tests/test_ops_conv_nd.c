@@ -144,9 +144,9 @@ START_TEST(one_d_and_two_d) {
 END_TEST
 
 /* I 5, K 2, s 2: SAME_* give O 3 and one pad, at the end (UPPER) or the beginning (LOWER);
- * VALID O 2 whatever pads say; the kernel_shape given agrees with W. */
+ * VALID O 2; the kernel_shape given agrees with W. */
 START_TEST(auto_pad_resolves_the_pads) {
-  static const int64_t st[] = {2, 2, 2}, pads[] = {3, 3, 3, 3, 3, 3}, ks[] = {2, 2, 2};
+  static const int64_t st[] = {2, 2, 2}, ks[] = {2, 2, 2};
   static const char *const modes[] = {"SAME_UPPER", "SAME_LOWER", "VALID"};
   for (int k = 0; k < 3; k++) {
     geo g = {3, 1, 2, 2, 1, {5, 5, 5}, {2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {0}, {0}};
@@ -157,7 +157,6 @@ START_TEST(auto_pad_resolves_the_pads) {
     ct_op *op = cnd_op(false);
     set_ints(op, "strides", st, 3);
     set_ints(op, "kernel_shape", ks, 3);
-    if (k == 2) set_ints(op, "pads", pads, 6);
     ck_assert_int_eq(ct_op_set_attr_string(op, "auto_pad", modes[k]), CT_OK);
     check_case(op, &g, false);
   }
@@ -194,6 +193,11 @@ START_TEST(refuses_bad_inputs_and_attributes) {
   set_ints(op, "kernel_shape", k3, 0);
   ck_assert_int_eq(ct_op_set_attr_string(op, "auto_pad", "SAME"), CT_OK);
   run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "attribute 'auto_pad'", "SAME_LOWER", NULL);
+  static const int64_t pads[] = {1, 0, 0, 0, 0, 0};
+  ck_assert_int_eq(ct_op_set_attr_string(op, "auto_pad", "VALID"), CT_OK);
+  set_ints(op, "pads", pads, 6);
+  run_fails(op, s, CT_ERR_UNSUPPORTED, "attribute 'pads' is not all 0", "give only one", NULL);
+  set_ints(op, "pads", pads, 0);
   ck_assert_int_eq(ct_op_set_attr_string(op, "auto_pad", "NOTSET"), CT_OK);
   set_ints(op, "dilations", dil, 3);
   run_fails(op, s, CT_ERR_SHAPE, "input X variable 'x'", "shorter than the dilated window (4)",

@@ -212,6 +212,23 @@ START_TEST(conv_integer_takes_a_zero_point_per_output_channel) {
 }
 END_TEST
 
+/* Input and Filter alone (no zero points): 2 x and 3 x. */
+START_TEST(conv_integer_without_zero_points) {
+  ct_scope *s = ct_scope_new();
+  static const uint8_t x[] = {1, 2, 3, 4}, f[] = {2, 3};
+  put(s, "x", CT_UINT8, CT_DIMS(1, 1, 2, 2), x);
+  put(s, "f", CT_UINT8, CT_DIMS(2, 1, 1, 1), f);
+  static const char *const slots[] = {"Input", "Filter"};
+  ct_op *op = op_with("conv_integer", slots, (const char *[]){"x", "f"}, 2, "Output");
+  conv_attrs(op, 0, 1);
+  run(op, s);
+  static const int32_t want[] = {2, 4, 6, 8, 3, 6, 9, 12};
+  expect_i32(s, CT_DIMS(1, 2, 2, 2), want, 8);
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
 /* x - 1 = {2, 4}; channel 0: 2 x + 1 = {5, 9} times 0.5, + 128: {130.5, 132.5} -> {130, 132};
  * channel 1: -x - 2 = {-4, -6} times 0.5 * 2, + 128: {124, 122}. */
 static ct_op *qconv_case(ct_scope *s) {
@@ -278,12 +295,12 @@ START_TEST(dynamic_quantize_linear_gives_onnx_example) {
 }
 END_TEST
 
-/* An all-zero X takes a range of 1 (scale 1 / 255); an X of one sign a range from 0 (1 / (2 /
+/* An all-zero X takes the scale 1 (onnxruntime's); an X of one sign a range from 0 (1 / (2 /
  * 255) is 127.49999 in float32: 127); a negative one the zero point 255. */
 START_TEST(dynamic_quantize_linear_ranges_from_zero) {
   static const float zeros[] = {0, 0}, pos[] = {1, 2}, neg[] = {-1, -4};
   static const int y0[] = {0, 0}, yp[] = {127, 255}, yn[] = {191, 0};
-  dql_case(zeros, 2, y0, 0x3b808081u, 0);
+  dql_case(zeros, 2, y0, 0x3f800000u, 0);
   dql_case(pos, 2, yp, 0x3c008081u, 0);
   dql_case(neg, 2, yn, 0x3c808081u, 255);
 }
@@ -434,10 +451,19 @@ START_TEST(onnx_import_and_export) {
   pb m = quant_model();
   uint8_t got[4][16] = {{0}}, back[4][16] = {{0}}; /* uint8 outputs fill 4 bytes */
   run_quant(NULL, &m, got);
-  /* q: x / (5.25 / 255) rounded + 73 = {0, 85, 170, 255} (-1.5 .. 3.75); ci = 3 (q - 73) */
-  const int32_t *ci = (const int32_t *)got[0];
-  static const int32_t want_ci[] = {-219, 36, 291, 546};
-  for (int k = 0; k < 4; k++) ck_assert_int_eq(ci[k], want_ci[k]);
+  /* q: x / (5.25 / 255) rounded + 73 = {0, 85, 170, 255} (-1.5 .. 3.75); ci = 3 (q - 73);
+   * qc: 2 (q - 73) times 5.25 / 255 0.5 / 0.1 (about 0.10294), + 100, rounded; qm: (qc - 100)
+   * [[-1 0] [1 2]] = [[17 4] [17 74]] times 0.25, + 100: 118.5 rounds to even; mi: (q - 73)
+   * [[-1 0] [1 2]]. */
+  const int32_t *ci = (const int32_t *)got[0], *mi = (const int32_t *)got[3];
+  static const int32_t want_ci[] = {-219, 36, 291, 546}, want_mi[] = {85, 24, 85, 364};
+  static const uint8_t want_qc[] = {85, 102, 120, 137}, want_qm[] = {104, 101, 104, 118};
+  for (int k = 0; k < 4; k++) {
+    ck_assert_int_eq(ci[k], want_ci[k]);
+    ck_assert_int_eq(got[1][k], want_qc[k]);
+    ck_assert_int_eq(got[2][k], want_qm[k]);
+    ck_assert_int_eq(mi[k], want_mi[k]);
+  }
   /* Exported as the same standard nodes, which load back to the same ops and bits. */
   ct_scope *s = ct_scope_new();
   ct_onnx_model *om = ct_onnx_load_buffer(m.p, m.n, s);
@@ -469,6 +495,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, qlinear_matmul_scales_per_column_and_saturates);
   CT_ADD_TEST(s, conv_integer_pads_with_zero_after_the_zero_point);
   CT_ADD_TEST(s, conv_integer_takes_a_zero_point_per_output_channel);
+  CT_ADD_TEST(s, conv_integer_without_zero_points);
   CT_ADD_TEST(s, qlinear_conv_adds_bias_and_scales_per_channel);
   CT_ADD_TEST(s, dynamic_quantize_linear_gives_onnx_example);
   CT_ADD_TEST(s, dynamic_quantize_linear_ranges_from_zero);

@@ -104,6 +104,49 @@ START_TEST(dft_along_another_axis) {
 }
 END_TEST
 
+/* Length 3 (twiddles off the quarter turns) over [1, 3, 2, 1], two signals interleaved (inner
+ * 2): an impulse at n = 1, whose bins are e^(-2 pi i k / 3) (the same cos and sin as the op's
+ * table: one term each, exact), and one at n = 0, all ones. */
+START_TEST(dft_of_length_three_over_inner_dims) {
+  ct_scope *s = ct_scope_new();
+  ct_op *op = dft_op(1, 0, 0, false);
+  static const double x[6] = {0, 1, 1, 0, 0, 0};
+  double want[12];
+  for (int k = 0; k < 3; k++) {
+    const double a = 6.28318530717958647692 * (double)k / 3.0;
+    want[4 * k] = k == 0 ? 1 : (float)cos(a);
+    want[4 * k + 1] = k == 0 ? 0 : (float)-sin(a);
+    want[4 * k + 2] = 1;
+    want[4 * k + 3] = 0;
+  }
+  expect(op, s, CT_FLOAT32, x, CT_DIMS(1, 3, 2, 1), want, CT_DIMS(1, 3, 2, 2));
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
+/* The real inverse of an odd length (3, from two bins: 3 at bin 0 gives three ones), and of a
+ * spectrum longer than L / 2 + 1 (its bins past 2 of 4 unread: four ones, whatever they hold),
+ * and of the middle bin of an even length. */
+START_TEST(real_inverse_of_odd_lengths_and_long_spectra) {
+  ct_scope *s = ct_scope_new();
+  int64_t len = 3;
+  put(s, "len", CT_INT64, (ct_ddim){.rank = 0}, &len);
+  ct_op *op = dft_op(1, 1, 1, true);
+  static const double two[4] = {3, 0, 0, 0}, ones3[3] = {1, 1, 1};
+  expect(op, s, CT_FLOAT64, two, CT_DIMS(1, 2, 2), ones3, CT_DIMS(1, 3, 1));
+  len = 4;
+  put(s, "len", CT_INT64, (ct_ddim){.rank = 0}, &len);
+  static const double four[8] = {4, 0, 0, 0, 0, 0, 9, 9}, ones4[4] = {1, 1, 1, 1};
+  expect(op, s, CT_FLOAT64, four, CT_DIMS(1, 4, 2), ones4, CT_DIMS(1, 4, 1));
+  /* 4 at the middle bin (L / 2) alone: (-1)^n */
+  static const double nyq[6] = {0, 0, 0, 0, 4, 0}, alt[4] = {1, -1, 1, -1};
+  expect(op, s, CT_FLOAT64, nyq, CT_DIMS(1, 3, 2), alt, CT_DIMS(1, 4, 1));
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+END_TEST
+
 static ct_op *stft_op(bool window, bool length) {
   ct_op *op = new_op("stft");
   ck_assert_int_eq(ct_op_set_input(op, "Signal", "x"), CT_OK);
@@ -179,6 +222,8 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, dft_length_pads_and_cuts_one_sided);
   CT_ADD_TEST(s, inverse_complex_and_real);
   CT_ADD_TEST(s, dft_along_another_axis);
+  CT_ADD_TEST(s, dft_of_length_three_over_inner_dims);
+  CT_ADD_TEST(s, real_inverse_of_odd_lengths_and_long_spectra);
   CT_ADD_TEST(s, stft_frames_each_hop_windowed);
   CT_ADD_TEST(s, refusals_name_the_input_and_the_fix);
   return s;

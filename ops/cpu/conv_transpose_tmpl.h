@@ -132,6 +132,30 @@ static ct_status SFX(conv_transpose)(const ct_kernel_ctx *c) {
   return atomic_load(&failed) ? ct__gemm_fail(c) : CT_OK;
 }
 
+/* A grad kernel's outputs X@GRAD, W@GRAD and B@GRAD (NULL where unwired); false with the error
+ * recorded when one cannot be had. */
+static bool SFX(grad_outs)(const ct_kernel_ctx *c, T *out[3]) {
+  for (size_t k = 0; k < 3; k++) {
+    out[k] = NULL;
+    if (ct_kernel_out_count(c, k) > 0 && (out[k] = ct__k_out_data(c, k, 0, c->dtype)) == NULL) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/* B@GRAD: Y@GRAD [n, m, no] summed over images and positions, in double. */
+static void SFX(bias_grad)(const T *dy, int64_t n, int64_t m, int64_t no, T *db) {
+  for (int64_t ch = 0; ch < m; ch++) {
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) {
+      const T *v = dy + (i * m + ch) * no;
+      for (int64_t o = 0; o < no; o++) s += (double)v[o];
+    }
+    db[ch] = (T)s;
+  }
+}
+
 /* The gradient, image after image (W@GRAD sums over them in order, so its bits follow the
  * sizes alone; each GEMM threads itself). */
 static ct_status SFX(conv_transpose_grad)(const ct_kernel_ctx *c) {
@@ -139,28 +163,15 @@ static ct_status SFX(conv_transpose_grad)(const ct_kernel_ctx *c) {
   ct_status st = ct__cvt_plan_make(c, ct_kernel_in(c, CT__CVTG_X, 0)->dims,
                                    ct_kernel_in(c, CT__CVTG_W, 0)->dims, &p);
   if (st != CT_OK) return st;
-  T *out[3] = {NULL, NULL, NULL};
-  for (size_t k = 0; k < 3; k++) {
-    if (ct_kernel_out_count(c, k) > 0 && (out[k] = ct__k_out_data(c, k, 0, c->dtype)) == NULL) {
-      return ct_last_status();
-    }
-  }
+  T *out[3];
+  if (!SFX(grad_outs)(c, out)) return ct_last_status();
   T *dx = out[CT__CVTG_DX], *dw = out[CT__CVTG_DW], *db = out[CT__CVTG_DB];
   const T *x = ct__k_in_data(ct_kernel_in(c, CT__CVTG_X, 0));
   const T *w = ct__k_in_data(ct_kernel_in(c, CT__CVTG_W, 0));
   const T *dy = ct__k_in_data(ct_kernel_in(c, CT__CVTG_DY, 0));
   const int64_t ni = ct__cvt_vol(p.in), no = ct__cvt_vol(p.out);
   const int64_t cg = p.c / p.groups, mg = p.m / p.groups, mk = mg * ct__cvt_vol(p.k);
-  if (db != NULL) {
-    for (int64_t ch = 0; ch < p.m; ch++) {
-      double s = 0;
-      for (int64_t n = 0; n < p.n; n++) {
-        const T *v = dy + (n * p.m + ch) * no;
-        for (int64_t o = 0; o < no; o++) s += (double)v[o];
-      }
-      db[ch] = (T)s;
-    }
-  }
+  if (db != NULL) SFX(bias_grad)(dy, p.n, p.m, no, db);
   if (dx != NULL) memset(dx, 0, (size_t)(p.n * p.c * ni) * sizeof(T));
   if (dw != NULL) memset(dw, 0, (size_t)(p.c * mk) * sizeof(T));
   if ((dx == NULL && dw == NULL) || p.n == 0 || cg == 0 || mk == 0 || ni == 0 || no == 0) {
@@ -237,28 +248,15 @@ static ct_status SFX(conv_nd_grad)(const ct_kernel_ctx *c) {
   ct_status st = ct__cnd_plan_make(c, ct_kernel_in(c, CT__CVTG_X, 0)->dims,
                                    ct_kernel_in(c, CT__CVTG_W, 0)->dims, &p);
   if (st != CT_OK) return st;
-  T *out[3] = {NULL, NULL, NULL};
-  for (size_t k = 0; k < 3; k++) {
-    if (ct_kernel_out_count(c, k) > 0 && (out[k] = ct__k_out_data(c, k, 0, c->dtype)) == NULL) {
-      return ct_last_status();
-    }
-  }
+  T *out[3];
+  if (!SFX(grad_outs)(c, out)) return ct_last_status();
   T *dx = out[CT__CVTG_DX], *dw = out[CT__CVTG_DW], *db = out[CT__CVTG_DB];
   const T *x = ct__k_in_data(ct_kernel_in(c, CT__CVTG_X, 0));
   const T *w = ct__k_in_data(ct_kernel_in(c, CT__CVTG_W, 0));
   const T *dy = ct__k_in_data(ct_kernel_in(c, CT__CVTG_DY, 0));
   const int64_t no = ct__cvt_vol(p.in), ni = ct__cvt_vol(p.out);
   const int64_t mg = p.c / p.groups, cg = p.m / p.groups, ck = cg * ct__cvt_vol(p.k);
-  if (db != NULL) {
-    for (int64_t ch = 0; ch < p.c; ch++) {
-      double s = 0;
-      for (int64_t n = 0; n < p.n; n++) {
-        const T *v = dy + (n * p.c + ch) * no;
-        for (int64_t o = 0; o < no; o++) s += (double)v[o];
-      }
-      db[ch] = (T)s;
-    }
-  }
+  if (db != NULL) SFX(bias_grad)(dy, p.n, p.c, no, db);
   if (dx != NULL) memset(dx, 0, (size_t)(p.n * p.m * ni) * sizeof(T));
   if (dw != NULL) memset(dw, 0, (size_t)(p.c * ck) * sizeof(T));
   if ((dx == NULL && dw == NULL) || p.n == 0 || mg == 0 || ck == 0 || ni == 0 || no == 0) {

@@ -82,13 +82,17 @@ static ct_status product_run(const ct_kernel_ctx *c, bool qlinear, ct__qmm_plan 
   const int64_t nx = ct_kernel_in(c, p->x, 0)->numel, ny = ct_kernel_in(c, p->y, 0)->numel;
   const int64_t nc = p->s.n_batch * p->s.m * p->s.n;
   if (nc == 0) return CT_OK;
-  *work = ct__work_take((size_t)(nx + ny + nc) * sizeof(double));
+  int64_t total;
+  const bool fits = !__builtin_add_overflow(nx + ny, nc, &total) &&
+                    (uint64_t)total <= SIZE_MAX / sizeof(double);
+  *work = fits ? ct__work_take((size_t)total * sizeof(double)) : NULL;
   if (*work == NULL) {
     return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,
-                          "out of host memory for the %lld-element float64 copies of X '%s' and "
-                          "Y '%s' and their product (free memory, or split the product)",
-                          (long long)(nx + ny + nc), ct_kernel_in_name(c, p->x, 0),
-                          ct_kernel_in_name(c, p->y, 0));
+                          "out of host memory for the float64 copies of X '%s' (%lld elements) "
+                          "and Y '%s' (%lld) and their product (free memory, or split the "
+                          "product)",
+                          ct_kernel_in_name(c, p->x, 0), (long long)nx,
+                          ct_kernel_in_name(c, p->y, 0), (long long)ny);
   }
   double *xd = *work, *yd = xd + nx;
   *cd = yd + ny;
@@ -169,10 +173,11 @@ static void im2col_d(const ct__conv_geom *g, int64_t cg, const double *x, double
   }
 }
 
-/* The sums of plan p, Bias added (qlinear_conv's, when wired), as whole numbers into od (N M OH
- * OW doubles); work holds the operands' doubles and im2col's columns. */
-static ct_status conv_sums(const ct_kernel_ctx *c, const ct__qconv_plan *p, double *work,
-                           double *od) {
+/* The sums of plan p, Bias added (qlinear_conv's, when wired: conv_integer has no such slot), as
+ * whole numbers into od (N M OH OW doubles); work holds the operands' doubles and im2col's
+ * columns. */
+static ct_status conv_sums(const ct_kernel_ctx *c, const ct__qconv_plan *p, bool qlinear,
+                           double *work, double *od) {
   const ct__conv_geom *g = &p->g;
   const ct_tensor *x = ct_kernel_in(c, CT__QC_INPUT, 0), *f = ct_kernel_in(c, CT__QC_FILTER, 0);
   const void *xv = ct__k_in_data(x), *fv = ct__k_in_data(f);
@@ -197,7 +202,7 @@ static ct_status conv_sums(const ct_kernel_ctx *c, const ct__qconv_plan *p, doub
       if (st != CT_OK) return ct__gemm_fail(c);
     }
   }
-  if (ct_kernel_in_count(c, CT__QC_BIAS) > 0) {
+  if (qlinear && ct_kernel_in_count(c, CT__QC_BIAS) > 0) {
     const int32_t *b = ct__k_in_data(ct_kernel_in(c, CT__QC_BIAS, 0));
     for (int64_t i = 0, all = g->n * g->m * ohw; i < all; i++) od[i] += b[(i / ohw) % g->m];
   }
@@ -218,19 +223,22 @@ static ct_status conv_run(const ct_kernel_ctx *c, bool qlinear, ct__qconv_plan *
   if (no == 0) return CT_OK;
   const int64_t nx = ct_kernel_in(c, CT__QC_INPUT, 0)->numel;
   const int64_t nf = ct_kernel_in(c, CT__QC_FILTER, 0)->numel;
-  const int64_t ncol = g->c / g->groups * g->kh * g->kw * g->oh * g->ow;
-  *work = ct__work_take((size_t)(nx + nf + ncol + no) * sizeof(double));
+  int64_t ncol, total;
+  const bool fits = !__builtin_mul_overflow(g->c / g->groups * g->kh * g->kw, g->oh * g->ow,
+                                            &ncol) &&
+                    !__builtin_add_overflow(nx + nf + no, ncol, &total) &&
+                    (uint64_t)total <= SIZE_MAX / sizeof(double);
+  *work = fits ? ct__work_take((size_t)total * sizeof(double)) : NULL;
   if (*work == NULL) {
     return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,
-                          "out of host memory for the %lld-element float64 copies of Input '%s' "
-                          "and Filter '%s', their columns and sums (free memory, or run fewer "
-                          "images at once)",
-                          (long long)(nx + nf + ncol + no),
-                          ct_kernel_in_name(c, CT__QC_INPUT, 0),
+                          "out of host memory for the float64 copies of Input '%s' (%lld "
+                          "elements) and Filter '%s', their columns and sums (free memory, or "
+                          "run fewer images at once)",
+                          ct_kernel_in_name(c, CT__QC_INPUT, 0), (long long)nx,
                           ct_kernel_in_name(c, CT__QC_FILTER, 0));
   }
   *od = (double *)*work + nx + nf + ncol;
-  s = conv_sums(c, p, *work, *od);
+  s = conv_sums(c, p, qlinear, *work, *od);
   if (s != CT_OK) ct__work_free(*work);
   return s;
 }
@@ -296,7 +304,7 @@ static ct_status dynamic_quantize_linear_k(const ct_kernel_ctx *c) {
     hi = v > hi ? v : hi;
   }
   if (nan) lo = hi = NAN;
-  const float s = (hi == lo ? 1.0f : hi - lo) / 255.0f;
+  const float s = hi == lo ? 1.0f : (hi - lo) / 255.0f; /* onnxruntime's 1 for a range of 0 */
   const float initial = 0.0f - lo / s;
   /* Python's min(255, v) then max(0, v): a NaN v gives 255 */
   float z = initial < 255.0f ? initial : 255.0f;

@@ -8,6 +8,7 @@
  *   attrs    strides, dilations (>= 1), pads (begins then ends, >= 0), kernel_shape (checked
  *            against W's K...), each one value per spatial dim (pads: two) or empty for the
  *            default; groups; auto_pad "NOTSET" (or ""), "VALID", "SAME_UPPER", "SAME_LOWER"
+ *            (refused with nonzero pads)
  *
  *   conv_nd_grad  X, W, Y@GRAD -> X@GRAD, W@GRAD, B@GRAD (each optional), conv_nd's attributes:
  *       with col the unfolding of X (one row per input channel of the group and filter tap, one
@@ -84,6 +85,14 @@ ct_status ct__cnd_plan_make(const ct_kernel_ctx *c, ct_ddim x, ct_ddim w, ct__cv
   }
   const int ap = ct__cvt_auto_pad(c, CT__CND_AUTO_PAD);
   if (ap < 0) return ct_last_status();
+  for (size_t i = 0; ap != 0 && i < npads; i++) {
+    if (pads[i] != 0) {
+      return ct_kernel_fail(c, CT_ERR_UNSUPPORTED,
+                            "attribute 'pads' is not all 0 and 'auto_pad' is \"%s\": ONNX lets "
+                            "one of them decide and forbids both; give only one",
+                            c->attr[CT__CND_AUTO_PAD].u.s);
+    }
+  }
   for (size_t i = 0; i < k; i++) {
     const size_t j = off + i;
     if (nks > 0 && ks[i] != p->k[j]) {
@@ -129,62 +138,11 @@ ct_ddim ct__cnd_out_dims(const ct__cvt_plan *p) {
   return d;
 }
 
-/* W and B have X's dtype, B is [M]; Y takes the plan's dims. */
-static ct_status cnd_infer(const ct_kernel_ctx *c) {
-  const ct_tensor *x = ct_kernel_in(c, CT__CVT_X, 0);
-  ct_status s = ct__k_check_dtype(c, CT__CVT_W, 0, x->dtype);
-  ct__cvt_plan p;
-  if (s == CT_OK) s = ct__cnd_plan_make(c, x->dims, ct_kernel_in(c, CT__CVT_W, 0)->dims, &p);
-  if (s == CT_OK && ct_kernel_in_count(c, CT__CVT_B) > 0) {
-    const ct_tensor *b = ct_kernel_in(c, CT__CVT_B, 0);
-    s = ct__k_check_dtype(c, CT__CVT_B, 0, x->dtype);
-    if (s == CT_OK && !ct_ddim_equal(b->dims, CT_DIMS(p.c))) {
-      char sb[CT__DDIM_STR_CAP];
-      s = ct_kernel_fail(c, CT_ERR_SHAPE,
-                         "input B variable '%s' is %s: it must be [%lld], one value per output "
-                         "channel (W's dim 0)",
-                         ct_kernel_in_name(c, CT__CVT_B, 0), ct_ddim_str(b->dims, sb, sizeof sb),
-                         (long long)p.c);
-    }
-  }
-  return s == CT_OK ? ct__k_resize(c, CT__CVT_Y, 0, ct__cnd_out_dims(&p)) : s;
-}
+static ct_status cnd_infer(const ct_kernel_ctx *c) { return ct__cvt_infer_any(c, true); }
 
-/* W and Y@GRAD have X's dtype, Y@GRAD the forward's Y dims; X@GRAD and W@GRAD take the dims of
- * X and W, B@GRAD [M]. */
-ct_status ct__cnd_grad_infer(const ct_kernel_ctx *c) {
-  const ct_tensor *x = ct_kernel_in(c, CT__CVTG_X, 0), *w = ct_kernel_in(c, CT__CVTG_W, 0);
-  ct_status s = ct__k_check_dtype(c, CT__CVTG_W, 0, x->dtype);
-  if (s == CT_OK) s = ct__k_check_dtype(c, CT__CVTG_DY, 0, x->dtype);
-  ct__cvt_plan p;
-  if (s == CT_OK) s = ct__cnd_plan_make(c, x->dims, w->dims, &p);
-  if (s == CT_OK) s = ct__grad_check_dout(c, CT__CVTG_DY, ct__cnd_out_dims(&p), "Y");
-  if (s == CT_OK && ct_kernel_out_count(c, CT__CVTG_DX) > 0) {
-    s = ct__k_resize(c, CT__CVTG_DX, 0, x->dims);
-  }
-  if (s == CT_OK && ct_kernel_out_count(c, CT__CVTG_DW) > 0) {
-    s = ct__k_resize(c, CT__CVTG_DW, 0, w->dims);
-  }
-  if (s == CT_OK && ct_kernel_out_count(c, CT__CVTG_DB) > 0) {
-    s = ct__k_resize(c, CT__CVTG_DB, 0, CT_DIMS(p.c));
-  }
-  return s;
-}
+ct_status ct__cnd_grad_infer(const ct_kernel_ctx *c) { return ct__cvt_grad_infer_any(c, true); }
 
-ct_status ct__grad_conv_nd(ct_grad_ctx *g) {
-  const char *dx = ct_grad_input_grad(g, "X", 0), *dw = ct_grad_input_grad(g, "W", 0);
-  const char *db = ct_grad_input(g, "B", 0) != NULL ? ct_grad_input_grad(g, "B", 0) : NULL;
-  if (dx == NULL && dw == NULL && db == NULL) return CT_OK;
-  ct_op *op = ct_grad_op_new(g, "conv_nd_grad");
-  if (op == NULL) return ct_last_status();
-  ct_status s = ct__grad_wire_in(op, "X", ct_grad_input(g, "X", 0));
-  if (s == CT_OK) s = ct__grad_wire_in(op, "W", ct_grad_input(g, "W", 0));
-  if (s == CT_OK) s = ct__grad_wire_in(op, "Y@GRAD", ct_grad_output_grad(g, "Y", 0));
-  if (s == CT_OK && dx != NULL) s = ct_op_set_output(op, "X@GRAD", dx);
-  if (s == CT_OK && dw != NULL) s = ct_op_set_output(op, "W@GRAD", dw);
-  if (s == CT_OK && db != NULL) s = ct_op_set_output(op, "B@GRAD", db);
-  return s == CT_OK ? ct_grad_copy_attrs(g, op) : s;
-}
+ct_status ct__grad_conv_nd(ct_grad_ctx *g) { return ct__cvt_grad_make(g, "conv_nd_grad"); }
 
 #define LIST(name) {name, {.type = CT_ATTR_INTS, .u.ints = {NULL, 0}}, false}
 const ct_attr_def ct__cnd_attrs[CT__CND_N_ATTRS] = {
@@ -221,8 +179,9 @@ static const ct__op_doc docs[] = {
      "W. auto_pad \"NOTSET\" (the default) gives `O = (I + pad_begin + pad_end - dilation (K - "
      "1) - 1) / stride + 1`, \"VALID\" the same without pads, \"SAME_UPPER\" / \"SAME_LOWER\" `O "
      "= ceil(I / stride)` with the padding split, the odd one at the end for SAME_UPPER and the "
-     "beginning for SAME_LOWER. Its gradient is conv_nd_grad. (2-D images take conv2d, whose "
-     "kernels are faster.)"},
+     "beginning for SAME_LOWER; nonzero pads with another auto_pad than NOTSET are refused "
+     "(ONNX forbids both). Its gradient is conv_nd_grad. (2-D images take conv2d, whose kernels "
+     "are faster.)"},
 };
 
 const ct__doc_table ct__conv_nd_docs = CT__TABLE(docs);

@@ -184,26 +184,32 @@ ct_ddim ct__cvt_out_dims(const ct__cvt_plan *p) {
   return d;
 }
 
-/* W and B have X's dtype, B is [M]; Y takes the plan's dims. */
-static ct_status cvt_infer(const ct_kernel_ctx *c) {
+ct_status ct__cvt_infer_any(const ct_kernel_ctx *c, bool nd) {
   const ct_tensor *x = ct_kernel_in(c, CT__CVT_X, 0);
   ct_status s = ct__k_check_dtype(c, CT__CVT_W, 0, x->dtype);
   ct__cvt_plan p;
-  if (s == CT_OK) s = ct__cvt_plan_make(c, x->dims, ct_kernel_in(c, CT__CVT_W, 0)->dims, &p);
+  const ct_ddim w = ct_kernel_in(c, CT__CVT_W, 0)->dims;
+  if (s == CT_OK) {
+    s = nd ? ct__cnd_plan_make(c, x->dims, w, &p) : ct__cvt_plan_make(c, x->dims, w, &p);
+  }
+  const int64_t m = nd ? p.c : p.m; /* Y's channels */
   if (s == CT_OK && ct_kernel_in_count(c, CT__CVT_B) > 0) {
     const ct_tensor *b = ct_kernel_in(c, CT__CVT_B, 0);
     s = ct__k_check_dtype(c, CT__CVT_B, 0, x->dtype);
-    if (s == CT_OK && !ct_ddim_equal(b->dims, CT_DIMS(p.m))) {
+    if (s == CT_OK && !ct_ddim_equal(b->dims, CT_DIMS(m))) {
       char sb[CT__DDIM_STR_CAP];
       s = ct_kernel_fail(c, CT_ERR_SHAPE,
                          "input B variable '%s' is %s: it must be [%lld], one value per output "
-                         "channel (W's dim 1 times groups)",
+                         "channel (%s)",
                          ct_kernel_in_name(c, CT__CVT_B, 0), ct_ddim_str(b->dims, sb, sizeof sb),
-                         (long long)p.m);
+                         (long long)m, nd ? "W's dim 0" : "W's dim 1 times groups");
     }
   }
-  return s == CT_OK ? ct__k_resize(c, CT__CVT_Y, 0, ct__cvt_out_dims(&p)) : s;
+  if (s != CT_OK) return s;
+  return ct__k_resize(c, CT__CVT_Y, 0, nd ? ct__cnd_out_dims(&p) : ct__cvt_out_dims(&p));
 }
+
+static ct_status cvt_infer(const ct_kernel_ctx *c) { return ct__cvt_infer_any(c, false); }
 
 #define LIST(name) {name, {.type = CT_ATTR_INTS, .u.ints = {NULL, 0}}, false}
 const ct_attr_def ct__cvt_attrs[CT__CVT_N_ATTRS] = {

@@ -85,6 +85,13 @@ ct_ddim ct__cvt_out_dims(const ct__cvt_plan *p);
 /* The product of the 3 extents of a (in, k or out). */
 static inline int64_t ct__cvt_vol(const int64_t a[3]) { return a[0] * a[1] * a[2]; }
 
+/* The forward's infer-shape (W and B of X's dtype, B one value per output channel; Y the plan's
+ * dims), the grad type's (ops/defs/conv_transpose_grad.c) and its maker of a grad op of `type`
+ * wiring X, W and Y@GRAD to X@GRAD, W@GRAD and B@GRAD, for conv_transpose or (nd) conv_nd. */
+ct_status ct__cvt_infer_any(const ct_kernel_ctx *c, bool nd);
+ct_status ct__cvt_grad_infer_any(const ct_kernel_ctx *c, bool nd);
+ct_status ct__cvt_grad_make(ct_grad_ctx *g, const char *type);
+
 /* The grad type's slots, infer-shape and the maker (ops/defs/conv_transpose_grad.c); the type
  * is listed in ct__conv_transpose_defs with the forward one. */
 extern const ct_slot_def ct__cvt_grad_in[3], ct__cvt_grad_out[3];

@@ -17,8 +17,9 @@
  *                            conv2d's sums (its attributes and plan), QLinearConv's int32 Bias
  *                            added to the sum before the scaling.
  *   dynamic_quantize_linear  ONNX's DynamicQuantizeLinear: the uint8 quantization of X by the
- *                            range [min(0, min X), max(0, max X)] (a range of 0 taken as 1),
- *                            as the reference computes it, and its scale and zero point.
+ *                            range [min(0, min X), max(0, max X)] as the reference computes
+ *                            it (a range of 0 gives the scale 1, as onnxruntime does), and its
+ *                            scale and zero point.
  *
  * The first operand's zero point and scale are one value (per tensor); the second's one value
  * or one per column of Y (rank 1, Y's last extent) or per output channel of Filter; the
@@ -243,7 +244,7 @@ static const ct__op_doc docs[] = {
      "(Input's without it). conv2d's attributes. No gradient."},
     {"dynamic_quantize_linear",
      "ONNX's DynamicQuantizeLinear as its reference computes it: lo = min(0, min X) and hi = "
-     "max(0, max X) over float32 X; YScale = (hi - lo, or 1 when that is 0) / 255 and "
+     "max(0, max X) over float32 X; YScale = (hi - lo) / 255 (1 when hi = lo, as onnxruntime) and "
      "YZeroPoint = round_half_even(clamp(0 - lo / YScale, 0, 255)), in float32 (rank 0, "
      "float32 and uint8); Y = saturate(round_half_even(X / YScale) + YZeroPoint) in uint8. NaN "
      "anywhere in X makes YScale NaN, YZeroPoint 255 (the reference's comparisons) and every Y "
