@@ -270,8 +270,9 @@ static ct_status import_node(ox_conv *cv, size_t i) {
       s = r->fn(&c);
     } else if (other) {
       s = ox_unsupported(&c, "no corten mapping for this op type in domain '%.*s' (opset %lld; "
-                             "corten imports the default domain, ai.onnx.preview.training 1 and "
-                             "ai.corten 1)",
+                             "corten imports the default domain, ai.onnx.preview.training 1, "
+                             "ai.corten 1 and com.microsoft's quantized QLinearAdd, "
+                             "QLinearGlobalAveragePool and QGemm)",
                          (int)n->domain.n, (const char *)n->domain.p, (long long)opset);
     } else {
       s = ox_unsupported(&c, "no corten mapping for this op type");

@@ -20,7 +20,8 @@ static const struct {
                 {&ox_rules_resample, NULL},
                 {&ox_rules_conv, NULL},
                 {&ox_rules_pool, NULL},
-                {&ox_rules_corten, "ai.corten"}};
+                {&ox_rules_corten, "ai.corten"},
+                {&ox_rules_ms, "com.microsoft"}};
 
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

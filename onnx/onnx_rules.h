@@ -55,6 +55,7 @@ extern const ox_rules ox_rules_pool;
 /* Every corten op type, as ct_onnx_save writes it in the domain ai.corten (rules_corten.c): one
  * row "*" that matches any op type of that domain. */
 extern const ox_rules ox_rules_corten;
+extern const ox_rules ox_rules_ms; /* com.microsoft: onnxruntime's quantized ops */
 
 /* The row for op type `op` of domain `domain` (dlen bytes; empty or "ai.onnx": the default one)
  * at that domain's `opset`; NULL when none holds. */

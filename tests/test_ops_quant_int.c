@@ -486,6 +486,85 @@ START_TEST(onnx_import_and_export) {
 }
 END_TEST
 
+/* onnxruntime's com.microsoft ops of its QOperator format: QLinearAdd(a, 0.5, 10, b, 0.25, 0,
+ * 1, 5) -> c; QGemm(c, 1, 5, w, 0.5, 0, bias, transB) -> y (float: no y_scale);
+ * QLinearGlobalAveragePool(g, 0.1, 0, 0.5, 0) -> m. */
+static pb contrib_model(void) {
+  static const int64_t d12[2] = {1, 2}, d22[2] = {2, 2}, d2[1] = {2}, d4[4] = {1, 1, 2, 2};
+  static const uint8_t w[4] = {1, 2, 3, 4}, az = 10, zero = 0, cz = 5;
+  static const int32_t bias[2] = {4, -4};
+  static const float as = 0.5f, bs = 0.25f, one = 1, ws = 0.5f, gs = 0.1f, ms = 0.5f;
+  pb g = {0}, n, t, v;
+  n = ox_node_pb("QLinearAdd", (const char *[]){"a", "as", "az", "b", "bs", "zero", "one", "cz",
+                                                NULL},
+                 (const char *[]){"c", NULL});
+  pb_str(&n, 7, "com.microsoft");
+  pb_msg(&g, 1, &n);
+  n = ox_node_pb("QGemm", (const char *[]){"c", "one", "cz", "w", "ws", "zero", "bias", NULL},
+                 (const char *[]){"y", NULL});
+  ox_attr_int_pb(&n, "transB", 1);
+  pb_str(&n, 7, "com.microsoft");
+  pb_msg(&g, 1, &n);
+  n = ox_node_pb("QLinearGlobalAveragePool", (const char *[]){"g", "gs", "zero", "ms", "zero",
+                                                              NULL},
+                 (const char *[]){"m", NULL});
+  pb_str(&n, 7, "com.microsoft");
+  pb_msg(&g, 1, &n);
+  pb_str(&g, 2, "contrib");
+  t = ox_tensor_pb("w", 2, d22, 2, w, sizeof w);
+  pb_msg(&g, 5, &t);
+  t = ox_tensor_pb("bias", 6, d2, 1, bias, sizeof bias);
+  pb_msg(&g, 5, &t);
+  static const struct { const char *name; const void *v; int dt; size_t n; } scalars[] = {
+      {"az", &az, 2, 1}, {"zero", &zero, 2, 1}, {"cz", &cz, 2, 1}, {"as", &as, 1, 4},
+      {"bs", &bs, 1, 4}, {"one", &one, 1, 4},   {"ws", &ws, 1, 4}, {"gs", &gs, 1, 4},
+      {"ms", &ms, 1, 4}};
+  for (int k = 0; k < 9; k++) {
+    t = ox_tensor_pb(scalars[k].name, scalars[k].dt, NULL, 0, scalars[k].v, scalars[k].n);
+    pb_msg(&g, 5, &t);
+  }
+  static const char *const ins[] = {"a", "b", "g"};
+  for (int k = 0; k < 3; k++) {
+    v = ox_value_pb(ins[k], 2, k < 2 ? d12 : d4, k < 2 ? 2 : 4);
+    pb_msg(&g, 11, &v);
+  }
+  v = ox_value_pb("y", 1, d12, 2);
+  pb_msg(&g, 12, &v);
+  v = ox_value_pb("m", 2, d4, 4);
+  pb_msg(&g, 12, &v);
+  pb m = ox_model_pb(&g, 17), op = {0};
+  pb_str(&op, 1, "com.microsoft");
+  pb_int(&op, 2, 1);
+  pb_msg(&m, 8, &op);
+  return m;
+}
+
+/* a - 10 = {2, 10} times 0.5 plus b {4, 9} times 0.25: {2, 7.25}, + 5 rounded: c {7, 12};
+ * (c - 5) [[1 2] [3 4]]^T 0.5 = {8, 17}, plus the bias at 1 x 0.5: y {10, 15}; the mean of
+ * {10 20 30 40} 0.1 is 2.5, / 0.5: m 5. */
+START_TEST(onnxruntime_quantized_contrib_ops) {
+  pb model = contrib_model();
+  ct_scope *s = ct_scope_new();
+  ct_onnx_model *om = ct_onnx_load_buffer(model.p, model.n, s);
+  ck_assert_msg(om != NULL, "%s", ct_last_error());
+  static const uint8_t a[2] = {12, 20}, b[2] = {4, 9}, gv[4] = {10, 20, 30, 40};
+  put(s, "a", CT_UINT8, CT_DIMS(1, 2), a);
+  put(s, "b", CT_UINT8, CT_DIMS(1, 2), b);
+  put(s, "g", CT_UINT8, CT_DIMS(1, 1, 2, 2), gv);
+  ct_executor *e = ct_executor_new(ct_onnx_program(om), s, ct_cpu());
+  ck_assert_msg(e != NULL && ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+  ct_executor_free(e);
+  static const int want_c[2] = {7, 12}, want_m[1] = {5};
+  expect_bytes(s, "c", CT_UINT8, CT_DIMS(1, 2), want_c, 2);
+  expect_bytes(s, "m", CT_UINT8, CT_DIMS(1, 1, 1, 1), want_m, 1);
+  const float *y = result(s, "y", CT_FLOAT32, CT_DIMS(1, 2));
+  ck_assert(y[0] == 10 && y[1] == 15);
+  ct_onnx_free(om);
+  ct_scope_free(s);
+  free(model.p);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("ops_quant_int");
   CT_ADD_TEST(s, matmul_integer_subtracts_per_tensor_and_per_column_zero_points);
@@ -503,6 +582,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, refusals_name_the_input_and_the_fix);
   CT_ADD_TEST(s, no_gradient);
   CT_ADD_TEST(s, onnx_import_and_export);
+  CT_ADD_TEST(s, onnxruntime_quantized_contrib_ops);
   return s;
 }
 

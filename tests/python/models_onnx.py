@@ -124,8 +124,9 @@ def test_outputs_equal_onnxruntimes(name, batch):
 def _quantized(name, kind):
     """The model quantized by onnxruntime's tool into the build tree (once): "dynamic" (weights
     uint8, activations quantized at run time: DynamicQuantizeLinear, MatMulInteger,
-    ConvInteger) or "qdq" (static, QuantizeLinear / DequantizeLinear around float ops,
-    calibrated on two random batches)."""
+    ConvInteger), "qdq" (static, QuantizeLinear / DequantizeLinear around float ops,
+    calibrated on two random batches) or "qop" (static, the same calibration, in quantized
+    ops: QLinearConv and onnxruntime's QLinearAdd, QLinearGlobalAveragePool, QGemm)."""
     from onnxruntime import quantization as q
     path, shape = _exported(name)
     out = os.path.join(MODELS, "%s_%s.onnx" % (name, kind))
@@ -141,19 +142,21 @@ def _quantized(name, kind):
                 def get_next(self):
                     return self.left.pop() if self.left else None
 
-            q.quantize_static(path, out + ".tmp", Batches(), quant_format=q.QuantFormat.QDQ)
+            fmt = q.QuantFormat.QDQ if kind == "qdq" else q.QuantFormat.QOperator
+            q.quantize_static(path, out + ".tmp", Batches(), quant_format=fmt)
         os.replace(out + ".tmp", out)
     return out, shape
 
 
 @pytest.mark.parametrize("name,kind", [("transformer", "dynamic"), ("mobilenet_v2", "dynamic"),
-                                       ("mobilenet_v2", "qdq")])
+                                       ("mobilenet_v2", "qdq"), ("mobilenet_v2", "qop")])
 def test_quantized_models_equal_onnxruntimes(name, kind):
     """onnxruntime's quantization tool's output (its standard-domain ops) runs in corten to
     onnxruntime's values within 1e-5 of their largest magnitude."""
     path, shape = _quantized(name, kind)
     ops = {n.op_type for n in onnx.load(path).graph.node}
-    assert ({"DynamicQuantizeLinear"} if kind == "dynamic" else {"QuantizeLinear"}) <= ops
+    assert {"dynamic": {"DynamicQuantizeLinear"}, "qdq": {"QuantizeLinear", "Conv"},
+            "qop": {"QLinearConv", "QLinearAdd", "QGemm"}}[kind] <= ops
     x = np.random.RandomState(5).randn(1, *shape).astype(np.float32)
     want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     got = np.from_dlpack(corten.onnx.load(path).run({"x": x})["y"])
@@ -161,7 +164,7 @@ def test_quantized_models_equal_onnxruntimes(name, kind):
     if kind == "dynamic":
         assert float(np.abs(got - want).max()) <= 1e-5 * float(np.abs(want).max())
         return
-    # QDQ: the float sums between quantizations differ in their last bits from onnxruntime's
+    # QDQ and QOperator: the float sums between quantizations differ in their last bits from onnxruntime's
     # (which runs them as int8 kernels), and a value on a rounding edge moves one step, which
     # later layers carry: y is the last DequantizeLinear's, so every element equal or one of
     # its steps apart. (onnxruntime's optimized and unoptimized runs of this model differ so in
