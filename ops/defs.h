@@ -342,6 +342,9 @@ typedef struct ct__conv_geom {
  * CT_ERR_INVALID_ARGUMENT or CT_ERR_UNSUPPORTED naming the op otherwise. */
 ct_status ct__conv_plan(const ct_kernel_ctx *c, ct_ddim in, ct_ddim f, ct__conv_geom *g);
 ct_status ct__pool_plan(const ct_kernel_ctx *c, ct_ddim x, ct__conv_geom *g);
+/* pool2d's Out dims for X dims x: the plan's [n, m, oh, ow], or (global pooling of 1-D or 3-D
+ * data, which the plan takes as one plane) [n, m] and 1 per spatial dim of X. */
+ct_ddim ct__pool_out_dims(const ct__conv_geom *g, ct_ddim x);
 
 /* The output dims of a plan, [n, m, oh, ow]. */
 static inline ct_ddim ct__conv_out_dims(const ct__conv_geom *g) {

@@ -190,6 +190,40 @@ START_TEST(conv_3d_imports_as_conv_nd_and_exports_back) {
 }
 END_TEST
 
+/* The same Conv, then GlobalAveragePool of its output (an intermediate whose rank the import
+ * does not know: pool2d takes the 3-D planes as one): the mean of the eight sums, 104. */
+START_TEST(global_average_pool_of_a_3d_intermediate) {
+  static const int64_t d3[2][5] = {{1, 1, 3, 3, 3}, {1, 1, 2, 2, 2}};
+  pb g = {0}, n, v;
+  n = ox_node_pb("Conv", (const char *[]){"x", "w", NULL}, (const char *[]){"c", NULL});
+  pb_msg(&g, 1, &n);
+  n = ox_node_pb("GlobalAveragePool", (const char *[]){"c", NULL}, (const char *[]){"y", NULL});
+  pb_msg(&g, 1, &n);
+  pb_str(&g, 2, "conv3d_pool");
+  for (int k = 0; k < 2; k++) {
+    v = ox_value_pb(k ? "w" : "x", FLOAT, d3[k], 5);
+    pb_msg(&g, 11, &v);
+  }
+  v = ox_value_pb("y", FLOAT, NULL, 0);
+  pb_msg(&g, 12, &v);
+  pb m = ox_model_pb(&g, 11);
+  float x[27], w[8];
+  for (int i = 0; i < 27; i++) x[i] = (float)i;
+  for (int i = 0; i < 8; i++) w[i] = 1;
+  ct_scope *s = ct_scope_new();
+  ct_onnx_model *om = ct_onnx_load_buffer(m.p, m.n, s);
+  ck_assert_msg(om != NULL, "%s", ct_last_error());
+  set_f32(s, "x", x, CT_DIMS(1, 1, 3, 3, 3));
+  set_f32(s, "w", w, CT_DIMS(1, 1, 2, 2, 2));
+  run_model(om, s);
+  const float *y = result(s, "y", CT_FLOAT32, CT_DIMS(1, 1, 1, 1, 1));
+  ck_assert_float_eq(y[0], 104);
+  ct_onnx_free(om);
+  ct_scope_free(s);
+  free(m.p);
+}
+END_TEST
+
 START_TEST(conv_refusals) {
   static const char *const in[] = {"x", "w", NULL}, *const out[] = {"y", NULL};
   static const int64_t d4[2][5] = {{1, 1, 3, 3, 3}, {1, 1, 2, 2, 2}}, k4[4] = {2, 2, 2, 2};
@@ -273,6 +307,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, conv_same_lower_follows_the_fed_dims);
   CT_ADD_TEST(s, global_pooling_of_1d_data);
   CT_ADD_TEST(s, conv_3d_imports_as_conv_nd_and_exports_back);
+  CT_ADD_TEST(s, global_average_pool_of_a_3d_intermediate);
   CT_ADD_TEST(s, conv_refusals);
   CT_ADD_TEST(s, batch_norm_training_mode);
   CT_ADD_TEST(s, conv_transpose_output_shape);

@@ -346,6 +346,59 @@ START_TEST(pool_global_sums_each_plane_in_order) {
 }
 END_TEST
 
+/* Global pooling of 1-D [2, 3, 4] and 3-D [1, 2, 2, 2, 2] data: each channel's elements, Out of
+ * X's rank with 1 per spatial dim; its gradient spreads Out@GRAD over them (a mean's / count). */
+START_TEST(pool_global_of_1d_and_3d_data) {
+  for (int rank = 3; rank <= 5; rank += 2) {
+    for (int mx = 0; mx < 2; mx++) {
+      ct_scope *s = ct_scope_new();
+      const ct_ddim xd = rank == 3 ? CT_DIMS(2, 3, 4) : CT_DIMS(1, 2, 2, 2, 2);
+      const int64_t planes = rank == 3 ? 6 : 2, per = rank == 3 ? 4 : 8;
+      float x[24];
+      for (int i = 0; i < 24; i++) x[i] = (float)((i * 7) % 11);
+      put(s, "x", CT_FLOAT32, xd, x);
+      ct_op *op = new_op("pool2d");
+      ck_assert_int_eq(ct_op_set_input(op, "X", "x"), CT_OK);
+      ck_assert_int_eq(ct_op_set_output(op, "Out", "out"), CT_OK);
+      ck_assert_int_eq(ct_op_set_attr_string(op, "pooling_type", mx ? "max" : "avg"), CT_OK);
+      ck_assert_int_eq(ct_op_set_attr_bool(op, "global_pooling", true), CT_OK);
+      run(op, s);
+      ct_ddim od = xd;
+      for (int k = 2; k < rank; k++) od.d[k] = 1;
+      const float *o = result(s, "out", CT_FLOAT32, od);
+      for (int64_t p = 0; p < planes; p++) {
+        float want = 0;
+        for (int64_t i = 0; i < per; i++) {
+          const float v = x[p * per + i];
+          want = mx ? (v > want ? v : want) : want + v;
+        }
+        if (!mx) want /= (float)per;
+        ck_assert_msg(o[p] == want, "rank %d %s plane %lld: %g, expected %g", rank,
+                      mx ? "max" : "avg", (long long)p, o[p], want);
+      }
+      if (!mx) { /* the gradient of the mean: Out@GRAD / count on every element */
+        float dout[6];
+        for (int p = 0; p < 6; p++) dout[p] = (float)(p + 1) * (float)per;
+        put(s, "dout", CT_FLOAT32, od, dout);
+        ct_op *g = new_op("pool2d_grad");
+        ck_assert_int_eq(ct_op_set_input(g, "X", "x"), CT_OK);
+        ck_assert_int_eq(ct_op_set_input(g, "Out", "out"), CT_OK);
+        ck_assert_int_eq(ct_op_set_input(g, "Out@GRAD", "dout"), CT_OK);
+        ck_assert_int_eq(ct_op_set_output(g, "X@GRAD", "dx"), CT_OK);
+        ck_assert_int_eq(ct_op_set_attr_string(g, "pooling_type", "avg"), CT_OK);
+        ck_assert_int_eq(ct_op_set_attr_bool(g, "global_pooling", true), CT_OK);
+        run(g, s);
+        const float *dx = result(s, "dx", CT_FLOAT32, xd);
+        for (int64_t i = 0; i < planes * per; i++) ck_assert(dx[i] == (float)(i / per + 1));
+        ct_op_free(g);
+      }
+      ct_op_free(op);
+      ct_scope_free(s);
+    }
+  }
+}
+END_TEST
+
 /* max ignores the padding even when every value is negative; NaN wins its window. */
 START_TEST(pool_max_negative_and_nan) {
   ct_scope *s = ct_scope_new();
@@ -518,6 +571,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, pool_max_negative_and_nan);
   CT_ADD_TEST(s, pool_max_stride2_takes_the_window_in_order);
   CT_ADD_TEST(s, pool_global_sums_each_plane_in_order);
+  CT_ADD_TEST(s, pool_global_of_1d_and_3d_data);
   CT_ADD_TEST(s, conv_refuses_bad_shapes);
   CT_ADD_TEST(s, conv_refuses_bad_attributes);
   CT_ADD_TEST(s, conv_refuses_mixed_dtypes);

@@ -174,6 +174,13 @@ ct_status ct__conv_plan(const ct_kernel_ctx *c, ct_ddim in, ct_ddim f, ct__conv_
 
 ct_status ct__pool_plan(const ct_kernel_ctx *c, ct_ddim x, ct__conv_geom *g) {
   memset(g, 0, sizeof *g);
+  /* Global pooling of 1-D or 3-D data: the spatial dims as one plane of their product (rows of
+   * the last dim), the same elements in the same order (ONNX's GlobalAveragePool of a tensor
+   * whose rank the import did not know). */
+  if (c->attr[CT__POOL_GLOBAL].u.b && (x.rank == 3 || x.rank == 5)) {
+    const int64_t rows = x.rank == 5 ? x.d[2] * x.d[3] : 1;
+    x = CT_DIMS(x.d[0], x.d[1], rows, x.d[x.rank - 1]);
+  }
   ct_status s = check_nchw(c, x, g);
   if (s != CT_OK) return s;
   const char *type = c->attr[CT__POOL_TYPE].u.s;
@@ -218,10 +225,18 @@ static ct_status conv_infer(const ct_kernel_ctx *c) {
   return s == CT_OK ? ct__k_resize(c, CT__OUT, 0, ct__conv_out_dims(&g)) : s;
 }
 
+ct_ddim ct__pool_out_dims(const ct__conv_geom *g, ct_ddim x) {
+  if (x.rank == 4) return ct__conv_out_dims(g);
+  ct_ddim d = CT_DIMS(g->n, g->m); /* global pooling of 1-D or 3-D data: 1 per spatial dim */
+  for (d.rank = 2; d.rank < x.rank; d.rank++) d.d[d.rank] = 1;
+  return d;
+}
+
 static ct_status pool_infer(const ct_kernel_ctx *c) {
   ct__conv_geom g;
-  ct_status s = ct__pool_plan(c, ct_kernel_in(c, CT__IN_X, 0)->dims, &g);
-  return s == CT_OK ? ct__k_resize(c, CT__OUT, 0, ct__conv_out_dims(&g)) : s;
+  const ct_ddim x = ct_kernel_in(c, CT__IN_X, 0)->dims;
+  ct_status s = ct__pool_plan(c, x, &g);
+  return s == CT_OK ? ct__k_resize(c, CT__OUT, 0, ct__pool_out_dims(&g, x)) : s;
 }
 
 static const int64_t ones[2] = {1, 1}, zeros[2] = {0, 0};
@@ -391,8 +406,9 @@ static const ct__op_doc docs[] = {
     {"pool2d", "Max or average pooling (`pooling_type` \"max\", the default, or \"avg\") of X "
                "[N, C, H, W] over `ksize` windows (default 1x1) at `strides`, giving Out [N, C, "
                "OH, OW] with conv2d's extent formula (ceil_mode rounds it up instead); "
-               "global_pooling takes the whole image. Max never sees the padding (a NaN wins its "
-               "window); avg divides by the window's taps inside the image with `exclusive` "
+               "global_pooling takes the whole image (also of 1-D [N, C, L] and 3-D [N, C, D, H, "
+               "W] data, Out then of X's rank with 1 per spatial dim). Max never sees the padding "
+               "(a NaN wins its window); avg divides by the window's taps inside the image with `exclusive` "
                "(the default), else by KH KW, and a window lying wholly in the padding gives 0."
                DOC_GEOM " Adaptive pooling is refused (CT_ERR_UNSUPPORTED)."},
 };

@@ -42,9 +42,9 @@ static ct_status pool_grad_infer(const ct_kernel_ctx *c) {
   if (s == CT_OK) s = ct__k_check_dtype(c, CT__POOL_DOUT, 0, x->dtype);
   ct__conv_geom g;
   if (s == CT_OK) s = ct__pool_plan(c, x->dims, &g);
-  if (s == CT_OK) s = ct__grad_check_dout(c, CT__POOL_DOUT, ct__conv_out_dims(&g), "Out");
-  if (s == CT_OK && !ct_ddim_equal(ct_kernel_in(c, CT__POOL_OUT, 0)->dims,
-                                   ct__conv_out_dims(&g))) {
+  const ct_ddim out = s == CT_OK ? ct__pool_out_dims(&g, x->dims) : x->dims;
+  if (s == CT_OK) s = ct__grad_check_dout(c, CT__POOL_DOUT, out, "Out");
+  if (s == CT_OK && !ct_ddim_equal(ct_kernel_in(c, CT__POOL_OUT, 0)->dims, out)) {
     s = ct_kernel_fail(c, CT_ERR_SHAPE,
                        "input Out variable '%s' does not have the pooled dims of X: wire the "
                        "forward op's Out",
