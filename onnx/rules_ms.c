@@ -62,8 +62,8 @@ static ct_status need(ox_cx *c, const size_t *required, size_t n) {
 /* QLinearAdd (A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_zero_point): C =
  * quantize(dequantize(A) + dequantize(B)), numpy broadcasting. */
 static ct_status qlinear_add(ox_cx *c) {
-  static const size_t required[] = {0, 1, 3, 4, 6};
-  ct_status s = need(c, required, 5);
+  static const size_t required[] = {0, 1, 3, 4, 6, 7};
+  ct_status s = need(c, required, 6); /* without C_zero_point C is A's type, unknown here */
   const char *a, *b, *sum;
   if (s == CT_OK) s = dq(c, ox_in(c, 0), ox_in(c, 1), ox_in(c, 2), 1, &a);
   if (s == CT_OK) s = dq(c, ox_in(c, 3), ox_in(c, 4), ox_in(c, 5), 1, &b);
@@ -74,8 +74,8 @@ static ct_status qlinear_add(ox_cx *c) {
 /* QLinearGlobalAveragePool (X, x_scale, x_zero_point, y_scale, y_zero_point), NCHW: the mean of
  * each image's channel plane, dequantized, then quantized. */
 static ct_status qlinear_global_average_pool(ox_cx *c) {
-  static const size_t required[] = {0, 1, 3};
-  ct_status s = need(c, required, 3);
+  static const size_t required[] = {0, 1, 3, 4};
+  ct_status s = need(c, required, 4); /* Y's type is its zero point's */
   if (s != CT_OK) return s;
   if (ox_int(c, "channels_last", 0) != 0) {
     return ox_unsupported(c, "channels_last 1 (NHWC data; corten's pooling here is NCHW)");
@@ -93,10 +93,10 @@ static ct_status qlinear_global_average_pool(ox_cx *c) {
 }
 
 /* QGemm (A, a_scale, a_zero_point, B, b_scale, b_zero_point, C, y_scale, y_zero_point; alpha,
- * transA, transB): Y = alpha dequantize(A) dequantize(B) + dequantize(C) (C int32 at the scale
- * a_scale b_scale, zero point 0), quantized by y_scale and y_zero_point when given (float
- * otherwise). B's scale and zero point may be one per output column (B's dim 0 with transB, 1
- * without). */
+ * transA, transB): Y = alpha (dequantize(A) dequantize(B) + dequantize(C)) (C int32 at the
+ * scale a_scale b_scale along its last dim, zero point 0), quantized by y_scale and
+ * y_zero_point when both are given (float without y_scale; y_scale alone is refused). B's scale
+ * and zero point may be one per output column (B's dim 0 with transB, 1 without). */
 static ct_status qgemm(ox_cx *c) {
   static const size_t required[] = {0, 1, 3, 4};
   ct_status s = need(c, required, 4);
@@ -104,6 +104,10 @@ static ct_status qgemm(ox_cx *c) {
   const bool ta = ox_int(c, "transA", 0) != 0, tb = ox_int(c, "transB", 0) != 0;
   const double alpha = ox_float(c, "alpha", 1.0);
   const char *a, *b, *prod = ox_tmp(c), *y = ox_out(c, 0), *ys = ox_in(c, 7);
+  if (ys != NULL && ox_in(c, 8) == NULL) {
+    return ox_unsupported(c, "y_scale without y_zero_point (a float output divided by y_scale "
+                          "in onnxruntime): give y_zero_point");
+  }
   s = dq(c, ox_in(c, 0), ox_in(c, 1), ox_in(c, 2), 1, &a);
   if (s == CT_OK) s = dq(c, ox_in(c, 3), ox_in(c, 4), ox_in(c, 5), tb ? 0 : 1, &b);
   ct_op *mm = s == CT_OK && prod != NULL ? ox_op(c, "matmul") : NULL;
@@ -114,8 +118,17 @@ static ct_status qgemm(ox_cx *c) {
   if (s == CT_OK) s = ct_op_set_attr_bool(mm, "transpose_x", ta);
   if (s == CT_OK) s = ct_op_set_attr_bool(mm, "transpose_y", tb);
   if (s == CT_OK) s = ox_push(c, mm);
-  if (s == CT_OK && alpha != 1.0) {
-    const char *scaled = ox_tmp(c);
+  const bool last_here = ys == NULL && alpha == 1.0; /* the sum is Y itself */
+  if (s == CT_OK && ox_in(c, 6) != NULL) { /* the bias at the scale a_scale b_scale */
+    const char *cs, *bias;
+    s = xy(c, "elementwise_mul", ox_in(c, 1), ox_in(c, 4), NULL, &cs);
+    if (s == CT_OK) s = dq(c, ox_in(c, 6), cs, NULL, -1, &bias);
+    if (s == CT_OK) s = xy(c, "elementwise_add", prod, bias, last_here ? y : NULL, &prod);
+  } else if (s == CT_OK && last_here) {
+    s = ox_unary(c, "assign", prod, y);
+  }
+  if (s == CT_OK && alpha != 1.0) { /* alpha on the product and the bias alike */
+    const char *scaled = ys != NULL ? ox_tmp(c) : y;
     ct_op *sc = scaled != NULL ? ox_op(c, "scale") : NULL;
     if (sc == NULL) return ct_last_status();
     s = ct_op_set_input(sc, "X", prod);
@@ -123,14 +136,6 @@ static ct_status qgemm(ox_cx *c) {
     if (s == CT_OK) s = ct_op_set_attr_float(sc, "scale", alpha);
     if (s == CT_OK) s = ox_push(c, sc);
     prod = scaled;
-  }
-  if (s == CT_OK && ox_in(c, 6) != NULL) { /* the bias at the scale a_scale b_scale */
-    const char *cs, *bias;
-    s = xy(c, "elementwise_mul", ox_in(c, 1), ox_in(c, 4), NULL, &cs);
-    if (s == CT_OK) s = dq(c, ox_in(c, 6), cs, NULL, 0, &bias);
-    if (s == CT_OK) s = xy(c, "elementwise_add", prod, bias, ys != NULL ? NULL : y, &prod);
-  } else if (s == CT_OK && ys == NULL) {
-    s = ox_unary(c, "assign", prod, y);
   }
   if (s != CT_OK || ys == NULL) return s;
   return q(c, prod, ys, ox_in(c, 8), y);

@@ -487,22 +487,28 @@ START_TEST(onnx_import_and_export) {
 END_TEST
 
 /* onnxruntime's com.microsoft ops of its QOperator format: QLinearAdd(a, 0.5, 10, b, 0.25, 0,
- * 1, 5) -> c; QGemm(c, 1, 5, w, 0.5, 0, bias, transB) -> y (float: no y_scale);
- * QLinearGlobalAveragePool(g, 0.1, 0, 0.5, 0) -> m. */
+ * 1, 5) -> c; QGemm(c, 1, 5, w, {0.5, 0.25} per output column, {0, 0}, bias, transB, alpha 2)
+ * -> y (float: no y_scale); QLinearGlobalAveragePool(g, 0.1, 0, 0.5, 0) -> m. */
 static pb contrib_model(void) {
   static const int64_t d12[2] = {1, 2}, d22[2] = {2, 2}, d2[1] = {2}, d4[4] = {1, 1, 2, 2};
-  static const uint8_t w[4] = {1, 2, 3, 4}, az = 10, zero = 0, cz = 5;
+  static const uint8_t w[4] = {1, 2, 3, 4}, az = 10, zero = 0, cz = 5, wz[2] = {0, 0};
   static const int32_t bias[2] = {4, -4};
-  static const float as = 0.5f, bs = 0.25f, one = 1, ws = 0.5f, gs = 0.1f, ms = 0.5f;
+  static const float as = 0.5f, bs = 0.25f, one = 1, ws[2] = {0.5f, 0.25f}, gs = 0.1f,
+                     ms = 0.5f;
   pb g = {0}, n, t, v;
   n = ox_node_pb("QLinearAdd", (const char *[]){"a", "as", "az", "b", "bs", "zero", "one", "cz",
                                                 NULL},
                  (const char *[]){"c", NULL});
   pb_str(&n, 7, "com.microsoft");
   pb_msg(&g, 1, &n);
-  n = ox_node_pb("QGemm", (const char *[]){"c", "one", "cz", "w", "ws", "zero", "bias", NULL},
+  n = ox_node_pb("QGemm", (const char *[]){"c", "one", "cz", "w", "ws", "wz", "bias", NULL},
                  (const char *[]){"y", NULL});
   ox_attr_int_pb(&n, "transB", 1);
+  pb a = {0}; /* alpha 2 (FLOAT) */
+  pb_str(&a, 1, "alpha");
+  pb_int(&a, 20, 1);
+  pb_float(&a, 2, 2.0f);
+  pb_msg(&n, 5, &a);
   pb_str(&n, 7, "com.microsoft");
   pb_msg(&g, 1, &n);
   n = ox_node_pb("QLinearGlobalAveragePool", (const char *[]){"g", "gs", "zero", "ms", "zero",
@@ -515,11 +521,14 @@ static pb contrib_model(void) {
   pb_msg(&g, 5, &t);
   t = ox_tensor_pb("bias", 6, d2, 1, bias, sizeof bias);
   pb_msg(&g, 5, &t);
+  t = ox_tensor_pb("ws", 1, d2, 1, ws, sizeof ws);
+  pb_msg(&g, 5, &t);
+  t = ox_tensor_pb("wz", 2, d2, 1, wz, sizeof wz);
+  pb_msg(&g, 5, &t);
   static const struct { const char *name; const void *v; int dt; size_t n; } scalars[] = {
       {"az", &az, 2, 1}, {"zero", &zero, 2, 1}, {"cz", &cz, 2, 1}, {"as", &as, 1, 4},
-      {"bs", &bs, 1, 4}, {"one", &one, 1, 4},   {"ws", &ws, 1, 4}, {"gs", &gs, 1, 4},
-      {"ms", &ms, 1, 4}};
-  for (int k = 0; k < 9; k++) {
+      {"bs", &bs, 1, 4}, {"one", &one, 1, 4},   {"gs", &gs, 1, 4},   {"ms", &ms, 1, 4}};
+  for (int k = 0; k < 8; k++) {
     t = ox_tensor_pb(scalars[k].name, scalars[k].dt, NULL, 0, scalars[k].v, scalars[k].n);
     pb_msg(&g, 5, &t);
   }
@@ -540,8 +549,9 @@ static pb contrib_model(void) {
 }
 
 /* a - 10 = {2, 10} times 0.5 plus b {4, 9} times 0.25: {2, 7.25}, + 5 rounded: c {7, 12};
- * (c - 5) [[1 2] [3 4]]^T 0.5 = {8, 17}, plus the bias at 1 x 0.5: y {10, 15}; the mean of
- * {10 20 30 40} 0.1 is 2.5, / 0.5: m 5. */
+ * (c - 5) = {2, 7} by w's rows times {0.5, 0.25} ({0.5 1} and {0.75 1}): {8, 8.5}, plus the
+ * bias at {0.5, 0.25} ({2, -1}), times alpha 2: y {20, 15}; the mean of {10 20 30 40} 0.1 is
+ * 2.5, / 0.5: m 5. */
 START_TEST(onnxruntime_quantized_contrib_ops) {
   pb model = contrib_model();
   ct_scope *s = ct_scope_new();
@@ -558,7 +568,7 @@ START_TEST(onnxruntime_quantized_contrib_ops) {
   expect_bytes(s, "c", CT_UINT8, CT_DIMS(1, 2), want_c, 2);
   expect_bytes(s, "m", CT_UINT8, CT_DIMS(1, 1, 1, 1), want_m, 1);
   const float *y = result(s, "y", CT_FLOAT32, CT_DIMS(1, 2));
-  ck_assert(y[0] == 10 && y[1] == 15);
+  ck_assert_msg(y[0] == 20 && y[1] == 15, "y = {%g, %g}", y[0], y[1]);
   ct_onnx_free(om);
   ct_scope_free(s);
   free(model.p);

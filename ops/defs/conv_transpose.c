@@ -192,7 +192,7 @@ ct_status ct__cvt_infer_any(const ct_kernel_ctx *c, bool nd) {
   if (s == CT_OK) {
     s = nd ? ct__cnd_plan_make(c, x->dims, w, &p) : ct__cvt_plan_make(c, x->dims, w, &p);
   }
-  const int64_t m = nd ? p.c : p.m; /* Y's channels */
+  const int64_t m = s == CT_OK ? (nd ? p.c : p.m) : 0; /* Y's channels */
   if (s == CT_OK && ct_kernel_in_count(c, CT__CVT_B) > 0) {
     const ct_tensor *b = ct_kernel_in(c, CT__CVT_B, 0);
     s = ct__k_check_dtype(c, CT__CVT_B, 0, x->dtype);
