@@ -271,8 +271,8 @@ static ct_status import_node(ox_conv *cv, size_t i) {
     } else if (other) {
       s = ox_unsupported(&c, "no corten mapping for this op type in domain '%.*s' (opset %lld; "
                              "corten imports the default domain, ai.onnx.preview.training 1, "
-                             "ai.corten 1 and com.microsoft's quantized QLinearAdd, "
-                             "QLinearGlobalAveragePool and QGemm)",
+                             "ai.corten 1 and com.microsoft's quantized QLinear* ops and "
+                             "QGemm)",
                          (int)n->domain.n, (const char *)n->domain.p, (long long)opset);
     } else {
       s = ox_unsupported(&c, "no corten mapping for this op type");

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* onnx/rules_ms.c: the rules of onnxruntime's com.microsoft ops that its quantization tool
  * writes in the QOperator format (and the model zoos' int8 models hold) beside ONNX's own
- * QLinearConv and QLinearMatMul: QLinearAdd, QLinearGlobalAveragePool and QGemm. Each is what
+ * QLinearConv and QLinearMatMul: QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu,
+ * QLinearGlobalAveragePool and QGemm. Each is what
  * onnxruntime's documentation defines it as, the float op between a dequantization of its
  * inputs and a quantization of its result, written as those corten ops (dequantize_linear,
  * the float op, quantize_linear). onnxruntime's kernels compute the same in integer or float
@@ -59,17 +60,37 @@ static ct_status need(ox_cx *c, const size_t *required, size_t n) {
   return ox_out(c, 0) == NULL ? ox_unsupported(c, "output 0 is missing") : CT_OK;
 }
 
-/* QLinearAdd (A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_zero_point): C =
- * quantize(dequantize(A) + dequantize(B)), numpy broadcasting. */
-static ct_status qlinear_add(ox_cx *c) {
+/* QLinearAdd and QLinearMul (A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale,
+ * C_zero_point): C = quantize(dequantize(A) op dequantize(B)), numpy broadcasting. */
+static ct_status qlinear_binary(ox_cx *c, const char *type) {
   static const size_t required[] = {0, 1, 3, 4, 6, 7};
   ct_status s = need(c, required, 6); /* without C_zero_point C is A's type, unknown here */
-  const char *a, *b, *sum;
+  const char *a, *b, *r;
   if (s == CT_OK) s = dq(c, ox_in(c, 0), ox_in(c, 1), ox_in(c, 2), 1, &a);
   if (s == CT_OK) s = dq(c, ox_in(c, 3), ox_in(c, 4), ox_in(c, 5), 1, &b);
-  if (s == CT_OK) s = xy(c, "elementwise_add", a, b, NULL, &sum);
-  return s == CT_OK ? q(c, sum, ox_in(c, 6), ox_in(c, 7), ox_out(c, 0)) : s;
+  if (s == CT_OK) s = xy(c, type, a, b, NULL, &r);
+  return s == CT_OK ? q(c, r, ox_in(c, 6), ox_in(c, 7), ox_out(c, 0)) : s;
 }
+static ct_status qlinear_add(ox_cx *c) { return qlinear_binary(c, "elementwise_add"); }
+static ct_status qlinear_mul(ox_cx *c) { return qlinear_binary(c, "elementwise_mul"); }
+
+/* QLinearSigmoid and QLinearLeakyRelu (X, X_scale, X_zero_point, Y_scale, Y_zero_point; alpha,
+ * default 0.01, for the latter): Y = quantize(f(dequantize(X))). */
+static ct_status qlinear_unary(ox_cx *c, const char *type, bool alpha) {
+  static const size_t required[] = {0, 1, 3, 4};
+  ct_status s = need(c, required, 4);
+  const char *x, *f = ox_tmp(c);
+  if (s == CT_OK) s = dq(c, ox_in(c, 0), ox_in(c, 1), ox_in(c, 2), 1, &x);
+  ct_op *op = s == CT_OK && f != NULL ? ox_op(c, type) : NULL;
+  if (op == NULL) return s != CT_OK ? s : ct_last_status();
+  s = ct_op_set_input(op, "X", x);
+  if (s == CT_OK) s = ct_op_set_output(op, "Out", f);
+  if (s == CT_OK && alpha) s = ct_op_set_attr_float(op, "alpha", ox_float(c, "alpha", 0.01));
+  if (s == CT_OK) s = ox_push(c, op);
+  return s == CT_OK ? q(c, f, ox_in(c, 3), ox_in(c, 4), ox_out(c, 0)) : s;
+}
+static ct_status qlinear_sigmoid(ox_cx *c) { return qlinear_unary(c, "sigmoid", false); }
+static ct_status qlinear_leaky_relu(ox_cx *c) { return qlinear_unary(c, "leaky_relu", true); }
 
 /* QLinearGlobalAveragePool (X, x_scale, x_zero_point, y_scale, y_zero_point), NCHW: the mean of
  * each image's channel plane, dequantized, then quantized. */
@@ -143,6 +164,9 @@ static ct_status qgemm(ox_cx *c) {
 
 static const ox_rule rows[] = {
     {"QLinearAdd", 1, qlinear_add, "dequantize_linear, elementwise_add, quantize_linear"},
+    {"QLinearMul", 1, qlinear_mul, "dequantize_linear, elementwise_mul, quantize_linear"},
+    {"QLinearSigmoid", 1, qlinear_sigmoid, "dequantize_linear, sigmoid, quantize_linear"},
+    {"QLinearLeakyRelu", 1, qlinear_leaky_relu, "dequantize_linear, leaky_relu, quantize_linear"},
     {"QLinearGlobalAveragePool", 1, qlinear_global_average_pool,
      "dequantize_linear, pool2d, quantize_linear"},
     {"QGemm", 1, qgemm,

@@ -494,7 +494,8 @@ static pb contrib_model(void) {
   static const uint8_t w[4] = {1, 2, 3, 4}, az = 10, zero = 0, cz = 5, wz[2] = {0, 0};
   static const int32_t bias[2] = {4, -4};
   static const float as = 0.5f, bs = 0.25f, one = 1, ws[2] = {0.5f, 0.25f}, gs = 0.1f,
-                     ms = 0.5f;
+                     ms = 0.5f, qs = 0.25f, ss = 0.00390625f;
+  static const uint8_t hz = 100;
   pb g = {0}, n, t, v;
   n = ox_node_pb("QLinearAdd", (const char *[]){"a", "as", "az", "b", "bs", "zero", "one", "cz",
                                                 NULL},
@@ -516,6 +517,24 @@ static pb contrib_model(void) {
                  (const char *[]){"m", NULL});
   pb_str(&n, 7, "com.microsoft");
   pb_msg(&g, 1, &n);
+  n = ox_node_pb("QLinearMul", (const char *[]){"a", "as", "az", "b", "bs", "zero", "one", "cz",
+                                                NULL},
+                 (const char *[]){"p", NULL});
+  pb_str(&n, 7, "com.microsoft");
+  pb_msg(&g, 1, &n);
+  n = ox_node_pb("QLinearLeakyRelu", (const char *[]){"a", "as", "hz", "qs", "hz", NULL},
+                 (const char *[]){"l", NULL});
+  pb a2 = {0}; /* alpha 0.5 (FLOAT) */
+  pb_str(&a2, 1, "alpha");
+  pb_int(&a2, 20, 1);
+  pb_float(&a2, 2, 0.5f);
+  pb_msg(&n, 5, &a2);
+  pb_str(&n, 7, "com.microsoft");
+  pb_msg(&g, 1, &n);
+  n = ox_node_pb("QLinearSigmoid", (const char *[]){"az", "as", "az", "ss", "zero", NULL},
+                 (const char *[]){"sg", NULL});
+  pb_str(&n, 7, "com.microsoft");
+  pb_msg(&g, 1, &n);
   pb_str(&g, 2, "contrib");
   t = ox_tensor_pb("w", 2, d22, 2, w, sizeof w);
   pb_msg(&g, 5, &t);
@@ -527,8 +546,9 @@ static pb contrib_model(void) {
   pb_msg(&g, 5, &t);
   static const struct { const char *name; const void *v; int dt; size_t n; } scalars[] = {
       {"az", &az, 2, 1}, {"zero", &zero, 2, 1}, {"cz", &cz, 2, 1}, {"as", &as, 1, 4},
-      {"bs", &bs, 1, 4}, {"one", &one, 1, 4},   {"gs", &gs, 1, 4},   {"ms", &ms, 1, 4}};
-  for (int k = 0; k < 8; k++) {
+      {"bs", &bs, 1, 4}, {"one", &one, 1, 4},   {"gs", &gs, 1, 4},   {"ms", &ms, 1, 4},
+      {"qs", &qs, 1, 4}, {"ss", &ss, 1, 4},     {"hz", &hz, 2, 1}};
+  for (int k = 0; k < 11; k++) {
     t = ox_tensor_pb(scalars[k].name, scalars[k].dt, NULL, 0, scalars[k].v, scalars[k].n);
     pb_msg(&g, 5, &t);
   }
@@ -541,6 +561,11 @@ static pb contrib_model(void) {
   pb_msg(&g, 12, &v);
   v = ox_value_pb("m", 2, d4, 4);
   pb_msg(&g, 12, &v);
+  static const char *const more[] = {"p", "l", "sg"};
+  for (int k = 0; k < 3; k++) {
+    v = ox_value_pb(more[k], 2, NULL, 0);
+    pb_msg(&g, 12, &v);
+  }
   pb m = ox_model_pb(&g, 17), op = {0};
   pb_str(&op, 1, "com.microsoft");
   pb_int(&op, 2, 1);
@@ -551,7 +576,9 @@ static pb contrib_model(void) {
 /* a - 10 = {2, 10} times 0.5 plus b {4, 9} times 0.25: {2, 7.25}, + 5 rounded: c {7, 12};
  * (c - 5) = {2, 7} by w's rows times {0.5, 0.25} ({0.5 1} and {0.75 1}): {8, 8.5}, plus the
  * bias at {0.5, 0.25} ({2, -1}), times alpha 2: y {20, 15}; the mean of {10 20 30 40} 0.1 is
- * 2.5, / 0.5: m 5. */
+ * 2.5, / 0.5: m 5. QLinearMul: {1 x 1, 5 x 2.25} + 5: p {6, 16}; QLinearLeakyRelu of a less
+ * 100 ({-44, -40}, alpha 0.5: {-22, -20}) / 0.25 + 100: l {12, 20} (0.01: 98, 98);
+ * QLinearSigmoid of 10 (0 dequantized): 0.5 / (1 / 256): sg 128. */
 START_TEST(onnxruntime_quantized_contrib_ops) {
   pb model = contrib_model();
   ct_scope *s = ct_scope_new();
@@ -569,6 +596,10 @@ START_TEST(onnxruntime_quantized_contrib_ops) {
   expect_bytes(s, "m", CT_UINT8, CT_DIMS(1, 1, 1, 1), want_m, 1);
   const float *y = result(s, "y", CT_FLOAT32, CT_DIMS(1, 2));
   ck_assert_msg(y[0] == 20 && y[1] == 15, "y = {%g, %g}", y[0], y[1]);
+  static const int want_p[2] = {6, 16}, want_l[2] = {12, 20}, want_sg[1] = {128};
+  expect_bytes(s, "p", CT_UINT8, CT_DIMS(1, 2), want_p, 2);
+  expect_bytes(s, "l", CT_UINT8, CT_DIMS(1, 2), want_l, 2);
+  expect_bytes(s, "sg", CT_UINT8, (ct_ddim){.rank = 0}, want_sg, 1);
   ct_onnx_free(om);
   ct_scope_free(s);
   free(model.p);
