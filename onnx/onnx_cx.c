@@ -173,6 +173,26 @@ static ox_staged *const_of(const ox_cx *c, size_t k) {
 
 bool ox_is_const(const ox_cx *c, size_t k) { return const_of(c, k) != NULL; }
 
+ct_status ox_need(ox_cx *c, const size_t *required, size_t n, const char *const *names) {
+  for (size_t k = 0; k < n; k++) {
+    if (ox_in(c, required[k]) != NULL) continue;
+    if (names == NULL) return ox_unsupported(c, "input %zu is missing", required[k]);
+    return ox_unsupported(c, "input %zu (%s) is missing", required[k], names[required[k]]);
+  }
+  return ox_out(c, 0) == NULL ? ox_unsupported(c, "output 0 is missing") : CT_OK;
+}
+
+ct_op *ox_op_wired(ox_cx *c, const char *type, const char *const *slots, size_t n_in,
+                   const size_t *required, size_t n_required, const char *out) {
+  if (ox_need(c, required, n_required, slots) != CT_OK) return NULL;
+  ct_op *op = ox_op(c, type);
+  if (op == NULL) return NULL;
+  for (size_t k = 0; k < n_in; k++) {
+    if (ox_in(c, k) != NULL && ct_op_set_input(op, slots[k], ox_in(c, k)) != CT_OK) return NULL;
+  }
+  return ct_op_set_output(op, out, ox_out(c, 0)) == CT_OK ? op : NULL;
+}
+
 /* Input k as unsqueezed at axes [from, from + n) into a fresh variable, *to. */
 static ct_status unsqueeze_tail(ox_cx *c, size_t k, int64_t from, int64_t n, const char **to) {
   int64_t axes[CT_MAX_RANK];

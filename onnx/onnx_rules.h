@@ -103,10 +103,19 @@ ct_status ox_legacy_b(ox_cx *c, const char **b);
 /* Input 1 (rank rb) aligned from dim `axis` of input 0 (rank ra) as above, into *b. */
 ct_status ox_align_b(ox_cx *c, int64_t axis, int ra, int rb, const char **b);
 
+/* Whether the node gives inputs required[0..n) and output 0: CT_OK, else unsupported naming
+ * the missing one (with names[k], ONNX input k's name, when names is not NULL). */
+ct_status ox_need(ox_cx *c, const size_t *required, size_t n, const char *const *names);
+
 /* ---- What a rule makes ----------------------------------------------------------------------------- */
 /* A new op of corten type `type`, owned by the context until ox_push hands it to the program
  * (or the node fails and it is freed); NULL with the error recorded. */
 ct_op *ox_op(ox_cx *c, const char *type);
+/* An op of `type` with the node's input k wired to slot slots[k] where the node gives it
+ * (k < n_in) and output 0 to slot `out`, after ox_need(required, n_required, slots); NULL with
+ * the error recorded (the op, owned by the context, is freed with the node). */
+ct_op *ox_op_wired(ox_cx *c, const char *type, const char *const *slots, size_t n_in,
+                   const size_t *required, size_t n_required, const char *out);
 /* Appends op to the program. */
 ct_status ox_push(ox_cx *c, ct_op *op);
 /* Makes an op of `type` reading x (slot X) and writing out (slot Out), appended. */

@@ -13,39 +13,17 @@
  * ONNX's attributes as they are and resolves output_shape and auto_pad when it runs. */
 #include <string.h>
 
-#include "onnx/onnx_conv.h"
 #include "onnx/onnx_rules.h"
 
-/* The declared dims of graph input `name` (rank -1 when it is not one or has no shape). */
-static const ox_value *declared(const ox_cx *c, const char *name) {
-  const ox_model *m = c->cv->m;
-  for (size_t i = 0; i < m->n_inputs; i++) {
-    if (!m->inputs[i].not_tensor && ox_eq(m->inputs[i].name, name)) return &m->inputs[i];
-  }
-  return NULL;
-}
-
-/* The dims of input k when it is a constant (an initializer or a Constant node's output). */
-static bool const_dims(ox_cx *c, size_t k, ct_ddim *d) {
-  size_t staged;
-  const char *name = ox_in(c, k);
-  if (name == NULL || !ox_is_const(c, k) || !ox_defined(c->cv, name, &staged) || staged == 0) {
-    return false;
-  }
-  *d = ct_tensor_dims(c->cv->staged[staged - 1].t);
-  return true;
-}
-
-/* The number of spatial dims of a Conv whose W is input wk: kernel_shape's count, else W's rank
- * (a constant W, or X as declared) less 2; -1 when none says. */
+/* The number of spatial dims of a Conv whose W is input wk: kernel_shape's count, else W's or
+ * X's rank where the import knows it (ox_in_rank: a constant's, a graph input's declared one)
+ * less 2; -1 when none says. */
 static int conv_rank(ox_cx *c, size_t wk) {
   const int64_t *ks;
   size_t nk;
-  ct_ddim w;
   if (ox_ints(c, "kernel_shape", &ks, &nk)) return (int)nk;
-  if (const_dims(c, wk, &w)) return w.rank - 2;
-  const ox_value *x = declared(c, ox_in(c, 0));
-  return x != NULL && x->rank >= 0 ? x->rank - 2 : -1;
+  const int w = ox_in_rank(c, wk), x = ox_in_rank(c, 0);
+  return w >= 0 ? w - 2 : x >= 0 ? x - 2 : -1;
 }
 
 /* Sets conv2d's strides, paddings, padding_algorithm and dilations from the node, whose nsp (1
@@ -245,43 +223,33 @@ static ct_status batch_norm(ox_cx *c) {
 
 /* ConvInteger (x, w, x_zero_point, w_zero_point) and QLinearConv (x, x_scale, x_zero_point, w,
  * w_scale, w_zero_point, y_scale, y_zero_point, B) in 2-D: conv_integer and qlinear_conv, each
- * ONNX input k onto slots[k] (NULL: required[k] says whether the node must give it), with
- * Conv's geometry. */
-static ct_status integer_conv(ox_cx *c, const char *type, const char *const *slots,
-                              const bool *required, size_t n, size_t wk) {
-  for (size_t k = 0; k < n; k++) {
-    if (required[k] && ox_in(c, k) == NULL) {
-      return ox_unsupported(c, "input %zu (%s) is missing", k, slots[k]);
-    }
-  }
-  if (ox_out(c, 0) == NULL) return ox_unsupported(c, "output 0 is missing");
+ * ONNX input k onto slots[k] (required[0..n_required) the ones the node must give; W is input
+ * wk), with Conv's geometry. */
+static ct_status integer_conv(ox_cx *c, const char *type, const char *const *slots, size_t n,
+                              const size_t *required, size_t n_required, size_t wk) {
   int nsp = conv_rank(c, wk);
   if (nsp >= 0 && nsp != 2) {
     return ox_unsupported(c, "a %d-D integer convolution (corten's are 2-D)", nsp);
   }
-  ct_op *op = ox_op(c, type);
+  ct_op *op = ox_op_wired(c, type, slots, n, required, n_required, "Output");
   if (op == NULL) return ct_last_status();
   ct_status s = conv_geometry(c, op, 2);
   if (s == CT_OK) s = ct_op_set_attr_int(op, "groups", ox_int(c, "group", 1));
-  for (size_t k = 0; k < n && s == CT_OK; k++) {
-    if (ox_in(c, k) != NULL) s = ct_op_set_input(op, slots[k], ox_in(c, k));
-  }
-  if (s == CT_OK) s = ct_op_set_output(op, "Output", ox_out(c, 0));
   return s == CT_OK ? ox_push(c, op) : s;
 }
 
 static ct_status conv_integer(ox_cx *c) {
   static const char *const slots[] = {"Input", "Filter", "InputZeroPoint", "FilterZeroPoint"};
-  static const bool required[] = {true, true, false, false};
-  return integer_conv(c, "conv_integer", slots, required, 4, 1);
+  static const size_t required[] = {0, 1};
+  return integer_conv(c, "conv_integer", slots, 4, required, 2, 1);
 }
 
 static ct_status qlinear_conv(ox_cx *c) {
   static const char *const slots[] = {"Input",       "InputScale", "InputZeroPoint",
                                       "Filter",      "FilterScale", "FilterZeroPoint",
                                       "OutScale",    "OutZeroPoint", "Bias"};
-  static const bool required[] = {true, true, false, true, true, false, true, false, false};
-  return integer_conv(c, "qlinear_conv", slots, required, 9, 3);
+  static const size_t required[] = {0, 1, 3, 4, 6};
+  return integer_conv(c, "qlinear_conv", slots, 9, required, 5, 3);
 }
 
 static const ox_rule rows[] = {

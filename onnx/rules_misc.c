@@ -13,23 +13,8 @@
  * be left out) and output 0 to slot out. */
 static ct_op *op_in(ox_cx *c, const char *type, const char *const *slots, size_t n_in,
                     size_t n_required, const char *out) {
-  for (size_t k = 0; k < n_required; k++) {
-    if (ox_in(c, k) == NULL) {
-      ox_unsupported(c, "input %zu is missing", k);
-      return NULL;
-    }
-  }
-  if (ox_out(c, 0) == NULL) {
-    ox_unsupported(c, "output 0 is missing");
-    return NULL;
-  }
-  ct_op *op = ox_op(c, type);
-  if (op == NULL) return NULL;
-  for (size_t k = 0; k < n_in; k++) {
-    if (ox_in(c, k) != NULL && ct_op_set_input(op, slots[k], ox_in(c, k)) != CT_OK) return NULL;
-  }
-  if (ct_op_set_output(op, out, ox_out(c, 0)) != CT_OK) return NULL;
-  return op;
+  static const size_t first[] = {0, 1, 2, 3, 4, 5, 6, 7}; /* the first n_required (at most 8) */
+  return ox_op_wired(c, type, slots, n_in, first, n_required, out);
 }
 
 static ct_status non_max_suppression(ox_cx *c) {

@@ -50,21 +50,12 @@ static ct_status xy(ox_cx *c, const char *type, const char *x, const char *y, co
   return s == CT_OK ? ox_push(c, op) : s;
 }
 
-/* Inputs required[0..n) of the node present, and output 0. */
-static ct_status need(ox_cx *c, const size_t *required, size_t n) {
-  for (size_t k = 0; k < n; k++) {
-    if (ox_in(c, required[k]) == NULL) {
-      return ox_unsupported(c, "input %zu is missing", required[k]);
-    }
-  }
-  return ox_out(c, 0) == NULL ? ox_unsupported(c, "output 0 is missing") : CT_OK;
-}
-
 /* QLinearAdd and QLinearMul (A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale,
  * C_zero_point): C = quantize(dequantize(A) op dequantize(B)), numpy broadcasting. */
 static ct_status qlinear_binary(ox_cx *c, const char *type) {
   static const size_t required[] = {0, 1, 3, 4, 6, 7};
-  ct_status s = need(c, required, 6); /* without C_zero_point C is A's type, unknown here */
+  /* without C_zero_point C is A's type, unknown here */
+  ct_status s = ox_need(c, required, 6, NULL);
   const char *a, *b, *r;
   if (s == CT_OK) s = dq(c, ox_in(c, 0), ox_in(c, 1), ox_in(c, 2), 1, &a);
   if (s == CT_OK) s = dq(c, ox_in(c, 3), ox_in(c, 4), ox_in(c, 5), 1, &b);
@@ -78,7 +69,7 @@ static ct_status qlinear_mul(ox_cx *c) { return qlinear_binary(c, "elementwise_m
  * default 0.01, for the latter): Y = quantize(f(dequantize(X))). */
 static ct_status qlinear_unary(ox_cx *c, const char *type, bool alpha) {
   static const size_t required[] = {0, 1, 3, 4};
-  ct_status s = need(c, required, 4);
+  ct_status s = ox_need(c, required, 4, NULL);
   const char *x, *f = ox_tmp(c);
   if (s == CT_OK) s = dq(c, ox_in(c, 0), ox_in(c, 1), ox_in(c, 2), 1, &x);
   ct_op *op = s == CT_OK && f != NULL ? ox_op(c, type) : NULL;
@@ -96,7 +87,7 @@ static ct_status qlinear_leaky_relu(ox_cx *c) { return qlinear_unary(c, "leaky_r
  * each image's channel plane, dequantized, then quantized. */
 static ct_status qlinear_global_average_pool(ox_cx *c) {
   static const size_t required[] = {0, 1, 3, 4};
-  ct_status s = need(c, required, 4); /* Y's type is its zero point's */
+  ct_status s = ox_need(c, required, 4, NULL); /* Y's type is its zero point's */
   if (s != CT_OK) return s;
   if (ox_int(c, "channels_last", 0) != 0) {
     return ox_unsupported(c, "channels_last 1 (NHWC data; corten's pooling here is NCHW)");
@@ -120,7 +111,7 @@ static ct_status qlinear_global_average_pool(ox_cx *c) {
  * and zero point may be one per output column (B's dim 0 with transB, 1 without). */
 static ct_status qgemm(ox_cx *c) {
   static const size_t required[] = {0, 1, 3, 4};
-  ct_status s = need(c, required, 4);
+  ct_status s = ox_need(c, required, 4, NULL);
   if (s != CT_OK) return s;
   const bool ta = ox_int(c, "transA", 0) != 0, tb = ox_int(c, "transB", 0) != 0;
   const double alpha = ox_float(c, "alpha", 1.0);

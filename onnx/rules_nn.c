@@ -5,7 +5,6 @@
  * (top, bottom, left, right). */
 #include <string.h>
 
-#include "onnx/onnx_conv.h"
 #include "onnx/onnx_rules.h"
 
 /* Sets the attributes shared by conv2d and pool2d from the node: strides, paddings (or the
@@ -52,11 +51,7 @@ static ct_status pool(ox_cx *c, const char *kind, bool global) {
   if (ox_out(c, 1) != NULL) return ox_unsupported(c, "output Indices (not supported)");
   /* Global pooling of data declared with other than 2 spatial dims: pool_nd's (1-D to 3-D);
    * 2-D or undeclared: pool2d (with its CUDA kernel; it checks the rank when it runs). */
-  int rank = -1;
-  const ox_model *m = c->cv->m;
-  for (size_t i = 0; global && i < m->n_inputs; i++) {
-    if (!m->inputs[i].not_tensor && ox_eq(m->inputs[i].name, x)) rank = m->inputs[i].rank;
-  }
+  const int rank = global ? ox_in_rank(c, 0) : -1;
   if (global && rank >= 0 && rank != 4) {
     ct_op *nd = ox_op(c, "pool_nd");
     if (nd == NULL) return ct_last_status();

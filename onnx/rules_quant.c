@@ -27,28 +27,13 @@ static ct_status quantize(ox_cx *c) { return linear(c, "quantize_linear"); }
 static ct_status dequantize(ox_cx *c) { return linear(c, "dequantize_linear"); }
 
 /* Slot `slot` of op wired to ONNX input k when the node gives it. */
-static ct_status in_opt(ct_status s, ox_cx *c, ct_op *op, const char *slot, size_t k) {
-  if (s != CT_OK || ox_in(c, k) == NULL) return s;
-  return ct_op_set_input(op, slot, ox_in(c, k));
-}
-
 /* MatMulInteger (A, B, a_zero_point, b_zero_point) and QLinearMatMul (a, a_scale,
  * a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point): ONNX's inputs in ONNX's
  * order onto the slots of the same order. */
 static ct_status product(ox_cx *c, const char *type, const char *const *slots, size_t n,
                          const size_t *required, size_t n_required) {
-  for (size_t r = 0; r < n_required; r++) {
-    if (ox_in(c, required[r]) == NULL) {
-      return ox_unsupported(c, "input %zu (%s) is missing", required[r], slots[required[r]]);
-    }
-  }
-  if (ox_out(c, 0) == NULL) return ox_unsupported(c, "output 0 is missing");
-  ct_op *op = ox_op(c, type);
-  if (op == NULL) return ct_last_status();
-  ct_status s = CT_OK;
-  for (size_t k = 0; k < n; k++) s = in_opt(s, c, op, slots[k], k);
-  if (s == CT_OK) s = ct_op_set_output(op, "Out", ox_out(c, 0));
-  return s == CT_OK ? ox_push(c, op) : s;
+  ct_op *op = ox_op_wired(c, type, slots, n, required, n_required, "Out");
+  return op != NULL ? ox_push(c, op) : ct_last_status();
 }
 
 static ct_status matmul_integer(ox_cx *c) {

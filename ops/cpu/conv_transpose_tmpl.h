@@ -156,41 +156,45 @@ static void SFX(bias_grad)(const T *dy, int64_t n, int64_t m, int64_t no, T *db)
   }
 }
 
-/* The gradient, image after image (W@GRAD sums over them in order, so its bits follow the
- * sizes alone; each GEMM threads itself). */
-static ct_status SFX(conv_transpose_grad)(const ct_kernel_ctx *c) {
-  ct__cvt_plan p;
-  ct_status st = ct__cvt_plan_make(c, ct_kernel_in(c, CT__CVTG_X, 0)->dims,
-                                   ct_kernel_in(c, CT__CVTG_W, 0)->dims, &p);
-  if (st != CT_OK) return st;
-  T *out[3];
-  if (!SFX(grad_outs)(c, out)) return ct_last_status();
-  T *dx = out[CT__CVTG_DX], *dw = out[CT__CVTG_DW], *db = out[CT__CVTG_DB];
-  const T *x = ct__k_in_data(ct_kernel_in(c, CT__CVTG_X, 0));
-  const T *w = ct__k_in_data(ct_kernel_in(c, CT__CVTG_W, 0));
-  const T *dy = ct__k_in_data(ct_kernel_in(c, CT__CVTG_DY, 0));
-  const int64_t ni = ct__cvt_vol(p.in), no = ct__cvt_vol(p.out);
-  const int64_t cg = p.c / p.groups, mg = p.m / p.groups, mk = mg * ct__cvt_vol(p.k);
-  if (db != NULL) SFX(bias_grad)(dy, p.n, p.m, no, db);
-  if (dx != NULL) memset(dx, 0, (size_t)(p.n * p.c * ni) * sizeof(T));
-  if (dw != NULL) memset(dw, 0, (size_t)(p.c * mk) * sizeof(T));
-  if ((dx == NULL && dw == NULL) || p.n == 0 || cg == 0 || mk == 0 || ni == 0 || no == 0) {
+/* The unfolding passes that conv_transpose's gradient and conv_nd's forward and gradient share,
+ * image after image and group by group, in the plan's terms: the small side S (p.c channels of
+ * vol(in)), the big side B (p.m channels of vol(out)), W [p.c, p.m / groups, K...]. With col the
+ * unfolding of B_g (im2col, mg channels): W@GRAD dw += S_g col^T (images in order, so its bits
+ * follow the sizes alone); into_small_g = W_g col; into_big_g += the folding back (col2im) of
+ * W_g^T S_g. Each GEMM threads itself. dw and into_big are zeroed first; into_small is written
+ * whole (zeros when there is nothing to multiply). NULL outputs are skipped (s, b then unread
+ * where nothing needs them). */
+static ct_status SFX(cvt_unfolds)(const ct_kernel_ctx *c, const ct__cvt_plan *p, const T *s,
+                                  const T *b, const T *w, T *dw, T *into_small, T *into_big) {
+  const int64_t ni = ct__cvt_vol(p->in), no = ct__cvt_vol(p->out);
+  const int64_t cg = p->c / p->groups, mg = p->m / p->groups, mk = mg * ct__cvt_vol(p->k);
+  if (dw != NULL) memset(dw, 0, (size_t)(p->c * mk) * sizeof(T));
+  if (into_big != NULL) memset(into_big, 0, (size_t)(p->n * p->m * no) * sizeof(T));
+  if (p->n == 0 || cg == 0 || mk == 0 || ni == 0 || no == 0) {
+    if (into_small != NULL) memset(into_small, 0, (size_t)(p->n * p->c * ni) * sizeof(T));
     return CT_OK;
   }
+  if (dw == NULL && into_small == NULL && into_big == NULL) return CT_OK;
   T *col = cvt_scratch(c, mk * ni, sizeof(T));
   if (col == NULL) return ct_last_status();
   atomic_bool failed = false;
-  for (int64_t n = 0; n < p.n; n++) {
-    for (int64_t gi = 0; gi < p.groups; gi++) {
-      const int64_t xo = (n * p.c + gi * cg) * ni;
-      SFX(cvt_im2col)(&p, mg, dy + (n * p.m + gi * mg) * no, col);
+  for (int64_t n = 0; n < p->n; n++) {
+    for (int64_t gi = 0; gi < p->groups; gi++) {
+      const int64_t so = (n * p->c + gi * cg) * ni, bo = (n * p->m + gi * mg) * no;
+      const T *wg = w + gi * cg * mk;
+      if (dw != NULL || into_small != NULL) SFX(cvt_im2col)(p, mg, b + bo, col);
       if (dw != NULL) {
-        cvt_note(&failed, CT__GEMM(GEMM, false, true, cg, mk, ni, 1, x + xo, ni, col, ni, 1,
+        cvt_note(&failed, CT__GEMM(GEMM, false, true, cg, mk, ni, 1, s + so, ni, col, ni, 1,
                                    dw + gi * cg * mk, mk));
       }
-      if (dx != NULL) {
-        cvt_note(&failed, CT__GEMM(GEMM, false, false, cg, ni, mk, 1, w + gi * cg * mk, mk, col,
-                                   ni, 0, dx + xo, ni));
+      if (into_small != NULL) {
+        cvt_note(&failed, CT__GEMM(GEMM, false, false, cg, ni, mk, 1, wg, mk, col, ni, 0,
+                                   into_small + so, ni));
+      }
+      if (into_big != NULL) {
+        cvt_note(&failed, CT__GEMM(GEMM, true, false, mk, ni, cg, 1, wg, mk, s + so, ni, 0, col,
+                                   ni));
+        SFX(cvt_col2im)(p, mg, col, into_big + bo);
       }
     }
   }
@@ -198,9 +202,32 @@ static ct_status SFX(conv_transpose_grad)(const ct_kernel_ctx *c) {
   return atomic_load(&failed) ? ct__gemm_fail(c) : CT_OK;
 }
 
-/* conv_nd (its plan p the mirror: in = Y's O, out = X's I, c = M, m = C), image after image:
- * per group col = the unfolding of X_g (the transposed convolution's im2col), Y_g = W_g col
- * ([Mg, Cg K] by [Cg K, O]), then + B. Each GEMM threads itself. */
+/* The kernel's gradient outputs and inputs X, W, Y@GRAD for plan p (conv_nd's or
+ * conv_transpose's); false with the error recorded. */
+static bool SFX(grad_io)(const ct_kernel_ctx *c, T *out[3], const T *in[3]) {
+  if (!SFX(grad_outs)(c, out)) return false;
+  for (size_t k = 0; k < 3; k++) in[k] = ct__k_in_data(ct_kernel_in(c, k, 0));
+  return true;
+}
+
+/* The gradient: S = X, B = Y@GRAD; X@GRAD is the small side's (a convolution of Y@GRAD). */
+static ct_status SFX(conv_transpose_grad)(const ct_kernel_ctx *c) {
+  ct__cvt_plan p;
+  ct_status st = ct__cvt_plan_make(c, ct_kernel_in(c, CT__CVTG_X, 0)->dims,
+                                   ct_kernel_in(c, CT__CVTG_W, 0)->dims, &p);
+  T *out[3];
+  const T *in[3];
+  if (st != CT_OK || !SFX(grad_io)(c, out, in)) return st != CT_OK ? st : ct_last_status();
+  const T *dy = in[CT__CVTG_DY];
+  if (out[CT__CVTG_DB] != NULL) {
+    SFX(bias_grad)(dy, p.n, p.m, ct__cvt_vol(p.out), out[CT__CVTG_DB]);
+  }
+  return SFX(cvt_unfolds)(c, &p, in[CT__CVTG_X], dy, in[CT__CVTG_W], out[CT__CVTG_DW],
+                          out[CT__CVTG_DX], NULL);
+}
+
+/* conv_nd (its plan p the mirror: in = Y's O, out = X's I, c = M, m = C): B = X, Y the small
+ * side (W_g times X's unfolding), then + B. */
 static ct_status SFX(conv_nd)(const ct_kernel_ctx *c) {
   ct__cvt_plan p;
   ct_status st = ct__cnd_plan_make(c, ct_kernel_in(c, CT__CVT_X, 0)->dims,
@@ -208,78 +235,33 @@ static ct_status SFX(conv_nd)(const ct_kernel_ctx *c) {
   if (st != CT_OK) return st;
   T *y = ct__k_out_data(c, CT__CVT_Y, 0, c->dtype);
   if (y == NULL) return ct_last_status();
-  const T *x = ct__k_in_data(ct_kernel_in(c, CT__CVT_X, 0));
-  const T *w = ct__k_in_data(ct_kernel_in(c, CT__CVT_W, 0));
   const T *b = ct_kernel_in_count(c, CT__CVT_B) > 0 ? ct__k_in_data(ct_kernel_in(c, CT__CVT_B, 0))
                                                      : NULL;
-  const int64_t no = ct__cvt_vol(p.in), ni = ct__cvt_vol(p.out); /* Y's and X's extents */
-  const int64_t mg = p.c / p.groups, cg = p.m / p.groups, ck = cg * ct__cvt_vol(p.k);
-  if (p.n == 0 || no == 0 || p.c == 0) return CT_OK;
-  if (ck == 0) {
-    memset(y, 0, (size_t)(p.n * p.c * no) * sizeof(T));
-  } else {
-    T *col = cvt_scratch(c, ck * no, sizeof(T));
-    if (col == NULL) return ct_last_status();
-    atomic_bool failed = false;
-    for (int64_t n = 0; n < p.n; n++) {
-      for (int64_t gi = 0; gi < p.groups; gi++) {
-        SFX(cvt_im2col)(&p, cg, x + (n * p.m + gi * cg) * ni, col);
-        cvt_note(&failed, CT__GEMM(GEMM, false, false, mg, no, ck, 1, w + gi * mg * ck, ck, col,
-                                   no, 0, y + (n * p.c + gi * mg) * no, no));
-      }
-    }
-    cvt_scratch_free(col);
-    if (atomic_load(&failed)) return ct__gemm_fail(c);
-  }
-  for (int64_t n = 0; b != NULL && n < p.n; n++) {
+  st = SFX(cvt_unfolds)(c, &p, NULL, ct__k_in_data(ct_kernel_in(c, CT__CVT_X, 0)),
+                        ct__k_in_data(ct_kernel_in(c, CT__CVT_W, 0)), NULL, y, NULL);
+  const int64_t no = ct__cvt_vol(p.in); /* Y's extent */
+  for (int64_t n = 0; st == CT_OK && b != NULL && n < p.n; n++) {
     for (int64_t ch = 0; ch < p.c; ch++) {
       T *v = y + (n * p.c + ch) * no;
       for (int64_t o = 0; o < no; o++) v[o] = v[o] + b[ch];
     }
   }
-  return CT_OK;
+  return st;
 }
 
-/* conv_nd's gradient (ops/defs/conv_nd.c), image after image: W@GRAD += Y@GRAD_g col^T (images
- * in order, so its bits follow the sizes alone), X@GRAD_g = the folding back (col2im) of W_g^T
- * Y@GRAD_g, B@GRAD summed in double. */
+/* conv_nd's gradient (ops/defs/conv_nd.c): S = Y@GRAD, B = X; X@GRAD is the big side's (a
+ * transposed convolution of Y@GRAD), B@GRAD Y@GRAD summed. */
 static ct_status SFX(conv_nd_grad)(const ct_kernel_ctx *c) {
   ct__cvt_plan p;
   ct_status st = ct__cnd_plan_make(c, ct_kernel_in(c, CT__CVTG_X, 0)->dims,
                                    ct_kernel_in(c, CT__CVTG_W, 0)->dims, &p);
-  if (st != CT_OK) return st;
   T *out[3];
-  if (!SFX(grad_outs)(c, out)) return ct_last_status();
-  T *dx = out[CT__CVTG_DX], *dw = out[CT__CVTG_DW], *db = out[CT__CVTG_DB];
-  const T *x = ct__k_in_data(ct_kernel_in(c, CT__CVTG_X, 0));
-  const T *w = ct__k_in_data(ct_kernel_in(c, CT__CVTG_W, 0));
-  const T *dy = ct__k_in_data(ct_kernel_in(c, CT__CVTG_DY, 0));
-  const int64_t no = ct__cvt_vol(p.in), ni = ct__cvt_vol(p.out);
-  const int64_t mg = p.c / p.groups, cg = p.m / p.groups, ck = cg * ct__cvt_vol(p.k);
-  if (db != NULL) SFX(bias_grad)(dy, p.n, p.c, no, db);
-  if (dx != NULL) memset(dx, 0, (size_t)(p.n * p.m * ni) * sizeof(T));
-  if (dw != NULL) memset(dw, 0, (size_t)(p.c * ck) * sizeof(T));
-  if ((dx == NULL && dw == NULL) || p.n == 0 || mg == 0 || ck == 0 || ni == 0 || no == 0) {
-    return CT_OK;
+  const T *in[3];
+  if (st != CT_OK || !SFX(grad_io)(c, out, in)) return st != CT_OK ? st : ct_last_status();
+  const T *dy = in[CT__CVTG_DY];
+  if (out[CT__CVTG_DB] != NULL) {
+    SFX(bias_grad)(dy, p.n, p.c, ct__cvt_vol(p.in), out[CT__CVTG_DB]);
   }
-  T *col = cvt_scratch(c, ck * no, sizeof(T));
-  if (col == NULL) return ct_last_status();
-  atomic_bool failed = false;
-  for (int64_t n = 0; n < p.n; n++) {
-    for (int64_t gi = 0; gi < p.groups; gi++) {
-      const T *dyg = dy + (n * p.c + gi * mg) * no;
-      if (dw != NULL) {
-        SFX(cvt_im2col)(&p, cg, x + (n * p.m + gi * cg) * ni, col);
-        cvt_note(&failed, CT__GEMM(GEMM, false, true, mg, ck, no, 1, dyg, no, col, no, 1,
-                                   dw + gi * mg * ck, ck));
-      }
-      if (dx != NULL) {
-        cvt_note(&failed, CT__GEMM(GEMM, true, false, ck, no, mg, 1, w + gi * mg * ck, ck, dyg,
-                                   no, 0, col, no));
-        SFX(cvt_col2im)(&p, cg, col, dx + (n * p.m + gi * cg) * ni);
-      }
-    }
-  }
-  cvt_scratch_free(col);
-  return atomic_load(&failed) ? ct__gemm_fail(c) : CT_OK;
+  return SFX(cvt_unfolds)(c, &p, dy, in[CT__CVTG_X], in[CT__CVTG_W], out[CT__CVTG_DW], NULL,
+                          out[CT__CVTG_DX]);
 }

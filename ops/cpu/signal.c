@@ -38,7 +38,7 @@ static void dft_bins(const double *tw, int64_t len, bool inverse, const double *
       const double c = tw[2 * j], s = sg * tw[2 * j + 1], xr = x[2 * n], xi = x[2 * n + 1];
       re += xr * c - xi * s;
       im += xi * c + xr * s;
-      j += k % len; /* (k n) mod len, kept below len */
+      j += k; /* (k n) mod len: k < len, so one subtraction keeps it below len */
       if (j >= len) j -= len;
     }
     y[2 * k] = inverse ? re / (double)len : re;
