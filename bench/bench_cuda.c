@@ -61,6 +61,7 @@ static void print_skipped(const char *why) {
   snprintf(note, sizeof note, "skipped: no CUDA device (%s)", why);
   for (size_t i = 0; i < NROWS; i++) bench_skip(rows[i], note);
   for (size_t i = 0; i < NOPS; i++) bench_skip(op_rows[i], note);
+  bench_cuda_layer_skip(note);
 }
 
 #ifdef CORTEN_BENCH_CUDA
@@ -477,6 +478,7 @@ static void op_rows_run(int quick, int reps) {
   matmul_row(op_rows[1], CT_FLOAT32, CUDA_R_32F, quick, reps);
   matmul_row(op_rows[2], CT_BFLOAT16, CUDA_R_16BF, quick, reps);
   expr_row(quick, reps);
+  bench_cuda_layer_rows(quick, reps);
 }
 
 #endif /* CORTEN_BENCH_CUDA */

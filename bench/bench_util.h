@@ -82,6 +82,9 @@ void bench_train_rows(const bench_cfg *cfg);
 void bench_rnn_rows(const bench_cfg *cfg);
 void bench_conv_rows(const bench_cfg *cfg);
 void bench_cuda_rows(const bench_cfg *cfg);
+/* bench_cuda_layers.c, called by bench_cuda_rows: the layer kernels' rows, or their skips. */
+void bench_cuda_layer_rows(int quick, int reps);
+void bench_cuda_layer_skip(const char *note);
 void bench_comm_rows(const bench_cfg *cfg);
 
 #ifdef __cplusplus

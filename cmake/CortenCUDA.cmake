@@ -114,6 +114,7 @@ if(CORTEN_HAVE_CUDA)
     core/cuda/cuda_pool.c
     core/cuda/cuda_device.c
     core/cuda/cuda_stream.c
+    core/cuda/cuda_timer.c
     core/cuda/cuda_memory.c
     core/cuda/nccl.c
     ops/cuda/launch.c

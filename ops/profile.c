@@ -117,6 +117,32 @@ ct_profile *ct_profile_start(ct_profile_where where) {
   return p;
 }
 
+/* The device times of p's CUDA events (p stopped, lock held): each device's events placed by
+ * the one that started first on the host (its start event taken to run when it was recorded). */
+enum { TIMED_DEVICES = 64 };
+
+static void device_times(ct_profile *p) {
+  const ct__prof_rec *first[TIMED_DEVICES] = {NULL};
+  for (size_t i = 0; i < p->n; i++) {
+    const ct__prof_rec *r = &p->v[i];
+    int d = r->dev != NULL ? ct__cuda_mark_device(r->dev) : -1;
+    if (d >= 0 && d < TIMED_DEVICES && (first[d] == NULL || r->start < first[d]->start)) {
+      first[d] = r;
+    }
+  }
+  double rate = ct__prof_rate(p);
+  for (size_t i = 0; i < p->n; i++) {
+    ct__prof_rec *r = &p->v[i];
+    int d = r->dev != NULL ? ct__cuda_mark_device(r->dev) : -1;
+    int64_t dur, from;
+    if (d < 0 || d >= TIMED_DEVICES || !ct__cuda_mark_time(r->dev, first[d]->dev, &dur, &from)) {
+      continue;
+    }
+    r->dev_dur = dur;
+    r->dev_start = (int64_t)((double)first[d]->start * rate) + from;
+  }
+}
+
 ct_status ct_profile_stop(ct_profile *p) {
   if (p == NULL) return ct__error(CT_ERR_INVALID_ARGUMENT, "ct_profile_stop: the profile is NULL");
   if (p->where == CT_PROFILE_THREAD && p->recording && !pthread_equal(p->owner, pthread_self())) {
@@ -144,6 +170,9 @@ ct_status ct_profile_stop(ct_profile *p) {
     thread_profile = NULL;
   }
   atomic_fetch_sub(&ct__prof_active, 1);
+  pthread_mutex_lock(&p->lock);
+  device_times(p);
+  pthread_mutex_unlock(&p->lock);
   return CT_OK;
 }
 
@@ -153,6 +182,7 @@ void ct_profile_free(ct_profile *p) {
    * left (a leak, recorded as an error) rather than freed under that thread. */
   if (ct_profile_stop(p) != CT_OK) return;
   pthread_mutex_destroy(&p->lock);
+  for (size_t i = 0; i < p->n; i++) ct__cuda_mark_unref(p->v[i].dev);
   free(p->v);
   free(p->strings);
   free(p->labels);
@@ -172,6 +202,8 @@ ct_status ct_profile_event_get(const ct_profile *p, size_t i, ct_profile_event *
   ct__prof_span(&p->v[i], ct__prof_rate(p), &out->start_ns, &out->dur_ns);
   out->type = p->strings + (uintptr_t)p->v[i].e.type;
   out->label = p->strings + (uintptr_t)p->v[i].e.label;
+  out->device_start_ns = p->v[i].dev_start;
+  out->device_dur_ns = p->v[i].dev_dur;
   return CT_OK;
 }
 
@@ -276,6 +308,9 @@ static void append(ct_profile *p, const ct__prof_mark *m, const ct__prep *pr, co
       r->end = end - p->tick0;
       r->place = m->place;
       r->allocated = (int64_t)end_allocated;
+      r->dev = m->dev;
+      r->dev_start = r->dev_dur = -1;
+      if (m->dev != NULL) ct__cuda_mark_ref(m->dev);
     }
   }
   pthread_mutex_unlock(&p->lock);
@@ -288,24 +323,28 @@ void ct__prof_mark_now(ct__prof_mark *m, ct_place place) {
   m->thread = thread_number;
   m->place = place;
   ct__memory_counts(place, &m->allocated, &m->allocs);
+  m->dev = place.kind == CT_DEVICE_CUDA ? ct__cuda_mark_begin(place.device) : NULL;
   m->t = now_ticks();
 }
 
 static void end_event(const ct__prof_mark *m, const ct__prep *pr, const char *type,
                       const char *label, ct_status st) {
   int64_t end = now_ticks();
+  if (m->dev != NULL) ct__cuda_mark_end(m->dev);
   size_t allocated;
   uint64_t allocs;
   ct__memory_counts(m->place, &allocated, &allocs);
   ct_profile *mine = thread_profile;
   if (mine != NULL) append(mine, m, pr, type, label, end, allocated, allocs, st);
-  /* No process profile: nothing to announce (the load is a hint; the one that counts comes
-   * after in_flight says this thread may append, so ct_profile_stop waits for it). */
-  if (atomic_load_explicit(&process_profile, memory_order_relaxed) == NULL) return;
-  atomic_fetch_add(&in_flight, 1);
-  ct_profile *all = atomic_load(&process_profile);
-  if (all != NULL && all != mine) append(all, m, pr, type, label, end, allocated, allocs, st);
-  atomic_fetch_sub(&in_flight, 1);
+  /* A process profile is appended to after in_flight says so (this load is a hint; the one
+   * that counts comes after, so ct_profile_stop waits for it). */
+  if (atomic_load_explicit(&process_profile, memory_order_relaxed) != NULL) {
+    atomic_fetch_add(&in_flight, 1);
+    ct_profile *all = atomic_load(&process_profile);
+    if (all != NULL && all != mine) append(all, m, pr, type, label, end, allocated, allocs, st);
+    atomic_fetch_sub(&in_flight, 1);
+  }
+  ct__cuda_mark_unref(m->dev); /* the profiles appended to hold their own references */
 }
 
 void ct__prof_end(const ct__prof_mark *m, const char *type, const char *label, ct_status st) {

@@ -11,6 +11,7 @@
 #include <corten/memory.h>
 #include <corten/profile.h>
 
+#include "cuda/cuda_timer.h"
 #include "ops/op_impl.h"
 
 typedef struct ct__prof_rec {
@@ -18,6 +19,8 @@ typedef struct ct__prof_rec {
   int64_t start, end; /* clock ticks from the profile's tick0 (ct__prof_span gives ns) */
   ct_place place;
   int64_t allocated; /* the place's allocated bytes at the event's end (the counter track) */
+  ct__cuda_mark *dev; /* at a CUDA place (one reference), else NULL */
+  int64_t dev_start, dev_dur; /* ns, set when the profile stops: -1 where unknown */
 } ct__prof_rec;
 
 /* An op's type and label, put in the profile's strings once per op state (the op and its edit
@@ -52,6 +55,7 @@ typedef struct ct__prof_mark {
   size_t allocated; /* the place's allocated bytes and allocation count (ct__memory_counts) */
   uint64_t allocs;
   int thread; /* the calling thread's number (read once here: thread-locals cost a call) */
+  ct__cuda_mark *dev; /* its device events at a CUDA place, else NULL */
 } ct__prof_mark;
 
 /* Nanoseconds per tick over p (1 when ticks are nanoseconds): measured between its start and

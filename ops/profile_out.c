@@ -23,6 +23,7 @@ static bool is_run(const ct_profile *p, const ct__prof_rec *r) {
 typedef struct row {
   const char *type;
   int64_t count, total_ns, bytes, allocs;
+  int64_t dev_ns; /* the device time of its CUDA events */
 } row;
 
 static ct_profile_sort sort_key;
@@ -61,7 +62,8 @@ ct_status ct_profile_table(const ct_profile *p, ct_profile_sort sort, char *buf,
   row *rows = ct__calloc(p->n + 1, sizeof *rows);
   if (rows == NULL) return ct__error(CT_ERR_OUT_OF_MEMORY, "ct_profile_table: out of host memory");
   size_t n_rows = 0;
-  int64_t ops_ns = 0, runs = 0, runs_ns = 0;
+  int64_t ops_ns = 0, runs = 0, runs_ns = 0, dev_ns = 0;
+  bool timed = false; /* some op has a device time: the table gets its column */
   double rate = ct__prof_rate(p);
   for (size_t i = 0; i < p->n; i++) {
     const ct__prof_rec *r = &p->v[i];
@@ -81,21 +83,29 @@ ct_status ct_profile_table(const ct_profile *p, ct_profile_sort sort, char *buf,
     rows[k].bytes += r->e.bytes;
     rows[k].allocs += r->e.allocs;
     ops_ns += dur_ns;
+    if (r->dev_dur >= 0) {
+      rows[k].dev_ns += r->dev_dur;
+      dev_ns += r->dev_dur;
+      timed = true;
+    }
   }
   sort_key = sort;
   qsort(rows, n_rows, sizeof *rows, cmp_rows);
   size_t len = 0;
   if (cap > 0) buf[0] = '\0';
-  put(buf, cap, &len, "%-28s %8s %11s %11s %7s %14s %8s\n", "op type", "count", "total ms",
-      "mean us", "share", "bytes", "allocs");
+  put(buf, cap, &len, "%-28s %8s %11s %11s %7s %14s %8s%s\n", "op type", "count", "total ms",
+      "mean us", "share", "bytes", "allocs", timed ? "   device ms" : "");
   for (size_t k = 0; k < n_rows; k++) {
     const row *w = &rows[k];
-    put(buf, cap, &len, "%-28s %8lld %11.3f %11.2f %6.1f%% %14lld %8lld\n", w->type,
+    put(buf, cap, &len, "%-28s %8lld %11.3f %11.2f %6.1f%% %14lld %8lld", w->type,
         (long long)w->count, (double)w->total_ns / 1e6, (double)w->total_ns / 1e3 / (double)w->count,
         ops_ns > 0 ? 100.0 * (double)w->total_ns / (double)ops_ns : 0.0, (long long)w->bytes,
         (long long)w->allocs);
+    if (timed) put(buf, cap, &len, " %11.3f", (double)w->dev_ns / 1e6);
+    put(buf, cap, &len, "\n");
   }
   put(buf, cap, &len, "ops: %.3f ms in all", (double)ops_ns / 1e6);
+  if (timed) put(buf, cap, &len, " (device: %.3f ms)", (double)dev_ns / 1e6);
   if (runs > 0) {
     put(buf, cap, &len, "; %lld executor runs: %.3f ms (%.3f ms a run)", (long long)runs,
         (double)runs_ns / 1e6, (double)runs_ns / 1e6 / (double)runs);
@@ -141,6 +151,28 @@ static void jstr(jout *j, const char *s) {
   }
 }
 
+/* The device's track of a CUDA place: one per device, after the host threads' numbers. */
+enum { DEVICE_TRACK = 1000000 };
+
+/* The device time of r (a CUDA op or run) as a slice on its device's track; the track is
+ * named at its first slice (named[device], false until then: devices timed are below 64). */
+static void device_slice(jout *j, const ct_profile *p, const ct__prof_rec *r, const char *place,
+                         bool *named) {
+  int tid = DEVICE_TRACK + r->place.device;
+  if (!named[r->place.device]) {
+    named[r->place.device] = true;
+    jput(j, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
+            "\"args\":{\"name\":\"%s (device time)\"}}", tid, place);
+  }
+  jput(j, ",\n{\"name\":\"");
+  jstr(j, str_of(p, r->e.type));
+  jput(j, "\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,\"tid\":%d,"
+          "\"args\":{\"label\":\"", is_run(p, r) ? "device run" : "device op",
+       (double)r->dev_start / 1e3, (double)r->dev_dur / 1e3, tid);
+  jstr(j, str_of(p, r->e.label));
+  jput(j, "\"}}");
+}
+
 ct_status ct_profile_save_chrome_trace(const ct_profile *p, const char *path) {
   if (p == NULL || path == NULL) {
     return ct__error(CT_ERR_INVALID_ARGUMENT,
@@ -159,6 +191,7 @@ ct_status ct_profile_save_chrome_trace(const ct_profile *p, const char *path) {
   jput(j, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
   jput(j, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"corten\"}}");
   double rate = ct__prof_rate(p);
+  bool named[64] = {false}; /* the device tracks named so far */
   for (size_t i = 0; i < p->n; i++) {
     const ct__prof_rec *r = &p->v[i];
     int64_t start_ns, dur_ns;
@@ -172,10 +205,11 @@ ct_status ct_profile_save_chrome_trace(const ct_profile *p, const char *path) {
     jput(j, "\",\"bytes\":%lld,\"allocs\":%lld,\"status\":%d}}", (long long)r->e.bytes,
          (long long)r->e.allocs, (int)r->e.status);
     char place[32];
+    ct_place_str(r->place, place, sizeof place);
     jput(j, ",\n{\"name\":\"%s allocated\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":1,"
             "\"args\":{\"bytes\":%lld}}",
-         ct_place_str(r->place, place, sizeof place),
-         (double)(start_ns + dur_ns) / 1e3, (long long)r->allocated);
+         place, (double)(start_ns + dur_ns) / 1e3, (long long)r->allocated);
+    if (r->dev_dur >= 0) device_slice(j, p, r, place, named);
   }
   jput(j, "\n]}\n");
   jflush(j);

@@ -3,9 +3,10 @@
  * dropout, arg_max and their gradients against their CPU kernels.
  *
  * On a GPU: each op runs at ct_cpu() and at ct_cuda(0) over copies of the same host inputs, and
- * every output is compared byte for byte (the norms, the lookup and its gradient, dropout's mask
- * and values, arg_max: the CPU's arithmetic in its order), or within two float32 ulps for gelu
- * (CUDA's erf and tanh against the C library's). A bad id is refused with the CPU's message.
+ * every output is compared byte for byte (the norms' gradients, batch_norm with given
+ * statistics, the lookup and its gradient, dropout's mask and values, arg_max: the CPU's
+ * arithmetic in its order), within two float32 ulps for the norms' forward statistics from a
+ * block's fold (FOLD_REL) and for gelu (CUDA's erf and tanh against the C library's). A bad id is refused with the CPU's message.
  *
  * Without a GPU: the registry holds these CUDA kernels in a CUDA build (none in a CPU-only
  * one); then the suite reports itself skipped (77). */
@@ -58,9 +59,17 @@ static const struct {
 } bn_cases[] = {
     {{4, {2, 3, 4, 5}}, 3, "NCHW"}, {{4, {2, 4, 5, 3}}, 3, "NHWC"},
     {{2, {7, 6}}, 6, "NCHW"},       {{4, {8, 16, 9, 9}}, 16, "NCHW"},
+    {{4, {2, 4, 24, 24}}, 4, "NCHW"}, /* planes of 576 */
+    {{4, {2, 3, 40, 40}}, 3, "NCHW"}, /* planes of 1600: a training block walks each */
 };
 
-START_TEST(batch_norm_and_its_gradient_match_the_cpu_exactly) {
+/* The forward kernels in training (batch_norm's batch statistics, layer_norm) sum across a
+ * block in double in another order than the CPU: a float output may then differ in its last
+ * bit (and by about a float ulp of the terms where they cancel). */
+#define FOLD_REL 2.4e-7
+#define FOLD_ABS 1e-6
+
+START_TEST(batch_norm_and_its_gradient_match_the_cpu) {
   static const char *const ins[] = {"X", "Scale", "Bias", "Mean", "Variance"};
   static const char *const outs[] = {"Y", "MeanOut", "VarianceOut", "SavedMean",
                                      "SavedVariance"};
@@ -87,7 +96,8 @@ START_TEST(batch_norm_and_its_gradient_match_the_cpu_exactly) {
       }
       char what[64];
       snprintf(what, sizeof what, "batch_norm case #%zu mode %d", k, mode);
-      places_agree(op, ins, in, 5, outs, 5, -1, 0, what);
+      /* given statistics: elementwise, the same bits */
+      places_agree(op, ins, in, 5, outs, 5, mode ? -1 : FOLD_REL, FOLD_ABS, what);
       /* The gradient from the CPU's saved statistics (the same bytes as the GPU's). */
       ct_tensor *saved[2];
       run_named(op, ins, in, 5, outs + 3, saved, 2, ct_cpu());
@@ -103,14 +113,17 @@ START_TEST(batch_norm_and_its_gradient_match_the_cpu_exactly) {
 }
 END_TEST
 
-START_TEST(layer_norm_and_its_gradient_match_the_cpu_exactly) {
+START_TEST(layer_norm_and_its_gradient_match_the_cpu) {
   static const char *const ins[] = {"X", "Scale", "Bias"}, *const outs[] = {"Y", "Mean",
                                                                            "Variance"};
   static const char *const gins[] = {"X", "Scale", "Bias", "Mean", "Variance", "Y@GRAD"};
   static const char *const gouts[] = {"X@GRAD", "Scale@GRAD", "Bias@GRAD"};
-  const ct_ddim shapes[] = {CT_DIMS(2, 3, 8), CT_DIMS(64, 257), CT_DIMS(5, 1)};
-  const int64_t axes[] = {2, 1, 1};
-  for (size_t k = 0; k < 3; k++) {
+  /* rows in registers (8, 1000, 8192 floats: one to eight float4 a thread) and not (257, 1:
+   * not a multiple of 4; 8196: too long) */
+  const ct_ddim shapes[] = {CT_DIMS(2, 3, 8),  CT_DIMS(64, 257), CT_DIMS(5, 1),
+                            CT_DIMS(3, 1000),  CT_DIMS(2, 8192), CT_DIMS(2, 8196)};
+  const int64_t axes[] = {2, 1, 1, 1, 1, 1};
+  for (size_t k = 0; k < sizeof axes / sizeof axes[0]; k++) {
     ct_ddim x = shapes[k], v = CT_DIMS(x.d[x.rank - 1]);
     unsigned sd = 20 * (unsigned)k;
     ct_tensor *in[6] = {host_values(x, CT_FLOAT32, -2, 3, sd),
@@ -123,7 +136,7 @@ START_TEST(layer_norm_and_its_gradient_match_the_cpu_exactly) {
       ck_assert_int_eq(ct_op_set_attr_int(op, "begin_norm_axis", axes[k]), CT_OK);
       char what[64];
       snprintf(what, sizeof what, "layer_norm case #%zu affine %d", k, affine);
-      places_agree(op, ins, in, n_in, outs, 3, -1, 0, what);
+      places_agree(op, ins, in, n_in, outs, 3, FOLD_REL, FOLD_ABS, what);
       ct_tensor *stats[2];
       run_named(op, ins, in, n_in, outs + 1, stats, 2, ct_cpu());
       in[3] = stats[0];
@@ -277,8 +290,8 @@ END_TEST
 static Suite *cuda_suite(void) {
   Suite *s = suite_create("cuda_layers");
   CT_ADD_TEST(s, absent_kernels_are_registered_for_cuda_in_a_cuda_build);
-  CT_ADD_TEST(s, batch_norm_and_its_gradient_match_the_cpu_exactly);
-  CT_ADD_TEST(s, layer_norm_and_its_gradient_match_the_cpu_exactly);
+  CT_ADD_TEST(s, batch_norm_and_its_gradient_match_the_cpu);
+  CT_ADD_TEST(s, layer_norm_and_its_gradient_match_the_cpu);
   CT_ADD_TEST(s, gelu_and_its_gradient_match_the_cpu);
   CT_ADD_TEST(s, lookup_and_its_gradient_match_the_cpu_exactly);
   CT_ADD_TEST(s, a_bad_id_is_refused_with_the_cpus_message);

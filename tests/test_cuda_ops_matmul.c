@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of the CUDA kernel of matmul on a GPU, against the CPU's kernel: float32 within a
  * tolerance (cuBLAS sums in another order), float16 and bfloat16 against a float32 reference,
- * a non-default stream, and the CPU's shape errors. Without a GPU the suite reports itself
+ * a non-default stream, and the CPU's shape errors; the profiler's device time of CUDA ops. Without a GPU the suite reports itself
  * skipped (77); the no-device checks of the op kernels run in test_cuda_ops.c. */
+#define _GNU_SOURCE /* mkstemp */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <corten/corten.h>
 
@@ -131,6 +133,88 @@ START_TEST(matmul_shape_errors_are_the_cpus) {
 }
 END_TEST
 
+/* ---- The profiler's device time (corten/profile.h) ---- */
+
+static ct_profile_event prof_event(const ct_profile *p, size_t i) {
+  ct_profile_event e;
+  ck_assert_int_eq(ct_profile_event_get(p, i, &e), CT_OK);
+  return e;
+}
+
+/* An executor at cuda:0 runs matmul [512, 512] x [512, 512] then relu; a profile of two runs
+ * gives each op and run its kernels' device time from CUDA events: positive, the relu after the
+ * matmul on the device (one stream), both inside their run's device span, the matmul (268M
+ * flops) longer than the relu (256K elements); the table gets a device column and the Chrome
+ * trace a device track. Event times are read in 0.5 us steps: 2 us of slack. */
+START_TEST(a_profile_times_cuda_ops_with_device_events) {
+  ct_scope *s = ct_scope_new();
+  ct_tensor *x = host_values(CT_DIMS(512, 512), CT_FLOAT32, -1, 1, 7);
+  ct_tensor *y = host_values(CT_DIMS(512, 512), CT_FLOAT32, -1, 1, 8);
+  ck_assert_int_eq(ct_tensor_copy(ct_var_tensor(ct_scope_var(s, "x")), x, ct_cuda(0)), CT_OK);
+  ck_assert_int_eq(ct_tensor_copy(ct_var_tensor(ct_scope_var(s, "y")), y, ct_cuda(0)), CT_OK);
+  ct_program *p = ct_program_new();
+  ct_op *mm = ct_op_new("matmul"), *relu = ct_op_new("relu");
+  ck_assert_int_eq(ct_op_set_input(mm, "X", "x"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(mm, "Y", "y"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(mm, "Out", "m"), CT_OK);
+  ck_assert_int_eq(ct_op_set_input(relu, "X", "m"), CT_OK);
+  ck_assert_int_eq(ct_op_set_output(relu, "Out", "r"), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, mm), CT_OK);
+  ck_assert_int_eq(ct_program_append(p, relu), CT_OK);
+  ct_executor *e = ct_executor_new(p, s, ct_cuda(0));
+  ck_assert_ptr_nonnull(e);
+  ck_assert_int_eq(ct_executor_run(e), CT_OK); /* warm: cuBLAS loaded, outputs allocated */
+  ct_profile *prof = ct_profile_start(CT_PROFILE_THREAD);
+  ck_assert_ptr_nonnull(prof);
+  for (int r = 0; r < 2; r++) ck_assert_int_eq(ct_executor_run(e), CT_OK);
+  ck_assert_int_eq(ct_profile_stop(prof), CT_OK);
+  ck_assert_uint_eq(ct_profile_count(prof), 6);
+  const int64_t slack = 2000;
+  for (size_t r = 0; r < 2; r++) {
+    ct_profile_event pm = prof_event(prof, 3 * r), pr = prof_event(prof, 3 * r + 1);
+    ct_profile_event run = prof_event(prof, 3 * r + 2);
+    ck_assert_str_eq(pm.type, "matmul");
+    ck_assert_str_eq(pr.type, "relu");
+    ck_assert_str_eq(run.type, "executor_run");
+    ck_assert_int_gt(pm.device_dur_ns, 0);
+    ck_assert_int_gt(pr.device_dur_ns, 0);
+    ck_assert_int_ge(pm.device_start_ns, 0);
+    ck_assert_int_ge(pr.device_start_ns + slack, pm.device_start_ns + pm.device_dur_ns);
+    ck_assert_int_ge(pm.device_start_ns + slack, run.device_start_ns);
+    ck_assert_int_le(pr.device_start_ns + pr.device_dur_ns,
+                     run.device_start_ns + run.device_dur_ns + slack);
+    ck_assert_int_gt(pm.device_dur_ns, pr.device_dur_ns);
+  }
+  if (prof_event(prof, 3).device_start_ns < prof_event(prof, 2).device_start_ns) {
+    ck_abort_msg("the second run's device time starts before the first run's");
+  }
+  char table[4096];
+  ck_assert_int_eq(ct_profile_table(prof, CT_PROFILE_BY_TOTAL, table, sizeof table, NULL), CT_OK);
+  ck_assert_ptr_nonnull(strstr(table, "device ms"));
+  ck_assert_ptr_nonnull(strstr(table, "(device: "));
+  char path[] = "/tmp/corten_cuda_trace_XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  ck_assert_int_eq(ct_profile_save_chrome_trace(prof, path), CT_OK);
+  FILE *f = fopen(path, "rb");
+  ck_assert_ptr_nonnull(f);
+  static char trace[1 << 16];
+  size_t n = fread(trace, 1, sizeof trace - 1, f);
+  trace[n] = '\0';
+  fclose(f);
+  unlink(path);
+  ck_assert_ptr_nonnull(strstr(trace, "\"cuda:0 (device time)\""));
+  ck_assert_ptr_nonnull(strstr(trace, "\"cat\":\"device op\""));
+  ct_profile_free(prof);
+  ct_executor_free(e);
+  ct_program_free(p);
+  ct_tensor_free(x);
+  ct_tensor_free(y);
+  ct_scope_free(s);
+}
+END_TEST
+
 static Suite *cuda_suite(void) {
   Suite *s = suite_create("cuda_ops_matmul");
   CT_ADD_TEST(s, matmul_float32_matches_the_cpu);
@@ -138,6 +222,7 @@ static Suite *cuda_suite(void) {
   CT_ADD_TEST(s, matmul_bfloat16_matches_a_float32_reference);
   CT_ADD_TEST(s, matmul_runs_on_a_non_default_stream);
   CT_ADD_TEST(s, matmul_shape_errors_are_the_cpus);
+  CT_ADD_TEST(s, a_profile_times_cuda_ops_with_device_events);
   return s;
 }
 

@@ -140,6 +140,9 @@ START_TEST(softmax_matches_the_cpu) {
       {{3, {2, 3, 4}}, 1, -4, 4},  {{3, {2, 3, 4}}, -3, -4, 4}, {{0, {0}}, 0, -4, 4},
       {{0, {0}}, -1, -4, 4},       {{2, {0, 3}}, 1, -4, 4},   {{2, {4, 1}}, 1, -4, 4},
       {{2, {2, 300}}, -1, -4, 4},  {{2, {3, 50}}, -1, 50, 90}, /* exp would overflow unshifted */
+      /* float32 rows in registers (one to eight float4 a thread), and one too long for them */
+      {{2, {5, 64}}, -1, -4, 4},   {{2, {3, 4096}}, -1, -4, 4}, {{2, {2, 8192}}, -1, -4, 4},
+      {{2, {2, 8196}}, -1, -4, 4},
   };
   const char *xn[] = {"X"};
   for (size_t a = 0; a < 2; a++) {

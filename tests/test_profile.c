@@ -51,6 +51,8 @@ START_TEST(each_op_and_each_run_is_an_event) {
       ck_assert_str_eq(ev.label, labels[k]);
       ck_assert_int_eq(ev.status, CT_OK);
       ck_assert_int_ge(ev.dur_ns, 0);
+      ck_assert_int_eq(ev.device_dur_ns, -1); /* host ops have no device time */
+      ck_assert_int_eq(ev.device_start_ns, -1);
       ck_assert_int_eq(ev.thread, run.thread);
       /* every op lies inside its run */
       ck_assert_int_ge(ev.start_ns, run.start_ns);

@@ -5,6 +5,7 @@
 
 #include "common/common.h"
 #include "cuda/cuda_place.h"
+#include "cuda/cuda_timer.h"
 
 int ct_cuda_device_count(void) { return 0; }
 
@@ -137,4 +138,25 @@ ct_status ct_cuda_empty_cache(void) { return CT_OK; }
 ct_status ct__cuda_empty_device_cache(int device) {
   (void)device;
   return CT_OK;
+}
+
+/* ---- Profiler marks: no CUDA place runs in this build ------------------------------------- */
+
+ct__cuda_mark *ct__cuda_mark_begin(int device) {
+  (void)device;
+  return NULL;
+}
+
+void ct__cuda_mark_end(ct__cuda_mark *m) { (void)m; }
+void ct__cuda_mark_ref(ct__cuda_mark *m) { (void)m; }
+void ct__cuda_mark_unref(ct__cuda_mark *m) { (void)m; }
+int ct__cuda_mark_device(const ct__cuda_mark *m) {
+  (void)m;
+  return -1;
+}
+
+bool ct__cuda_mark_time(ct__cuda_mark *m, ct__cuda_mark *from, int64_t *dur_ns,
+                        int64_t *from_ns) {
+  (void)m, (void)from, (void)dur_ns, (void)from_ns;
+  return false;
 }

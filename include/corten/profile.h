@@ -11,8 +11,10 @@
  * While a profile records, every op an executor or ct_op_run runs (on the calling thread, or on
  * any thread for CT_PROFILE_PROCESS) is an event: its type, its label (its output variables'
  * names), start and duration, the thread, and the change of its place's allocated bytes and
- * allocation count across it (ct_memory_stats); each ct_executor_run is an enclosing event. Off,
- * an op costs one relaxed atomic load more; on, about two clock reads and an append. */
+ * allocation count across it (ct_memory_stats), and at a CUDA place the device time of its
+ * kernels from CUDA events; each ct_executor_run is an enclosing event. Off, an op costs one
+ * relaxed atomic load more; on, about two clock reads and an append (and at a CUDA place two
+ * event records). */
 #ifndef CORTEN_PROFILE_H
 #define CORTEN_PROFILE_H
 
@@ -43,6 +45,14 @@ typedef struct ct_profile_event {
   int64_t bytes;     /* change of the place's allocated bytes across the event */
   int64_t allocs;    /* blocks allocated on the place during the event */
   ct_status status;  /* what the op or run returned */
+  /* At a CUDA place: the device time between two events recorded on the thread's current
+   * stream before and after the op's launches (its kernels' time, and the time of any other
+   * work queued on that stream in between), and when it began, in ns from the profile's start
+   * (placed by the first CUDA event of the profile on that device, taken to start when it was
+   * recorded). -1 for both on the host, and where the events could not be read. Read when the
+   * profile stops (which waits for the device to finish them). */
+  int64_t device_start_ns;
+  int64_t device_dur_ns;
 } ct_profile_event;
 
 /* Starts a profile. At most one per thread records for CT_PROFILE_THREAD, and one for the
@@ -51,7 +61,8 @@ typedef struct ct_profile_event {
  * CT_ERR_INVALID_ARGUMENT (where is not a ct_profile_where), CT_ERR_OUT_OF_MEMORY. */
 CT_API ct_profile *ct_profile_start(ct_profile_where where);
 
-/* Stops recording; the events stay readable. A second stop is a no-op.
+/* Stops recording; the events stay readable. Waits for the device time of the CUDA ops
+ * recorded (their events) to be known. A second stop is a no-op.
  * Errors: CT_ERR_INVALID_ARGUMENT (p is NULL). */
 CT_API ct_status ct_profile_stop(ct_profile *p);
 

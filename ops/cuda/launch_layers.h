@@ -27,13 +27,14 @@ typedef struct ct__cu_norm {
   int global; /* batch_norm: is_test or use_global_stats */
 } ct__cu_norm;
 
-/* batch_norm and its gradient: one thread per channel, the CPU's loops (mean and var from Mean
- * and Variance, or from the batch: mean, var = SavedMean, SavedVariance for the gradient). */
+/* batch_norm (mean and var from Mean and Variance: elementwise; or from the batch: a block
+ * per channel) and its gradient (one thread per channel, the CPU's loops, with mean, var =
+ * SavedMean, SavedVariance). */
 cudaError_t ct__cu_batch_norm(const ct__cu_norm *a, cudaStream_t stream);
 cudaError_t ct__cu_batch_norm_grad(const ct__cu_norm *a, cudaStream_t stream);
 
-/* layer_norm and its gradient: one thread per row (outer rows of inner elements); the
- * gradient's Scale@GRAD and Bias@GRAD one thread per row element, summing over the rows. */
+/* layer_norm (a block per row of inner elements) and its gradient (one thread per row; Scale@GRAD
+ * and Bias@GRAD one thread per row element, summing over the rows). */
 cudaError_t ct__cu_layer_norm(const ct__cu_norm *a, cudaStream_t stream);
 cudaError_t ct__cu_layer_norm_grad(const ct__cu_norm *a, cudaStream_t stream);
 

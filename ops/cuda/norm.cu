@@ -2,12 +2,18 @@
 /* ops/cuda/norm.cu: batch_norm, layer_norm and their gradients on the GPU, float32: the device
  * code and launchers (launch_layers.h) that ops/cuda/norm.c calls.
  *
- * Each thread repeats the CPU kernel's loops (ops/cpu/norm.c) for one channel or one row, sums
- * in double in the same order, with the same expressions (compiled with --fmad=false; sqrt and
- * division round correctly on both), so the results match the CPU's bit for bit. The price is
- * parallelism: a channel's elements are summed by one thread. */
+ * The forward kernels give a block to a row (layer_norm) or a channel (batch_norm in training)
+ * and fold its sums across the block (ops/cuda/rows.cuh) in double: the CPU sums the same
+ * values in element order, so the statistics may differ from the CPU's in the last bit of a
+ * double, which the float outputs almost never show (the tests allow one float ulp). batch_norm
+ * with given statistics is elementwise, the CPU's expression, the same bits. The gradients
+ * repeat the CPU kernel's loops (ops/cpu/norm.c) in one thread per channel or row, summing in
+ * double in the same order, with the same expressions (compiled with --fmad=false; sqrt and
+ * division round correctly on both), so they match the CPU's bit for bit; the price is
+ * parallelism. */
 #include "ops/cuda/grid.cuh"
 #include "ops/cuda/launch_layers.h"
+#include "ops/cuda/rows.cuh"
 
 namespace {
 
@@ -17,38 +23,121 @@ __device__ __forceinline__ int64_t at(const ct__cu_norm &a, int64_t o, int64_t c
   return (o * a.c + ch) * a.inner + i;
 }
 
-__global__ void batch_norm_kernel(ct__cu_norm a) {
-  double m = (double)(a.outer * a.inner);
-  for (int64_t ch = ct__cu_first(); ch < a.c; ch += ct__cu_step()) {
-    double mu = a.mean[ch], var = a.var[ch];
-    if (!a.global) {
-      double sum = 0, sq = 0;
-      for (int64_t o = 0; o < a.outer; o++) {
-        for (int64_t i = 0; i < a.inner; i++) sum += (double)a.x[at(a, o, ch, i)];
-      }
-      mu = sum / m;
-      for (int64_t o = 0; o < a.outer; o++) {
-        for (int64_t i = 0; i < a.inner; i++) {
-          double d = (double)a.x[at(a, o, ch, i)] - mu;
-          sq += d * d;
-        }
-      }
-      var = sq / m;
+/* Calls f(k) for the elements k of channel ch this thread takes (its block's share). */
+template <typename F>
+__device__ __forceinline__ void channel_elems(const ct__cu_norm &a, int64_t ch, F f) {
+  if (a.inner >= (int64_t)blockDim.x) { /* rows of the channel, the block along each */
+    for (int64_t o = 0; o < a.outer; o++) {
+#pragma unroll 4
+      for (int64_t i = threadIdx.x; i < a.inner; i += blockDim.x) f(at(a, o, ch, i));
+    }
+  } else {
+    for (int64_t k = threadIdx.x; k < a.outer * a.inner; k += blockDim.x) {
+      int64_t o = k / a.inner;
+      f(at(a, o, ch, k - o * a.inner));
+    }
+  }
+}
+
+/* A count of values, their mean and the sum of their squared deviations from it. */
+struct moments {
+  double n, mean, m2;
+};
+
+/* x added to m (Welford's update). */
+__device__ __forceinline__ void moments_add(moments &m, double x) {
+  m.n += 1;
+  double d = x - m.mean;
+  m.mean += d / m.n;
+  m.m2 += d * (x - m.mean);
+}
+
+/* The moments of a's values and b's together (Chan, Golub and LeVeque's pairwise form). */
+__device__ __forceinline__ moments moments_merge(moments a, moments b) {
+  double n = a.n + b.n;
+  if (b.n == 0) return a;
+  if (a.n == 0) return b;
+  double d = b.mean - a.mean, f = b.n / n;
+  return {n, a.mean + d * f, a.m2 + b.m2 + d * d * a.n * f};
+}
+
+/* m merged across the block as ct__cu_block_fold merges (lanes by xor shuffles, then the warps
+ * in warp order): every thread gets the block's moments. */
+__device__ __forceinline__ moments moments_fold(moments m, moments *shared) {
+  for (int o = 16; o > 0; o >>= 1) {
+    moments other = {__shfl_xor_sync(0xffffffffu, m.n, o), __shfl_xor_sync(0xffffffffu, m.mean, o),
+                     __shfl_xor_sync(0xffffffffu, m.m2, o)};
+    m = moments_merge(m, other);
+  }
+  unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  __syncthreads();
+  if (lane == 0) shared[warp] = m;
+  __syncthreads();
+  moments r = shared[0];
+  for (unsigned w = 1; w < warps; w++) r = moments_merge(r, shared[w]);
+  return r;
+}
+
+/* batch_norm in training: one block a channel; the batch's mean and biased variance in one pass
+ * over X, each thread's share by Welford's update and the block's shares merged pairwise, in
+ * double (stable as the CPU's two passes, in another order: within an ulp of its results);
+ * then Y in a second pass. */
+__global__ void __launch_bounds__(1024) batch_norm_train_kernel(ct__cu_norm a) {
+  __shared__ moments shared[32];
+  for (int64_t ch = blockIdx.x; ch < a.c; ch += gridDim.x) {
+    moments m = {0, 0, 0};
+    channel_elems(a, ch, [&](int64_t k) { moments_add(m, (double)a.x[k]); });
+    m = moments_fold(m, shared);
+    double mu = m.mean, var = m.m2 / m.n;
+    double inv = inv_std(var, a.eps), g = a.scale[ch], b = a.bias[ch];
+    if (threadIdx.x == 0) {
       a.mean_out[ch] = (float)((double)a.mean[ch] * a.momentum + mu * (1 - a.momentum));
       a.var_out[ch] = (float)((double)a.var[ch] * a.momentum + var * (1 - a.momentum));
-    } else {
+      a.saved_mean[ch] = (float)mu;
+      a.saved_var[ch] = (float)inv;
+    }
+    channel_elems(a, ch, [&](int64_t k) { a.y[k] = (float)(((double)a.x[k] - mu) * inv * g + b); });
+  }
+}
+
+/* batch_norm with the given statistics over planes of at least a warp (NCHW): one block a plane
+ * [o, ch, :], the channel's coefficients read once; the CPU's expression, the same bits. */
+__global__ void batch_norm_planes_kernel(ct__cu_norm a) {
+  for (int64_t p = blockIdx.x; p < a.outer * a.c; p += gridDim.x) {
+    int64_t ch = p % a.c;
+    double mu = a.mean[ch], inv = inv_std((double)a.var[ch], a.eps), g = a.scale[ch];
+    double b = a.bias[ch];
+    const float *xp = a.x + p * a.inner;
+    float *yp = a.y + p * a.inner;
+#pragma unroll 4
+    for (int64_t i = threadIdx.x; i < a.inner; i += blockDim.x) {
+      yp[i] = (float)(((double)xp[i] - mu) * inv * g + b);
+    }
+  }
+  if (blockIdx.x == 0) {
+    for (int64_t ch = threadIdx.x; ch < a.c; ch += blockDim.x) {
       a.mean_out[ch] = a.mean[ch];
       a.var_out[ch] = a.var[ch];
+      a.saved_mean[ch] = a.mean[ch];
+      a.saved_var[ch] = (float)inv_std((double)a.var[ch], a.eps);
     }
-    double inv = inv_std(var, a.eps), g = a.scale[ch], b = a.bias[ch];
-    a.saved_mean[ch] = (float)mu;
-    a.saved_var[ch] = (float)inv;
-    for (int64_t o = 0; o < a.outer; o++) {
-      for (int64_t i = 0; i < a.inner; i++) {
-        int64_t k = at(a, o, ch, i);
-        a.y[k] = (float)(((double)a.x[k] - mu) * inv * g + b);
-      }
-    }
+  }
+}
+
+/* batch_norm with the given statistics, elementwise over the whole tensor (NHWC, short planes):
+ * the same expression; the per-channel outputs from the first threads. */
+__global__ void batch_norm_infer_kernel(ct__cu_norm a) {
+  int64_t n = a.outer * a.c * a.inner;
+  for (int64_t k = ct__cu_first(); k < n; k += ct__cu_step()) {
+    int64_t ch = (k / a.inner) % a.c;
+    double mu = a.mean[ch], inv = inv_std((double)a.var[ch], a.eps);
+    a.y[k] = (float)(((double)a.x[k] - mu) * inv * (double)a.scale[ch] + (double)a.bias[ch]);
+  }
+  for (int64_t ch = ct__cu_first(); ch < a.c; ch += ct__cu_step()) {
+    a.mean_out[ch] = a.mean[ch];
+    a.var_out[ch] = a.var[ch];
+    a.saved_mean[ch] = a.mean[ch];
+    a.saved_var[ch] = (float)inv_std((double)a.var[ch], a.eps);
   }
 }
 
@@ -78,25 +167,79 @@ __global__ void batch_norm_grad_kernel(ct__cu_norm a) {
   }
 }
 
-__global__ void layer_norm_kernel(ct__cu_norm a) {
+/* layer_norm: one block a row, its mean and variance folded across the block in double (in
+ * another order than the CPU's: within an ulp of it). */
+__global__ void layer_norm_rows_kernel(ct__cu_norm a) {
+  __shared__ double shared[32];
   double n = (double)a.inner;
-  for (int64_t r = ct__cu_first(); r < a.outer; r += ct__cu_step()) {
+  for (int64_t r = blockIdx.x; r < a.outer; r += gridDim.x) {
     const float *xr = a.x + r * a.inner;
     float *yr = a.y + r * a.inner;
     double sum = 0, sq = 0;
-    for (int64_t j = 0; j < a.inner; j++) sum += (double)xr[j];
-    double mu = sum / n;
-    for (int64_t j = 0; j < a.inner; j++) {
+    for (int64_t j = threadIdx.x; j < a.inner; j += blockDim.x) sum += (double)xr[j];
+    double mu = ct__cu_block_fold(sum, ct__cu_sum_op(), shared) / n;
+    for (int64_t j = threadIdx.x; j < a.inner; j += blockDim.x) {
       double d = (double)xr[j] - mu;
       sq += d * d;
     }
-    double v = sq / n, inv = inv_std(v, a.eps);
-    a.mean_out[r] = (float)mu;
-    a.var_out[r] = (float)v;
-    for (int64_t j = 0; j < a.inner; j++) {
+    double v = ct__cu_block_fold(sq, ct__cu_sum_op(), shared) / n, inv = inv_std(v, a.eps);
+    if (threadIdx.x == 0) {
+      a.mean_out[r] = (float)mu;
+      a.var_out[r] = (float)v;
+    }
+    for (int64_t j = threadIdx.x; j < a.inner; j += blockDim.x) {
       double xh = ((double)xr[j] - mu) * inv;
       yr[j] = (float)(xh * (a.scale ? (double)a.scale[j] : 1.0) +
                       (a.bias ? (double)a.bias[j] : 0.0));
+    }
+  }
+}
+
+/* layer_norm of rows read once into registers (ct__cu_rows_fit_f4: X, Y, Scale and Bias 16-byte
+ * aligned, inner % 4 == 0): the same steps and arithmetic as layer_norm_rows_kernel, the row
+ * read from memory once and written once. */
+__global__ void layer_norm_rows_f4_kernel(ct__cu_norm a) {
+  __shared__ double shared[32];
+  const double n = (double)a.inner;
+  const int64_t nv = a.inner / 4;
+  for (int64_t r = blockIdx.x; r < a.outer; r += gridDim.x) {
+    const float4 *xr = reinterpret_cast<const float4 *>(a.x + r * a.inner);
+    float4 *yr = reinterpret_cast<float4 *>(a.y + r * a.inner);
+    float4 v[ct__cu_row_vecs];
+    double sum = 0, sq = 0;
+#pragma unroll
+    for (int j = 0; j < ct__cu_row_vecs; j++) {
+      int64_t i = threadIdx.x + (int64_t)j * blockDim.x;
+      if (i < nv) {
+        v[j] = xr[i];
+        sum += (double)v[j].x + (double)v[j].y + (double)v[j].z + (double)v[j].w;
+      }
+    }
+    double mu = ct__cu_block_fold(sum, ct__cu_sum_op(), shared) / n;
+#pragma unroll
+    for (int j = 0; j < ct__cu_row_vecs; j++) {
+      if (threadIdx.x + (int64_t)j * blockDim.x < nv) {
+        double d0 = (double)v[j].x - mu, d1 = (double)v[j].y - mu;
+        double d2 = (double)v[j].z - mu, d3 = (double)v[j].w - mu;
+        sq += d0 * d0 + d1 * d1 + d2 * d2 + d3 * d3;
+      }
+    }
+    double var = ct__cu_block_fold(sq, ct__cu_sum_op(), shared) / n, inv = inv_std(var, a.eps);
+    if (threadIdx.x == 0) {
+      a.mean_out[r] = (float)mu;
+      a.var_out[r] = (float)var;
+    }
+#pragma unroll
+    for (int j = 0; j < ct__cu_row_vecs; j++) {
+      int64_t i = threadIdx.x + (int64_t)j * blockDim.x;
+      if (i < nv) {
+        float4 g = a.scale ? reinterpret_cast<const float4 *>(a.scale)[i] : make_float4(1, 1, 1, 1);
+        float4 b = a.bias ? reinterpret_cast<const float4 *>(a.bias)[i] : make_float4(0, 0, 0, 0);
+        yr[i] = make_float4((float)(((double)v[j].x - mu) * inv * (double)g.x + (double)b.x),
+                            (float)(((double)v[j].y - mu) * inv * (double)g.y + (double)b.y),
+                            (float)(((double)v[j].z - mu) * inv * (double)g.z + (double)b.z),
+                            (float)(((double)v[j].w - mu) * inv * (double)g.w + (double)b.w));
+      }
     }
   }
 }
@@ -139,7 +282,15 @@ __global__ void layer_norm_dparams_kernel(ct__cu_norm a) {
 
 extern "C" cudaError_t ct__cu_batch_norm(const ct__cu_norm *a, cudaStream_t stream) {
   if (a->c <= 0) return cudaSuccess;
-  batch_norm_kernel<<<ct__cu_blocks(a->c), ct__cu_threads, 0, stream>>>(*a);
+  if (a->global && a->inner >= 32 && a->outer > 0) {
+    batch_norm_planes_kernel<<<ct__cu_grid(a->outer * a->c), ct__cu_threads, 0, stream>>>(*a);
+  } else if (a->global) {
+    int64_t n = a->outer * a->c * a->inner;
+    batch_norm_infer_kernel<<<ct__cu_blocks(n > a->c ? n : a->c), ct__cu_threads, 0, stream>>>(
+        *a);
+  } else {
+    batch_norm_train_kernel<<<ct__cu_grid(a->c), 1024, 0, stream>>>(*a);
+  }
   return cudaGetLastError();
 }
 
@@ -151,7 +302,14 @@ extern "C" cudaError_t ct__cu_batch_norm_grad(const ct__cu_norm *a, cudaStream_t
 
 extern "C" cudaError_t ct__cu_layer_norm(const ct__cu_norm *a, cudaStream_t stream) {
   if (a->outer <= 0) return cudaSuccess;
-  layer_norm_kernel<<<ct__cu_blocks(a->outer), ct__cu_threads, 0, stream>>>(*a);
+  const void *ptrs[4] = {a->x, a->y, a->scale, a->bias};
+  if (ct__cu_rows_fit_f4(a->inner, ptrs, 4)) {
+    layer_norm_rows_f4_kernel<<<ct__cu_grid(a->outer), ct__cu_row_threads(a->inner / 4), 0,
+                                stream>>>(*a);
+  } else {
+    layer_norm_rows_kernel<<<ct__cu_grid(a->outer), ct__cu_row_threads(a->inner), 0, stream>>>(
+        *a);
+  }
   return cudaGetLastError();
 }
 

@@ -10,6 +10,7 @@
 
 #include "ops/cuda/grid.cuh"
 #include "ops/cuda/launch.h"
+#include "ops/cuda/rows.cuh"
 
 namespace {
 
@@ -66,6 +67,75 @@ __global__ void softmax_kernel(T *o, const T *x, int64_t rows, int64_t n, int64_
   }
 }
 
+/* softmax over the last axis (inner 1): one block a row, the same three steps with the row's
+ * maximum and sum folded across the block (the sum in double, in another order than the
+ * CPU's: within an ulp of it). The last step computes each exponential again rather than
+ * reading it back (the same value): x is read three times, mostly from the cache, and Out
+ * written once. */
+template <typename T>
+__global__ void softmax_rows_kernel(T *o, const T *x, int64_t rows, int64_t n) {
+  __shared__ double dshared[32];
+  __shared__ T tshared[32];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T *xr = x + r * n;
+    T *orow = o + r * n;
+    T mx = xr[0];
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) mx = ct__cu_max_op()(mx, xr[i]);
+    mx = ct__cu_block_fold(mx, ct__cu_max_op(), tshared);
+    double sum = 0;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) sum += (double)exp_of(xr[i] - mx);
+    sum = ct__cu_block_fold(sum, ct__cu_sum_op(), dshared);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      orow[i] = (T)((double)exp_of(xr[i] - mx) / sum);
+    }
+  }
+}
+
+/* softmax of float32 rows read once into registers (ct__cu_rows_fit_f4): one block a row, each
+ * thread at most ct__cu_row_vecs float4; the same three steps and the same arithmetic as
+ * softmax_rows_kernel, the row read from memory once and written once. */
+__global__ void softmax_rows_f4_kernel(float *o, const float *x, int64_t rows, int64_t n) {
+  __shared__ double dshared[32];
+  __shared__ float fshared[32];
+  const int64_t nv = n / 4;
+  const ct__cu_max_op mx_op;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const float4 *xr = reinterpret_cast<const float4 *>(x + r * n);
+    float4 *orow = reinterpret_cast<float4 *>(o + r * n);
+    float4 v[ct__cu_row_vecs];
+    float mx = x[r * n];
+#pragma unroll
+    for (int j = 0; j < ct__cu_row_vecs; j++) {
+      int64_t i = threadIdx.x + (int64_t)j * blockDim.x;
+      if (i < nv) {
+        v[j] = xr[i];
+        mx = mx_op(mx_op(mx_op(mx_op(mx, v[j].x), v[j].y), v[j].z), v[j].w);
+      }
+    }
+    mx = ct__cu_block_fold(mx, mx_op, fshared);
+    double sum = 0;
+#pragma unroll
+    for (int j = 0; j < ct__cu_row_vecs; j++) {
+      if (threadIdx.x + (int64_t)j * blockDim.x < nv) {
+        v[j].x = expf(v[j].x - mx);
+        v[j].y = expf(v[j].y - mx);
+        v[j].z = expf(v[j].z - mx);
+        v[j].w = expf(v[j].w - mx);
+        sum += (double)v[j].x + (double)v[j].y + (double)v[j].z + (double)v[j].w;
+      }
+    }
+    sum = ct__cu_block_fold(sum, ct__cu_sum_op(), dshared);
+#pragma unroll
+    for (int j = 0; j < ct__cu_row_vecs; j++) {
+      int64_t i = threadIdx.x + (int64_t)j * blockDim.x;
+      if (i < nv) {
+        orow[i] = make_float4((float)((double)v[j].x / sum), (float)((double)v[j].y / sum),
+                              (float)((double)v[j].z / sum), (float)((double)v[j].w / sum));
+      }
+    }
+  }
+}
+
 /* Calls f with a value of the element type of dt: double for float64, else float. */
 template <typename F>
 void by_real(ct_dtype dt, F f) {
@@ -104,10 +174,21 @@ extern "C" cudaError_t ct__cu_reduce(ct_dtype dt, void *o, const void *x, int64_
 extern "C" cudaError_t ct__cu_softmax(ct_dtype dt, void *o, const void *x, int64_t rows,
                                       int64_t n, int64_t inner, cudaStream_t stream) {
   if (rows <= 0 || n <= 0) return cudaSuccess;
+  const void *ptrs[2] = {o, x};
+  if (dt == CT_FLOAT32 && inner == 1 && ct__cu_rows_fit_f4(n, ptrs, 2)) {
+    softmax_rows_f4_kernel<<<ct__cu_grid(rows), ct__cu_row_threads(n / 4), 0, stream>>>(
+        static_cast<float *>(o), static_cast<const float *>(x), rows, n);
+    return cudaGetLastError();
+  }
   by_real(dt, [&](auto t) {
     typedef decltype(t) T;
-    softmax_kernel<T><<<ct__cu_blocks(rows), ct__cu_threads, 0, stream>>>(
-        static_cast<T *>(o), static_cast<const T *>(x), rows, n, inner);
+    if (inner == 1) {
+      softmax_rows_kernel<T><<<ct__cu_grid(rows), ct__cu_row_threads(n), 0, stream>>>(
+          static_cast<T *>(o), static_cast<const T *>(x), rows, n);
+    } else { /* a thread a column: neighbouring threads read neighbouring columns */
+      softmax_kernel<T><<<ct__cu_blocks(rows), ct__cu_threads, 0, stream>>>(
+          static_cast<T *>(o), static_cast<const T *>(x), rows, n, inner);
+    }
   });
   return cudaGetLastError();
 }

@@ -131,7 +131,8 @@ class ProfileEvent(ctypes.Structure):
     _fields_ = [("type", ctypes.c_char_p), ("label", ctypes.c_char_p),
                 ("start_ns", ctypes.c_int64), ("dur_ns", ctypes.c_int64),
                 ("thread", ctypes.c_int), ("bytes", ctypes.c_int64), ("allocs", ctypes.c_int64),
-                ("status", ctypes.c_int)]
+                ("status", ctypes.c_int), ("device_start_ns", ctypes.c_int64),
+                ("device_dur_ns", ctypes.c_int64)]
 
 
 class MemoryStats(ctypes.Structure):

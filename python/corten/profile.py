@@ -55,13 +55,19 @@ class Profile:
     def events(self) -> List[Dict[str, Any]]:
         """Every event in the order recorded: dicts with ``type`` (the op type, or
         "executor_run"), ``label`` (the op's outputs), ``start_us``, ``dur_us``, ``thread``,
-        ``bytes`` (the change of the place's allocated bytes across it) and ``allocs``."""
+        ``bytes`` (the change of the place's allocated bytes across it), ``allocs``, and
+        for an op at a CUDA place ``device_start_us`` and ``device_dur_us`` (its kernels' time
+        from CUDA events; None on the host)."""
         out, e = [], ProfileEvent()
         for i in range(len(self)):
             check(lib.profile_event_get(self._h, i, ctypes.byref(e)))
             out.append({"type": e.type.decode(), "label": e.label.decode(),
                         "start_us": e.start_ns / 1e3, "dur_us": e.dur_ns / 1e3,
-                        "thread": e.thread, "bytes": e.bytes, "allocs": e.allocs})
+                        "thread": e.thread, "bytes": e.bytes, "allocs": e.allocs,
+                        "device_start_us": (e.device_start_ns / 1e3
+                                            if e.device_dur_ns >= 0 else None),
+                        "device_dur_us": (e.device_dur_ns / 1e3
+                                          if e.device_dur_ns >= 0 else None)})
         return out
 
     def plot_memory(self, path, labels: int = 5) -> None:

@@ -12,6 +12,7 @@ against onnxruntime; and onnxruntime's quantization tool's outputs (dynamic: Mat
 ConvInteger; static QDQ) against onnxruntime. Run by ctest `python_onnx_models` in the `onnx` environment
 (tests/python/make_envs.sh)."""
 import functools
+import inspect
 import os
 import subprocess
 
@@ -92,12 +93,16 @@ def _exported(name):
         # resnet18_bn keeps its BatchNormalization nodes (as model zoos' files have them): no
         # folding into the convolutions at export.
         keep = name.endswith("_bn")
+        # PyTorch 2.9 and later export through dynamo by default: the TorchScript exporter
+        # (Debian's PyTorch's only one) keeps the files the same wherever they are made.
+        legacy = ({"dynamo": False}
+                  if "dynamo" in inspect.signature(torch.onnx.export).parameters else {})
         torch.onnx.export(net, torch.randn(1, *shape), tmp, input_names=["x"], output_names=["y"],
                           dynamic_axes={"x": {0: "N"}, "y": {0: "N"}},
                           opset_version=14 if name.endswith("14") else 17,
                           training=(torch.onnx.TrainingMode.PRESERVE if keep
                                     else torch.onnx.TrainingMode.EVAL),
-                          do_constant_folding=not keep)
+                          do_constant_folding=not keep, **legacy)
         os.replace(tmp, path)
     return path, shape
 

@@ -1,0 +1,40 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# scripts/gpu-check.sh DIR: corten's checks that need an NVIDIA GPU, in one run, for a machine
+# lent for a few minutes. DIR holds a CUDA build's programs (bin/: the test_cuda* suites,
+# test_profile, corten_bench) and the libraries they need beyond the machine's (lib/:
+# libcorten.so.0, and jemalloc, subunit, OpenBLAS where the machine lacks them); run from the
+# repository root. Each step's log goes under $LOGS (default /tmp/gpu-check); a summary is
+# printed: every GPU suite, the Python GPU tests (the imported models at cuda:0 against the
+# CPU; PyTorch's tensors through DLPack), the cuda rows of corten_bench,
+# bench/bench_onnx_cuda.py (the imported CNNs against PyTorch) and two suites under
+# compute-sanitizer (memcheck, racecheck), most important first, each under its own time limit.
+set -u
+dir=${1:-.gpu}
+logs=${LOGS:-/tmp/gpu-check}
+mkdir -p "$logs"
+export LD_LIBRARY_PATH="$dir/lib:${LD_LIBRARY_PATH:-}" CK_DEFAULT_TIMEOUT=120
+export CORTEN_LIB="$dir/lib/libcorten.so.0" PYTHONPATH="$(pwd)/python"
+export CORTEN_ONNX_MODELS=/tmp/gpu-check-models PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader
+for t in "$dir"/bin/test_*; do
+  n=$(basename "$t")
+  timeout 150 "$t" >"$logs/$n.log" 2>&1
+  echo "$n: rc=$? $(grep -E '^[0-9]+%:' "$logs/$n.log" | tail -1)"
+  grep -E ':[EF]:' "$logs/$n.log" | head -5
+done
+timeout 300 python3 -m pytest -q tests/python/models_onnx_cuda.py tests/python/test_py_cuda.py \
+  >"$logs/pytest_cuda.log" 2>&1
+echo "pytest GPU: rc=$?"; tail -12 "$logs/pytest_cuda.log"
+timeout 200 "$dir/bin/corten_bench" --quick --only cuda >"$logs/bench_cuda.log" 2>&1
+echo "corten_bench --quick --only cuda: rc=$?"
+grep -E '\|' "$logs/bench_cuda.log" | head -30
+timeout 200 python3 bench/bench_onnx_cuda.py --rounds 5 >"$logs/bench_onnx_cuda.log" 2>&1
+echo "bench_onnx_cuda: rc=$?"; tail -8 "$logs/bench_onnx_cuda.log"
+for tool in memcheck racecheck; do
+  for n in test_cuda_layers test_cuda_ops_reduce; do
+    CK_FORK=no timeout 200 compute-sanitizer --tool $tool "$dir/bin/$n" \
+      >"$logs/${tool}_$n.log" 2>&1
+    echo "$tool $n: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/${tool}_$n.log" | tail -1)"
+  done
+done
