@@ -9,7 +9,8 @@ alternate in rounds of K runs, each run synchronised; a side's figure is the med
 of each round's mean. Ratio: corten's time over PyTorch's (below 1: corten faster). Peak device
 memory of each side (weights included): PyTorch's max_memory_allocated and corten's
 memory_stats("cuda:0") peak, each side's own allocations only (corten's peak is the process's:
-for the second model, the larger of the two).
+for the second model, the larger of the two). Then corten's profile of one run (corten.profile:
+host and device time per op type).
 
   python3 bench/bench_onnx_cuda.py [--models DIR] [--rounds R] [--batch N]
 
@@ -93,6 +94,9 @@ def main():
         for label, (c, t) in rows.items():
             print("%-13s batch %d cuda: corten %8.3f ms, PyTorch (%s) %8.3f ms, ratio %.2f"
                   % (name, a.batch, c * 1e3, label, t * 1e3, c / t))
+        with corten.profile() as prof:  # where corten's run goes, by the device's events
+            c_run()
+        print("%s, one corten run at batch %d, by op type:\n%s" % (name, a.batch, prof.table()))
         print("%-13s peak device memory: corten %.1f MB, PyTorch %.1f MB"
               % (name, corten.memory_stats("cuda:0")["peak"] / 1e6,
                  torch.cuda.max_memory_allocated() / 1e6))

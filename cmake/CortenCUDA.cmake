@@ -128,7 +128,7 @@ if(CORTEN_HAVE_CUDA)
     ops/cuda/reduce_grad.c
     ops/cuda/loss.c
     ops/cuda/optimizer.c
-    ops/cuda/conv.c ops/cuda/nn.c ops/cuda/norm.c ops/cuda/comm.c
+    ops/cuda/conv.c ops/cuda/cudnn.c ops/cuda/nn.c ops/cuda/norm.c ops/cuda/comm.c
     ops/cuda/expr.c)
   # Device code (.cu): operator kernels join this list.
   set(CORTEN_CUDA_DEVICE_SOURCES
@@ -178,6 +178,20 @@ function(corten_cuda_link objects shared static)
     "CORTEN_CUBLAS_DIR=\"${CUDAToolkit_LIBRARY_DIR}\""
     # NCCL likewise (core/cuda/nccl.c), for the collectives on CUDA tensors.
     "CORTEN_NCCL_DIR=\"${CUDAToolkit_LIBRARY_DIR}\"")
+  # cuDNN (the CUDA convolutions, ops/cuda/cudnn.c) likewise, by its soname; its header is
+  # needed at build time for the types. Without the header the direct kernels always run.
+  find_path(CORTEN_CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+  if(CORTEN_CUDNN_INCLUDE_DIR)
+    file(STRINGS "${CORTEN_CUDNN_INCLUDE_DIR}/cudnn_version.h" _cudnn_major
+         REGEX "^#define CUDNN_MAJOR [0-9]+")
+    string(REGEX REPLACE "^#define CUDNN_MAJOR ([0-9]+).*" "\\1" _cudnn_major "${_cudnn_major}")
+    target_include_directories(${objects} PRIVATE ${CORTEN_CUDNN_INCLUDE_DIR})
+    target_compile_definitions(${objects} PRIVATE CORTEN_HAVE_CUDNN_H
+                               "CORTEN_CUDNN_SONAME=\"libcudnn.so.${_cudnn_major}\"")
+    message(STATUS "corten: CUDA convolutions through cuDNN ${_cudnn_major} where it loads")
+  else()
+    message(STATUS "corten: no cudnn.h: CUDA convolutions by corten's own kernels")
+  endif()
   # Device code: its own object library, so nvcc never sees the C warning or sanitizer flags.
   add_library(corten_cuda_objects OBJECT ${CORTEN_CUDA_DEVICE_SOURCES})
   set_target_properties(corten_cuda_objects PROPERTIES

@@ -7,8 +7,9 @@
 # repository root. Each step's log goes under $LOGS (default /tmp/gpu-check); a summary is
 # printed: every GPU suite, the Python GPU tests (the imported models at cuda:0 against the
 # CPU; PyTorch's tensors through DLPack), the cuda rows of corten_bench,
-# bench/bench_onnx_cuda.py (the imported CNNs against PyTorch) and two suites under
-# compute-sanitizer (memcheck, racecheck), most important first, each under its own time limit.
+# bench/bench_onnx_cuda.py (the imported CNNs against PyTorch) and the suites $SANITIZE names
+# (three by default) under compute-sanitizer (memcheck, racecheck): most important first, each
+# under its own time limit.
 set -u
 dir=${1:-.gpu}
 logs=${LOGS:-/tmp/gpu-check}
@@ -16,11 +17,17 @@ mkdir -p "$logs"
 export LD_LIBRARY_PATH="$dir/lib:${LD_LIBRARY_PATH:-}" CK_DEFAULT_TIMEOUT=120
 export CORTEN_LIB="$dir/lib/libcorten.so.0" PYTHONPATH="$(pwd)/python"
 export CORTEN_ONNX_MODELS=/tmp/gpu-check-models PYTHONUNBUFFERED=1
+# cuDNN: the toolkit's, or the one PyTorch's wheels bring (corten loads it by its soname).
+dnn=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__) + "/lib")' \
+      2>/dev/null)
+[ -n "$dnn" ] && [ -d "$dnn" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$dnn"
+ls /usr/local/cuda/lib64/libcudnn.so* "$dnn"/libcudnn.so* 2>/dev/null | head -2
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader
 for t in "$dir"/bin/test_*; do
   n=$(basename "$t")
   timeout 150 "$t" >"$logs/$n.log" 2>&1
   echo "$n: rc=$? $(grep -E '^[0-9]+%:' "$logs/$n.log" | tail -1)"
+  grep -E '^CUDA convolutions' "$logs/$n.log"
   grep -E ':[EF]:' "$logs/$n.log" | head -5
 done
 timeout 300 python3 -m pytest -q tests/python/models_onnx_cuda.py tests/python/test_py_cuda.py \
@@ -32,8 +39,9 @@ grep -E '\|' "$logs/bench_cuda.log" | head -30
 timeout 200 python3 bench/bench_onnx_cuda.py --rounds 5 >"$logs/bench_onnx_cuda.log" 2>&1
 echo "bench_onnx_cuda: rc=$?"; tail -8 "$logs/bench_onnx_cuda.log"
 for tool in memcheck racecheck; do
-  for n in test_cuda_layers test_cuda_ops_reduce; do
-    CK_FORK=no timeout 200 compute-sanitizer --tool $tool "$dir/bin/$n" \
+  for n in ${SANITIZE:-test_cuda_layers test_cuda_ops_reduce test_cuda_conv}; do
+    [ -x "$dir/bin/$n" ] || continue
+    CK_FORK=no timeout 120 compute-sanitizer --tool $tool "$dir/bin/$n" \
       >"$logs/${tool}_$n.log" 2>&1
     echo "$tool $n: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/${tool}_$n.log" | tail -1)"
   done

@@ -125,19 +125,36 @@ struct BinaryF {
   }
 };
 
-template <typename S, int OP>
+/* The broadcast walk with index type I: 32-bit where every index and offset fits (a 64-bit
+ * division costs several times a 32-bit one, and the walk divides once per dim an element). */
+template <typename S, int OP, typename I>
 __global__ void binary_bcast(typename S::T *o, const typename S::T *x, const typename S::T *y,
                              int64_t n, ct__cu_plan p) {
+  I d[CT_MAX_RANK], sx[CT_MAX_RANK], sy[CT_MAX_RANK];
+  for (int k = 0; k < p.rank; k++) d[k] = (I)p.d[k], sx[k] = (I)p.sx[k], sy[k] = (I)p.sy[k];
   for (int64_t i = ct__cu_first(); i < n; i += ct__cu_step()) {
-    int64_t rest = i, ox = 0, oy = 0;
+    I rest = (I)i, ox = 0, oy = 0;
     for (int k = p.rank - 1; k >= 0; k--) {
-      int64_t q = rest / p.d[k], idx = rest - q * p.d[k];
-      ox += idx * p.sx[k];
-      oy += idx * p.sy[k];
+      I q = rest / d[k], idx = rest - q * d[k];
+      ox += idx * sx[k];
+      oy += idx * sy[k];
       rest = q;
     }
     S::store(o, i, binop<OP>(S::load(x, ox), S::load(y, oy)));
   }
+}
+
+/* Whether the walk of n elements over plan p fits 32-bit indices (offsets stay below n's
+ * inputs' sizes, which are at most n here: broadcast inputs are no larger than the output). */
+inline bool bcast_fits_u32(int64_t n, const ct__cu_plan &p) {
+  if (n > (int64_t)UINT32_MAX) return false;
+  for (int k = 0; k < p.rank; k++) {
+    if (p.sx[k] < 0 || p.sy[k] < 0 || p.sx[k] > (int64_t)UINT32_MAX ||
+        p.sy[k] > (int64_t)UINT32_MAX) {
+      return false;
+    }
+  }
+  return true;
 }
 
 template <typename S, int OP>
@@ -147,8 +164,11 @@ void launch_binary(void *o, const void *x, const void *y, int64_t n, const ct__c
   if (plan == NULL) {
     launch_map(static_cast<T *>(o), static_cast<const T *>(x), static_cast<const T *>(y), n,
                BinaryF<S, OP>(), stream);
+  } else if (bcast_fits_u32(n, *plan)) {
+    binary_bcast<S, OP, uint32_t><<<ct__cu_blocks(n), ct__cu_threads, 0, stream>>>(
+        static_cast<T *>(o), static_cast<const T *>(x), static_cast<const T *>(y), n, *plan);
   } else {
-    binary_bcast<S, OP><<<ct__cu_blocks(n), ct__cu_threads, 0, stream>>>(
+    binary_bcast<S, OP, int64_t><<<ct__cu_blocks(n), ct__cu_threads, 0, stream>>>(
         static_cast<T *>(o), static_cast<const T *>(x), static_cast<const T *>(y), n, *plan);
   }
 }

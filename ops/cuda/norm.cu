@@ -39,6 +39,26 @@ __device__ __forceinline__ void channel_elems(const ct__cu_norm &a, int64_t ch, 
   }
 }
 
+/* Whether channel_vecs may serve a: rows of whole float4s, X and Y 16-byte aligned, the group
+ * count within 32 bits. */
+__device__ __forceinline__ bool channel_vecs_fit(const ct__cu_norm &a) {
+  return a.inner % 4 == 0 && (uintptr_t)a.x % 16 == 0 && (uintptr_t)a.y % 16 == 0 &&
+         a.outer * (a.inner / 4) <= (int64_t)UINT32_MAX;
+}
+
+/* Calls f(k) for each group of four elements k .. k + 3 of channel ch this thread takes (its
+ * block's share; channel_vecs_fit), the channel's rows flattened: one 32-bit division a group,
+ * two groups in flight a thread. */
+template <typename F>
+__device__ __forceinline__ void channel_vecs(const ct__cu_norm &a, int64_t ch, F f) {
+  unsigned nv = (unsigned)(a.inner / 4), total = (unsigned)(a.outer * nv);
+#pragma unroll 2
+  for (unsigned k = threadIdx.x; k < total; k += blockDim.x) {
+    unsigned o = k / nv;
+    f(at(a, o, ch, (int64_t)(k - o * nv) * 4));
+  }
+}
+
 /* A count of values, their mean and the sum of their squared deviations from it. */
 struct moments {
   double n, mean, m2;
@@ -86,7 +106,18 @@ __global__ void __launch_bounds__(1024) batch_norm_train_kernel(ct__cu_norm a) {
   __shared__ moments shared[32];
   for (int64_t ch = blockIdx.x; ch < a.c; ch += gridDim.x) {
     moments m = {0, 0, 0};
-    channel_elems(a, ch, [&](int64_t k) { moments_add(m, (double)a.x[k]); });
+    const bool vec = channel_vecs_fit(a);
+    if (vec) {
+      channel_vecs(a, ch, [&](int64_t k) {
+        float4 v = *reinterpret_cast<const float4 *>(a.x + k);
+        moments_add(m, (double)v.x);
+        moments_add(m, (double)v.y);
+        moments_add(m, (double)v.z);
+        moments_add(m, (double)v.w);
+      });
+    } else {
+      channel_elems(a, ch, [&](int64_t k) { moments_add(m, (double)a.x[k]); });
+    }
     m = moments_fold(m, shared);
     double mu = m.mean, var = m.m2 / m.n;
     double inv = inv_std(var, a.eps), g = a.scale[ch], b = a.bias[ch];
@@ -96,7 +127,16 @@ __global__ void __launch_bounds__(1024) batch_norm_train_kernel(ct__cu_norm a) {
       a.saved_mean[ch] = (float)mu;
       a.saved_var[ch] = (float)inv;
     }
-    channel_elems(a, ch, [&](int64_t k) { a.y[k] = (float)(((double)a.x[k] - mu) * inv * g + b); });
+    if (vec) {
+      channel_vecs(a, ch, [&](int64_t k) {
+        float4 v = *reinterpret_cast<const float4 *>(a.x + k);
+        *reinterpret_cast<float4 *>(a.y + k) = make_float4(
+            (float)(((double)v.x - mu) * inv * g + b), (float)(((double)v.y - mu) * inv * g + b),
+            (float)(((double)v.z - mu) * inv * g + b), (float)(((double)v.w - mu) * inv * g + b));
+      });
+    } else {
+      channel_elems(a, ch, [&](int64_t k) { a.y[k] = (float)(((double)a.x[k] - mu) * inv * g + b); });
+    }
   }
 }
 

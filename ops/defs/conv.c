@@ -384,7 +384,8 @@ const ct__def_table ct__conv_defs = CT__TABLE(defs);
   "[M, C/groups, KH, KW] of Input's dtype give Output [N, M, OH, OW], `OH = (H + pad_top + "   \
   "pad_bottom - (dilations[0] (KH - 1) + 1)) / strides[0] + 1` rounded down (OW likewise), "   \
   "each of the `groups` groups of C/groups input channels feeding M/groups output channels."   \
-  DOC_GEOM
+  DOC_GEOM " On CUDA, through cuDNN where libcudnn loads (float32 products, no TF32) and the "  \
+  "paddings are symmetric, else corten's direct kernels."
 
 static const ct__op_doc docs[] = {
     {"conv2d", DOC_CONV " There is no bias slot: add a [M, 1, 1] tensor with elementwise_add."},

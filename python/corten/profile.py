@@ -42,8 +42,8 @@ class Profile:
         return int(lib.profile_count(self._h)) if self._h else 0
 
     def table(self, sort: str = "total") -> str:
-        """Per op type: count, total ms, mean us, share, bytes, allocations; sort by "total",
-        "count", "mean" or "bytes"."""
+        """Per op type: count, total ms, mean us, share, bytes, allocations (and device ms where
+        ops ran at a CUDA place); sort by "total", "count", "mean" or "bytes"."""
         if sort not in _SORTS:
             raise ValueError("sort %r: give one of %s" % (sort, ", ".join(_SORTS)))
         need = ctypes.c_size_t(0)

@@ -75,3 +75,24 @@ def test_a_program_at_cuda_adds_torch_tensors_bit_for_bit():
     z = torch.from_dlpack(scope["z"])
     assert z.device == torch.device("cuda", 0)
     assert torch.equal(z, x + y)
+
+
+def test_a_profile_gives_cuda_ops_their_device_time():
+    x = torch.rand(512, 512, device="cuda")
+    scope = corten.Scope()
+    scope["x"] = x
+    prog = corten.Program()
+    prog.append("matmul", inputs={"X": "x", "Y": "x"}, outputs={"Out": "m"})
+    prog.append("relu", inputs={"X": "m"}, outputs={"Out": "r"})
+    e = corten.Executor(prog, scope, "cuda:0")
+    e.run()  # warm: cuBLAS loaded, outputs allocated
+    with corten.profile() as prof:
+        e.run()
+    events = prof.events()
+    assert [ev["type"] for ev in events] == ["matmul", "relu", "executor_run"]
+    mm, relu, run = events
+    assert mm["device_dur_us"] > relu["device_dur_us"] > 0
+    # one stream: the relu after the matmul, both inside the run (event times: 0.5 us steps)
+    assert relu["device_start_us"] + 2 >= mm["device_start_us"] + mm["device_dur_us"]
+    assert mm["device_start_us"] + 2 >= run["device_start_us"]
+    assert "device ms" in prof.table()

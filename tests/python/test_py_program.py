@@ -214,6 +214,8 @@ def test_profile_events_and_the_memory_picture(tmp_path):
                                              "executor_run"]
     assert events[0]["label"] == "c" and events[0]["bytes"] == 3 * 3 * 3 * 4
     assert events[0]["allocs"] == 1 and events[3]["label"] == "y" and events[3]["bytes"] == 108
+    # on the host: no device time
+    assert all(ev["device_start_us"] is None and ev["device_dur_us"] is None for ev in events)
     try:
         import matplotlib  # noqa: F401  (an optional dependency)
     except ImportError:
