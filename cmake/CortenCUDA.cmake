@@ -181,16 +181,21 @@ function(corten_cuda_link objects shared static)
   # cuDNN (the CUDA convolutions, ops/cuda/cudnn.c) likewise, by its soname; its header is
   # needed at build time for the types. Without the header the direct kernels always run.
   find_path(CORTEN_CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
-  if(CORTEN_CUDNN_INCLUDE_DIR)
+  set(_cudnn_major "")
+  if(CORTEN_CUDNN_INCLUDE_DIR AND EXISTS "${CORTEN_CUDNN_INCLUDE_DIR}/cudnn_version.h")
     file(STRINGS "${CORTEN_CUDNN_INCLUDE_DIR}/cudnn_version.h" _cudnn_major
          REGEX "^#define CUDNN_MAJOR [0-9]+")
     string(REGEX REPLACE "^#define CUDNN_MAJOR ([0-9]+).*" "\\1" _cudnn_major "${_cudnn_major}")
+  endif()
+  # cuDNN 8 and later (the descriptors' math types and the _v7 heuristics corten calls).
+  if(_cudnn_major MATCHES "^[0-9]+$" AND _cudnn_major GREATER_EQUAL 8)
     target_include_directories(${objects} PRIVATE ${CORTEN_CUDNN_INCLUDE_DIR})
     target_compile_definitions(${objects} PRIVATE CORTEN_HAVE_CUDNN_H
                                "CORTEN_CUDNN_SONAME=\"libcudnn.so.${_cudnn_major}\"")
     message(STATUS "corten: CUDA convolutions through cuDNN ${_cudnn_major} where it loads")
   else()
-    message(STATUS "corten: no cudnn.h: CUDA convolutions by corten's own kernels")
+    message(STATUS "corten: no cudnn.h of cuDNN 8 or later: CUDA convolutions by corten's own "
+                   "kernels")
   endif()
   # Device code: its own object library, so nvcc never sees the C warning or sanitizer flags.
   add_library(corten_cuda_objects OBJECT ${CORTEN_CUDA_DEVICE_SOURCES})

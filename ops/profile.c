@@ -139,7 +139,9 @@ static void device_times(ct_profile *p) {
       continue;
     }
     r->dev_dur = dur;
-    r->dev_start = (int64_t)((double)first[d]->start * rate) + from;
+    /* unplaced (the reference unreadable): at the op's host start */
+    r->dev_start = (int64_t)((double)(from == INT64_MIN ? r->start : first[d]->start) * rate) +
+                   (from == INT64_MIN ? 0 : from);
   }
 }
 

@@ -23,16 +23,30 @@ dnn=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__
 [ -n "$dnn" ] && [ -d "$dnn" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$dnn"
 ls /usr/local/cuda/lib64/libcudnn.so* "$dnn"/libcudnn.so* 2>/dev/null | head -2
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader
+failed=0
+# A suite: name, log, then the command. 77 is a suite's skip; anything else but 0 fails.
+suite() {
+  n=$1 log=$2
+  shift 2
+  timeout 150 "$@" >"$logs/$log.log" 2>&1
+  rc=$?
+  [ $rc -eq 0 ] || failed=1
+  echo "$n: rc=$rc $(grep -E '^[0-9]+%:' "$logs/$log.log" | tail -1)"
+  grep -E '^CUDA convolutions' "$logs/$log.log"
+  grep -E ':[EF]:' "$logs/$log.log" | head -5
+}
 for t in "$dir"/bin/test_*; do
-  n=$(basename "$t")
-  timeout 150 "$t" >"$logs/$n.log" 2>&1
-  echo "$n: rc=$? $(grep -E '^[0-9]+%:' "$logs/$n.log" | tail -1)"
-  grep -E '^CUDA convolutions' "$logs/$n.log"
-  grep -E ':[EF]:' "$logs/$n.log" | head -5
+  suite "$(basename "$t")" "$(basename "$t")" "$t"
 done
+# The direct convolution kernels, where cuDNN would otherwise serve every case.
+[ -x "$dir/bin/test_cuda_conv" ] &&
+  suite "test_cuda_conv (CORTEN_CUDNN=0)" test_cuda_conv_direct \
+    env CORTEN_CUDNN=0 "$dir/bin/test_cuda_conv"
 timeout 300 python3 -m pytest -q tests/python/models_onnx_cuda.py tests/python/test_py_cuda.py \
   >"$logs/pytest_cuda.log" 2>&1
-echo "pytest GPU: rc=$?"; tail -12 "$logs/pytest_cuda.log"
+rc=$?
+[ $rc -eq 0 ] || failed=1
+echo "pytest GPU: rc=$rc"; tail -12 "$logs/pytest_cuda.log"
 timeout 200 "$dir/bin/corten_bench" --quick --only cuda >"$logs/bench_cuda.log" 2>&1
 echo "corten_bench --quick --only cuda: rc=$?"
 grep -E '\|' "$logs/bench_cuda.log" | head -30
@@ -43,6 +57,11 @@ for tool in memcheck racecheck; do
     [ -x "$dir/bin/$n" ] || continue
     CK_FORK=no timeout 120 compute-sanitizer --tool $tool "$dir/bin/$n" \
       >"$logs/${tool}_$n.log" 2>&1
-    echo "$tool $n: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/${tool}_$n.log" | tail -1)"
+    rc=$?
+    [ $rc -eq 0 ] || failed=1
+    echo "$tool $n: rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/${tool}_$n.log" |
+      tail -1)"
   done
 done
+# 1 when a suite, the Python tests or a sanitizer failed (the benches only report).
+exit $failed

@@ -60,7 +60,8 @@ static const struct {
     {{4, {2, 3, 4, 5}}, 3, "NCHW"}, {{4, {2, 4, 5, 3}}, 3, "NHWC"},
     {{2, {7, 6}}, 6, "NCHW"},       {{4, {8, 16, 9, 9}}, 16, "NCHW"},
     {{4, {2, 4, 24, 24}}, 4, "NCHW"}, /* planes of 576 */
-    {{4, {2, 3, 40, 40}}, 3, "NCHW"}, /* planes of 1600: a training block walks each */
+    {{4, {2, 3, 40, 40}}, 3, "NCHW"}, /* planes of 1600: four floats a load in training */
+    {{4, {2, 3, 33, 33}}, 3, "NCHW"}, /* planes of 1089 (odd): a training block walks each */
 };
 
 /* The forward kernels in training (batch_norm's batch statistics, layer_norm) sum across a

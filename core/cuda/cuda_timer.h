@@ -8,8 +8,8 @@
  *
  * No CUDA header here: the profiler calls these in every build. A CUDA build implements them in
  * cuda_timer.c; a CPU-only build in cuda_stub.c (begin gives NULL: no CUDA place runs there).
- * Nothing here records an error or leaves one in CUDA's last-error note: the profiler never
- * changes what the run it watches reports. */
+ * Nothing here records an error, and what these calls leave in CUDA's last-error note is cleared
+ * (a note left there before is kept for its owner). */
 #ifndef CORTEN_CORE_CUDA_TIMER_H
 #define CORTEN_CORE_CUDA_TIMER_H
 
@@ -28,9 +28,10 @@ void ct__cuda_mark_ref(ct__cuda_mark *m);
 void ct__cuda_mark_unref(ct__cuda_mark *m);
 int ct__cuda_mark_device(const ct__cuda_mark *m);
 /* Waits for m's end event, then gives the device time between m's start and end in *dur_ns,
- * and (from not NULL, a mark of the same device) between from's start and m's start in
- * *from_ns (negative when m started first). false when the events cannot be read (a failed
- * record, an error of the device): nothing is written then. */
+ * and (from_ns not NULL) between from's start and m's start in *from_ns (negative when m
+ * started first; INT64_MIN when from is NULL, of another device, or cannot be read). false when
+ * m's own events cannot be read (a failed record, an error of the device): nothing is written
+ * then. */
 bool ct__cuda_mark_time(ct__cuda_mark *m, ct__cuda_mark *from, int64_t *dur_ns,
                         int64_t *from_ns);
 

@@ -10,13 +10,18 @@
  * Float32 in float32: the descriptors ask for CUDNN_FMA_MATH, so no TF32 (corten's CUDA matmul
  * does not use it either). The algorithm of each geometry is cuDNN's heuristic choice
  * (cudnnGet...Algorithm_v7), the first it ranks that is deterministic, whose workspace fits, taken
- * once per geometry and kept in a small table; the workspace comes from corten's caching pool on
- * the op's stream for the call. cuDNN takes symmetric paddings only: other geometries, dims past
- * int, and any call cuDNN declines fall back to the direct kernels. */
+ * once per geometry and kept, with the geometry's descriptors, in a table of 256 (open
+ * addressing); a geometry cuDNN declines is remembered as declined. The workspace comes from
+ * corten's caching pool on the op's stream for the call. cuDNN takes symmetric paddings only:
+ * other geometries, dims past int, a workspace the device cannot hold, and any call cuDNN
+ * declines fall back to the direct kernels, as does every convolution when the environment
+ * variable CORTEN_CUDNN is 0 (to test or compare the direct kernels where cuDNN is present). A
+ * failed cuDNN call leaves nothing in CUDA's last-error note for a later launch to report. */
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/defs.h"
@@ -38,8 +43,7 @@
 enum {
   F_CREATE, F_SET_STREAM, F_ERROR_STRING, F_NEW_TENSOR, F_SET_TENSOR, F_FREE_TENSOR,
   F_NEW_FILTER, F_SET_FILTER, F_FREE_FILTER, F_NEW_CONV, F_SET_CONV, F_SET_GROUPS, F_SET_MATH,
-  F_FREE_CONV, F_FWD_ALGOS, F_FWD_SPACE, F_FWD, F_DATA_ALGOS, F_DATA_SPACE, F_DATA,
-  F_FILTER_ALGOS, F_FILTER_SPACE, F_FILTER, F_COUNT
+  F_FREE_CONV, F_FWD_ALGOS, F_FWD, F_DATA_ALGOS, F_DATA, F_FILTER_ALGOS, F_FILTER, F_COUNT
 };
 static const char *const names[F_COUNT] = {
     "cudnnCreate", "cudnnSetStream", "cudnnGetErrorString", "cudnnCreateTensorDescriptor",
@@ -48,10 +52,9 @@ static const char *const names[F_COUNT] = {
     "cudnnCreateConvolutionDescriptor", "cudnnSetConvolution2dDescriptor",
     "cudnnSetConvolutionGroupCount", "cudnnSetConvolutionMathType",
     "cudnnDestroyConvolutionDescriptor", "cudnnGetConvolutionForwardAlgorithm_v7",
-    "cudnnGetConvolutionForwardWorkspaceSize", "cudnnConvolutionForward",
-    "cudnnGetConvolutionBackwardDataAlgorithm_v7", "cudnnGetConvolutionBackwardDataWorkspaceSize",
+    "cudnnConvolutionForward", "cudnnGetConvolutionBackwardDataAlgorithm_v7",
     "cudnnConvolutionBackwardData", "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
-    "cudnnGetConvolutionBackwardFilterWorkspaceSize", "cudnnConvolutionBackwardFilter"};
+    "cudnnConvolutionBackwardFilter"};
 
 /* cuDNN's descriptors of a geometry. */
 typedef struct descs {
@@ -60,9 +63,9 @@ typedef struct descs {
   cudnnConvolutionDescriptor_t conv;
 } descs;
 
-/* A geometry's descriptors (made on its first call, kept: making them costs about as much
- * host time as a small convolution's launch), and its chosen algorithm and workspace per kind
- * (-1: not chosen yet). */
+/* A geometry's descriptors (made on its first call, kept), and its chosen algorithm and
+ * workspace per kind (ALGO_UNCHOSEN, ALGO_DECLINED: cuDNN has none for it, or refused it). */
+enum { ALGO_UNCHOSEN = -1, ALGO_DECLINED = -2, PROBES = 8 };
 typedef struct plan {
   int64_t key[15]; /* device, n, c, h, w, m, groups, kh, kw, sh, sw, dh, dw, pt, pl */
   bool used, described;
@@ -77,6 +80,7 @@ static struct {
   void *lib;          /* NULL: not loaded (cuDNN absent): the direct kernels run */
   void *fn[F_COUNT];
   cudnnHandle_t handle[CT__CUDNN_MAX_DEVICES];
+  bool no_handle[CT__CUDNN_MAX_DEVICES]; /* cudnnCreate failed there: not tried again */
   plan plans[CT__CUDNN_PLANS];
 } dnn = {.once = PTHREAD_ONCE_INIT, .mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -84,6 +88,8 @@ static struct {
 #define DNN(T, i) (*(T)dnn.fn[i])
 
 static void dnn_load(void) {
+  const char *use = getenv("CORTEN_CUDNN");
+  if (use != NULL && strcmp(use, "0") == 0) return;
   void *lib = dlopen(CORTEN_CUDNN_SONAME, RTLD_NOW | RTLD_LOCAL);
 #ifdef CORTEN_CUBLAS_DIR
   if (lib == NULL) lib = dlopen(CORTEN_CUBLAS_DIR "/" CORTEN_CUDNN_SONAME, RTLD_NOW | RTLD_LOCAL);
@@ -107,21 +113,26 @@ static void descs_free(descs *d) {
   if (d->conv) DNN(cudnnStatus_t(*)(cudnnConvolutionDescriptor_t), F_FREE_CONV)(d->conv);
 }
 
-/* The table slot of g's geometry on device (mu held): its plan, or a fresh one taking a slot
- * (the geometry that held it forgotten). */
+/* The plan of g's geometry on device (mu held): found among PROBES slots from its hash, or
+ * made in the first free one of them; when all are taken, the home slot's geometry is
+ * forgotten (a table of 256 holds the few dozen geometries of a model). */
 static plan *plan_of(const ct__conv_geom *g, int device) {
   int64_t key[15] = {device, g->n, g->c, g->h, g->w, g->m, g->groups, g->kh, g->kw,
                      g->sh, g->sw, g->dh, g->dw, g->pt, g->pl};
   uint64_t h = 1469598103934665603u;
   for (int i = 0; i < 15; i++) h = (h ^ (uint64_t)key[i]) * 1099511628211u;
-  plan *p = &dnn.plans[h % CT__CUDNN_PLANS];
-  if (!p->used || memcmp(p->key, key, sizeof key) != 0) {
-    if (p->described) descs_free(&p->d);
-    p->described = false;
-    memcpy(p->key, key, sizeof key);
-    p->used = true;
-    for (int k = 0; k < 3; k++) p->algo[k] = -1, p->space[k] = 0;
+  plan *free_slot = NULL;
+  for (int i = 0; i < PROBES; i++) {
+    plan *p = &dnn.plans[(h + (uint64_t)i) % CT__CUDNN_PLANS];
+    if (p->used && memcmp(p->key, key, sizeof key) == 0) return p;
+    if (!p->used && free_slot == NULL) free_slot = p;
   }
+  plan *p = free_slot != NULL ? free_slot : &dnn.plans[h % CT__CUDNN_PLANS];
+  if (p->described) descs_free(&p->d);
+  p->described = false;
+  memcpy(p->key, key, sizeof key);
+  p->used = true;
+  for (int k = 0; k < 3; k++) p->algo[k] = ALGO_UNCHOSEN, p->space[k] = 0;
   return p;
 }
 
@@ -171,11 +182,12 @@ static bool takes(const ct__conv_geom *g) {
 }
 
 /* Chooses kind's algorithm for the geometry of d into p (mu held): cuDNN's ranking, the first
- * deterministic one whose workspace fits. false when none does. */
+ * deterministic one whose workspace fits. false (and the kind declined) when none does. */
 static bool choose(cudnnHandle_t h, const descs *d, ct__cudnn_kind kind, plan *p) {
   enum { N = 16 };
   int got = 0, algo = -1;
   size_t space = 0;
+  p->algo[kind] = ALGO_DECLINED; /* unless one is found below */
   const cudnnStatus_t ok = CUDNN_STATUS_SUCCESS;
   if (kind == CT__CUDNN_FORWARD) {
     cudnnConvolutionFwdAlgoPerf_t r[N];
@@ -214,10 +226,9 @@ static bool choose(cudnnHandle_t h, const descs *d, ct__cudnn_kind kind, plan *p
       }
     }
   }
-  if (algo < 0) return false;
-  p->algo[kind] = algo;
+  p->algo[kind] = algo < 0 ? ALGO_DECLINED : algo;
   p->space[kind] = space;
-  return true;
+  return algo >= 0;
 }
 
 /* Runs kind (mu held, handle on the stream). */
@@ -259,42 +270,49 @@ int ct__cudnn_conv(const ct_kernel_ctx *c, const ct__conv_geom *g, ct__cudnn_kin
   ct_tensor *space = NULL;
   int done = 0;
   pthread_mutex_lock(&dnn.mu);
-  if (dnn.handle[dev] == NULL && DNN(create_fn, F_CREATE)(&dnn.handle[dev]) != CUDNN_STATUS_SUCCESS) {
+  if (dnn.handle[dev] == NULL && !dnn.no_handle[dev] &&
+      DNN(create_fn, F_CREATE)(&dnn.handle[dev]) != CUDNN_STATUS_SUCCESS) {
     dnn.handle[dev] = NULL;
+    dnn.no_handle[dev] = true;
   }
   cudnnHandle_t h = dnn.handle[dev];
   plan *p = plan_of(g, dev);
-  if (!p->described) p->described = descs_make(g, &p->d);
-  if (h == NULL || !p->described ||
-      DNN(stream_fn, F_SET_STREAM)(h, stream) != CUDNN_STATUS_SUCCESS) {
+  if (h != NULL && !p->described && p->algo[kind] != ALGO_DECLINED) {
+    p->described = descs_make(g, &p->d);
+    if (!p->described) {
+      for (int k = 0; k < 3; k++) p->algo[k] = ALGO_DECLINED;
+    }
+  }
+  if (h == NULL || !p->described || p->algo[kind] == ALGO_DECLINED ||
+      DNN(stream_fn, F_SET_STREAM)(h, stream) != CUDNN_STATUS_SUCCESS ||
+      (p->algo[kind] == ALGO_UNCHOSEN && !choose(h, &p->d, kind, p))) {
     pthread_mutex_unlock(&dnn.mu);
+    cudaGetLastError(); /* whatever cuDNN left there is not the direct kernel's */
     return 0;
   }
-  const descs *d = &p->d;
-  if (p->algo[kind] >= 0 || choose(h, d, kind, p)) {
-    void *ws = NULL;
-    if (p->space[kind] > 0) {
-      space = ct_tensor_new();
-      if (space == NULL || ct_tensor_resize(space, CT_DIMS((int64_t)p->space[kind])) != CT_OK ||
-          (ws = ct_tensor_mutable_data(space, CT_UINT8, c->place)) == NULL) {
-        ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY, "cuDNN's workspace of %zu bytes on cuda:%d: "
-                       "out of memory (free device memory, or run a smaller batch)",
-                       p->space[kind], dev);
-        done = -1;
-      }
-    }
-    if (done == 0) {
-      cudnnStatus_t st = call(h, d, kind, p->algo[kind], ws, p->space[kind], out, a, b);
-      if (st == CUDNN_STATUS_SUCCESS) {
-        done = 1;
-      } else if (st != CUDNN_STATUS_NOT_SUPPORTED) {
-        ct_kernel_fail(c, CT_ERR_DEVICE, "cuDNN convolution failed on cuda:%d: %s (status %d)",
-                       dev, DNN(string_fn, F_ERROR_STRING)(st), (int)st);
-        done = -1;
-      }
+  void *ws = NULL;
+  if (p->space[kind] > 0) {
+    space = ct_tensor_new();
+    if (space == NULL || ct_tensor_resize(space, CT_DIMS((int64_t)p->space[kind])) != CT_OK ||
+        (ws = ct_tensor_mutable_data(space, CT_UINT8, c->place)) == NULL) {
+      pthread_mutex_unlock(&dnn.mu); /* no room for the workspace: the direct kernels need none */
+      ct_tensor_free(space);
+      cudaGetLastError();
+      return 0;
     }
   }
+  cudnnStatus_t st = call(h, &p->d, kind, p->algo[kind], ws, p->space[kind], out, a, b);
+  if (st == CUDNN_STATUS_SUCCESS) {
+    done = 1;
+  } else if (st == CUDNN_STATUS_NOT_SUPPORTED) {
+    p->algo[kind] = ALGO_DECLINED; /* the direct kernels from now on */
+  } else {
+    ct_kernel_fail(c, CT_ERR_DEVICE, "cuDNN convolution failed on cuda:%d: %s (status %d)",
+                   dev, DNN(string_fn, F_ERROR_STRING)(st), (int)st);
+    done = -1;
+  }
   pthread_mutex_unlock(&dnn.mu);
+  if (done != 1) cudaGetLastError();
   ct_tensor_free(space); /* the pool keeps it for this stream's later work */
   return done;
 }

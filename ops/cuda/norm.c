@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ops/cuda/norm.c: the CUDA kernels of batch_norm, layer_norm and their gradients (ops/defs/
  * norm.c, norm_grad.c), float32: their C side (plans, output allocation, launch, messages); the
- * device code is ops/cuda/norm.cu and gives the CPU kernels' results bit for bit. */
+ * device code is ops/cuda/norm.cu (the CPU kernels' results bit for bit, but for the forward
+ * statistics folded across a block: within an ulp). */
 #include "ops/defs.h"
 
 #include "ops/cuda/cuda_kernels.h"

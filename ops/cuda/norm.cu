@@ -43,7 +43,7 @@ __device__ __forceinline__ void channel_elems(const ct__cu_norm &a, int64_t ch, 
  * count within 32 bits. */
 __device__ __forceinline__ bool channel_vecs_fit(const ct__cu_norm &a) {
   return a.inner % 4 == 0 && (uintptr_t)a.x % 16 == 0 && (uintptr_t)a.y % 16 == 0 &&
-         a.outer * (a.inner / 4) <= (int64_t)UINT32_MAX;
+         a.outer * (a.inner / 4) <= (int64_t)UINT32_MAX - 4096; /* k + blockDim cannot wrap */
 }
 
 /* Calls f(k) for each group of four elements k .. k + 3 of channel ch this thread takes (its
@@ -59,14 +59,17 @@ __device__ __forceinline__ void channel_vecs(const ct__cu_norm &a, int64_t ch, F
   }
 }
 
-/* A count of values, their mean and the sum of their squared deviations from it. */
+/* A count of values, their sum, their mean and the sum of their squared deviations from it.
+ * The mean batch_norm uses is sum / n, the CPU's formula (Welford's running mean would turn an
+ * infinity into NaN where the CPU keeps it); the deviations come from the running mean. */
 struct moments {
-  double n, mean, m2;
+  double n, sum, mean, m2;
 };
 
 /* x added to m (Welford's update). */
 __device__ __forceinline__ void moments_add(moments &m, double x) {
   m.n += 1;
+  m.sum += x;
   double d = x - m.mean;
   m.mean += d / m.n;
   m.m2 += d * (x - m.mean);
@@ -78,15 +81,15 @@ __device__ __forceinline__ moments moments_merge(moments a, moments b) {
   if (b.n == 0) return a;
   if (a.n == 0) return b;
   double d = b.mean - a.mean, f = b.n / n;
-  return {n, a.mean + d * f, a.m2 + b.m2 + d * d * a.n * f};
+  return {n, a.sum + b.sum, a.mean + d * f, a.m2 + b.m2 + d * d * a.n * f};
 }
 
 /* m merged across the block as ct__cu_block_fold merges (lanes by xor shuffles, then the warps
  * in warp order): every thread gets the block's moments. */
 __device__ __forceinline__ moments moments_fold(moments m, moments *shared) {
   for (int o = 16; o > 0; o >>= 1) {
-    moments other = {__shfl_xor_sync(0xffffffffu, m.n, o), __shfl_xor_sync(0xffffffffu, m.mean, o),
-                     __shfl_xor_sync(0xffffffffu, m.m2, o)};
+    moments other = {__shfl_xor_sync(0xffffffffu, m.n, o), __shfl_xor_sync(0xffffffffu, m.sum, o),
+                     __shfl_xor_sync(0xffffffffu, m.mean, o), __shfl_xor_sync(0xffffffffu, m.m2, o)};
     m = moments_merge(m, other);
   }
   unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
@@ -98,14 +101,14 @@ __device__ __forceinline__ moments moments_fold(moments m, moments *shared) {
   return r;
 }
 
-/* batch_norm in training: one block a channel; the batch's mean and biased variance in one pass
- * over X, each thread's share by Welford's update and the block's shares merged pairwise, in
- * double (stable as the CPU's two passes, in another order: within an ulp of its results);
- * then Y in a second pass. */
+/* batch_norm in training: one block a channel; the batch's mean (sum / n) and biased variance in
+ * one pass over X, each thread's share by Welford's update and the block's shares merged
+ * pairwise, in double (stable as the CPU's two passes, in another order: within an ulp of its
+ * results); then Y in a second pass. */
 __global__ void __launch_bounds__(1024) batch_norm_train_kernel(ct__cu_norm a) {
   __shared__ moments shared[32];
   for (int64_t ch = blockIdx.x; ch < a.c; ch += gridDim.x) {
-    moments m = {0, 0, 0};
+    moments m = {0, 0, 0, 0};
     const bool vec = channel_vecs_fit(a);
     if (vec) {
       channel_vecs(a, ch, [&](int64_t k) {
@@ -119,7 +122,7 @@ __global__ void __launch_bounds__(1024) batch_norm_train_kernel(ct__cu_norm a) {
       channel_elems(a, ch, [&](int64_t k) { moments_add(m, (double)a.x[k]); });
     }
     m = moments_fold(m, shared);
-    double mu = m.mean, var = m.m2 / m.n;
+    double mu = m.sum / m.n, var = m.m2 / m.n; /* an empty batch: 0 / 0, NaN, as the CPU */
     double inv = inv_std(var, a.eps), g = a.scale[ch], b = a.bias[ch];
     if (threadIdx.x == 0) {
       a.mean_out[ch] = (float)((double)a.mean[ch] * a.momentum + mu * (1 - a.momentum));

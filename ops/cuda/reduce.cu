@@ -2,10 +2,11 @@
 /* ops/cuda/reduce.cu: sum's additions, reduce_sum and mean, and softmax on the GPU, for
  * float32 and float64: the device code and launchers (launch.h) that ops/cuda/reduce.c calls.
  *
- * Written to be plainly correct rather than fast. reduce_sum and mean: one block per output
- * element (a grid-stride loop over blocks, grid.cuh); its threads each add a strided share of the
- * summed elements in double, then the block adds the shares in shared memory and rounds once.
- * softmax: one thread per row, doing the CPU kernel's three passes (max, exp and sum, divide). */
+ * reduce_sum and mean: one block per output element (a grid-stride loop over blocks, grid.cuh);
+ * its threads each add a strided share of the summed elements in double, then the block adds the
+ * shares in shared memory and rounds once. softmax does the CPU kernel's three passes (max, exp
+ * and sum, divide): over the last axis a block a row (rows.cuh; float32 rows of up to 8192 held
+ * in registers), over another axis a thread a column. */
 #include <math.h>
 
 #include "ops/cuda/grid.cuh"

@@ -48,8 +48,10 @@ class Model:
                                    for i in range(n_out)]
         self.opset = int(lib.onnx_opset(handle))
         self.program: Program = BorrowedProgram(lib.onnx_program(handle), self, "a model")
+        self.device = "cpu"
         self._executor: Optional[Executor] = None
         self._executor_edits = -1
+        self._executor_device = ""
 
     def __del__(self, _free=lib.onnx_free) -> None:
         self._executor = None
@@ -57,10 +59,26 @@ class Model:
         if h:
             _free(h)
 
-    def run(self, feeds: Mapping[str, Any], device: str = "cpu") -> Dict[str, Tensor]:
+    def to(self, device: str) -> "Model":
+        """Copies the model's constants (its weights, ``constants``) to device ("cpu",
+        "cuda:0", ...) and makes device where :meth:`run` runs by default; returns the model.
+        All or nothing: every constant is copied before any variable takes its copy, so a
+        failure (no such device, out of its memory) raises corten.Error and leaves the model
+        as it was. Inputs are fed at run time, on the device the run uses."""
+        copies = {name: self.scope[name].copy(device) for name in self.constants
+                  if self.scope[name].device != device}
+        self._executor = None  # it may hold the weights as constants: let them go first
+        for name, t in copies.items():
+            self.scope[name] = t
+        self.device = device
+        return self
+
+    def run(self, feeds: Mapping[str, Any], device: Optional[str] = None) -> Dict[str, Tensor]:
         """Sets each input named in feeds (a corten Tensor or any DLPack producer: NumPy,
         PyTorch; zero copy) and runs the program; returns ``{output name: Tensor}`` viewing the
-        outputs' memory. The executor is made once and kept while the program is unchanged;
+        outputs' memory. ``device`` defaults to the model's (:meth:`to`; "cpu" after a load), and
+        every input and weight must be there. The executor is made once and kept while the
+        program and the device are unchanged;
         it runs the graph passes unless the model was loaded with ``optimize=False``
         (docs/design/passes.md: the outputs are the same bits either way), and with
         ``constant_weights=True`` takes the weights as constants (docs/design/constants.md:
@@ -70,15 +88,18 @@ class Model:
         (ct_executor_options.free_intermediates, the outputs kept), so a run's peak memory is
         what its live values take, and ``scope`` holds no memory for them afterwards; load with
         ``keep_intermediates=True`` to read them after the run."""
+        device = self.device if device is None else device
         for name, value in feeds.items():
             self.scope[name] = value
-        if self._executor is None or self._executor_edits != self.program.edits:
+        if (self._executor is None or self._executor_edits != self.program.edits or
+                self._executor_device != device):
             self._executor = None  # freed before the new one binds the scope
             self._executor = Executor(self.program, self.scope, device, optimize=self.optimize,
                                       free_intermediates=not self.keep_intermediates,
                                       keep=self.outputs,
                                       constants=self.constants if self.constant_weights else ())
             self._executor_edits = self.program.edits
+            self._executor_device = device
         self._executor.run()
         return {name: self.scope[name] for name in self.outputs}
 

@@ -19,10 +19,9 @@ pytestmark = pytest.mark.skipif(corten.lib.cuda_device_count() < 1,
 
 
 def on_device(path):
-    """The model at path loaded, each of its weights copied to cuda:0 (in the model's scope)."""
-    m = corten.onnx.load(path)
-    for name in m.constants:  # the initializers
-        m.scope[name] = m.scope[name].copy("cuda:0")
+    """The model at path loaded, its weights copied to cuda:0 (Model.to)."""
+    m = corten.onnx.load(path).to("cuda:0")
+    assert all(m.scope[name].device == "cuda:0" for name in m.constants)
     return m
 
 
@@ -33,7 +32,7 @@ def test_cuda_outputs_equal_the_cpus(name, batch):
     x = np.random.RandomState(batch).randn(batch, *shape).astype(np.float32)
     want = np.from_dlpack(corten.onnx.load(path).run({"x": x})["y"]).copy()
     m = on_device(path)
-    y = m.run({"x": corten.from_dlpack(x).copy("cuda:0")}, device="cuda:0")["y"]
+    y = m.run({"x": corten.from_dlpack(x).copy("cuda:0")})["y"]  # at the model's device
     assert y.device == "cuda:0"
     got = np.from_dlpack(y.copy("cpu"))
     assert got.shape == want.shape
@@ -46,6 +45,6 @@ def test_models_with_run_time_shapes_are_refused_at_cuda_by_name(name):
     m = on_device(path)
     x = corten.from_dlpack(np.zeros((2, *shape), np.float32)).copy("cuda:0")
     with pytest.raises(corten.Error) as e:
-        m.run({"x": x}, device="cuda:0")
+        m.run({"x": x})
     assert e.value.status == "CT_ERR_UNSUPPORTED"
     assert "shape" in e.value.message and "cuda:0" in e.value.message

@@ -157,3 +157,18 @@ def test_run_makes_a_new_executor_after_any_edit(exported):
     m.program.prune("y")  # back to n ops, edited twice
     assert len(m.program) == n
     assert np.from_dlpack(m.run({"x": x})["y"]).tobytes() == want.tobytes()
+
+
+def test_to_moves_the_weights_all_or_nothing(exported):
+    _, path = exported
+    m = corten.onnx.load(path)
+    x = np.random.RandomState(3).randn(2, 1, 8, 8).astype(np.float32)
+    want = np.from_dlpack(m.run({"x": x})["y"]).copy()
+    assert m.to("cpu") is m and m.device == "cpu"
+    if corten.cuda_device_count() == 0:  # (on a GPU, models_onnx_cuda.py runs models there)
+        before = {n: m.scope[n].data_ptr for n in m.constants}
+        with pytest.raises(corten.Error, match="cuda:0"):
+            m.to("cuda:0")
+        assert m.device == "cpu"
+        assert {n: m.scope[n].data_ptr for n in m.constants} == before
+    assert np.from_dlpack(m.run({"x": x})["y"]).tobytes() == want.tobytes()
