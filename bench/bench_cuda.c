@@ -31,6 +31,7 @@
 
 #include <corten/corten.h>
 
+#include "bench_cuda.h"
 #include "bench_util.h"
 
 #ifdef CORTEN_BENCH_CUDA
@@ -240,24 +241,7 @@ static void blas_load(void) {
   blas.lib = lib;
 }
 
-typedef struct op_arg {
-  ct_executor *exec; /* corten: the prepared one-op program at cuda:0 */
-  /* baseline: a device-to-device copy of `bytes`, or the GEMM C = A B of n x n matrices */
-  void *dst;
-  const void *src;
-  size_t bytes;
-  cublasHandle_t handle;
-  const void *a, *b;
-  void *c;
-  int n;
-  cudaDataType type;
-  ct_tensor *d; /* the expression row's */
-  const ct_expr *e;
-  int failed;
-} op_arg;
-
-/* corten: iters runs of the program; the device is idle before and after the batch. */
-static void op_corten(void *arg, size_t iters) {
+void bench_cuda_exec_runs(void *arg, size_t iters) {
   op_arg *o = arg;
   if (ct_device_synchronize(ct_cuda(0)) != CT_OK) o->failed = 1;
   for (size_t i = 0; i < iters; i++) {
@@ -266,7 +250,7 @@ static void op_corten(void *arg, size_t iters) {
   if (ct_device_synchronize(ct_cuda(0)) != CT_OK) o->failed = 1;
 }
 
-static void op_memcpy(void *arg, size_t iters) {
+void bench_cuda_copy_runs(void *arg, size_t iters) {
   op_arg *o = arg;
   for (size_t i = 0; i < iters; i++) {
     if (cudaMemcpy(o->dst, o->src, o->bytes, cudaMemcpyDeviceToDevice) != cudaSuccess) {
@@ -274,6 +258,17 @@ static void op_memcpy(void *arg, size_t iters) {
     }
   }
   if (cudaDeviceSynchronize() != cudaSuccess) o->failed = 1;
+}
+
+void bench_cuda_pair(const char *row, const char *base_name, void (*fa)(void *, size_t),
+                     op_arg *a, void (*fb)(void *, size_t), op_arg *b, size_t iters, int reps,
+                     double t[2]) {
+  void (*fns[2])(void *, size_t) = {fa, fb};
+  void *args[2] = {a, b};
+  bench_median_multi_ns(2, fns, args, iters, reps, t);
+  if (a->failed) t[0] = NAN;
+  if (b->failed) t[1] = NAN;
+  bench_record(row, t[0] / 1e6, base_name, t[1] > 0 ? t[1] / 1e6 : t[1], "ms");
 }
 
 /* Row-major C = A B is column-major C^T = B^T A^T: B first, as corten's kernel calls it, with
@@ -351,13 +346,9 @@ static void add_row(int quick, int reps) {
     op_arg b = {.dst = (void *)dev_data(s, "z", CT_FLOAT32),
                 .src = dev_data(s, "x", CT_FLOAT32),
                 .bytes = (size_t)n * sizeof(float)};
-    void (*fns[2])(void *, size_t) = {op_corten, op_memcpy};
-    void *args[2] = {&a, &b};
     double t[2];
-    bench_median_multi_ns(2, fns, args, quick ? 5 : 20, reps, t);
-    if (a.failed) t[0] = NAN;
-    if (b.failed) t[1] = NAN;
-    bench_record(row, t[0] / 1e6, base_name, t[1] / 1e6, "ms");
+    bench_cuda_pair(row, base_name, bench_cuda_exec_runs, &a, bench_cuda_copy_runs, &b,
+                    quick ? 5 : 20, reps, t);
     double gb = (double)b.bytes / 1e9;
     printf("  bandwidth: corten %.0f GB/s (reads x, y, writes z), cudaMemcpy %.0f GB/s (reads, "
            "writes)\n", 3 * gb / (t[0] * 1e-9), 2 * gb / (t[1] * 1e-9));
@@ -392,14 +383,10 @@ static void matmul_row(const char *row, ct_dtype dt, cudaDataType type, int quic
       fprintf(stderr, "bench_cuda: %s: baseline: %s\n", row,
               blas.lib == NULL ? blas.error : "cublasCreate failed");
     }
-    void (*fns[2])(void *, size_t) = {op_corten, have_blas ? op_gemm : NULL};
-    void *args[2] = {&a, &b};
     double t[2];
     size_t iters = dt == CT_FLOAT32 ? (quick ? 1 : 5) : (quick ? 5 : 20);
-    bench_median_multi_ns(2, fns, args, iters, reps, t);
-    if (a.failed) t[0] = NAN;
-    if (b.failed) t[1] = NAN;
-    bench_record(row, t[0] / 1e6, base_name, t[1] > 0 ? t[1] / 1e6 : t[1], "ms");
+    bench_cuda_pair(row, base_name, bench_cuda_exec_runs, &a, have_blas ? op_gemm : NULL, &b,
+                    iters, reps, t);
     double tflop = 2.0 * (double)shape[0] * (double)shape[0] * (double)shape[0] / 1e12;
     printf("  throughput: corten %.1f TFLOP/s, cuBLAS %.1f TFLOP/s\n", tflop / (t[0] * 1e-9),
            have_blas ? tflop / (t[1] * 1e-9) : NAN);
@@ -453,13 +440,9 @@ static void expr_row(int quick, int reps) {
   } else {
     op_arg a = {.d = d, .e = e};
     op_arg b = {.dst = dst, .src = src, .bytes = bytes};
-    void (*fns[2])(void *, size_t) = {op_expr, op_memcpy};
-    void *args[2] = {&a, &b};
     double t[2];
-    bench_median_multi_ns(2, fns, args, quick ? 5 : 20, reps, t);
-    if (a.failed) t[0] = NAN;
-    if (b.failed) t[1] = NAN;
-    bench_record(row, t[0] / 1e6, base_name, t[1] / 1e6, "ms");
+    bench_cuda_pair(row, base_name, op_expr, &a, bench_cuda_copy_runs, &b, quick ? 5 : 20, reps,
+                    t);
     double gb = 2.0 * (double)bytes / 1e9;
     printf("  bandwidth: corten %.0f GB/s (reads a, b, c, writes d), cudaMemcpy %.0f GB/s: "
            "%.2fx (goal: 0.9x or more)\n", gb / (t[0] * 1e-9), gb / (t[1] * 1e-9), t[1] / t[0]);

@@ -11,11 +11,8 @@
 
 #include <corten/corten.h>
 
+#include "bench_cuda.h"
 #include "bench_util.h"
-
-#ifdef CORTEN_BENCH_CUDA
-#include <cuda_runtime_api.h>
-#endif
 
 static const char *const layer_rows[] = {
     "cuda softmax 16384x4096 float32",
@@ -32,33 +29,6 @@ void bench_cuda_layer_skip(const char *note) {
 #ifdef CORTEN_BENCH_CUDA
 
 static const char *const base_name = "cudaMemcpy D2D of the input";
-
-typedef struct layer_arg {
-  ct_executor *exec;
-  void *dst;
-  const void *src;
-  size_t bytes;
-  int failed;
-} layer_arg;
-
-static void run_corten(void *arg, size_t iters) {
-  layer_arg *o = arg;
-  if (ct_device_synchronize(ct_cuda(0)) != CT_OK) o->failed = 1;
-  for (size_t i = 0; i < iters; i++) {
-    if (ct_executor_run(o->exec) != CT_OK) o->failed = 1;
-  }
-  if (ct_device_synchronize(ct_cuda(0)) != CT_OK) o->failed = 1;
-}
-
-static void run_copy(void *arg, size_t iters) {
-  layer_arg *o = arg;
-  for (size_t i = 0; i < iters; i++) {
-    if (cudaMemcpy(o->dst, o->src, o->bytes, cudaMemcpyDeviceToDevice) != cudaSuccess) {
-      o->failed = 1;
-    }
-  }
-  if (cudaDeviceSynchronize() != cudaSuccess) o->failed = 1;
-}
 
 /* Variable name of s: uniform random in [lo, hi) on cuda:0. */
 static ct_status random_dev(ct_scope *s, const char *name, const int64_t *shape, size_t rank,
@@ -92,15 +62,11 @@ static void time_layer(const char *row, ct_scope *s, ct_op *op, int quick, int r
     fprintf(stderr, "bench_cuda: %s: %s\n", row, ct_last_error());
     bench_record(row, NAN, base_name, NAN, "ms");
   } else {
-    layer_arg a = {.exec = e}, b = {.dst = dst, .src = ct_tensor_data(x, CT_FLOAT32),
-                                    .bytes = bytes};
-    void (*fns[2])(void *, size_t) = {run_corten, run_copy};
-    void *args[2] = {&a, &b};
+    op_arg a = {.exec = e}, b = {.dst = dst, .src = ct_tensor_data(x, CT_FLOAT32),
+                                 .bytes = bytes};
     double t[2];
-    bench_median_multi_ns(2, fns, args, quick ? 5 : 20, reps, t);
-    if (a.failed) t[0] = NAN;
-    if (b.failed) t[1] = NAN;
-    bench_record(row, t[0] / 1e6, base_name, t[1] / 1e6, "ms");
+    bench_cuda_pair(row, base_name, bench_cuda_exec_runs, &a, bench_cuda_copy_runs, &b,
+                    quick ? 5 : 20, reps, t);
     double gb = 2.0 * (double)bytes / 1e9;
     printf("  bandwidth at the fewest bytes (input read, output written once): corten %.0f "
            "GB/s, cudaMemcpy %.0f GB/s: %.2fx (goal: 0.8x or more)\n", gb / (t[0] * 1e-9),
