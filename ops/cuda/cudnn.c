@@ -36,7 +36,7 @@
 #endif
 
 #define CT__CUDNN_MAX_DEVICES 64
-#define CT__CUDNN_PLANS 256              /* geometries remembered (a table, overwritten) */
+#define CT__CUDNN_PLANS 256 /* geometries remembered (open addressing, PROBES slots each) */
 #define CT__CUDNN_MAX_WORKSPACE ((size_t)1 << 30)
 
 /* The entry points used, in the order of the names below. */
