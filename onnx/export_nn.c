@@ -226,8 +226,10 @@ static ct_status pool2d(ex_cx *x, const ex_op *op, bool *done) {
   if (!max && strcmp(ty->u.s, "avg") != 0) return CT_OK;
   if (gl->u.b) {
     if (!ex_attrs_default(op, used)) return CT_OK;
+    /* pool2d pools 1-D, 2-D and 3-D planes globally (X of rank 3 to 5), as ONNX's ops do */
     const ct_tensor *t = tensor(x, in);
-    if (t != NULL && ct_tensor_dims(t).rank >= 0 && ct_tensor_dims(t).rank != 4) return CT_OK;
+    int rank = t != NULL ? ct_tensor_dims(t).rank : -1;
+    if (rank >= 0 && (rank < 3 || rank > 5)) return CT_OK;
     ex_node nd;
     ex_node_begin(&nd, x, max ? "GlobalMaxPool" : "GlobalAveragePool", NULL, &in, 1, &out, 1);
     ex_node_end(&nd);
