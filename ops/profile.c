@@ -119,23 +119,22 @@ ct_profile *ct_profile_start(ct_profile_where where) {
 
 /* The device times of p's CUDA events (p stopped, lock held): each device's events placed by
  * the one that started first on the host (its start event taken to run when it was recorded). */
-enum { TIMED_DEVICES = 64 };
-
 static void device_times(ct_profile *p) {
-  const ct__prof_rec *first[TIMED_DEVICES] = {NULL};
+  const ct__prof_rec *first[CT__PROF_DEVICES] = {NULL};
   for (size_t i = 0; i < p->n; i++) {
     const ct__prof_rec *r = &p->v[i];
-    int d = r->dev != NULL ? ct__cuda_mark_device(r->dev) : -1;
-    if (d >= 0 && d < TIMED_DEVICES && (first[d] == NULL || r->start < first[d]->start)) {
+    int d = r->dev != NULL ? r->place.device : -1; /* a mark is on its op's place */
+    if (d >= 0 && d < CT__PROF_DEVICES && (first[d] == NULL || r->start < first[d]->start)) {
       first[d] = r;
     }
   }
   double rate = ct__prof_rate(p);
   for (size_t i = 0; i < p->n; i++) {
     ct__prof_rec *r = &p->v[i];
-    int d = r->dev != NULL ? ct__cuda_mark_device(r->dev) : -1;
+    int d = r->dev != NULL ? r->place.device : -1;
     int64_t dur, from;
-    if (d < 0 || d >= TIMED_DEVICES || !ct__cuda_mark_time(r->dev, first[d]->dev, &dur, &from)) {
+    if (d < 0 || d >= CT__PROF_DEVICES ||
+        !ct__cuda_mark_time(r->dev, first[d]->dev, &dur, &from)) {
       continue;
     }
     r->dev_dur = dur;

@@ -71,6 +71,9 @@ static inline void ct__prof_span(const ct__prof_rec *r, double rate, int64_t *st
   *dur_ns = b - a;
 }
 
+/* Devices whose CUDA events a profile places and draws (ordinals below it). */
+#define CT__PROF_DEVICES 64
+
 /* Profiles recording, anywhere: the hooks' one test when none does. */
 extern _Atomic int ct__prof_active;
 

@@ -154,8 +154,19 @@ static void jstr(jout *j, const char *s) {
 /* The device's track of a CUDA place: one per device, after the host threads' numbers. */
 enum { DEVICE_TRACK = 1000000 };
 
+/* Opens r's complete slice on track tid, from ts to ts + dur ns, up to its label: the caller
+ * adds its own args and closes it. */
+static void slice_open(jout *j, const ct_profile *p, const ct__prof_rec *r, const char *cat,
+                       int64_t ts, int64_t dur, int tid) {
+  jput(j, ",\n{\"name\":\"");
+  jstr(j, str_of(p, r->e.type));
+  jput(j, "\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,\"tid\":%d,"
+          "\"args\":{\"label\":\"", cat, (double)ts / 1e3, (double)dur / 1e3, tid);
+  jstr(j, str_of(p, r->e.label));
+}
+
 /* The device time of r (a CUDA op or run) as a slice on its device's track; the track is
- * named at its first slice (named[device], false until then: devices timed are below 64). */
+ * named at its first slice (named[device], false until then). */
 static void device_slice(jout *j, const ct_profile *p, const ct__prof_rec *r, const char *place,
                          bool *named) {
   int tid = DEVICE_TRACK + r->place.device;
@@ -164,12 +175,7 @@ static void device_slice(jout *j, const ct_profile *p, const ct__prof_rec *r, co
     jput(j, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
             "\"args\":{\"name\":\"%s (device time)\"}}", tid, place);
   }
-  jput(j, ",\n{\"name\":\"");
-  jstr(j, str_of(p, r->e.type));
-  jput(j, "\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,\"tid\":%d,"
-          "\"args\":{\"label\":\"", is_run(p, r) ? "device run" : "device op",
-       (double)r->dev_start / 1e3, (double)r->dev_dur / 1e3, tid);
-  jstr(j, str_of(p, r->e.label));
+  slice_open(j, p, r, is_run(p, r) ? "device run" : "device op", r->dev_start, r->dev_dur, tid);
   jput(j, "\"}}");
 }
 
@@ -191,17 +197,12 @@ ct_status ct_profile_save_chrome_trace(const ct_profile *p, const char *path) {
   jput(j, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
   jput(j, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"corten\"}}");
   double rate = ct__prof_rate(p);
-  bool named[64] = {false}; /* the device tracks named so far */
+  bool named[CT__PROF_DEVICES] = {false}; /* the device tracks named so far */
   for (size_t i = 0; i < p->n; i++) {
     const ct__prof_rec *r = &p->v[i];
     int64_t start_ns, dur_ns;
     ct__prof_span(r, rate, &start_ns, &dur_ns);
-    jput(j, ",\n{\"name\":\"");
-    jstr(j, str_of(p, r->e.type));
-    jput(j, "\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,\"tid\":%d,"
-            "\"args\":{\"label\":\"", is_run(p, r) ? "run" : "op", (double)start_ns / 1e3,
-         (double)dur_ns / 1e3, r->e.thread);
-    jstr(j, str_of(p, r->e.label));
+    slice_open(j, p, r, is_run(p, r) ? "run" : "op", start_ns, dur_ns, r->e.thread);
     jput(j, "\",\"bytes\":%lld,\"allocs\":%lld,\"status\":%d}}", (long long)r->e.bytes,
          (long long)r->e.allocs, (int)r->e.status);
     char place[32];

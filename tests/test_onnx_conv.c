@@ -149,6 +149,17 @@ START_TEST(global_pooling_of_1d_data) {
 }
 END_TEST
 
+/* Saves om's program (inputs x, w; output y) as `file` in the work dir and checks the op types
+ * the file holds. */
+static void save_xw_to_y(ct_onnx_model *om, ct_scope *s, const char *file, const char *types) {
+  const char *ins[] = {"x", "w"}, *outs[] = {"y"};
+  ck_assert_msg(ct_onnx_save(in_dir(file), ct_onnx_program(om), s, ins, 2, outs, 1) == CT_OK, "%s",
+                ct_last_error());
+  char got[64];
+  ck_assert_int_eq(ct_onnx_op_types(in_dir(file), got, sizeof got), CT_OK);
+  ck_assert_str_eq(got, types);
+}
+
 /* X [1, 1, 3, 3, 3] = 0 .. 26 by a 2 x 2 x 2 window of ones: each output sums its window,
  * 8 (9 a + 3 b + c) + 52; exported back as a standard Conv that loads to the same values. */
 START_TEST(conv_3d_imports_as_conv_nd_and_exports_back) {
@@ -173,15 +184,7 @@ START_TEST(conv_3d_imports_as_conv_nd_and_exports_back) {
     run_model(om, s);
     const float *y = result(s, "y", CT_FLOAT32, CT_DIMS(1, 1, 2, 2, 2));
     for (int i = 0; i < 8; i++) ck_assert_float_eq(y[i], want[i]);
-    if (round == 0) {
-      const char *ins[] = {"x", "w"}, *outs[] = {"y"};
-      ck_assert_msg(ct_onnx_save(in_dir("c3.onnx"), ct_onnx_program(om), s, ins, 2, outs, 1) ==
-                        CT_OK,
-                    "%s", ct_last_error());
-      char types[32];
-      ck_assert_int_eq(ct_onnx_op_types(in_dir("c3.onnx"), types, sizeof types), CT_OK);
-      ck_assert_str_eq(types, "Conv");
-    }
+    if (round == 0) save_xw_to_y(om, s, "c3.onnx", "Conv");
     ct_onnx_free(om);
     ct_scope_free(s);
   }
@@ -223,15 +226,7 @@ START_TEST(global_average_pool_of_a_3d_intermediate) {
     run_model(om, s);
     const float *y = result(s, "y", CT_FLOAT32, CT_DIMS(1, 1, 1, 1, 1));
     ck_assert_float_eq(y[0], 104);
-    if (round == 0) {
-      const char *ins[] = {"x", "w"}, *outs[] = {"y"};
-      ck_assert_msg(ct_onnx_save(in_dir("p3.onnx"), ct_onnx_program(om), s, ins, 2, outs, 1) ==
-                        CT_OK,
-                    "%s", ct_last_error());
-      char types[64];
-      ck_assert_int_eq(ct_onnx_op_types(in_dir("p3.onnx"), types, sizeof types), CT_OK);
-      ck_assert_str_eq(types, "Conv,GlobalAveragePool");
-    }
+    if (round == 0) save_xw_to_y(om, s, "p3.onnx", "Conv,GlobalAveragePool");
     ct_onnx_free(om);
     ct_scope_free(s);
   }

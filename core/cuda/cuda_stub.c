@@ -150,10 +150,6 @@ ct__cuda_mark *ct__cuda_mark_begin(int device) {
 void ct__cuda_mark_end(ct__cuda_mark *m) { (void)m; }
 void ct__cuda_mark_ref(ct__cuda_mark *m) { (void)m; }
 void ct__cuda_mark_unref(ct__cuda_mark *m) { (void)m; }
-int ct__cuda_mark_device(const ct__cuda_mark *m) {
-  (void)m;
-  return -1;
-}
 
 bool ct__cuda_mark_time(ct__cuda_mark *m, ct__cuda_mark *from, int64_t *dur_ns,
                         int64_t *from_ns) {

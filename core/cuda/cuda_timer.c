@@ -122,8 +122,6 @@ void ct__cuda_mark_unref(ct__cuda_mark *m) {
   if (m != NULL && atomic_fetch_sub(&m->refs, 1) == 1) give_back(m);
 }
 
-int ct__cuda_mark_device(const ct__cuda_mark *m) { return m->device; }
-
 bool ct__cuda_mark_time(ct__cuda_mark *m, ct__cuda_mark *from, int64_t *dur_ns,
                         int64_t *from_ns) {
   if (!m->ended) return false;

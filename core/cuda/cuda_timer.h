@@ -26,7 +26,6 @@ void ct__cuda_mark_end(ct__cuda_mark *m);
 void ct__cuda_mark_ref(ct__cuda_mark *m);
 /* Drops a reference; the last one gives the events back to a cache for later marks. */
 void ct__cuda_mark_unref(ct__cuda_mark *m);
-int ct__cuda_mark_device(const ct__cuda_mark *m);
 /* Waits for m's end event, then gives the device time between m's start and end in *dur_ns,
  * and (from_ns not NULL) between from's start and m's start in *from_ns (negative when m
  * started first; INT64_MIN when from is NULL, of another device, or cannot be read). false when

@@ -183,6 +183,16 @@ static bool takes(const ct__conv_geom *g) {
 
 /* Chooses kind's algorithm for the geometry of d into p (mu held): cuDNN's ranking, the first
  * deterministic one whose workspace fits. false (and the kind declined) when none does. */
+/* The first of cuDNN's ranked results r[0 .. got) (its three kinds' perf structs have the same
+ * fields) that succeeded, is deterministic and whose workspace fits: into algo and space. */
+#define FIRST_FIT(r)                                                                         \
+  for (int i = 0; i < got && algo < 0; i++) {                                                \
+    if ((r)[i].status == ok && (r)[i].determinism == CUDNN_DETERMINISTIC &&                  \
+        (r)[i].memory <= CT__CUDNN_MAX_WORKSPACE) {                                          \
+      algo = (int)(r)[i].algo, space = (r)[i].memory;                                        \
+    }                                                                                        \
+  }
+
 static bool choose(cudnnHandle_t h, const descs *d, ct__cudnn_kind kind, plan *p) {
   enum { N = 16 };
   int got = 0, algo = -1;
@@ -195,36 +205,21 @@ static bool choose(cudnnHandle_t h, const descs *d, ct__cudnn_kind kind, plan *p
                                 cudnnConvolutionDescriptor_t, cudnnTensorDescriptor_t, int, int *,
                                 cudnnConvolutionFwdAlgoPerf_t *);
     if (DNN(fn, F_FWD_ALGOS)(h, d->x, d->w, d->conv, d->y, N, &got, r) != ok) return false;
-    for (int i = 0; i < got && algo < 0; i++) {
-      if (r[i].status == ok && r[i].determinism == CUDNN_DETERMINISTIC &&
-          r[i].memory <= CT__CUDNN_MAX_WORKSPACE) {
-        algo = (int)r[i].algo, space = r[i].memory;
-      }
-    }
+    FIRST_FIT(r);
   } else if (kind == CT__CUDNN_BACKWARD_DATA) {
     cudnnConvolutionBwdDataAlgoPerf_t r[N];
     typedef cudnnStatus_t (*fn)(cudnnHandle_t, cudnnFilterDescriptor_t, cudnnTensorDescriptor_t,
                                 cudnnConvolutionDescriptor_t, cudnnTensorDescriptor_t, int, int *,
                                 cudnnConvolutionBwdDataAlgoPerf_t *);
     if (DNN(fn, F_DATA_ALGOS)(h, d->w, d->y, d->conv, d->x, N, &got, r) != ok) return false;
-    for (int i = 0; i < got && algo < 0; i++) {
-      if (r[i].status == ok && r[i].determinism == CUDNN_DETERMINISTIC &&
-          r[i].memory <= CT__CUDNN_MAX_WORKSPACE) {
-        algo = (int)r[i].algo, space = r[i].memory;
-      }
-    }
+    FIRST_FIT(r);
   } else {
     cudnnConvolutionBwdFilterAlgoPerf_t r[N];
     typedef cudnnStatus_t (*fn)(cudnnHandle_t, cudnnTensorDescriptor_t, cudnnTensorDescriptor_t,
                                 cudnnConvolutionDescriptor_t, cudnnFilterDescriptor_t, int, int *,
                                 cudnnConvolutionBwdFilterAlgoPerf_t *);
     if (DNN(fn, F_FILTER_ALGOS)(h, d->x, d->y, d->conv, d->w, N, &got, r) != ok) return false;
-    for (int i = 0; i < got && algo < 0; i++) {
-      if (r[i].status == ok && r[i].determinism == CUDNN_DETERMINISTIC &&
-          r[i].memory <= CT__CUDNN_MAX_WORKSPACE) {
-        algo = (int)r[i].algo, space = r[i].memory;
-      }
-    }
+    FIRST_FIT(r);
   }
   p->algo[kind] = algo < 0 ? ALGO_DECLINED : algo;
   p->space[kind] = space;
