@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ops/passes_attention.c: the optimize option's attention pass (docs/design/passes.md).
  *
- *   matmul(Q, K) -> [elementwise_mul / elementwise_div by a Scale] -> [elementwise_add of a
- *   Mask] -> softmax -> matmul(., V)
+ *   [transpose of K's last two axes] -> matmul(Q, K) -> [elementwise_mul / elementwise_div by a
+ *   Scale] -> [elementwise_add of a Mask] -> softmax -> matmul(., V)
  *
+ * (the transpose, PyTorch's k.transpose(-2, -1), taken as transpose_k flipped: the op packs
+ * op(K) for its GEMM either way, so the copy was a pass over K for nothing; the same bits)
  * becomes one attention op (ops/defs/attention.c), which computes the same bits a block of query
  * rows at a time: the scores and the probabilities are never stored whole. The links are taken
  * as the other passes take theirs (each an intermediate written by its op alone and read by the
@@ -16,33 +18,66 @@
 
 #include "ops/op_impl.h"
 
-enum { A_MM1, A_SCALE, A_MASK, A_SM, A_MM2, A_N };
+enum { A_KT, A_MM1, A_SCALE, A_MASK, A_SM, A_MM2, A_N };
 
 typedef struct attn {
   size_t at[A_N];    /* the members' indices; SIZE_MAX for an absent scale or mask */
   const ct_var *q, *k, *v, *scale, *mask;
   const char *mode;  /* "none", "mul", "rmul", "div" */
   bool mask_first;
+  bool k_flip; /* K is the input of member A_KT, a transpose of the last two axes */
 } attn;
+
+/* Whether transpose op t swaps the last two of its axes and keeps the others. */
+static bool swaps_last_two(const ct_op *t) {
+  const ct_attr_value *ax = ct__pass_attr(t, "axis");
+  const int64_t r = (int64_t)ax->u.ints.n;
+  if (r < 2) return false; /* empty: the rank is known only at the run */
+  for (int64_t k = 0; k < r; k++) {
+    int64_t a = ax->u.ints.v[k] < 0 ? ax->u.ints.v[k] + r : ax->u.ints.v[k];
+    if (a != (k < r - 2 ? k : k == r - 2 ? r - 1 : r - 2)) return false;
+  }
+  return true;
+}
+
+/* K of the first matmul (prep i) taken through the transpose that makes it, when that
+ * transpose swaps the last two axes and its result links to the matmul alone. */
+static void take_k_transpose(const ct__prep *preps, size_t n, size_t i,
+                             bool (*candidate)(void *, const ct_var *), void *arg, attn *a) {
+  for (size_t t = i; t-- > 0;) {
+    const ct__prep *p = &preps[t];
+    bool writes = false;
+    for (uint32_t k = 0; k < p->n_out_vars; k++) writes |= p->vars[p->n_in_vars + k] == a->k;
+    if (!writes) continue;
+    if (ct__pass_is(p, "transpose") && p->n_in_vars == 1 && p->n_out_vars == 1 &&
+        swaps_last_two(p->op) && ct__pass_link(preps, n, t, i, a->k, candidate, arg)) {
+      a->k = p->vars[0];
+      a->k_flip = true;
+      a->at[A_KT] = t;
+    }
+    return;
+  }
+}
 
 /* Whether the ops between the chain's first and last member keep what the fused op reads (see
  * the top of the file). */
 static bool between_holds(const ct__prep *preps, const attn *a,
                           bool (*candidate)(void *, const ct_var *), void *arg) {
   const ct_var *ins[5] = {a->q, a->k, a->scale, a->mask, a->v};
-  const size_t read_at[5] = {a->at[A_MM1], a->at[A_MM1], a->at[A_SCALE], a->at[A_MASK],
-                             a->at[A_MM2]};
+  const size_t read_at[5] = {a->at[A_MM1], a->k_flip ? a->at[A_KT] : a->at[A_MM1],
+                             a->at[A_SCALE], a->at[A_MASK], a->at[A_MM2]};
   return ct__pass_between_holds(preps, a->at, A_N, ins, read_at, 5, candidate, arg);
 }
 
 /* The chain whose first matmul is prep i, into *a (false when there is none). */
 static bool find_attn(const ct__prep *preps, size_t n, size_t i,
                       bool (*candidate)(void *, const ct_var *), void *arg, attn *a) {
-  *a = (attn){.at = {i, SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX}, .mode = "none"};
+  *a = (attn){.at = {SIZE_MAX, i, SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX}, .mode = "none"};
   const ct__prep *mm = &preps[i];
   if (mm->n_in_vars != 2 || mm->n_out_vars != 1) return false;
   a->q = mm->vars[0];
   a->k = mm->vars[1];
+  if (a->q != a->k) take_k_transpose(preps, n, i, candidate, arg, a);
   const ct_var *cur = ct__pass_out0(mm);
   size_t last = i, j = ct__pass_reader(preps, n, i, cur);
   if (j < n &&
@@ -110,7 +145,8 @@ static ct_op *attn_op(const ct__prep *preps, const attn *a) {
     s = ct_op_set_attr_bool(op, "transpose_q", ct__pass_attr(mm1, "transpose_x")->u.b);
   }
   if (s == CT_OK) {
-    s = ct_op_set_attr_bool(op, "transpose_k", ct__pass_attr(mm1, "transpose_y")->u.b);
+    bool tk = ct__pass_attr(mm1, "transpose_y")->u.b != a->k_flip;
+    s = ct_op_set_attr_bool(op, "transpose_k", tk);
   }
   if (s == CT_OK) {
     s = ct_op_set_attr_bool(op, "transpose_v", ct__pass_attr(mm2, "transpose_y")->u.b);

@@ -99,7 +99,8 @@ END_TEST
 
 /* A row summed in 8 lanes gives the same bits whether it is contiguous (axis 1 of [70, C]) or
  * strided (axis 0 of the transpose, [C, 70]): rows of 37 (not a multiple of 8), and short rows
- * (32 or fewer, taken 16 rows at a time: 70 = 4 x 16 + 6) of 10, 3, 1 and 32, and 33. */
+ * (32 or fewer, taken 16 rows at a time: 70 = 4 x 16 + 6) of 10, 3, 1 and 32, and 33; rows with
+ * blocks of 64 summed through float partials: 130 (two, then 2 left) and 200 (three, an 8). */
 static double data_spread(int64_t i) { return (double)((i * 7919) % 1000) / 128 - 4; }
 
 static void same_bits_along_any_axis(int C) {
@@ -129,16 +130,18 @@ static void same_bits_along_any_axis(int C) {
 }
 
 START_TEST(softmax_same_bits_along_any_axis) {
-  static const int widths[] = {37, 10, 3, 1, 32, 33};
+  static const int widths[] = {37, 10, 3, 1, 32, 33, 130, 200};
   for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) same_bits_along_any_axis(widths[w]);
 }
 END_TEST
 
-/* float32: exp(x - max) (ops/cpu/vmath.h), the exps summed in double in 8 lanes (element i of
- * the first C - C % 8 into lane i % 8, the rest into lane 0; the lanes added pairwise), each exp
+/* float32: exp(x - max) (ops/cpu/vmath.h's softmax exp, with fused multiply-adds), the exps
+ * summed in 8 double lanes: each whole block of 64 as 16 float partials (partial k of elements k,
+ * k + 16, k + 32, k + 48 in that order), partials 0 .. 15 into lanes k % 8; then element i of the
+ * first C - C % 8 into lane i % 8, the rest into lane 0; the lanes added pairwise. Each exp is
  * multiplied by 1 / sum rounded to float32: those bits exactly, contiguous and strided. Rows of
- * 37 (two 16s and 5 left), 61 (three 16s, an 8 and 5: the AVX-512 row's every step), 1000 and
- * 1031. */
+ * 37 (two 16s and 5 left), 61 (three 16s, an 8 and 5: the AVX-512 row's every step), 1000
+ * (15 blocks, three 16s, an 8) and 1031. */
 static void exact_row(int C) {
   ct_scope *s = ct_scope_new();
   put_fn(s, "x", CT_FLOAT32, CT_DIMS(C), data_spread);
@@ -154,12 +157,20 @@ static void exact_row(int C) {
     m = x[i] > m ? x[i] : m;
   }
   double l[8] = {0};
-  for (int i = 0; i < C; i++) l[i < C - C % 8 ? i % 8 : 0] += (double)ct__vexpf(x[i] - m);
+  int i0 = 0;
+  for (; i0 + 64 <= C; i0 += 64) {
+    for (int k = 0; k < 16; k++) {
+      float f = ct__vexpf_sm(x[i0 + k] - m) + ct__vexpf_sm(x[i0 + 16 + k] - m);
+      f = f + ct__vexpf_sm(x[i0 + 32 + k] - m);
+      l[k % 8] += (double)(f + ct__vexpf_sm(x[i0 + 48 + k] - m));
+    }
+  }
+  for (int i = i0; i < C; i++) l[i < C - C % 8 ? i % 8 : 0] += (double)ct__vexpf_sm(x[i] - m);
   float inv = (float)(1.0 / (((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]))));
   const float *oa = result(s, "a", CT_FLOAT32, CT_DIMS(C));
   const float *ob = result(s, "b", CT_FLOAT32, CT_DIMS(C, 1));
   for (int i = 0; i < C; i++) {
-    float want = ct__vexpf(x[i] - m) * inv;
+    float want = ct__vexpf_sm(x[i] - m) * inv;
     ck_assert_msg(f32_bits(oa[i]) == f32_bits(want), "C %d [%d]: %a, expected %a", C, i, oa[i],
                   want);
     ck_assert_msg(f32_bits(ob[i]) == f32_bits(want), "C %d [%d, 0]: %a, expected %a", C, i,

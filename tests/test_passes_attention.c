@@ -22,11 +22,21 @@ typedef struct spec {
   bool special;           /* NaN and infinities in Q and the mask */
   bool scale_set;         /* the Scale's first element scale_value (else 0.125) */
   double scale_value;
+  const int64_t *kt;      /* k made by transpose(kraw) with these n_kt axes (NULL: k given) */
+  size_t n_kt;
+  ct_ddim kraw;
+  bool k_read_again;      /* an exp of k after the chain (k then has a second reader) */
 } spec;
 
-/* s = matmul(q, k), s2 = scale(s), s3 = s2 + m, pr = softmax(s3), out = matmul(pr, v). */
+/* [k = transpose(kraw)], s = matmul(q, k), s2 = scale(s), s3 = s2 + m, pr = softmax(s3),
+ * out = matmul(pr, v), [ek = exp(k)]. */
 static ct_program *chain(const spec *sp) {
   ct_program *p = ct_program_new();
+  if (sp->kt != NULL) {
+    ct_op *t = op_x("transpose", "kraw", "k");
+    ck_assert_int_eq(ct_op_set_attr_ints(t, "axis", sp->kt, sp->n_kt), CT_OK);
+    ck_assert_int_eq(ct_program_append(p, t), CT_OK);
+  }
   ct_op *mm = op_xy("matmul", "q", "k", "s");
   ck_assert_int_eq(ct_op_set_attr_bool(mm, "transpose_x", sp->tq), CT_OK);
   ck_assert_int_eq(ct_op_set_attr_bool(mm, "transpose_y", sp->tk), CT_OK);
@@ -53,13 +63,18 @@ static ct_program *chain(const spec *sp) {
   ct_op *mm2 = op_xy("matmul", "pr", "v", "out");
   ck_assert_int_eq(ct_op_set_attr_bool(mm2, "transpose_y", sp->tv), CT_OK);
   ck_assert_int_eq(ct_program_append(p, mm2), CT_OK);
+  if (sp->k_read_again) ck_assert_int_eq(ct_program_append(p, op_x("exp", "k", "ek")), CT_OK);
   return p;
 }
 
 static ct_scope *scope_of(const spec *sp) {
   ct_scope *s = ct_scope_new();
   put_pattern(s, "q", sp->q, 1, sp->dt);
-  put_pattern(s, "k", sp->k, 2, sp->dt);
+  if (sp->kt != NULL) {
+    put_pattern(s, "kraw", sp->kraw, 2, sp->dt);
+  } else {
+    put_pattern(s, "k", sp->k, 2, sp->dt);
+  }
   put_pattern(s, "v", sp->v, 3, sp->dt);
   if (sp->mode != NULL) {
     put_pattern(s, "c", sp->scale, 4, sp->dt);
@@ -134,6 +149,44 @@ START_TEST(a_transposed_q_fuses_to_the_same_bits) {
   check(&(spec){.q = CT_DIMS(1, 24, 40), .k = CT_DIMS(1, 24, 33), .v = CT_DIMS(1, 33, 5),
                 .tq = true, .mode = "div", .scale = CT_DIMS(1), .dt = CT_FLOAT64},
         true);
+}
+END_TEST
+
+/* K made by a transpose of its last two axes (PyTorch's k.transpose(-2, -1)), read by the first
+ * matmul alone: the transpose joins the fused op (transpose_k flipped), so K's copy never gets
+ * memory either; axes counted from the end too; a K given transposed and transposed back; square
+ * heads. */
+START_TEST(a_transposed_k_joins_the_fused_op) {
+  static const int64_t swap4[] = {0, 1, 3, 2}, swap3[] = {0, -1, -2};
+  const spec cases[] = {
+      {.q = CT_DIMS(2, 3, 9, 8), .kraw = CT_DIMS(2, 3, 9, 8), .kt = swap4, .n_kt = 4,
+       .v = CT_DIMS(2, 3, 9, 5), .mode = "div", .scale = CT_DIMS(1), .dt = CT_FLOAT32},
+      {.q = CT_DIMS(1, 40, 24), .kraw = CT_DIMS(1, 70, 24), .kt = swap3, .n_kt = 3,
+       .v = CT_DIMS(1, 70, 6), .dt = CT_FLOAT32},
+      {.q = CT_DIMS(1, 40, 24), .kraw = CT_DIMS(1, 24, 70), .kt = swap3, .n_kt = 3, .tk = true,
+       .v = CT_DIMS(1, 70, 6), .dt = CT_FLOAT64},
+      /* square: K read untransposed would run, with other values */
+      {.q = CT_DIMS(2, 16, 16), .kraw = CT_DIMS(2, 16, 16), .kt = swap3, .n_kt = 3,
+       .v = CT_DIMS(2, 16, 4), .dt = CT_FLOAT32},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    same_bits_fused(chain(&cases[c]), make_scope, &cases[c], "out", cases[c].dt, "k", "pr", true);
+  }
+}
+END_TEST
+
+/* The transposed K read again after the chain, or a transpose of other axes: the transpose
+ * stays (K gets memory), the rest of the chain fuses; the same bits. */
+START_TEST(a_transposed_k_read_elsewhere_stays_a_transpose) {
+  static const int64_t swap3[] = {0, 2, 1}, batch[] = {1, 0, 2};
+  spec sp = {.q = CT_DIMS(2, 7, 6), .kraw = CT_DIMS(2, 7, 6), .kt = swap3, .n_kt = 3,
+             .v = CT_DIMS(2, 7, 4), .dt = CT_FLOAT32, .k_read_again = true};
+  same_bits_fused(chain(&sp), make_scope, &sp, "out", sp.dt, "k", NULL, false);
+  same_bits_fused(chain(&sp), make_scope, &sp, "out", sp.dt, "pr", NULL, true);
+  spec other = {.q = CT_DIMS(2, 7, 6), .kraw = CT_DIMS(6, 2, 7), .kt = batch, .n_kt = 3,
+                .v = CT_DIMS(2, 7, 4), .dt = CT_FLOAT32};
+  same_bits_fused(chain(&other), make_scope, &other, "out", other.dt, "k", NULL, false);
+  same_bits_fused(chain(&other), make_scope, &other, "out", other.dt, "pr", NULL, true);
 }
 END_TEST
 
@@ -331,6 +384,8 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, operands_on_either_side_fuse_to_the_same_bits);
   CT_ADD_TEST(s, long_rows_and_deep_sums_fuse_to_the_same_bits);
   CT_ADD_TEST(s, a_transposed_q_fuses_to_the_same_bits);
+  CT_ADD_TEST(s, a_transposed_k_joins_the_fused_op);
+  CT_ADD_TEST(s, a_transposed_k_read_elsewhere_stays_a_transpose);
   CT_ADD_TEST(s, float64_broadcasts_and_special_values_fuse_to_the_same_bits);
   CT_ADD_TEST(s, a_scale_folded_into_the_product_gives_the_same_bits);
   CT_ADD_TEST(s, entries_of_several_blocks_fuse_to_the_same_bits);

@@ -43,6 +43,9 @@ static uint64_t bits64(double d) {
   return u;
 }
 
+/* softmax's exp's bound over all float32 inputs (vmath.md). */
+#define SM_EXP_ULP 0.883
+
 /* ---- Special cases ---------------------------------------------------------------------------- */
 
 START_TEST(exp_special_cases) {
@@ -67,6 +70,19 @@ START_TEST(exp_special_cases) {
   /* e: correctly rounded in float32, within the bound in float64. */
   ck_assert(ct__vexpf(1.0f) == 0x1.5bf0a8p+1f);
   ck_assert(ulps64(ct__vexp(1.0), expl(1.0L)) <= 1.0);
+}
+END_TEST
+
+/* softmax's exp (fused multiply-adds): the same special values and underflow. */
+START_TEST(softmax_exp_special_cases) {
+  ck_assert(ct__vexpf_sm(0.0f) == 1.0f && ct__vexpf_sm(-0.0f) == 1.0f);
+  ck_assert(ct__vexpf_sm(-INFINITY) == 0.0f && !signbit(ct__vexpf_sm(-INFINITY)));
+  ck_assert(isnan(ct__vexpf_sm(NAN)));
+  ck_assert(ct__vexpf_sm(-103.0f) == 0x1p-149f);
+  ck_assert(ct__vexpf_sm(-90.0f) == 0x1.1d85p-130f);
+  ck_assert(ct__vexpf_sm(-104.0f) == 0.0f && ct__vexpf_sm(-FLT_MAX) == 0.0f);
+  ck_assert(ct__vexpf_sm(1.0f) == 0x1.5bf0a8p+1f);
+  ck_assert(isfinite(ct__vexpf_sm(88.72283f)) && isinf(ct__vexpf_sm(89.0f)));
 }
 END_TEST
 
@@ -123,24 +139,28 @@ END_TEST
 
 /* ---- Accuracy ----------------------------------------------------------------------------------
  * float32: every 16411th bit pattern (262,000 inputs, every exponent), exp and log within 1 ulp
- * of the double function, tanh within 1.1 and erf within 0.83 (their bounds over all inputs,
- * vmath.md), no result of the wrong kind. float64: 200,000 random patterns, for exp of
- * either sign with exponents up to 2^9 (past the points where it turns inf or 0), for log over
- * all positive doubles, within 1 ulp of the long double function. */
+ * of the double function, tanh within 1.1, erf within 0.83 and softmax's exp (of min(x, 89))
+ * within SM_EXP_ULP (their bounds over all inputs, vmath.md), no result of the wrong kind.
+ * float64: 200,000 random patterns, for exp of either sign with exponents up to 2^9 (past the
+ * points where it turns inf or 0), for log over all positive doubles, within 1 ulp of the long
+ * double function. */
 
 START_TEST(float32_within_the_bounds) {
-  double worst[4] = {0, 0, 0, 0};
+  double worst[5] = {0, 0, 0, 0, 0};
   for (uint64_t u = 0; u < ((uint64_t)1 << 32); u += 16411) {
-    float x = f32_of((uint32_t)u);
-    double e[4] = {ulps32(ct__vexpf(x), exp((double)x)), ulps32(ct__vlogf(x), log((double)x)),
-                   ulps32(ct__vtanhf(x), tanh((double)x)), ulps32(ct__verff(x), erf((double)x))};
-    for (int k = 0; k < 4; k++) {
+    float x = f32_of((uint32_t)u), xs = x > 89.0f ? 89.0f : x;
+    double e[5] = {ulps32(ct__vexpf(x), exp((double)x)), ulps32(ct__vlogf(x), log((double)x)),
+                   ulps32(ct__vtanhf(x), tanh((double)x)), ulps32(ct__verff(x), erf((double)x)),
+                   ulps32(ct__vexpf_sm(xs), exp((double)xs))};
+    for (int k = 0; k < 5; k++) {
       ck_assert_msg(e[k] >= 0, "function %d at %a: a result of the wrong kind", k, (double)x);
       if (e[k] > worst[k]) worst[k] = e[k];
     }
   }
-  ck_assert_msg(worst[0] <= 1.0 && worst[1] <= 1.0 && worst[2] <= 1.1 && worst[3] <= 0.83,
-                "exp %g log %g tanh %g erf %g ulp", worst[0], worst[1], worst[2], worst[3]);
+  ck_assert_msg(worst[0] <= 1.0 && worst[1] <= 1.0 && worst[2] <= 1.1 && worst[3] <= 0.83 &&
+                    worst[4] <= SM_EXP_ULP,
+                "exp %g log %g tanh %g erf %g softmax's exp %g ulp", worst[0], worst[1],
+                worst[2], worst[3], worst[4]);
 }
 END_TEST
 
@@ -186,9 +206,10 @@ END_TEST
 
 #ifdef CT__T16_X86
 /* x[0 .. n) (n a multiple of 16) through the AVX-512 functions: exp, exp of min(x, 89) by the
- * unclamped one, sigmoid and tanh. */
+ * unclamped one, sigmoid, tanh and softmax's exp of min(x, 89). */
 __attribute__((target("avx512f"))) static void v512_run(const float *x, int64_t n, float *e,
-                                                       float *enp, float *sg, float *th) {
+                                                       float *enp, float *sg, float *th,
+                                                       float *esm) {
   for (int64_t i = 0; i < n; i += 16) {
     __m512 v = _mm512_loadu_ps(x + i);
     _mm512_storeu_ps(e + i, ct__v512_expf(v));
@@ -197,18 +218,19 @@ __attribute__((target("avx512f"))) static void v512_run(const float *x, int64_t 
                                                                       _mm512_set1_ps(89.0f))));
     _mm512_storeu_ps(sg + i, ct__v512_sigmoidf(v));
     _mm512_storeu_ps(th + i, ct__v512_tanhf(v));
+    _mm512_storeu_ps(esm + i, ct__v512_expf_sm(_mm512_mask_mov_ps(v, big, _mm512_set1_ps(89.0f))));
   }
 }
 #endif
 
-/* vmath512.h's exp, sigmoid and tanh give vmath.h's bits (NaN payloads included): every 4099th
- * float32 pattern, then the edges of each function's ranges and the special values, each with
- * its neighbours. (vmath_sweep avx512 compares all 2^32.) */
+/* vmath512.h's exp, sigmoid, tanh and softmax's exp give vmath.h's bits (NaN payloads
+ * included): every 4099th float32 pattern, then the edges of each function's ranges and the
+ * special values, each with its neighbours. (vmath_sweep avx512 compares all 2^32.) */
 START_TEST(avx512_functions_give_the_same_bits) {
 #ifdef CT__T16_X86
   if (!__builtin_cpu_supports("avx512f")) return;
   enum { CAP = (1 << 20) + 1024 };
-  float *x = xmalloc(CAP, 4), *out = xmalloc(4 * (int64_t)CAP, 4);
+  float *x = xmalloc(CAP, 4), *out = xmalloc(5 * (int64_t)CAP, 4);
   int64_t n = 0;
   for (uint64_t u = 0; u < ((uint64_t)1 << 32); u += 4099) x[n++] = f32_of((uint32_t)u);
   static const float edges[] = {-104.0f, 89.0f, 0.75f, 9.5f, 0.0f, 0x1p-149f, 0x1p-126f,
@@ -224,8 +246,9 @@ START_TEST(avx512_functions_give_the_same_bits) {
   for (size_t k = 0; k < sizeof nans / sizeof nans[0]; k++) x[n++] = f32_of(nans[k]);
   while (n % 16 != 0) x[n++] = 0.5f;
   ck_assert(n <= CAP);
-  float *e = out, *enp = out + CAP, *sg = out + 2 * CAP, *th = out + 3 * CAP;
-  v512_run(x, n, e, enp, sg, th);
+  float *e = out, *enp = out + CAP, *sg = out + 2 * CAP, *th = out + 3 * CAP,
+        *esm = out + 4 * CAP;
+  v512_run(x, n, e, enp, sg, th, esm);
   int64_t bad = 0; /* counted, then one assertion: Check's per-call bookkeeping is slow */
   float first = 0;
   for (int64_t i = 0; i < n; i++) {
@@ -233,7 +256,8 @@ START_TEST(avx512_functions_give_the_same_bits) {
     bool same = f32_bits(e[i]) == f32_bits(ct__vexpf(v)) &&
                 f32_bits(enp[i]) == f32_bits(ct__vexpf_nonpos(vc)) &&
                 f32_bits(sg[i]) == f32_bits(ct__vsigmoidf(v)) &&
-                f32_bits(th[i]) == f32_bits(ct__vtanhf(v));
+                f32_bits(th[i]) == f32_bits(ct__vtanhf(v)) &&
+                f32_bits(esm[i]) == f32_bits(ct__vexpf_sm(vc));
     if (!same && bad++ == 0) first = v;
   }
   ck_assert_msg(bad == 0, "%lld inputs differ, the first %a", (long long)bad, (double)first);
@@ -302,6 +326,7 @@ END_TEST
 static Suite *vmath_suite(void) {
   Suite *s = suite_create("vmath");
   CT_ADD_TEST(s, exp_special_cases);
+  CT_ADD_TEST(s, softmax_exp_special_cases);
   CT_ADD_TEST(s, log_special_cases);
   CT_ADD_TEST(s, tanh_and_sigmoid_special_cases);
   CT_ADD_TEST(s, erf_special_cases);

@@ -349,12 +349,31 @@ typedef struct sm_job {
       CT__SIMD for (int64_t j = 0; j < w; j++) mx[j] = xr[j] > mx[j] ? xr[j] : mx[j];         \
     }                                                                                         \
     int64_t full = n - n % CT__SM_LANES;                                                      \
-    for (int64_t i = 0; i < n; i++) {                                                         \
+    /* float32: the blocks of 64 rows through 16 float partials, as ct__sm_add_f32 */          \
+    int64_t blocked = sizeof(T) == 4 ? n / CT__SM_BLOCK * CT__SM_BLOCK : 0;                    \
+    T part[16][SM_COLS];                                                                      \
+    for (int64_t i = 0; i < blocked; i++) {                                                   \
+      const T *xr = xs + i * inner;                                                           \
+      T *orow = os + i * inner, *pf = part[i % 16];                                           \
+      const bool first = i % CT__SM_BLOCK < 16;                                               \
+      CT__SIMD for (int64_t j = 0; j < w; j++) {                                              \
+        T e = CT__VEXP_SM((T)(xr[j] - mx[j]));                                                \
+        orow[j] = e;                                                                          \
+        pf[j] = first ? e : pf[j] + e;                                                        \
+      }                                                                                       \
+      if (i % CT__SM_BLOCK == CT__SM_BLOCK - 1) {                                             \
+        for (int k = 0; k < 16; k++) {                                                        \
+          double *l = sum[k % CT__SM_LANES];                                                  \
+          CT__SIMD for (int64_t j = 0; j < w; j++) l[j] += (double)part[k][j];                \
+        }                                                                                     \
+      }                                                                                       \
+    }                                                                                         \
+    for (int64_t i = blocked; i < n; i++) {                                                   \
       const T *xr = xs + i * inner;                                                           \
       T *orow = os + i * inner;                                                               \
       double *l = sum[i < full ? i % CT__SM_LANES : 0];                                       \
       CT__SIMD for (int64_t j = 0; j < w; j++) {                                              \
-        T e = CT__VEXP_NONPOS((T)(xr[j] - mx[j]));                                            \
+        T e = CT__VEXP_SM((T)(xr[j] - mx[j]));                                                \
         orow[j] = e;                                                                          \
         l[j] += (double)e;                                                                    \
       }                                                                                       \

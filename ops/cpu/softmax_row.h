@@ -4,13 +4,14 @@
  * same bits.
  *
  * The row's maximum is taken in 32 lanes (independent compares; the max is the same in any
- * order), exp of x - max (ops/cpu/vmath.h, without the clamp from above: x - max <= 0) a chunk
- * at a time, each chunk's exps added to the sum while they are in L1: the sum in double in
- * CT__SM_LANES lanes (element i of the first n - n % 8 into lane i % 8, the rest into lane 0;
- * the lanes then added pairwise, ct__sm_fold), whatever the vector width, and each exp
- * multiplied by 1 / sum rounded to T (one multiply per element in the dtype, no division; within
- * one ulp of the product in double). While a row's exps are computed, the next row is
- * prefetched, so that its max pass reads from cache instead of waiting on memory.
+ * order), exp of x - max (ops/cpu/vmath.h's softmax exp, CT__VEXP_SM: fused multiply-adds in
+ * float32) a chunk at a time, each chunk's exps added to the sum while they are in L1: the sum in
+ * double in CT__SM_LANES lanes (float32 takes each block of 64 through 16 float partial sums
+ * first, ct__sm_add; then element i into lane i % 8, the last n % 8 into lane 0; the lanes then
+ * added pairwise, ct__sm_fold), whatever the vector width, and each exp multiplied by 1 / sum
+ * rounded to T (one multiply per element in the dtype, no division; within one ulp of the product
+ * in double). While a row's exps are computed, the next row is prefetched, so that its max pass
+ * reads from cache instead of waiting on memory.
  * The max skips NaN; a row holding NaN is NaN all the same (its exp is NaN, and so is the sum
  * every element is scaled by), as is a row holding +inf or only -inf (inf - inf).
  * A strided row (reduce.c's blocks) sums in the same lanes, so any axis gives the same bits. */
@@ -33,6 +34,34 @@ static inline double ct__sm_fold(const double *l) {
   return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
 }
 
+/* The exps o[c .. e - 1] (c a multiple of CT__SM_BLOCK, e of CT__SM_LANES) added into the 8
+ * double lanes l. float32: each block of 64 as 16 float partial sums, partial k of elements
+ * ((k + (k + 16)) + (k + 32)) + (k + 48) of the block, then partials 0 .. 7 into lanes 0 .. 7
+ * and 8 .. 15 into lanes 0 .. 7 again; what is left after the last whole block element i into
+ * lane i % 8. float64: every element into lane i % 8. A float partial of four exps of at most
+ * 1 carries at most two roundings of 2^-24 relative; the lanes then sum in double. */
+#define CT__SM_BLOCK 64
+static inline __attribute__((always_inline)) void ct__sm_add_f32(const float *o, int64_t c,
+                                                                 int64_t e, double *l) {
+  int64_t i = c;
+  for (; i + CT__SM_BLOCK <= e; i += CT__SM_BLOCK) {
+    float f[16];
+    for (int k = 0; k < 16; k++) {
+      f[k] = ((o[i + k] + o[i + 16 + k]) + o[i + 32 + k]) + o[i + 48 + k];
+    }
+    for (int k = 0; k < 16; k++) l[k % CT__SM_LANES] += (double)f[k];
+  }
+  for (; i < e; i += CT__SM_LANES) {
+    for (int k = 0; k < CT__SM_LANES; k++) l[k] += (double)o[i + k];
+  }
+}
+static inline __attribute__((always_inline)) void ct__sm_add_f64(const double *o, int64_t c,
+                                                                 int64_t e, double *l) {
+  for (int64_t i = c; i < e; i += CT__SM_LANES) {
+    for (int k = 0; k < CT__SM_LANES; k++) l[k] += o[i + k];
+  }
+}
+
 /* Always inlined: the row must compile inside each of its caller's clones (CT__VM_CLONES). */
 #define CT__SM_ROW(SUF, T)                                                                    \
   static inline __attribute__((always_inline)) T ct__sm_max_##SUF(const T *x, int64_t n) {    \
@@ -50,14 +79,12 @@ static inline double ct__sm_fold(const double *l) {
     for (int k = 1; k < 32; k++) m = l[k] > m ? l[k] : m;                                     \
     return m;                                                                                 \
   }                                                                                           \
-  /* Elements c to e - 1 (multiples of CT__SM_LANES): o = exp(x - m), added into the lanes l; \
-   * the same part of the next row prefetched. */                                             \
+  /* Elements c to e - 1 (c a multiple of CT__SM_BLOCK, e of CT__SM_LANES): o = exp(x - m),  \
+   * added into the lanes l (ct__sm_add); the same part of the next row prefetched. */         \
   static inline __attribute__((always_inline)) void ct__sm_chunk_##SUF(                       \
       const T *x, T *o, T m, int64_t c, int64_t e, double *l, const T *next) {                \
-    CT__SIMD for (int64_t i = c; i < e; i++) o[i] = CT__VEXP_NONPOS((T)(x[i] - m));           \
-    for (int64_t i = c; i < e; i += CT__SM_LANES) {                                           \
-      for (int k = 0; k < CT__SM_LANES; k++) l[k] += (double)o[i + k];                        \
-    }                                                                                         \
+    CT__SIMD for (int64_t i = c; i < e; i++) o[i] = CT__VEXP_SM((T)(x[i] - m));               \
+    ct__sm_add_##SUF(o, c, e, l);                                                             \
     if (next != NULL) {                                                                       \
       for (int64_t i = c; i < e; i += 64 / (int64_t)sizeof(T)) __builtin_prefetch(next + i);  \
     }                                                                                         \
@@ -75,7 +102,7 @@ static inline double ct__sm_fold(const double *l) {
     }                                                                                         \
     ct__sm_chunk_##SUF(x, o, m, c, full, l, next);                                            \
     for (int64_t i = full; i < n; i++) {                                                      \
-      o[i] = CT__VEXP_NONPOS((T)(x[i] - m));                                                  \
+      o[i] = CT__VEXP_SM((T)(x[i] - m));                                                      \
       l[0] += (double)o[i];                                                                   \
     }                                                                                         \
     double sum = ct__sm_fold(l);                                                              \
@@ -109,7 +136,7 @@ static inline double ct__sm_fold(const double *l) {
         for (int64_t i = 0; i < n; i++) mr[r * n + i] = m;                                     \
       }                                                                                        \
       CT__SIMD for (int64_t i = 0; i < len; i++) {                                             \
-        os[i] = CT__VEXP_NONPOS((T)(xs[i] - mr[i]));                                           \
+        os[i] = CT__VEXP_SM((T)(xs[i] - mr[i]));                                               \
       }                                                                                        \
       const int64_t full = n - n % CT__SM_LANES;                                               \
       for (int64_t r = 0; r < rows; r++) {                                                     \
@@ -149,20 +176,33 @@ CT__SM_ROW(f32, float)
 CT__SM_ROW(f64, double)
 
 #ifdef CT__T16_X86
-/* ct__sm_row_f32 on AVX-512: the same max, then each 16 elements' exps (vmath512.h's, the same
- * bits) stored and added to the 8 double lanes as they come, the lower 8 then the upper 8 (so
- * each lane adds its elements in ct__sm_row's order), the last n % 16 as there; the same
- * scaling. One pass for the exps and their sum where ct__sm_row makes two over each chunk (the
- * softmax of [256, 1024] 0.59 -> 0.55 ns an element). Not inlined: the callers' clones call it
- * after checking ct__gemm_avx512(). */
+/* ct__sm_row_f32 on AVX-512: the same max, then each block of 64 elements' exps (vmath512.h's,
+ * the same bits) stored, their four vectors added into one of 16 float partials and that added
+ * to the 8 double lanes, the lower 8 then the upper 8, as ct__sm_add_f32 does; then each 16 as
+ * two groups of 8, the last n % 16 as ct__sm_row; the same scaling. One pass for the exps and
+ * their sum where ct__sm_row makes two over each chunk (the softmax of [256, 1024] 0.59 -> 0.55
+ * ns an element; with the fused exp and the float partials 0.33). Not inlined: the callers'
+ * clones call it after checking ct__gemm_avx512(). */
 __attribute__((target("avx512f"), noinline, unused)) static double ct__sm_row16_f32(
     const float *x, float *o, int64_t n, const float *next, float *mx) {
   const float m = ct__sm_max_f32(x, n);
   const __m512 mv = _mm512_set1_ps(m);
   __m512d acc = _mm512_setzero_pd();
   int64_t i = 0;
+  for (; i + CT__SM_BLOCK <= n; i += CT__SM_BLOCK) {
+    __m512 e[4];
+    for (int v = 0; v < 4; v++) {
+      e[v] = ct__v512_expf_sm(_mm512_sub_ps(_mm512_loadu_ps(x + i + 16 * v), mv));
+      _mm512_storeu_ps(o + i + 16 * v, e[v]);
+      if (next != NULL) __builtin_prefetch(next + i + 16 * v);
+    }
+    __m512 f = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(e[0], e[1]), e[2]), e[3]);
+    acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm512_castps512_ps256(f)));
+    acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_castpd_ps(
+                                 _mm512_extractf64x4_pd(_mm512_castps_pd(f), 1))));
+  }
   for (; i + 16 <= n; i += 16) {
-    __m512 e = ct__v512_expf_nonpos(_mm512_sub_ps(_mm512_loadu_ps(x + i), mv));
+    __m512 e = ct__v512_expf_sm(_mm512_sub_ps(_mm512_loadu_ps(x + i), mv));
     _mm512_storeu_ps(o + i, e);
     acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
     acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_castpd_ps(
@@ -173,12 +213,12 @@ __attribute__((target("avx512f"), noinline, unused)) static double ct__sm_row16_
   _mm512_storeu_pd(l, acc);
   for (; i + CT__SM_LANES <= n; i += CT__SM_LANES) {
     for (int k = 0; k < CT__SM_LANES; k++) {
-      o[i + k] = ct__vexpf_nonpos(x[i + k] - m);
+      o[i + k] = ct__vexpf_sm(x[i + k] - m);
       l[k] += (double)o[i + k];
     }
   }
   for (; i < n; i++) {
-    o[i] = ct__vexpf_nonpos(x[i] - m);
+    o[i] = ct__vexpf_sm(x[i] - m);
     l[0] += (double)o[i];
   }
   const double sum = ct__sm_fold(l);

@@ -62,6 +62,23 @@ CT__V512 __m512 ct__v512_expf_nonpos(__m512 x) {
   return _mm512_scalef_ps(p, kf);
 }
 
+/* ct__vexpf_sm: the same with vmath.h's fused multiply-adds. */
+CT__V512 __m512 ct__v512_expf_sm(__m512 x) {
+  const __m512 shift = ct__v512_set(CT__EXPF_SHIFT);
+  __m512 xc = _mm512_max_ps(ct__v512_set(-104.0f), x);
+  __m512 kf = _mm512_fmadd_ps(xc, ct__v512_set(CT__EXPF_LOG2E), shift);
+  kf = _mm512_sub_ps(kf, shift);
+  __m512 r = _mm512_fmadd_ps(kf, ct__v512_set(-CT__EXPF_LN2_HI), xc);
+  r = _mm512_fmadd_ps(kf, ct__v512_set(-CT__EXPF_LN2_LO), r);
+  __m512 p = _mm512_fmadd_ps(ct__v512_set(CT__EXPF_P4), r, ct__v512_set(CT__EXPF_P3));
+  p = _mm512_fmadd_ps(p, r, ct__v512_set(CT__EXPF_P2));
+  p = _mm512_fmadd_ps(p, r, ct__v512_set(CT__EXPF_P1));
+  p = _mm512_fmadd_ps(p, r, ct__v512_set(CT__EXPF_P0));
+  p = _mm512_fmadd_ps(p, r, ct__v512_set(1.0f));
+  p = _mm512_fmadd_ps(p, r, ct__v512_set(1.0f));
+  return _mm512_scalef_ps(p, kf);
+}
+
 /* ct__vexpf: x above 89 (not NaN) taken as 89 first. */
 CT__V512 __m512 ct__v512_expf(__m512 x) {
   __mmask16 big = _mm512_cmp_ps_mask(x, ct__v512_set(89.0f), _CMP_GT_OQ);
