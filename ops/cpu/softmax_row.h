@@ -38,8 +38,8 @@ static inline double ct__sm_fold(const double *l) {
  * double lanes l. float32: each block of 64 as 16 float partial sums, partial k of elements
  * ((k + (k + 16)) + (k + 32)) + (k + 48) of the block, then partials 0 .. 7 into lanes 0 .. 7
  * and 8 .. 15 into lanes 0 .. 7 again; what is left after the last whole block element i into
- * lane i % 8. float64: every element into lane i % 8. A float partial of four exps of at most
- * 1 carries at most two roundings of 2^-24 relative; the lanes then sum in double. */
+ * lane i % 8. float64: every element into lane i % 8. A float partial of four exps (each at
+ * most 1) carries three roundings of at most 2^-24 relative; the lanes then sum in double. */
 #define CT__SM_BLOCK 64
 static inline __attribute__((always_inline)) void ct__sm_add_f32(const float *o, int64_t c,
                                                                  int64_t e, double *l) {
