@@ -33,7 +33,7 @@ static const char usage[] =
     "  run MODEL [--input NAME=FILE.npy ...] [--threads N] [--repeat K]\n"
     "                 run an ONNX model (random inputs of the declared dims when none\n"
     "                 are given): each output's dims and checksum, and the median time\n"
-    "  onnx-test [--verbose] [--min-pass PCT] [--round-trip] DIR...\n"
+    "  onnx-test [--verbose] [--min-pass PCT] [--round-trip] [--threads N] DIR...\n"
     "                 run ONNX's backend conformance tests under DIR: passed,\n"
     "                 unsupported and wrong per op type\n"
     "  --help, -h     show this text; `corten <command> --help` shows a command's\n"

@@ -19,7 +19,9 @@
  *
  * --round-trip: a test that passed is also saved with ct_onnx_save, loaded again, and run on
  * every data set, whose outputs must be the first import's bit for bit (else wrong); an export
- * that says CT_ERR_UNSUPPORTED makes the test unsupported. */
+ * that says CT_ERR_UNSUPPORTED makes the test unsupported. --threads N: the kernels' thread
+ * count (ct_set_num_threads; default one per core), so that the passes' equality is checked at
+ * several counts. */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -518,7 +520,16 @@ int corten_onnx_test(int argc, char **argv) {
     if (strcmp(argv[first], "--verbose") == 0) rs.verbose = true;
     else if (strcmp(argv[first], "--round-trip") == 0) rs.round_trip = true;
     else if (strcmp(argv[first], "--min-pass") == 0 && first + 1 < argc) min_pass = atof(argv[++first]);
-    else {
+    else if (strcmp(argv[first], "--threads") == 0 && first + 1 < argc) {
+      char *end;
+      long t = strtol(argv[++first], &end, 10);
+      if (*end != '\0' || t < 1 || t > 256) {
+        fprintf(stderr, "corten onnx-test: --threads wants a count from 1 to 256, not '%s'\n",
+                argv[first]);
+        return 2;
+      }
+      ct_set_num_threads((int)t);
+    } else {
       fprintf(stderr, "corten onnx-test: unknown option '%s'\n", argv[first]);
       return 2;
     }
@@ -535,6 +546,7 @@ int corten_onnx_test(int argc, char **argv) {
     run_dir(&rs, argv[i]);
   }
   qsort(rs.t, rs.n_t, sizeof *rs.t, cmp_tally);
+  printf("threads: %d\n", ct_get_num_threads());
   printf("%-32s %8s %12s %8s %9s\n", "op type", "passed", "unsupported", "wrong", "bad data");
   for (size_t i = 0; i < rs.n_t; i++) {
     printf("%-32s %8d %12d %8d %9d\n", rs.t[i].op, rs.t[i].n[PASSED], rs.t[i].n[UNSUPPORTED],
