@@ -33,7 +33,7 @@ ct_status ct__fusion_act_check(const ct_kernel_ctx *c, size_t attr);
  * matmul's indices, so that ct__mm_plan plans Q K. */
 enum { CT__ATT_Q, CT__ATT_K, CT__ATT_V, CT__ATT_SCALE, CT__ATT_MASK };
 enum { CT__ATT_TRANSPOSE_Q, CT__ATT_TRANSPOSE_K, CT__ATT_TRANSPOSE_V, CT__ATT_SCALE_MODE,
-       CT__ATT_MASK_FIRST, CT__ATT_AXIS };
+       CT__ATT_MASK_FIRST, CT__ATT_AXIS, CT__ATT_K_RANK };
 enum { CT__ATT_NONE, CT__ATT_MUL, CT__ATT_RMUL, CT__ATT_DIV }; /* scale_mode's values */
 /* decomposed_layer_norm (ops/passes_norm.c makes it); ct__dnorm_check: its dims' checks. */
 enum { CT__DN_X, CT__DN_EXPONENT, CT__DN_EPSILON, CT__DN_SCALE, CT__DN_BIAS };

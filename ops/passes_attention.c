@@ -156,6 +156,10 @@ static ct_op *attn_op(const ct__prep *preps, const attn *a) {
   if (s == CT_OK) {
     s = ct_op_set_attr_int(op, "axis", ct__pass_attr(preps[a->at[A_SM]].op, "axis")->u.i);
   }
+  if (s == CT_OK && a->k_flip) { /* K of another rank: the transpose's error, by the fallback */
+    s = ct_op_set_attr_int(op, "k_rank",
+                           (int64_t)ct__pass_attr(preps[a->at[A_KT]].op, "axis")->u.ints.n);
+  }
   if (s != CT_OK) {
     ct_op_free(op);
     return NULL;
@@ -187,14 +191,23 @@ static ct_status apply(ct__prep *preps, size_t *n, ct_scope *scope, ct_place pla
 ct_status ct__optimize_attention(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
                                  bool (*candidate)(void *, const ct_var *), void *arg,
                                  ct__rewrites *rw) {
-  for (size_t i = 0; i < *n; i++) {
+  for (size_t i = 0; i < *n;) {
     attn a;
-    if (!ct__pass_is(&preps[i], "matmul") || !find_attn(preps, *n, i, candidate, arg, &a)) continue;
+    if (!ct__pass_is(&preps[i], "matmul") || !find_attn(preps, *n, i, candidate, arg, &a)) {
+      i++;
+      continue;
+    }
     ct__rewrite probe = {0};
     attn_memory(preps, &a, &probe);
-    if (ct__pass_apart(&probe) != NULL) continue; /* its result shares an input's memory now */
+    if (ct__pass_apart(&probe) != NULL) { /* its result shares an input's memory now */
+      i++;
+      continue;
+    }
     ct_status s = apply(preps, n, scope, place, &a, rw);
     if (s != CT_OK) return s;
+    /* The chain's first member left and the preps after it moved down: look again from its
+     * place (another chain's first matmul may have followed it). */
+    if (a.k_flip) i = a.at[A_KT];
   }
   return CT_OK;
 }

@@ -17,7 +17,7 @@ status=0
 for t in 1 3; do
   echo "== node, $t thread(s)"
   out=$("$corten" onnx-test --threads "$t" --min-pass "$min" "$data/node") || status=1
-  printf '%s\n' "$out" | grep -E '^(total|FAIL)' # the table is the first run's
+  printf '%s\n' "$out" | grep -E '^(WRONG|bad data|total|FAIL)' # the table is the first run's
 done
 for d in pytorch-converted pytorch-operator simple; do
   [ -d "$data/$d" ] || continue

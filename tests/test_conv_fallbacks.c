@@ -5,12 +5,14 @@
  * has AVX-512 these shapes take the code that CPUs without it run: im2col's GEMM instead of the
  * direct loop, the depthwise band instead of the planes read straight from the image, the tap
  * loop instead of stride-2 max pooling in registers. Each against its naive loop on small
- * integers, exactly, as test_ops_conv checks the AVX-512 paths. */
+ * integers, exactly, as test_ops_conv checks the AVX-512 paths. softmax's float32 rows too:
+ * ct__sm_row instead of the AVX-512 row, which must give its bits (and sums). */
 #include <corten/corten.h>
 
 #include "conv_util.h"
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/gemm_ukr.h"
+#include "ops/cpu/softmax_row.h"
 
 /* Case k in float32 against the naive loop, exactly. */
 static void check_exact(const conv_case *k) {
@@ -56,9 +58,78 @@ START_TEST(conv_and_pool_without_the_avx512_paths) {
 }
 END_TEST
 
+/* Spread values in [-4, 3.8] (exact in float32), a -inf now and then (a masked score). */
+static double data_sm(int64_t i) {
+  return i % 97 == 5 ? -INFINITY : (double)((i * 7919) % 1000) / 128 - 4;
+}
+
+/* softmax over rows of 37, 61, 130, 1000 and 1031 (the blocks of 64 through float partials,
+ * the groups of 16 and 8, the last few) gives the same bits with the AVX-512 row and without. */
+START_TEST(softmax_rows_without_the_avx512_row) {
+  static const int widths[] = {37, 61, 130, 1000, 1031};
+  for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
+    const int64_t c = widths[w];
+    float *got[2];
+    for (int pass = 0; pass < 2; pass++) {
+      /* the widest kernel first (AVX-512 where the CPU has it), then one without */
+      if (pass == 1) ck_assert(ct__gemm_use_kernel("avx2") || ct__gemm_use_kernel("portable"));
+      ct_scope *s = ct_scope_new();
+      put_fn(s, "x", CT_FLOAT32, CT_DIMS(3, c), data_sm);
+      ct_op *op = ct_op_new("softmax");
+      ck_assert_int_eq(ct_op_set_input(op, "X", "x"), CT_OK);
+      ck_assert_int_eq(ct_op_set_output(op, "Out", "out"), CT_OK);
+      run(op, s);
+      got[pass] = malloc(sizeof(float) * (size_t)(3 * c));
+      ck_assert_ptr_nonnull(got[pass]);
+      memcpy(got[pass], result(s, "out", CT_FLOAT32, CT_DIMS(3, c)), sizeof(float) * 3 * c);
+      ct_op_free(op);
+      ct_scope_free(s);
+    }
+    ck_assert(!ct__gemm_avx512());
+    ck_assert(ct__gemm_use_kernel(NULL));
+    for (int64_t i = 0; i < 3 * c; i++) {
+      ck_assert_msg(memcmp(&got[0][i], &got[1][i], sizeof(float)) == 0,
+                    "row of %lld, [%lld]: %a with the widest kernel, %a without AVX-512",
+                    (long long)c, (long long)i, (double)got[0][i], (double)got[1][i]);
+    }
+    free(got[0]);
+    free(got[1]);
+  }
+}
+END_TEST
+
+/* The two float32 row functions themselves (ops/cpu/softmax_row.h, compiled here as the library
+ * compiles them: no FMA contraction): ct__sm_row_f32, every CPU's, and ct__sm_row16_f32, the
+ * AVX-512 row, return the same double sum bit for bit (any change of the order of the float
+ * partials or the lanes shows there, where the rows' outputs, scaled by 1 / sum rounded to
+ * float, rarely move) and write the same exps, for lengths around every step of both. */
+START_TEST(softmax_row_functions_sum_alike) {
+#ifdef CT__T16_X86
+  if (!__builtin_cpu_supports("avx512f")) return; /* no AVX-512 row to compare with */
+  static const int64_t lens[] = {1, 7, 8, 9, 15, 16, 17, 37, 61, 63, 64, 65, 127, 128, 130,
+                                 200, 511, 512, 513, 575, 576, 1000, 1031};
+  enum { MAX = 1031 };
+  float x[MAX], o1[MAX], o2[MAX];
+  for (int64_t i = 0; i < MAX; i++) x[i] = (float)data_sm(i);
+  for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+    const int64_t n = lens[l];
+    float m1, m2;
+    double s1 = ct__sm_row_f32(x, o1, n, NULL, &m1), s2 = ct__sm_row16_f32(x, o2, n, NULL, &m2);
+    ck_assert_msg(memcmp(&s1, &s2, sizeof s1) == 0, "n %lld: sum %a, AVX-512 row's %a",
+                  (long long)n, s1, s2);
+    ck_assert(memcmp(&m1, &m2, sizeof m1) == 0);
+    ck_assert_msg(memcmp(o1, o2, sizeof(float) * (size_t)n) == 0, "n %lld: outputs differ",
+                  (long long)n);
+  }
+#endif
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("conv_fallbacks");
   CT_ADD_TEST(s, conv_and_pool_without_the_avx512_paths);
+  CT_ADD_TEST(s, softmax_rows_without_the_avx512_row);
+  CT_ADD_TEST(s, softmax_row_functions_sum_alike);
   return s;
 }
 

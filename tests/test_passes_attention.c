@@ -175,6 +175,94 @@ START_TEST(a_transposed_k_joins_the_fused_op) {
 }
 END_TEST
 
+/* The blocks of memory the attention op of an optimized executor over p and sp's scope took in
+ * a run (its profile event's allocs), after a first run; -1 when no attention op ran. */
+static int64_t attention_allocs(const ct_program *p, const spec *sp) {
+  ct_scope *s = scope_of(sp);
+  ct_executor_options o = {.optimize = true};
+  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
+  ck_assert_msg(e != NULL, "%s", ct_last_error());
+  ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+  ct_profile *prof = ct_profile_start(CT_PROFILE_THREAD);
+  ck_assert_ptr_nonnull(prof);
+  ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+  ck_assert_int_eq(ct_profile_stop(prof), CT_OK);
+  int64_t allocs = -1;
+  for (size_t i = 0; i < ct_profile_count(prof); i++) {
+    ct_profile_event ev;
+    ck_assert_int_eq(ct_profile_event_get(prof, i, &ev), CT_OK);
+    if (strcmp(ev.type, "attention") == 0) allocs = ev.allocs;
+  }
+  ct_profile_free(prof);
+  ct_executor_free(e);
+  ct_scope_free(s);
+  return allocs;
+}
+
+/* The fused op runs the transposed K itself: no block in a second run (Out kept from the first),
+ * where a fallback on the chain's ops (which the memory checks of same_bits_fused cannot tell
+ * from it: the fallback frees the intermediates it made) takes three (K, the scores, the
+ * probabilities). */
+START_TEST(a_transposed_k_runs_in_the_fused_op) {
+  static const int64_t swap4[] = {0, 1, 3, 2};
+  spec sp = {.q = CT_DIMS(2, 3, 9, 8), .kraw = CT_DIMS(2, 3, 9, 8), .kt = swap4, .n_kt = 4,
+             .v = CT_DIMS(2, 3, 9, 5), .dt = CT_FLOAT32};
+  ct_program *p = chain(&sp);
+  ck_assert_int_eq(attention_allocs(p, &sp), 0);
+  ct_program_free(p);
+}
+END_TEST
+
+/* Two chains interleaved (both transposes, then both first matmuls, ...): the pass finds both,
+ * each an attention op (after the first fusion took its transpose out from before the second's
+ * first matmul), and the results are the unoptimized ones. */
+START_TEST(interleaved_chains_with_transposes_both_fuse) {
+  static const int64_t swap3[] = {0, 2, 1};
+  spec sp = {.q = CT_DIMS(2, 3, 4), .kraw = CT_DIMS(2, 5, 4), .kt = swap3, .n_kt = 3,
+             .v = CT_DIMS(2, 5, 6), .dt = CT_FLOAT32};
+  ct_program *p = ct_program_new();
+  const char *const names[2][7] = {{"kraw", "k", "q", "s", "pr", "v", "out"},
+                                   {"kraw", "k2", "q", "s2", "pr2", "v", "out2"}};
+  for (int step = 0; step < 4; step++) {
+    for (int c = 0; c < 2; c++) {
+      const char *const *nm = names[c];
+      ct_op *op = step == 0   ? op_x("transpose", nm[0], nm[1])
+                  : step == 1 ? op_xy("matmul", nm[2], nm[1], nm[3])
+                  : step == 2 ? op_x("softmax", nm[3], nm[4])
+                              : op_xy("matmul", nm[4], nm[5], nm[6]);
+      if (step == 0) ck_assert_int_eq(ct_op_set_attr_ints(op, "axis", swap3, 3), CT_OK);
+      ck_assert_int_eq(ct_program_append(p, op), CT_OK);
+    }
+  }
+  ct_scope *s = scope_of(&sp);
+  ct_executor_options o = {.optimize = true};
+  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
+  ck_assert_msg(e != NULL, "%s", ct_last_error());
+  ct_profile *prof = ct_profile_start(CT_PROFILE_THREAD);
+  ck_assert_ptr_nonnull(prof);
+  ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+  ck_assert_int_eq(ct_profile_stop(prof), CT_OK);
+  int attentions = 0, others = 0;
+  for (size_t i = 0; i < ct_profile_count(prof); i++) {
+    ct_profile_event ev;
+    ck_assert_int_eq(ct_profile_event_get(prof, i, &ev), CT_OK);
+    if (strcmp(ev.type, "executor_run") == 0) continue;
+    if (strcmp(ev.type, "attention") == 0) {
+      attentions++;
+    } else {
+      others++;
+    }
+  }
+  ck_assert_int_eq(attentions, 2);
+  ck_assert_int_eq(others, 0);
+  ct_profile_free(prof);
+  ct_executor_free(e);
+  ct_scope_free(s);
+  /* and the bits: the first chain's output against the unoptimized run (frees p) */
+  same_bits_fused(p, make_scope, &sp, "out", sp.dt, "k", "pr", true);
+}
+END_TEST
+
 /* The transposed K read again after the chain, or a transpose of other axes: the transpose
  * stays (K gets memory), the rest of the chain fuses; the same bits. */
 START_TEST(a_transposed_k_read_elsewhere_stays_a_transpose) {
@@ -328,12 +416,13 @@ END_TEST
 /* Q [4, 6] against K [5, 4] on the first run: the first matmul fails, so does the fused op, and
  * its fallback stops at that matmul: the same status and message as unoptimized (the members
  * after it never made their outputs, and freeing their memory records nothing). */
-START_TEST(a_failing_first_matmul_fails_as_unoptimized) {
-  spec sp = {.q = CT_DIMS(4, 6), .k = CT_DIMS(5, 4), .v = CT_DIMS(4, 2), .dt = CT_FLOAT32};
-  ct_program *p = chain(&sp);
+/* sp's chain fails with CT_ERR_SHAPE and the same message, optimized or not; the message holds
+ * `what`. */
+static void fails_as_unoptimized(const spec *sp, const char *what) {
+  ct_program *p = chain(sp);
   char msgs[2][512];
   for (int opt = 0; opt < 2; opt++) {
-    ct_scope *s = scope_of(&sp);
+    ct_scope *s = scope_of(sp);
     ct_executor_options o = {.optimize = opt == 1};
     ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
     ck_assert_int_eq(ct_executor_run(e), CT_ERR_SHAPE);
@@ -343,8 +432,28 @@ START_TEST(a_failing_first_matmul_fails_as_unoptimized) {
     ct_scope_free(s);
   }
   ck_assert_str_eq(msgs[1], msgs[0]);
-  HAS(msgs[0], "inner dims 6 and 5 differ");
+  HAS(msgs[0], what);
   ct_program_free(p);
+}
+
+START_TEST(a_failing_first_matmul_fails_as_unoptimized) {
+  fails_as_unoptimized(&(spec){.q = CT_DIMS(4, 6), .k = CT_DIMS(5, 4), .v = CT_DIMS(4, 2),
+                               .dt = CT_FLOAT32},
+                       "inner dims 6 and 5 differ");
+}
+END_TEST
+
+/* A transpose whose axes are fewer or more than K's dims fails, and so does the chain with the
+ * transpose taken in: the fused op refuses a K of another rank (k_rank), and the fallback's
+ * transpose reports it, as without the option. */
+START_TEST(a_transpose_of_the_wrong_rank_fails_as_unoptimized) {
+  static const int64_t two[] = {1, 0}, four[] = {0, 1, 3, 2};
+  fails_as_unoptimized(&(spec){.q = CT_DIMS(2, 3, 4), .kraw = CT_DIMS(2, 5, 4), .kt = two,
+                               .n_kt = 2, .v = CT_DIMS(2, 5, 6), .dt = CT_FLOAT32},
+                       "rank 3");
+  fails_as_unoptimized(&(spec){.q = CT_DIMS(2, 3, 4), .kraw = CT_DIMS(2, 5, 4), .kt = four,
+                               .n_kt = 4, .v = CT_DIMS(2, 5, 6), .dt = CT_FLOAT32},
+                       "rank 3");
 }
 END_TEST
 
@@ -386,6 +495,8 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, a_transposed_q_fuses_to_the_same_bits);
   CT_ADD_TEST(s, a_transposed_k_joins_the_fused_op);
   CT_ADD_TEST(s, a_transposed_k_read_elsewhere_stays_a_transpose);
+  CT_ADD_TEST(s, a_transposed_k_runs_in_the_fused_op);
+  CT_ADD_TEST(s, interleaved_chains_with_transposes_both_fuse);
   CT_ADD_TEST(s, float64_broadcasts_and_special_values_fuse_to_the_same_bits);
   CT_ADD_TEST(s, a_scale_folded_into_the_product_gives_the_same_bits);
   CT_ADD_TEST(s, entries_of_several_blocks_fuse_to_the_same_bits);
@@ -394,6 +505,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, a_mask_rewritten_before_the_last_matmul_is_not_fused);
   CT_ADD_TEST(s, a_mask_that_enlarges_the_scores_falls_back);
   CT_ADD_TEST(s, a_failing_first_matmul_fails_as_unoptimized);
+  CT_ADD_TEST(s, a_transpose_of_the_wrong_rank_fails_as_unoptimized);
   CT_ADD_TEST(s, the_op_refuses_what_it_does_not_run);
   return s;
 }

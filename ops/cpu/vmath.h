@@ -7,15 +7,17 @@
  * operations SSE2 has for packed floats and integers (no int64 <-> double conversion, no
  * arithmetic shift of 64-bit lanes, no table look-up), so the x86-64 baseline build vectorises
  * them. The library compiles without FMA contraction, so each function gives the same bits
- * whether a loop runs it packed or scalar, at any -march. Every CPU kernel computing these
- * functions calls these (the ops, softmax, the losses, the expression engine), so fused and
- * op-by-op results are equal bit for bit. They differ from the C library in the last bit of some
+ * whether a loop runs it packed or scalar, at any -march (softmax's exp fuses its multiply-adds
+ * itself, with fmaf). Every CPU kernel computing these functions calls these (the ops, softmax,
+ * the losses, the expression engine), so fused and op-by-op results are equal bit for bit. They differ from the C library in the last bit of some
  * results; the measured bounds (float32: all 2^32 inputs) are in docs/design/vmath.md.
  *
  *   ct__vexpf, ct__vexp   exp; +inf -> +inf, -inf -> 0, NaN -> NaN, 0 -> 1 exactly, overflow to
  *                         +inf, results below the smallest normal rounded once to subnormals.
- *   ct__vexpf_nonpos, ... the same for arguments that cannot overflow (x <= 0: softmax), without
- *                         the clamp from above; the same bits there.
+ *   ct__vexpf_nonpos, ... the same for arguments that cannot overflow (x <= 0), without the
+ *                         clamp from above; the same bits there.
+ *   ct__vexpf_sm          softmax's float32 exp (x <= 89): ct__vexpf_nonpos's steps with fused
+ *                         multiply-adds, other bits (within 0.882 ulp).
  *   ct__vlogf, ct__vlog   log; 0 -> -inf, < 0 -> NaN, +inf -> +inf, 1 -> 0, subnormal inputs
  *                         scaled to normal first.
  *   ct__vtanhf            tanh of float32, in float from a polynomial or exp (within 1.1 ulp);
@@ -25,8 +27,8 @@
  *   ct__verff             erf of float32, in float from three polynomials (within 0.83 ulp);
  *                         +-0 kept, +-inf -> +-1, NaN kept. (float64 erf stays the C
  *                         library's.)
- * CT__VEXP, CT__VEXP_NONPOS, CT__VLOG, CT__VTANH, CT__VSIGMOID, CT__VERF pick the function by the
- * argument's type. */
+ * CT__VEXP, CT__VEXP_NONPOS, CT__VEXP_SM, CT__VLOG, CT__VTANH, CT__VSIGMOID, CT__VERF pick the
+ * function by the argument's type. */
 #ifndef CORTEN_OPS_CPU_VMATH_H
 #define CORTEN_OPS_CPU_VMATH_H
 
@@ -36,12 +38,21 @@
 
 #define CT__VM static inline __attribute__((always_inline))
 
-/* On a kernel's range function whose loop calls these: GCC on x86-64 compiles it three times,
- * for the SSE2 baseline, AVX2 (x86-64-v3: 8 float lanes, FMA for fmaf) and AVX-512 (16), with
- * no FMA contraction (the same bits in each), and picks the widest the CPU runs at load time (an
- * ifunc). Empty elsewhere, and in sanitizer builds. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-    !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+/* On a kernel's range function whose loop calls these: GCC (and clang 14 or later) on x86-64
+ * compiles it three times, for the SSE2 baseline, AVX2 (x86-64-v3: 8 float lanes, FMA for fmaf)
+ * and AVX-512 (16), with no FMA contraction (the same bits in each), and picks the widest the CPU
+ * runs at load time (an ifunc). Empty elsewhere, and in sanitizer builds. (Without the clones a
+ * build runs the baseline copy, whose softmax exp calls the C library's fmaf: a clang build
+ * without them took 24 ns a score for rows of 10 where the AVX2 copy takes 1.3.) */
+#if defined(__clang__) && defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define CT__VM_SANITIZED 1
+#endif
+#endif
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__) && !defined(CT__VM_SANITIZED) &&                 \
+    (!defined(__clang__) || __clang_major__ >= 14)
 #define CT__VM_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
 #else
 #define CT__VM_CLONES
@@ -128,7 +139,7 @@ CT__VM float ct__vexpf(float x) {
 /* softmax's exp of x <= 89 or NaN (the softmax rows, ops/cpu/softmax_row.h): ct__vexpf_nonpos's
  * reduction and polynomial on its constants, each multiply and its add fused (fmaf: one
  * rounding), and 1 + r + r^2 P(r) evaluated as 1 + r (1 + r P(r)): 9 multiply-adds and an add
- * a value where ct__vexpf_nonpos has 9 multiplies and 9 adds (about 0.33 against 0.54 ns a
+ * a value where ct__vexpf_nonpos has 9 multiplies and 10 adds (about 0.33 against 0.54 ns a
  * softmax score on AVX-512), within 0.882 ulp (all inputs up to 89, vmath.md). fmaf is exact
  * everywhere, so the bits do not depend on the CPU: the AVX2 and AVX-512 clones
  * (CT__VM_CLONES) compile it to the instruction, the baseline x86-64 clone calls the C

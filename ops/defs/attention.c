@@ -34,6 +34,10 @@ ct_status ct__attn_plan(const ct_kernel_ctx *c, ct__attn_shape *s) {
     return refuse(c, "Q, K or V has rank below 2");
   }
   if (q->numel == 0 || k->numel == 0 || v->numel == 0) return refuse(c, "Q, K or V is empty");
+  const int64_t k_rank = c->attr[CT__ATT_K_RANK].u.i;
+  if (k_rank > 0 && k->dims.rank != k_rank) {
+    return refuse(c, "K's rank differs from the axes of the transpose the pass took in");
+  }
   st = ct__mm_plan(c, &s->qk);
   if (st != CT_OK) return st;
   const ct_ddim sd = s->qk.out; /* the scores: batch, Sq, Sk */
@@ -101,13 +105,14 @@ static const ct_attr_def attn_attrs[] = {
     {"scale_mode", {.type = CT_ATTR_STRING, .u.s = "none"}, false},
     {"mask_first", {.type = CT_ATTR_BOOL, .u.b = false}, false},
     {"axis", {.type = CT_ATTR_INT, .u.i = -1}, false},
+    {"k_rank", {.type = CT_ATTR_INT, .u.i = 0}, false},
 };
 
 static const ct_op_def defs[] = {
     /* The executor's optimize pass makes it; no gradient: it is never on a path that
      * append_backward walks. */
     {.type = "attention", .inputs = attn_in, .n_inputs = 5, .outputs = ct__slot_out,
-     .n_outputs = 1, .attrs = attn_attrs, .n_attrs = 6, .flags = CT_OP_PURE_INFER,
+     .n_outputs = 1, .attrs = attn_attrs, .n_attrs = 7, .flags = CT_OP_PURE_INFER,
      .infer_shape = attn_infer},
 };
 
@@ -121,11 +126,13 @@ static const ct__op_doc docs[] = {
      "transpose_q, transpose_k and transpose_v are the matmuls' transposes; scale_mode is "
      "\"none\", \"mul\" (scores * Scale), \"rmul\" (Scale * scores) or \"div\" (scores / Scale), "
      "Scale one element; Mask broadcasts to the scores without enlarging them, added after "
-     "(mask_first: as Mask + scores); axis is the softmax's (the last). Q, K and V are of rank 2 "
-     "or more and one dtype, their batch dims broadcast as matmul's (V's into the scores'). Each "
-     "step rounds as the separate ops do, so the bits are the chain's. The executor's optimize "
-     "pass (CPU only) makes it (docs/design/passes.md); other dims are refused (CT_ERR_SHAPE), "
-     "and the executor then runs the chain's ops. No gradient."},
+     "(mask_first: as Mask + scores); axis is the softmax's (the last); k_rank, when not 0, is "
+     "the rank K must have (the pass sets it for a K it takes from a transpose, to the count of "
+     "that transpose's axes). Q, K and V are of rank 2 or more and one dtype, their batch dims "
+     "broadcast as matmul's (V's into the scores'). Each step rounds as the separate ops do, so "
+     "the bits are the chain's. The executor's optimize pass (CPU only) makes it "
+     "(docs/design/passes.md); other dims are refused (CT_ERR_SHAPE), and the executor then runs "
+     "the chain's ops. No gradient."},
 };
 
 const ct__doc_table ct__attention_docs = CT__TABLE(docs);
