@@ -175,18 +175,27 @@ START_TEST(a_transposed_k_joins_the_fused_op) {
 }
 END_TEST
 
-/* The blocks of memory the attention op of an optimized executor over p and sp's scope took in
- * a run (its profile event's allocs), after a first run; -1 when no attention op ran. */
-static int64_t attention_allocs(const ct_program *p, const spec *sp) {
+/* The profile (of the calling thread) of one run of an optimized executor over p and sp's scope,
+ * after `warm` runs; the caller frees it. */
+static ct_profile *optimized_profile(const ct_program *p, const spec *sp, int warm) {
   ct_scope *s = scope_of(sp);
   ct_executor_options o = {.optimize = true};
   ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
   ck_assert_msg(e != NULL, "%s", ct_last_error());
-  ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
+  for (int k = 0; k < warm; k++) ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
   ct_profile *prof = ct_profile_start(CT_PROFILE_THREAD);
   ck_assert_ptr_nonnull(prof);
   ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
   ck_assert_int_eq(ct_profile_stop(prof), CT_OK);
+  ct_executor_free(e);
+  ct_scope_free(s);
+  return prof;
+}
+
+/* The blocks of memory the attention op of an optimized executor over p and sp's scope took in
+ * its second run (its profile event's allocs); -1 when no attention op ran. */
+static int64_t attention_allocs(const ct_program *p, const spec *sp) {
+  ct_profile *prof = optimized_profile(p, sp, 1);
   int64_t allocs = -1;
   for (size_t i = 0; i < ct_profile_count(prof); i++) {
     ct_profile_event ev;
@@ -194,8 +203,6 @@ static int64_t attention_allocs(const ct_program *p, const spec *sp) {
     if (strcmp(ev.type, "attention") == 0) allocs = ev.allocs;
   }
   ct_profile_free(prof);
-  ct_executor_free(e);
-  ct_scope_free(s);
   return allocs;
 }
 
@@ -234,14 +241,7 @@ START_TEST(interleaved_chains_with_transposes_both_fuse) {
       ck_assert_int_eq(ct_program_append(p, op), CT_OK);
     }
   }
-  ct_scope *s = scope_of(&sp);
-  ct_executor_options o = {.optimize = true};
-  ct_executor *e = ct_executor_new_with(p, s, ct_cpu(), &o);
-  ck_assert_msg(e != NULL, "%s", ct_last_error());
-  ct_profile *prof = ct_profile_start(CT_PROFILE_THREAD);
-  ck_assert_ptr_nonnull(prof);
-  ck_assert_msg(ct_executor_run(e) == CT_OK, "%s", ct_last_error());
-  ck_assert_int_eq(ct_profile_stop(prof), CT_OK);
+  ct_profile *prof = optimized_profile(p, &sp, 0);
   int attentions = 0, others = 0;
   for (size_t i = 0; i < ct_profile_count(prof); i++) {
     ct_profile_event ev;
@@ -256,8 +256,6 @@ START_TEST(interleaved_chains_with_transposes_both_fuse) {
   ck_assert_int_eq(attentions, 2);
   ck_assert_int_eq(others, 0);
   ct_profile_free(prof);
-  ct_executor_free(e);
-  ct_scope_free(s);
   /* and the bits: the first chain's output against the unoptimized run (frees p) */
   same_bits_fused(p, make_scope, &sp, "out", sp.dt, "k", "pr", true);
 }

@@ -9,8 +9,9 @@
  * them. The library compiles without FMA contraction, so each function gives the same bits
  * whether a loop runs it packed or scalar, at any -march (softmax's exp fuses its multiply-adds
  * itself, with fmaf). Every CPU kernel computing these functions calls these (the ops, softmax,
- * the losses, the expression engine), so fused and op-by-op results are equal bit for bit. They differ from the C library in the last bit of some
- * results; the measured bounds (float32: all 2^32 inputs) are in docs/design/vmath.md.
+ * the losses, the expression engine), so fused and op-by-op results are equal bit for bit. They
+ * differ from the C library in the last bit of some results; the measured bounds (float32: all
+ * 2^32 inputs) are in docs/design/vmath.md.
  *
  *   ct__vexpf, ct__vexp   exp; +inf -> +inf, -inf -> 0, NaN -> NaN, 0 -> 1 exactly, overflow to
  *                         +inf, results below the smallest normal rounded once to subnormals.
