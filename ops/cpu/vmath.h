@@ -39,22 +39,29 @@
 
 #define CT__VM static inline __attribute__((always_inline))
 
-/* On a kernel's range function whose loop calls these: GCC (and clang 14 or later) on x86-64
- * compiles it three times, for the SSE2 baseline, AVX2 (x86-64-v3: 8 float lanes, FMA for fmaf)
- * and AVX-512 (16), with no FMA contraction (the same bits in each), and picks the widest the CPU
- * runs at load time (an ifunc). Empty elsewhere, and in sanitizer builds. (Without the clones a
- * build runs the baseline copy, whose softmax exp calls the C library's fmaf: a clang build
- * without them took 24 ns a score for rows of 10 where the AVX2 copy takes 1.3.) */
+/* On a kernel's range function whose loop calls these: GCC on x86-64 compiles it three times,
+ * for the SSE2 baseline, AVX2 (x86-64-v3: 8 float lanes, FMA for fmaf) and AVX-512 (16), with no
+ * FMA contraction (the same bits in each), and picks the widest the CPU runs at load time (an
+ * ifunc). clang 14 and later on Linux: AVX-512, AVX2 and the baseline, as clang can neither
+ * clone for AVX2 and FMA together nor dispatch to arch=x86-64-v3 (its resolver tests the CPU's
+ * name, never true), so its AVX2 copy calls the C library's fmaf for softmax's exp (the same
+ * bits, slower). Empty elsewhere, and in sanitizer builds. Without the clones a build runs the
+ * baseline copy everywhere (a clang build without them: 24 ns a softmax score for rows of 10
+ * where GCC's AVX2 copy takes 1.3). clang makes each clone's resolver a global symbol, static
+ * function or not: the functions need names unique across the library, and the shared library
+ * keeps the resolvers inside (cmake/corten.map). */
 #if defined(__clang__) && defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
     __has_feature(memory_sanitizer)
 #define CT__VM_SANITIZED 1
 #endif
 #endif
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && \
-    !defined(__SANITIZE_THREAD__) && !defined(CT__VM_SANITIZED) &&                 \
-    (!defined(__clang__) || __clang_major__ >= 14)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+    !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define CT__VM_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
+#elif defined(__clang__) && __clang_major__ >= 14 && defined(__x86_64__) && \
+    defined(__linux__) && !defined(CT__VM_SANITIZED)
+#define CT__VM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define CT__VM_CLONES
 #endif
