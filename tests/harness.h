@@ -162,6 +162,13 @@ static inline ct_status no_cuda_status(void) {
 /* A place of no device kind corten knows. */
 static inline ct_place bad_place(void) { return (ct_place){(ct_device_kind)99, 0}; }
 
+/* Event i of profile p (asserting it is there). */
+static inline ct_profile_event profile_event(const ct_profile *p, size_t i) {
+  ct_profile_event e;
+  ck_assert_int_eq(ct_profile_event_get(p, i, &e), CT_OK);
+  return e;
+}
+
 /* A release callback for external buffers: counts its calls in the int ctx points to. */
 static inline void count_release(void *ctx) { ++*(int *)ctx; }
 

@@ -135,12 +135,6 @@ END_TEST
 
 /* ---- The profiler's device time (corten/profile.h) ---- */
 
-static ct_profile_event prof_event(const ct_profile *p, size_t i) {
-  ct_profile_event e;
-  ck_assert_int_eq(ct_profile_event_get(p, i, &e), CT_OK);
-  return e;
-}
-
 /* An executor at cuda:0 runs matmul [512, 512] x [512, 512] then relu; a profile of two runs
  * gives each op and run its kernels' device time from CUDA events: positive, the relu after the
  * matmul on the device (one stream), both inside their run's device span, the matmul (268M
@@ -171,8 +165,8 @@ START_TEST(a_profile_times_cuda_ops_with_device_events) {
   ck_assert_uint_eq(ct_profile_count(prof), 6);
   const int64_t slack = 2000;
   for (size_t r = 0; r < 2; r++) {
-    ct_profile_event pm = prof_event(prof, 3 * r), pr = prof_event(prof, 3 * r + 1);
-    ct_profile_event run = prof_event(prof, 3 * r + 2);
+    ct_profile_event pm = profile_event(prof, 3 * r), pr = profile_event(prof, 3 * r + 1);
+    ct_profile_event run = profile_event(prof, 3 * r + 2);
     ck_assert_str_eq(pm.type, "matmul");
     ck_assert_str_eq(pr.type, "relu");
     ck_assert_str_eq(run.type, "executor_run");
@@ -185,7 +179,7 @@ START_TEST(a_profile_times_cuda_ops_with_device_events) {
                      run.device_start_ns + run.device_dur_ns + slack);
     ck_assert_int_gt(pm.device_dur_ns, pr.device_dur_ns);
   }
-  if (prof_event(prof, 3).device_start_ns < prof_event(prof, 2).device_start_ns) {
+  if (profile_event(prof, 3).device_start_ns < profile_event(prof, 2).device_start_ns) {
     ck_abort_msg("the second run's device time starts before the first run's");
   }
   char table[4096];

@@ -149,15 +149,37 @@ START_TEST(global_pooling_of_1d_data) {
 }
 END_TEST
 
-/* Saves om's program (inputs x, w; output y) as `file` in the work dir and checks the op types
- * the file holds. */
-static void save_xw_to_y(ct_onnx_model *om, ct_scope *s, const char *file, const char *types) {
-  const char *ins[] = {"x", "w"}, *outs[] = {"y"};
-  ck_assert_msg(ct_onnx_save(in_dir(file), ct_onnx_program(om), s, ins, 2, outs, 1) == CT_OK, "%s",
-                ct_last_error());
-  char got[64];
-  ck_assert_int_eq(ct_onnx_op_types(in_dir(file), got, sizeof got), CT_OK);
-  ck_assert_str_eq(got, types);
+/* Model m (inputs x [1, 1, 3, 3, 3] = 0 .. 26 and w [1, 1, 2, 2, 2] of ones, output y) run twice
+ * in the work dir `dir`: loaded from m, then from `file`, the first import saved there (its op
+ * types checked to be `types`); y of dims yd must be want's n values both times. */
+static void conv3d_rounds(const pb *m, const char *dir, const char *file, const char *types,
+                          ct_ddim yd, const float *want, int n) {
+  float x[27], w[8];
+  for (int i = 0; i < 27; i++) x[i] = (float)i;
+  for (int i = 0; i < 8; i++) w[i] = 1;
+  make_work_dir(dir);
+  for (int round = 0; round < 2; round++) {
+    ct_scope *s = ct_scope_new();
+    ct_onnx_model *om = round == 0 ? ct_onnx_load_buffer(m->p, m->n, s)
+                                   : ct_onnx_load(in_dir(file), s);
+    ck_assert_msg(om != NULL, "%s", ct_last_error());
+    set_f32(s, "x", x, CT_DIMS(1, 1, 3, 3, 3));
+    set_f32(s, "w", w, CT_DIMS(1, 1, 2, 2, 2));
+    run_model(om, s);
+    const float *y = result(s, "y", CT_FLOAT32, yd);
+    for (int i = 0; i < n; i++) ck_assert_float_eq(y[i], want[i]);
+    if (round == 0) {
+      const char *ins[] = {"x", "w"}, *outs[] = {"y"};
+      ck_assert_msg(ct_onnx_save(in_dir(file), ct_onnx_program(om), s, ins, 2, outs, 1) == CT_OK,
+                    "%s", ct_last_error());
+      char got[64];
+      ck_assert_int_eq(ct_onnx_op_types(in_dir(file), got, sizeof got), CT_OK);
+      ck_assert_str_eq(got, types);
+    }
+    ct_onnx_free(om);
+    ct_scope_free(s);
+  }
+  remove_work_dir();
 }
 
 /* X [1, 1, 3, 3, 3] = 0 .. 26 by a 2 x 2 x 2 window of ones: each output sums its window,
@@ -167,28 +189,10 @@ START_TEST(conv_3d_imports_as_conv_nd_and_exports_back) {
   static const int64_t d3[2][5] = {{1, 1, 3, 3, 3}, {1, 1, 2, 2, 2}}, k3[3] = {2, 2, 2};
   static const int rank5[2] = {5, 5};
   static const float want[8] = {52, 60, 76, 84, 124, 132, 148, 156};
-  float x[27], w[8];
-  for (int i = 0; i < 27; i++) x[i] = (float)i;
-  for (int i = 0; i < 8; i++) w[i] = 1;
   pb n = ox_node_pb("Conv", in, out);
   ox_attr_ints_pb(&n, "kernel_shape", k3, 3);
   pb m = one_node(&n, 11, in, d3, rank5, out);
-  make_work_dir("onnx-conv3d");
-  for (int round = 0; round < 2; round++) {
-    ct_scope *s = ct_scope_new();
-    ct_onnx_model *om = round == 0 ? ct_onnx_load_buffer(m.p, m.n, s)
-                                   : ct_onnx_load(in_dir("c3.onnx"), s);
-    ck_assert_msg(om != NULL, "%s", ct_last_error());
-    set_f32(s, "x", x, CT_DIMS(1, 1, 3, 3, 3));
-    set_f32(s, "w", w, CT_DIMS(1, 1, 2, 2, 2));
-    run_model(om, s);
-    const float *y = result(s, "y", CT_FLOAT32, CT_DIMS(1, 1, 2, 2, 2));
-    for (int i = 0; i < 8; i++) ck_assert_float_eq(y[i], want[i]);
-    if (round == 0) save_xw_to_y(om, s, "c3.onnx", "Conv");
-    ct_onnx_free(om);
-    ct_scope_free(s);
-  }
-  remove_work_dir();
+  conv3d_rounds(&m, "onnx-conv3d", "c3.onnx", "Conv", CT_DIMS(1, 1, 2, 2, 2), want, 8);
   free(m.p);
 }
 END_TEST
@@ -212,25 +216,9 @@ START_TEST(global_average_pool_of_a_3d_intermediate) {
   v = ox_value_pb("y", FLOAT, NULL, 0);
   pb_msg(&g, 12, &v);
   pb m = ox_model_pb(&g, 11);
-  float x[27], w[8];
-  for (int i = 0; i < 27; i++) x[i] = (float)i;
-  for (int i = 0; i < 8; i++) w[i] = 1;
-  make_work_dir("onnx-pool3d");
-  for (int round = 0; round < 2; round++) {
-    ct_scope *s = ct_scope_new();
-    ct_onnx_model *om = round == 0 ? ct_onnx_load_buffer(m.p, m.n, s)
-                                   : ct_onnx_load(in_dir("p3.onnx"), s);
-    ck_assert_msg(om != NULL, "%s", ct_last_error());
-    set_f32(s, "x", x, CT_DIMS(1, 1, 3, 3, 3));
-    set_f32(s, "w", w, CT_DIMS(1, 1, 2, 2, 2));
-    run_model(om, s);
-    const float *y = result(s, "y", CT_FLOAT32, CT_DIMS(1, 1, 1, 1, 1));
-    ck_assert_float_eq(y[0], 104);
-    if (round == 0) save_xw_to_y(om, s, "p3.onnx", "Conv,GlobalAveragePool");
-    ct_onnx_free(om);
-    ct_scope_free(s);
-  }
-  remove_work_dir();
+  static const float want[1] = {104};
+  conv3d_rounds(&m, "onnx-pool3d", "p3.onnx", "Conv,GlobalAveragePool", CT_DIMS(1, 1, 1, 1, 1),
+                want, 1);
   free(m.p);
 }
 END_TEST

@@ -199,8 +199,7 @@ static int64_t attention_allocs(const ct_program *p, const spec *sp) {
   ct_profile *prof = optimized_profile(p, make_scope, sp, 1);
   int64_t allocs = -1;
   for (size_t i = 0; i < ct_profile_count(prof); i++) {
-    ct_profile_event ev;
-    ck_assert_int_eq(ct_profile_event_get(prof, i, &ev), CT_OK);
+    ct_profile_event ev = profile_event(prof, i);
     if (strcmp(ev.type, "attention") == 0) allocs = ev.allocs;
   }
   ct_profile_free(prof);
@@ -270,8 +269,7 @@ START_TEST(interleaved_chains_both_fuse) {
     ct_profile *prof = optimized_profile(p, make, &sp, 1);
     int attentions = 0, others = 0;
     for (size_t i = 0; i < ct_profile_count(prof); i++) {
-      ct_profile_event ev;
-      ck_assert_int_eq(ct_profile_event_get(prof, i, &ev), CT_OK);
+      ct_profile_event ev = profile_event(prof, i);
       if (strcmp(ev.type, "executor_run") == 0) continue;
       if (strcmp(ev.type, "attention") == 0) {
         attentions++;

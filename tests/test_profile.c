@@ -25,12 +25,6 @@ static ct_program *small_program(ct_scope *s) {
   return p;
 }
 
-static ct_profile_event event(const ct_profile *p, size_t i) {
-  ct_profile_event e;
-  ck_assert_int_eq(ct_profile_event_get(p, i, &e), CT_OK);
-  return e;
-}
-
 START_TEST(each_op_and_each_run_is_an_event) {
   ct_scope *s = ct_scope_new();
   ct_program *p = small_program(s);
@@ -44,9 +38,9 @@ START_TEST(each_op_and_each_run_is_an_event) {
   static const char *const types[4] = {"elementwise_add", "relu", "scale", "executor_run"};
   static const char *const labels[4] = {"xb", "r", "y", "3 ops"};
   for (int r = 0; r < 2; r++) {
-    ct_profile_event run = event(prof, (size_t)r * 4 + 3);
+    ct_profile_event run = profile_event(prof, (size_t)r * 4 + 3);
     for (int k = 0; k < 4; k++) {
-      ct_profile_event ev = event(prof, (size_t)r * 4 + (size_t)k);
+      ct_profile_event ev = profile_event(prof, (size_t)r * 4 + (size_t)k);
       ck_assert_str_eq(ev.type, types[k]);
       ck_assert_str_eq(ev.label, labels[k]);
       ck_assert_int_eq(ev.status, CT_OK);
@@ -59,7 +53,7 @@ START_TEST(each_op_and_each_run_is_an_event) {
       ck_assert_int_le(ev.start_ns + ev.dur_ns, run.start_ns + run.dur_ns);
     }
     /* The first run allocates each output once (32 floats), the second nothing. */
-    ct_profile_event add = event(prof, (size_t)r * 4);
+    ct_profile_event add = profile_event(prof, (size_t)r * 4);
     ck_assert_int_eq(add.allocs, r == 0 ? 1 : 0);
     ck_assert_int_eq(add.bytes, r == 0 ? 128 : 0);
   }
@@ -93,7 +87,7 @@ START_TEST(event_times_are_nanoseconds_of_the_monotonic_clock) {
   int64_t whole = mono_ns() - started; /* encloses the profile's start and stop */
   int64_t runs = 0, last_end = 0;
   for (size_t i = 0; i < ct_profile_count(prof); i++) {
-    ct_profile_event ev = event(prof, i);
+    ct_profile_event ev = profile_event(prof, i);
     ck_assert_int_ge(ev.start_ns, 0);
     ck_assert_int_ge(ev.start_ns, last_end - 1); /* one thread: runs one after another */
     if (strcmp(ev.type, "executor_run") != 0) continue;
@@ -120,8 +114,8 @@ START_TEST(op_run_and_a_failing_op_are_recorded) {
   ck_assert_int_eq(ct_op_run(bad, s, ct_cpu()), CT_ERR_SHAPE);
   ct_profile_stop(prof);
   ck_assert_uint_eq(ct_profile_count(prof), 2);
-  ck_assert_str_eq(event(prof, 0).type, "exp");
-  ck_assert_int_eq(event(prof, 1).status, CT_ERR_SHAPE);
+  ck_assert_str_eq(profile_event(prof, 0).type, "exp");
+  ck_assert_int_eq(profile_event(prof, 1).status, CT_ERR_SHAPE);
   ct_profile_event out;
   ck_assert_int_eq(ct_profile_event_get(prof, 2, &out), CT_ERR_OUT_OF_RANGE);
   ct_profile_free(prof);
@@ -173,10 +167,10 @@ START_TEST(thread_and_process_profiles) {
   ck_assert_int_eq(ct_profile_stop(mine), CT_OK);
   ck_assert_int_eq(ct_profile_stop(all), CT_OK);
   ck_assert_uint_eq(ct_profile_count(mine), 1);
-  ck_assert_str_eq(event(mine, 0).label, "t1");
+  ck_assert_str_eq(profile_event(mine, 0).label, "t1");
   ck_assert_uint_eq(ct_profile_count(all), 2);
-  ck_assert_str_eq(event(all, 1).label, "t2");
-  ck_assert_int_ne(event(all, 0).thread, event(all, 1).thread);
+  ck_assert_str_eq(profile_event(all, 1).label, "t2");
+  ck_assert_int_ne(profile_event(all, 0).thread, profile_event(all, 1).thread);
   ct_profile_free(mine);
   ct_profile_free(all);
   ct_op_free(op);

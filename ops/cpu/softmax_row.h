@@ -183,6 +183,13 @@ CT__SM_ROW(f64, double)
  * their sum where ct__sm_row makes two over each chunk (the softmax of [256, 1024] 0.59 -> 0.55
  * ns an element; with the fused exp and the float partials 0.33). Not inlined: the callers'
  * clones call it after checking ct__gemm_avx512(). */
+/* 16 floats added to the 8 double lanes acc: the lower 8 into lanes 0 .. 7, then the upper 8. */
+__attribute__((target("avx512f"), always_inline, unused)) static inline __m512d ct__sm_lanes16(
+    __m512d acc, __m512 v) {
+  acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+  return _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_castpd_ps(
+                                _mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+}
 __attribute__((target("avx512f"), noinline, unused)) static double ct__sm_row16_f32(
     const float *x, float *o, int64_t n, const float *next, float *mx) {
   const float m = ct__sm_max_f32(x, n);
@@ -196,17 +203,13 @@ __attribute__((target("avx512f"), noinline, unused)) static double ct__sm_row16_
       _mm512_storeu_ps(o + i + 16 * v, e[v]);
       if (next != NULL) __builtin_prefetch(next + i + 16 * v);
     }
-    __m512 f = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(e[0], e[1]), e[2]), e[3]);
-    acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm512_castps512_ps256(f)));
-    acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_castpd_ps(
-                                 _mm512_extractf64x4_pd(_mm512_castps_pd(f), 1))));
+    acc = ct__sm_lanes16(acc,
+                         _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(e[0], e[1]), e[2]), e[3]));
   }
   for (; i + 16 <= n; i += 16) {
     __m512 e = ct__v512_expf_sm(_mm512_sub_ps(_mm512_loadu_ps(x + i), mv));
     _mm512_storeu_ps(o + i, e);
-    acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
-    acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_castpd_ps(
-                                 _mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
+    acc = ct__sm_lanes16(acc, e);
     if (next != NULL) __builtin_prefetch(next + i);
   }
   double l[CT__SM_LANES];
