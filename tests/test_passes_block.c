@@ -211,6 +211,23 @@ START_TEST(a_stride_2_block_fuses_to_the_same_bits) {
 }
 END_TEST
 
+/* Every shape of a depthwise row: widths 2 to 5 and 11 (no interior pixel, or interior runs of
+ * 1 to 3 and 9: a block of 8 and a tail of 1), heights 1 and 2 (one or two tap rows), stride 1
+ * and 2, with 16 expanded channels and 20 (a masked chunk). */
+START_TEST(narrow_images_take_every_border_and_tail) {
+  static const int64_t widths[] = {2, 3, 4, 5, 11}, heights[] = {1, 2, 5};
+  for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
+    for (size_t j = 0; j < sizeof heights / sizeof heights[0]; j++) {
+      for (int64_t st = 1; st <= 2; st++) {
+        check_block(&(blk){.n = 1, .c = 3, .e = i % 2 == 0 ? 16 : 20, .m = 4, .h = heights[j],
+                           .w = widths[i], .s = st, .act = "clip", .dt = CT_FLOAT32},
+                    true);
+      }
+    }
+  }
+}
+END_TEST
+
 /* Images whose rows go in many bands (E 144 on 56 x 56: bands of 4 rows; the expansion's rows
  * kept from band to band) and in parts across the threads (images of 256 pixels or more; the
  * smaller ones run in one piece, the GEMMs and the depthwise's channels threaded); a width of
@@ -500,6 +517,7 @@ static Suite *make_suite(void) {
   Suite *s = suite_create("passes_block");
   CT_ADD_TEST(s, a_stride_1_block_with_its_residual_fuses_to_the_same_bits);
   CT_ADD_TEST(s, a_stride_2_block_fuses_to_the_same_bits);
+  CT_ADD_TEST(s, narrow_images_take_every_border_and_tail);
   CT_ADD_TEST(s, bands_parts_and_float64_give_the_same_bits);
   CT_ADD_TEST(s, small_images_split_their_expanded_channels_across_threads);
   CT_ADD_TEST(s, the_channel_split_holds_with_every_gemm_kernel);

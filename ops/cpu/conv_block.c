@@ -87,83 +87,141 @@ __attribute__((target("avx512f"))) static inline __m512 dw_px_avx512(
   return acc;
 }
 
-/* px (8 or 4: a constant where it is inlined) output pixels from column ox of a row whose
- * taps all lie in the image, 16 channels at mk: rows[q] is valid tap row q at column -1, w its
- * nine weights (three a row) in registers. The sums of dw_px_avx512, px chains of adds in flight;
- * then + bias and the activation, stored at o (the row's first pixel). */
+/* px output pixels from column ox of a row (px, k0, k1, S and nky constants where it is inlined),
+ * 16 channels at mk, the taps of columns kx in [k0, k1) alone (the others outside the image: the
+ * border pixels), at stride S: rows[q] is valid tap row q at column -1, w its nine weights
+ * (three a row) in registers. Each input column of a row is loaded once and taken by every
+ * pixel whose window holds it (three at stride 1), so a pixel's taps still come in (ky, kx)
+ * order: dw_px_avx512's sums, px chains of adds in flight; then + bias and the activation,
+ * stored at o (the row's first pixel). The load address steps by ep through an empty asm:
+ * unrolled, the compiler kept one precomputed offset per tap and pixel, more than there are
+ * registers, and read them back from the stack. */
 __attribute__((always_inline, target("avx512f"))) static inline void dw_block_avx512(
-    const int px, const float *const rows[3], int nky, const __m512 w[9], int64_t ox, int64_t s,
-    int64_t ep, __mmask16 mk, bool has_bias, __m512 bias, int act, __m512 vlo, __m512 vhi,
-    float *o) {
+    const int px, const int k0, const int k1, const int S, const int nky,
+    const float *const rows[3], const __m512 w[9], int64_t ox, int64_t ep, __mmask16 mk,
+    bool hb, __m512 bias, int act, __m512 vlo, __m512 vhi, float *o) {
   __m512 acc[8];
-  for (int p = 0; p < px; p++) acc[p] = _mm512_setzero_ps();
-  for (int q = 0; q < nky; q++) {
-    for (int kx = 0; kx < 3; kx++) {
-      const float *xp = rows[q] + (ox * s + kx) * ep;
-      for (int p = 0; p < px; p++) {
-        __m512 x = _mm512_maskz_loadu_ps(mk, xp + p * s * ep);
-        acc[p] = _mm512_add_ps(acc[p], _mm512_mul_ps(w[q * 3 + kx], x));
+  _Pragma("GCC unroll 8") for (int p = 0; p < px; p++) acc[p] = _mm512_setzero_ps();
+  _Pragma("GCC unroll 3") for (int q = 0; q < nky; q++) {
+    const float *xp = rows[q] + (ox * S + k0) * ep;
+    _Pragma("GCC unroll 24") for (int j = k0; j < (px - 1) * S + k1; j++) {
+      const __m512 x = _mm512_maskz_loadu_ps(mk, xp);
+      xp += ep;
+      __asm__("" : "+r"(xp));
+      _Pragma("GCC unroll 3") for (int kx = k0; kx < k1; kx++) {
+        const int d = j - kx;
+        if (d >= 0 && d % S == 0 && d / S < px) {
+          acc[d / S] = _mm512_add_ps(acc[d / S], _mm512_mul_ps(w[q * 3 + kx], x));
+        }
       }
     }
   }
-  for (int p = 0; p < px; p++) {
-    __m512 v = has_bias ? _mm512_add_ps(acc[p], bias) : acc[p];
+  _Pragma("GCC unroll 8") for (int p = 0; p < px; p++) {
+    __m512 v = hb ? _mm512_add_ps(acc[p], bias) : acc[p];
     _mm512_mask_storeu_ps(o + (ox + p) * ep, mk, ct__conv_act_f32(v, act, vlo, vhi));
   }
 }
 
+/* One output row's 16 channels at mk from nky valid tap rows at stride S (both constants: the
+ * nine weights stay in registers), into o (the row's first pixel). The pixels whose three
+ * columns of taps all lie in the image ([1, xb)) go 8 at a time (8 chains of adds in flight:
+ * one pixel at a time waited on each add's latency), the last few as one block of their count;
+ * column 0 takes taps 1 and 2 alone, the columns from xb on taps 0 and 1 (OW is (W - 1) / S + 1,
+ * so tap 1's column ox S is always inside a row of two or more). */
+__attribute__((always_inline, target("avx512f"))) static inline void dw_row_avx512(
+    const int nky, const int S, const float *row0, int64_t w_in, int64_t ky0, const float *wt,
+    int64_t xb, int64_t ow, int64_t ep, __mmask16 mk, bool hb, __m512 bias, int act,
+    __m512 vlo, __m512 vhi, float *o) {
+  __m512 w[9];
+  const float *rows[3];
+  _Pragma("GCC unroll 3") for (int q = 0; q < nky; q++) {
+    rows[q] = row0 + q * w_in * ep;
+    _Pragma("GCC unroll 3") for (int kx = 0; kx < 3; kx++) {
+      w[q * 3 + kx] = _mm512_maskz_loadu_ps(mk, wt + ((ky0 + q) * 3 + kx) * ep);
+    }
+  }
+#define DW_BLOCK(PX, K0, K1, OX) \
+  dw_block_avx512(PX, K0, K1, S, nky, rows, w, OX, ep, mk, hb, bias, act, vlo, vhi, o)
+  DW_BLOCK(1, 1, 3, 0);
+  int64_t ox = 1;
+  for (; ox + 8 <= xb; ox += 8) DW_BLOCK(8, 0, 3, ox);
+  switch (xb - ox) {
+    case 1: DW_BLOCK(1, 0, 3, ox); break;
+    case 2: DW_BLOCK(2, 0, 3, ox); break;
+    case 3: DW_BLOCK(3, 0, 3, ox); break;
+    case 4: DW_BLOCK(4, 0, 3, ox); break;
+    case 5: DW_BLOCK(5, 0, 3, ox); break;
+    case 6: DW_BLOCK(6, 0, 3, ox); break;
+    case 7: DW_BLOCK(7, 0, 3, ox); break;
+    default: break;
+  }
+  for (ox = xb; ox < ow; ox++) DW_BLOCK(1, 0, 2, ox);
+#undef DW_BLOCK
+}
+
+/* dw_row_avx512 for each count of tap rows and stride, each a function of its own (inlined into
+ * one, they took more registers than there are). */
+#define DW_ROW_FN(N, S)                                                                       \
+  __attribute__((noinline, target("avx512f"))) static void dw_row##N##_s##S##_avx512(         \
+      const float *row0, int64_t w_in, int64_t ky0, const float *wt, int64_t xb, int64_t ow,   \
+      int64_t ep, __mmask16 mk, bool hb, __m512 bias, int act, __m512 vlo, __m512 vhi,        \
+      float *o) {                                                                             \
+    dw_row_avx512(N, S, row0, w_in, ky0, wt, xb, ow, ep, mk, hb, bias, act, vlo, vhi, o);    \
+  }
+DW_ROW_FN(1, 1)
+DW_ROW_FN(2, 1)
+DW_ROW_FN(3, 1)
+DW_ROW_FN(1, 2)
+DW_ROW_FN(2, 2)
+DW_ROW_FN(3, 2)
+#undef DW_ROW_FN
+
+typedef void (*dw_row_fn)(const float *row0, int64_t w_in, int64_t ky0, const float *wt,
+                          int64_t xb, int64_t ow, int64_t ep, __mmask16 mk, bool hb,
+                          __m512 bias, int act, __m512 vlo, __m512 vhi, float *o);
+
 /* The depthwise rows [oy0, oy1) of the band in float32, channels [c0, c1) (c0 a multiple of 16)
  * along the lanes, 16 at a time (the last masked): dw_elem's sums in every lane, then + bias and
- * the activation in the pass's operand order (ct__conv_act_f32). The pixels whose three columns
- * of taps all lie in the image go 8 at a time (4 in rows of fewer) with the chunk's nine weights
- * in registers: one load a multiply-add, and 8 chains of adds in flight (one pixel at a time
- * waited on each add's latency); the last block of a row ends at its last such pixel,
- * overlapping the one before. */
+ * the activation in the pass's operand order (ct__conv_act_f32), a row at a time
+ * (dw_row_avx512). Before, every tap was a load (each input value loaded three times at stride
+ * 1), the weights and the loads' addresses came from the stack, the first and last pixels of a
+ * row went through dw_px_avx512's bounds checks and the last few interior ones as an 8-pixel
+ * block overlapping the one before. A row of one pixel goes through dw_px_avx512. */
 __attribute__((target("avx512f"))) static void dw_rows_avx512(const ir_run *r, const float *t1,
                                                              int64_t lo, float *t2, int64_t oy0,
                                                              int64_t oy1, const float *wt,
                                                              int64_t c0, int64_t c1) {
+  static const dw_row_fn rows_s1[4] = {NULL, dw_row1_s1_avx512, dw_row2_s1_avx512,
+                                       dw_row3_s1_avx512};
+  static const dw_row_fn rows_s2[4] = {NULL, dw_row1_s2_avx512, dw_row2_s2_avx512,
+                                       dw_row3_s2_avx512};
   const ct__ir_geom *g = &r->g;
-  const int64_t ep = r->ep, s = g->s;
+  const int64_t ep = r->ep, s = g->s, xb = g->w >= 2 ? (g->w - 2) / s + 1 : 1;
   const float *b2 = r->b2;
+  const bool hb = b2 != NULL;
+  const int act = r->act2;
   const __m512 vlo = _mm512_set1_ps((float)r->lo2), vhi = _mm512_set1_ps((float)r->hi2);
-  /* Columns ox whose taps ox s - 1 .. ox s + 1 all lie in [0, W): [xa, xb). */
-  const int64_t xa = 1, xb = g->w >= 2 ? (g->w - 2) / s + 1 : 1;
   for (int64_t oy = oy0; oy < oy1; oy++) {
     float *orow = t2 + (oy - oy0) * g->ow * ep;
+    /* The tap rows inside the image: ky0 .. ky0 + nky - 1, from input row iy0 on. */
+    const int64_t iy0 = oy * s - 1 < 0 ? 0 : oy * s - 1;
+    const int64_t iy1 = oy * s + 2 > g->h ? g->h : oy * s + 2;
+    const int nky = (int)(iy1 - iy0);
+    const int64_t ky0 = iy0 - (oy * s - 1);
+    const dw_row_fn fn = g->w < 2 ? NULL : s == 1 ? rows_s1[nky] : rows_s2[nky];
     for (int64_t e0 = c0; e0 < c1; e0 += 16) {
       __mmask16 mk = c1 - e0 >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (c1 - e0)) - 1);
       __m512 bias = b2 == NULL ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mk, b2 + e0);
-      __m512 w[9];
-      const float *rows[3];
-      int nky = 0;
-      for (int64_t ky = 0; ky < 3; ky++) {
-        int64_t iy = oy * s - 1 + ky;
-        if (iy < 0 || iy >= g->h) continue;
-        rows[nky] = t1 + ((iy - lo) * g->w - 1) * ep + e0; /* the row at column -1 */
-        for (int kx = 0; kx < 3; kx++) {
-          w[nky * 3 + kx] = _mm512_maskz_loadu_ps(mk, wt + (ky * 3 + kx) * ep + e0);
-        }
-        nky++;
+      float *o = orow + e0;
+      if (fn != NULL) {
+        fn(t1 + ((iy0 - lo) * g->w - 1) * ep + e0, g->w, ky0, wt + e0, xb, g->ow, ep, mk, hb,
+           bias, act, vlo, vhi, o);
+        continue;
       }
-      const int64_t len = xb - xa, step = len >= 8 ? 8 : len >= 4 ? 4 : 0;
       for (int64_t ox = 0; ox < g->ow; ox++) {
-        if (ox >= xa && ox < xb && step > 0) {
-          /* The last block ends at xb, overlapping the one before (the same values again). */
-          int64_t at = ox + step <= xb ? ox : xb - step;
-          if (step == 8) {
-            dw_block_avx512(8, rows, nky, w, at, s, ep, mk, b2 != NULL, bias, r->act2, vlo, vhi,
-                            orow + e0);
-          } else {
-            dw_block_avx512(4, rows, nky, w, at, s, ep, mk, b2 != NULL, bias, r->act2, vlo, vhi,
-                            orow + e0);
-          }
-          ox = at + step - 1; /* and one more by the loop */
-          continue;
-        }
         __m512 v = dw_px_avx512(r, t1, lo, wt, oy, ox, e0, mk);
-        if (b2 != NULL) v = _mm512_add_ps(v, bias);
-        _mm512_mask_storeu_ps(orow + ox * ep + e0, mk, ct__conv_act_f32(v, r->act2, vlo, vhi));
+        if (hb) v = _mm512_add_ps(v, bias);
+        _mm512_mask_storeu_ps(o + ox * ep, mk, ct__conv_act_f32(v, act, vlo, vhi));
       }
     }
   }

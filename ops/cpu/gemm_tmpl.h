@@ -15,13 +15,15 @@ static void SFX(zero_rows)(T *dst, int64_t kc, int64_t from, int width) {
   }
 }
 
-/* Packs rows [i0, i0 + mc) x columns [p0, p0 + kc) of op(A) into slivers of mr rows, each kc
- * columns of mr values (rows past mc zero, except in a sliver of fewer than 8 rows: the kernel
- * for h rows reads a sliver's first h values of each column alone, and a short sliver's rows
- * are copied one by one, where the transposing pack would write kc (mr - h) zeros besides: a
- * recurrent step's [1, 32] row, 32 values, 384 stores). */
-static void SFX(pack_a)(const ct__gemm *g, const UKR *u, int64_t i0, int64_t mc, int64_t p0,
-                        int64_t kc, T *dst) {
+/* Packs rows [i0, i0 + mc) x columns [p0, p0 + kc) of op(A) into slivers of mh rows (mh <= mr;
+ * the last one shorter), each kc columns of mr values: the kernel for h rows reads a sliver's
+ * first h values of each column alone. Rows past mc are zero in the last sliver when it has 8
+ * rows or more; a sliver of fewer than 8 rows is copied row by row, its places past h left
+ * unwritten, where the transposing pack would write kc (mr - h) zeros besides (a recurrent
+ * step's [1, 32] row, 32 values, 384 stores). So are the places past mh of a sliver when mh is
+ * under mr (the A layout, transposed, copies runs of mh values). */
+static void SFX(pack_a)(const ct__gemm *g, const UKR *u, int64_t i0, int64_t mc, int mh,
+                        int64_t p0, int64_t kc, T *dst) {
   const int mr = u->mr;
   const T *a = g->a;
   if (g->ta) {
@@ -30,18 +32,18 @@ static void SFX(pack_a)(const ct__gemm *g, const UKR *u, int64_t i0, int64_t mc,
      * pieces of mr values from kc rows (a fifth of a swapped 1x1 convolution's time,
      * MobileNetV2's 576 -> 96 on 14 x 14); row by row, the slivers' places for a row lie
      * mr kc values apart, a multiple of 4 KiB, all in one set of L1. */
-    const int64_t whole = mc / mr * mr;
+    const int64_t whole = mc / mh * mh;
     for (int64_t p1 = 0; p1 < kc; p1 += 16) {
       const int64_t pe = kc - p1 < 16 ? kc : p1 + 16;
       T *d = dst;
       int64_t s = 0;
-      for (; s < whole; s += mr, d += mr * kc) {
+      for (; s < whole; s += mh, d += mr * kc) {
         for (int64_t p = p1; p < pe; p++) {
           const T *src = a + (p0 + p) * g->lda + i0 + s;
-          if (mr == 12) {
+          if (mh == 12) {
             memcpy(d + p * 12, src, 12 * sizeof(T));
           } else {
-            memcpy(d + p * mr, src, (size_t)mr * sizeof(T));
+            memcpy(d + p * mr, src, (size_t)mh * sizeof(T));
           }
         }
       }
@@ -49,11 +51,11 @@ static void SFX(pack_a)(const ct__gemm *g, const UKR *u, int64_t i0, int64_t mc,
         memcpy(d + p * mr, a + (p0 + p) * g->lda + i0 + whole, (size_t)(mc - whole) * sizeof(T));
       }
     }
-    if (whole < mc) SFX(zero_rows)(dst + whole * kc, kc, mc - whole, mr);
+    if (whole < mc && mh == mr) SFX(zero_rows)(dst + whole / mh * mr * kc, kc, mc - whole, mr);
     return;
   }
-  for (int64_t s = 0; s < mc; s += mr, dst += mr * kc) {
-    int64_t h = mc - s < mr ? mc - s : mr;
+  for (int64_t s = 0; s < mc; s += mh, dst += mr * kc) {
+    int64_t h = mc - s < mh ? mc - s : mh;
     if (h < 8) {
       const T *src = a + (i0 + s) * g->lda + p0;
       for (int64_t q = 0; q < h; q++) {
@@ -204,7 +206,14 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
       for (int64_t ic = r0; ic < r1; ic += pl->mc) {
         int64_t mcb = r1 - ic < pl->mc ? r1 - ic : pl->mc;
         const T *ablock = ap != NULL ? ap + pc * a_rows + ic * kc : pa;
-        if (ap == NULL) SFX(pack_a)(g, u, ic, mcb, pc, kc, pa);
+        /* A packed here goes in slivers of mh rows, the block's rows evenly over as few
+         * slivers as mr allows: 49 rows as 10, 10, 10, 10 and 9, not 4 x 12 and a one-row
+         * sliver, whose kernel waits on its two chains of multiply-adds (the 1x1
+         * convolutions of 7 x 7 images, swapped: pixels along A's rows). Same sums: the
+         * kernel's rows do not enter them. Kept packings (ap) have mr-row slivers. */
+        const int64_t nsl = (mcb + mr - 1) / mr;
+        const int mh = ap != NULL ? mr : (int)((mcb + nsl - 1) / nsl);
+        if (ap == NULL) SFX(pack_a)(g, u, ic, mcb, mh, pc, kc, pa);
         for (int64_t jr = 0; jr < ncb; jr += nr) {
           /* A block of one row (a matrix-vector product): 4 whole slivers at a time, all read
            * in place or all packed, C's row along memory (not swapped). */
@@ -228,21 +237,22 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
                                ? (const char *)(bsl + nr * kc)
                                : NULL;
           const int64_t pf_lines = (int64_t)(nr * kc * sizeof(T) / 64);
-          const int64_t pf_step = pf_lines / ((mcb + mr - 1) / mr) + 1;
+          const int64_t pf_step = pf_lines / nsl + 1;
           int64_t pf_at = 0;
-          for (int64_t ir = 0; ir < mcb; ir += mr) {
-            int64_t h = mcb - ir < mr ? mcb - ir : mr;
+          for (int64_t ir = 0, sl = 0; ir < mcb; ir += mh, sl++) {
+            int64_t h = mcb - ir < mh ? mcb - ir : mh;
             for (int64_t q = 0; pf != NULL && q < pf_step && pf_at < pf_lines; q++, pf_at++) {
               __builtin_prefetch(pf + pf_at * 64, 0, 2);
             }
             T *ct = c + (ic + ir) * ci + (jc + jr) * cj;
             const UEPI *te = SFX(tile_epi)(g, pl, last, ic + ir, jc + jr, &ue);
+            const T *asl = ablock + sl * mr * kc;
             if (w == nr && !pl->swap) {
-              u->run[h](kc, ablock + ir * kc, bsl, bstep, ct, ldc, alpha, beta, te);
+              u->run[h](kc, asl, bsl, bstep, ct, ldc, alpha, beta, te);
             } else if (w == nr && u->run_t[h] != NULL) { /* swapped, stored transposed */
-              u->run_t[h](kc, ablock + ir * kc, bsl, bstep, ct, ldc, alpha, beta, te);
+              u->run_t[h](kc, asl, bsl, bstep, ct, ldc, alpha, beta, te);
             } else {
-              u->run[h](kc, ablock + ir * kc, bsl, bstep, tile, nr, 1, 0, NULL);
+              u->run[h](kc, asl, bsl, bstep, tile, nr, 1, 0, NULL);
               SFX(put_tile)(pl, tile, h, w, alpha, beta, ct, ldc, te);
             }
           }
@@ -263,7 +273,7 @@ void SFX(ct__gemm_pack)(const ct__gemm *g, int which, T *dst) {
   for (int64_t pc = 0; pc < w->k; pc += KC) {
     int64_t kc = w->k - pc < KC ? w->k - pc : KC;
     if (role == 0) {
-      SFX(pack_a)(w, u, 0, w->m, pc, kc, dst + pc * rows);
+      SFX(pack_a)(w, u, 0, w->m, u->mr, pc, kc, dst + pc * rows);
     } else {
       SFX(pack_b)(w, u, pc, kc, 0, w->n, dst + pc * rows);
     }
