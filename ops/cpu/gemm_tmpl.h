@@ -16,12 +16,12 @@ static void SFX(zero_rows)(T *dst, int64_t kc, int64_t from, int width) {
 }
 
 /* Packs rows [i0, i0 + mc) x columns [p0, p0 + kc) of op(A) into slivers of mh rows (mh <= mr;
- * the last one shorter), each kc columns of mr values: the kernel for h rows reads a sliver's
- * first h values of each column alone. Rows past mc are zero in the last sliver when it has 8
- * rows or more; a sliver of fewer than 8 rows is copied row by row, its places past h left
- * unwritten, where the transposing pack would write kc (mr - h) zeros besides (a recurrent
- * step's [1, 32] row, 32 values, 384 stores). So are the places past mh of a sliver when mh is
- * under mr (the A layout, transposed, copies runs of mh values). */
+ * the last one may be shorter), each kc columns of mr values: the kernel for h rows reads a
+ * sliver's first h values of each column alone, so the places past h need not be written. They
+ * are zeroed where that costs nothing extra: by the transposing pack in slivers of 8 rows or
+ * more, and in A's transposed layout when mh is mr. A sliver of fewer than 8 rows is copied row
+ * by row (the transposing pack would write kc (mr - h) zeros besides: a recurrent step's
+ * [1, 32] row, 32 values, 384 stores). */
 static void SFX(pack_a)(const ct__gemm *g, const UKR *u, int64_t i0, int64_t mc, int mh,
                         int64_t p0, int64_t kc, T *dst) {
   const int mr = u->mr;
