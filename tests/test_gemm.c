@@ -33,7 +33,7 @@ typedef struct prod {
   int64_t m, n, k;
   bool ta, tb;
   double alpha, beta;
-  bool in_place; /* b_in_place: B's slivers read where they are */
+  bool in_place; /* b_in_place and a_in_place: B's slivers and A's rows read where they are */
   unsigned packed; /* PACK_A, PACK_B: that operand packed beforehand (ct__gemm_pack); with
                       PACK_WRONG, given with another width than ct__gemm_packed_elems said */
 } prod;
@@ -87,7 +87,7 @@ REF(double, f64, fma)
     }                                                                                             \
     ct__gemm g = {.ta = p->ta, .tb = p->tb, .m = p->m, .n = p->n, .k = p->k, .alpha = p->alpha, \
                   .beta = p->beta, .a = a, .lda = lda, .b = b, .ldb = ldb, .c = c, .ldc = ldc,  \
-                  .b_in_place = p->in_place};                                                     \
+                  .b_in_place = p->in_place, .a_in_place = p->in_place};                          \
     T *packed[2] = {NULL, NULL}, *kept[2] = {NULL, NULL};                                         \
     for (int w = 0; w < 2; w++) {                                                                 \
       if (!(p->packed & (w == 0 ? PACK_A : PACK_B))) continue;                                    \
@@ -161,8 +161,10 @@ static const int64_t shapes[][3] = {{1, 1, 1},    {1, 77, 300},  {77, 1, 300}, {
 #define N_SHAPES (sizeof shapes / sizeof shapes[0])
 
 /* Every shape, transpose, dtype and a few alpha and beta with the kernel named, if it runs here
- * (the kernel is chosen back to the widest after); B packed, and B read in place where the call
- * asks (b_in_place: the same sums). */
+ * (the kernel is chosen back to the widest after); B packed, and B read in place and A's rows
+ * read where they lie where the call asks (b_in_place, a_in_place: the same sums; the AVX-512
+ * float32 kernels read A in place when it is not transposed, or, swapped, when B is; A's
+ * padding columns hold NaN, which a read past a row's k values would spread). */
 static void check_kernel(const char *name) {
   if (!ct__gemm_use_kernel(name)) {
     printf("gemm: this CPU does not run the %s kernel; its checks skipped\n", name);

@@ -140,6 +140,20 @@ START_TEST(long_rows_and_deep_sums_fuse_to_the_same_bits) {
 }
 END_TEST
 
+/* Rows of scores 4 KiB long (1024 floats, 512 doubles): a block's rows a cache line further
+ * apart than their length (score_ld), the scale, the mask and the softmax on the padded rows and
+ * the second product reading them where they lie; 300 query rows: two blocks of float32 rows. */
+START_TEST(rows_of_4_kib_fuse_to_the_same_bits) {
+  check(&(spec){.q = CT_DIMS(1, 300, 16), .k = CT_DIMS(1, 1024, 16), .v = CT_DIMS(1, 1024, 8),
+                .tk = true, .mode = "div", .scale = CT_DIMS(1), .has_mask = true,
+                .mask = CT_DIMS(1024), .dt = CT_FLOAT32},
+        true);
+  check(&(spec){.q = CT_DIMS(1, 40, 8), .k = CT_DIMS(1, 8, 512), .v = CT_DIMS(1, 512, 6),
+                .mode = "mul", .scale = CT_DIMS(1), .dt = CT_FLOAT64},
+        true);
+}
+END_TEST
+
 /* Q given transposed ([B, d, Sq]: transpose_x), in both item forms: whole heads (batched GEMMs)
  * and a block of rows of one entry. */
 START_TEST(a_transposed_q_fuses_to_the_same_bits) {
@@ -517,6 +531,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, a_divided_and_masked_chain_fuses_to_the_same_bits);
   CT_ADD_TEST(s, operands_on_either_side_fuse_to_the_same_bits);
   CT_ADD_TEST(s, long_rows_and_deep_sums_fuse_to_the_same_bits);
+  CT_ADD_TEST(s, rows_of_4_kib_fuse_to_the_same_bits);
   CT_ADD_TEST(s, a_transposed_q_fuses_to_the_same_bits);
   CT_ADD_TEST(s, a_transposed_k_joins_the_fused_op);
   CT_ADD_TEST(s, a_transposed_k_read_elsewhere_stays_a_transpose);

@@ -245,7 +245,7 @@ static ct__gemm expand_gemm(const ir_run *r, int64_t p, int64_t left) {
  * and the epilogue are the caller's. */
 static ct__gemm project_gemm(const ir_run *r, int64_t p) {
   return (ct__gemm){.ta = false, .tb = true, .m = r->g.m, .n = p, .k = r->g.e, .alpha = 1,
-                    .beta = 0, .a = r->w3, .lda = r->g.e, .ldb = r->ep,
+                    .beta = 0, .a = r->w3, .lda = r->g.e, .ldb = r->ep, .a_in_place = true,
                     .ldc = r->g.oh * r->g.ow, .a_packed = r->w3p, .a_packed_w = r->w3w};
 }
 

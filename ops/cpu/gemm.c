@@ -101,7 +101,7 @@ static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, bool tstore, int6
                           .lda = g->ldb, .ldb = g->lda, .c = g->c, .ldc = g->ldc,
                           .a_packed = g->b_packed, .b_packed = g->a_packed,
                           .a_packed_w = g->b_packed_w, .b_packed_w = g->a_packed_w,
-                          .epi = g->epi};
+                          .a_in_place = g->a_in_place, .epi = g->epi};
     g = swapped;
   }
   pl->direct = g->pack_b == NULL && !g->tb &&

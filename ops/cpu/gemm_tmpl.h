@@ -184,6 +184,9 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
   /* Operands packed beforehand (ct__gemm_pack): block pc of k starts pc x (rows rounded up to
    * slivers) elements in, and a sliver starting at row (column) i, i x kc into its block. */
   const T *ap = g->a_packed != NULL && g->a_packed_w == mr ? g->a_packed : NULL;
+  /* A's rows read where they lie (a_in_place), by the kernels that do */
+  const bool ai = g->a_in_place && ap == NULL && !g->ta && u->run_ai[1] != NULL &&
+                  (!pl->swap || u->run_ait[1] != NULL);
   const T *bp = g->b_packed != NULL && g->b_packed_w == nr ? g->b_packed : NULL;
   const int64_t a_rows = (g->m + mr - 1) / mr * mr, b_cols = (g->n + nr - 1) / nr * nr;
   T tile[CT__UKR_MAX_MR * CT__UKR_MAX_NR] __attribute__((aligned(64)));
@@ -213,11 +216,11 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
          * kernel's rows do not enter them. Kept packings (ap) have mr-row slivers. */
         const int64_t nsl = (mcb + mr - 1) / mr;
         const int mh = ap != NULL ? mr : (int)((mcb + nsl - 1) / nsl);
-        if (ap == NULL) SFX(pack_a)(g, u, ic, mcb, mh, pc, kc, pa);
+        if (ap == NULL && !ai) SFX(pack_a)(g, u, ic, mcb, mh, pc, kc, pa);
         for (int64_t jr = 0; jr < ncb; jr += nr) {
           /* A block of one row (a matrix-vector product): 4 whole slivers at a time, all read
            * in place or all packed, C's row along memory (not swapped). */
-          if (mcb == 1 && u->row4 != NULL && !pl->swap && jr + 4 * nr <= ncb &&
+          if (mcb == 1 && u->row4 != NULL && !pl->swap && !ai && jr + 4 * nr <= ncb &&
               (jr + 4 * nr <= whole || jr >= whole)) {
             const bool in_place = jr < whole;
             u->row4(kc, ablock, in_place ? b + pc * g->ldb + jc + jr : bpanel + jr * kc,
@@ -247,12 +250,25 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
             T *ct = c + (ic + ir) * ci + (jc + jr) * cj;
             const UEPI *te = SFX(tile_epi)(g, pl, last, ic + ir, jc + jr, &ue);
             const T *asl = ablock + sl * mr * kc;
+            const T *arow = ai ? (const T *)g->a + (ic + ir) * g->lda + pc : NULL;
             if (w == nr && !pl->swap) {
-              u->run[h](kc, asl, bsl, bstep, ct, ldc, alpha, beta, te);
+              if (ai) {
+                u->run_ai[h](kc, arow, g->lda, bsl, bstep, ct, ldc, alpha, beta, te);
+              } else {
+                u->run[h](kc, asl, bsl, bstep, ct, ldc, alpha, beta, te);
+              }
             } else if (w == nr && u->run_t[h] != NULL) { /* swapped, stored transposed */
-              u->run_t[h](kc, asl, bsl, bstep, ct, ldc, alpha, beta, te);
+              if (ai) {
+                u->run_ait[h](kc, arow, g->lda, bsl, bstep, ct, ldc, alpha, beta, te);
+              } else {
+                u->run_t[h](kc, asl, bsl, bstep, ct, ldc, alpha, beta, te);
+              }
             } else {
-              u->run[h](kc, asl, bsl, bstep, tile, nr, 1, 0, NULL);
+              if (ai) {
+                u->run_ai[h](kc, arow, g->lda, bsl, bstep, tile, nr, 1, 0, NULL);
+              } else {
+                u->run[h](kc, asl, bsl, bstep, tile, nr, 1, 0, NULL);
+              }
               SFX(put_tile)(pl, tile, h, w, alpha, beta, ct, ldc, te);
             }
           }

@@ -63,22 +63,28 @@ UKR_C_ALL(ukr_c_f64, double, ct__ukr_epi_f64)
 
 #if CT__UKR_X86
 /* The sums of an H-row tile of two vectors V of W lanes, into acc0[i], acc1[i] (zeroed before):
- * per step of k two loads of B's row, H broadcasts of A's column, 2 H fused multiply-adds. */
-#define UKR_SUMS(V, W, MR, H, SET1, LOADU, FMA)                                                 \
-  for (int64_t p = 0; p < kc; p++, a += MR, b += bs) {                                          \
+ * per step of k two loads of B's row, H broadcasts of A's column, 2 H fused multiply-adds. A's
+ * row i at a + i AROW, its next column ASTEP on: a packed sliver (AROW 1, ASTEP MR) or A's rows
+ * where they lie (AROW lda, ASTEP 1). */
+#define UKR_SUMS(V, W, ASTEP, AROW, H, SET1, LOADU, FMA)                                        \
+  for (int64_t p = 0; p < kc; p++, a += ASTEP, b += bs) {                                       \
     V b0 = LOADU(b), b1 = LOADU(b + W);                                                         \
     _Pragma("GCC unroll 16") for (int i = 0; i < H; i++) {                                      \
-      V x = SET1(a[i]);                                                                         \
+      V x = SET1(a[i * AROW]);                                                                  \
       acc0[i] = FMA(x, b0, acc0[i]);                                                            \
       acc1[i] = FMA(x, b1, acc1[i]);                                                            \
     }                                                                                           \
   }
 
-/* One kernel of H rows (H <= MR) of two vectors V of W lanes. The loops over rows are unrolled
- * whole, so the accumulators live in registers. */
-#define UKR_X86(NAME, TGT, T, E, V, W, MR, H, SET1, ZERO, LOADU, STOREU, FMA, MUL, ADD, MAX, MIN) \
-  __attribute__((target(TGT))) static void NAME(int64_t kc, const T *a, const T *b, int64_t bs, \
-                                                T *c, int64_t ldc, T alpha, T beta,             \
+/* One kernel of H rows (H <= MR) of two vectors V of W lanes, A a packed sliver (AP_PACKED:
+ * ASTEP MR, AROW 1) or read in place (AP_LDA: an lda parameter after a; ASTEP 1, AROW lda).
+ * The loops over rows are unrolled whole, so the accumulators live in registers. */
+#define AP_PACKED
+#define AP_LDA , int64_t lda
+#define UKR_X86_A(NAME, TGT, T, E, V, W, H, AP, ASTEP, AROW, SET1, ZERO, LOADU, STOREU, FMA, MUL, \
+                  ADD, MAX, MIN)                                                                \
+  __attribute__((target(TGT))) static void NAME(int64_t kc, const T *a AP, const T *b,          \
+                                                int64_t bs, T *c, int64_t ldc, T alpha, T beta, \
                                                 const E *e) {                                   \
     V acc0[H], acc1[H];                                                                         \
     _Pragma("GCC unroll 16") for (int i = 0; i < H; i++) {                                      \
@@ -86,7 +92,7 @@ UKR_C_ALL(ukr_c_f64, double, ct__ukr_epi_f64)
       _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);                                   \
       _mm_prefetch((const char *)(c + i * ldc + 2 * W - 1), _MM_HINT_T0);                       \
     }                                                                                           \
-    UKR_SUMS(V, W, MR, H, SET1, LOADU, FMA);                                                    \
+    UKR_SUMS(V, W, ASTEP, AROW, H, SET1, LOADU, FMA);                                           \
     V va = SET1(alpha), vb = SET1(beta);                                                        \
     _Pragma("GCC unroll 16") for (int i = 0; i < H; i++) {                                      \
       T *r = c + i * ldc;                                                                       \
@@ -163,6 +169,13 @@ UKR_C_ALL(ukr_c_f64, double, ct__ukr_epi_f64)
     }                                                                                           \
   }
 
+#define UKR_X86(NAME, TGT, T, E, V, W, MR, H, ...) \
+  UKR_X86_A(NAME, TGT, T, E, V, W, H, AP_PACKED, MR, 1, __VA_ARGS__)
+/* AVX-512 float32 with A's rows read in place. */
+#define AVX512_AI(NAME, T, V, W, H, S)                                                            \
+  UKR_X86_A(NAME, "avx512f", T, EPI_##S, V, W, H, AP_LDA, 1, lda, _mm512_set1_##S,              \
+            _mm512_setzero_##S, _mm512_loadu_##S, _mm512_storeu_##S, _mm512_fmadd_##S,           \
+            _mm512_mul_##S, _mm512_add_##S, _mm512_max_##S, _mm512_min_##S)
 #define AVX512(NAME, T, V, W, H, S)                                                          \
   UKR_X86(NAME, "avx512f", T, EPI_##S, V, W, 12, H, _mm512_set1_##S, _mm512_setzero_##S,     \
           _mm512_loadu_##S, _mm512_storeu_##S, _mm512_fmadd_##S, _mm512_mul_##S, _mm512_add_##S, \
@@ -181,6 +194,7 @@ UKR_C_ALL(ukr_c_f64, double, ct__ukr_epi_f64)
   KIND(NAME##_9, T, V, W, 9, S) KIND(NAME##_10, T, V, W, 10, S) KIND(NAME##_11, T, V, W, 11, S) \
   KIND(NAME##_12, T, V, W, 12, S)
 ROWS12(AVX512, ukr_avx512_f32, float, __m512, 16, ps)
+ROWS12(AVX512_AI, ukr_avx512_f32_ai, float, __m512, 16, ps)
 ROWS12(AVX512, ukr_avx512_f64, double, __m512d, 8, pd)
 ROWS6(AVX2, ukr_avx2_f32, float, __m256, 8, ps)
 ROWS6(AVX2, ukr_avx2_f64, double, __m256d, 4, pd)
@@ -228,15 +242,15 @@ __attribute__((target("avx512f"))) static inline void t16_store_f32(
   }
 }
 
-#define UKR_T512(NAME, H)                                                                      \
-  __attribute__((target("avx512f"))) static void NAME(int64_t kc, const float *a,              \
+#define UKR_T512_A(NAME, H, AP, ASTEP, AROW)                                                   \
+  __attribute__((target("avx512f"))) static void NAME(int64_t kc, const float *a AP,           \
                                                       const float *b, int64_t bs, float *c,    \
                                                       int64_t ldc, float alpha, float beta,    \
                                                       const ct__ukr_epi_f32 *e) {              \
     __m512 acc0[H], acc1[H];                                                                   \
     _Pragma("GCC unroll 16") for (int i = 0; i < H; i++) acc0[i] = acc1[i] =                   \
         _mm512_setzero_ps();                                                                   \
-    UKR_SUMS(__m512, 16, 12, H, _mm512_set1_ps, _mm512_loadu_ps, _mm512_fmadd_ps);             \
+    UKR_SUMS(__m512, 16, ASTEP, AROW, H, _mm512_set1_ps, _mm512_loadu_ps, _mm512_fmadd_ps);    \
     const __m512 va = _mm512_set1_ps(alpha);                                                   \
     const __mmask16 m = (__mmask16)((1u << H) - 1);                                            \
     __m512 r[16];                                                                              \
@@ -247,11 +261,14 @@ __attribute__((target("avx512f"))) static inline void t16_store_f32(
         i < H ? _mm512_mul_ps(va, acc1[i < H ? i : 0]) : _mm512_setzero_ps();                  \
     t16_store_f32(r, 16, c, ldc, beta, m, e);                                                  \
   }
-UKR_T512(ukr_avx512_f32_t_1, 1) UKR_T512(ukr_avx512_f32_t_2, 2) UKR_T512(ukr_avx512_f32_t_3, 3)
-UKR_T512(ukr_avx512_f32_t_4, 4) UKR_T512(ukr_avx512_f32_t_5, 5) UKR_T512(ukr_avx512_f32_t_6, 6)
-UKR_T512(ukr_avx512_f32_t_7, 7) UKR_T512(ukr_avx512_f32_t_8, 8) UKR_T512(ukr_avx512_f32_t_9, 9)
-UKR_T512(ukr_avx512_f32_t_10, 10) UKR_T512(ukr_avx512_f32_t_11, 11)
-UKR_T512(ukr_avx512_f32_t_12, 12)
+#define UKR_T512(NAME, H) UKR_T512_A(NAME, H, AP_PACKED, 12, 1)
+#define UKR_T512_AI(NAME, H) UKR_T512_A(NAME, H, AP_LDA, 1, lda)
+#define T512_ALL(KIND, NAME)                                                                  \
+  KIND(NAME##_1, 1) KIND(NAME##_2, 2) KIND(NAME##_3, 3) KIND(NAME##_4, 4) KIND(NAME##_5, 5)  \
+  KIND(NAME##_6, 6) KIND(NAME##_7, 7) KIND(NAME##_8, 8) KIND(NAME##_9, 9) KIND(NAME##_10, 10) \
+  KIND(NAME##_11, 11) KIND(NAME##_12, 12)
+T512_ALL(UKR_T512, ukr_avx512_f32_t)
+T512_ALL(UKR_T512_AI, ukr_avx512_f32_ait)
 
 /* The small product (gemm_ukr.h): rows four at a time, each row's n values in one masked vector
  * of accumulators; B's rows (columns, when stored transposed) read once into an aligned buffer
@@ -428,21 +445,24 @@ ACROSS_X86(across_avx2_f64, double, __m256d, 4, _mm256_loadu_pd, _mm256_storeu_p
 enum { K_PORTABLE, K_AVX2, K_AVX512, K_COUNT };
 
 static const ct__ukr_f32 f32_kernels[K_COUNT] = {
-    [K_PORTABLE] = {"portable", 4, 8, UKR_C_TABLE(ukr_c_f32), across_c_f32, NULL, {NULL}, NULL},
+    [K_PORTABLE] = {"portable", 4, 8, UKR_C_TABLE(ukr_c_f32), across_c_f32, NULL, {NULL}, NULL,
+                    {NULL}, {NULL}},
 #if CT__UKR_X86
     [K_AVX2] = {"avx2", 6, 16, {TABLE6(ukr_avx2_f32)}, across_avx2_f32, row4_avx2_f32, {NULL},
-                NULL},
+                NULL, {NULL}, {NULL}},
     [K_AVX512] = {"avx512", 12, 32, {TABLE12(ukr_avx512_f32)}, across_avx2_f32, row4_avx512_f32,
-                  {TABLE12(ukr_avx512_f32_t)}, small_avx512_f32},
+                  {TABLE12(ukr_avx512_f32_t)}, small_avx512_f32, {TABLE12(ukr_avx512_f32_ai)},
+                  {TABLE12(ukr_avx512_f32_ait)}},
 #endif
 };
 static const ct__ukr_f64 f64_kernels[K_COUNT] = {
-    [K_PORTABLE] = {"portable", 4, 8, UKR_C_TABLE(ukr_c_f64), across_c_f64, NULL, {NULL}, NULL},
+    [K_PORTABLE] = {"portable", 4, 8, UKR_C_TABLE(ukr_c_f64), across_c_f64, NULL, {NULL}, NULL,
+                    {NULL}, {NULL}},
 #if CT__UKR_X86
     [K_AVX2] = {"avx2", 6, 8, {TABLE6(ukr_avx2_f64)}, across_avx2_f64, row4_avx2_f64, {NULL},
-                NULL},
+                NULL, {NULL}, {NULL}},
     [K_AVX512] = {"avx512", 12, 16, {TABLE12(ukr_avx512_f64)}, across_avx2_f64, row4_avx512_f64,
-                  {NULL}, NULL},
+                  {NULL}, NULL, {NULL}, {NULL}},
 #endif
 };
 

@@ -59,6 +59,14 @@ typedef struct ct__ukr_f32 {
   /* A whole small product from A and B as stored (small below); NULL: none */
   void (*small)(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, bool ta,
                 const float *b, int64_t ldb, bool tb, float *c, int64_t ldc);
+  /* run and run_t with A's h rows read where they lie (row i at a + i lda, its values along
+   * memory) instead of from a packed sliver: the same sums in the same order; NULLs: none */
+  void (*run_ai[CT__UKR_MAX_MR + 1])(int64_t kc, const float *a, int64_t lda, const float *b,
+                                     int64_t bs, float *c, int64_t ldc, float alpha, float beta,
+                                     const ct__ukr_epi_f32 *e);
+  void (*run_ait[CT__UKR_MAX_MR + 1])(int64_t kc, const float *a, int64_t lda, const float *b,
+                                      int64_t bs, float *c, int64_t ldc, float alpha,
+                                      float beta, const ct__ukr_epi_f32 *e);
 } ct__ukr_f32;
 
 typedef struct ct__ukr_f64 {
@@ -76,6 +84,13 @@ typedef struct ct__ukr_f64 {
                                     const ct__ukr_epi_f64 *e);
   void (*small)(int64_t m, int64_t n, int64_t k, const double *a, int64_t lda, bool ta,
                 const double *b, int64_t ldb, bool tb, double *c, int64_t ldc); /* none yet */
+  void (*run_ai[CT__UKR_MAX_MR + 1])(int64_t kc, const double *a, int64_t lda, const double *b,
+                                     int64_t bs, double *c, int64_t ldc, double alpha,
+                                     double beta, const ct__ukr_epi_f64 *e); /* none yet */
+  void (*run_ait[CT__UKR_MAX_MR + 1])(int64_t kc, const double *a, int64_t lda,
+                                      const double *b, int64_t bs, double *c, int64_t ldc,
+                                      double alpha, double beta,
+                                      const ct__ukr_epi_f64 *e); /* none yet */
 } ct__ukr_f64;
 
 /* small computes C = op(A) op(B) (m x n, rows ldc apart) for n <= CT__UKR_SMALL_N and k <= the

@@ -395,7 +395,7 @@ typedef struct sm_job {
     const sm_job *j = arg;                                                                    \
     int64_t n = j->n, inner = j->inner;                                                       \
     if (inner == 1) { /* one block per row: q is the row */                                  \
-      ct__sm_rows_##SUF(j->x, j->o, n, first, last, j->rows);                                 \
+      ct__sm_rows_##SUF(j->x, j->o, n, n, first, last, j->rows);                              \
       return;                                                                                 \
     }                                                                                         \
     for (int64_t q = first; q < last; q++) {                                                  \

@@ -150,24 +150,31 @@ static inline __attribute__((always_inline)) void ct__sm_add_f64(const double *o
     }                                                                                          \
   }
 
-/* Rows [first, last) of `total` contiguous rows of n elements, x into o: the short path for rows
- * of up to CT__SM_SHORT, else ct__sm_row with the next row prefetched. The one choice both the
- * softmax kernel and attention make, so that they give the same bits. */
+/* Rows [first, last) of `total` rows of n elements ld apart (ld >= n), x into o: the short path
+ * for rows of up to CT__SM_SHORT, else ct__sm_row with the next row prefetched. The one choice
+ * both the softmax kernel and attention make, so that they give the same bits (each row's
+ * values depend on that row alone, whatever the stride and the grouping). */
 #define CT__SM_ROWS(SUF, T)                                                                    \
   static inline __attribute__((always_inline)) void ct__sm_rows_##SUF(                         \
-      const T *x, T *o, int64_t n, int64_t first, int64_t last, int64_t total) {               \
+      const T *x, T *o, int64_t n, int64_t ld, int64_t first, int64_t last, int64_t total) {   \
     if (n <= CT__SM_SHORT) {                                                                   \
-      ct__sm_short_##SUF(x, o, n, first, last);                                                \
+      if (ld == n) {                                                                           \
+        ct__sm_short_##SUF(x, o, n, first, last);                                              \
+      } else {                                                                                 \
+        for (int64_t r = first; r < last; r++) {                                               \
+          ct__sm_short_##SUF(x + r * ld, o + r * ld, n, 0, 1);                                 \
+        }                                                                                      \
+      }                                                                                        \
       return;                                                                                  \
     }                                                                                          \
     const bool fast16 = CT__SM_FAST16(T);                                                      \
     for (int64_t r = first; r < last; r++) {                                                   \
       T mx;                                                                                    \
-      const T *next = r + 1 < total ? x + (r + 1) * n : NULL;                                  \
+      const T *next = r + 1 < total ? x + (r + 1) * ld : NULL;                                 \
       if (fast16) {                                                                            \
-        CT__SM_ROW16(x + r * n, o + r * n, n, next, &mx);                                      \
+        CT__SM_ROW16(x + r * ld, o + r * ld, n, next, &mx);                                    \
       } else {                                                                                 \
-        ct__sm_row_##SUF(x + r * n, o + r * n, n, next, &mx);                                  \
+        ct__sm_row_##SUF(x + r * ld, o + r * ld, n, next, &mx);                                \
       }                                                                                        \
     }                                                                                          \
   }
