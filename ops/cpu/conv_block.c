@@ -327,6 +327,14 @@ static int64_t dw_grain(const ir_run *r, int64_t rows) {
                   b * 16, c1);                                                                \
   }                                                                                           \
                                                                                               \
+  /* The depthwise weights of channels [e0, e1) tap by tap: wt[t ep + c] = w2[c 9 + t]. */    \
+  static void dw_weights_##SFX(const ir_run *r, T *wt, int64_t e0, int64_t e1) {              \
+    const T *w2 = r->w2;                                                                      \
+    for (int64_t t = 0; t < 9; t++) {                                                         \
+      for (int64_t c = e0; c < e1; c++) wt[t * r->ep + c] = w2[c * 9 + t];                    \
+    }                                                                                         \
+  }                                                                                           \
+                                                                                              \
   /* The expansion of job j's rows [from, hi) and the depthwise of its band, channels        \
    * [b ED_UNIT, e ED_UNIT): the expansion's GEMM over those columns of T1 (its Filter's rows  \
    * from b ED_UNIT, the bias from there), inline. The kept packing of the Filter is sliced   \
@@ -354,6 +362,7 @@ static int64_t dw_grain(const ir_run *r, int64_t rows) {
       p.epi = r->has_e1 ? &e1p : NULL;                                                        \
       note((ir_run *)r, GEMM(&p));                                                            \
     }                                                                                         \
+    if (j->from == j->lo) dw_weights_##SFX(r, (T *)j->wt, e0, e1); /* the piece's first band */ \
     DW_ROWS_##SFX(r, t1, j->lo, (T *)j->t2, j->oy0, j->oy1, (const T *)j->wt, e0, e1);        \
   }                                                                                           \
                                                                                               \
@@ -362,10 +371,9 @@ static int64_t dw_grain(const ir_run *r, int64_t rows) {
     const ct__ir_geom *g = &r->g;                                                             \
     const int64_t ep = r->ep, s = g->s, hw = g->h * g->w, ohw = g->oh * g->ow;                \
     T *wt = buf, *t2 = wt + 9 * ep, *t1 = t2 + r->br * g->ow * ep;                            \
-    const T *w2 = r->w2;                                                                      \
-    for (int64_t t = 0; t < 9; t++) {                                                         \
-      for (int64_t c = 0; c < g->e; c++) wt[t * ep + c] = w2[c * 9 + t];                      \
-    }                                                                                         \
+    /* the depthwise weights tap by tap: here, or by each thread for its channels (split_e:   \
+     * one thread transposing them all was a serial stretch of each small block) */           \
+    if (!r->split_e) dw_weights_##SFX(r, wt, 0, g->e);                                        \
     const T *x = (const T *)r->x + n * g->c * hw;                                             \
     int64_t have_lo = 0, have_hi = 0; /* T1 holds input rows [have_lo, have_hi) */           \
     for (int64_t oy0 = r0; oy0 < r1; oy0 += r->br) {                                          \
