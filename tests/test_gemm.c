@@ -263,8 +263,10 @@ START_TEST(operands_packed_beforehand_give_the_defined_sums) {
     for (size_t s = 0; s < sizeof pshapes / sizeof pshapes[0]; s++) {
       for (size_t md = 0; md < sizeof modes / sizeof modes[0]; md++) {
         for (int t = 0; t < 4; t++) {
+          /* t 2 (A as stored, B transposed) also asks for both operands in place: an A
+           * given packed at another width is then read where it lies */
           prod p = {pshapes[s][0], pshapes[s][1], pshapes[s][2], t & 1, (t >> 1) & 1, 1,
-                    t == 3 ? 0.5 : 0, false, modes[md]};
+                    t == 3 ? 0.5 : 0, t == 2, modes[md]};
           free(check_f32(&p, fused32));
           free(check_f64(&p, fused64));
         }

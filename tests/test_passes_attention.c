@@ -141,12 +141,17 @@ START_TEST(long_rows_and_deep_sums_fuse_to_the_same_bits) {
 END_TEST
 
 /* Rows of scores 4 KiB long (1024 floats, 512 doubles): a block's rows a cache line further
- * apart than their length (score_ld), the scale, the mask and the softmax on the padded rows and
- * the second product reading them where they lie; 300 query rows: two blocks of float32 rows. */
+ * apart than their length (score_ld), the scale, the mask and the softmax on the padded rows;
+ * 300 query rows (two blocks at one thread, three at three). V of 64 columns: the second
+ * product unswapped, its kernels reading the probabilities where they lie (V of 8: swapped,
+ * the probabilities packed as its B). */
 START_TEST(rows_of_4_kib_fuse_to_the_same_bits) {
   check(&(spec){.q = CT_DIMS(1, 300, 16), .k = CT_DIMS(1, 1024, 16), .v = CT_DIMS(1, 1024, 8),
                 .tk = true, .mode = "div", .scale = CT_DIMS(1), .has_mask = true,
                 .mask = CT_DIMS(1024), .dt = CT_FLOAT32},
+        true);
+  check(&(spec){.q = CT_DIMS(1, 300, 64), .k = CT_DIMS(1, 1024, 64), .v = CT_DIMS(1, 1024, 64),
+                .tk = true, .mode = "div", .scale = CT_DIMS(1), .dt = CT_FLOAT32},
         true);
   check(&(spec){.q = CT_DIMS(1, 40, 8), .k = CT_DIMS(1, 8, 512), .v = CT_DIMS(1, 512, 6),
                 .mode = "mul", .scale = CT_DIMS(1), .dt = CT_FLOAT64},

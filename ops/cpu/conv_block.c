@@ -186,7 +186,7 @@ typedef void (*dw_row_fn)(const float *row0, int64_t w_in, int64_t ky0, const fl
  * (dw_row_avx512). Before, every tap was a load (each input value loaded three times at stride
  * 1), the weights and the loads' addresses came from the stack, the first and last pixels of a
  * row went through dw_px_avx512's bounds checks and the last few interior ones as an 8-pixel
- * block overlapping the one before. A row of one pixel goes through dw_px_avx512. */
+ * block overlapping the one before. An image one pixel wide goes through dw_px_avx512. */
 __attribute__((target("avx512f"))) static void dw_rows_avx512(const ir_run *r, const float *t1,
                                                              int64_t lo, float *t2, int64_t oy0,
                                                              int64_t oy1, const float *wt,

@@ -78,10 +78,10 @@ typedef struct ct__gemm {
   bool b_in_place;
   /* The kernel reads the product's A (op(A), or op(B)^T when the plan swaps) where its rows
    * lie, instead of packing it into slivers, when those rows run along memory (not a
-   * transposed A, nor one packed beforehand) and the kernel set has such kernels (AVX-512
-   * float32): for an A the caller has just written, so in cache, whose packing would be a
-   * transpose (the attention's probabilities, a block's channels-last depthwise output). The
-   * same sums, so the same bits. */
+   * transposed A; an A packed beforehand at the plan's width is read from its packing) and
+   * the kernel set has such kernels (AVX-512 float32): for an A the caller has just written,
+   * so in cache, whose packing would be a transpose (the attention's probabilities, a block's
+   * channels-last depthwise output). The same sums, so the same bits. */
   bool a_in_place;
   /* op(A) or op(B) packed beforehand by ct__gemm_pack (a constant operand, a layer's weights,
    * packed once for many calls): NULL, or the packing and the width ct__gemm_pack returned. The
