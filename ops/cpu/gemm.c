@@ -46,6 +46,7 @@ enum { KC_F32 = CT__GEMM_KC, KC_F64 = CT__GEMM_KC };
 typedef struct gemm_plan {
   int mr, nr;
   bool swap, direct;
+  bool even; /* A is packed in the call, its blocks' rows spread evenly over their slivers */
   int64_t items, tm, tn, mc, nc, a_elems, item_elems;
 } gemm_plan;
 
@@ -58,10 +59,27 @@ static int64_t part(int64_t len, int64_t parts, int64_t r, int unit) {
   return e < len ? e : len;
 }
 
+/* The rows that r rows of A cost the kernel: whole slivers of mr, or with even slivers
+ * (gemm_tmpl.h: packed in the call, none under 8 rows where mr is 8 or more) their padded rows
+ * alone: 25 rows as 9, 8, 8 cost 27, not 36. */
+static int64_t rows_cost(int64_t r, int mr, bool even) {
+  int64_t nsl = div_up(r, mr), e = nsl > 0 ? div_up(r, nsl) : 0;
+  return even && (e >= 8 || mr < 8) ? nsl * e : nsl * mr;
+}
+
 /* The time of the slowest item of a tm x tn split, in multiply-adds: its block of C, and the
- * packing of its rows of A and its columns of B. */
+ * packing of its rows of A and its columns of B. The rows go in whole slivers of mr to the
+ * parts, and the largest part sets the time (49 rows in two parts: 24 and 25; the part of 25
+ * in even slivers costs 27, so that two threads split a 7 x 7 image's 49 pixels rather than
+ * 5 slivers of 32 columns as 3 and 2). */
 static double split_cost(const ct__gemm *g, const gemm_plan *pl, int64_t tm, int64_t tn) {
-  double rows = (double)div_up(div_up(g->m, pl->mr), tm) * pl->mr;
+  int64_t most = 0;
+  for (int64_t r = 0; r < tm; r++) {
+    int64_t c = rows_cost(part(g->m, tm, r + 1, pl->mr) - part(g->m, tm, r, pl->mr), pl->mr,
+                          pl->even);
+    most = c > most ? c : most;
+  }
+  double rows = (double)most;
   double cols = (double)div_up(div_up(g->n, pl->nr), tn) * pl->nr;
   return rows * cols * (double)g->k + PACK_COST * (rows + cols) * (double)g->k;
 }
@@ -104,6 +122,7 @@ static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, bool tstore, int6
                           .a_in_place = g->a_in_place, .epi = g->epi};
     g = swapped;
   }
+  pl->even = !(g->a_packed != NULL && g->a_packed_w == mr);
   pl->direct = g->pack_b == NULL && !g->tb &&
                (g->m <= mr || g->b_in_place || (g->m <= 2 * mr && g->k <= DIRECT_K));
   double macs = (double)g->m * (double)g->n * (double)g->k;
