@@ -6,7 +6,8 @@
  * Each keeps its MR x NR accumulators in vector registers: MR rows of two vectors each, with two
  * vector loads of B, MR broadcasts of A and 2 MR fused multiply-adds per step of k (AVX-512:
  * 12 x 32 floats in 24 of its 32 registers; AVX2: 6 x 16 in 12 of 16). The portable kernel is
- * plain C. */
+ * plain C. The AVX-512 float32 kernels and their transposed stores have twins that read A's rows
+ * where they lie (a_in_place, gemm.h): the same macro with another step through A. */
 #include "ops/cpu/gemm_ukr.h"
 
 #include "ops/cpu/gemm.h"
