@@ -211,12 +211,12 @@ START_TEST(a_stride_2_block_fuses_to_the_same_bits) {
 }
 END_TEST
 
-/* Narrow depthwise rows: widths 2 to 5 and 11 (no interior pixel, or interior runs of 1 to 3
- * and 9: a block of 8 and a tail of 1), heights 1, 2 and 5 (one, two or three tap rows), stride
- * 1 and 2, with 16 expanded channels and 20 (a masked chunk). The other tails (4 to 7) come
- * from the wider images of the tests around it (widths 9, 13, 14, 16, 56). */
+/* Narrow depthwise rows: widths 1 to 5 and 11 (one tap a row, no interior pixel, or interior
+ * runs of 1 to 3 and 9: a block of 8 and a tail of 1), heights 1, 2 and 5 (one, two or three
+ * tap rows), stride 1 and 2, with 16 expanded channels and 20 (a masked chunk). The other tails
+ * (4 to 7) come from the wider images of the tests around it (widths 9, 13, 14, 16, 56). */
 START_TEST(narrow_images_take_every_border_and_tail) {
-  static const int64_t widths[] = {2, 3, 4, 5, 11}, heights[] = {1, 2, 5};
+  static const int64_t widths[] = {1, 2, 3, 4, 5, 11}, heights[] = {1, 2, 5};
   for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
     for (size_t j = 0; j < sizeof heights / sizeof heights[0]; j++) {
       for (int64_t st = 1; st <= 2; st++) {

@@ -64,35 +64,12 @@ static void note(ir_run *r, ct_status s) {
 }
 
 #ifdef CT__T16_X86
-/* One output pixel's 16 channels at mk (the taps inside the image in (ky, kx) order, a multiply
- * then an add from +0), then + bias and the activation: the border pixels and the last few of a
- * row. */
-__attribute__((target("avx512f"))) static inline __m512 dw_px_avx512(
-    const ir_run *r, const float *t1, int64_t lo, const float *wt, int64_t oy, int64_t ox,
-    int64_t e0, __mmask16 mk) {
-  const ct__ir_geom *g = &r->g;
-  const int64_t ep = r->ep, s = g->s;
-  __m512 acc = _mm512_setzero_ps();
-  for (int64_t ky = 0; ky < 3; ky++) {
-    int64_t iy = oy * s - 1 + ky;
-    if (iy < 0 || iy >= g->h) continue;
-    for (int64_t kx = 0; kx < 3; kx++) {
-      int64_t ix = ox * s - 1 + kx;
-      if (ix < 0 || ix >= g->w) continue;
-      __m512 w = _mm512_maskz_loadu_ps(mk, wt + (ky * 3 + kx) * ep + e0);
-      __m512 x = _mm512_maskz_loadu_ps(mk, t1 + ((iy - lo) * g->w + ix) * ep + e0);
-      acc = _mm512_add_ps(acc, _mm512_mul_ps(w, x));
-    }
-  }
-  return acc;
-}
-
 /* px output pixels from column ox of a row (px, k0, k1, S and nky constants where it is inlined),
  * 16 channels at mk, the taps of columns kx in [k0, k1) alone (the others outside the image: the
  * border pixels), at stride S: rows[q] is valid tap row q at column -1, w its nine weights
  * (three a row) in registers. Each input column of a row is loaded once and taken by every
  * pixel whose window holds it (three at stride 1), so a pixel's taps still come in (ky, kx)
- * order: dw_px_avx512's sums, px chains of adds in flight; then + bias and the activation,
+ * order: dw_elem's sums, px chains of adds in flight; then + bias and the activation,
  * stored at o (the row's first pixel). The load address steps by ep through an empty asm:
  * unrolled, the compiler kept one precomputed offset per tap and pixel, more than there are
  * registers, and read them back from the stack. */
@@ -126,8 +103,8 @@ __attribute__((always_inline, target("avx512f"))) static inline void dw_block_av
  * nine weights stay in registers), into o (the row's first pixel). The pixels whose three
  * columns of taps all lie in the image ([1, xb)) go 8 at a time (8 chains of adds in flight:
  * one pixel at a time waited on each add's latency), the last few as one block of their count;
- * column 0 takes taps 1 and 2 alone, the columns from xb on taps 0 and 1 (OW is (W - 1) / S + 1,
- * so tap 1's column ox S is always inside a row of two or more). */
+ * column 0 takes taps 1 and 2 alone (tap 1 alone in a row of one), the columns from xb on taps 0
+ * and 1 (OW is (W - 1) / S + 1, so tap 1's column ox S is always inside the row). */
 __attribute__((always_inline, target("avx512f"))) static inline void dw_row_avx512(
     const int nky, const int S, const float *row0, int64_t w_in, int64_t ky0, const float *wt,
     int64_t xb, int64_t ow, int64_t ep, __mmask16 mk, bool hb, __m512 bias, int act,
@@ -142,7 +119,11 @@ __attribute__((always_inline, target("avx512f"))) static inline void dw_row_avx5
   }
 #define DW_BLOCK(PX, K0, K1, OX) \
   dw_block_avx512(PX, K0, K1, S, nky, rows, w, OX, ep, mk, hb, bias, act, vlo, vhi, o)
-  DW_BLOCK(1, 1, 3, 0);
+  if (w_in >= 2) {
+    DW_BLOCK(1, 1, 3, 0);
+  } else {
+    DW_BLOCK(1, 1, 2, 0);
+  }
   int64_t ox = 1;
   for (; ox + 8 <= xb; ox += 8) DW_BLOCK(8, 0, 3, ox);
   switch (xb - ox) {
@@ -185,16 +166,16 @@ typedef void (*dw_row_fn)(const float *row0, int64_t w_in, int64_t ky0, const fl
  * the activation in the pass's operand order (ct__conv_act_f32), a row at a time
  * (dw_row_avx512). Before, every tap was a load (each input value loaded three times at stride
  * 1), the weights and the loads' addresses came from the stack, the first and last pixels of a
- * row went through dw_px_avx512's bounds checks and the last few interior ones as an 8-pixel
- * block overlapping the one before. An image one pixel wide goes through dw_px_avx512. */
+ * row went through a pixel-by-pixel loop with bounds checks and the last few interior ones as
+ * an 8-pixel block overlapping the one before. */
 __attribute__((target("avx512f"))) static void dw_rows_avx512(const ir_run *r, const float *t1,
                                                              int64_t lo, float *t2, int64_t oy0,
                                                              int64_t oy1, const float *wt,
                                                              int64_t c0, int64_t c1) {
-  static const dw_row_fn rows_s1[4] = {NULL, dw_row1_s1_avx512, dw_row2_s1_avx512,
-                                       dw_row3_s1_avx512};
-  static const dw_row_fn rows_s2[4] = {NULL, dw_row1_s2_avx512, dw_row2_s2_avx512,
-                                       dw_row3_s2_avx512};
+  /* by stride and count of tap rows inside the image (1 to 3: each output row has its own) */
+  static const dw_row_fn rows_fn[2][4] = {
+      {NULL, dw_row1_s1_avx512, dw_row2_s1_avx512, dw_row3_s1_avx512},
+      {NULL, dw_row1_s2_avx512, dw_row2_s2_avx512, dw_row3_s2_avx512}};
   const ct__ir_geom *g = &r->g;
   const int64_t ep = r->ep, s = g->s, xb = g->w >= 2 ? (g->w - 2) / s + 1 : 1;
   const float *b2 = r->b2;
@@ -208,21 +189,12 @@ __attribute__((target("avx512f"))) static void dw_rows_avx512(const ir_run *r, c
     const int64_t iy1 = oy * s + 2 > g->h ? g->h : oy * s + 2;
     const int nky = (int)(iy1 - iy0);
     const int64_t ky0 = iy0 - (oy * s - 1);
-    const dw_row_fn fn = g->w < 2 ? NULL : s == 1 ? rows_s1[nky] : rows_s2[nky];
+    const dw_row_fn fn = rows_fn[s - 1][nky];
     for (int64_t e0 = c0; e0 < c1; e0 += 16) {
       __mmask16 mk = c1 - e0 >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (c1 - e0)) - 1);
       __m512 bias = b2 == NULL ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mk, b2 + e0);
-      float *o = orow + e0;
-      if (fn != NULL) {
-        fn(t1 + ((iy0 - lo) * g->w - 1) * ep + e0, g->w, ky0, wt + e0, xb, g->ow, ep, mk, hb,
-           bias, act, vlo, vhi, o);
-        continue;
-      }
-      for (int64_t ox = 0; ox < g->ow; ox++) {
-        __m512 v = dw_px_avx512(r, t1, lo, wt, oy, ox, e0, mk);
-        if (hb) v = _mm512_add_ps(v, bias);
-        _mm512_mask_storeu_ps(o + ox * ep, mk, ct__conv_act_f32(v, act, vlo, vhi));
-      }
+      fn(t1 + ((iy0 - lo) * g->w - 1) * ep + e0, g->w, ky0, wt + e0, xb, g->ow, ep, mk, hb, bias,
+         act, vlo, vhi, orow + e0);
     }
   }
 }
@@ -266,8 +238,8 @@ typedef struct dw_job {
  * reads no other; the projection, a sum over all of them, runs after, splitting itself. */
 typedef struct ed_job {
   const ir_run *r;
-  const void *x, *wt;
-  void *t1, *t2;
+  const void *x;
+  void *wt, *t1, *t2;
   int64_t lo, from, hi, oy0, oy1;
 } ed_job;
 
@@ -362,7 +334,7 @@ static int64_t dw_grain(const ir_run *r, int64_t rows) {
       p.epi = r->has_e1 ? &e1p : NULL;                                                        \
       note((ir_run *)r, GEMM(&p));                                                            \
     }                                                                                         \
-    if (j->from == j->lo) dw_weights_##SFX(r, (T *)j->wt, e0, e1); /* the piece's first band */ \
+    if (j->from == j->lo) dw_weights_##SFX(r, j->wt, e0, e1); /* the piece's first band */    \
     DW_ROWS_##SFX(r, t1, j->lo, (T *)j->t2, j->oy0, j->oy1, (const T *)j->wt, e0, e1);        \
   }                                                                                           \
                                                                                               \

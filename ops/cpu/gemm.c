@@ -59,12 +59,21 @@ static int64_t part(int64_t len, int64_t parts, int64_t r, int unit) {
   return e < len ? e : len;
 }
 
-/* The rows that r rows of A cost the kernel: whole slivers of mr, or with even slivers
- * (gemm_tmpl.h: packed in the call, none under 8 rows where mr is 8 or more) their padded rows
- * alone: 25 rows as 9, 8, 8 cost 27, not 36. */
+/* The rows of each sliver (the last may have fewer) when r rows of A go to the kernel in
+ * div_up(r, mr) slivers: mr, or with even slivers (A packed in the call: gemm_plan.even) the
+ * rows spread evenly over them, 49 as 10, 10, 10, 10, 9 (a one-row sliver's kernel waits on its
+ * two chains of multiply-adds), but not into slivers under 8 rows where mr is 8 or more (13 as
+ * 7 and 6: the packing copies those value by value). The driver packs by it and the plan prices
+ * by it. */
+static int sliver_rows(int64_t r, int mr, bool even) {
+  int64_t nsl = div_up(r, mr), e = nsl > 0 ? div_up(r, nsl) : mr;
+  return even && (e >= 8 || mr < 8) ? (int)e : mr;
+}
+
+/* The rows that r rows of A cost the kernel: its slivers' padded rows (25 rows in even slivers,
+ * 9, 8 and 8, cost 27, not 36). */
 static int64_t rows_cost(int64_t r, int mr, bool even) {
-  int64_t nsl = div_up(r, mr), e = nsl > 0 ? div_up(r, nsl) : 0;
-  return even && (e >= 8 || mr < 8) ? nsl * e : nsl * mr;
+  return div_up(r, mr) * sliver_rows(r, mr, even);
 }
 
 /* The time of the slowest item of a tm x tn split, in multiply-adds: its block of C, and the

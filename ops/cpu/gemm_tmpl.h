@@ -209,15 +209,12 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
       for (int64_t ic = r0; ic < r1; ic += pl->mc) {
         int64_t mcb = r1 - ic < pl->mc ? r1 - ic : pl->mc;
         const T *ablock = ap != NULL ? ap + pc * a_rows + ic * kc : pa;
-        /* A packed here goes in slivers of mh rows, the block's rows evenly over as few
-         * slivers as mr allows: 49 rows as 10, 10, 10, 10 and 9, not 4 x 12 and a one-row
-         * sliver, whose kernel waits on its two chains of multiply-adds (the 1x1
-         * convolutions of 7 x 7 images, swapped: pixels along A's rows). Not into slivers
-         * under 8 rows where mr is 8 or more (13 rows as 7 and 6): the packing copies those
-         * value by value. Same sums: the kernel's rows do not enter them. Kept packings (ap)
-         * have mr-row slivers. */
-        const int64_t nsl = (mcb + mr - 1) / mr, even = (mcb + nsl - 1) / nsl;
-        const int mh = ap != NULL || (even < 8 && mr >= 8) ? mr : (int)even;
+        /* A packed here (or read in place) goes in slivers of mh rows, the block's rows
+         * evenly over as few slivers as mr allows (sliver_rows; the 1x1 convolutions of 7 x 7
+         * images, swapped, have 49 pixels along A's rows). Same sums: the kernel's rows do
+         * not enter them. Kept packings (ap: pl->even false) have mr-row slivers. */
+        const int64_t nsl = (mcb + mr - 1) / mr;
+        const int mh = sliver_rows(mcb, mr, pl->even);
         if (ap == NULL && !ai) SFX(pack_a)(g, u, ic, mcb, mh, pc, kc, pa);
         for (int64_t jr = 0; jr < ncb; jr += nr) {
           /* A block of one row (a matrix-vector product): 4 whole slivers at a time, all read
