@@ -154,6 +154,27 @@ START_TEST(dw3_non_finite_weight_skips_the_padding) {
 }
 END_TEST
 
+/* Float32 3x3 on AVX-512 with fewer images than threads: each thread takes a band of rows of
+ * every plane (conv_dw_bands); row counts that do not divide by the threads, stride 1 and 2,
+ * two images at three threads, and a weight that is not finite (that plane goes whole with its
+ * first band, the others by bands). Float64 and one thread take the planes whole. */
+START_TEST(dw3_rows_split_across_threads) {
+  const conv_case *s1 = CONV(.n = 1, .c = 5, .h = 37, .w = 33, .m = 5, .kh = 3, .kw = 3,
+                             .groups = 5, .pads = {1, 1});
+  const conv_case *s2 = CONV(.n = 1, .c = 4, .h = 75, .w = 40, .m = 4, .kh = 3, .kw = 3,
+                             .groups = 4, .sh = 2, .sw = 2, .pads = {1, 1});
+  const conv_case *two = CONV(.n = 2, .c = 3, .h = 50, .w = 17, .m = 3, .kh = 3, .kw = 3,
+                              .groups = 3, .pads = {0, 1, 1, 0}, .n_pads = 4);
+  for (int t = 2; t <= 3; t++) {
+    check_dw(s1, CT_FLOAT32, t, -1, 0);
+    check_dw(s2, CT_FLOAT32, t, -1, 0);
+    check_dw(two, CT_FLOAT32, t, -1, 0);
+    check_dw(s1, CT_FLOAT32, t, 9 + 4, INFINITY); /* plane 1's centre tap */
+    check_dw(s1, CT_FLOAT64, t, -1, 0);
+  }
+}
+END_TEST
+
 /* Outputs of at most 64 pixels: channels-last blocks of 32 (float32) or 16 (float64) channels
  * (float32 3x3 at stride 1 with rows as wide as the input's goes flat instead: below); 70
  * channels over two images take partial blocks, at one thread and at three (a piece may start
@@ -212,6 +233,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, dw3_stride1_bands);
   CT_ADD_TEST(s, dw3_stride2_bands);
   CT_ADD_TEST(s, dw3_non_finite_weight_skips_the_padding);
+  CT_ADD_TEST(s, dw3_rows_split_across_threads);
   CT_ADD_TEST(s, dw_small_planes_channels_last);
   CT_ADD_TEST(s, dw_small_planes_flat);
   CT_ADD_TEST(s, dw_other_shapes_per_plane);

@@ -144,6 +144,20 @@ static int64_t conv_grain(int64_t elems) {
   return elems >= CT__GRAIN_MEM ? 1 : CT__GRAIN_MEM / (elems > 0 ? elems : 1);
 }
 
+#ifdef CT__T16_X86
+/* How many bands of rows a float32 depthwise conv (geometry g) runs in: one per thread when
+ * there are fewer images than threads and the planes are large enough for a band to fill
+ * cache lines (the GEMM of a 1x1 conv after it then splits each image's pixels among the
+ * threads, band by band), else 1 (planes in parallel). */
+static int64_t conv_dw_bands(const ct__conv_geom *g) {
+  const int64_t t = ct__parallel_nested() ? 1 : ct_get_num_threads();
+  return t > 1 && g->n < t && g->m == g->groups && g->oh >= 8 * t && g->ow >= 16 &&
+                 ct__dw3_fits_f32(g)
+             ? t
+             : 1;
+}
+#endif
+
 /* The outputs ox in [*x0, *x1) whose input column ox s + off lies in [0, w). */
 static void conv_valid_range(int64_t off, int64_t s, int64_t w, int64_t ow, int64_t *x0,
                              int64_t *x1) {

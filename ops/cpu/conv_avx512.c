@@ -211,18 +211,17 @@ static inline __attribute__((always_inline, target("avx512f"))) void dw3_rows(
 
 /* All rows at stride S: blocks of 8, then 4, 2 and 1. */
 static inline __attribute__((always_inline, target("avx512f"))) void dw3_plane_s(
-    const dw3_plan *t, const int S) {
-  int64_t oy = 0;
-  for (; oy + 8 <= t->g->oh; oy += 8) dw3_rows(t, oy, 8, S);
-  if (oy + 4 <= t->g->oh) {
+    const dw3_plan *t, const int S, int64_t oy, const int64_t end) {
+  for (; oy + 8 <= end; oy += 8) dw3_rows(t, oy, 8, S);
+  if (oy + 4 <= end) {
     dw3_rows(t, oy, 4, S);
     oy += 4;
   }
-  if (oy + 2 <= t->g->oh) {
+  if (oy + 2 <= end) {
     dw3_rows(t, oy, 2, S);
     oy += 2;
   }
-  if (oy < t->g->oh) dw3_rows(t, oy, 1, S);
+  if (oy < end) dw3_rows(t, oy, 1, S);
 }
 
 /* The elements of input row columns [b, b + n) that lie in the row, as bits (n <= 33, so the
@@ -243,7 +242,7 @@ static uint64_t dw3_valid(const ct__conv_geom *g, int64_t b, int64_t n) {
  * at +0), which leaves it as it is for finite w, so the bits are dw_elem's. */
 __attribute__((target("avx512f"), noinline)) static void dw3_plane_avx512(
     const ct__conv_geom *g, const float *x, const float *k, float *o, const ct__conv_epi *ep,
-    int64_t n, int64_t m) {
+    int64_t n, int64_t m, int64_t oy0, int64_t oy1) {
   dw3_plan t;
   const int64_t s = g->sw;
   t.g = g;
@@ -274,23 +273,25 @@ __attribute__((target("avx512f"), noinline)) static void dw3_plane_avx512(
     }
   }
   if (s == 1) {
-    dw3_plane_s(&t, 1);
+    dw3_plane_s(&t, 1, oy0, oy1);
   } else {
-    dw3_plane_s(&t, 2);
+    dw3_plane_s(&t, 2, oy0, oy1);
   }
 }
 
+bool ct__dw3_fits_f32(const ct__conv_geom *g) {
+  return g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1 && g->sh == g->sw &&
+         (g->sw == 1 || g->sw == 2) && g->ow <= 16 * DW3_MAX_CHUNKS && g->w <= DW3_ZERO_W &&
+         ct__conv_avx512();
+}
+
 bool ct__dw3_plane_f32(const ct__conv_geom *g, const float *x, const float *k, float *o,
-                       const ct__conv_epi *e, int64_t n, int64_t m) {
-  if (g->kh != 3 || g->kw != 3 || g->dh != 1 || g->dw != 1 || g->sh != g->sw ||
-      (g->sw != 1 && g->sw != 2) || g->ow > 16 * DW3_MAX_CHUNKS || g->w > DW3_ZERO_W ||
-      !ct__conv_avx512()) {
-    return false;
-  }
+                       const ct__conv_epi *e, int64_t n, int64_t m, int64_t oy0, int64_t oy1) {
+  if (!ct__dw3_fits_f32(g)) return false;
   for (int i = 0; i < 9; i++) {
     if (!isfinite(k[i])) return false; /* w x 0 on a masked lane would be NaN */
   }
-  dw3_plane_avx512(g, x, k, o, e, n, m);
+  dw3_plane_avx512(g, x, k, o, e, n, m, oy0, oy1);
   return true;
 }
 #endif

@@ -61,13 +61,17 @@ bool ct__conv_dwc_block_f32(const ct__conv_geom *g, const float *x, const float 
 bool ct__pool_max_s2_f32(const float *x, int64_t w, int64_t rows, int64_t kw, int64_t ca,
                          int64_t cb, float *orow);
 
-/* Depthwise plane o [OH, OW] of one channel x [H, W] by its 3x3 filter k (geometry g: stride 1
- * or 2, undilated), with dw_elem's bits (conv_dw_tmpl.h), then conv2d_fusion's epilogue e (NULL:
+/* Whether ct__dw3_plane_f32 takes planes of geometry g (3x3, stride 1 or 2, undilated, rows of
+ * at most 1024 outputs, a CPU with AVX-512) when their weights are finite. */
+bool ct__dw3_fits_f32(const ct__conv_geom *g);
+
+/* Rows [oy0, oy1) of depthwise plane o [OH, OW] of one channel x [H, W] by its 3x3 filter k
+ * (geometry g), with dw_elem's bits (conv_dw_tmpl.h), then conv2d_fusion's epilogue e (NULL:
  * none) as plane m of image n, with the pass's bits: false, with nothing written, where it does
- * not apply (another shape, a weight that is not finite, rows of more than 1024 outputs, or a
- * CPU without AVX-512). */
+ * not apply (ct__dw3_fits_f32 false, or a weight that is not finite). */
 bool ct__dw3_plane_f32(const ct__conv_geom *g, const float *x, const float *k, float *o,
-                       const struct ct__conv_epi *e, int64_t n, int64_t m);
+                       const struct ct__conv_epi *e, int64_t n, int64_t m, int64_t oy0,
+                       int64_t oy1);
 #endif
 
 #endif /* CORTEN_OPS_CPU_CONV_AVX512_H */

@@ -60,16 +60,19 @@ void ct__conv_direct_pack(const ct__conv_geom *g, const float *w, float *wp) {
 static int64_t cd_image_elems(const ct__conv_geom *g) { return g->c * cd_hp(g) * cd_wp(g); }
 
 /* Plane x [H, W] with its padding into xp [HP, WP]. */
-static void cd_pad(const ct__conv_geom *g, const float *x, float *xp) {
+static void cd_pad(const ct__conv_geom *g, const float *x, float *xp, int64_t y0, int64_t y1) {
   const int64_t wp = cd_wp(g);
-  memset(xp, 0, (size_t)(g->pt * wp) * sizeof(float));
-  for (int64_t y = 0; y < g->h; y++) {
-    float *r = xp + (g->pt + y) * wp;
+  for (int64_t y = y0; y < y1; y++) {
+    float *r = xp + y * wp;
+    const int64_t iy = y - g->pt;
+    if (iy < 0 || iy >= g->h) {
+      memset(r, 0, (size_t)wp * sizeof(float));
+      continue;
+    }
     memset(r, 0, (size_t)g->pl * sizeof(float));
-    memcpy(r + g->pl, x + y * g->w, (size_t)g->w * sizeof(float));
+    memcpy(r + g->pl, x + iy * g->w, (size_t)g->w * sizeof(float));
     memset(r + g->pl + g->w, 0, (size_t)g->pr * sizeof(float));
   }
-  memset(xp + (g->pt + g->h) * wp, 0, (size_t)(g->pb * wp) * sizeof(float));
 }
 
 /* *p in every lane, broadcast by the load itself: a broadcast from a register runs on the
@@ -204,12 +207,19 @@ static int64_t cd_acc_elems(const ct__conv_geom *g) {
   return g->c > cd_chunk(g) ? g->oh * g->ow * CD_OC : 0;
 }
 
-/* Planes [b, e) of the run's images (image n's channel c is plane n C + c), padded. */
+/* Items [b, e) of bands x planes (image n's channel c is plane n C + c), band-major, padded: a
+ * band's padded rows from the first its output rows read (the rows read by one band's last
+ * outputs and the next band's first are the next band's), so with bands a thread pads the rows
+ * it reads, in its own cache, where a thread a plane padded what both read. */
 static void cd_pads(void *arg, int64_t b, int64_t e) {
   const cd_run *r = arg;
   const ct__conv_geom *g = r->g;
-  for (int64_t p = b; p < e; p++) {
-    cd_pad(g, r->x + p * g->h * g->w, r->xp + p * cd_hp(g) * cd_wp(g));
+  const int64_t planes = g->n * g->c, hp = cd_hp(g);
+  for (int64_t it = b; it < e; it++) {
+    const int64_t band = it / planes, p = it % planes;
+    const int64_t y0 = band == 0 ? 0 : g->oh * band / r->bands * g->sh;
+    const int64_t y1 = band == r->bands - 1 ? hp : g->oh * (band + 1) / r->bands * g->sh;
+    cd_pad(g, r->x + p * g->h * g->w, r->xp + p * hp * cd_wp(g), y0, y1);
   }
 }
 
@@ -253,10 +263,11 @@ void ct__conv_direct_run(const ct__conv_geom *g, const float *x, const float *wp
                          const ct__conv_epi *e, float *scratch) {
   cd_run r = {g, x, wp, scratch, scratch + g->n * cd_image_elems(g), o, e,
               g->n * cd_blocks(g) * cd_bands(g), cd_pieces(g), cd_bands(g)};
-  /* plane by plane: image by image, a batch of one was padded on one thread while the others
-   * waited (resnet18's stride-2 64 -> 128 layer ran only 1.15x faster on two threads than on
-   * one) */
-  ct__parallel_for(g->n * g->c, CT__GRAIN_MEM / (cd_hp(g) * cd_wp(g)) + 1, cd_pads, &r);
+  /* plane by plane (and band by band): image by image, a batch of one was padded on one thread
+   * while the others waited (resnet18's stride-2 64 -> 128 layer ran only 1.15x faster on two
+   * threads than on one) */
+  ct__parallel_for(r.bands * g->n * g->c, CT__GRAIN_MEM / (cd_hp(g) * cd_wp(g) / r.bands) + 1,
+                   cd_pads, &r);
   ct__parallel_for(r.pieces, 1, cd_items, &r);
 }
 

@@ -176,7 +176,7 @@ static inline __attribute__((always_inline)) bool SFX(dw_plane)(const ct__conv_g
                                                                  int64_t m) {
 #ifdef CT__T16_X86 /* float32 3x3 with AVX-512: straight from the image, the same bits */
   if (sizeof(T) == 4 && ct__dw3_plane_f32(g, (const float *)x, (const float *)w, (float *)o, e, n,
-                                          m)) {
+                                          m, 0, g->oh)) {
     return e != NULL;
   }
 #else

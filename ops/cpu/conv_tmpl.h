@@ -162,6 +162,7 @@ typedef struct SFX(conv_run) {
   int64_t wp_elems;    /* group gi's at wp + gi wp_elems, in slivers of wp_w */
   int wp_w;
   const ct__conv_epi *epi; /* the forward's epilogue (conv2d_fusion), or NULL */
+  int64_t bands;           /* a depthwise run in bands of rows (dw_bands): how many */
 } SFX(conv_run);
 
 /* The epilogue of the GEMM of image n, group gi (its C: the group's Mg planes), into *ge; NULL
@@ -414,6 +415,27 @@ CT__VM_CLONES CONV_NO_LIBC_COPIES static void SFX(dw_planes)(void *arg, int64_t 
   }
 }
 
+#ifdef CT__T16_X86
+/* Items [b, e) of r->bands bands of rows x N x groups, band-major: a thread takes the same rows
+ * of every plane, the pixels the GEMM of a 1x1 conv after it takes of every channel when it
+ * splits them (conv_dw_bands says when), so it reads what its own core wrote. A plane the
+ * AVX-512 rows do not take (a weight that is not finite) goes whole with its first band. */
+static void SFX(dw_bands)(void *arg, int64_t b, int64_t e) {
+  const SFX(conv_run) *r = arg;
+  const ct__conv_geom *g = &r->j->g;
+  const int64_t planes = g->n * g->groups, hw = g->h * g->w, ohw = g->oh * g->ow;
+  for (int64_t i = b; i < e; i++) {
+    const int64_t band = i / planes, p = i % planes, gi = p % g->groups; /* 3x3: 9 weights */
+    if (!ct__dw3_plane_f32(g, (const float *)(r->x + p * hw), (const float *)(r->w + gi * 9),
+                           (float *)(r->o + p * ohw), r->epi, p / g->groups, gi,
+                           g->oh * band / r->bands, g->oh * (band + 1) / r->bands) &&
+        band == 0) {
+      SFX(dw_planes)(arg, p, p + 1);
+    }
+  }
+}
+#endif
+
 /* Depthwise gradient of groups [b, e): each group's images in order (dFilter sums over them). */
 static void SFX(dw_groups_grad)(void *arg, int64_t b, int64_t e) {
   const SFX(conv_run) *r = arg;
@@ -467,10 +489,16 @@ static ct_status SFX(conv2d_epi)(const ct_kernel_ctx *c, const ct__conv_epi *e, 
   atomic_bool failed = false;
   SFX(conv_run) r = {&j, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
                      ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)), NULL, o, NULL, NULL,
-                     NULL, NULL, NULL, conv_image_pieces(&j), &failed, NULL, 0, 0, NULL};
+                     NULL, NULL, NULL, conv_image_pieces(&j), &failed, NULL, 0, 0, NULL, 1};
   if (j.depthwise) {
     r.epi = e;
     *applied = e != NULL;
+#ifdef CT__T16_X86
+    if (sizeof(T) == 4 && (r.bands = conv_dw_bands(g)) > 1) {
+      ct__parallel_for(r.bands * g->n * g->groups, 1, SFX(dw_bands), &r);
+      return CT_OK;
+    }
+#endif
     ct__parallel_for(g->n * g->groups, conv_grain(mg * ohw * g->kh * g->kw), SFX(dw_planes), &r);
     return CT_OK;
   }
@@ -516,7 +544,7 @@ static ct_status SFX(conv2d_grad)(const ct_kernel_ctx *c) {
                      ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)),
                      ct__k_in_data(ct_kernel_in(c, CT__CONV_DOUT, 0)), NULL, dx, dw, NULL, NULL,
                      NULL, j.batched || j.depthwise ? 1 : conv_grad_chunks(&j), &failed,
-                     NULL, 0, 0, NULL};
+                     NULL, 0, 0, NULL, 1};
   if (j.depthwise) {
     ct__parallel_for(g->groups, conv_grain(g->n * ohw * mk / g->groups), SFX(dw_groups_grad), &r);
     return CT_OK;
