@@ -11,7 +11,8 @@
  * when its value is an intermediate (created by the executor, not kept), written by its op
  * alone and read by the next op of the chain alone (no other op, no nested program), and the
  * chain's ops follow one another (the reshape between the conv and its bias add excepted: it
- * writes only the bias's view).
+ * writes only the bias's view). The fused op reads the bias itself, so the reshape goes with
+ * the chain when its view is an intermediate the add alone reads, and stays otherwise.
  *
  * matmul_epilogue: matmul followed by the add of a bias (a rank-1 variable now: one value, or one
  * per column of the product) and then, optionally, relu or clip becomes one matmul_fusion
@@ -100,8 +101,10 @@ static bool column_reshape(const ct__prep *p) {
 typedef struct chain {
   bool matmul; /* a matmul_epilogue chain (else conv_epilogue's) */
   size_t conv, last, n_members; /* conv: the head (the conv or the matmul) */
-  size_t members[5]; /* the preps it replaces: the conv, the adds, the batch_norm, the act */
-  const ct_op *watched; /* the bias's reshape: it stays, but an edit of it changes the bias */
+  size_t members[6]; /* the preps it replaces: the conv, the bias's reshape, the adds, the
+                      * batch_norm, the act */
+  const ct_op *watched; /* the bias's reshape when another op reads its view: it stays, but an
+                         * edit of it changes the bias */
   const ct_var *bias, *res;
   const ct_var *bn[4]; /* the batch_norm's Scale, Bias, Mean and Variance; bn[0] NULL: none */
   double eps;
@@ -197,7 +200,11 @@ static bool find_chain(const ct__prep *preps, size_t n, size_t i,
       conv_bias_fits(preps, n, &preps[i], preps[j].vars[0]) &&
       ct__pass_link(preps, n, ch->last, j + 1, cur, candidate, arg)) {
     ch->bias = preps[j].vars[0];
-    ch->watched = preps[j].op;
+    if (ct__pass_link(preps, n, j, j + 1, ct__pass_out0(&preps[j]), candidate, arg)) {
+      ch->members[ch->n_members++] = j; /* its view read by the add alone: it goes too */
+    } else {
+      ch->watched = preps[j].op;
+    }
     cur = ct__pass_out0(&preps[j + 1]);
     ch->last = j + 1;
     ch->members[ch->n_members++] = j + 1;

@@ -178,6 +178,7 @@ static void check_fused(const spec *sp) {
   if (sp->residual) links[n++] = "cr";
   if (sp->act == NULL) n--;
   for (size_t k = 0; k < n; k++) ck_assert_msg(!has_memory(s, links[k]), "%s", links[k]);
+  if (sp->bias) ck_assert(!has_memory(s, "b3")); /* the bias's reshape went with the chain */
   if (sp->bn || sp->bn_global) { /* never made */
     ck_assert(!has_memory(s, "bm") && !has_memory(s, "bsv"));
   }
@@ -432,6 +433,40 @@ START_TEST(a_partial_or_misshapen_batch_norm_is_refused) {
 }
 END_TEST
 
+/* The chain with an extra reader of the bias's view b3: the reshape stays and runs (b3 holds
+ * the bias), the conv and its bias add still fuse, and y and the reader's result are right. */
+START_TEST(a_bias_view_read_elsewhere_keeps_its_reshape) {
+  spec sp = {.bias = true, .act = "relu", .dt = CT_FLOAT32};
+  ct_program *p = chain_program(&sp);
+  ck_assert_int_eq(ct_program_append(p, op_x("exp", "b3", "e")), CT_OK);
+  double plain[100], fused[100], e_plain[2], e_fused[2];
+  ct_scope *s = chain_scope(&sp);
+  run_into(p, s, NULL, plain, 400);
+  memcpy(e_plain, ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "e")), CT_FLOAT32), 16);
+  ct_scope_free(s);
+  s = chain_scope(&sp);
+  ct_executor_options o = {.optimize = true};
+  run_into(p, s, &o, fused, 400);
+  memcpy(e_fused, ct_tensor_data(ct_var_get_tensor(ct_scope_find_var(s, "e")), CT_FLOAT32), 16);
+  ck_assert_int_eq(memcmp(plain, fused, 400), 0);
+  ck_assert_int_eq(memcmp(e_plain, e_fused, 16), 0);
+  ck_assert(has_memory(s, "b3"));
+  ck_assert(!has_memory(s, "c") && !has_memory(s, "cb"));
+  /* the fused op reads the bias itself: an edit of the reshape it kept is caught */
+  ct_scope_free(s);
+  s = chain_scope(&sp);
+  ct_executor *ex = ct_executor_new_with(p, s, ct_cpu(), &o);
+  ck_assert_ptr_nonnull(ex);
+  static const int64_t row[3] = {1, -1, 1};
+  ck_assert_int_eq(ct_op_set_attr_ints((ct_op *)ct_program_op(p, 1), "shape", row, 3), CT_OK);
+  ck_assert_int_eq(ct_executor_run(ex), CT_ERR_INVALID_ARGUMENT);
+  HAS(ct_last_error(), "op #1 'reshape' was edited");
+  ct_executor_free(ex);
+  ct_scope_free(s);
+  ct_program_free(p);
+}
+END_TEST
+
 /* The chain with an extra reader of cb appended: cb keeps its value and y is right. */
 START_TEST(an_intermediate_read_elsewhere_is_not_fused) {
   spec sp = {.bias = true, .act = "relu", .dt = CT_FLOAT32};
@@ -495,8 +530,8 @@ START_TEST(editing_a_fused_op_fails_the_run) {
   HAS(ct_last_error(), "op #0 'conv2d' was edited");
   HAS(ct_last_error(), "make a new executor");
   ct_executor_free(e);
-  /* The bias's reshape stays in the program and runs, but the fused op reads the bias itself:
-   * an edit of the reshape is caught too. */
+  /* The bias's reshape went with the chain (its view is read by the add alone), so an edit of
+   * it is caught too. */
   ct_scope_free(s);
   s = chain_scope(&sp);
   e = ct_executor_new_with(p, s, ct_cpu(), &o);
@@ -700,6 +735,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, a_residual_that_broadcasts_fuses_to_the_same_bits);
   CT_ADD_TEST(s, depthwise_and_activation_alone_fuse);
   CT_ADD_TEST(s, an_intermediate_read_elsewhere_is_not_fused);
+  CT_ADD_TEST(s, a_bias_view_read_elsewhere_keeps_its_reshape);
   CT_ADD_TEST(s, kept_and_callers_intermediates_are_not_fused);
   CT_ADD_TEST(s, editing_a_fused_op_fails_the_run);
   CT_ADD_TEST(s, a_bias_of_the_wrong_size_fails_as_unoptimized);
