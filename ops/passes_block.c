@@ -17,6 +17,9 @@
  *   x + F(x));
  * - the filters are float32 or float64 alike, and each clip bound is a value of their dtype;
  * - the result shares no memory with an input (checked again at every run, ct__rewrites_check).
+ * Without A (a depthwise B first, reading the block's Input: MobileNetV2's first block), B and C
+ * become an inverted_residual without Filter, Bias and activation (E = C, from B's Filter) on
+ * the same conditions, the residual being B's Input.
  * The op takes C's place; A and B, and C, stay in the caller's program (these are the executor's
  * own ops already). */
 #include <math.h>
@@ -88,7 +91,7 @@ typedef struct block {
  * after, is ruled out by kind, not by name. */
 static bool inputs_hold(const ct__prep *preps, const block *k,
                         bool (*candidate)(void *, const ct_var *), void *arg) {
-  for (size_t j = k->a + 1; j < k->c; j++) {
+  for (size_t j = (k->a != SIZE_MAX ? k->a : k->b) + 1; j < k->c; j++) {
     const ct__prep *q = &preps[j];
     for (size_t t = 0; t < q->op->def->n_attr; t++) {
       if (q->op->attr[t].type == CT_ATTR_PROGRAM) return false;
@@ -103,35 +106,37 @@ static bool inputs_hold(const ct__prep *preps, const block *k,
   return true;
 }
 
-/* The block whose A is prep i, into *k (false when there is none). */
+/* The block whose first op is prep i (A, or B when the block has no expansion), into *k (false
+ * when there is none). */
 static bool find_block(const ct__prep *preps, size_t n, size_t i,
                        bool (*candidate)(void *, const ct_var *), void *arg, block *k) {
   const ct__prep *pa = &preps[i];
-  if (strcmp(pa->op->def->type, "conv2d_fusion") != 0 || slot_var(pa, 3) != NULL ||
-      !geometry(pa->op, 0, 1, 1)) {
-    return false;
-  }
-  const ct_var *x = slot_var(pa, 0), *ya = pa->vars[pa->n_in_vars];
+  if (strcmp(pa->op->def->type, "conv2d_fusion") != 0 || slot_var(pa, 3) != NULL) return false;
+  const ct_var *x = slot_var(pa, 0);
   const ct_tensor *fa = ct_var_get_tensor(slot_var(pa, 1));
   if (fa == NULL || ct_tensor_dims(fa).rank != 4) return false;
-  const int64_t e = ct_tensor_dims(fa).d[0], c = ct_tensor_dims(fa).d[1];
+  const bool expand = geometry(pa->op, 0, 1, 1);
+  /* without an expansion, B's Filter [E, 1, 3, 3] gives E = C (the depthwise checks Input's
+   * channels against it at every run) */
+  const int64_t e = ct_tensor_dims(fa).d[0], c = expand ? ct_tensor_dims(fa).d[1] : e;
   ct_dtype dt = CT_DTYPE_UNDEFINED;
-  if (!dims_now(slot_var(pa, 1), CT_DIMS(e, c, 1, 1), &dt) ||
-      (dt != CT_FLOAT32 && dt != CT_FLOAT64)) {
-    return false;
-  }
-  /* B: the next op reading A's output. */
-  size_t jb = i + 1;
-  while (jb < n && (preps[jb].n_in_vars == 0 || preps[jb].vars[0] != ya)) jb++;
-  if (jb >= n || strcmp(preps[jb].op->def->type, "conv2d_fusion") != 0 ||
-      !ct__pass_link(preps, n, i, jb, ya, candidate, arg)) {
-    return false;
+  size_t jb = i;
+  if (expand) {
+    if (!dims_now(slot_var(pa, 1), CT_DIMS(e, c, 1, 1), &dt)) return false;
+    /* B: the next op reading A's output. */
+    const ct_var *ya = pa->vars[pa->n_in_vars];
+    for (jb = i + 1; jb < n && (preps[jb].n_in_vars == 0 || preps[jb].vars[0] != ya);) jb++;
+    if (jb >= n || strcmp(preps[jb].op->def->type, "conv2d_fusion") != 0 ||
+        !ct__pass_link(preps, n, i, jb, ya, candidate, arg)) {
+      return false;
+    }
   }
   const ct__prep *pb = &preps[jb];
   const ct_attr_value *bs = ct__pass_attr(pb->op, "strides");
   int64_t s = bs->u.ints.n == 2 ? bs->u.ints.v[0] : 0;
   if ((s != 1 && s != 2) || !geometry(pb->op, 1, s, e) || slot_var(pb, 3) != NULL ||
-      !dims_now(slot_var(pb, 1), CT_DIMS(e, 1, 3, 3), &dt)) {
+      !dims_now(slot_var(pb, 1), CT_DIMS(e, 1, 3, 3), &dt) ||
+      (dt != CT_FLOAT32 && dt != CT_FLOAT64)) {
     return false;
   }
   /* C: the next op reading B's output. */
@@ -147,9 +152,10 @@ static bool find_block(const ct__prep *preps, size_t n, size_t i,
   if (fc == NULL || ct_tensor_dims(fc).rank != 4) return false;
   const int64_t m = ct_tensor_dims(fc).d[0];
   if (!dims_now(slot_var(pc, 1), CT_DIMS(m, e, 1, 1), &dt)) return false;
-  *k = (block){.a = i, .b = jb, .c = jc, .stride = s,
-               .in = {x, slot_var(pa, 1), slot_var(pa, 2), slot_var(pb, 1), slot_var(pb, 2),
-                      slot_var(pc, 1), slot_var(pc, 2), slot_var(pc, 3)}};
+  *k = (block){.a = expand ? i : SIZE_MAX, .b = jb, .c = jc, .stride = s,
+               .in = {x, expand ? slot_var(pa, 1) : NULL, expand ? slot_var(pa, 2) : NULL,
+                      slot_var(pb, 1), slot_var(pb, 2), slot_var(pc, 1), slot_var(pc, 2),
+                      slot_var(pc, 3)}};
   const int64_t bias_n[3] = {e, e, m};
   for (int q = 0; q < 3; q++) {
     const ct_var *bias = k->in[CT__IR_BIAS + 2 * q];
@@ -189,7 +195,9 @@ static ct_op *block_op(const ct__prep *preps, const block *k) {
   if (s == CT_OK) s = ct_op_set_output(op, "Output", ct_var_name(pc->vars[pc->n_in_vars]));
   const int64_t st[2] = {k->stride, k->stride};
   if (s == CT_OK) s = ct_op_set_attr_ints(op, "strides", st, 2);
-  if (s == CT_OK) s = copy_act(preps[k->a].op, op, "activation", "clip_min", "clip_max");
+  if (s == CT_OK && k->a != SIZE_MAX) {
+    s = copy_act(preps[k->a].op, op, "activation", "clip_min", "clip_max");
+  }
   if (s == CT_OK) s = copy_act(preps[k->b].op, op, "dw_activation", "dw_clip_min", "dw_clip_max");
   if (s == CT_OK) {
     s = copy_act(pc->op, op, "project_activation", "project_clip_min", "project_clip_max");
@@ -223,12 +231,17 @@ static ct_status apply_block(ct__prep *preps, size_t *n, ct_scope *scope, ct_pla
     return ct_last_status();
   }
   ct__rewrite *r = &rw->v[rw->n++];
-  *r = (ct__rewrite){.op = op, .n_origin = 3,
-                     .origin = {preps[k->a].op, preps[k->b].op, preps[k->c].op},
-                     .gen = {preps[k->a].op->gen, preps[k->b].op->gen, preps[k->c].op->gen}};
+  *r = (ct__rewrite){.op = op};
   block_memory(preps, k, r);
-  const size_t members[3] = {k->a, k->b, k->c};
-  return ct__pass_splice(preps, n, members, 3, k->c, &fused, r);
+  size_t members[3], n_members = 0;
+  const size_t at[3] = {k->a, k->b, k->c};
+  for (int q = 0; q < 3; q++) {
+    if (at[q] == SIZE_MAX) continue; /* no expansion */
+    members[n_members++] = at[q];
+    r->origin[r->n_origin] = preps[at[q]].op;
+    r->gen[r->n_origin++] = preps[at[q]].op->gen;
+  }
+  return ct__pass_splice(preps, n, members, n_members, k->c, &fused, r);
 }
 
 ct_status ct__optimize_blocks(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,

@@ -26,6 +26,7 @@ typedef struct blk {
                      * caller's variable sharing x's memory (so x changes there): not fused */
   bool constants;   /* the filters and biases are the optimized executor's constants (its
                      * kernels then pack the filters once and keep them) */
+  bool no_expand;   /* no expansion: the depthwise reads x (e == c), MobileNetV2's first block */
 } blk;
 
 static ct_op *conv(const char *type, const char *x, const char *w, const char *out, int64_t pad,
@@ -90,9 +91,12 @@ static void bias_act(ct_program *p, const char *in, const char *b, const char *m
 
 static ct_program *block_program(const blk *b) {
   ct_program *p = ct_program_new();
-  ck_assert_int_eq(ct_program_append(p, conv("conv2d", "x", "w1", "c1", 0, 1, 1)), CT_OK);
-  bias_act_bn(p, "c1", "b1", "c1b", "a1", b->act, b->bn_expand);
-  ck_assert_int_eq(ct_program_append(p, conv("depthwise_conv2d", "a1", "w2", "c2", 1, b->s, b->e)),
+  if (!b->no_expand) {
+    ck_assert_int_eq(ct_program_append(p, conv("conv2d", "x", "w1", "c1", 0, 1, 1)), CT_OK);
+    bias_act_bn(p, "c1", "b1", "c1b", "a1", b->act, b->bn_expand);
+  }
+  ck_assert_int_eq(ct_program_append(p, conv("depthwise_conv2d", b->no_expand ? "x" : "a1", "w2",
+                                             "c2", 1, b->s, b->e)),
                    CT_OK);
   bias_act(p, "c2", "b2", "c2b", "a2", b->act);
   if (b->alias_write) ck_assert_int_eq(ct_program_append(p, op_x("exp", "r", "xs")), CT_OK);
@@ -175,8 +179,10 @@ static void check_block(const blk *b, bool want_fused) {
   for (int threads = 1; threads <= 3; threads++) {
     ct_set_num_threads(threads);
     static const char *const weights[] = {"w1", "b1", "w2", "b2", "w3", "b3"};
-    ct_executor_options o = {.optimize = true, .constants = b->constants ? weights : NULL,
-                             .n_constants = b->constants ? 6 : 0};
+    const size_t skip = b->no_expand ? 2 : 0; /* no w1 and b1 in the program */
+    ct_executor_options o = {.optimize = true,
+                             .constants = b->constants ? weights + skip : NULL,
+                             .n_constants = b->constants ? 6 - skip : 0};
     void *opt = run_block(b, &o, &fbytes, &fused);
     ck_assert_uint_eq(fbytes, bytes);
     ck_assert_msg(memcmp(plain, opt, bytes) == 0, "differs from the unoptimized run at %d "
@@ -266,6 +272,40 @@ START_TEST(bands_parts_and_float64_give_the_same_bits) {
   check_block(&(blk){.n = 1, .c = 8, .e = 200, .m = 12, .h = 14, .w = 14, .s = 1, .act = "relu",
                      .dt = CT_FLOAT64},
               true);
+}
+END_TEST
+
+/* Blocks without an expansion (MobileNetV2's first: depthwise + bias + clip, then the
+ * projection): the depthwise's planes a band at a time, then the projection's GEMM over them.
+ * Stride 1 and 2, odd sides, the residual, bands and parts of rows (64 x 64 of 32 channels:
+ * bands of 48 rows, parts across threads), small images in one piece, an image one pixel wide
+ * and one row high, float64 (the plain loop), an infinite weight and a NaN input (channel 0
+ * through the plain loop, the others the AVX-512 rows), the filters as constants. */
+START_TEST(blocks_without_an_expansion_give_the_same_bits) {
+  const blk cases[] = {
+      {.n = 1, .c = 32, .e = 32, .m = 16, .h = 20, .w = 20, .s = 1, .act = "clip"},
+      {.n = 2, .c = 20, .e = 20, .m = 7, .h = 11, .w = 13, .s = 2, .act = "relu"},
+      {.n = 1, .c = 8, .e = 8, .m = 8, .h = 9, .w = 9, .s = 1, .residual = true, .act = "clip"},
+      {.n = 1, .c = 32, .e = 32, .m = 16, .h = 64, .w = 64, .s = 1, .act = "clip"},
+      {.n = 3, .c = 16, .e = 16, .m = 24, .h = 30, .w = 17, .s = 2, .act = "clip"},
+      {.n = 1, .c = 5, .e = 5, .m = 3, .h = 1, .w = 1, .s = 1, .act = "clip"},
+      {.n = 1, .c = 5, .e = 5, .m = 3, .h = 3, .w = 40, .s = 2},
+      {.n = 1, .c = 12, .e = 12, .m = 6, .h = 7, .w = 9, .s = 1, .act = "relu",
+       .dt = CT_FLOAT64},
+      {.n = 2, .c = 8, .e = 8, .m = 8, .h = 18, .w = 18, .s = 1, .residual = true,
+       .act = "clip", .dt = CT_FLOAT64},
+      {.n = 1, .c = 16, .e = 16, .m = 8, .h = 20, .w = 24, .s = 1, .act = "clip", .nans = true,
+       .inf_w2 = true},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    for (int k = 0; k < 2; k++) {
+      blk b = cases[i];
+      b.no_expand = true;
+      b.constants = k == 1;
+      if (b.dt == CT_DTYPE_UNDEFINED) b.dt = CT_FLOAT32;
+      check_block(&b, true);
+    }
+  }
 }
 END_TEST
 
@@ -372,8 +412,9 @@ START_TEST(blocks_it_cannot_prove_are_left_alone) {
 }
 END_TEST
 
-/* A clip whose bounds float32 does not hold exactly (0.1): the block stays three ops, with the
- * unoptimized program's bits. */
+/* A clip whose bounds float32 does not hold exactly (0.1): the expansion stays conv_epilogue's
+ * op, and the depthwise and the projection after it become a block without an expansion, with
+ * the unoptimized program's bits. */
 START_TEST(inexact_clip_bounds_are_left_alone) {
   ct_program *p = ct_program_new();
   ck_assert_int_eq(ct_program_append(p, conv("conv2d", "x", "w1", "c1", 0, 1, 1)), CT_OK);
@@ -394,7 +435,7 @@ START_TEST(inexact_clip_bounds_are_left_alone) {
     ct_executor *ex = ct_executor_new_with(p, s, ct_cpu(), &o);
     ck_assert_int_eq(ct_executor_run(ex), CT_OK);
     memcpy(optimize ? got : want, result(s, "y", CT_FLOAT32, CT_DIMS(1, 8, 9, 9)), sizeof got);
-    if (optimize) ck_assert(has_memory(s, "a2")); /* conv_epilogue's ops, not the block */
+    if (optimize) ck_assert(has_memory(s, "a1") && !has_memory(s, "a2"));
     ct_executor_free(ex);
     ct_scope_free(s);
   }
@@ -510,6 +551,25 @@ START_TEST(the_op_by_hand_refuses_bad_operands) {
   put_pattern(s, "r", CT_DIMS(1, 3, 4, 5), 1, CT_FLOAT32); /* not the output's [1, 3, 5, 5] */
   run_fails(op, s, CT_ERR_SHAPE, "ResidualData", "[1,3,5,5]", NULL);
   ct_op_free(op);
+  /* without Filter: E is Input's 4 channels, so DepthwiseFilter's 8 do not fit; and Bias or an
+   * activation, which belong to the expansion, are refused */
+  op = ct_op_new("inverted_residual");
+  ct_op_set_input(op, "Input", "x");
+  ct_op_set_input(op, "DepthwiseFilter", "w2");
+  ct_op_set_input(op, "ProjectFilter", "w3");
+  ct_op_set_output(op, "Output", "y");
+  run_fails(op, s, CT_ERR_SHAPE, "DepthwiseFilter", "'w2'", "[4,1,3,3]", NULL);
+  ct_op_set_input(op, "Bias", "b1");
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "Bias", "give Filter", NULL);
+  ct_op_free(op);
+  op = ct_op_new("inverted_residual");
+  ct_op_set_input(op, "Input", "x");
+  ct_op_set_input(op, "DepthwiseFilter", "w2");
+  ct_op_set_input(op, "ProjectFilter", "w3");
+  ct_op_set_output(op, "Output", "y");
+  ct_op_set_attr_string(op, "activation", "relu");
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "'activation'", "give Filter", NULL);
+  ct_op_free(op);
   ct_scope_free(s);
 }
 END_TEST
@@ -522,6 +582,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, bands_parts_and_float64_give_the_same_bits);
   CT_ADD_TEST(s, small_images_split_their_expanded_channels_across_threads);
   CT_ADD_TEST(s, the_channel_split_holds_with_every_gemm_kernel);
+  CT_ADD_TEST(s, blocks_without_an_expansion_give_the_same_bits);
   CT_ADD_TEST(s, nan_inputs_and_infinite_weights_give_the_same_bits);
   CT_ADD_TEST(s, blocks_it_cannot_prove_are_left_alone);
   CT_ADD_TEST(s, inexact_clip_bounds_are_left_alone);

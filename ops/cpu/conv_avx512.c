@@ -141,7 +141,7 @@ typedef struct dw3_plan {
   const ct__conv_geom *g;
   const float *x, *res;
   float *o;
-  int64_t chunks;
+  int64_t chunks, row0; /* o and res point at output row row0 */
   int act;
   bool hb;
   __m512 wv[9], vbias, vlo, vhi;
@@ -200,7 +200,7 @@ static inline __attribute__((always_inline, target("avx512f"))) void dw3_rows(
     }
 #pragma GCC unroll 8
     for (int r = 0; r < R; r++) {
-      const int64_t at = (oy0 + r) * g->ow + 16 * c;
+      const int64_t at = (oy0 + r - t->row0) * g->ow + 16 * c;
       __m512 o = acc[r];
       if (t->hb) o = _mm512_add_ps(o, t->vbias);
       if (t->res != NULL) o = _mm512_add_ps(o, _mm512_maskz_loadu_ps(t->out[c], t->res + at));
@@ -248,14 +248,16 @@ __attribute__((target("avx512f"), noinline)) static void dw3_plane_avx512(
   t.g = g;
   t.x = x;
   t.o = o;
+  t.row0 = oy0;
   t.chunks = (g->ow + 15) / 16;
   /* conv2d_fusion's epilogue in registers before the store, in the pass's steps and operand
    * orders (as the GEMM's tiles apply it, gemm_ukr.c): + bias, + the residual, then relu as
    * max(0, v) (NaN and -0 pass through, as v < 0 ? 0 : v does) or the clamp as
    * min(hi, max(lo, v)) */
   t.hb = ep != NULL && ep->bias != NULL;
-  t.res = ep != NULL && ep->res != NULL ? (const float *)ep->res + n * ep->rs_n + m * ep->rs_m
-                                        : NULL;
+  t.res = ep != NULL && ep->res != NULL
+              ? (const float *)ep->res + n * ep->rs_n + m * ep->rs_m + oy0 * g->ow
+              : NULL;
   t.act = ep != NULL ? ep->act : CT__EPI_NONE;
   t.vbias = _mm512_set1_ps(t.hb ? ((const float *)ep->bias)[ep->n_bias == 1 ? 0 : m] : 0);
   t.vlo = _mm512_set1_ps(t.act == CT__EPI_CLAMP ? (float)ep->lo : 0);

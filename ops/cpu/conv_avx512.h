@@ -65,10 +65,11 @@ bool ct__pool_max_s2_f32(const float *x, int64_t w, int64_t rows, int64_t kw, in
  * at most 1024 outputs, a CPU with AVX-512) when their weights are finite. */
 bool ct__dw3_fits_f32(const ct__conv_geom *g);
 
-/* Rows [oy0, oy1) of depthwise plane o [OH, OW] of one channel x [H, W] by its 3x3 filter k
- * (geometry g), with dw_elem's bits (conv_dw_tmpl.h), then conv2d_fusion's epilogue e (NULL:
- * none) as plane m of image n, with the pass's bits: false, with nothing written, where it does
- * not apply (ct__dw3_fits_f32 false, or a weight that is not finite). */
+/* Rows [oy0, oy1) of a depthwise output plane [OH, OW] of one channel x [H, W] by its 3x3
+ * filter k (geometry g), written from o on (o: the plane's row oy0), with dw_elem's bits
+ * (conv_dw_tmpl.h), then conv2d_fusion's epilogue e (NULL: none) as plane m of image n, with the
+ * pass's bits: false, with nothing written, where it does not apply (ct__dw3_fits_f32 false, or
+ * a weight that is not finite). */
 bool ct__dw3_plane_f32(const ct__conv_geom *g, const float *x, const float *k, float *o,
                        const struct ct__conv_epi *e, int64_t n, int64_t m, int64_t oy0,
                        int64_t oy1);

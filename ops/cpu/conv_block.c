@@ -23,45 +23,12 @@
 
 #include "common/alloc.h"
 #include "ops/cpu/conv_avx512.h"
+#include "ops/cpu/conv_block.h"
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/parallel.h"
 #include "ops/defs.h"
 #include "ops/kernel.h"
-
-/* The bands' buffers, T1 and T2 together, in bytes: well inside L2, with room for the GEMMs'
- * packing buffers. */
-#define BAND_BYTES ((int64_t)384 << 10)
-/* Images of fewer output pixels run in one piece (see inverted_residual). */
-#define SMALL_PIXELS 256
-/* The kept packings' tag (ct__k_derived; ops/cpu/conv.c's are 1 to 4 << 32). */
-#define IR_PACK_TAG ((uint64_t)5 << 32)
-
-typedef struct ir_run {
-  ct__ir_geom g;
-  const void *x, *w1, *b1, *w2, *b2, *w3, *b3, *res;
-  void *o;
-  ct__gemm_epi e1, e3; /* the expansion's (bias per column, through the residual slot) and the
-                        * projection's epilogues, their image-dependent pointers set per band */
-  bool has_e1, has_e3;
-  int act2;
-  double lo2, hi2;
-  int64_t ep, br, parts, pieces, items, piece_elems;
-  /* A small image alone on several threads (one piece, not nested): each band's expansion and
-   * depthwise split by channels (ed_job) instead of a parallel GEMM then a parallel depthwise:
-   * one fork and join fewer and each thread's T1 columns still in its cache for its depthwise
-   * (MobileNetV2's 14 x 14 and 7 x 7 blocks at batch 1 ran 1.5-1.7 times faster on two threads
-   * than on one, the others 1.9). */
-  bool split_e;
-  const void *w1p, *w3p; /* Filter and ProjectFilter packed once (constants), or NULL */
-  int w1w, w3w;
-  void *buf;
-  atomic_bool failed;
-} ir_run;
-
-static void note(ir_run *r, ct_status s) {
-  if (s != CT_OK) atomic_store_explicit(&r->failed, true, memory_order_relaxed);
-}
 
 #ifdef CT__T16_X86
 /* px output pixels from column ox of a row (px, k0, k1, S and nky constants where it is inlined),
@@ -472,7 +439,8 @@ static ct_status inverted_residual(const ct_kernel_ctx *c, size_t es) {
                         .hi = a[CT__IR_P_CLIP_MAX].u.f};
   r.has_e3 = r.b3 != NULL || r.res != NULL || r.e3.act != CT__EPI_NONE;
   r.ep = g->e > 0 ? (g->e + 15) / 16 * 16 : 16;
-  r.br = band_rows(g, r.ep, es);
+  const bool expand = r.w1 != NULL; /* else the depthwise reads Input (conv_block_dw.c) */
+  r.br = expand ? band_rows(g, r.ep, es) : ct__ir_dw_band_rows(g, es);
   /* Pieces: whole images when there are as many as threads, else parts of each image's rows
    * (their bands' first rows of T1 computed twice, where two parts meet). A piece alone (one
    * image and one part, or nested) runs on the calling thread, its GEMMs on all the threads. */
@@ -491,9 +459,12 @@ static ct_status inverted_residual(const ct_kernel_ctx *c, size_t es) {
   r.pieces = r.items < threads ? r.items : threads;
   /* Worth it when every thread gets a unit (else the split GEMM and 16-channel depthwise keep
    * more threads busy) and the expansion is a GEMM worth splitting. */
-  r.split_e = r.pieces == 1 && threads > 1 && (g->e + ED_UNIT - 1) / ED_UNIT >= threads &&
+  r.split_e = expand && r.pieces == 1 && threads > 1 &&
+              (g->e + ED_UNIT - 1) / ED_UNIT >= threads &&
               g->h * g->w * g->e * g->c >= ((int64_t)1 << 20);
-  r.piece_elems = 9 * r.ep + r.br * g->ow * r.ep + (((r.br - 1) * g->s + 3) * g->w + 32) * r.ep;
+  r.piece_elems = expand ? 9 * r.ep + r.br * g->ow * r.ep +
+                               (((r.br - 1) * g->s + 3) * g->w + 32) * r.ep
+                         : g->e * r.br * g->ow;
   r.piece_elems = (r.piece_elems + 15) / 16 * 16; /* each piece's buffer on a cache line */
   size_t bytes = (size_t)(r.pieces * r.piece_elems) * es;
   r.buf = ct__work_take(bytes);
@@ -504,12 +475,16 @@ static ct_status inverted_residual(const ct_kernel_ctx *c, size_t es) {
                           bytes, ct_kernel_in_name(c, CT__IR_INPUT, 0));
   }
   atomic_init(&r.failed, false);
-  if (es == sizeof(float)) {
+  ct__range_fn pieces = es == sizeof(float) ? pieces_f32 : pieces_f64;
+  if (!expand) {
+    ct__ir_dw_kept(c, &r, es);
+    pieces = es == sizeof(float) ? ct__ir_dw_pieces_f32 : ct__ir_dw_pieces_f64;
+  } else if (es == sizeof(float)) {
     kept_f32(c, &r);
   } else {
     kept_f64(c, &r);
   }
-  ct__parallel_for(r.pieces, 1, es == sizeof(float) ? pieces_f32 : pieces_f64, &r);
+  ct__parallel_for(r.pieces, 1, pieces, &r);
   ct__work_free(r.buf);
   if (atomic_load(&r.failed)) {
     return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,

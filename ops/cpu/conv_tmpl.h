@@ -426,9 +426,10 @@ static void SFX(dw_bands)(void *arg, int64_t b, int64_t e) {
   const int64_t planes = g->n * g->groups, hw = g->h * g->w, ohw = g->oh * g->ow;
   for (int64_t i = b; i < e; i++) {
     const int64_t band = i / planes, p = i % planes, gi = p % g->groups; /* 3x3: 9 weights */
+    const int64_t oy0 = g->oh * band / r->bands, oy1 = g->oh * (band + 1) / r->bands;
     if (!ct__dw3_plane_f32(g, (const float *)(r->x + p * hw), (const float *)(r->w + gi * 9),
-                           (float *)(r->o + p * ohw), r->epi, p / g->groups, gi,
-                           g->oh * band / r->bands, g->oh * (band + 1) / r->bands) &&
+                           (float *)(r->o + p * ohw + oy0 * g->ow), r->epi, p / g->groups, gi,
+                           oy0, oy1) &&
         band == 0) {
       SFX(dw_planes)(arg, p, p + 1);
     }

@@ -2,7 +2,9 @@
 /* ops/defs/conv_block.c: the op type inverted_residual, MobileNetV2's block as one op (the
  * executor's optimize pass makes it, ops/passes_block.c; docs/design/passes.md):
  *
- *   Input [N,C,H,W] -> 1x1 conv by Filter [E,C,1,1] + Bias [E], activation
+ *   Input [N,C,H,W] -> 1x1 conv by Filter [E,C,1,1] + Bias [E], activation (or, without
+ *                      Filter, Bias and activation, Input itself: E = C, MobileNetV2's first
+ *                      block)
  *                   -> 3x3 depthwise conv by DepthwiseFilter [E,1,3,3] (padding 1, stride 1 or
  *                      2) + DepthwiseBias [E], dw_activation
  *                   -> 1x1 conv by ProjectFilter [M,E,1,1] + ProjectBias [M] + ResidualData
@@ -34,7 +36,7 @@ static const ct_attr_def attrs[10] = {
 };
 
 static const ct_slot_def ins[] = {{"Input", 0},
-                                  {"Filter", 0},
+                                  {"Filter", CT_SLOT_OPTIONAL},
                                   {"Bias", CT_SLOT_OPTIONAL},
                                   {"DepthwiseFilter", 0},
                                   {"DepthwiseBias", CT_SLOT_OPTIONAL},
@@ -82,7 +84,8 @@ static ct_status check_act(const ct_kernel_ctx *c, size_t a, ct_dtype dtype) {
 
 ct_status ct__inverted_residual_plan(const ct_kernel_ctx *c, ct__ir_geom *g) {
   const ct_tensor *in = ct_kernel_in(c, CT__IR_INPUT, 0);
-  const ct_tensor *f = ct_kernel_in(c, CT__IR_FILTER, 0);
+  const bool expand = ct_kernel_in_count(c, CT__IR_FILTER) > 0;
+  const ct_tensor *f = ct_kernel_in(c, expand ? CT__IR_FILTER : CT__IR_INPUT, 0);
   const ct_tensor *p = ct_kernel_in(c, CT__IR_PFILTER, 0);
   if (in->dtype != CT_FLOAT32 && in->dtype != CT_FLOAT64) {
     return ct_kernel_fail(c, CT_ERR_UNSUPPORTED,
@@ -95,7 +98,8 @@ ct_status ct__inverted_residual_plan(const ct_kernel_ctx *c, ct__ir_geom *g) {
     return ct_kernel_fail(c, CT_ERR_SHAPE,
                           "Input %s, Filter %s and ProjectFilter %s must each have rank 4 "
                           "(NCHW; [E, C, 1, 1]; [M, E, 1, 1])",
-                          ct_ddim_str(in->dims, a, sizeof a), ct_ddim_str(f->dims, b, sizeof b),
+                          ct_ddim_str(in->dims, a, sizeof a),
+                          expand ? ct_ddim_str(f->dims, b, sizeof b) : "(none)",
                           ct_ddim_str(p->dims, d, sizeof d));
   }
   const ct_attr_value *st = &c->attr[CT__IR_STRIDES];
@@ -105,9 +109,15 @@ ct_status ct__inverted_residual_plan(const ct_kernel_ctx *c, ct__ir_geom *g) {
                           "attribute 'strides' must be [1, 1] or [2, 2] (the depthwise "
                           "convolution's)");
   }
+  if (!expand && (ct_kernel_in_count(c, CT__IR_BIAS) > 0 ||
+                  strcmp(c->attr[CT__IR_ACT].u.s, "identity") != 0)) {
+    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                          "Bias and 'activation' belong to the expansion: give Filter with them, "
+                          "or neither (a block without expansion)");
+  }
   *g = (ct__ir_geom){.n = in->dims.d[0], .c = in->dims.d[1], .h = in->dims.d[2],
-                     .w = in->dims.d[3], .e = f->dims.d[0], .m = p->dims.d[0],
-                     .s = st->u.ints.v[0]};
+                     .w = in->dims.d[3], .e = expand ? f->dims.d[0] : in->dims.d[1],
+                     .m = p->dims.d[0], .s = st->u.ints.v[0]};
   if (g->h < 1 || g->w < 1) {
     char a[CT__DDIM_STR_CAP];
     return ct_kernel_fail(c, CT_ERR_SHAPE,
@@ -151,7 +161,8 @@ const ct__def_table ct__conv_block_defs = CT__TABLE(defs);
 static const ct__op_doc docs[] = {
     {"inverted_residual",
      "MobileNetV2's inverted residual block as one op: Input [N, C, H, W], a 1x1 convolution by "
-     "Filter [E, C, 1, 1] + Bias [E] then `activation`; a 3x3 depthwise convolution (padding 1, "
+     "Filter [E, C, 1, 1] + Bias [E] then `activation` (or none of the three: the depthwise "
+     "convolution reads Input, E = C); a 3x3 depthwise convolution (padding 1, "
      "`strides` [1, 1] or [2, 2]) by DepthwiseFilter [E, 1, 3, 3] + DepthwiseBias [E] then "
      "`dw_activation`; a 1x1 convolution by ProjectFilter [M, E, 1, 1] + ProjectBias [M] + "
      "ResidualData [N, M, OH, OW] then `project_activation`, giving Output [N, M, OH, OW] "

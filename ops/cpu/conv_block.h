@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/cpu/conv_block.h: what inverted_residual's CPU kernel (ops/cpu/conv_block.c) shares with
+ * its path for blocks without an expansion (ops/cpu/conv_block_dw.c). */
+#ifndef CORTEN_OPS_CPU_CONV_BLOCK_H
+#define CORTEN_OPS_CPU_CONV_BLOCK_H
+
+#include <stdatomic.h>
+
+#include "ops/cpu/gemm.h"
+#include "ops/defs.h"
+#include "ops/kernel.h"
+
+/* The bands' buffers, T1 and T2 together, in bytes: well inside L2, with room for the GEMMs'
+ * packing buffers. */
+#define BAND_BYTES ((int64_t)384 << 10)
+/* Images of fewer output pixels run in one piece (see inverted_residual). */
+#define SMALL_PIXELS 256
+/* The kept packings' tag (ct__k_derived; ops/cpu/conv.c's are 1 to 4 << 32). */
+#define IR_PACK_TAG ((uint64_t)5 << 32)
+
+typedef struct ir_run {
+  ct__ir_geom g;
+  const void *x, *w1, *b1, *w2, *b2, *w3, *b3, *res;
+  void *o;
+  ct__gemm_epi e1, e3; /* the expansion's (bias per column, through the residual slot) and the
+                        * projection's epilogues, their image-dependent pointers set per band */
+  bool has_e1, has_e3;
+  int act2;
+  double lo2, hi2;
+  int64_t ep, br, parts, pieces, items, piece_elems;
+  /* A small image alone on several threads (one piece, not nested): each band's expansion and
+   * depthwise split by channels (ed_job) instead of a parallel GEMM then a parallel depthwise:
+   * one fork and join fewer and each thread's T1 columns still in its cache for its depthwise
+   * (MobileNetV2's 14 x 14 and 7 x 7 blocks at batch 1 ran 1.5-1.7 times faster on two threads
+   * than on one, the others 1.9). */
+  bool split_e;
+  const void *w1p, *w3p; /* Filter and ProjectFilter packed once (constants), or NULL */
+  int w1w, w3w;
+  void *buf;
+  atomic_bool failed;
+} ir_run;
+
+static inline void note(ir_run *r, ct_status s) {
+  if (s != CT_OK) atomic_store_explicit(&r->failed, true, memory_order_relaxed);
+}
+
+/* A block without an expansion (no Filter): its band rows (the depthwise's planes of a band,
+ * E x rows x OW values, within BAND_BYTES), its ProjectFilter packed once when a constant, and
+ * its pieces (r->br, r->parts and the pieces set as for the others). */
+int64_t ct__ir_dw_band_rows(const ct__ir_geom *g, size_t es);
+void ct__ir_dw_kept(const ct_kernel_ctx *c, ir_run *r, size_t es);
+void ct__ir_dw_pieces_f32(void *arg, int64_t b, int64_t e);
+void ct__ir_dw_pieces_f64(void *arg, int64_t b, int64_t e);
+
+#endif /* CORTEN_OPS_CPU_CONV_BLOCK_H */
