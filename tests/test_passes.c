@@ -24,6 +24,7 @@ typedef struct spec {
               * without one, of x (each reaches y's first and last element) */
   int64_t n, c, hw, ks; /* x [n, c, hw, hw], w [c, c or 1, ks, ks]; 0: 1, 4, 7, 3 */
   bool same;             /* padding ks / 2 on each side (the output as large as x), else 0 */
+  int64_t stride;        /* the conv's, both ways; 0: 1 */
 } spec;
 
 static int64_t sp_n(const spec *sp) { return sp->n > 0 ? sp->n : 1; }
@@ -31,7 +32,8 @@ static int64_t sp_c(const spec *sp) { return sp->c > 0 ? sp->c : 4; }
 static int64_t sp_hw(const spec *sp) { return sp->hw > 0 ? sp->hw : 7; }
 static int64_t sp_ks(const spec *sp) { return sp->ks > 0 ? sp->ks : 3; }
 static int64_t sp_oh(const spec *sp) {
-  return sp->same ? sp_hw(sp) : sp_hw(sp) - sp_ks(sp) + 1;
+  const int64_t st = sp->stride > 0 ? sp->stride : 1;
+  return ((sp->same ? sp_hw(sp) + sp_ks(sp) / 2 * 2 : sp_hw(sp)) - sp_ks(sp)) / st + 1;
 }
 static ct_ddim sp_out(const spec *sp) {
   return CT_DIMS(sp_n(sp), sp_c(sp), sp_oh(sp), sp_oh(sp));
@@ -50,6 +52,10 @@ static ct_program *chain_program(const spec *sp) {
   if (sp->same) {
     const int64_t pads[2] = {sp_ks(sp) / 2, sp_ks(sp) / 2};
     ct_op_set_attr_ints(conv, "paddings", pads, 2);
+  }
+  if (sp->stride > 1) {
+    const int64_t st[2] = {sp->stride, sp->stride};
+    ct_op_set_attr_ints(conv, "strides", st, 2);
   }
   ck_assert_int_eq(ct_program_append(p, conv), CT_OK);
   const char *cur = "c";
@@ -263,6 +269,13 @@ START_TEST(the_epilogue_in_winograd_and_direct_gives_the_same_bits) {
    * which Winograd does not take) */
   check_fused(&(spec){.bias = true, .residual = true, .act = "relu", .dt = CT_FLOAT32, .c = 40,
                       .hw = 11, .ks = 5});
+  /* rows wider than 14 at stride 2, in pieces of 14 and 5 (the epilogue at each piece's
+   * columns), a clamp, one thread and three */
+  for (int t = 1; t <= 3; t += 2) {
+    ct_set_num_threads(t);
+    check_fused(&(spec){.bias = true, .residual = true, .act = "clip", .exact_clip = true,
+                        .dt = CT_FLOAT32, .c = 32, .hw = 40, .ks = 3, .stride = 2});
+  }
   ct_set_num_threads(1);
 }
 END_TEST
