@@ -165,12 +165,42 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
     }                                                                                      \
     break;
 
-/* Block b of an image, output rows [y0, y1): their sums chunk by chunk of channels (acc: OH OW
+/* conv2d_fusion's epilogue e on output row oy of image n's planes [m0, m1) at o (the image's
+ * first plane), in place, right after the row's last piece is stored (in L1): + bias, + the
+ * residual, then the activation, the pass's steps and operand orders as dw3_rows applies them
+ * in registers, so the pass's bits. (A pass over a band's rows after the band, what ran
+ * before, read MobileNetV2's stem output back from L3 at one thread: 1.6 MB. In cd_row's
+ * registers, before its stores, the loop ran slower: 368 -> 428 us.) */
+__attribute__((target("avx512f"), noinline)) static void cd_epi_row(const ct__conv_geom *g,
+                                                                   const ct__conv_epi *e,
+                                                                   int64_t n, float *o,
+                                                                   int64_t oy, int64_t m0,
+                                                                   int64_t m1) {
+  const __m512 lo = _mm512_set1_ps((float)e->lo), hi = _mm512_set1_ps((float)e->hi);
+  const float *bias = e->bias;
+  const int64_t ohw = g->oh * g->ow;
+  for (int64_t m = m0; m < m1; m++) {
+    float *row = o + m * ohw + oy * g->ow;
+    const float *res =
+        e->res != NULL ? (const float *)e->res + n * e->rs_n + m * e->rs_m + oy * g->ow : NULL;
+    const __m512 vb = _mm512_set1_ps(bias != NULL ? bias[e->n_bias == 1 ? 0 : m] : 0);
+    for (int64_t x = 0; x < g->ow; x += 16) {
+      const __mmask16 k = (__mmask16)(g->ow - x >= 16 ? 0xffffu : (1u << (g->ow - x)) - 1);
+      __m512 v = _mm512_maskz_loadu_ps(k, row + x);
+      if (bias != NULL) v = _mm512_add_ps(v, vb);
+      if (res != NULL) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, res + x));
+      _mm512_mask_storeu_ps(row + x, k, ct__conv_act_f32(v, e->act, lo, hi));
+    }
+  }
+}
+
+/* Block b of image n, output rows [y0, y1): their sums chunk by chunk of channels (acc: OH OW
  * 32 floats when there is more than one chunk), each row in pieces of at most CD_MAX_OW
- * outputs. */
+ * outputs, then through the epilogue e (NULL: none) with the last chunk. */
 __attribute__((target("avx512f"))) static void cd_rows(const ct__conv_geom *g, const float *xp,
                                                       const float *w, int64_t b, int64_t y0,
-                                                      int64_t y1, float *acc, float *o) {
+                                                      int64_t y1, float *acc, float *o,
+                                                      const ct__conv_epi *e, int64_t n) {
   const int64_t cc = cd_chunk(g);
   const bool k3 = g->kh == 3 && g->kw == 3;
   for (int64_t c0 = 0; c0 < g->c; c0 += cc) {
@@ -184,6 +214,9 @@ __attribute__((target("avx512f"))) static void cd_rows(const ct__conv_geom *g, c
           default: break;
         }
       }
+      if (e != NULL && c1 == g->c) {
+        cd_epi_row(g, e, n, o, oy, b * CD_OC, g->m < (b + 1) * CD_OC ? g->m : (b + 1) * CD_OC);
+      }
     }
   }
 }
@@ -191,7 +224,7 @@ __attribute__((target("avx512f"))) static void cd_rows(const ct__conv_geom *g, c
 
 /* The run's images: padded into scratch first, then (image, block of 32 output channels, band
  * of output rows) items in `pieces` runs over corten's threads (each its partial sums' buffer),
- * each band's rows through the epilogue once written. An output's sum is the same whichever
+ * each row through the epilogue once written. An output's sum is the same whichever
  * band it is in: the bands are there for threads that images and blocks leave idle (one image
  * of MobileNetV2's 32-filter stem is one block: at two threads it ran at one thread's speed,
  * where im2col's GEMM splits its columns). */
@@ -232,11 +265,8 @@ static void cd_items(void *arg, int64_t b, int64_t e) {
     for (int64_t it = r->items * p / r->pieces; it < r->items * (p + 1) / r->pieces; it++) {
       const int64_t band = it % r->bands, n = it / r->bands / blocks, k = it / r->bands % blocks;
       const int64_t y0 = g->oh * band / r->bands, y1 = g->oh * (band + 1) / r->bands;
-      float *o = r->o + n * g->m * ohw;
-      cd_rows(g, r->xp + n * cd_image_elems(g), r->w, k, y0, y1, acc, o);
-      for (int64_t m = k * CD_OC; r->e != NULL && m < g->m && m < (k + 1) * CD_OC; m++) {
-        ct__conv_epi_rows_f32(r->e, o + m * ohw, n, m, y0 * g->ow, y1 * g->ow);
-      }
+      cd_rows(g, r->xp + n * cd_image_elems(g), r->w, k, y0, y1, acc, r->o + n * g->m * ohw,
+              r->e, n);
     }
   }
 }
