@@ -119,6 +119,9 @@ static bool find_block(const ct__prep *preps, size_t n, size_t i,
   /* without an expansion, B's Filter [E, 1, 3, 3] gives E = C (the depthwise checks Input's
    * channels against it at every run) */
   const int64_t e = ct_tensor_dims(fa).d[0], c = expand ? ct_tensor_dims(fa).d[1] : e;
+  /* one channel is no depthwise conv: conv2d runs groups 1 through its GEMM, whose sums fuse
+   * each multiply-add (the block's depthwise does not) */
+  if (e < 2) return false;
   ct_dtype dt = CT_DTYPE_UNDEFINED;
   size_t jb = i;
   if (expand) {

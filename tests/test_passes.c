@@ -287,6 +287,12 @@ START_TEST(depthwise_and_activation_alone_fuse) {
    * time) */
   check_fused(&(spec){.bias = true, .residual = true, .depthwise = true, .act = "relu",
                       .dt = CT_FLOAT32, .c = 8, .hw = 40});
+  for (int t = 2; t <= 3; t++) { /* in bands of rows (conv_dw_bands): the residual's offsets */
+    ct_set_num_threads(t);
+    check_fused(&(spec){.bias = true, .residual = true, .depthwise = true, .act = "clip",
+                        .exact_clip = true, .dt = CT_FLOAT32, .c = 8, .hw = 40});
+  }
+  ct_set_num_threads(1);
   check_fused(&(spec){.bias = true, .residual = true, .depthwise = true, .act = "clip",
                       .exact_clip = true, .dt = CT_FLOAT64, .c = 40, .hw = 9});
   check_fused(&(spec){.residual = true, .depthwise = true, .dt = CT_FLOAT32, .c = 6,

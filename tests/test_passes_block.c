@@ -391,6 +391,18 @@ START_TEST(nan_inputs_and_infinite_weights_give_the_same_bits) {
 END_TEST
 
 START_TEST(blocks_it_cannot_prove_are_left_alone) {
+  /* without an expansion: the residual not the depthwise's input; the caller's alias of x
+   * written between the depthwise and the projection; one channel (conv2d's GEMM, whose
+   * multiply-adds fuse, not a depthwise conv) */
+  check_block(&(blk){.n = 1, .c = 8, .e = 8, .m = 8, .h = 9, .w = 9, .s = 1, .residual = true,
+                     .act = "clip", .dt = CT_FLOAT32, .other_res = true, .no_expand = true},
+              false);
+  check_block(&(blk){.n = 1, .c = 8, .e = 8, .m = 8, .h = 9, .w = 9, .s = 1, .act = "clip",
+                     .dt = CT_FLOAT32, .alias_write = true, .no_expand = true},
+              false);
+  check_block(&(blk){.n = 1, .c = 1, .e = 1, .m = 4, .h = 9, .w = 9, .s = 1, .act = "clip",
+                     .dt = CT_FLOAT32, .no_expand = true},
+              false);
   /* another op reads the expansion's output */
   check_block(&(blk){.n = 1, .c = 8, .e = 20, .m = 8, .h = 9, .w = 9, .s = 1, .residual = true,
                      .act = "clip", .dt = CT_FLOAT32, .read_a1 = true},
@@ -560,7 +572,7 @@ START_TEST(the_op_by_hand_refuses_bad_operands) {
   ct_op_set_output(op, "Output", "y");
   run_fails(op, s, CT_ERR_SHAPE, "DepthwiseFilter", "'w2'", "[4,1,3,3]", NULL);
   ct_op_set_input(op, "Bias", "b1");
-  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "Bias", "give Filter", NULL);
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "Bias 'b1'", "give Filter", NULL);
   ct_op_free(op);
   op = ct_op_new("inverted_residual");
   ct_op_set_input(op, "Input", "x");
@@ -568,7 +580,12 @@ START_TEST(the_op_by_hand_refuses_bad_operands) {
   ct_op_set_input(op, "ProjectFilter", "w3");
   ct_op_set_output(op, "Output", "y");
   ct_op_set_attr_string(op, "activation", "relu");
-  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "'activation'", "give Filter", NULL);
+  run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "'activation' \"relu\"", "give Filter", NULL);
+  ct_op_set_attr_string(op, "activation", "identity");
+  put_pattern(s, "x", CT_DIMS(1, 0, 5, 5), 1, CT_FLOAT32); /* no channels */
+  put_pattern(s, "w2", CT_DIMS(0, 1, 3, 3), 1, CT_FLOAT32);
+  put_pattern(s, "w3", CT_DIMS(3, 0, 1, 1), 1, CT_FLOAT32);
+  run_fails(op, s, CT_ERR_SHAPE, "Input 'x' has no channels", NULL);
   ct_op_free(op);
   ct_scope_free(s);
 }

@@ -17,7 +17,8 @@
  * the same order whatever the operands' layout and the plan (gemm.md), and the epilogue rounds
  * each step as conv2d_fusion's does; the depthwise sums dw_elem's (conv_dw_tmpl.h): from +0, each
  * tap inside the image in (ky, kx) order, a multiply then an add, then the bias, then the
- * activation, in every lane. tests/test_passes_block.c compares them bit for bit. */
+ * activation, in every lane. tests/test_passes_block.c compares them bit for bit. A block
+ * without an expansion (no Filter) runs in ops/cpu/conv_block_dw.c. */
 #include <stdatomic.h>
 #include <string.h>
 
