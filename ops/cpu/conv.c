@@ -22,7 +22,8 @@
  * per-image path splits across images (one-thread GEMMs) when there are enough of them, else
  * each GEMM threads itself; depthwise over planes (or bands of rows: conv_dw_bands), pool over
  * planes; conv2d_grad over its chunks. A GEMM's result does not depend on its threads, so
- * neither does the conv's. The kernels are in ops/cpu/conv_tmpl.h and pool_tmpl.h, included once per dtype. */
+ * neither does the conv's. The kernels are in ops/cpu/conv_tmpl.h and pool_tmpl.h, included
+ * once per dtype. */
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
