@@ -468,6 +468,16 @@ static ct_op *ir_op(void) {
   return op;
 }
 
+/* inverted_residual without Filter (E = Input's channels). */
+static ct_op *ir_op_no_expansion(void) {
+  ct_op *op = ct_op_new("inverted_residual");
+  ct_op_set_input(op, "Input", "x");
+  ct_op_set_input(op, "DepthwiseFilter", "w2");
+  ct_op_set_input(op, "ProjectFilter", "w3");
+  ct_op_set_output(op, "Output", "y");
+  return op;
+}
+
 static ct_scope *ir_scope(void) {
   blk b = {.n = 1, .c = 4, .e = 8, .m = 3, .h = 5, .w = 5, .s = 1, .dt = CT_FLOAT32};
   return block_scope(&b);
@@ -565,20 +575,12 @@ START_TEST(the_op_by_hand_refuses_bad_operands) {
   ct_op_free(op);
   /* without Filter: E is Input's 4 channels, so DepthwiseFilter's 8 do not fit; and Bias or an
    * activation, which belong to the expansion, are refused */
-  op = ct_op_new("inverted_residual");
-  ct_op_set_input(op, "Input", "x");
-  ct_op_set_input(op, "DepthwiseFilter", "w2");
-  ct_op_set_input(op, "ProjectFilter", "w3");
-  ct_op_set_output(op, "Output", "y");
+  op = ir_op_no_expansion();
   run_fails(op, s, CT_ERR_SHAPE, "DepthwiseFilter", "'w2'", "[4,1,3,3]", NULL);
   ct_op_set_input(op, "Bias", "b1");
   run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "Bias 'b1'", "give Filter", NULL);
   ct_op_free(op);
-  op = ct_op_new("inverted_residual");
-  ct_op_set_input(op, "Input", "x");
-  ct_op_set_input(op, "DepthwiseFilter", "w2");
-  ct_op_set_input(op, "ProjectFilter", "w3");
-  ct_op_set_output(op, "Output", "y");
+  op = ir_op_no_expansion();
   ct_op_set_attr_string(op, "activation", "relu");
   run_fails(op, s, CT_ERR_INVALID_ARGUMENT, "'activation' \"relu\"", "give Filter", NULL);
   ct_op_set_attr_string(op, "activation", "identity");

@@ -230,7 +230,6 @@ static int64_t dw_grain(const ir_run *r, int64_t rows) {
                             int64_t oy1, const T *wt, int64_t c0, int64_t c1) {               \
     const ct__ir_geom *g = &r->g;                                                             \
     const int64_t ep = r->ep, s = g->s;                                                       \
-    const T *b2 = r->b2, lo2 = (T)r->lo2, hi2 = (T)r->hi2;                                    \
     for (int64_t oy = oy0; oy < oy1; oy++) {                                                  \
       for (int64_t ox = 0; ox < g->ow; ox++) {                                                \
         T *o = t2 + ((oy - oy0) * g->ow + ox) * ep;                                           \
@@ -245,16 +244,7 @@ static int64_t dw_grain(const ir_run *r, int64_t rows) {
             CT__SIMD for (int64_t c = c0; c < c1; c++) o[c] = o[c] + wk[c] * xi[c];           \
           }                                                                                   \
         }                                                                                     \
-        for (int64_t c = c0; c < c1; c++) {                                                   \
-          T v = b2 != NULL ? o[c] + b2[c] : o[c];                                             \
-          if (r->act2 == CT__EPI_RELU) {                                                      \
-            v = v < 0 ? (T)0 : v;                                                             \
-          } else if (r->act2 == CT__EPI_CLAMP) {                                              \
-            v = v < lo2 ? lo2 : v;                                                            \
-            v = v > hi2 ? hi2 : v;                                                            \
-          }                                                                                   \
-          o[c] = v;                                                                           \
-        }                                                                                     \
+        for (int64_t c = c0; c < c1; c++) o[c] = ir_dw_epi_##SFX(r, o[c], c);               \
       }                                                                                       \
     }                                                                                         \
   }                                                                                           \

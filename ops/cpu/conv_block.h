@@ -44,6 +44,24 @@ static inline void note(ir_run *r, ct_status s) {
   if (s != CT_OK) atomic_store_explicit(&r->failed, true, memory_order_relaxed);
 }
 
+/* The depthwise's epilogue on sum v of channel c, as conv2d_fusion rounds it: + DepthwiseBias,
+ * then relu (v < 0 ? 0 : v) or the clamp in the dtype (its bounds the dtype's values). */
+#define IR_DW_EPI(T, SFX)                                                       \
+  static inline T ir_dw_epi_##SFX(const ir_run *r, T v, int64_t c) {          \
+    const T *b2 = r->b2;                                                        \
+    if (b2 != NULL) v = v + b2[c];                                              \
+    if (r->act2 == CT__EPI_RELU) {                                              \
+      v = v < 0 ? (T)0 : v;                                                     \
+    } else if (r->act2 == CT__EPI_CLAMP) {                                      \
+      v = v < (T)r->lo2 ? (T)r->lo2 : v;                                        \
+      v = v > (T)r->hi2 ? (T)r->hi2 : v;                                        \
+    }                                                                           \
+    return v;                                                                   \
+  }
+IR_DW_EPI(float, f32)
+IR_DW_EPI(double, f64)
+#undef IR_DW_EPI
+
 /* A block without an expansion (no Filter): its band rows (the depthwise's planes of a band,
  * E x rows x OW values, within BAND_BYTES), its ProjectFilter packed once when a constant, and
  * its pieces (r->br, r->parts and the pieces set as for the others). */

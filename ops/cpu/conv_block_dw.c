@@ -95,9 +95,8 @@ typedef struct dwp_job {
   static void dwp_rows_##SFX(const ir_run *r, const T *x, int64_t n, int64_t c, T *o,         \
                              int64_t oy0, int64_t oy1) {                                      \
     const ct__ir_geom *g = &r->g;                                                             \
-    const T *w = (const T *)r->w2 + c * 9, *b2 = r->b2;                                       \
+    const T *w = (const T *)r->w2 + c * 9;                                                    \
     if (sizeof(T) == 4 && dwp_fast(r, (const float *)x, n, c, (float *)o, oy0, oy1)) return;   \
-    const T lo2 = (T)r->lo2, hi2 = (T)r->hi2;                                                 \
     for (int64_t oy = oy0; oy < oy1; oy++) {                                                  \
       T *row = o + (oy - oy0) * g->ow;                                                        \
       for (int64_t ox = 0; ox < g->ow; ox++) {                                                \
@@ -110,14 +109,7 @@ typedef struct dwp_job {
             if (ix >= 0 && ix < g->w) acc = acc + w[ky * 3 + kx] * x[iy * g->w + ix];         \
           }                                                                                   \
         }                                                                                     \
-        T v = b2 != NULL ? acc + b2[c] : acc;                                                 \
-        if (r->act2 == CT__EPI_RELU) {                                                        \
-          v = v < 0 ? (T)0 : v;                                                               \
-        } else if (r->act2 == CT__EPI_CLAMP) {                                                \
-          v = v < lo2 ? lo2 : v;                                                              \
-          v = v > hi2 ? hi2 : v;                                                              \
-        }                                                                                     \
-        row[ox] = v;                                                                          \
+        row[ox] = ir_dw_epi_##SFX(r, acc, c);                                                 \
       }                                                                                       \
     }                                                                                         \
   }                                                                                           \
