@@ -247,7 +247,8 @@ START_TEST(the_result_is_the_same_at_every_thread_count) {
 END_TEST
 
 /* Operands packed beforehand (ct__gemm_pack, as for a layer's constant weights): A, B or both,
- * swapped plans or not, several blocks of k and of rows, at 1 and 3 threads: the defined sums,
+ * swapped plans or not, several blocks of k and of rows, at 1, 2 and 3 threads (where both are
+ * packed, more items than threads, shared out as the threads finish): the defined sums,
  * read from the packing alone (the operands themselves are NaN during the call). Given with a
  * width the plan does not use, the packing is ignored and the operands read: the same sums. */
 START_TEST(operands_packed_beforehand_give_the_defined_sums) {
@@ -258,7 +259,7 @@ START_TEST(operands_packed_beforehand_give_the_defined_sums) {
                                    PACK_B | PACK_WRONG};
   bool fused32 = strcmp(ct__gemm_kernel_name(4), "portable") != 0;
   bool fused64 = strcmp(ct__gemm_kernel_name(8), "portable") != 0;
-  for (int threads = 1; threads <= 3; threads += 2) {
+  for (int threads = 1; threads <= 3; threads++) {
     ct_set_num_threads(threads);
     for (size_t s = 0; s < sizeof pshapes / sizeof pshapes[0]; s++) {
       for (size_t md = 0; md < sizeof modes / sizeof modes[0]; md++) {
@@ -273,6 +274,37 @@ START_TEST(operands_packed_beforehand_give_the_defined_sums) {
       }
     }
   }
+  ct_set_num_threads(0);
+}
+END_TEST
+
+/* Where an item packs neither operand (both packed beforehand), the plan splits C into more
+ * items than threads, which a thread done early takes from a slower one; where each item packs
+ * its own rows of A or columns of B, one item a thread (more would pack them more often). */
+START_TEST(items_beyond_the_threads_only_where_they_pack_nothing) {
+  ct_set_num_threads(2);
+  ct__gemm g = {.m = 260, .n = 490, .k = 300, .alpha = 1};
+  int64_t pieces, items = ct__gemm_plan_items_f32(&g, &pieces);
+  ck_assert_int_eq(pieces, 2);
+  ck_assert_int_eq(items, 2);
+  static const float dummy[1];
+  int wa, wb;
+  ct__gemm_packed_elems(&g, 0, sizeof(float), &wa);
+  ct__gemm_packed_elems(&g, 1, sizeof(float), &wb);
+  g.a_packed = dummy;
+  g.a_packed_w = wa;
+  items = ct__gemm_plan_items_f32(&g, &pieces); /* B still packed by each item */
+  ck_assert_int_eq(pieces, 2);
+  ck_assert_int_eq(items, 2);
+  g.b_packed = dummy;
+  g.b_packed_w = wb;
+  items = ct__gemm_plan_items_f32(&g, &pieces);
+  ck_assert_int_eq(pieces, 2);
+  ck_assert_int_eq(items, 8);
+  ct_set_num_threads(1);
+  items = ct__gemm_plan_items_f32(&g, &pieces);
+  ck_assert_int_eq(pieces, 1);
+  ck_assert_int_eq(items, 1);
   ct_set_num_threads(0);
 }
 END_TEST
@@ -559,6 +591,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, the_widest_kernel_this_cpu_runs_is_the_default);
   CT_ADD_TEST(s, the_result_is_the_same_at_every_thread_count);
   CT_ADD_TEST(s, operands_packed_beforehand_give_the_defined_sums);
+  CT_ADD_TEST(s, items_beyond_the_threads_only_where_they_pack_nothing);
   CT_ADD_TEST(s, a_batch_of_products_gives_each_ones_bits);
   CT_ADD_TEST(s, a_gemm_beside_a_busy_pool_runs_its_blocks_on_its_own_thread);
   CT_ADD_TEST(s, beta_zero_ignores_nan_in_c_and_alpha_zero_reads_no_operand);

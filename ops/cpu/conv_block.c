@@ -342,17 +342,12 @@ static int64_t dw_grain(const ir_run *r, int64_t rows) {
     }                                                                                         \
   }                                                                                           \
                                                                                               \
-  /* Pieces [b, e): piece p runs items [items p / pieces, items (p + 1) / pieces), item i     \
-   * being rows part i % parts of image i / parts. */                                         \
-  static void pieces_##SFX(void *arg, int64_t b, int64_t e) {                                 \
+  /* Item i, rows part i % parts of image i / parts, with piece p's buffer. */                 \
+  static void item_##SFX(void *arg, int64_t i, int p) {                                       \
     ir_run *r = arg;                                                                          \
-    for (int64_t p = b; p < e; p++) {                                                         \
-      T *buf = (T *)r->buf + p * r->piece_elems;                                              \
-      for (int64_t i = r->items * p / r->pieces; i < r->items * (p + 1) / r->pieces; i++) {   \
-        int64_t q = i % r->parts, oh = r->g.oh;                                               \
-        rows_##SFX(r, i / r->parts, oh * q / r->parts, oh * (q + 1) / r->parts, buf);         \
-      }                                                                                       \
-    }                                                                                         \
+    int64_t q = i % r->parts, oh = r->g.oh;                                                   \
+    rows_##SFX(r, i / r->parts, oh * q / r->parts, oh * (q + 1) / r->parts,                   \
+               (T *)r->buf + p * r->piece_elems);                                             \
   }                                                                                           \
                                                                                               \
   /* Filter and ProjectFilter packed once for the GEMMs of a whole band, when constants. */   \
@@ -466,16 +461,17 @@ static ct_status inverted_residual(const ct_kernel_ctx *c, size_t es) {
                           bytes, ct_kernel_in_name(c, CT__IR_INPUT, 0));
   }
   atomic_init(&r.failed, false);
-  ct__range_fn pieces = es == sizeof(float) ? pieces_f32 : pieces_f64;
+  ct__item_fn item = es == sizeof(float) ? item_f32 : item_f64;
   if (!expand) {
     ct__ir_dw_kept(c, &r, es);
-    pieces = es == sizeof(float) ? ct__ir_dw_pieces_f32 : ct__ir_dw_pieces_f64;
+    item = es == sizeof(float) ? ct__ir_dw_item_f32 : ct__ir_dw_item_f64;
   } else if (es == sizeof(float)) {
     kept_f32(c, &r);
   } else {
     kept_f64(c, &r);
   }
-  ct__parallel_for(r.pieces, 1, pieces, &r);
+  /* Each piece starts with its share of the items; one done early takes the others' last */
+  ct__parallel_items(r.items, (int)r.pieces, item, &r);
   ct__work_free(r.buf);
   if (atomic_load(&r.failed)) {
     return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,

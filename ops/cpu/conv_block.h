@@ -64,10 +64,10 @@ IR_DW_EPI(double, f64)
 
 /* A block without an expansion (no Filter): its band rows (the depthwise's planes of a band,
  * E x rows x OW values, within BAND_BYTES), its ProjectFilter packed once when a constant, and
- * its pieces (r->br, r->parts and the pieces set as for the others). */
+ * its items (r->br, r->parts and the pieces set as for the others). */
 int64_t ct__ir_dw_band_rows(const ct__ir_geom *g, size_t es);
 void ct__ir_dw_kept(const ct_kernel_ctx *c, ir_run *r, size_t es);
-void ct__ir_dw_pieces_f32(void *arg, int64_t b, int64_t e);
-void ct__ir_dw_pieces_f64(void *arg, int64_t b, int64_t e);
+void ct__ir_dw_item_f32(void *arg, int64_t i, int p);
+void ct__ir_dw_item_f64(void *arg, int64_t i, int p);
 
 #endif /* CORTEN_OPS_CPU_CONV_BLOCK_H */

@@ -145,17 +145,13 @@ typedef struct dwp_job {
     }                                                                                         \
   }                                                                                           \
                                                                                               \
-  /* Pieces [b, e), as conv_block.c's pieces take them. */                                    \
-  void ct__ir_dw_pieces_##SFX(void *arg, int64_t b, int64_t e) {                              \
+  /* Item i (rows part i % parts of image i / parts) with piece p's buffer, as conv_block.c's  \
+   * items run. */                                                                            \
+  void ct__ir_dw_item_##SFX(void *arg, int64_t i, int p) {                                    \
     ir_run *r = arg;                                                                          \
-    for (int64_t p = b; p < e; p++) {                                                         \
-      T *buf = (T *)r->buf + p * r->piece_elems;                                              \
-      for (int64_t i = r->items * p / r->pieces; i < r->items * (p + 1) / r->pieces; i++) {   \
-        int64_t q = i % r->parts, oh = r->g.oh;                                               \
-        dwp_image_rows_##SFX(r, i / r->parts, oh * q / r->parts, oh * (q + 1) / r->parts,     \
-                             buf);                                                            \
-      }                                                                                       \
-    }                                                                                         \
+    int64_t q = i % r->parts, oh = r->g.oh;                                                   \
+    dwp_image_rows_##SFX(r, i / r->parts, oh * q / r->parts, oh * (q + 1) / r->parts,         \
+                         (T *)r->buf + p * r->piece_elems);                                   \
   }
 
 DWP_KERNEL(float, f32, ct__gemm_f32)

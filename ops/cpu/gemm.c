@@ -48,6 +48,7 @@ typedef struct gemm_plan {
   bool swap, direct;
   bool even; /* A is packed in the call, its blocks' rows spread evenly over their slivers */
   int64_t items, tm, tn, mc, nc, a_elems, item_elems;
+  int64_t pieces; /* the threads the items go to, each with buffers of item_elems */
 } gemm_plan;
 
 static int64_t div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -77,11 +78,15 @@ static int64_t rows_cost(int64_t r, int mr, bool even) {
 }
 
 /* The time of the slowest item of a tm x tn split, in multiply-adds: its block of C, and the
- * packing of its rows of A and its columns of B. The rows go in whole slivers of mr to the
- * parts, and the largest part sets the time (49 rows in two parts: 24 and 25; the part of 25
- * in even slivers costs 27, so that two threads split a 7 x 7 image's 49 pixels rather than
- * 5 slivers of 32 columns as 3 and 2). */
-static double split_cost(const ct__gemm *g, const gemm_plan *pl, int64_t tm, int64_t tn) {
+ * packing of its rows of A and its columns of B, where the call packs them (pack_a, pack_b;
+ * not an operand packed beforehand or read in place). The rows go in whole slivers of mr to
+ * the parts, and the largest part sets the time (49 rows in two parts: 24 and 25; the part of
+ * 25 in even slivers costs 27, so that two threads split a 7 x 7 image's 49 pixels rather than
+ * 5 slivers of 32 columns as 3 and 2: charged the packing of the layer's weights, packed
+ * beforehand, the 3 and 2 looked cheaper, and took 58 and 39 us of MobileNetV2's 576 -> 160
+ * projection). */
+static double split_cost(const ct__gemm *g, const gemm_plan *pl, int64_t tm, int64_t tn,
+                         bool pack_a, bool pack_b) {
   int64_t most = 0;
   for (int64_t r = 0; r < tm; r++) {
     int64_t c = rows_cost(part(g->m, tm, r + 1, pl->mr) - part(g->m, tm, r, pl->mr), pl->mr,
@@ -90,7 +95,52 @@ static double split_cost(const ct__gemm *g, const gemm_plan *pl, int64_t tm, int
   }
   double rows = (double)most;
   double cols = (double)div_up(div_up(g->n, pl->nr), tn) * pl->nr;
-  return rows * cols * (double)g->k + PACK_COST * (rows + cols) * (double)g->k;
+  return rows * cols * (double)g->k +
+         PACK_COST * ((pack_a ? rows : 0) + (pack_b ? cols : 0)) * (double)g->k;
+}
+
+/* The multiply-adds of all the items of a tm x tn split together: their slivers' rounding. */
+static double total_cost(const ct__gemm *g, const gemm_plan *pl, int64_t tm, int64_t tn) {
+  double rows = 0, cols = 0;
+  for (int64_t r = 0; r < tm; r++) {
+    rows += (double)rows_cost(part(g->m, tm, r + 1, pl->mr) - part(g->m, tm, r, pl->mr), pl->mr,
+                              pl->even);
+  }
+  for (int64_t q = 0; q < tn; q++) {
+    cols += (double)(div_up(part(g->n, tn, q + 1, pl->nr) - part(g->n, tn, q, pl->nr), pl->nr) *
+                     pl->nr);
+  }
+  return rows * cols * (double)g->k;
+}
+
+/* Items per piece that ct__parallel_items shares out: ITEMS_PER_PIECE (or 2), none under
+ * MIN_ITEM_MACS / 4, and the slivers' rounding adding at most a tenth. */
+#define ITEMS_PER_PIECE 4
+
+/* The split of plan pl (pl->tm x pl->tn, one item per piece) refined into more items, when an
+ * item packs neither operand (A and B packed beforehand or read in place: a layer's weights
+ * against a block's band buffer) or only A's one sliver (a matrix-vector product, whose time is
+ * B's reading): each thread starts with its own piece's items and one done early takes the
+ * other's last ones. MobileNetV2 at batch 1 on two threads, this machine: the second thread's
+ * pieces ran 5-15% longer than the first's (a virtual core shared with other machines; for
+ * minutes at a time half as fast), the 1280 x 1000 layer's two halves of the weights 129 and
+ * 95 us. Where an item packs its rows of A (or columns of B) more items pack them more often:
+ * the 320 -> 1280 1x1 layer on 7 x 7 ran 8% slower in eight items than in two. */
+static void refine_split(const ct__gemm *g, gemm_plan *pl) {
+  const int64_t m_sl = div_up(g->m, pl->mr), n_sl = div_up(g->n, pl->nr);
+  const double macs = (double)g->m * (double)g->n * (double)g->k;
+  const double base = total_cost(g, pl, pl->tm, pl->tn);
+  for (int64_t f = ITEMS_PER_PIECE; f >= 2; f /= 2) {
+    if (macs / (double)(pl->pieces * f) < MIN_ITEM_MACS / 4) continue;
+    /* along the dimension split already (rows first) */
+    const int64_t tm = pl->tm > 1 || pl->tn == 1 ? pl->tm * f : pl->tm;
+    const int64_t tn = tm == pl->tm ? pl->tn * f : pl->tn;
+    if (tm <= m_sl && tn <= n_sl && total_cost(g, pl, tm, tn) <= 1.1 * base) {
+      pl->tm = tm;
+      pl->tn = tn;
+      return;
+    }
+  }
 }
 
 /* What storing one element of a transposed tile costs (run_t: its share of two 16 x 16
@@ -116,9 +166,10 @@ static bool plan_swaps(const ct__gemm *g, int nr, int64_t kc_max, bool tstore) {
                                   layout_cost(g->m, g->n, g->k, nr, false, kc_max, tstore);
 }
 
-/* The plan of a call, and the product it computes: g, or *swapped (C^T's). */
-static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, bool tstore, int64_t kc_max,
-                            size_t es, gemm_plan *pl, ct__gemm *swapped) {
+/* The plan of a call, and the product it computes: g, or *swapped (C^T's). ai, ait: the kernel
+ * set reads A in place (ct__gemm.a_in_place), and stores such a product transposed. */
+static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, bool tstore, bool ai, bool ait,
+                            int64_t kc_max, size_t es, gemm_plan *pl, ct__gemm *swapped) {
   pl->mr = mr;
   pl->nr = nr;
   pl->swap = plan_swaps(g, nr, kc_max, tstore);
@@ -138,11 +189,17 @@ static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, bool tstore, int6
   int64_t most = ct__parallel_nested() ? 1 : ct_get_num_threads(); /* nested: runs inline */
   if (macs / MIN_ITEM_MACS < (double)most) most = (int64_t)(macs / MIN_ITEM_MACS);
   int64_t m_sl = div_up(g->m, mr), n_sl = div_up(g->n, nr);
+  /* What each item packs: gemm_block's choices (A packed beforehand at width mr, or read in
+   * place; B packed beforehand at width nr, or its whole slivers read in place) */
+  const bool pack_a = !(g->a_packed != NULL && g->a_packed_w == mr) &&
+                      !(g->a_in_place && !g->ta && ai && (!pl->swap || ait));
+  const bool pack_b = !(g->b_packed != NULL && g->b_packed_w == nr) &&
+                      !(pl->direct && g->n >= nr);
   pl->tm = pl->tn = 1;
-  double best = split_cost(g, pl, 1, 1);
+  double best = split_cost(g, pl, 1, 1, pack_a, pack_b);
   for (int64_t tm = 1; tm <= most && tm <= m_sl; tm++) {
     for (int64_t tn = 1; tm * tn <= most && tn <= n_sl; tn++) {
-      double cost = split_cost(g, pl, tm, tn);
+      double cost = split_cost(g, pl, tm, tn, pack_a, pack_b);
       if (cost < best) {
         best = cost;
         pl->tm = tm;
@@ -150,6 +207,8 @@ static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, bool tstore, int6
       }
     }
   }
+  pl->pieces = pl->tm * pl->tn;
+  if (pl->pieces > 1 && (!pack_a || g->m <= mr) && !pack_b) refine_split(g, pl);
   pl->items = pl->tm * pl->tn;
   int64_t kc = g->k < kc_max ? g->k : kc_max;
   int64_t rows = div_up(m_sl, pl->tm) * mr, cols = div_up(n_sl, pl->tn) * nr;
@@ -217,6 +276,11 @@ ct_status ct__gemm_fail(const ct_kernel_ctx *c) {
 }
 
 /* ---- The drivers -------------------------------------------------------------------------- */
+
+/* The plan of call g on kernel set u (the template's T and KC). */
+#define PLAN(g, u, pl, swapped)                                                                \
+  plan(g, (u)->mr, (u)->nr, (u)->run_t[1] != NULL, (u)->run_ai[1] != NULL,                   \
+       (u)->run_ait[1] != NULL, KC, sizeof(T), pl, swapped)
 
 #define T float
 #define SFX(name) name##_f32

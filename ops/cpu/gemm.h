@@ -118,6 +118,11 @@ const double *ct__gemm_kept_f64(const ct_kernel_ctx *c, size_t slot, size_t i, u
                                 const ct__gemm *g, int which, int64_t count, int64_t stride,
                                 int64_t *elems, int *width);
 
+/* The items g's plan splits C into on this CPU's kernels at the current thread count, and the
+ * pieces (threads) they go to, *pieces (tests). */
+int64_t ct__gemm_plan_items_f32(const ct__gemm *g, int64_t *pieces);
+int64_t ct__gemm_plan_items_f64(const ct__gemm *g, int64_t *pieces);
+
 /* count products of g's sizes, product e over A + e sa, B + e sb and C + e sc (elements): the
  * same as count calls with those operands, bit for bit, but products too small for a thread of
  * their own share one plan and one packing buffer (an attention's [10, 16] x [16, 10] per head:

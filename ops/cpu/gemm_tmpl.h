@@ -281,7 +281,7 @@ void SFX(ct__gemm_pack)(const ct__gemm *g, int which, T *dst) {
   const UKR *u = UKR_GET();
   gemm_plan pl;
   ct__gemm swapped;
-  const ct__gemm *w = plan(g, u->mr, u->nr, u->run_t[1] != NULL, KC, sizeof(T), &pl, &swapped);
+  const ct__gemm *w = PLAN(g, u, &pl, &swapped);
   int role = which ^ (int)pl.swap; /* the operand's place in the product w */
   const int width = role == 0 ? u->mr : u->nr;
   const int64_t rows = ((role == 0 ? w->m : w->n) + width - 1) / width * width;
@@ -390,7 +390,7 @@ ct_status SFX(ct__gemm_batched)(const ct__gemm *g, int64_t count, int64_t sa, in
   /* Each product under a thread's share of work: one plan (one item), and the products split
    * into runs, one per thread with its own buffer, when there are enough of them. */
   SFX(batch_job) j = {.u = u, .count = count, .sa = sa, .sb = sb, .sc = sc};
-  j.w = plan(g, j.u->mr, j.u->nr, j.u->run_t[1] != NULL, KC, sizeof(T), &j.pl, &j.swapped);
+  j.w = PLAN(g, j.u, &j.pl, &j.swapped);
   const int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads();
   const double all = macs * (double)count;
   j.pieces = all >= 2 * MIN_ITEM_MACS && threads > 1 ? (threads < count ? threads : count) : 1;
@@ -405,19 +405,26 @@ typedef struct SFX(gemm_job) {
   const ct__gemm *g;
   const UKR *u;
   const gemm_plan *pl;
-  T *buf; /* per item: pl->item_elems */
+  T *buf; /* per piece: pl->item_elems */
 } SFX(gemm_job);
 
-static void SFX(gemm_items)(void *ctx, int64_t b, int64_t e) {
+int64_t SFX(ct__gemm_plan_items)(const ct__gemm *g, int64_t *pieces) {
+  gemm_plan pl;
+  ct__gemm swapped;
+  PLAN(g, UKR_GET(), &pl, &swapped);
+  *pieces = pl.pieces;
+  return pl.items;
+}
+
+/* Item t of the plan's tm x tn blocks of C, with piece p's buffers. */
+static void SFX(gemm_item)(void *ctx, int64_t t, int p) {
   const SFX(gemm_job) *j = ctx;
   const gemm_plan *pl = j->pl;
-  T *pa = j->buf + b * pl->item_elems, *pb = pa + pl->a_elems;
-  for (int64_t t = b; t < e; t++) {
-    int64_t r = t / pl->tn, q = t % pl->tn;
-    SFX(gemm_block)(j->g, pl, j->u, part(j->g->m, pl->tm, r, pl->mr),
-                    part(j->g->m, pl->tm, r + 1, pl->mr), part(j->g->n, pl->tn, q, pl->nr),
-                    part(j->g->n, pl->tn, q + 1, pl->nr), pa, pb);
-  }
+  T *pa = j->buf + p * pl->item_elems, *pb = pa + pl->a_elems;
+  int64_t r = t / pl->tn, q = t % pl->tn;
+  SFX(gemm_block)(j->g, pl, j->u, part(j->g->m, pl->tm, r, pl->mr),
+                  part(j->g->m, pl->tm, r + 1, pl->mr), part(j->g->n, pl->tn, q, pl->nr),
+                  part(j->g->n, pl->tn, q + 1, pl->nr), pa, pb);
 }
 
 ct_status SFX(ct__gemm)(const ct__gemm *g) {
@@ -437,11 +444,11 @@ ct_status SFX(ct__gemm)(const ct__gemm *g) {
   const UKR *u = UKR_GET();
   gemm_plan pl;
   ct__gemm swapped;
-  const ct__gemm *w = plan(g, u->mr, u->nr, u->run_t[1] != NULL, KC, sizeof(T), &pl, &swapped);
-  T *buf = scratch((size_t)(pl.items * pl.item_elems) * sizeof(T), g);
+  const ct__gemm *w = PLAN(g, u, &pl, &swapped);
+  T *buf = scratch((size_t)(pl.pieces * pl.item_elems) * sizeof(T), g);
   if (buf == NULL) return ct_last_status();
   SFX(gemm_job) j = {w, u, &pl, buf};
-  ct__parallel_for(pl.items, 1, SFX(gemm_items), &j);
+  ct__parallel_items(pl.items, (int)pl.pieces, SFX(gemm_item), &j);
   ct__scratch_give_back();
   return CT_OK;
 }

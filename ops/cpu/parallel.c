@@ -9,6 +9,8 @@
  * only it writes, unless the caller takes the piece), so a claim does not wait on a line another
  * core has just written, and a worker keeps the same part of the data from job to job; a worker
  * that wakes late finds its slot at the job's generation and never runs a piece of a later job.
+ * An items job (ct__parallel_items) gives each piece a range of items in its slot's line instead,
+ * which its thread takes from the front and a thread done with its own from the back.
  * Between jobs a worker spins for a short while (a kernel often follows a kernel) and then sleeps
  * on a condition variable. The pool starts its threads on the first job that wants them; the child
  * of a fork() starts its own. */
@@ -42,6 +44,7 @@ static struct {
    * size and (copied) context in the same transfer. */
   _Alignas(64) _Atomic uint64_t ticket;
   ct__range_fn fn;
+  ct__item_fn items; /* an items job's function (ct__parallel_items), else NULL */
   int64_t n;
   union {
     void *ctx;                              /* the caller's context */
@@ -66,6 +69,9 @@ static struct {
  * on the 2-core machine: a 32K float add over 2 threads 200 ns faster (2.42 -> 2.22 us). */
 static struct {
   _Alignas(64) _Atomic uint64_t claimed;
+  /* An items job's items of piece k not yet taken: [front, back), front in the high 32 bits.
+   * Its thread takes them from the front; a thread done with its own takes from the back. */
+  _Atomic uint64_t range;
 } slot[MAX_THREADS];
 
 /* Claims piece k of job gen: false when it was claimed already. */
@@ -165,9 +171,39 @@ static int64_t piece_begin(int64_t n, int k, int pieces) {
   return n / pieces >= 4096 ? b & ~(int64_t)63 : b; /* big pieces: whole cache lines */
 }
 
+/* Takes an item of piece j's range: from the front (its own thread) or the back (another);
+ * false when none is left. */
+static bool take_item(int j, bool front, int64_t *item) {
+  uint64_t r = atomic_load_explicit(&slot[j].range, memory_order_relaxed);
+  while ((r >> 32) < (r & 0xffffffffu)) {
+    uint64_t to = front ? r + ((uint64_t)1 << 32) : r - 1;
+    if (atomic_compare_exchange_weak_explicit(&slot[j].range, &r, to, memory_order_relaxed,
+                                              memory_order_relaxed)) {
+      *item = front ? (int64_t)(r >> 32) : (int64_t)(r & 0xffffffffu) - 1;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Piece k of an items job: its own items in order, then the others' from their backs, each
+ * with this piece's number (its buffers). */
+static void run_items(void *ctx, int k, int pieces) {
+  const ct__item_fn fn = pool.items;
+  int64_t i;
+  while (take_item(k, true, &i)) fn(ctx, i, k);
+  for (int d = 1; d < pieces; d++) {
+    while (take_item((k + d) % pieces, false, &i)) fn(ctx, i, k);
+  }
+}
+
 static void run_piece(void *ctx, int k, int pieces) {
   in_piece = true;
-  pool.fn(ctx, piece_begin(pool.n, k, pieces), piece_begin(pool.n, k + 1, pieces));
+  if (pool.items != NULL) {
+    run_items(ctx, k, pieces);
+  } else {
+    pool.fn(ctx, piece_begin(pool.n, k, pieces), piece_begin(pool.n, k + 1, pieces));
+  }
   in_piece = false;
   atomic_fetch_sub_explicit(&pool.left, 1, memory_order_release);
 }
@@ -252,37 +288,24 @@ static bool ensure_workers(int want) {
   return any;
 }
 
-void ct__parallel_split(int64_t n, int64_t grain, ct__range_fn fn, void *ctx, size_t copy) {
-  int64_t most = grain > 0 ? n / grain : n;
-  /* Work below two grains runs here before the thread count is read: with the default count
-   * that read asks the kernel for the process's CPU set, a system call that would cost a small
-   * op more than its kernel. */
-  if (most < 2) {
-    fn(ctx, 0, n);
-    return;
-  }
-  int threads = threads_now();
-  int pieces = most < threads ? (int)most : threads;
+/* Takes the pool for a job of `pieces` pieces (threads: the count now), its workers started:
+ * false when the job runs on the calling thread alone (one piece, a call from inside a piece,
+ * the pool held by another thread's kernel, no worker could start). */
+static bool take_pool(int pieces, int threads) {
   bool idle = false;
-  if (pieces < 2 || in_piece ||
-      !atomic_compare_exchange_strong(&pool.busy, &idle, true)) {
-    fn(ctx, 0, n);
-    return;
+  if (pieces < 2 || in_piece || !atomic_compare_exchange_strong(&pool.busy, &idle, true)) {
+    return false;
   }
   if (!ensure_workers(threads - 1)) {
     atomic_store(&pool.busy, false);
-    fn(ctx, 0, n);
-    return;
+    return false;
   }
-  pool.fn = fn;
-  pool.n = n;
-  uint64_t copied = 0;
-  if (copy > 0 && copy <= CT__JOB_COPY_BYTES) {
-    memcpy(pool.job.copy, ctx, copy);
-    copied = T_COPIED;
-  } else {
-    pool.job.ctx = ctx;
-  }
+  return true;
+}
+
+/* Publishes the job whose function, size and context the pool's line holds (the caller has
+ * taken the pool), runs piece 0 and any piece no worker claims, and waits for the others. */
+static void run_job(int pieces, uint64_t copied, void *ctx) {
   atomic_store_explicit(&pool.left, pieces, memory_order_relaxed);
   uint64_t gen = T_GEN(atomic_load(&pool.ticket)) + 1;
   atomic_store(&pool.ticket, gen << 10 | copied | (uint64_t)pieces);
@@ -302,4 +325,50 @@ void ct__parallel_split(int64_t n, int64_t grain, ct__range_fn fn, void *ctx, si
     else cpu_relax();
   }
   atomic_store(&pool.busy, false);
+}
+
+void ct__parallel_split(int64_t n, int64_t grain, ct__range_fn fn, void *ctx, size_t copy) {
+  int64_t most = grain > 0 ? n / grain : n;
+  /* Work below two grains runs here before the thread count is read: with the default count
+   * that read asks the kernel for the process's CPU set, a system call that would cost a small
+   * op more than its kernel. */
+  if (most < 2) {
+    fn(ctx, 0, n);
+    return;
+  }
+  int threads = threads_now();
+  int pieces = most < threads ? (int)most : threads;
+  if (!take_pool(pieces, threads)) {
+    fn(ctx, 0, n);
+    return;
+  }
+  pool.fn = fn;
+  pool.items = NULL;
+  pool.n = n;
+  uint64_t copied = 0;
+  if (copy > 0 && copy <= CT__JOB_COPY_BYTES) {
+    memcpy(pool.job.copy, ctx, copy);
+    copied = T_COPIED;
+  } else {
+    pool.job.ctx = ctx;
+  }
+  run_job(pieces, copied, ctx);
+}
+
+void ct__parallel_items(int64_t n, int pieces, ct__item_fn fn, void *ctx) {
+  const int threads = threads_now();
+  if (pieces > threads) pieces = threads;
+  if (pieces > n) pieces = (int)n;
+  if (n > (int64_t)UINT32_MAX || !take_pool(pieces, threads)) {
+    for (int64_t i = 0; i < n; i++) fn(ctx, i, 0);
+    return;
+  }
+  for (int k = 0; k < pieces; k++) {
+    const uint64_t b = (uint64_t)(n * k / pieces), e = (uint64_t)(n * (k + 1) / pieces);
+    atomic_store_explicit(&slot[k].range, b << 32 | e, memory_order_relaxed);
+  }
+  pool.items = fn;
+  pool.n = n;
+  pool.job.ctx = ctx;
+  run_job(pieces, 0, ctx);
 }

@@ -28,6 +28,20 @@ typedef void (*ct__range_fn)(void *ctx, int64_t begin, int64_t end);
  * write one line). copy: 0, or the size of ctx when the workers may run on a copy of it. */
 void ct__parallel_split(int64_t n, int64_t grain, ct__range_fn fn, void *ctx, size_t copy);
 
+/* Runs item `item` of a kernel's work with the buffers of piece `piece`. */
+typedef void (*ct__item_fn)(void *ctx, int64_t item, int piece);
+
+/* Runs fn on each item of [0, n), on at most `pieces` pieces (and threads): piece k starts with
+ * its share of the items, [n k / pieces, n (k + 1) / pieces), in order, and a piece done with
+ * its own takes the others' last items one at a time, so a thread that runs slower (a core
+ * shared with another process, a part of the work that costs more) hands work to the others.
+ * Each piece runs on one thread at a time and fn gets its number (below `pieces`), so a kernel
+ * keeps one buffer per piece. For items that are independent and cost a few microseconds or
+ * more: which thread runs an item changes from run to run, so an item's result must not
+ * depend on it. Items run on the calling thread, piece 0, where ct__parallel_for would run
+ * inline. */
+void ct__parallel_items(int64_t n, int pieces, ct__item_fn fn, void *ctx);
+
 /* Whether this thread runs a piece of a pool job: a ct__parallel_for from here runs inline, on
  * this thread alone (a kernel that sizes its work by the thread count should size it for one). */
 bool ct__parallel_nested(void);
