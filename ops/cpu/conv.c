@@ -275,8 +275,9 @@ static const wino_algo wino_f4 = {WINO4_PACK_TAG, 36, ct__wino4_u_elems,
                                   ct__wino4_packed_elems, ct__wino4_pack, ct__wino4_blocks,
                                   ct__wino4_block, ct__wino4_block_wide};
 
-/* The blocks of all images (a->blocks each), in `pieces` runs of consecutive blocks, each
- * piece with its own scratch. A block's arithmetic is the same whichever piece runs it. */
+/* The blocks of all images (a->blocks each), items of `pieces` pieces (each starting with its
+ * share of consecutive blocks), each piece with its own scratch. A block's arithmetic is the
+ * same whichever piece runs it. */
 typedef struct wino_run {
   const wino_algo *a;
   const ct__conv_geom *g;
@@ -288,18 +289,13 @@ typedef struct wino_run {
   atomic_bool *failed;
 } wino_run;
 
-static void wino_pieces(void *arg, int64_t b, int64_t e) {
+/* Item it (block it % blocks of image it / blocks) with piece p's scratch. */
+static void wino_item(void *arg, int64_t it, int p) {
   const wino_run *r = arg;
   const ct__conv_geom *g = r->g;
-  const int64_t in = g->c * g->h * g->w, out = g->m * g->oh * g->ow;
-  for (int64_t p = b; p < e; p++) {
-    float *s = r->scratch + p * r->scratch_elems;
-    for (int64_t it = r->items * p / r->pieces; it < r->items * (p + 1) / r->pieces; it++) {
-      int64_t n = it / r->blocks;
-      conv_gemm_note(r->failed, r->a->block(g, r->x + n * in, r->u, it % r->blocks,
-                                            r->o + n * out, s, r->e, n));
-    }
-  }
+  const int64_t in = g->c * g->h * g->w, out = g->m * g->oh * g->ow, n = it / r->blocks;
+  conv_gemm_note(r->failed, r->a->block(g, r->x + n * in, r->u, it % r->blocks, r->o + n * out,
+                                        r->scratch + p * r->scratch_elems, r->e, n));
 }
 
 /* U packed for the blocks' GEMMs, kept between runs when Filter is a constant of the executor
@@ -354,7 +350,7 @@ static ct_status wino_conv(const ct_kernel_ctx *c, const wino_algo *a, const ct_
                                             r.scratch, threads, e, n));
     }
   } else {
-    ct__parallel_for(r.pieces, 1, wino_pieces, &r);
+    ct__parallel_items(r.items, (int)r.pieces, wino_item, &r);
   }
   conv_scratch_free(buf);
   return atomic_load(&failed) ? conv_gemm_fail(c) : CT_OK;

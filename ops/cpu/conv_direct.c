@@ -223,7 +223,7 @@ __attribute__((target("avx512f"))) static void cd_rows(const ct__conv_geom *g, c
 #undef CD_CASE
 
 /* The run's images: padded into scratch first, then (image, block of 32 output channels, band
- * of output rows) items in `pieces` runs over corten's threads (each its partial sums' buffer),
+ * of output rows) items on `pieces` pieces of corten's pool (each its partial sums' buffer),
  * each row through the epilogue once written. An output's sum is the same whichever
  * band it is in: the bands are there for threads that images and blocks leave idle (one image
  * of MobileNetV2's 32-filter stem is one block: at two threads it ran at one thread's speed,
@@ -256,19 +256,16 @@ static void cd_pads(void *arg, int64_t b, int64_t e) {
   }
 }
 
-static void cd_items(void *arg, int64_t b, int64_t e) {
+/* Item it with piece p's partial sums: band it % bands of block (it / bands) % blocks of image
+ * it / bands / blocks. */
+static void cd_item(void *arg, int64_t it, int p) {
   const cd_run *r = arg;
   const ct__conv_geom *g = r->g;
   const int64_t blocks = cd_blocks(g), ohw = g->oh * g->ow;
-  for (int64_t p = b; p < e; p++) {
-    float *acc = r->acc + p * cd_acc_elems(g);
-    for (int64_t it = r->items * p / r->pieces; it < r->items * (p + 1) / r->pieces; it++) {
-      const int64_t band = it % r->bands, n = it / r->bands / blocks, k = it / r->bands % blocks;
-      const int64_t y0 = g->oh * band / r->bands, y1 = g->oh * (band + 1) / r->bands;
-      cd_rows(g, r->xp + n * cd_image_elems(g), r->w, k, y0, y1, acc, r->o + n * g->m * ohw,
-              r->e, n);
-    }
-  }
+  const int64_t band = it % r->bands, n = it / r->bands / blocks, k = it / r->bands % blocks;
+  const int64_t y0 = g->oh * band / r->bands, y1 = g->oh * (band + 1) / r->bands;
+  cd_rows(g, r->xp + n * cd_image_elems(g), r->w, k, y0, y1, r->acc + p * cd_acc_elems(g),
+          r->o + n * g->m * ohw, r->e, n);
 }
 
 static int64_t cd_threads(void) { return ct__parallel_nested() ? 1 : ct_get_num_threads(); }
@@ -298,7 +295,7 @@ void ct__conv_direct_run(const ct__conv_geom *g, const float *x, const float *wp
    * threads than on one) */
   ct__parallel_for(r.bands * g->n * g->c, CT__GRAIN_MEM / (cd_hp(g) * cd_wp(g) / r.bands) + 1,
                    cd_pads, &r);
-  ct__parallel_for(r.pieces, 1, cd_items, &r);
+  ct__parallel_items(r.items, (int)r.pieces, cd_item, &r);
 }
 
 #else /* no AVX-512 helpers in this build: the path is never taken */

@@ -354,13 +354,10 @@ static void SFX(conv_grad_fold)(const SFX(conv_run) *r) {
   }
 }
 
-/* Pieces [b, e) of the images (pieces of r->pieces): the images n pieces / N ... of each. */
-static void SFX(conv_images)(void *arg, int64_t b, int64_t e) {
-  const SFX(conv_run) *r = arg;
-  const int64_t n = r->j->g.n;
-  for (int64_t p = b; p < e; p++) {
-    for (int64_t i = n * p / r->pieces; i < n * (p + 1) / r->pieces; i++) SFX(conv_image)(r, i);
-  }
+/* Image i, an item of r->pieces (its GEMMs' buffers are its thread's). */
+static void SFX(conv_image_item)(void *arg, int64_t i, int p) {
+  (void)p;
+  SFX(conv_image)(arg, i);
 }
 
 /* Depthwise planes [b, e) of N x groups: image i / groups, group i % groups; small planes a
@@ -511,7 +508,7 @@ static ct_status SFX(conv2d_epi)(const ct_kernel_ctx *c, const ct__conv_epi *e, 
   } else { /* the GEMMs pack col from the image (no buffer) and apply the epilogue */
     r.epi = e;
     *applied = e != NULL;
-    ct__parallel_for(r.pieces, 1, SFX(conv_images), &r);
+    ct__parallel_items(g->n, (int)r.pieces, SFX(conv_image_item), &r);
   }
   return atomic_load(&failed) ? conv_gemm_fail(c) : CT_OK;
 }
