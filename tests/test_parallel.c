@@ -10,7 +10,6 @@
 #include <time.h>
 
 #include "harness.h"
-#include "ops/cpu/gemm.h"
 #include "ops/cpu/parallel.h"
 
 enum { MAX_ITEMS = 4096, MAX_PIECES = 16 };

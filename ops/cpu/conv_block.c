@@ -5,13 +5,13 @@
  * rows and the depthwise window's one above and below) are computed channels-last into the
  * piece's buffer T1 ([rows][W][EP], EP = E rounded up to 16) by one GEMM, X^T W1^T, with Bias
  * added per column and the activation in the GEMM's epilogue; rows the previous band of the
- * same piece already computed are kept, not computed again. The depthwise 3x3 then runs over
- * T1 into T2 ([rows][OW][EP]), channels along the vector lanes (stride 2 is a step of two
- * pixels, no shuffles); the projection is one more GEMM, W3 T2^T, straight into Output's NCHW
- * planes with ProjectBias, the residual and the activation in its epilogue (a small image alone
- * on several threads: each thread expands and convolves its own channels, ed_job). T1 and T2
- * stay in L2, so the E-channel values never go out to memory (MobileNetV2's 16 -> 96 expansion
- * of a 112 x 112 image wrote 4.8 MB and read it back twice).
+ * same item (an image or a part of one) already computed are kept, not computed again. The
+ * depthwise 3x3 then runs over T1 into T2 ([rows][OW][EP]), channels along the vector lanes
+ * (stride 2 is a step of two pixels, no shuffles); the projection is one more GEMM, W3 T2^T,
+ * straight into Output's NCHW planes with ProjectBias, the residual and the activation in its
+ * epilogue (a small image alone on several threads: each thread expands and convolves its own
+ * channels, ed_job). T1 and T2 stay in L2, so the E-channel values never go out to memory
+ * (MobileNetV2's 16 -> 96 expansion of a 112 x 112 image wrote 4.8 MB and read it back twice).
  *
  * The bits are those of the three conv2d_fusion ops: every element of a GEMM is the same sum in
  * the same order whatever the operands' layout and the plan (gemm.md), and the epilogue rounds
@@ -427,9 +427,10 @@ static ct_status inverted_residual(const ct_kernel_ctx *c, size_t es) {
   r.ep = g->e > 0 ? (g->e + 15) / 16 * 16 : 16;
   const bool expand = r.w1 != NULL; /* else the depthwise reads Input (conv_block_dw.c) */
   r.br = expand ? band_rows(g, r.ep, es) : ct__ir_dw_band_rows(g, es);
-  /* Pieces: whole images when there are as many as threads, else parts of each image's rows
-   * (their bands' first rows of T1 computed twice, where two parts meet). A piece alone (one
-   * image and one part, or nested) runs on the calling thread, its GEMMs on all the threads. */
+  /* Items: whole images when there are as many as threads, else parts of each image's rows
+   * (their bands' first rows of T1 computed twice, where two parts meet), on one piece a
+   * thread. A piece alone (one image and one part, or nested) runs on the calling thread, its
+   * GEMMs on all the threads. */
   int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads();
   r.parts = g->n >= threads ? 1 : (threads + g->n - 1) / g->n;
   /* Small images in one piece, the GEMMs inside splitting their products across the threads:

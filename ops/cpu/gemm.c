@@ -41,8 +41,8 @@ enum { KC_F32 = CT__GEMM_KC, KC_F64 = CT__GEMM_KC };
  * op(B)'s rows are rows of memory and one sliver of A's rows covers all of C's, so each value of
  * B is read once (or the caller asked, b_in_place, or two slivers cover C and k is at most
  * DIRECT_K): whole slivers are read in place, not packed. C splits in tm x tn blocks (items,
- * one thread each), each with its own packing buffers of item_elems elements: A's block
- * (a_elems) then B's panel. */
+ * shared out over `pieces` threads, ct__parallel_items); each piece has its own packing buffers
+ * of item_elems elements: A's block (a_elems) then B's panel. */
 typedef struct gemm_plan {
   int mr, nr;
   bool swap, direct;

@@ -3,9 +3,9 @@
  *
  * C = alpha op(A) op(B) + beta C, row-major, op(A) m x k and op(B) k x n; beta 0 ignores C's old
  * values (NaN included), as BLAS does; alpha 0 (after rounding to the dtype) or k 0 reads neither
- * A nor B. Blocked as Goto's GEMM: C split into blocks, one per thread, each packing its panels of
- * B and blocks of A, a micro-kernel of vector registers over each tile of C, chosen at run time
- * for the CPU (AVX-512, AVX2 with FMA, or portable C).
+ * A nor B. Blocked as Goto's GEMM: C split into blocks shared out over the threads, each packing
+ * its panels of B and blocks of A, a micro-kernel of vector registers over each tile of C,
+ * chosen at run time for the CPU (AVX-512, AVX2 with FMA, or portable C).
  *
  * Every element of C is the same sum in the same order however the work is split: each is
  * summed over k in blocks of a length fixed by the dtype alone, each block in order in one
