@@ -355,7 +355,7 @@ void ct__parallel_split(int64_t n, int64_t grain, ct__range_fn fn, void *ctx, si
   run_job(pieces, copied, ctx);
 }
 
-void ct__parallel_items(int64_t n, int pieces, ct__item_fn fn, void *ctx) {
+void ct__parallel_items_split(int64_t n, int pieces, ct__item_fn fn, void *ctx) {
   const int threads = threads_now();
   if (pieces > threads) pieces = threads;
   if (pieces > n) pieces = (int)n;

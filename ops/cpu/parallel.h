@@ -40,7 +40,14 @@ typedef void (*ct__item_fn)(void *ctx, int64_t item, int piece);
  * more: which thread runs an item changes from run to run, so an item's result must not
  * depend on it. Items run on the calling thread, piece 0, where ct__parallel_for would run
  * inline. */
-void ct__parallel_items(int64_t n, int pieces, ct__item_fn fn, void *ctx);
+void ct__parallel_items_split(int64_t n, int pieces, ct__item_fn fn, void *ctx);
+static inline void ct__parallel_items(int64_t n, int pieces, ct__item_fn fn, void *ctx) {
+  if (n < 2 || pieces < 2) { /* one piece: no thread count read, no pool code */
+    for (int64_t i = 0; i < n; i++) fn(ctx, i, 0);
+    return;
+  }
+  ct__parallel_items_split(n, pieces, fn, ctx);
+}
 
 /* Whether this thread runs a piece of a pool job: a ct__parallel_for from here runs inline, on
  * this thread alone (a kernel that sizes its work by the thread count should size it for one). */
