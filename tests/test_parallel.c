@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_parallel.c: the pool's items jobs (ct__parallel_items, ops/cpu/parallel.h), through
  * the internal entry point (hence the static library): every item runs once, with a piece number
- * below the count asked for and the thread count, a piece on one thread at a time, a slow
- * thread's items taken by the others, and the inline cases on the calling thread in order. */
+ * below the count asked for and the thread count (also when threads meet at a range's last
+ * items), a piece on one thread at a time, a slow thread's items taken by the others, and the
+ * inline cases on the calling thread in order. */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -100,6 +101,31 @@ START_TEST(a_slow_threads_items_go_to_the_others) {
 }
 END_TEST
 
+static void count_item(void *ctx, int64_t i, int p) {
+  (void)p;
+  atomic_fetch_add(&((atomic_int *)ctx)[i], 1);
+}
+
+/* Many short jobs of items that cost nothing, so that the owner and a thief often reach the
+ * last items of a range at once: each item still runs once. */
+START_TEST(items_run_once_when_threads_meet_at_a_range) {
+  for (int threads = 2; threads <= 3; threads++) {
+    ct_set_num_threads(threads);
+    for (int job = 0; job < 3000; job++) {
+      enum { N = 24 };
+      atomic_int runs[N];
+      for (int i = 0; i < N; i++) atomic_init(&runs[i], 0);
+      ct__parallel_items(N, threads, count_item, runs);
+      for (int i = 0; i < N; i++) {
+        ck_assert_msg(atomic_load(&runs[i]) == 1, "job %d: item %d ran %d times", job, i,
+                      atomic_load(&runs[i]));
+      }
+    }
+  }
+  ct_set_num_threads(0);
+}
+END_TEST
+
 static void nested_item(void *ctx, int64_t i, int p) {
   (void)p;
   record *inner = (record *)ctx + i;
@@ -135,6 +161,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, every_item_runs_once_as_one_of_the_pieces);
   CT_ADD_TEST(s, no_more_pieces_than_threads);
   CT_ADD_TEST(s, a_slow_threads_items_go_to_the_others);
+  CT_ADD_TEST(s, items_run_once_when_threads_meet_at_a_range);
   CT_ADD_TEST(s, inline_items_run_in_order_on_the_caller);
   return s;
 }
