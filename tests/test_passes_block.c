@@ -458,16 +458,6 @@ END_TEST
 
 /* ---- The op made by hand ------------------------------------------------------------------ */
 
-static ct_op *ir_op(void) {
-  ct_op *op = ct_op_new("inverted_residual");
-  ct_op_set_input(op, "Input", "x");
-  ct_op_set_input(op, "Filter", "w1");
-  ct_op_set_input(op, "DepthwiseFilter", "w2");
-  ct_op_set_input(op, "ProjectFilter", "w3");
-  ct_op_set_output(op, "Output", "y");
-  return op;
-}
-
 /* inverted_residual without Filter (E = Input's channels). */
 static ct_op *ir_op_no_expansion(void) {
   ct_op *op = ct_op_new("inverted_residual");
@@ -475,6 +465,12 @@ static ct_op *ir_op_no_expansion(void) {
   ct_op_set_input(op, "DepthwiseFilter", "w2");
   ct_op_set_input(op, "ProjectFilter", "w3");
   ct_op_set_output(op, "Output", "y");
+  return op;
+}
+
+static ct_op *ir_op(void) {
+  ct_op *op = ir_op_no_expansion();
+  ct_op_set_input(op, "Filter", "w1");
   return op;
 }
 

@@ -77,6 +77,11 @@ static int64_t rows_cost(int64_t r, int mr, bool even) {
   return div_up(r, mr) * sliver_rows(r, mr, even);
 }
 
+/* What part r of tm parts of C's rows costs the kernel (rows_cost). */
+static int64_t part_rows_cost(const ct__gemm *g, const gemm_plan *pl, int64_t tm, int64_t r) {
+  return rows_cost(part(g->m, tm, r + 1, pl->mr) - part(g->m, tm, r, pl->mr), pl->mr, pl->even);
+}
+
 /* The time of the slowest item of a tm x tn split, in multiply-adds: its block of C, and the
  * packing of its rows of A and its columns of B, where the call packs them (pack_a, pack_b;
  * not an operand packed beforehand or read in place). The rows go in whole slivers of mr to
@@ -89,8 +94,7 @@ static double split_cost(const ct__gemm *g, const gemm_plan *pl, int64_t tm, int
                          bool pack_a, bool pack_b) {
   int64_t most = 0;
   for (int64_t r = 0; r < tm; r++) {
-    int64_t c = rows_cost(part(g->m, tm, r + 1, pl->mr) - part(g->m, tm, r, pl->mr), pl->mr,
-                          pl->even);
+    int64_t c = part_rows_cost(g, pl, tm, r);
     most = c > most ? c : most;
   }
   double rows = (double)most;
@@ -102,10 +106,7 @@ static double split_cost(const ct__gemm *g, const gemm_plan *pl, int64_t tm, int
 /* The multiply-adds of all the items of a tm x tn split together: their slivers' rounding. */
 static double total_cost(const ct__gemm *g, const gemm_plan *pl, int64_t tm, int64_t tn) {
   double rows = 0, cols = 0;
-  for (int64_t r = 0; r < tm; r++) {
-    rows += (double)rows_cost(part(g->m, tm, r + 1, pl->mr) - part(g->m, tm, r, pl->mr), pl->mr,
-                              pl->even);
-  }
+  for (int64_t r = 0; r < tm; r++) rows += (double)part_rows_cost(g, pl, tm, r);
   for (int64_t q = 0; q < tn; q++) {
     cols += (double)(div_up(part(g->n, tn, q + 1, pl->nr) - part(g->n, tn, q, pl->nr), pl->nr) *
                      pl->nr);
@@ -132,9 +133,9 @@ static void refine_split(const ct__gemm *g, gemm_plan *pl) {
   const double base = total_cost(g, pl, pl->tm, pl->tn);
   for (int64_t f = ITEMS_PER_PIECE; f >= 2; f /= 2) {
     if (macs / (double)(pl->pieces * f) < MIN_ITEM_MACS / 4) continue;
-    /* along the dimension split already (rows first) */
-    const int64_t tm = pl->tm > 1 || pl->tn == 1 ? pl->tm * f : pl->tm;
-    const int64_t tn = tm == pl->tm ? pl->tn * f : pl->tn;
+    /* along the dimension split already (rows when both are) */
+    const bool rows = pl->tm > 1;
+    const int64_t tm = rows ? pl->tm * f : pl->tm, tn = rows ? pl->tn : pl->tn * f;
     if (tm <= m_sl && tn <= n_sl && total_cost(g, pl, tm, tn) <= 1.1 * base) {
       pl->tm = tm;
       pl->tn = tn;

@@ -109,23 +109,25 @@ ct_status ct__inverted_residual_plan(const ct_kernel_ctx *c, ct__ir_geom *g) {
                           "attribute 'strides' must be [1, 1] or [2, 2] (the depthwise "
                           "convolution's)");
   }
-  if (!expand && ct_kernel_in_count(c, CT__IR_BIAS) > 0) {
-    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
-                          "Bias '%s' belongs to the expansion: give Filter with it, or neither "
-                          "(a block without expansion)",
-                          ct_kernel_in_name(c, CT__IR_BIAS, 0));
-  }
-  if (!expand && strcmp(c->attr[CT__IR_ACT].u.s, "identity") != 0) {
-    return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
-                          "'activation' \"%s\" belongs to the expansion: give Filter with it, or "
-                          "leave it \"identity\" (a block without expansion)",
-                          c->attr[CT__IR_ACT].u.s);
-  }
-  if (!expand && in->dims.d[1] < 1) {
-    return ct_kernel_fail(c, CT_ERR_SHAPE,
-                          "Input '%s' has no channels: a block without Filter convolves Input's "
-                          "channels, so give it at least one",
-                          ct_kernel_in_name(c, CT__IR_INPUT, 0));
+  if (!expand) { /* the depthwise reads Input: no expansion's Bias or activation */
+    if (ct_kernel_in_count(c, CT__IR_BIAS) > 0) {
+      return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                            "Bias '%s' belongs to the expansion: give Filter with it, or neither "
+                            "(a block without expansion)",
+                            ct_kernel_in_name(c, CT__IR_BIAS, 0));
+    }
+    if (strcmp(c->attr[CT__IR_ACT].u.s, "identity") != 0) {
+      return ct_kernel_fail(c, CT_ERR_INVALID_ARGUMENT,
+                            "'activation' \"%s\" belongs to the expansion: give Filter with it, "
+                            "or leave it \"identity\" (a block without expansion)",
+                            c->attr[CT__IR_ACT].u.s);
+    }
+    if (in->dims.d[1] < 1) {
+      return ct_kernel_fail(c, CT_ERR_SHAPE,
+                            "Input '%s' has no channels: a block without Filter convolves "
+                            "Input's channels, so give it at least one",
+                            ct_kernel_in_name(c, CT__IR_INPUT, 0));
+    }
   }
   *g = (ct__ir_geom){.n = in->dims.d[0], .c = in->dims.d[1], .h = in->dims.d[2],
                      .w = in->dims.d[3], .e = expand ? f->dims.d[0] : in->dims.d[1],
