@@ -8,7 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops/cpu/gemm_ukr.h" /* ct__gemm_use_kernel (internal: the static library) */
+#include "ops/cpu/conv_block.h" /* ct__ir_split (internal: the static library) */
+#include "ops/cpu/gemm_ukr.h"   /* ct__gemm_use_kernel */
 #include "passes_util.h"
 
 typedef struct blk {
@@ -236,9 +237,9 @@ START_TEST(narrow_images_take_every_border_and_tail) {
 END_TEST
 
 /* Images whose rows go in many bands (E 144 on 56 x 56: bands of 4 rows; the expansion's rows
- * kept from band to band) and in parts across the threads (images of 256 pixels or more; the
- * smaller ones run in one piece, the GEMMs and the depthwise's channels threaded); a width of
- * one pixel; float64. */
+ * kept from band to band) and in parts across the threads (images of 256 pixels or more, or of
+ * 7 rows a part; the smaller ones run in one piece, the GEMMs and the depthwise's channels
+ * threaded); a width of one pixel; float64. */
 START_TEST(bands_parts_and_float64_give_the_same_bits) {
   check_block(&(blk){.n = 1, .c = 24, .e = 144, .m = 24, .h = 56, .w = 56, .s = 1,
                      .residual = true, .act = "clip", .dt = CT_FLOAT32},
@@ -265,7 +266,7 @@ START_TEST(bands_parts_and_float64_give_the_same_bits) {
               true);
   /* one piece whose depthwise splits its channels across the threads: 43 chunks of 16 (the
    * last of 8 channels, masked) on a 7 x 7 image, 13 (the last of 8) on a 14 x 14 one in
-   * float64 */
+   * float64 (in one piece on three threads) */
   check_block(&(blk){.n = 1, .c = 16, .e = 680, .m = 16, .h = 7, .w = 7, .s = 1,
                      .residual = true, .act = "clip", .dt = CT_FLOAT32},
               true);
@@ -309,12 +310,12 @@ START_TEST(blocks_without_an_expansion_give_the_same_bits) {
 }
 END_TEST
 
-/* A small image alone on two or three threads splits each band's expansion and depthwise by
- * the expanded channels, 32 at a time: a thread's columns of the expansion's GEMM (its rows of
- * the Filter, of their packing when the Filter is a constant and k one block of the GEMM's, and
- * of the bias) and then their depthwise. Channels not a multiple of 32 (the last thread's share
- * ends in a masked chunk), k past one block (each thread packs its own rows), stride 2 and
- * float64. */
+/* A small image alone on two or three threads (a 14 x 14 one on three: on two it goes in two
+ * parts of rows) splits each band's expansion and depthwise by the expanded channels, 32 at a
+ * time: a thread's columns of the expansion's GEMM (its rows of the Filter, of their packing
+ * when the Filter is a constant and k one block of the GEMM's, and of the bias) and then their
+ * depthwise. Channels not a multiple of 32 (the last thread's share ends in a masked chunk), k
+ * past one block (each thread packs its own rows), stride 2 and float64. */
 START_TEST(small_images_split_their_expanded_channels_across_threads) {
   for (int k = 0; k < 2; k++) {
     /* bands of one row or a few (E large): rows kept from the band before, rows expanded
@@ -346,6 +347,42 @@ START_TEST(small_images_split_their_expanded_channels_across_threads) {
     check_block(&(blk){.n = 1, .c = 200, .e = 100, .m = 16, .h = 14, .w = 14, .s = 1,
                        .act = "relu", .dt = CT_FLOAT32, .constants = k == 1},
                 true);
+  }
+}
+END_TEST
+
+/* How a block's images go to the threads (ct__ir_split): parts of rows for images of 256
+ * pixels or more, and for smaller ones where each part gets 7 rows (14 x 14 on two threads);
+ * otherwise one piece, its expansion split by channels when every thread gets 32 of them. */
+typedef struct split_case {
+  int64_t n, h, e, c, br, threads;
+  int64_t parts, br_after, items, pieces;
+  bool split_e;
+} split_case;
+
+START_TEST(small_images_split_rows_only_where_each_part_gets_seven) {
+  static const split_case cases[] = {
+      {1, 14, 384, 64, 14, 2, 2, 7, 2, 2, false}, /* MobileNetV2's 14 x 14 blocks */
+      {1, 14, 384, 64, 14, 3, 1, 14, 1, 1, true}, /* parts of 4 and 5 rows: one piece */
+      {1, 13, 384, 64, 13, 2, 1, 13, 1, 1, true}, /* parts of 6 and 7 rows */
+      {1, 7, 960, 160, 7, 2, 1, 7, 1, 1, true},   /* the 7 x 7 ones */
+      {1, 7, 32, 160, 7, 2, 1, 7, 1, 1, false},   /* one unit of 32 channels for two threads */
+      {1, 28, 192, 32, 28, 3, 3, 10, 3, 3, false}, /* 784 pixels: parts whatever their rows */
+      {1, 16, 64, 16, 4, 8, 8, 2, 8, 8, false},   /* 256 pixels: parts of 2 rows */
+      {2, 14, 384, 64, 14, 2, 1, 14, 2, 2, false}, /* an image a thread */
+      {1, 14, 384, 64, 14, 1, 1, 14, 1, 1, false}, /* one thread */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const split_case *k = &cases[i];
+    ir_run r = {.g = {.n = k->n, .c = k->c, .h = k->h, .w = k->h, .e = k->e, .m = k->c, .s = 1,
+                      .oh = k->h, .ow = k->h},
+                .br = k->br};
+    ct__ir_split(&r, k->threads, true);
+    ck_assert_msg(r.parts == k->parts && r.br == k->br_after && r.items == k->items &&
+                      r.pieces == k->pieces && r.split_e == k->split_e,
+                  "case %zu: parts %lld br %lld items %lld pieces %lld split_e %d", i,
+                  (long long)r.parts, (long long)r.br, (long long)r.items,
+                  (long long)r.pieces, (int)r.split_e);
   }
 }
 END_TEST
@@ -597,6 +634,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, bands_parts_and_float64_give_the_same_bits);
   CT_ADD_TEST(s, small_images_split_their_expanded_channels_across_threads);
   CT_ADD_TEST(s, the_channel_split_holds_with_every_gemm_kernel);
+  CT_ADD_TEST(s, small_images_split_rows_only_where_each_part_gets_seven);
   CT_ADD_TEST(s, blocks_without_an_expansion_give_the_same_bits);
   CT_ADD_TEST(s, nan_inputs_and_infinite_weights_give_the_same_bits);
   CT_ADD_TEST(s, blocks_it_cannot_prove_are_left_alone);

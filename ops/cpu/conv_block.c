@@ -397,6 +397,35 @@ static const void *in_or_null(const ct_kernel_ctx *c, size_t slot) {
   return ct_kernel_in_count(c, slot) > 0 ? ct__k_in_data(ct_kernel_in(c, slot, 0)) : NULL;
 }
 
+/* Items: whole images when there are as many as threads, else parts of each image's rows
+ * (their bands' first rows of T1 computed twice, where two parts meet), on one piece a thread.
+ * A piece alone (one image and one part, or nested) runs on the calling thread, its GEMMs on
+ * all the threads. */
+void ct__ir_split(ir_run *r, int64_t threads, bool expand) {
+  const ct__ir_geom *g = &r->g;
+  r->parts = g->n >= threads ? 1 : (threads + g->n - 1) / g->n;
+  /* Small images in one piece, the GEMMs inside splitting their products across the threads,
+   * unless each part gets MIN_PART_ROWS rows. Two parts of a 7 x 7 image expanded 9 rows for 7
+   * and one part's share was the larger (MobileNetV2's 7 x 7 blocks at batch 1 on two threads
+   * 1.4 times onnxruntime's, 1.16 so). A 14 x 14 image in one piece on two threads splits its
+   * expansion by channels and its projection by pixels, so each thread reads half of T2 from
+   * the other's cache (the depthwise of half the channels took 28 us, of all of them on one
+   * thread 23); in two parts of 7 rows (8 expanded each) MobileNetV2's 14 x 14 blocks at batch
+   * 1 on two threads took 124-152 us against 132-163. */
+  if (g->oh * g->ow < SMALL_PIXELS && g->oh < MIN_PART_ROWS * r->parts) r->parts = 1;
+  if (r->parts > g->oh) r->parts = g->oh;
+  /* At least a band a part: a 7 x 7 image in one band left the second thread idle (MobileNetV2
+   * at batch 1 on two threads ran at half speed) */
+  if (r->br * r->parts > g->oh) r->br = (g->oh + r->parts - 1) / r->parts;
+  r->items = g->n * r->parts;
+  r->pieces = r->items < threads ? r->items : threads;
+  /* Worth it when every thread gets a unit (else the split GEMM and 16-channel depthwise keep
+   * more threads busy) and the expansion is a GEMM worth splitting. */
+  r->split_e = expand && r->pieces == 1 && threads > 1 &&
+               (g->e + ED_UNIT - 1) / ED_UNIT >= threads &&
+               g->h * g->w * g->e * g->c >= ((int64_t)1 << 20);
+}
+
 static ct_status inverted_residual(const ct_kernel_ctx *c, size_t es) {
   ir_run r = {0};
   ct_status s = ct__inverted_residual_plan(c, &r.g);
@@ -427,28 +456,7 @@ static ct_status inverted_residual(const ct_kernel_ctx *c, size_t es) {
   r.ep = g->e > 0 ? (g->e + 15) / 16 * 16 : 16;
   const bool expand = r.w1 != NULL; /* else the depthwise reads Input (conv_block_dw.c) */
   r.br = expand ? band_rows(g, r.ep, es) : ct__ir_dw_band_rows(g, es);
-  /* Items: whole images when there are as many as threads, else parts of each image's rows
-   * (their bands' first rows of T1 computed twice, where two parts meet), on one piece a
-   * thread. A piece alone (one image and one part, or nested) runs on the calling thread, its
-   * GEMMs on all the threads. */
-  int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads();
-  r.parts = g->n >= threads ? 1 : (threads + g->n - 1) / g->n;
-  /* Small images in one piece, the GEMMs inside splitting their products across the threads:
-   * rows split in two parts expanded 9 of a 7 x 7 image's rows for 7 and one part's share
-   * was the larger (MobileNetV2's 7 x 7 blocks at batch 1 on two threads 1.4 times
-   * onnxruntime's, 1.16 so; the 14 x 14 ones about even either way). */
-  if (g->oh * g->ow < SMALL_PIXELS) r.parts = 1;
-  if (r.parts > g->oh) r.parts = g->oh;
-  /* At least a band a part: a 7 x 7 image in one band left the second thread idle (MobileNetV2
-   * at batch 1 on two threads ran at half speed) */
-  if (r.br * r.parts > g->oh) r.br = (g->oh + r.parts - 1) / r.parts;
-  r.items = g->n * r.parts;
-  r.pieces = r.items < threads ? r.items : threads;
-  /* Worth it when every thread gets a unit (else the split GEMM and 16-channel depthwise keep
-   * more threads busy) and the expansion is a GEMM worth splitting. */
-  r.split_e = expand && r.pieces == 1 && threads > 1 &&
-              (g->e + ED_UNIT - 1) / ED_UNIT >= threads &&
-              g->h * g->w * g->e * g->c >= ((int64_t)1 << 20);
+  ct__ir_split(&r, ct__parallel_nested() ? 1 : ct_get_num_threads(), expand);
   r.piece_elems = expand ? 9 * r.ep + r.br * g->ow * r.ep +
                                (((r.br - 1) * g->s + 3) * g->w + 32) * r.ep
                          : g->e * r.br * g->ow;

@@ -13,8 +13,10 @@
 /* The bands' buffers, T1 and T2 together, in bytes: well inside L2, with room for the GEMMs'
  * packing buffers. */
 #define BAND_BYTES ((int64_t)384 << 10)
-/* Images of fewer output pixels run in one piece (see inverted_residual). */
+/* Images of fewer output pixels run in one piece unless each part gets MIN_PART_ROWS rows
+ * (ct__ir_split). */
 #define SMALL_PIXELS 256
+#define MIN_PART_ROWS 7
 /* The kept packings' tag (ct__k_derived; ops/cpu/conv.c's are 1 to 4 << 32). */
 #define IR_PACK_TAG ((uint64_t)5 << 32)
 
@@ -28,11 +30,11 @@ typedef struct ir_run {
   int act2;
   double lo2, hi2;
   int64_t ep, br, parts, pieces, items, piece_elems;
-  /* A small image alone on several threads (one piece, not nested): each band's expansion and
-   * depthwise split by channels (ed_job) instead of a parallel GEMM then a parallel depthwise:
-   * one fork and join fewer and each thread's T1 columns still in its cache for its depthwise
-   * (MobileNetV2's 14 x 14 and 7 x 7 blocks at batch 1 ran 1.5-1.7 times faster on two threads
-   * than on one, the others 1.9). */
+  /* A small image alone on several threads (one piece, not nested; ct__ir_split): each band's
+   * expansion and depthwise split by channels (ed_job) instead of a parallel GEMM then a
+   * parallel depthwise: one fork and join fewer and each thread's T1 columns still in its
+   * cache for its depthwise (MobileNetV2's 14 x 14 and 7 x 7 blocks at batch 1 ran 1.5-1.7
+   * times faster on two threads than on one, the others 1.9). */
   bool split_e;
   const void *w1p, *w3p; /* Filter and ProjectFilter packed once (constants), or NULL */
   int w1w, w3w;
@@ -61,6 +63,10 @@ static inline void note(ir_run *r, ct_status s) {
 IR_DW_EPI(float, f32)
 IR_DW_EPI(double, f64)
 #undef IR_DW_EPI
+
+/* r's parts, items, pieces and split_e for `threads` threads (1 when nested), its band rows
+ * r->br shrunk to at least one band a part; r->g and r->br set. expand: r has a Filter. */
+void ct__ir_split(ir_run *r, int64_t threads, bool expand);
 
 /* A block without an expansion (no Filter): its band rows (the depthwise's planes of a band,
  * E x rows x OW values, within BAND_BYTES), its ProjectFilter packed once when a constant, and
