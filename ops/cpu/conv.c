@@ -295,7 +295,9 @@ static void wino_item(void *arg, int64_t it, int p) {
   const ct__conv_geom *g = r->g;
   const int64_t in = g->c * g->h * g->w, out = g->m * g->oh * g->ow, n = it / r->blocks;
   conv_gemm_note(r->failed, r->a->block(g, r->x + n * in, r->u, it % r->blocks, r->o + n * out,
-                                        r->scratch + p * r->scratch_elems, r->e, n));
+                                        r->scratch + p * ct__piece_stride(r->scratch_elems,
+                                                                           sizeof(float)),
+                                        r->e, n));
 }
 
 /* U packed for the blocks' GEMMs, kept between runs when Filter is a constant of the executor
@@ -333,14 +335,16 @@ static ct_status wino_conv(const ct_kernel_ctx *c, const wino_algo *a, const ct_
   /* Fewer blocks than threads (one image of a few blocks): each block over all the threads. */
   const bool wide = r.items < threads;
   r.pieces = threads < r.items || wide ? threads : r.items;
+  /* the pieces' buffers first, ct__piece_stride apart, then U */
   const int64_t u_elems = a->u_elems(g);
-  float *buf = conv_scratch(c, u_elems + r.pieces * r.scratch_elems, sizeof(float));
+  const int64_t pe = ct__pieces_elems(r.pieces, r.scratch_elems, sizeof(float));
+  float *buf = conv_scratch(c, pe + u_elems, sizeof(float));
   if (buf == NULL) return ct_last_status();
-  ct__wino_u u = {.u = buf};
-  if (!filter || !wino_packed(c, a, g, w, buf, &u)) a->filter(g, w, buf);
+  ct__wino_u u = {.u = buf + pe};
+  if (!filter || !wino_packed(c, a, g, w, buf + pe, &u)) a->filter(g, w, buf + pe);
   atomic_bool failed = false;
   r.u = &u;
-  r.scratch = buf + u_elems;
+  r.scratch = buf;
   r.failed = &failed;
   if (wide) {
     const int64_t in = g->c * g->h * g->w, out = g->m * g->oh * g->ow;

@@ -460,8 +460,9 @@ static ct_status inverted_residual(const ct_kernel_ctx *c, size_t es) {
   r.piece_elems = expand ? 9 * r.ep + r.br * g->ow * r.ep +
                                (((r.br - 1) * g->s + 3) * g->w + 32) * r.ep
                          : g->e * r.br * g->ow;
-  r.piece_elems = (r.piece_elems + 15) / 16 * 16; /* each piece's buffer on a cache line */
-  size_t bytes = (size_t)(r.pieces * r.piece_elems) * es;
+  const int64_t used = r.piece_elems;
+  r.piece_elems = ct__piece_stride(used, es); /* where piece p's buffer lies */
+  size_t bytes = (size_t)ct__pieces_elems(r.pieces, used, es) * es;
   r.buf = ct__work_take(bytes);
   if (r.buf == NULL) {
     return ct_kernel_fail(c, CT_ERR_OUT_OF_MEMORY,

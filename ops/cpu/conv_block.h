@@ -29,7 +29,8 @@ typedef struct ir_run {
   bool has_e1, has_e3;
   int act2;
   double lo2, hi2;
-  int64_t ep, br, parts, pieces, items, piece_elems;
+  int64_t ep, br, parts, pieces, items;
+  int64_t piece_elems; /* from one piece's buffer to the next's (ct__piece_stride) */
   /* A small image alone on several threads (one piece, not nested; ct__ir_split): each band's
    * expansion and depthwise split by channels (ed_job) instead of a parallel GEMM then a
    * parallel depthwise: one fork and join fewer and each thread's T1 columns still in its

@@ -264,7 +264,8 @@ static void cd_item(void *arg, int64_t it, int p) {
   const int64_t blocks = cd_blocks(g), ohw = g->oh * g->ow;
   const int64_t band = it % r->bands, n = it / r->bands / blocks, k = it / r->bands % blocks;
   const int64_t y0 = g->oh * band / r->bands, y1 = g->oh * (band + 1) / r->bands;
-  cd_rows(g, r->xp + n * cd_image_elems(g), r->w, k, y0, y1, r->acc + p * cd_acc_elems(g),
+  cd_rows(g, r->xp + n * cd_image_elems(g), r->w, k, y0, y1,
+          r->acc + p * ct__piece_stride(cd_acc_elems(g), sizeof(float)),
           r->o + n * g->m * ohw, r->e, n);
 }
 
@@ -282,13 +283,19 @@ static int64_t cd_pieces(const ct__conv_geom *g) {
   return threads < items ? threads : items;
 }
 
+/* The scratch: the pieces' partial sums first (ct__piece_stride apart), then the images. */
+static int64_t cd_accs_elems(const ct__conv_geom *g) {
+  return cd_acc_elems(g) > 0 ? ct__pieces_elems(cd_pieces(g), cd_acc_elems(g), sizeof(float))
+                             : 0;
+}
+
 int64_t ct__conv_direct_scratch_elems(const ct__conv_geom *g) {
-  return g->n * cd_image_elems(g) + cd_pieces(g) * cd_acc_elems(g);
+  return cd_accs_elems(g) + g->n * cd_image_elems(g);
 }
 
 void ct__conv_direct_run(const ct__conv_geom *g, const float *x, const float *wp, float *o,
                          const ct__conv_epi *e, float *scratch) {
-  cd_run r = {g, x, wp, scratch, scratch + g->n * cd_image_elems(g), o, e,
+  cd_run r = {g, x, wp, scratch + cd_accs_elems(g), scratch, o, e,
               g->n * cd_blocks(g) * cd_bands(g), cd_pieces(g), cd_bands(g)};
   /* plane by plane (and band by band): image by image, a batch of one was padded on one thread
    * while the others waited (resnet18's stride-2 64 -> 128 layer ran only 1.15x faster on two

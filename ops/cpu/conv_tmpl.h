@@ -261,7 +261,7 @@ static void SFX(conv_packed)(const ct_kernel_ctx *c, SFX(conv_run) *r) {
 
 /* The col buffer of piece p (NULL for a direct 1x1 conv). */
 static T *SFX(conv_col)(const SFX(conv_run) *r, int64_t p) {
-  return r->col != NULL ? r->col + p * r->j->col_elems : NULL;
+  return r->col != NULL ? r->col + p * ct__piece_stride(r->j->col_elems, sizeof(T)) : NULL;
 }
 
 /* Output of image n, all groups: one GEMM per group, its col packed from the image. */
@@ -453,11 +453,11 @@ static void SFX(dw_groups_grad)(void *arg, int64_t b, int64_t e) {
   }
 }
 
-/* The run's scratch: pieces col buffers (none for a direct or depthwise conv), then `part`
- * elements of Filter@GRAD partials. */
+/* The run's scratch: pieces col buffers (none for a direct or depthwise conv; ct__piece_stride
+ * apart), then `part` elements of Filter@GRAD partials. */
 static ct_status SFX(conv_alloc)(const ct_kernel_ctx *c, SFX(conv_run) *r, int64_t part) {
   r->col = r->part = r->scratch = NULL;
-  int64_t cols = r->j->col_elems * r->pieces;
+  int64_t cols = r->j->col_elems > 0 ? ct__pieces_elems(r->pieces, r->j->col_elems, sizeof(T)) : 0;
   if (cols + part == 0) return CT_OK;
   T *p = conv_scratch(c, cols + part, sizeof(T));
   if (p == NULL) return ct_last_status();

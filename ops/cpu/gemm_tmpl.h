@@ -323,7 +323,7 @@ typedef struct SFX(batch_job) {
   ct__gemm swapped;
   const ct__gemm *w; /* the product ct__gemm_batched's plan computes: g or swapped */
   int64_t count, sa, sb, sc, pieces;
-  T *buf; /* pieces buffers of pl.item_elems */
+  T *buf; /* pieces buffers of pl.item_elems, ct__piece_stride apart */
 } SFX(batch_job);
 
 /* Runs [b, e) of a batch's products, run p its share of them with buffer p. */
@@ -331,7 +331,7 @@ static void SFX(batch_runs)(void *ctx, int64_t b, int64_t e) {
   const SFX(batch_job) *j = ctx;
   const gemm_plan *pl = &j->pl;
   for (int64_t p = b; p < e; p++) {
-    T *pa = j->buf + p * pl->item_elems;
+    T *pa = j->buf + p * ct__piece_stride(pl->item_elems, sizeof(T));
     for (int64_t i = j->count * p / j->pieces; i < j->count * (p + 1) / j->pieces; i++) {
       ct__gemm we = *j->w;
       we.a = (const T *)we.a + i * (pl->swap ? j->sb : j->sa);
@@ -394,7 +394,8 @@ ct_status SFX(ct__gemm_batched)(const ct__gemm *g, int64_t count, int64_t sa, in
   const int64_t threads = ct__parallel_nested() ? 1 : ct_get_num_threads();
   const double all = macs * (double)count;
   j.pieces = all >= 2 * MIN_ITEM_MACS && threads > 1 ? (threads < count ? threads : count) : 1;
-  j.buf = scratch((size_t)(j.pieces * j.pl.item_elems) * sizeof(T), g);
+  const int64_t elems = ct__pieces_elems(j.pieces, j.pl.item_elems, sizeof(T));
+  j.buf = scratch((size_t)elems * sizeof(T), g);
   if (j.buf == NULL) return ct_last_status();
   ct__parallel_for(j.pieces, 1, SFX(batch_runs), &j);
   ct__scratch_give_back();
@@ -405,7 +406,7 @@ typedef struct SFX(gemm_job) {
   const ct__gemm *g;
   const UKR *u;
   const gemm_plan *pl;
-  T *buf; /* per piece: pl->item_elems */
+  T *buf; /* per piece: pl->item_elems, ct__piece_stride apart */
 } SFX(gemm_job);
 
 int64_t SFX(ct__gemm_plan_items)(const ct__gemm *g, int64_t *pieces) {
@@ -420,7 +421,7 @@ int64_t SFX(ct__gemm_plan_items)(const ct__gemm *g, int64_t *pieces) {
 static void SFX(gemm_item)(void *ctx, int64_t t, int p) {
   const SFX(gemm_job) *j = ctx;
   const gemm_plan *pl = j->pl;
-  T *pa = j->buf + p * pl->item_elems, *pb = pa + pl->a_elems;
+  T *pa = j->buf + p * ct__piece_stride(pl->item_elems, sizeof(T)), *pb = pa + pl->a_elems;
   int64_t r = t / pl->tn, q = t % pl->tn;
   SFX(gemm_block)(j->g, pl, j->u, part(j->g->m, pl->tm, r, pl->mr),
                   part(j->g->m, pl->tm, r + 1, pl->mr), part(j->g->n, pl->tn, q, pl->nr),
@@ -445,7 +446,8 @@ ct_status SFX(ct__gemm)(const ct__gemm *g) {
   gemm_plan pl;
   ct__gemm swapped;
   const ct__gemm *w = PLAN(g, u, &pl, &swapped);
-  T *buf = scratch((size_t)(pl.pieces * pl.item_elems) * sizeof(T), g);
+  const int64_t elems = ct__pieces_elems(pl.pieces, pl.item_elems, sizeof(T));
+  T *buf = scratch((size_t)elems * sizeof(T), g);
   if (buf == NULL) return ct_last_status();
   SFX(gemm_job) j = {w, u, &pl, buf};
   ct__parallel_items(pl.items, (int)pl.pieces, SFX(gemm_item), &j);
