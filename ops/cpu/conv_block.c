@@ -169,12 +169,13 @@ __attribute__((target("avx512f"))) static void dw_rows_avx512(const ir_run *r, c
 #endif
 
 /* The expansion's GEMM for p pixels of an image (X^T W1^T into T1, channels-last) when `left`
- * pixels of the image lie from the first on: rounded up to whole slivers of 32 where the image
- * has them (their values are the next rows', computed again by the next band), so that the
- * GEMM's tiles are whole (an edge tile is stored element by element). Operands a and c are the
- * caller's. */
+ * pixels of the image lie from the first on. Where its plan puts the pixels along the kernel's
+ * columns (r->round_px), rounded up to whole slivers of 32 where the image has them (their
+ * values are the next rows', computed again by the next band), so that the GEMM's tiles are
+ * whole (an edge tile is stored element by element); along its rows, any count is whole
+ * slivers' cost. Operands a and c are the caller's. */
 static ct__gemm expand_gemm(const ir_run *r, int64_t p, int64_t left) {
-  int64_t m = (p + 31) / 32 * 32;
+  int64_t m = r->round_px ? (p + 31) / 32 * 32 : p;
   return (ct__gemm){.ta = true, .tb = true, .m = m < left ? m : left, .n = r->g.e, .k = r->g.c,
                     .alpha = 1, .beta = 0, .lda = r->g.h * r->g.w, .b = r->w1, .ldb = r->g.c,
                     .ldc = r->ep, .b_packed = r->w1p, .b_packed_w = r->w1w,
@@ -457,6 +458,13 @@ static ct_status inverted_residual(const ct_kernel_ctx *c, size_t es) {
   const bool expand = r.w1 != NULL; /* else the depthwise reads Input (conv_block_dw.c) */
   r.br = expand ? band_rows(g, r.ep, es) : ct__ir_dw_band_rows(g, es);
   ct__ir_split(&r, ct__parallel_nested() ? 1 : ct_get_num_threads(), expand);
+  if (expand) { /* the pixels along the columns of the plan of a band's expansion (it swaps) */
+    ct__gemm q = expand_gemm(&r, r.br * g->s * g->w, g->h * g->w);
+    int wa = 0, wb = 0;
+    ct__gemm_packed_elems(&q, 0, es, &wa);
+    ct__gemm_packed_elems(&q, 1, es, &wb);
+    r.round_px = wa > wb; /* every kernel's rows are fewer than its columns */
+  }
   r.piece_elems = expand ? 9 * r.ep + r.br * g->ow * r.ep +
                                (((r.br - 1) * g->s + 3) * g->w + 32) * r.ep
                          : g->e * r.br * g->ow;
