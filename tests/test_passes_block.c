@@ -387,6 +387,27 @@ START_TEST(small_images_split_rows_only_where_each_part_gets_seven) {
 }
 END_TEST
 
+/* A band's expansion rounds its pixels up to slivers of 32 only where its GEMM's plan puts them
+ * along the kernel's columns: not for MobileNetV2's 14 x 14 block (E 384 along the columns),
+ * but for E 4 from 8 channels, whose plan swaps its operands (4 columns would fill half of
+ * the narrowest kernel's 8 at most). */
+START_TEST(expansions_round_pixels_only_along_columns) {
+  static const char *const kernels[] = {"avx512", "avx2", "portable"};
+  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+    if (!ct__gemm_use_kernel(kernels[i])) continue; /* not on this CPU */
+    ir_run r = {.g = {.n = 1, .c = 64, .h = 14, .w = 14, .e = 384, .m = 64, .s = 1, .oh = 14,
+                      .ow = 14},
+                .br = 7, .ep = 384};
+    ck_assert_msg(!ct__ir_round_px(&r, sizeof(float)), "%s", kernels[i]);
+    r.g.c = 8;
+    r.g.e = 4;
+    r.ep = 16;
+    ck_assert_msg(ct__ir_round_px(&r, sizeof(float)), "%s", kernels[i]);
+  }
+  ck_assert(ct__gemm_use_kernel(NULL));
+}
+END_TEST
+
 /* The channel split with each GEMM kernel this CPU runs (slivers of 32, 16 or 8 columns; a
  * plan that swaps packs the Filter in slivers of 12, 6 or 4 rows), float32 and float64, the
  * filters constants or not, k at one block and past it. */
@@ -635,6 +656,7 @@ static Suite *make_suite(void) {
   CT_ADD_TEST(s, small_images_split_their_expanded_channels_across_threads);
   CT_ADD_TEST(s, the_channel_split_holds_with_every_gemm_kernel);
   CT_ADD_TEST(s, small_images_split_rows_only_where_each_part_gets_seven);
+  CT_ADD_TEST(s, expansions_round_pixels_only_along_columns);
   CT_ADD_TEST(s, blocks_without_an_expansion_give_the_same_bits);
   CT_ADD_TEST(s, nan_inputs_and_infinite_weights_give_the_same_bits);
   CT_ADD_TEST(s, blocks_it_cannot_prove_are_left_alone);

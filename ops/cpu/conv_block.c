@@ -398,6 +398,16 @@ static const void *in_or_null(const ct_kernel_ctx *c, size_t slot) {
   return ct_kernel_in_count(c, slot) > 0 ? ct__k_in_data(ct_kernel_in(c, slot, 0)) : NULL;
 }
 
+bool ct__ir_round_px(const ir_run *r, size_t es) {
+  ir_run t = *r;
+  t.round_px = false;
+  ct__gemm q = expand_gemm(&t, t.br * t.g.s * t.g.w, t.g.h * t.g.w);
+  int wa = 0, wb = 0;
+  ct__gemm_packed_elems(&q, 0, es, &wa);
+  ct__gemm_packed_elems(&q, 1, es, &wb);
+  return wa > wb; /* the plan swaps: every kernel's rows are fewer than its columns */
+}
+
 /* Items: whole images when there are as many as threads, else parts of each image's rows
  * (their bands' first rows of T1 computed twice, where two parts meet), on one piece a thread.
  * A piece alone (one image and one part, or nested) runs on the calling thread, its GEMMs on
@@ -458,13 +468,7 @@ static ct_status inverted_residual(const ct_kernel_ctx *c, size_t es) {
   const bool expand = r.w1 != NULL; /* else the depthwise reads Input (conv_block_dw.c) */
   r.br = expand ? band_rows(g, r.ep, es) : ct__ir_dw_band_rows(g, es);
   ct__ir_split(&r, ct__parallel_nested() ? 1 : ct_get_num_threads(), expand);
-  if (expand) { /* the pixels along the columns of the plan of a band's expansion (it swaps) */
-    ct__gemm q = expand_gemm(&r, r.br * g->s * g->w, g->h * g->w);
-    int wa = 0, wb = 0;
-    ct__gemm_packed_elems(&q, 0, es, &wa);
-    ct__gemm_packed_elems(&q, 1, es, &wb);
-    r.round_px = wa > wb; /* every kernel's rows are fewer than its columns */
-  }
+  r.round_px = expand && ct__ir_round_px(&r, es);
   r.piece_elems = expand ? 9 * r.ep + r.br * g->ow * r.ep +
                                (((r.br - 1) * g->s + 3) * g->w + 32) * r.ep
                          : g->e * r.br * g->ow;

@@ -74,6 +74,10 @@ IR_DW_EPI(double, f64)
  * r->br shrunk to at least one band a part; r->g and r->br set. expand: r has a Filter. */
 void ct__ir_split(ir_run *r, int64_t threads, bool expand);
 
+/* Whether the plan of a band's expansion (r->g, r->br, r->ep set) puts the pixels along the
+ * GEMM kernel's columns, for r->round_px. */
+bool ct__ir_round_px(const ir_run *r, size_t es);
+
 /* A block without an expansion (no Filter): its band rows (the depthwise's planes of a band,
  * E x rows x OW values, within BAND_BYTES), its ProjectFilter packed once when a constant, and
  * its items (r->br, r->parts and the pieces set as for the others). */
