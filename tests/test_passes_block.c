@@ -297,6 +297,8 @@ START_TEST(blocks_without_an_expansion_give_the_same_bits) {
        .act = "clip", .dt = CT_FLOAT64},
       {.n = 1, .c = 16, .e = 16, .m = 8, .h = 20, .w = 24, .s = 1, .act = "clip", .nans = true,
        .inf_w2 = true},
+      /* 196 pixels: in two parts of 7 rows on two threads, one piece on three */
+      {.n = 1, .c = 24, .e = 24, .m = 16, .h = 14, .w = 14, .s = 1, .act = "clip"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     for (int k = 0; k < 2; k++) {
@@ -367,8 +369,9 @@ START_TEST(small_images_split_rows_only_where_each_part_gets_seven) {
       {1, 13, 384, 64, 13, 2, 1, 13, 1, 1, true}, /* parts of 6 and 7 rows */
       {1, 7, 960, 160, 7, 2, 1, 7, 1, 1, true},   /* the 7 x 7 ones */
       {1, 7, 32, 160, 7, 2, 1, 7, 1, 1, false},   /* one unit of 32 channels for two threads */
-      {1, 28, 192, 32, 28, 3, 3, 10, 3, 3, false}, /* 784 pixels: parts whatever their rows */
-      {1, 16, 64, 16, 4, 8, 8, 2, 8, 8, false},   /* 256 pixels: parts of 2 rows */
+      {1, 28, 192, 32, 28, 3, 3, 10, 3, 3, false}, /* 784 pixels: parts */
+      {1, 16, 64, 16, 4, 8, 8, 2, 8, 8, false},   /* 256 pixels: parts whatever their rows */
+      {2, 14, 384, 64, 14, 4, 2, 7, 4, 4, false}, /* two images in two parts each */
       {2, 14, 384, 64, 14, 2, 1, 14, 2, 2, false}, /* an image a thread */
       {1, 14, 384, 64, 14, 1, 1, 14, 1, 1, false}, /* one thread */
   };
@@ -388,9 +391,10 @@ START_TEST(small_images_split_rows_only_where_each_part_gets_seven) {
 END_TEST
 
 /* A band's expansion rounds its pixels up to slivers of 32 only where its GEMM's plan puts them
- * along the kernel's columns: not for MobileNetV2's 14 x 14 block (E 384 along the columns),
- * but for E 4 from 8 channels, whose plan swaps its operands (4 columns would fill half of
- * the narrowest kernel's 8 at most). */
+ * along the kernel's columns and the kernel stores those tiles transposed (AVX-512 float32): not
+ * for MobileNetV2's 14 x 14 block (E 384 along the columns), but for E 4 from 8 channels, whose
+ * plan swaps its operands (4 columns would fill half of the narrowest kernel's 8 at most); not
+ * for the other kernels, whose swapped tiles go element by element, nor in float64. */
 START_TEST(expansions_round_pixels_only_along_columns) {
   static const char *const kernels[] = {"avx512", "avx2", "portable"};
   for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
@@ -399,10 +403,12 @@ START_TEST(expansions_round_pixels_only_along_columns) {
                       .ow = 14},
                 .br = 7, .ep = 384};
     ck_assert_msg(!ct__ir_round_px(&r, sizeof(float)), "%s", kernels[i]);
+    ck_assert_msg(!ct__ir_round_px(&r, sizeof(double)), "%s", kernels[i]);
     r.g.c = 8;
     r.g.e = 4;
     r.ep = 16;
-    ck_assert_msg(ct__ir_round_px(&r, sizeof(float)), "%s", kernels[i]);
+    ck_assert_msg(ct__ir_round_px(&r, sizeof(float)) == (i == 0), "%s", kernels[i]);
+    ck_assert_msg(!ct__ir_round_px(&r, sizeof(double)), "%s", kernels[i]);
   }
   ck_assert(ct__gemm_use_kernel(NULL));
 }

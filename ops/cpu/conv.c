@@ -335,7 +335,8 @@ static ct_status wino_conv(const ct_kernel_ctx *c, const wino_algo *a, const ct_
   /* Fewer blocks than threads (one image of a few blocks): each block over all the threads. */
   const bool wide = r.items < threads;
   r.pieces = threads < r.items || wide ? threads : r.items;
-  /* the pieces' buffers first, ct__piece_stride apart, then U */
+  /* the pieces' buffers first, ct__piece_stride apart (the wide path's block_wide splits that
+   * space its own way, scratch_elems a thread), then U */
   const int64_t u_elems = a->u_elems(g);
   const int64_t pe = ct__pieces_elems(r.pieces, r.scratch_elems, sizeof(float));
   float *buf = conv_scratch(c, pe + u_elems, sizeof(float));

@@ -169,13 +169,14 @@ __attribute__((target("avx512f"))) static void dw_rows_avx512(const ir_run *r, c
 #endif
 
 /* The expansion's GEMM for p pixels of an image (X^T W1^T into T1, channels-last) when `left`
- * pixels of the image lie from the first on. Where its plan puts the pixels along the kernel's
- * columns (r->round_px), rounded up to whole slivers of 32 where the image has them (their
- * values are the next rows', computed again by the next band), so that the GEMM's tiles are
- * whole (an edge tile is stored element by element); along its rows, any count is whole
- * slivers' cost. Operands a and c are the caller's. */
-static ct__gemm expand_gemm(const ir_run *r, int64_t p, int64_t left) {
-  int64_t m = r->round_px ? (p + 31) / 32 * 32 : p;
+ * pixels of the image lie from the first on. `round` (r->round_px: its plan puts the pixels
+ * along the kernel's columns and the kernel stores such tiles transposed): rounded up to whole
+ * slivers of 32 where the image has them (their values are the next rows', computed again by
+ * the next band), so that the GEMM's tiles are whole (an edge tile is stored element by
+ * element); along its rows, any count costs what it computes. Operands a and c are the
+ * caller's. */
+static ct__gemm expand_gemm(const ir_run *r, int64_t p, int64_t left, bool round) {
+  int64_t m = round ? (p + 31) / 32 * 32 : p;
   return (ct__gemm){.ta = true, .tb = true, .m = m < left ? m : left, .n = r->g.e, .k = r->g.c,
                     .alpha = 1, .beta = 0, .lda = r->g.h * r->g.w, .b = r->w1, .ldb = r->g.c,
                     .ldc = r->ep, .b_packed = r->w1p, .b_packed_w = r->w1w,
@@ -281,7 +282,8 @@ static int64_t dw_grain(const ir_run *r, int64_t rows) {
     const int64_t e0 = b * ED_UNIT, e1 = e * ED_UNIT < g->e ? e * ED_UNIT : g->e;            \
     T *t1 = j->t1;                                                                            \
     if (j->from < j->hi) {                                                                    \
-      ct__gemm p = expand_gemm(r, (j->hi - j->from) * g->w, (g->h - j->from) * g->w);         \
+      ct__gemm p = expand_gemm(r, (j->hi - j->from) * g->w, (g->h - j->from) * g->w,          \
+                               r->round_px);                                                  \
       ct__gemm_epi e1p = r->e1;                                                               \
       if (e1p.res != NULL) e1p.res = (const T *)e1p.res + e0;                                 \
       p.n = e1 - e0;                                                                          \
@@ -323,7 +325,8 @@ static int64_t dw_grain(const ir_run *r, int64_t rows) {
         ct__parallel_for((g->e + ED_UNIT - 1) / ED_UNIT, 1, ed_units_##SFX, &j);               \
       } else {                                                                                \
         if (from < hi) {                                                                      \
-          ct__gemm p = expand_gemm(r, (hi - from) * g->w, hw - from * g->w);                  \
+          ct__gemm p = expand_gemm(r, (hi - from) * g->w, hw - from * g->w,                   \
+                                   r->round_px);                                              \
           p.a = x + from * g->w;                                                              \
           p.c = t1 + (from - lo) * g->w * ep;                                                 \
           note(r, GEMM(&p));                                                                  \
@@ -354,7 +357,7 @@ static int64_t dw_grain(const ir_run *r, int64_t rows) {
   /* Filter and ProjectFilter packed once for the GEMMs of a whole band, when constants. */   \
   static void kept_##SFX(const ct_kernel_ctx *c, ir_run *r) {                                 \
     int64_t elems;                                                                            \
-    ct__gemm p = expand_gemm(r, r->br * r->g.s * r->g.w, r->g.h * r->g.w);                    \
+    ct__gemm p = expand_gemm(r, r->br * r->g.s * r->g.w, r->g.h * r->g.w, r->round_px);       \
     p.a = r->x;                                                                               \
     r->w1p = KEPT(c, CT__IR_FILTER, 0, IR_PACK_TAG, &p, 1, 1, 0, &elems, &r->w1w);            \
     ct__gemm q = project_gemm(r, r->br * r->g.ow);                                            \
@@ -399,13 +402,8 @@ static const void *in_or_null(const ct_kernel_ctx *c, size_t slot) {
 }
 
 bool ct__ir_round_px(const ir_run *r, size_t es) {
-  ir_run t = *r;
-  t.round_px = false;
-  ct__gemm q = expand_gemm(&t, t.br * t.g.s * t.g.w, t.g.h * t.g.w);
-  int wa = 0, wb = 0;
-  ct__gemm_packed_elems(&q, 0, es, &wa);
-  ct__gemm_packed_elems(&q, 1, es, &wb);
-  return wa > wb; /* the plan swaps: every kernel's rows are fewer than its columns */
+  const ct__gemm q = expand_gemm(r, r->br * r->g.s * r->g.w, r->g.h * r->g.w, false);
+  return es == sizeof(float) ? ct__gemm_stores_swapped_f32(&q) : ct__gemm_stores_swapped_f64(&q);
 }
 
 /* Items: whole images when there are as many as threads, else parts of each image's rows

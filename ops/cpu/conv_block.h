@@ -34,10 +34,12 @@ typedef struct ir_run {
   /* A small image alone on several threads (one piece, not nested; ct__ir_split): each band's
    * expansion and depthwise split by channels (ed_job) instead of a parallel GEMM then a
    * parallel depthwise: one fork and join fewer and each thread's T1 columns still in its
-   * cache for its depthwise (MobileNetV2's 14 x 14 and 7 x 7 blocks at batch 1 ran 1.5-1.7
-   * times faster on two threads than on one, the others 1.9). */
+   * cache for its depthwise (measured before 14 x 14 images went in parts on two threads:
+   * MobileNetV2's 14 x 14 and 7 x 7 blocks at batch 1 ran 1.5-1.7 times faster on two threads
+   * than on one, the others 1.9). */
   bool split_e;
-  /* The expansion's pixels lie along its GEMM's columns: a band's rounded up to slivers of 32
+  /* The expansion's plan puts the pixels along its kernel's columns and the kernel stores such
+   * tiles transposed (ct__ir_round_px): a band's pixels rounded up to slivers of 32
    * (expand_gemm). Along its rows (MobileNetV2's blocks), rounding a 14 x 14 image's part of 8
    * expanded rows to 128 pixels computed 16 for nothing: its blocks at batch 1 on two threads
    * 1048 -> 1006 us together. */
@@ -75,7 +77,8 @@ IR_DW_EPI(double, f64)
 void ct__ir_split(ir_run *r, int64_t threads, bool expand);
 
 /* Whether the plan of a band's expansion (r->g, r->br, r->ep set) puts the pixels along the
- * GEMM kernel's columns, for r->round_px. */
+ * GEMM kernel's columns and the kernel stores those tiles transposed (whole tiles cost what
+ * they compute; edge tiles go element by element), for r->round_px. */
 bool ct__ir_round_px(const ir_run *r, size_t es);
 
 /* A block without an expansion (no Filter): its band rows (the depthwise's planes of a band,

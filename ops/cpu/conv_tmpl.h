@@ -151,7 +151,8 @@ static void SFX(conv_grad_batched)(const conv_job *j, const T *x, const T *w, co
 
 /* ---- conv2d ------------------------------------------------------------------------------- */
 
-/* One run of conv2d or its gradient; col holds `pieces` scratch buffers of j->col_elems each. */
+/* One run of conv2d or its gradient; col holds `pieces` scratch buffers of j->col_elems each,
+ * ct__piece_stride apart. */
 typedef struct SFX(conv_run) {
   const conv_job *j;
   const T *x, *w, *d;

@@ -118,6 +118,12 @@ const double *ct__gemm_kept_f64(const ct_kernel_ctx *c, size_t slot, size_t i, u
                                 const ct__gemm *g, int which, int64_t count, int64_t stride,
                                 int64_t *elems, int *width);
 
+/* Whether g's plan on this CPU's kernels swaps the product and its kernel stores the swapped
+ * tiles transposed itself (whole tiles then cost what they compute; edge tiles are written
+ * element by element either way). */
+bool ct__gemm_stores_swapped_f32(const ct__gemm *g);
+bool ct__gemm_stores_swapped_f64(const ct__gemm *g);
+
 /* The items g's plan splits C into on this CPU's kernels at the current thread count, and the
  * pieces (threads) they go to, *pieces (tests). */
 int64_t ct__gemm_plan_items_f32(const ct__gemm *g, int64_t *pieces);

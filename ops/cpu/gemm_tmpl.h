@@ -409,6 +409,14 @@ typedef struct SFX(gemm_job) {
   T *buf; /* per piece: pl->item_elems, ct__piece_stride apart */
 } SFX(gemm_job);
 
+bool SFX(ct__gemm_stores_swapped)(const ct__gemm *g) {
+  gemm_plan pl;
+  ct__gemm swapped;
+  const UKR *u = UKR_GET();
+  PLAN(g, u, &pl, &swapped);
+  return pl.swap && u->run_t[1] != NULL;
+}
+
 int64_t SFX(ct__gemm_plan_items)(const ct__gemm *g, int64_t *pieces) {
   gemm_plan pl;
   ct__gemm swapped;

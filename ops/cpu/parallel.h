@@ -50,20 +50,22 @@ static inline void ct__parallel_items(int64_t n, int pieces, ct__item_fn fn, voi
 }
 
 /* Piece buffers at the same place from kernel to kernel. A kernel that keeps one buffer per
- * piece in one block of scratch puts piece p's at p ct__piece_stride(elems, es) elements (and
- * takes ct__pieces_elems of them): CT__PIECE_STRIDE bytes apart, or a multiple of it for larger
- * buffers. With the buffers elems apart, piece 1's buffer lay wherever the kernel before had put
- * part of piece 0's, or of its own, so a worker wrote lines that the caller's cache held, and
- * the other way round: the worker ran its half of MobileNetV2's 56 x 56 blocks 5-10 % slower
- * than the caller its own, whichever half and whichever core. A buffer a stride long is
- * address space: only the pages a kernel touches are memory. */
+ * piece in one block of scratch puts piece p's at p ct__piece_stride(elems, es) elements, and
+ * anything the pieces share after them, ct__pieces_elems(pieces, elems, es) elements in:
+ * CT__PIECE_STRIDE bytes apart, or a multiple of it for larger buffers (which then move the
+ * others' places for the next kernel). With the buffers elems apart, piece 1's buffer lay
+ * wherever the kernel before had put part of piece 0's, or of its own, so a worker wrote lines
+ * that the caller's cache held, and the other way round: the worker ran its half of
+ * MobileNetV2's 56 x 56 blocks 5-10 % slower than the caller its own, whichever half and
+ * whichever core. The stride is address space (counted in the scratch's reserved bytes, not
+ * touched): only the pages a kernel writes are memory. */
 #define CT__PIECE_STRIDE ((int64_t)2 << 20)
 static inline int64_t ct__piece_stride(int64_t elems, size_t es) {
   const int64_t unit = CT__PIECE_STRIDE / (int64_t)es;
   return (elems + unit - 1) / unit * unit;
 }
 static inline int64_t ct__pieces_elems(int64_t pieces, int64_t elems, size_t es) {
-  return pieces > 1 ? (pieces - 1) * ct__piece_stride(elems, es) + elems : pieces * elems;
+  return pieces > 1 ? pieces * ct__piece_stride(elems, es) : pieces * elems;
 }
 
 /* Whether this thread runs a piece of a pool job: a ct__parallel_for from here runs inline, on
