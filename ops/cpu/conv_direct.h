@@ -36,8 +36,8 @@ void ct__conv_direct_pack(const ct__conv_geom *g, const float *w, float *wp);
 /* Output o [N, M, OH, OW] of x [N, C, H, W] by the packed filters wp, then conv2d_fusion's
  * epilogue e (NULL: none; ops/cpu/conv_fusion.h) on each output plane once written, with
  * ct__conv_direct_scratch_elems floats of scratch (each piece's partial sums, then the images
- * with their padding). Split over
- * corten's threads by image and block of 32 output channels; the same bits at every count. */
+ * with their padding). Split over corten's threads by image and block of 32 output channels;
+ * the same bits at every count. */
 int64_t ct__conv_direct_scratch_elems(const ct__conv_geom *g);
 void ct__conv_direct_run(const ct__conv_geom *g, const float *x, const float *wp, float *o,
                          const struct ct__conv_epi *e, float *scratch);
