@@ -285,8 +285,7 @@ static int64_t cd_pieces(const ct__conv_geom *g) {
 
 /* The scratch: the pieces' partial sums first (ct__piece_stride apart), then the images. */
 static int64_t cd_accs_elems(const ct__conv_geom *g) {
-  return cd_acc_elems(g) > 0 ? ct__pieces_elems(cd_pieces(g), cd_acc_elems(g), sizeof(float))
-                             : 0;
+  return ct__pieces_elems(cd_pieces(g), cd_acc_elems(g), sizeof(float));
 }
 
 int64_t ct__conv_direct_scratch_elems(const ct__conv_geom *g) {

@@ -458,7 +458,7 @@ static void SFX(dw_groups_grad)(void *arg, int64_t b, int64_t e) {
  * apart), then `part` elements of Filter@GRAD partials. */
 static ct_status SFX(conv_alloc)(const ct_kernel_ctx *c, SFX(conv_run) *r, int64_t part) {
   r->col = r->part = r->scratch = NULL;
-  int64_t cols = r->j->col_elems > 0 ? ct__pieces_elems(r->pieces, r->j->col_elems, sizeof(T)) : 0;
+  int64_t cols = ct__pieces_elems(r->pieces, r->j->col_elems, sizeof(T));
   if (cols + part == 0) return CT_OK;
   T *p = conv_scratch(c, cols + part, sizeof(T));
   if (p == NULL) return ct_last_status();

@@ -47,6 +47,10 @@ typedef struct gemm_plan {
   int mr, nr;
   bool swap, direct;
   bool even; /* A is packed in the call, its blocks' rows spread evenly over their slivers */
+  /* How gemm_block reads the operands, where not packing them in the call: A from its packing
+   * beforehand (a_packed at width mr) or its rows where they lie (a_in_place, on kernels that
+   * do); B from its packing beforehand (b_packed at width nr). */
+  bool a_kept, a_rows, b_kept;
   int64_t items, tm, tn, mc, nc, a_elems, item_elems;
   int64_t pieces; /* the threads the items go to, each with buffers of item_elems */
 } gemm_plan;
@@ -183,19 +187,20 @@ static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, bool tstore, bool
                           .a_in_place = g->a_in_place, .epi = g->epi};
     g = swapped;
   }
-  pl->even = !(g->a_packed != NULL && g->a_packed_w == mr);
+  pl->a_kept = g->a_packed != NULL && g->a_packed_w == mr;
+  pl->even = !pl->a_kept;
   pl->direct = g->pack_b == NULL && !g->tb &&
                (g->m <= mr || g->b_in_place || (g->m <= 2 * mr && g->k <= DIRECT_K));
   double macs = (double)g->m * (double)g->n * (double)g->k;
   int64_t most = ct__parallel_nested() ? 1 : ct_get_num_threads(); /* nested: runs inline */
   if (macs / MIN_ITEM_MACS < (double)most) most = (int64_t)(macs / MIN_ITEM_MACS);
   int64_t m_sl = div_up(g->m, mr), n_sl = div_up(g->n, nr);
-  /* What each item packs: gemm_block's choices (A packed beforehand at width mr, or read in
-   * place; B packed beforehand at width nr, or its whole slivers read in place) */
-  const bool pack_a = !(g->a_packed != NULL && g->a_packed_w == mr) &&
-                      !(g->a_in_place && !g->ta && ai && (!pl->swap || ait));
-  const bool pack_b = !(g->b_packed != NULL && g->b_packed_w == nr) &&
-                      !(pl->direct && g->n >= nr);
+  /* What each item packs: not A read from its packing or its rows, not B read from its packing
+   * or, direct, its whole slivers where they lie (gemm_block reads these flags) */
+  pl->a_rows = !pl->a_kept && g->a_in_place && !g->ta && ai && (!pl->swap || ait);
+  pl->b_kept = g->b_packed != NULL && g->b_packed_w == nr;
+  const bool pack_a = !pl->a_kept && !pl->a_rows;
+  const bool pack_b = !pl->b_kept && !(pl->direct && g->n >= nr);
   pl->tm = pl->tn = 1;
   double best = split_cost(g, pl, 1, 1, pack_a, pack_b);
   for (int64_t tm = 1; tm <= most && tm <= m_sl; tm++) {

@@ -183,11 +183,9 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
   const T *b = g->b;
   /* Operands packed beforehand (ct__gemm_pack): block pc of k starts pc x (rows rounded up to
    * slivers) elements in, and a sliver starting at row (column) i, i x kc into its block. */
-  const T *ap = g->a_packed != NULL && g->a_packed_w == mr ? g->a_packed : NULL;
-  /* A's rows read where they lie (a_in_place), by the kernels that do */
-  const bool ai = g->a_in_place && ap == NULL && !g->ta && u->run_ai[1] != NULL &&
-                  (!pl->swap || u->run_ait[1] != NULL);
-  const T *bp = g->b_packed != NULL && g->b_packed_w == nr ? g->b_packed : NULL;
+  const T *ap = pl->a_kept ? g->a_packed : NULL;
+  const bool ai = pl->a_rows; /* A's rows read where they lie, by the kernels that do */
+  const T *bp = pl->b_kept ? g->b_packed : NULL;
   const int64_t a_rows = (g->m + mr - 1) / mr * mr, b_cols = (g->n + nr - 1) / nr * nr;
   T tile[CT__UKR_MAX_MR * CT__UKR_MAX_NR] __attribute__((aligned(64)));
   for (int64_t jc = c0; jc < c1; jc += pl->nc) {
