@@ -178,6 +178,11 @@ START_TEST(conv_direct_shapes) {
   /* MobileNetV2's stem: 3x3 on 3 channels (27 terms) at stride 2 onto 21-wide rows */
   check_both(CONV(.n = 1, .c = 3, .h = 40, .w = 41, .m = 32, .kh = 3, .kw = 3, .sh = 2,
                   .sw = 2, .pads = {1, 1}));
+  /* filters of more than 1 MiB packed (the rows fetch the next chunk's into L2; the last
+   * block's last chunk fetches none past the filters): 320 channels in 10 chunks, 3 blocks,
+   * stride 2 onto 5 x 5 */
+  check_both(CONV(.n = 1, .c = 320, .h = 9, .w = 9, .m = 72, .kh = 3, .kw = 3, .sh = 2,
+                  .sw = 2, .pads = {1, 1}));
   /* at 3 threads, fewer (image, block of 32 filters) items than threads: bands of rows (the
    * stem's one image, one block: 3 bands; two blocks of 5 x 5 filters: 2 bands each, 4 items
    * on 3 threads; 1 x 1 outputs: one band) */
@@ -186,6 +191,10 @@ START_TEST(conv_direct_shapes) {
                   .sw = 2, .pads = {1, 1}));
   check_both(CONV(.n = 1, .c = 16, .h = 9, .w = 9, .m = 64, .kh = 5, .kw = 5, .pads = {1, 1}));
   check_both(CONV(.n = 1, .c = 16, .h = 3, .w = 3, .m = 32, .kh = 3, .kw = 3));
+  /* filters of more than 1 MiB in 2 blocks of 2 bands of 3 rows, each row a share of the
+   * next chunk's filters to fetch */
+  check_both(CONV(.n = 1, .c = 480, .h = 11, .w = 11, .m = 40, .kh = 3, .kw = 3, .sh = 2,
+                  .sw = 2, .pads = {1, 1}));
   ct_set_num_threads(1);
 }
 END_TEST
