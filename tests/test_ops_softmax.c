@@ -142,10 +142,10 @@ END_TEST
  * multiplied by 1 / sum rounded to float32: those bits exactly, contiguous and strided. Rows of
  * 37 (two 16s and 5 left), 61 (three 16s, an 8 and 5: the AVX-512 row's every step), 1000
  * (15 blocks, three 16s, an 8) and 1031. */
-static void exact_row(int C) {
+static void exact_row(int C, double (*data)(int64_t)) {
   ct_scope *s = ct_scope_new();
-  put_fn(s, "x", CT_FLOAT32, CT_DIMS(C), data_spread);
-  put_fn(s, "xt", CT_FLOAT32, CT_DIMS(C, 1), data_spread);
+  put_fn(s, "x", CT_FLOAT32, CT_DIMS(C), data);
+  put_fn(s, "xt", CT_FLOAT32, CT_DIMS(C, 1), data);
   ct_op *a = op_x("softmax", "x", "a"), *b = op_x("softmax", "xt", "b");
   ck_assert_int_eq(ct_op_set_attr_int(b, "axis", 0), CT_OK);
   run(a, s);
@@ -153,7 +153,7 @@ static void exact_row(int C) {
   float *x = malloc(sizeof(float) * (size_t)C), m = -INFINITY;
   ck_assert_ptr_nonnull(x);
   for (int i = 0; i < C; i++) {
-    x[i] = (float)data_spread(i);
+    x[i] = (float)data(i);
     m = x[i] > m ? x[i] : m;
   }
   double l[8] = {0};
@@ -184,7 +184,22 @@ static void exact_row(int C) {
 
 START_TEST(softmax_float32_is_exp_times_the_rounded_reciprocal) {
   static const int widths[] = {37, 61, 1000, 1031};
-  for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) exact_row(widths[w]);
+  for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) exact_row(widths[w], data_spread);
+}
+END_TEST
+
+/* The row's max taken in lanes and folded (ops/cpu/softmax_row.h) gives the same bits: a max
+ * among the last n % 32 elements (6.5 at 1030 of 1031, the rest below 4), and a max of zero
+ * held as both +0 and -0 (every fifth element +0, the next -0, the rest negative), whichever
+ * sign the fold keeps: exp(x - m) is the same for either. */
+static double data_max_last(int64_t i) { return i == 1030 ? 6.5 : data_spread(i); }
+static double data_zero_max(int64_t i) {
+  return i % 5 == 0 ? 0.0 : i % 5 == 1 ? -0.0 : -(double)(1 + (i * 7919) % 1000) / 128;
+}
+START_TEST(softmax_row_max_in_its_tail_or_a_signed_zero) {
+  exact_row(1031, data_max_last);
+  exact_row(45, data_zero_max);
+  exact_row(1031, data_zero_max);
 }
 END_TEST
 
@@ -283,6 +298,7 @@ static Suite *ops_softmax_suite(void) {
   CT_ADD_TEST(s, softmax_rows_sum_to_one);
   CT_ADD_TEST(s, softmax_same_bits_along_any_axis);
   CT_ADD_TEST(s, softmax_float32_is_exp_times_the_rounded_reciprocal);
+  CT_ADD_TEST(s, softmax_row_max_in_its_tail_or_a_signed_zero);
   CT_ADD_TEST(s, softmax_row_holding_nan_or_inf_is_nan);
   CT_ADD_TEST(s, softmax_of_minus_inf_is_zero);
   CT_ADD_TEST(s, softmax_in_place);

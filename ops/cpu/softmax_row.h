@@ -3,8 +3,12 @@
  * (ops/cpu/reduce.c) and softmax_with_cross_entropy's (ops/cpu/loss.c), so that both give the
  * same bits.
  *
- * The row's maximum is taken in 32 lanes (independent compares; the max is the same in any
- * order), exp of x - max (ops/cpu/vmath.h's softmax exp, CT__VEXP_SM: fused multiply-adds in
+ * The row's maximum is taken in 32 lanes (independent compares), its last n % 32 elements one
+ * to a lane and the lanes folded in halves: the same value in any order but for a zero's sign,
+ * which no result depends on (exp(x - m) and m + log(sum) are the same for m = +0 and -0). A
+ * row of 1024 floats had spent a fifth of its softmax on its last 31 elements and its 32
+ * lanes taken one after another into one running max, each compare waiting on the one before.
+ * Then exp of x - max (ops/cpu/vmath.h's softmax exp, CT__VEXP_SM: fused multiply-adds in
  * float32) a chunk at a time, each chunk's exps added to the sum while they are in L1: the sum in
  * double in CT__SM_LANES lanes (float32 takes each block of 64 through 16 float partial sums
  * first, ct__sm_add; then element i into lane i % 8, the last n % 8 into lane 0; the lanes then
@@ -67,17 +71,18 @@ static inline __attribute__((always_inline)) void ct__sm_add_f64(const double *o
   static inline __attribute__((always_inline)) T ct__sm_max_##SUF(const T *x, int64_t n) {    \
     T l[32];                                                                                  \
     for (int k = 0; k < 32; k++) l[k] = x[0];                                                 \
-    int64_t i = 1;                                                                            \
+    int64_t i = 0;                                                                            \
     for (; i + 32 <= n; i += 32) {                                                            \
       CT__SIMD for (int k = 0; k < 32; k++) {                                                 \
         T v = x[i + k];                                                                       \
         l[k] = v > l[k] ? v : l[k];                                                           \
       }                                                                                       \
     }                                                                                         \
-    for (; i < n; i++) l[0] = x[i] > l[0] ? x[i] : l[0];                                      \
-    T m = l[0];                                                                               \
-    for (int k = 1; k < 32; k++) m = l[k] > m ? l[k] : m;                                     \
-    return m;                                                                                 \
+    for (int k = 0; i + k < n; k++) l[k] = x[i + k] > l[k] ? x[i + k] : l[k];                 \
+    for (int w = 16; w > 0; w /= 2) {                                                         \
+      CT__SIMD for (int k = 0; k < w; k++) l[k] = l[k + w] > l[k] ? l[k + w] : l[k];          \
+    }                                                                                         \
+    return l[0];                                                                              \
   }                                                                                           \
   /* Elements c to e - 1 (c a multiple of CT__SM_BLOCK, e of CT__SM_LANES): o = exp(x - m),  \
    * added into the lanes l (ct__sm_add); the same part of the next row prefetched. */         \
