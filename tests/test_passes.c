@@ -366,9 +366,17 @@ END_TEST
 
 /* batch_norm with the inputs' statistics (is_test, or use_global_stats) joins the chain after
  * the bias, its arithmetic batch_norm's (in double, rounded once): the bits of the five ops, on
- * the GEMM's paths (1x1, 5x5), Winograd's, the depthwise kernel's and float64, with and without
- * the bias, the residual and each activation, and a NaN through it. */
+ * the GEMM's paths (1x1, 5x5), Winograd's F(4x4) and F(2x2), the direct loop's narrow and wide
+ * rows at stride 2, the depthwise kernel's and float64, with and without the bias, the residual
+ * and each activation, and NaN through it. */
 START_TEST(conv_batch_norm_chains_fuse_to_the_same_bits) {
+  check_fused(&(spec){.bias = true, .bn = true, .residual = true, .act = "relu",
+                      .dt = CT_FLOAT32, .c = 32, .hw = 15, .same = true, .stride = 2,
+                      .nans = true});
+  check_fused(&(spec){.bn = true, .act = "clip", .exact_clip = true, .dt = CT_FLOAT32,
+                      .c = 32, .hw = 33, .same = true, .stride = 2});
+  check_fused(&(spec){.bias = true, .bn = true, .residual = true, .dt = CT_FLOAT32, .c = 16,
+                      .hw = 12, .same = true, .nans = true});
   check_fused(&(spec){.bias = true, .bn = true, .residual = true, .act = "relu",
                       .dt = CT_FLOAT32});
   check_fused(&(spec){.bn = true, .act = "relu", .dt = CT_FLOAT32, .c = 32, .hw = 9, .ks = 1});
