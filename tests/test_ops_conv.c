@@ -442,39 +442,59 @@ static float pool_rule(const float *x, int64_t h, int64_t w, int64_t kh, int64_t
   return acc;
 }
 
+/* Image x [1, 1, h, w] max-pooled by windows kh x kw at stride 2, padding 1: every output's
+ * bits pool_rule's. */
+static void check_pool_rule(const float *x, int64_t h, int64_t w, int64_t kh, int64_t kw) {
+  ct_scope *s = ct_scope_new();
+  put(s, "x", CT_FLOAT32, CT_DIMS(1, 1, h, w), x);
+  const conv_case *pc = POOL(.pool = "max", .n = 1, .c = 1, .h = h, .w = w, .kh = kh, .kw = kw,
+                             .pads = {1, 1}, .sh = 2, .sw = 2);
+  ct_op *op = conv_case_op(pc, "x", NULL, "out");
+  run(op, s);
+  const int64_t oh = conv_oh(pc), ow = conv_ow(pc);
+  const float *o = result(s, "out", CT_FLOAT32, CT_DIMS(1, 1, oh, ow));
+  for (int64_t oy = 0; oy < oh; oy++) {
+    for (int64_t ox = 0; ox < ow; ox++) {
+      float want = pool_rule(x, h, w, kh, kw, oy, ox), got = o[oy * ow + ox];
+      ck_assert_msg(memcmp(&want, &got, 4) == 0, "width %lld, kw %lld, out (%lld, %lld)",
+                    (long long)w, (long long)kw, (long long)oy, (long long)ox);
+    }
+  }
+  ct_op_free(op);
+  ct_scope_free(s);
+}
+
 START_TEST(pool_max_stride2_takes_the_window_in_order) {
   uint32_t nan_a = 0x7fc00001u, nan_b = 0xffc00002u;
   float na, nb;
   memcpy(&na, &nan_a, 4);
   memcpy(&nb, &nan_b, 4);
   /* windows of 6 or 9 elements: mostly signed zeros and smaller values (a 2 in one in seven),
-   * and for the last two cases NaNs of two payloads */
+   * then NaNs of two payloads, two in seven, then a NaN one element in 61 (rows of windows
+   * without NaN, which the 3-wide kernel takes by their max alone, next to rows with one) */
   const float pick[2][7] = {{-0.0f, 0.0f, -1.0f, -0.0f, 0.0f, -3.0f, 2.0f},
                             {-0.0f, 0.0f, -1.0f, na, -0.0f, 0.0f, nb}};
   const int64_t widths[4] = {41, 140, 35, 67}, kws[2] = {3, 2};
-  for (int k = 0; k < 16; k++) {
-    const int64_t h = 5, w = widths[k / 2 % 4], kh = 3, kw = kws[k / 8];
+  for (int k = 0; k < 24; k++) {
+    const int64_t h = 5, w = widths[k / 3 % 4], kw = kws[k / 12];
     float *x = xmalloc(h * w, sizeof(float));
-    for (int64_t i = 0; i < h * w; i++) x[i] = pick[k % 2][(i * 7919 + i / 5) % 7];
-    ct_scope *s = ct_scope_new();
-    put(s, "x", CT_FLOAT32, CT_DIMS(1, 1, h, w), x);
-    const conv_case *pc = POOL(.pool = "max", .n = 1, .c = 1, .h = h, .w = w, .kh = kh,
-                               .kw = kw, .pads = {1, 1}, .sh = 2, .sw = 2);
-    ct_op *op = conv_case_op(pc, "x", NULL, "out");
-    run(op, s);
-    const int64_t oh = conv_oh(pc), ow = conv_ow(pc);
-    const float *o = result(s, "out", CT_FLOAT32, CT_DIMS(1, 1, oh, ow));
-    for (int64_t oy = 0; oy < oh; oy++) {
-      for (int64_t ox = 0; ox < ow; ox++) {
-        float want = pool_rule(x, h, w, kh, kw, oy, ox), got = o[oy * ow + ox];
-        ck_assert_msg(memcmp(&want, &got, 4) == 0, "width %lld, kw %lld, out (%lld, %lld)",
-                      (long long)w, (long long)kw, (long long)oy, (long long)ox);
-      }
+    for (int64_t i = 0; i < h * w; i++) {
+      const int set = k % 3;
+      x[i] = pick[set == 1][(i * 7919 + i / 5) % 7];
+      if (set == 2 && i % 61 == 17) x[i] = i % 2 ? na : nb;
     }
+    check_pool_rule(x, h, w, 3, kw);
     free(x);
-    ct_op_free(op);
-    ct_scope_free(s);
   }
+  /* one NaN in a 5 x 67 image at each column of its middle row in turn: among them the one
+   * element a 3-wide vector's last window reads past its 32 */
+  float *x = xmalloc(5 * 67, sizeof(float));
+  for (int64_t c = 0; c < 67; c++) {
+    for (int64_t i = 0; i < 5 * 67; i++) x[i] = pick[0][(i * 7919 + i / 5) % 7];
+    x[2 * 67 + c] = na;
+    check_pool_rule(x, 5, 67, 3, 3);
+  }
+  free(x);
 }
 END_TEST
 

@@ -107,6 +107,15 @@ __attribute__((target("avx512f"), noinline)) static bool pool_max_s2_k3_avx512(
           tap[2] = _mm512_mask_broadcastss_ps(tap[2], (__mmask16)0x8000,
                                               _mm_load_ss(t + 32 * v + 32));
         }
+        /* no NaN among the row's elements (the masked-off lanes load 0): the running selects
+         * keep their NaN as it is, so the max alone */
+        const __mmask16 un = _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q) |
+                             _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q) |
+                             _mm512_cmp_ps_mask(tap[2], tap[2], _CMP_UNORD_Q);
+        if (un == 0) {
+          for (int kx = 0; kx < 3; kx++) acc[v] = _mm512_max_ps(tap[kx], acc[v]);
+          continue;
+        }
         for (int kx = 0; kx < 3; kx++) pms2_take(tap[kx], &acc[v], &nan[v], &isnan[v]);
       }
     }
