@@ -116,13 +116,19 @@ START_TEST(a_fused_chain_gives_the_exact_values) {
 }
 END_TEST
 
-/* The epilogue in the tiles of one GEMM over the folded batch: float32 and float64, a bias per
- * column and one for all, relu, clip between bounds float32 holds, transpose_y, the add's
- * operands either way, a NaN in the bias, and shapes of many tiles (edge tiles too) on one
- * thread and on three, and a product narrow enough that the GEMM computes it transposed. */
+/* The epilogue in the tiles of one GEMM over the folded batch (batch dims of one included):
+ * float32 and float64, a bias per column and one for all, relu, clip between bounds float32
+ * holds, transpose_y, the add's operands either way, a NaN in the bias, and shapes of many
+ * tiles (edge tiles too) on one thread and on three, and a product narrow enough that the GEMM
+ * computes it transposed. */
 START_TEST(the_epilogue_in_the_gemm_tiles_gives_the_same_bits) {
   check(&(spec){.x = CT_DIMS(2, 5, 16), .y = CT_DIMS(16, 24), .b = CT_DIMS(24),
                 .dt = CT_FLOAT32}, true);
+  /* batch dims of extent 1 fold too (a batch of one; ones between the batch's dims) */
+  check(&(spec){.x = CT_DIMS(1, 5, 16), .y = CT_DIMS(16, 24), .b = CT_DIMS(24), .act = "relu",
+                .dt = CT_FLOAT32, .nan = true}, true);
+  check(&(spec){.x = CT_DIMS(2, 1, 5, 16), .y = CT_DIMS(16, 24), .b = CT_DIMS(24),
+                .dt = CT_FLOAT64}, true);
   check(&(spec){.x = CT_DIMS(2, 5, 16), .y = CT_DIMS(16, 24), .b = CT_DIMS(24), .act = "relu",
                 .dt = CT_FLOAT64, .nan = true}, true);
   check(&(spec){.x = CT_DIMS(7, 33), .y = CT_DIMS(33, 40), .b = CT_DIMS(1), .act = "clip",
