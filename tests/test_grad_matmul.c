@@ -58,6 +58,9 @@ START_TEST(matmul_grads_batches) {
   check_mm(CT_DIMS(2, 3, 2), CT_DIMS(3, 4), true, false);     /* X transposed: no folding */
   check_mm(CT_DIMS(2, 3), CT_DIMS(3, 3, 4), false, false);    /* X shared */
   check_mm(CT_DIMS(2, 1, 3, 2), CT_DIMS(3, 4, 3), true, true); /* broadcast both ways */
+  /* Y shared and X's batch dims of extent 1 among them: one folded GEMM too */
+  check_mm(CT_DIMS(1, 2, 3), CT_DIMS(3, 4), false, false);
+  check_mm(CT_DIMS(2, 1, 2, 3), CT_DIMS(4, 3), false, true);
 }
 END_TEST
 

@@ -91,18 +91,6 @@ EPI_ROWS(double, f64)
     }                                                                                         \
     return CT_OK;                                                                             \
   }
-/* Whether every batch entry has its own matrix of the operand with these batch strides, so
- * that its entries lie one after another in the batch's order: no stride 0 but on a dim of
- * extent 1 (a batch of one, X [1, M, K]: ct__mm_batch_strides_all wants every stride nonzero,
- * and the product fell to the per-entry loop and the epilogue to a pass after it, 15 us of
- * attention_long's 62-us [1, 1024, 64] x [64, 64] projections with their bias). */
-static bool mm_own_entries(const ct__mm_shape *s, const int64_t *stride) {
-  for (int r = 0; r < s->batch_rank; r++) {
-    if (stride[r] == 0 && s->batch[r] != 1) return false;
-  }
-  return true;
-}
-
 /* Calls GEMM once for all when the batch folds into the rows (then with Y packed once when it
  * is a constant, and the epilogue e in its tiles where its clip bounds are values of T: then
  * *epi_after false), the batched GEMM when every entry has its own X and Y (no broadcast), else
@@ -119,7 +107,7 @@ static bool mm_own_entries(const ct__mm_shape *s, const int64_t *stride) {
     int64_t x_mat = xd.rank > 1 ? xd.d[xd.rank - 2] * xd.d[xd.rank - 1] : k;                  \
     int64_t y_mat = yd.rank > 1 ? yd.d[yd.rank - 2] * yd.d[yd.rank - 1] : k;                  \
     bool y_shared = ct__mm_batch_strides_all(&s, s.by, true);                                 \
-    bool x_full = mm_own_entries(&s, s.bx);                                                   \
+    bool x_full = ct__mm_own_entries(&s, s.bx);                                                   \
     if (y_shared && x_full && !tx && s.n_batch <= INT64_MAX / m) {                            \
       ct__gemm g = {.tb = ty, .m = s.n_batch * m, .n = n, .k = k, .alpha = 1, .a = x,        \
                     .lda = lda, .b = y, .ldb = ldb, .c = o, .ldc = n};                        \
