@@ -27,9 +27,7 @@ enum { CD_OC = 32, CD_MAX_OW = 14, CD_CHUNK = 9216 };
 
 /* Packed filters above this many bytes do not stay in L2 from one run to the next (resnet18's
  * layer4 holds 9.4 MB a convolution): the loop then fetches the next chunk's filters into L2
- * while it computes this one's rows (cd_rows). Below it the hardware's own prefetch of lines
- * already in L2 is enough, and the extra instructions cost (resnet18's 64 -> 128 stride-2
- * layer, 295 KB, read 605 -> 676 us with them). */
+ * while it computes this one's rows (cd_rows). Below it they stay in L2 between runs. */
 enum { CD_PREFETCH_BYTES = 1 << 20 };
 
 bool ct__conv_direct_fits(const ct__conv_geom *g) {
@@ -111,13 +109,14 @@ static int64_t cd_chunk(const ct__conv_geom *g) {
 
 /* Output row oy of channel block b, the channels [c0, c1) of its sums: 2 OW registers, from
  * the row's partial sums in acc (zero when c0 is 0), back into acc unless c1 is C, when they go
- * through two 16 x 16 transposes into the planes o + m OH OW (m < M) at row oy. Each step of
- * the sum also fetches into L2 the next line of [pf, pf_end) while there is one. OW, S and K3
+ * through two 16 x 16 transposes into the planes o + m OH OW (m < M) at row oy. Each channel
+ * of the sum also fetches into L2 the next pf_c lines of [pf, pf_end) while there are. OW, S
+ * and K3
  * (a 3 x 3 filter, its tap loops unrolled) constants: each instance its own registers. */
 __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void cd_row(
     const ct__conv_geom *g, const float *xp, const float *w, int64_t b, int64_t oy, int64_t x0,
     int64_t c0, int64_t c1, float *acc, float *o, const float *pf, const float *pf_end,
-    const int OW, const int S, const int K3) {
+    int64_t pf_c, const int OW, const int S, const int K3) {
   const int64_t hp = cd_hp(g), wp = cd_wp(g), ohw = g->oh * g->ow;
   const int64_t kh = K3 ? 3 : g->kh, kw = K3 ? 3 : g->kw;
   __m512 a0[CD_MAX_OW], a1[CD_MAX_OW];
@@ -127,15 +126,16 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
   }
   const float *wk = w + (b * g->c + c0) * kh * kw * CD_OC;
   for (int64_t c = c0; c < c1; c++) {
+    /* pf_c lines of the next chunk's filters a channel (outside the taps' loops: a check in
+     * them cost the stride-2 layers a sixth of their time, 0.62 -> 0.72 ms) */
+    for (int64_t q = 0; q < pf_c && pf < pf_end; q++, pf += 16) {
+      _mm_prefetch((const char *)pf, _MM_HINT_T1);
+    }
     const float *xc = xp + (c * hp + oy * S) * wp + x0 * S;
     for (int64_t ky = 0; ky < kh; ky++) {
       const float *xr = xc + ky * wp;
       for (int64_t kx = 0; kx < kw; kx++, wk += CD_OC) {
         const __m512 w0 = _mm512_loadu_ps(wk), w1 = _mm512_loadu_ps(wk + 16);
-        if (pf < pf_end) { /* a line of the next chunk's filters a step */
-          _mm_prefetch((const char *)pf, _MM_HINT_T1);
-          pf += 16;
-        }
         for (int x = 0; x < OW; x++) {
           const __m512 v = OW > 8 ? cd_bcast_each(xr + x * S + kx) : cd_bcast(xr + x * S + kx);
           a0[x] = _mm512_fmadd_ps(v, w0, a0[x]);
@@ -168,13 +168,13 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
 #define CD_CASE(OW)                                                                        \
   case OW:                                                                                 \
     if (k3 && g->sw == 1) {                                                                \
-      cd_row(g, xp, w, b, oy, x0, c0, c1, a_, o, pf, pf_end, OW, 1, 1);                    \
+      cd_row(g, xp, w, b, oy, x0, c0, c1, a_, o, pf, pf_end, pf_c, OW, 1, 1);              \
     } else if (k3) {                                                                       \
-      cd_row(g, xp, w, b, oy, x0, c0, c1, a_, o, pf, pf_end, OW, 2, 1);                    \
+      cd_row(g, xp, w, b, oy, x0, c0, c1, a_, o, pf, pf_end, pf_c, OW, 2, 1);              \
     } else if (g->sw == 1) {                                                               \
-      cd_row(g, xp, w, b, oy, x0, c0, c1, a_, o, pf, pf_end, OW, 1, 0);                    \
+      cd_row(g, xp, w, b, oy, x0, c0, c1, a_, o, pf, pf_end, pf_c, OW, 1, 0);              \
     } else {                                                                               \
-      cd_row(g, xp, w, b, oy, x0, c0, c1, a_, o, pf, pf_end, OW, 2, 0);                    \
+      cd_row(g, xp, w, b, oy, x0, c0, c1, a_, o, pf, pf_end, pf_c, OW, 2, 0);              \
     }                                                                                      \
     break;
 
@@ -211,10 +211,10 @@ __attribute__((target("avx512f"), noinline)) static void cd_epi_row(const ct__co
  * 32 floats when there is more than one chunk), each row in pieces of at most CD_MAX_OW
  * outputs, then through the epilogue e (NULL: none) with the last chunk. Where the filters are
  * larger than CD_PREFETCH_BYTES, each row's first piece fetches its share of the next chunk's
- * filters (the next block's first chunk after the last one) into L2, a line a step. On an
- * Intel Xeon (Sapphire Rapids class) resnet18's layer4, 1.25 ms a convolution alone (its
- * filters in L3), read 1.79 ms in the model without it, 1.67 with a burst of the whole chunk at
- * the chunk's first row, 1.41 spread over the rows (onnxruntime's 1.49-1.55). */
+ * filters (the next block's first chunk after the last one) into L2, a few lines a channel of
+ * its sum. On an Intel Xeon (Sapphire Rapids class) resnet18's layer4 convolutions read 1.82-1.86
+ * ms in the model without it (1.25 alone, the filters in L3), 1.67 with a burst of the whole
+ * chunk at the chunk's first row, 1.26-1.29 spread over the rows (onnxruntime's 1.49-1.55). */
 __attribute__((target("avx512f"))) static void cd_rows(const ct__conv_geom *g, const float *xp,
                                                       const float *w, int64_t b, int64_t y0,
                                                       int64_t y1, float *acc, float *o,
@@ -225,6 +225,7 @@ __attribute__((target("avx512f"))) static void cd_rows(const ct__conv_geom *g, c
     const int64_t c1 = g->c - c0 < cc ? g->c : c0 + cc;
     const int64_t next = (b * g->c + c1) * taps * CD_OC; /* offsets into w */
     const int64_t share = ((c1 - c0) * taps * 2 + (y1 - y0) - 1) / (y1 - y0) * 16;
+    const int64_t pf_c = (share / 16 + (c1 - c0) - 1) / (c1 - c0); /* lines a channel */
     for (int64_t oy = y0; oy < y1; oy++) {
       const int64_t f0 = next + (oy - y0) * share, f1 = f0 + share;
       const float *pf = w + (f0 < packed ? f0 : packed);
