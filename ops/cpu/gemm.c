@@ -184,7 +184,8 @@ static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, bool tstore, bool
                           .lda = g->ldb, .ldb = g->lda, .c = g->c, .ldc = g->ldc,
                           .a_packed = g->b_packed, .b_packed = g->a_packed,
                           .a_packed_w = g->b_packed_w, .b_packed_w = g->a_packed_w,
-                          .a_in_place = g->a_in_place, .epi = g->epi};
+                          .a_in_place = g->a_in_place, .epi = g->epi, .next = g->next,
+                          .next_bytes = g->next_bytes};
     g = swapped;
   }
   pl->a_kept = g->a_packed != NULL && g->a_packed_w == mr;

@@ -91,6 +91,13 @@ typedef struct ct__gemm {
   const void *a_packed, *b_packed;
   int a_packed_w, b_packed_w;
   const ct__gemm_epi *epi; /* NULL, or the epilogue above (not for ct__gemm_batched) */
+  /* NULL, or next_bytes the caller reads right after this call (the next of a series of
+   * products' packed constant operand, which comes from memory at every run: Winograd's U of
+   * the next position): fetched into L2 a few lines at each of the kernel's tiles while the
+   * call runs, each thread its rows' share (ct__gemm_batched: each product all of it). No
+   * effect on any value. */
+  const void *next;
+  int64_t next_bytes;
 } ct__gemm;
 
 ct_status ct__gemm_f32(const ct__gemm *g);

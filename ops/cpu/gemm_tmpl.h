@@ -188,6 +188,14 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
   const T *bp = pl->b_kept ? g->b_packed : NULL;
   const int64_t a_rows = (g->m + mr - 1) / mr * mr, b_cols = (g->n + nr - 1) / nr * nr;
   T tile[CT__UKR_MAX_MR * CT__UKR_MAX_NR] __attribute__((aligned(64)));
+  /* g->next's lines this item fetches (its rows' share; the items of the first columns), a
+   * few at each kernel call */
+  const char *nx = c0 == 0 && g->m > 0 ? (const char *)g->next : NULL;
+  const int64_t nx_lines = nx != NULL ? g->next_bytes / 64 : 0;
+  int64_t nx_at = nx_lines * r0 / g->m, nx_end = nx_lines * r1 / g->m;
+  const int64_t nx_calls = (r1 - r0 + mr - 1) / mr * ((c1 - c0 + nr - 1) / nr) *
+                           ((g->k + KC - 1) / KC);
+  const int64_t nx_step = nx_calls > 0 ? (nx_end - nx_at) / nx_calls + 1 : 0;
   for (int64_t jc = c0; jc < c1; jc += pl->nc) {
     int64_t ncb = c1 - jc < pl->nc ? c1 - jc : pl->nc;
     int64_t whole = pl->direct && bp == NULL ? ncb / nr * nr : 0; /* columns read in place */
@@ -243,6 +251,9 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
             int64_t h = mcb - ir < mh ? mcb - ir : mh;
             for (int64_t q = 0; pf != NULL && q < pf_step && pf_at < pf_lines; q++, pf_at++) {
               __builtin_prefetch(pf + pf_at * 64, 0, 2);
+            }
+            for (int64_t q = 0; q < nx_step && nx_at < nx_end; q++, nx_at++) {
+              __builtin_prefetch(nx + nx_at * 64, 0, 2);
             }
             T *ct = c + (ic + ir) * ci + (jc + jr) * cj;
             const UEPI *te = SFX(tile_epi)(g, pl, last, ic + ir, jc + jr, &ue);

@@ -342,6 +342,7 @@ ct_status ct__wino_block(const ct__conv_geom *g, const float *x, const ct__wino_
     p.ldb = bt;
     p.c = mx + xi * g->m * bt;
     p.ldc = bt;
+    ct__wino_fetch_next(u, xi, 16, 16, &p);
     ct_status st = ct__gemm_f32(&p);
     if (st != CT_OK) return st;
   }
@@ -377,12 +378,14 @@ static void wide_products(void *arg, int64_t b, int64_t e) {
   wide_job *j = arg;
   const ct__conv_geom *g = j->g;
   for (int64_t p = b; p < e; p++) {
-    for (int64_t xi = 16 * p / j->parts; xi < 16 * (p + 1) / j->parts; xi++) {
+    const int64_t end = 16 * (p + 1) / j->parts;
+    for (int64_t xi = 16 * p / j->parts; xi < end; xi++) {
       ct__gemm q = u_gemm(g, j->u, xi, j->k.nt);
       q.b = j->k.v + xi * g->c * j->k.bt;
       q.ldb = j->k.bt;
       q.c = j->k.mx + xi * g->m * j->k.bt;
       q.ldc = j->k.bt;
+      ct__wino_fetch_next(j->u, xi, end, 16, &q);
       if (ct__gemm_f32(&q) != CT_OK) atomic_store(&j->failed, true);
     }
   }

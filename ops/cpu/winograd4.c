@@ -354,6 +354,7 @@ static ct_status w4_products(const ct__conv_geom *g, const ct__wino_u *u, const 
     q.ldb = k->bt;
     q.c = k->mx + xi * k->ms;
     q.ldc = k->bt;
+    ct__wino_fetch_next(u, xi, xi1, 36, &q);
     ct_status st = ct__gemm_f32(&q);
     if (st != CT_OK) return st;
   }
