@@ -135,6 +135,15 @@ END_TEST
 START_TEST(winograd_gives_the_same_bits) {
   check_same_bits(&(conv_spec){1, 16, 24, 14, 3, 1, 1, CT_FLOAT32});
   check_same_bits(&(conv_spec){2, 32, 64, 38, 3, 1, 1, CT_FLOAT32}); /* several tile blocks */
+  /* kept packings over 1 MiB, each product fetching the next position's (ct__gemm.next):
+   * F(2x2) of 160 x 128 filters on 10 x 10 (1.3 MB) and F(4x4) of 128 x 64 on 16 x 16 (1.2
+   * MB), on one thread and on three (one block over all of them; F(4x4) by parts) */
+  for (int threads = 1; threads <= 3; threads += 2) {
+    ct_set_num_threads(threads);
+    check_same_bits(&(conv_spec){1, 128, 160, 10, 3, 1, 1, CT_FLOAT32});
+    check_same_bits(&(conv_spec){1, 64, 128, 16, 3, 1, 1, CT_FLOAT32});
+  }
+  ct_set_num_threads(1);
 }
 END_TEST
 

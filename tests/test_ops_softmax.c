@@ -190,11 +190,12 @@ END_TEST
 
 /* The row's max taken in lanes and folded (ops/cpu/softmax_row.h) gives the same bits: a max
  * among the last n % 32 elements (6.5 at 1030 of 1031, the rest below 4), and a max of zero
- * held as both +0 and -0 (every fifth element +0, the next -0, the rest negative), whichever
- * sign the fold keeps: exp(x - m) is the same for either. */
+ * held as -0 (element 1) and +0 (element 16), the rest negative: the lanes keep -0 in lane 1
+ * and +0 in lane 16, and the fold ends with +0 where a max taken in element order keeps the
+ * first, -0; exp(x - m) is the same for either. */
 static double data_max_last(int64_t i) { return i == 1030 ? 6.5 : data_spread(i); }
 static double data_zero_max(int64_t i) {
-  return i % 5 == 0 ? 0.0 : i % 5 == 1 ? -0.0 : -(double)(1 + (i * 7919) % 1000) / 128;
+  return i == 1 ? -0.0 : i == 16 ? 0.0 : -(double)(1 + (i * 7919) % 1000) / 128;
 }
 START_TEST(softmax_row_max_in_its_tail_or_a_signed_zero) {
   exact_row(1031, data_max_last);

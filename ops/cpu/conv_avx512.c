@@ -71,9 +71,10 @@ __attribute__((target("avx512f"), noinline)) static bool pool_max_s2_avx512(
  * for its three taps: the two vectors of 32 elements a row and one more element, the taps'
  * values picked by three permutes (the even elements, the odd ones, the even ones one further,
  * the last lane of which is that one element). The taps go in the same order through the same
- * selects, so the bits are pool_max_s2_avx512's; nothing past a window's last element is read.
- * Loading each tap's two vectors anew (six loads a row) made resnet18's pool 1.8-2.1 times
- * onnxruntime's time. */
+ * max, and through pms2_take's NaN selects unless the row's elements hold no NaN (then those
+ * selects would leave their state as it is), so the bits are pool_max_s2_avx512's; nothing
+ * past a window's last element is read. Loading each tap's two vectors anew (six loads a row)
+ * made resnet18's pool 1.8-2.1 times onnxruntime's time. */
 __attribute__((target("avx512f"), noinline)) static bool pool_max_s2_k3_avx512(
     const float *x, int64_t w, int64_t rows, int64_t ca, int64_t cb, float *orow) {
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28,
@@ -107,8 +108,9 @@ __attribute__((target("avx512f"), noinline)) static bool pool_max_s2_k3_avx512(
           tap[2] = _mm512_mask_broadcastss_ps(tap[2], (__mmask16)0x8000,
                                               _mm_load_ss(t + 32 * v + 32));
         }
-        /* no NaN among the row's elements (the masked-off lanes load 0): the running selects
-         * keep their NaN as it is, so the max alone */
+        /* no NaN among the row's elements (three compares: the two vectors and the third tap,
+         * which holds the one element past them; masked-off lanes load 0): pms2_take's selects
+         * would leave the last NaN as it is, so the max alone */
         const __mmask16 un = _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q) |
                              _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q) |
                              _mm512_cmp_ps_mask(tap[2], tap[2], _CMP_UNORD_Q);

@@ -111,8 +111,7 @@ static int64_t cd_chunk(const ct__conv_geom *g) {
  * the row's partial sums in acc (zero when c0 is 0), back into acc unless c1 is C, when they go
  * through two 16 x 16 transposes into the planes o + m OH OW (m < M) at row oy. Each channel
  * of the sum also fetches into L2 the next pf_c lines of [pf, pf_end) while there are. OW, S
- * and K3
- * (a 3 x 3 filter, its tap loops unrolled) constants: each instance its own registers. */
+ * and K3 (a 3 x 3 filter, its tap loops unrolled) constants: each instance its own registers. */
 __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void cd_row(
     const ct__conv_geom *g, const float *xp, const float *w, int64_t b, int64_t oy, int64_t x0,
     int64_t c0, int64_t c1, float *acc, float *o, const float *pf, const float *pf_end,

@@ -94,8 +94,8 @@ typedef struct ct__gemm {
   /* NULL, or next_bytes the caller reads right after this call (the next of a series of
    * products' packed constant operand, which comes from memory at every run: Winograd's U of
    * the next position): fetched into L2 a few lines at each of the kernel's tiles while the
-   * call runs, each thread its rows' share (ct__gemm_batched: each product all of it). No
-   * effect on any value. */
+   * call runs, each item of C's first columns its rows' share (ct__gemm_batched: each product
+   * all of it). No effect on any value. */
   const void *next;
   int64_t next_bytes;
 } ct__gemm;
