@@ -125,11 +125,58 @@ START_TEST(softmax_row_functions_sum_alike) {
 }
 END_TEST
 
+/* conv2d_grad's Filter@GRAD through Winograd's F(2x2, 3x3) sums each element's products in 8
+ * lanes (ops/cpu/winograd_grad.c): on AVX-512 two elements' lanes a 512-bit vector (dots512),
+ * elsewhere 8-lane vectors; the same products added in the same order, so the same bytes with
+ * the AVX-512 paths on and off, on values whose sums depend on the order (a fused multiply-add
+ * in dots512 fails it). Images of 289 outputs and more (smaller ones' gradients take the
+ * batched GEMM): 13 filters by 10 channels leave a row and two columns past dots512's blocks of
+ * 4 x 4; 32 by 16 are whole blocks. Input@GRAD (a convolution through Winograd's forward) too. */
+static double data_order(int64_t i) {
+  return (float)((double)((uint64_t)(i + 1) * 2654435761u % 10007) / 97.0 - 50.0);
+}
+START_TEST(conv_grad_filter_the_same_without_the_avx512_dots) {
+  const conv_case *ks[2] = {
+      CONV(.n = 2, .c = 10, .h = 17, .w = 18, .m = 13, .kh = 3, .kw = 3, .pads = {1, 1}),
+      CONV(.n = 1, .c = 16, .h = 20, .w = 20, .m = 32, .kh = 3, .kw = 3, .pads = {1, 1})};
+  for (int c = 0; c < 2; c++) {
+    const conv_case *k = ks[c];
+    float *got[2][2];
+    const int64_t nf = ct_ddim_numel(conv_f_dims(k)), nx = ct_ddim_numel(conv_x_dims(k));
+    for (int pass = 0; pass < 2; pass++) {
+      if (pass == 1) ck_assert(ct__gemm_use_kernel("avx2") || ct__gemm_use_kernel("portable"));
+      ct_scope *s = ct_scope_new();
+      put_fn(s, "x", CT_FLOAT32, conv_x_dims(k), data_order);
+      put_fn(s, "f", CT_FLOAT32, conv_f_dims(k), data_order);
+      put_fn(s, "d", CT_FLOAT32, conv_out_dims(k), data_order);
+      ct_op *op = conv_grad_op(k);
+      run(op, s);
+      got[pass][0] = xmalloc(nf, sizeof(float));
+      got[pass][1] = xmalloc(nx, sizeof(float));
+      memcpy(got[pass][0], result(s, "df", CT_FLOAT32, conv_f_dims(k)), sizeof(float) * nf);
+      memcpy(got[pass][1], result(s, "dx", CT_FLOAT32, conv_x_dims(k)), sizeof(float) * nx);
+      ct_op_free(op);
+      ct_scope_free(s);
+    }
+    ck_assert(ct__gemm_use_kernel(NULL));
+    ck_assert_msg(memcmp(got[0][0], got[1][0], sizeof(float) * nf) == 0, "case %d: Filter@GRAD",
+                  c);
+    ck_assert_msg(memcmp(got[0][1], got[1][1], sizeof(float) * nx) == 0, "case %d: Input@GRAD",
+                  c);
+    for (int pass = 0; pass < 2; pass++) {
+      free(got[pass][0]);
+      free(got[pass][1]);
+    }
+  }
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("conv_fallbacks");
   CT_ADD_TEST(s, conv_and_pool_without_the_avx512_paths);
   CT_ADD_TEST(s, softmax_rows_without_the_avx512_row);
   CT_ADD_TEST(s, softmax_row_functions_sum_alike);
+  CT_ADD_TEST(s, conv_grad_filter_the_same_without_the_avx512_dots);
   return s;
 }
 
