@@ -164,16 +164,13 @@ ct_status ct__attn_plan(const ct_kernel_ctx *c, ct__attn_shape *s);
 
 /* Over an operand's batch strides (s->bx or s->by): whether they are all zero (zero set: one
  * matrix serves the whole batch) or all nonzero (a matrix of its own per batch entry, in batch
- * order); and whether some batch entries share one matrix (its gradient then sums over them). */
+ * order); and whether some batch entries share one matrix (its gradient then sums over them).
+ * Where none do, the operand's entries lie one after another in the batch's order, so the
+ * batch folds into its rows: a dim of extent 1 (a batch of one, X [1, M, K]) has stride 0 as a
+ * broadcast's, which all-nonzero strides refuse (the CPU matmul's product had fallen to its
+ * per-entry loop and its epilogue to a pass there). */
 bool ct__mm_batch_strides_all(const ct__mm_shape *s, const int64_t *stride, bool zero);
 bool ct__mm_batch_repeats(const ct__mm_shape *s, const int64_t *stride);
-/* Whether an operand with these batch strides has a matrix of its own for every batch entry,
- * one after another in the batch's order, so that the batch folds into its rows: no stride 0
- * but on a dim of extent 1 (a batch of one, X [1, M, K], whose stride is 0 as a broadcast's:
- * ct__mm_batch_strides_all(.., false) refuses it, and the CPU matmul's product fell to its
- * per-entry loop and its epilogue to a pass, 15 us of attention_long's 62-us [1, 1024, 64] x
- * [64, 64] projections with their bias). */
-bool ct__mm_own_entries(const ct__mm_shape *s, const int64_t *stride);
 
 /* The random ops' checks and values: fill_constant's value fits the kernel's dtype; uniform's
  * min <= max or gaussian's std >= 0; the run's seed (a fresh one for seed 0); the values of

@@ -25,11 +25,6 @@
 #ifdef CT__T16_X86
 enum { CD_OC = 32, CD_MAX_OW = 14, CD_CHUNK = 9216 };
 
-/* Packed filters above this many bytes do not stay in L2 from one run to the next (resnet18's
- * layer4 holds 9.4 MB a convolution): the loop then fetches the next chunk's filters into L2
- * while it computes this one's rows (cd_rows). Below it they stay in L2 between runs. */
-enum { CD_PREFETCH_BYTES = 1 << 20 };
-
 bool ct__conv_direct_fits(const ct__conv_geom *g) {
   if (!(g->groups == 1 && g->kh >= 3 && g->kw >= 3 && g->dh == 1 && g->dw == 1 &&
         g->sh == g->sw && (g->sw == 1 || g->sw == 2) && g->ow >= 1 && g->oh >= 1 &&
@@ -209,7 +204,7 @@ __attribute__((target("avx512f"), noinline)) static void cd_epi_row(const ct__co
 /* Block b of image n, output rows [y0, y1): their sums chunk by chunk of channels (acc: OH OW
  * 32 floats when there is more than one chunk), each row in pieces of at most CD_MAX_OW
  * outputs, then through the epilogue e (NULL: none) with the last chunk. Where the filters are
- * larger than CD_PREFETCH_BYTES, each row's first piece fetches its share of the next chunk's
+ * larger than CT__FETCH_AHEAD_BYTES, each row's first piece fetches its share of the next chunk's
  * filters (the next block's first chunk after the last one) into L2, a few lines a channel of
  * its sum. On an Intel Xeon (Sapphire Rapids class) resnet18's layer4 convolutions read 1.82-1.86
  * ms in the model without it (1.25 alone, the filters in L3), 1.67 with a burst of the whole
@@ -219,12 +214,14 @@ __attribute__((target("avx512f"))) static void cd_rows(const ct__conv_geom *g, c
                                                       int64_t y1, float *acc, float *o,
                                                       const ct__conv_epi *e, int64_t n) {
   const int64_t cc = cd_chunk(g), taps = g->kh * g->kw, packed = ct__conv_direct_packed_elems(g);
-  const bool k3 = g->kh == 3 && g->kw == 3, fetch = packed * 4 > CD_PREFETCH_BYTES;
+  const bool k3 = g->kh == 3 && g->kw == 3;
+  const bool fetch = packed * (int64_t)sizeof(float) > CT__FETCH_AHEAD_BYTES;
   for (int64_t c0 = 0; c0 < g->c; c0 += cc) {
     const int64_t c1 = g->c - c0 < cc ? g->c : c0 + cc;
     const int64_t next = (b * g->c + c1) * taps * CD_OC; /* offsets into w */
-    const int64_t share = ((c1 - c0) * taps * 2 + (y1 - y0) - 1) / (y1 - y0) * 16;
-    const int64_t pf_c = (share / 16 + (c1 - c0) - 1) / (c1 - c0); /* lines a channel */
+    /* a row's share of the chunk's lines (two a tap and channel), and of those a channel's */
+    const int64_t lines = ((c1 - c0) * taps * 2 + (y1 - y0) - 1) / (y1 - y0), share = lines * 16;
+    const int64_t pf_c = (lines + (c1 - c0) - 1) / (c1 - c0);
     for (int64_t oy = y0; oy < y1; oy++) {
       const int64_t f0 = next + (oy - y0) * share, f1 = f0 + share;
       const float *pf = w + (f0 < packed ? f0 : packed);

@@ -100,6 +100,12 @@ typedef struct ct__gemm {
   int64_t next_bytes;
 } ct__gemm;
 
+/* A layer's packed weights larger than this do not stay in L2 from one run to the next (they
+ * come from L3 or memory: resnet18's layer4 holds 9.4 MB a convolution); the kernels that
+ * stream such weights fetch the next part ahead (conv_direct.c, ct__wino_fetch_next). Below it
+ * they stay in L2 between runs and the hardware's own prefetch is enough. */
+#define CT__FETCH_AHEAD_BYTES ((int64_t)1 << 20)
+
 ct_status ct__gemm_f32(const ct__gemm *g);
 ct_status ct__gemm_f64(const ct__gemm *g);
 

@@ -107,7 +107,7 @@ EPI_ROWS(double, f64)
     int64_t x_mat = xd.rank > 1 ? xd.d[xd.rank - 2] * xd.d[xd.rank - 1] : k;                  \
     int64_t y_mat = yd.rank > 1 ? yd.d[yd.rank - 2] * yd.d[yd.rank - 1] : k;                  \
     bool y_shared = ct__mm_batch_strides_all(&s, s.by, true);                                 \
-    bool x_full = ct__mm_own_entries(&s, s.bx);                                               \
+    bool x_full = !ct__mm_batch_repeats(&s, s.bx); /* a batch of one too */                   \
     if (y_shared && x_full && !tx && s.n_batch <= INT64_MAX / m) {                            \
       ct__gemm g = {.tb = ty, .m = s.n_batch * m, .n = n, .k = k, .alpha = 1, .a = x,        \
                     .lda = lda, .b = y, .ldb = ldb, .c = o, .ldc = n};                        \

@@ -46,7 +46,7 @@
     int64_t ldx = xd.rank > 1 ? xd.d[xd.rank - 1] : k;                                          \
     int64_t ldy = yd.rank > 1 ? yd.d[yd.rank - 1] : 1;                                          \
     bool fold = ct__mm_batch_strides_all(&s, s.by, true) &&                                     \
-                ct__mm_own_entries(&s, s.bx) && !tx &&                                          \
+                !ct__mm_batch_repeats(&s, s.bx) && !tx &&                                       \
                 s.n_batch <= INT64_MAX / m;                                                     \
     if (fold) {                                                                                 \
       int64_t rows = s.n_batch * m;                                                             \

@@ -53,7 +53,7 @@ typedef struct ct__wino_u {
 static inline void ct__wino_fetch_next(const ct__wino_u *u, int64_t xi, int64_t end,
                                        int64_t positions, ct__gemm *q) {
   if (u->packed != NULL && xi + 1 < end &&
-      positions * u->packed_elems * (int64_t)sizeof(float) > ((int64_t)1 << 20)) {
+      positions * u->packed_elems * (int64_t)sizeof(float) > CT__FETCH_AHEAD_BYTES) {
     q->next = u->packed + (xi + 1) * u->packed_elems;
     q->next_bytes = u->packed_elems * (int64_t)sizeof(float);
   }

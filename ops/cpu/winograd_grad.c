@@ -222,16 +222,19 @@ ct_status ct__wino_grad_block(const ct__conv_geom *g, const float *x, const floa
       memset(v + r * bt + nt, 0, (size_t)(n8 - nt) * sizeof(float));
     }
   }
+  int64_t m4 = 0, c4 = 0; /* what dots512 takes: rows [0, m4) x columns [0, c4) */
+#ifdef CT__T16_X86
+  const bool wide = ct__gemm_avx512();
+  if (wide) {
+    m4 = g->m - g->m % 4;
+    c4 = g->c - g->c % 4;
+  }
+#endif
   for (int64_t xi = 0; xi < 16; xi++) {
     const float *a = dm + xi * g->m * bt, *bv = v + xi * g->c * bt;
     float *l = acc + 8 * xi * mc;
-    int64_t m4 = 0, c4 = 0; /* what dots512 took: rows [0, m4) x columns [0, c4) */
 #ifdef CT__T16_X86
-    if (ct__gemm_avx512()) {
-      m4 = g->m - g->m % 4;
-      c4 = g->c - g->c % 4;
-      dots512(g->m, g->c, n8, a, bv, bt, l);
-    }
+    if (wide) dots512(g->m, g->c, n8, a, bv, bt, l);
 #endif
     dots(g->m, g->c, n8, a, bv, bt, l, m4, c4);
   }

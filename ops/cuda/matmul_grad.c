@@ -111,7 +111,7 @@ static ct_status matmul_grad_cu(const ct_kernel_ctx *c) {
   p.ldy = yd.rank > 1 ? yd.d[yd.rank - 1] : 1;
   p.x_mat = xd.rank > 1 ? xd.d[xd.rank - 2] * xd.d[xd.rank - 1] : s->k;
   p.y_mat = yd.rank > 1 ? yd.d[yd.rank - 2] * yd.d[yd.rank - 1] : s->k;
-  bool fold = ct__mm_batch_strides_all(s, s->by, true) && ct__mm_own_entries(s, s->bx) &&
+  bool fold = ct__mm_batch_strides_all(s, s->by, true) && !ct__mm_batch_repeats(s, s->bx) &&
               !p.tx && s->n_batch <= INT_MAX / s->m;
   bool x_sum = !fold && ct__mm_batch_repeats(s, s->bx);
   bool y_sum = !fold && ct__mm_batch_repeats(s, s->by);

@@ -92,13 +92,6 @@ bool ct__mm_batch_strides_all(const ct__mm_shape *s, const int64_t *stride, bool
   return true;
 }
 
-bool ct__mm_own_entries(const ct__mm_shape *s, const int64_t *stride) {
-  for (int r = 0; r < s->batch_rank; r++) {
-    if (stride[r] == 0 && s->batch[r] != 1) return false;
-  }
-  return true;
-}
-
 bool ct__mm_batch_repeats(const ct__mm_shape *s, const int64_t *stride) {
   for (int r = 0; r < s->batch_rank; r++) {
     if (stride[r] == 0 && s->batch[r] > 1) return true;
