@@ -226,6 +226,7 @@ __attribute__((target("avx512f"))) static void cd_rows(const ct__conv_geom *g, c
       const int64_t f0 = next + (oy - y0) * share, f1 = f0 + share;
       const float *pf = w + (f0 < packed ? f0 : packed);
       const float *pf_end = fetch ? w + (f1 < packed ? f1 : packed) : pf;
+      /* the row's first piece fetches its share; the others none (pf_end = pf) */
       for (int64_t x0 = 0; x0 < g->ow; x0 += CD_MAX_OW, pf_end = pf) {
         float *a_ = acc + (oy * g->ow + x0) * CD_OC;
         switch (g->ow - x0 < CD_MAX_OW ? g->ow - x0 : CD_MAX_OW) {
