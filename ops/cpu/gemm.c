@@ -203,9 +203,10 @@ static const ct__gemm *plan(const ct__gemm *g, int mr, int nr, bool tstore, bool
   const bool pack_a = !pl->a_kept && !pl->a_rows;
   const bool pack_b = !pl->b_kept && !(pl->direct && g->n >= nr);
   pl->tm = pl->tn = 1;
-  double best = split_cost(g, pl, 1, 1, pack_a, pack_b);
-  for (int64_t tm = 1; tm <= most && tm <= m_sl; tm++) {
-    for (int64_t tn = 1; tm * tn <= most && tn <= n_sl; tn++) {
+  /* (one thread: no split to price; a recurrent step's small product pays for each division) */
+  double best = most > 1 ? split_cost(g, pl, 1, 1, pack_a, pack_b) : 0;
+  for (int64_t tm = 1; most > 1 && tm <= most && tm <= m_sl; tm++) {
+    for (int64_t tn = tm == 1 ? 2 : 1; tm * tn <= most && tn <= n_sl; tn++) {
       double cost = split_cost(g, pl, tm, tn, pack_a, pack_b);
       if (cost < best) {
         best = cost;

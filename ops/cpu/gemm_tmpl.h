@@ -209,7 +209,7 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
         /* packed once, before the call */
       } else if (g->pack_b != NULL) {
         g->pack_b(g->pack_ctx, pc, kc, jc, ncb, nr, pb);
-      } else {
+      } else if (whole < ncb) { /* the columns not read in place (none: nothing to pack) */
         SFX(pack_b)(g, u, pc, kc, jc + whole, ncb - whole, pb + whole * kc);
       }
       for (int64_t ic = r0; ic < r1; ic += pl->mc) {

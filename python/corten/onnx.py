@@ -21,7 +21,10 @@ from typing import Any, Dict, List, Mapping, Optional, Union
 from ._lib import OnnxDimName, OnnxSaveOptions, check, check_ptr, cstr, cstr_array, lib
 from .program import BorrowedProgram, Executor, Program
 from .scope import Scope
-from .tensor import Tensor
+from .tensor import Tensor, import_into, share
+
+# What Scope.__setitem__ makes a new tensor from (the rest are DLPack producers it imports).
+_SCOPE_VALUES = (Tensor, bool, int, float, list, tuple)
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -52,6 +55,10 @@ class Model:
         self._executor: Optional[Executor] = None
         self._executor_edits = -1
         self._executor_device = ""
+        # The executor's input variables (ct_var pointers; NULL for an input the scope does not
+        # hold itself) and output variables: stable while it lives (corten/program.h).
+        self._feed_vars: Dict[str, int] = {}
+        self._fetch: List[Any] = []
 
     def __del__(self, _free=lib.onnx_free) -> None:
         self._executor = None
@@ -78,9 +85,10 @@ class Model:
         PyTorch; zero copy) and runs the program; returns ``{output name: Tensor}`` viewing the
         outputs' memory. ``device`` defaults to the model's (:meth:`to`; "cpu" after a load), and
         every input and weight must be there. The executor is made once and kept while the
-        program and the device are unchanged;
-        it runs the graph passes unless the model was loaded with ``optimize=False``
-        (docs/design/passes.md: the outputs are the same bits either way), and with
+        program and the device are unchanged (and while it is, a run feeds the input variables
+        it was made over without looking their names up); it runs the graph passes unless the
+        model was loaded with ``optimize=False`` (docs/design/passes.md: the outputs are the
+        same bits either way), and with
         ``constant_weights=True`` takes the weights as constants (docs/design/constants.md:
         packed once, the same bits; corten refuses to write them while the model keeps its
         executor, and a NumPy view of one taken earlier must not be written either). The
@@ -89,6 +97,20 @@ class Model:
         what its live values take, and ``scope`` holds no memory for them afterwards; load with
         ``keep_intermediates=True`` to read them after the run."""
         device = self.device if device is None else device
+        ex = self._executor
+        if (ex is not None and self._executor_edits == self.program.edits and
+                self._executor_device == device):
+            # The executor's variables, found when it was made (it holds them the same way):
+            # a feed goes into its variable's tensor as Scope.__setitem__ would put it there,
+            # without looking the name up; the outputs are read from their variables.
+            for name, value in feeds.items():
+                var = self._feed_vars.get(name)
+                if var is None or isinstance(value, _SCOPE_VALUES):
+                    self.scope[name] = value
+                else:
+                    import_into(check_ptr(lib.var_tensor(var)), value)
+            check(lib.executor_run(ex._h))
+            return {name: share(check_ptr(lib.var_get_tensor(var))) for name, var in self._fetch}
         for name, value in feeds.items():
             self.scope[name] = value
         if (self._executor is None or self._executor_edits != self.program.edits or
@@ -100,6 +122,11 @@ class Model:
                                       constants=self.constants if self.constant_weights else ())
             self._executor_edits = self.program.edits
             self._executor_device = device
+            scope = self.scope._h
+            self._feed_vars = {name: lib.scope_find_local_var(scope, cstr(name, "input name"))
+                               for name in self.inputs}
+            self._fetch = [(name, check_ptr(lib.scope_find_var(scope, cstr(name, "output name"))))
+                           for name in self.outputs]
         self._executor.run()
         return {name: self.scope[name] for name in self.outputs}
 

@@ -158,6 +158,30 @@ def test_run_makes_a_new_executor_after_any_edit(exported):
     assert np.from_dlpack(m.run({"x": x})["y"]).tobytes() == want.tobytes()
 
 
+def test_every_run_feeds_its_inputs_as_the_scope_would(exported):
+    """The runs after the first feed the executor's input variables directly: each feed,
+    whatever its producer or batch, is viewed by the input variable as scope[name] = value
+    would view it, and a name that is no input still goes to the scope."""
+    net, path = exported
+    m = corten.onnx.load(path)
+    rs = np.random.RandomState(4)
+    feeds = [rs.randn(2, 1, 8, 8).astype(np.float32), rs.randn(5, 1, 8, 8).astype(np.float32),
+             torch.randn(3, 1, 8, 8), corten.from_dlpack(rs.randn(1, 1, 8, 8).astype(np.float32))]
+    for x in feeds:
+        out = m.run({"x": x, "note": [1.0, 2.0]})["y"]
+        ptr = x.data_ptr if isinstance(x, corten.Tensor) else (
+            x.data_ptr() if isinstance(x, torch.Tensor) else x.ctypes.data)
+        assert m.scope["x"].data_ptr == ptr  # viewed, not copied
+        xt = torch.from_dlpack(x) if not isinstance(x, torch.Tensor) else x
+        with torch.no_grad():
+            want = net(xt).numpy()
+        assert np.from_dlpack(out).shape == want.shape
+        np.testing.assert_allclose(np.from_dlpack(out), want, rtol=1e-5, atol=1e-5)
+        assert np.from_dlpack(m.scope["note"]).tolist() == [1.0, 2.0]
+    with pytest.raises(corten.Error):  # a feed the input cannot take still raises
+        m.run({"x": np.zeros((2, 1, 8, 8), np.float64)})
+
+
 def test_to_moves_the_weights_all_or_nothing(exported):
     _, path = exported
     m = corten.onnx.load(path)
