@@ -301,6 +301,9 @@ enum { CT__FUSION_BIAS = 2, CT__FUSION_RESIDUAL = 3, CT__FUSION_BN_SCALE = 4,
        CT__FUSION_BN_BIAS = 5, CT__FUSION_BN_MEAN = 6, CT__FUSION_BN_VARIANCE = 7 };
 enum { CT__FUSION_ACTIVATION = 6, CT__FUSION_CLIP_MIN = 7, CT__FUSION_CLIP_MAX = 8,
        CT__FUSION_EPSILON = 9 };
+/* conv2d_pool (ops/passes_pool.c makes it): conv2d_fusion's slots and attributes, then from
+ * CT__CPOOL_POOL on pool2d's attributes in pool2d's order (named pool_ and pool2d's name). */
+enum { CT__CPOOL_POOL = 10 };
 enum { CT__CONV_DINPUT = 0, CT__CONV_DFILTER = 1 };
 enum { CT__CONV_STRIDES, CT__CONV_PADDINGS, CT__CONV_DILATIONS, CT__CONV_GROUPS,
        CT__CONV_DATA_FORMAT, CT__CONV_PADDING_ALGORITHM };

@@ -211,6 +211,11 @@ ct_status ct__optimize_norms(ct__prep *preps, size_t *n, ct_scope *scope, ct_pla
 ct_status ct__optimize_blocks(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
                               bool (*candidate)(void *, const ct_var *), void *arg,
                               ct__rewrites *rw);
+/* ops/passes_pool.c: a conv2d_fusion followed by a max pool2d becomes one conv2d_pool
+ * (passes.md); run by ct__optimize after the blocks. */
+ct_status ct__optimize_pools(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
+                             bool (*candidate)(void *, const ct_var *), void *arg,
+                             ct__rewrites *rw);
 /* What the passes share (ops/passes.c, passes_rewrite.c): op's attribute called name; whether
  * v links prep from (its only writer) to prep to (its only reader, once) and is an
  * intermediate; room for one more rewrite in rw; NULL when rewrite r's memory assumptions hold,

@@ -438,5 +438,6 @@ ct_status ct__optimize(ct__prep *preps, size_t *n, ct_scope *scope, ct_place pla
     ct_status s = apply(preps, n, scope, place, &ch, rw);
     if (s != CT_OK) return s;
   }
-  return ct__optimize_blocks(preps, n, scope, place, candidate, arg, rw);
+  ct_status s = ct__optimize_blocks(preps, n, scope, place, candidate, arg, rw);
+  return s == CT_OK ? ct__optimize_pools(preps, n, scope, place, candidate, arg, rw) : s;
 }

@@ -362,10 +362,14 @@ static ct_status wino_conv(const ct_kernel_ctx *c, const wino_algo *a, const ct_
 }
 
 /* conv2d's float32 forward through the direct loop (conv_direct.h), the filters packed for it
- * (kept between runs when Filter is a constant, else packed into the scratch). */
-static ct_status conv_direct(const ct_kernel_ctx *c, const ct__conv_geom *g, const float *x,
-                             const float *w, float *o, const ct__conv_epi *e) {
-  const int64_t pe = ct__conv_direct_packed_elems(g), se = ct__conv_direct_scratch_elems(g);
+ * (kept between runs when Filter is a constant, else packed into the scratch); with a pool plan
+ * pg (not NULL), conv2d_pool's: the max pool of that output into o. */
+static ct_status conv_direct_pg(const ct_kernel_ctx *c, const ct__conv_geom *g,
+                                const ct__conv_geom *pg, const float *x, const float *w,
+                                float *o, const ct__conv_epi *e) {
+  const int64_t pe = ct__conv_direct_packed_elems(g);
+  const int64_t se = pg != NULL ? ct__conv_direct_pool_scratch_elems(g, pg)
+                                : ct__conv_direct_scratch_elems(g);
   bool fresh = false;
   const float *wp = ct__k_derived(c, CT__CONV_FILTER, 0, DIRECT_PACK_TAG | 4,
                                   (size_t)pe * sizeof(float), &fresh);
@@ -376,7 +380,11 @@ static ct_status conv_direct(const ct_kernel_ctx *c, const ct__conv_geom *g, con
     ct__conv_direct_pack(g, w, buf + se);
     wp = buf + se;
   }
-  ct__conv_direct_run(g, x, wp, o, e, buf);
+  if (pg != NULL) {
+    ct__conv_direct_pool_run(g, pg, x, wp, o, e, buf);
+  } else {
+    ct__conv_direct_run(g, x, wp, o, e, buf);
+  }
   conv_scratch_free(buf);
   return CT_OK;
 }
@@ -390,7 +398,7 @@ static ct_status conv_fast(const ct_kernel_ctx *c, const conv_job *j, float *o,
   if (conv_wino_fits(j)) {
     return wino_conv(c, ct__wino4_fits(&j->g) ? &wino_f4 : &wino_f2, &j->g, x, w, o, true, e);
   }
-  return conv_direct(c, &j->g, x, w, o, e);
+  return conv_direct_pg(c, &j->g, NULL, x, w, o, e);
 }
 
 /* Input@GRAD of a stride-1 3x3 conv is itself a 3x3 convolution: of Output@GRAD [N, M, OH, OW]
@@ -551,6 +559,18 @@ static ct_status conv_wino_dw(const ct_kernel_ctx *c, const conv_job *j, const f
 #undef GEMM
 #undef GEMM_KEPT
 
+ct_status ct__conv_direct_pooled(const ct_kernel_ctx *c, const ct__conv_geom *pg,
+                                 const ct__conv_epi *e, bool *taken) {
+  conv_job j;
+  ct_status st = conv_prepare(c, &j);
+  /* conv2d's float32 forward would take the direct loop: not Winograd's path, nor im2col's */
+  *taken = st == CT_OK && !j.empty && conv_fast_fits(&j) && !conv_wino_fits(&j);
+  if (!*taken) return st;
+  float *o = ct__k_out_data(c, CT__OUT, 0, CT_FLOAT32);
+  if (CT__UNLIKELY(o == NULL)) return ct_last_status();
+  return conv_direct_pg(c, &j.g, pg, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
+                        ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)), o, e);
+}
 ct_status ct__cpu_conv2d_f32(const ct_kernel_ctx *c) { return conv2d_f32(c); }
 ct_status ct__cpu_conv2d_f64(const ct_kernel_ctx *c) { return conv2d_f64(c); }
 ct_status ct__cpu_conv2d_epi_f32(const ct_kernel_ctx *c, const ct__conv_epi *e, bool *applied) {
@@ -563,10 +583,11 @@ ct_status ct__cpu_conv2d_epi_f64(const ct_kernel_ctx *c, const ct__conv_epi *e, 
 static const ct__kernel_set kernels[] = {
     {"conv2d", CT__KERNELS_F32_F64(conv2d)},
     {"conv2d_fusion", CT__KERNELS_F32_F64(ct__cpu_conv2d_fusion)},
+    {"conv2d_pool", CT__KERNELS_F32_F64(ct__cpu_conv2d_pool)},
     {"depthwise_conv2d", CT__KERNELS_F32_F64(conv2d)},
     {"conv2d_grad", CT__KERNELS_F32_F64(conv2d_grad)},
     {"depthwise_conv2d_grad", CT__KERNELS_F32_F64(conv2d_grad)},
-    {"pool2d", CT__KERNELS_F32_F64(pool2d)},
+    {"pool2d", CT__KERNELS_F32_F64(ct__cpu_pool2d)},
     {"pool2d_grad", CT__KERNELS_F32_F64(pool2d_grad)},
 };
 

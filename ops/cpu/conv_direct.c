@@ -102,16 +102,23 @@ static int64_t cd_chunk(const ct__conv_geom *g) {
   return c > 0 ? c : 1;
 }
 
+/* Where output rows go: channel m's row oy at o + (m - mb) ops + (oy - ob) OW (the whole
+ * output: ops OH OW, mb and ob 0; conv2d_pool's band of a block's rows from ob: its planes). */
+typedef struct cd_dst {
+  float *o;
+  int64_t ops, mb, ob;
+} cd_dst;
+
 /* Output row oy of channel block b, the channels [c0, c1) of its sums: 2 OW registers, from
  * the row's partial sums in acc (zero when c0 is 0), back into acc unless c1 is C, when they go
- * through two 16 x 16 transposes into the planes o + m OH OW (m < M) at row oy. Each channel
- * of the sum also fetches into L2 the next pf_c lines of [pf, pf_end) while there are. OW, S
- * and K3 (a 3 x 3 filter, its tap loops unrolled) constants: each instance its own registers. */
+ * through two 16 x 16 transposes into the planes of d (m < M). Each channel of the sum also
+ * fetches into L2 the next pf_c lines of [pf, pf_end) while there are. OW, S and K3 (a 3 x 3
+ * filter, its tap loops unrolled) constants: each instance its own registers. */
 __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void cd_row(
     const ct__conv_geom *g, const float *xp, const float *w, int64_t b, int64_t oy, int64_t x0,
-    int64_t c0, int64_t c1, float *acc, float *o, const float *pf, const float *pf_end,
+    int64_t c0, int64_t c1, float *acc, const cd_dst *d, const float *pf, const float *pf_end,
     int64_t pf_c, const int OW, const int S, const int K3) {
-  const int64_t hp = cd_hp(g), wp = cd_wp(g), ohw = g->oh * g->ow;
+  const int64_t hp = cd_hp(g), wp = cd_wp(g);
   const int64_t kh = K3 ? 3 : g->kh, kw = K3 ? 3 : g->kw;
   __m512 a0[CD_MAX_OW], a1[CD_MAX_OW];
   for (int x = 0; x < OW; x++) {
@@ -154,40 +161,40 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
     ct__t16_f32(r);
     const int64_t m0 = b * CD_OC + half * 16;
     for (int64_t l = 0; l < 16 && m0 + l < g->m; l++) {
-      _mm512_mask_storeu_ps(o + (m0 + l) * ohw + oy * g->ow + x0, cols, r[l]);
+      _mm512_mask_storeu_ps(d->o + (m0 + l - d->mb) * d->ops + (oy - d->ob) * g->ow + x0, cols,
+                            r[l]);
     }
   }
 }
 
-#define CD_CASE(OW)                                                                        \
-  case OW:                                                                                 \
-    if (k3 && g->sw == 1) {                                                                \
-      cd_row(g, xp, w, b, oy, x0, c0, c1, a_, o, pf, pf_end, pf_c, OW, 1, 1);              \
-    } else if (k3) {                                                                       \
-      cd_row(g, xp, w, b, oy, x0, c0, c1, a_, o, pf, pf_end, pf_c, OW, 2, 1);              \
-    } else if (g->sw == 1) {                                                               \
-      cd_row(g, xp, w, b, oy, x0, c0, c1, a_, o, pf, pf_end, pf_c, OW, 1, 0);              \
-    } else {                                                                               \
-      cd_row(g, xp, w, b, oy, x0, c0, c1, a_, o, pf, pf_end, pf_c, OW, 2, 0);              \
-    }                                                                                      \
+#define CD_CASE(OW)                                                                   \
+  case OW:                                                                            \
+    if (k3 && g->sw == 1) {                                                           \
+      cd_row(g, xp, w, b, oy, x0, c0, c1, a_, d, pf, pf_end, pf_c, OW, 1, 1);         \
+    } else if (k3) {                                                                  \
+      cd_row(g, xp, w, b, oy, x0, c0, c1, a_, d, pf, pf_end, pf_c, OW, 2, 1);         \
+    } else if (g->sw == 1) {                                                          \
+      cd_row(g, xp, w, b, oy, x0, c0, c1, a_, d, pf, pf_end, pf_c, OW, 1, 0);         \
+    } else {                                                                          \
+      cd_row(g, xp, w, b, oy, x0, c0, c1, a_, d, pf, pf_end, pf_c, OW, 2, 0);         \
+    }                                                                                 \
     break;
 
-/* conv2d_fusion's epilogue e on output row oy of image n's planes [m0, m1) at o (the image's
- * first plane), in place, right after the row's last piece is stored (in L1): + bias, + the
- * residual, then the activation, the pass's steps and operand orders as dw3_rows applies them
- * in registers, so the pass's bits. (A pass over a band's rows after the band, what ran
- * before, read MobileNetV2's stem output back from L3 at one thread: 1.6 MB. In cd_row's
- * registers, before its stores, the loop ran slower: 368 -> 428 us.) */
+/* conv2d_fusion's epilogue e on output row oy of image n's planes [m0, m1) of d, in place,
+ * right after the row's last piece is stored (in L1): + bias, + the residual (its row oy),
+ * then the activation, the pass's steps and operand orders as dw3_rows applies them in
+ * registers, so the pass's bits. (A pass over a band's rows after the band, what ran before,
+ * read MobileNetV2's stem output back from L3 at one thread: 1.6 MB. In cd_row's registers,
+ * before its stores, the loop ran slower: 368 -> 428 us.) */
 __attribute__((target("avx512f"), noinline)) static void cd_epi_row(const ct__conv_geom *g,
                                                                    const ct__conv_epi *e,
-                                                                   int64_t n, float *o,
+                                                                   int64_t n, const cd_dst *d,
                                                                    int64_t oy, int64_t m0,
                                                                    int64_t m1) {
   const __m512 lo = _mm512_set1_ps((float)e->lo), hi = _mm512_set1_ps((float)e->hi);
   const float *bias = e->bias;
-  const int64_t ohw = g->oh * g->ow;
   for (int64_t m = m0; m < m1; m++) {
-    float *row = o + m * ohw + oy * g->ow;
+    float *row = d->o + (m - d->mb) * d->ops + (oy - d->ob) * g->ow;
     const float *res =
         e->res != NULL ? (const float *)e->res + n * e->rs_n + m * e->rs_m + oy * g->ow : NULL;
     const __m512 vb = _mm512_set1_ps(bias != NULL ? bias[e->n_bias == 1 ? 0 : m] : 0);
@@ -201,17 +208,18 @@ __attribute__((target("avx512f"), noinline)) static void cd_epi_row(const ct__co
   }
 }
 
-/* Block b of image n, output rows [y0, y1): their sums chunk by chunk of channels (acc: OH OW
- * 32 floats when there is more than one chunk), each row in pieces of at most CD_MAX_OW
- * outputs, then through the epilogue e (NULL: none) with the last chunk. Where the filters are
- * larger than CT__FETCH_AHEAD_BYTES, each row's first piece fetches its share of the next chunk's
- * filters (the next block's first chunk after the last one) into L2, a few lines a channel of
- * its sum. On an Intel Xeon (Sapphire Rapids class) resnet18's layer4 convolutions read 1.82-1.86
- * ms in the model without it (1.25 alone, the filters in L3), 1.67 with a burst of the whole
- * chunk at the chunk's first row, 1.26-1.29 spread over the rows (onnxruntime's 1.49-1.55). */
+/* Block b of image n, output rows [y0, y1): their sums chunk by chunk of channels (acc: the
+ * rows' OW 32 floats when there is more than one chunk), each row in pieces of at most
+ * CD_MAX_OW outputs, into d's planes, then through the epilogue e (NULL: none) with the last
+ * chunk. Where the filters are larger than CT__FETCH_AHEAD_BYTES, each row's first piece
+ * fetches its share of the next chunk's filters (the next block's first chunk after the last
+ * one) into L2, a few lines a channel of its sum. On an Intel Xeon (Sapphire Rapids class)
+ * resnet18's layer4 convolutions read 1.82-1.86 ms in the model without it (1.25 alone, the
+ * filters in L3), 1.67 with a burst of the whole chunk at the chunk's first row, 1.26-1.29
+ * spread over the rows (onnxruntime's 1.49-1.55). */
 __attribute__((target("avx512f"))) static void cd_rows(const ct__conv_geom *g, const float *xp,
                                                       const float *w, int64_t b, int64_t y0,
-                                                      int64_t y1, float *acc, float *o,
+                                                      int64_t y1, float *acc, const cd_dst *d,
                                                       const ct__conv_epi *e, int64_t n) {
   const int64_t cc = cd_chunk(g), taps = g->kh * g->kw, packed = ct__conv_direct_packed_elems(g);
   const bool k3 = g->kh == 3 && g->kw == 3;
@@ -228,7 +236,7 @@ __attribute__((target("avx512f"))) static void cd_rows(const ct__conv_geom *g, c
       const float *pf_end = fetch ? w + (f1 < packed ? f1 : packed) : pf;
       /* the row's first piece fetches its share; the others none (pf_end = pf) */
       for (int64_t x0 = 0; x0 < g->ow; x0 += CD_MAX_OW, pf_end = pf) {
-        float *a_ = acc + (oy * g->ow + x0) * CD_OC;
+        float *a_ = acc + ((oy - y0) * g->ow + x0) * CD_OC;
         switch (g->ow - x0 < CD_MAX_OW ? g->ow - x0 : CD_MAX_OW) {
           CD_CASE(1) CD_CASE(2) CD_CASE(3) CD_CASE(4) CD_CASE(5) CD_CASE(6) CD_CASE(7)
           CD_CASE(8) CD_CASE(9) CD_CASE(10) CD_CASE(11) CD_CASE(12) CD_CASE(13) CD_CASE(14)
@@ -236,7 +244,7 @@ __attribute__((target("avx512f"))) static void cd_rows(const ct__conv_geom *g, c
         }
       }
       if (e != NULL && c1 == g->c) {
-        cd_epi_row(g, e, n, o, oy, b * CD_OC, g->m < (b + 1) * CD_OC ? g->m : (b + 1) * CD_OC);
+        cd_epi_row(g, e, n, d, oy, b * CD_OC, g->m < (b + 1) * CD_OC ? g->m : (b + 1) * CD_OC);
       }
     }
   }
@@ -285,9 +293,9 @@ static void cd_item(void *arg, int64_t it, int p) {
   const int64_t blocks = cd_blocks(g), ohw = g->oh * g->ow;
   const int64_t band = it % r->bands, n = it / r->bands / blocks, k = it / r->bands % blocks;
   const int64_t y0 = g->oh * band / r->bands, y1 = g->oh * (band + 1) / r->bands;
+  const cd_dst d = {r->o + n * g->m * ohw, ohw, 0, 0};
   cd_rows(g, r->xp + n * cd_image_elems(g), r->w, k, y0, y1,
-          r->acc + p * ct__piece_stride(cd_acc_elems(g), sizeof(float)),
-          r->o + n * g->m * ohw, r->e, n);
+          r->acc + p * ct__piece_stride(cd_acc_elems(g), sizeof(float)), &d, r->e, n);
 }
 
 static int64_t cd_threads(void) { return ct__parallel_nested() ? 1 : ct_get_num_threads(); }
@@ -325,6 +333,106 @@ void ct__conv_direct_run(const ct__conv_geom *g, const float *x, const float *wp
   ct__parallel_items(r.items, (int)r.pieces, cd_item, &r);
 }
 
+/* ---- conv2d_pool: a band of a block's rows, then their max pool ---------------------------
+ * An item is (image, block of 32 channels, band of pool output rows); it runs its pool rows a
+ * few at a time: the convolution's rows their windows read go through cd_rows into the piece's
+ * buffer (32 planes of cp_rows rows), the rows the previous few also read moved to its front
+ * rather than computed again, then each plane's pool rows from there (ct__pool_band_f32, pool2d's
+ * arithmetic). The convolution's output never leaves that buffer. */
+typedef struct cp_run {
+  const ct__conv_geom *g, *pg; /* the convolution's plan, the pool's (over its output) */
+  const float *xp, *w;
+  float *buf, *o;
+  const ct__conv_epi *e;
+  int64_t bands, rows, step; /* bands of pool rows an (image, block); buffer rows; pool rows */
+} cp_run;
+
+/* The rows of the convolution that pool rows [q0, q1) read: [*lo, *hi) (empty: *lo == *hi). */
+static void cp_span(const ct__conv_geom *pg, int64_t q0, int64_t q1, int64_t *lo, int64_t *hi) {
+  int64_t a = q0 * pg->sh - pg->pt, b = (q1 - 1) * pg->sh - pg->pt + pg->kh;
+  *lo = a < 0 ? 0 : a > pg->h ? pg->h : a;
+  *hi = b > pg->h ? pg->h : b < *lo ? *lo : b;
+}
+
+/* Pool rows a step and buffer rows: the step's rows within CP_BUFFER bytes of the block's 32
+ * planes (at least one pool row). */
+enum { CP_BUFFER = 256 << 10 };
+static int64_t cp_step(const ct__conv_geom *g, const ct__conv_geom *pg) {
+  const int64_t fit = CP_BUFFER / (CD_OC * g->ow * (int64_t)sizeof(float));
+  const int64_t q = pg->sh > 0 && fit > pg->kh ? (fit - pg->kh) / pg->sh + 1 : 1;
+  return q < pg->oh ? q : pg->oh > 0 ? pg->oh : 1;
+}
+static int64_t cp_rows(const ct__conv_geom *pg, int64_t step) {
+  return (step - 1) * pg->sh + pg->kh;
+}
+
+/* Each piece's buffer (32 planes of the step's rows) and partial sums (those rows' OW 32). */
+static int64_t cp_piece_elems(const ct__conv_geom *g, const ct__conv_geom *pg) {
+  return 2 * CD_OC * cp_rows(pg, cp_step(g, pg)) * g->ow;
+}
+
+static void cp_item(void *arg, int64_t it, int p) {
+  const cp_run *r = arg;
+  const ct__conv_geom *g = r->g, *pg = r->pg;
+  const int64_t blocks = cd_blocks(g), band = it % r->bands;
+  const int64_t n = it / r->bands / blocks, k = it / r->bands % blocks;
+  const int64_t q0 = pg->oh * band / r->bands, q1 = pg->oh * (band + 1) / r->bands;
+  const int64_t m0 = k * CD_OC, m1 = g->m < m0 + CD_OC ? g->m : m0 + CD_OC;
+  const int64_t plane = r->rows * g->ow;
+  float *buf = r->buf + p * ct__piece_stride(cp_piece_elems(g, pg), sizeof(float));
+  float *acc = buf + CD_OC * plane;
+  const float *xp = r->xp + n * cd_image_elems(g);
+  int64_t have_lo = 0, have_hi = 0; /* the buffer holds rows [have_lo, have_hi) */
+  for (int64_t a = q0; a < q1; a += r->step) {
+    const int64_t b = q1 - a < r->step ? q1 : a + r->step;
+    int64_t lo, hi;
+    cp_span(pg, a, b, &lo, &hi);
+    int64_t from = lo;
+    if (have_lo <= lo && lo < have_hi) { /* the previous step's last rows, kept */
+      for (int64_t m = 0; m < m1 - m0; m++) {
+        memmove(buf + m * plane, buf + m * plane + (lo - have_lo) * g->ow,
+                (size_t)((have_hi - lo) * g->ow) * sizeof(float));
+      }
+      from = have_hi;
+    }
+    const cd_dst d = {buf, plane, m0, lo};
+    if (from < hi) cd_rows(g, xp, r->w, k, from, hi, acc, &d, r->e, n);
+    have_lo = lo;
+    have_hi = hi;
+    for (int64_t m = m0; m < m1; m++) {
+      ct__pool_band_f32(pg, buf + (m - m0) * plane, lo, a, b,
+                        r->o + (n * g->m + m) * pg->oh * pg->ow);
+    }
+  }
+}
+
+static int64_t cp_bands(const ct__conv_geom *g, const ct__conv_geom *pg) {
+  const int64_t items = g->n * cd_blocks(g), threads = cd_threads();
+  const int64_t bands = items >= threads ? 1 : (threads + items - 1) / items;
+  return bands < pg->oh ? bands : pg->oh > 0 ? pg->oh : 1;
+}
+
+static int64_t cp_pieces(const ct__conv_geom *g, const ct__conv_geom *pg) {
+  const int64_t threads = cd_threads(), items = g->n * cd_blocks(g) * cp_bands(g, pg);
+  return threads < items ? threads : items;
+}
+
+int64_t ct__conv_direct_pool_scratch_elems(const ct__conv_geom *g, const ct__conv_geom *pg) {
+  return ct__pieces_elems(cp_pieces(g, pg), cp_piece_elems(g, pg), sizeof(float)) +
+         g->n * cd_image_elems(g);
+}
+
+void ct__conv_direct_pool_run(const ct__conv_geom *g, const ct__conv_geom *pg, const float *x,
+                              const float *wp, float *o, const ct__conv_epi *e, float *scratch) {
+  const int64_t pieces = cp_pieces(g, pg);
+  const int64_t accs = ct__pieces_elems(pieces, cp_piece_elems(g, pg), sizeof(float));
+  cd_run pad = {g, x, wp, scratch + accs, NULL, NULL, e, 0, 0, 1};
+  ct__parallel_for(g->n * g->c, CT__GRAIN_MEM / (cd_hp(g) * cd_wp(g)) + 1, cd_pads, &pad);
+  const int64_t step = cp_step(g, pg);
+  cp_run r = {g, pg, scratch + accs, wp, scratch, o, e, cp_bands(g, pg), cp_rows(pg, step), step};
+  ct__parallel_items(g->n * cd_blocks(g) * r.bands, (int)pieces, cp_item, &r);
+}
+
 #else /* no AVX-512 helpers in this build: the path is never taken */
 
 bool ct__conv_direct_fits(const ct__conv_geom *g) {
@@ -339,5 +447,13 @@ int64_t ct__conv_direct_scratch_elems(const ct__conv_geom *g) { return g->n; }
 void ct__conv_direct_run(const ct__conv_geom *g, const float *x, const float *wp, float *o,
                          const ct__conv_epi *e, float *scratch) {
   (void)g, (void)x, (void)wp, (void)o, (void)e, (void)scratch;
+}
+int64_t ct__conv_direct_pool_scratch_elems(const ct__conv_geom *g, const ct__conv_geom *pg) {
+  (void)pg;
+  return g->n;
+}
+void ct__conv_direct_pool_run(const ct__conv_geom *g, const ct__conv_geom *pg, const float *x,
+                              const float *wp, float *o, const ct__conv_epi *e, float *scratch) {
+  (void)g, (void)pg, (void)x, (void)wp, (void)o, (void)e, (void)scratch;
 }
 #endif

@@ -42,4 +42,20 @@ int64_t ct__conv_direct_scratch_elems(const ct__conv_geom *g);
 void ct__conv_direct_run(const ct__conv_geom *g, const float *x, const float *wp, float *o,
                          const struct ct__conv_epi *e, float *scratch);
 
+/* conv2d_pool's float32 forward where the convolution g takes this path: Output o [N, M,
+ * pg->oh, pg->ow] = max pool pg (pool2d's plan over g's output dims; max) of g's output with
+ * the epilogue e, the convolution's rows going through each piece's buffer a band at a time,
+ * never to memory: the same bits as ct__conv_direct_run then pool2d. Scratch:
+ * ct__conv_direct_pool_scratch_elems floats. */
+int64_t ct__conv_direct_pool_scratch_elems(const ct__conv_geom *g, const ct__conv_geom *pg);
+void ct__conv_direct_pool_run(const ct__conv_geom *g, const ct__conv_geom *pg, const float *x,
+                              const float *wp, float *o, const struct ct__conv_epi *e,
+                              float *scratch);
+/* Rows [oy0, oy1) of output plane o of max pool plan pg from the input plane's rows from yb on
+ * at band: pool2d's arithmetic (ops/cpu/pool_tmpl.h, compiled in ops/cpu/conv.c). */
+void ct__pool_band_f32(const ct__conv_geom *pg, const float *band, int64_t yb, int64_t oy0,
+                       int64_t oy1, float *o);
+void ct__pool_band_f64(const ct__conv_geom *pg, const double *band, int64_t yb, int64_t oy0,
+                       int64_t oy1, double *o);
+
 #endif /* CORTEN_OPS_CPU_CONV_DIRECT_H */

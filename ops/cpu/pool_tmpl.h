@@ -19,12 +19,14 @@ static inline T SFX(pool_take)(T acc, T v) {
   return v != v ? v : m;
 }
 
-/* Output (oy, ox) of plane xp, its window walked row by row. */
-static inline T SFX(pool_one)(const ct__conv_geom *g, const T *xp, int64_t oy, int64_t ox) {
+/* Output (oy, ox) of a plane whose rows from yb on lie at xp (row iy at xp + (iy - yb) w: the
+ * whole plane, yb 0, or a band of its rows), its window walked row by row. */
+static inline T SFX(pool_one)(const ct__conv_geom *g, const T *xp, int64_t yb, int64_t oy,
+                              int64_t ox) {
   int64_t y0, y1, x0, x1, cnt = ct__pool_window(g, oy, ox, &y0, &y1, &x0, &x1);
   T acc = g->max ? -(T)INFINITY : 0;
   for (int64_t iy = y0; iy < y1; iy++) {
-    const T *row = xp + iy * g->w;
+    const T *row = xp + (iy - yb) * g->w;
     if (g->max) {
       for (int64_t ix = x0; ix < x1; ix++) acc = SFX(pool_take)(acc, row[ix]);
     } else {
@@ -46,29 +48,30 @@ static inline T SFX(pool_one)(const ct__conv_geom *g, const T *xp, int64_t oy, i
     }                                                                                    \
   } while (0)
 
-/* Row oy of a plane: the outputs whose window lies within the image's columns, [ca, cb), take
- * each window element (row by row, left to right: each output's own order) across the whole run
- * at once, one tap at a time; the outputs at the edges go one by one. */
+/* Row oy of a plane (its rows from yb on at xp, as pool_one reads them): the outputs whose
+ * window lies within the image's columns, [ca, cb), take each window element (row by row, left
+ * to right: each output's own order) across the whole run at once, one tap at a time; the
+ * outputs at the edges go one by one. */
 static inline __attribute__((always_inline)) void SFX(pool_row)(const ct__conv_geom *g,
-                                                                 const T *xp, int64_t oy,
-                                                                 T *orow, int64_t ca,
-                                                                 int64_t cb) {
+                                                                 const T *xp, int64_t yb,
+                                                                 int64_t oy, T *orow,
+                                                                 int64_t ca, int64_t cb) {
   for (int64_t ox = 0; ox < g->ow; ox++) {
     if (ox == ca && ca < cb) ox = cb;
-    if (ox < g->ow) orow[ox] = SFX(pool_one)(g, xp, oy, ox);
+    if (ox < g->ow) orow[ox] = SFX(pool_one)(g, xp, yb, oy, ox);
   }
   if (ca >= cb) return;
   int64_t y0, y1, x0, x1, cnt = ct__pool_window(g, oy, ca, &y0, &y1, &x0, &x1);
 #ifdef POOL_MAX_S2 /* this dtype's max pooling at stride 2 in registers, where the CPU has it */
   if (g->max && g->sw == 2 && y1 > y0 &&
-      POOL_MAX_S2(xp + y0 * g->w - g->pl, g->w, y1 - y0, g->kw, ca, cb, orow)) {
+      POOL_MAX_S2(xp + (y0 - yb) * g->w - g->pl, g->w, y1 - y0, g->kw, ca, cb, orow)) {
     return;
   }
 #endif
   for (int64_t ox = ca; ox < cb; ox++) orow[ox] = g->max ? -(T)INFINITY : 0;
   for (int64_t iy = y0; iy < y1; iy++) {
     for (int64_t kx = 0; kx < g->kw; kx++) {
-      const T *row = xp + iy * g->w + kx - g->pl;
+      const T *row = xp + (iy - yb) * g->w + kx - g->pl;
       /* strides 1 and 2 as constants: contiguous loads, or two loads and a permute, where a
        * stride known only at run time had each element loaded alone */
       if (g->sw == 1) {
@@ -204,8 +207,18 @@ CT__VM_CLONES static void SFX(pool_planes)(void *arg, int64_t b, int64_t e) {
   for (int64_t p = b; p < e; p++) {
     const T *xp = r->x + p * g->h * g->w;
     T *o = r->out + p * g->oh * g->ow;
-    for (int64_t oy = 0; oy < g->oh; oy++) SFX(pool_row)(g, xp, oy, o + oy * g->ow, ca, cb);
+    for (int64_t oy = 0; oy < g->oh; oy++) SFX(pool_row)(g, xp, 0, oy, o + oy * g->ow, ca, cb);
   }
+}
+
+/* Rows [oy0, oy1) of an output plane o (OH x OW) of pool plan g, from the input plane's rows
+ * [yb, ...) at band (rows g->w apart: every row the windows of those outputs read): pool_row's
+ * arithmetic, so pool2d's bits (conv2d_pool's kernel, ops/cpu/conv_pool.c). */
+void SFX(ct__pool_band)(const ct__conv_geom *g, const T *band, int64_t yb, int64_t oy0,
+                        int64_t oy1, T *o) {
+  int64_t ca, cb;
+  SFX(pool_inner_cols)(g, &ca, &cb);
+  for (int64_t oy = oy0; oy < oy1; oy++) SFX(pool_row)(g, band, yb, oy, o + oy * g->ow, ca, cb);
 }
 
 static void SFX(pool_planes_grad)(void *arg, int64_t b, int64_t e) {
@@ -248,7 +261,7 @@ static void SFX(pool_planes_grad)(void *arg, int64_t b, int64_t e) {
   }
 }
 
-static ct_status SFX(pool2d)(const ct_kernel_ctx *c) {
+ct_status SFX(ct__cpu_pool2d)(const ct_kernel_ctx *c) {
   SFX(pool_run) r;
   ct_status st = ct__pool_plan(c, ct_kernel_in(c, CT__IN_X, 0)->dims, &r.g);
   if (CT__UNLIKELY(st != CT_OK)) return st;

@@ -251,29 +251,24 @@ static const int64_t ones[2] = {1, 1}, zeros[2] = {0, 0};
       {"data_format", STR("NCHW"), false}, {"padding_algorithm", STR("EXPLICIT"), false}
 const ct_attr_def ct__conv_attrs[6] = {CONV_ATTR_ROWS};
 
-/* In the CT__POOL_* order; pool2d_grad has the same. ksize defaults to 1x1. */
-const ct_attr_def ct__pool_attrs[10] = {
-    {"pooling_type", STR("max"), false},
-    {"ksize", INTS(ones), false},
-    {"strides", INTS(ones), false},
-    {"paddings", INTS(zeros), false},
-    {"global_pooling", BOOL(false), false},
-    {"exclusive", BOOL(true), false},
-    {"ceil_mode", BOOL(false), false},
-    {"data_format", STR("NCHW"), false},
-    {"padding_algorithm", STR("EXPLICIT"), false},
-    {"adaptive", BOOL(false), false},
-};
+/* In the CT__POOL_* order, each name after prefix P; pool2d_grad has the same. ksize defaults
+ * to 1x1. */
+#define POOL_ATTR_ROWS(P)                                                             \
+  {P "pooling_type", STR("max"), false}, {P "ksize", INTS(ones), false},              \
+      {P "strides", INTS(ones), false}, {P "paddings", INTS(zeros), false},           \
+      {P "global_pooling", BOOL(false), false}, {P "exclusive", BOOL(true), false},   \
+      {P "ceil_mode", BOOL(false), false}, {P "data_format", STR("NCHW"), false},     \
+      {P "padding_algorithm", STR("EXPLICIT"), false}, {P "adaptive", BOOL(false), false}
+const ct_attr_def ct__pool_attrs[10] = {POOL_ATTR_ROWS("")};
 
 /* conv2d_fusion: conv2d's attributes first, in their order (its kernel is conv2d's, then the
  * epilogue), then the epilogue's. */
-static const ct_attr_def fusion_attrs[10] = {
-    CONV_ATTR_ROWS,
-    {"activation", STR("identity"), false},
-    {"clip_min", {.type = CT_ATTR_FLOAT, .u.f = -INFINITY}, false},
-    {"clip_max", {.type = CT_ATTR_FLOAT, .u.f = INFINITY}, false},
-    {"epsilon", {.type = CT_ATTR_FLOAT, .u.f = 1e-5}, false},
-};
+#define FUSION_ATTR_ROWS                                                      \
+  CONV_ATTR_ROWS, {"activation", STR("identity"), false},                     \
+      {"clip_min", {.type = CT_ATTR_FLOAT, .u.f = -INFINITY}, false},         \
+      {"clip_max", {.type = CT_ATTR_FLOAT, .u.f = INFINITY}, false},          \
+      {"epsilon", {.type = CT_ATTR_FLOAT, .u.f = 1e-5}, false}
+static const ct_attr_def fusion_attrs[10] = {FUSION_ATTR_ROWS};
 
 /* conv2d's checks and dims, then the epilogue's operands: Bias of 1 or M elements (what an
  * elementwise_add of a [M', 1, 1] bias to an NCHW output accepts: M' is 1 or M), the batch
@@ -330,6 +325,26 @@ static ct_status fusion_infer(const ct_kernel_ctx *c) {
   return ct__fusion_act_check(c, CT__FUSION_ACTIVATION);
 }
 
+/* conv2d_pool: conv2d_fusion's attributes, then pool2d's (CT__CPOOL_POOL on). */
+static const ct_attr_def cpool_attrs[20] = {FUSION_ATTR_ROWS, POOL_ATTR_ROWS("pool_")};
+
+/* conv2d_fusion's checks, then pool2d's over its output's dims, which max pooling of windows
+ * (not global) takes to Output's. */
+static ct_status cpool_infer(const ct_kernel_ctx *c) {
+  ct_status s = fusion_infer(c);
+  if (s != CT_OK) return s;
+  ct_kernel_ctx pc = *c;
+  pc.attr = c->attr + CT__CPOOL_POOL;
+  ct__conv_geom g;
+  s = ct__pool_plan(&pc, ct_kernel_out(c, CT__OUT, 0)->dims, &g);
+  if (s == CT_OK && (!g.max || pc.attr[CT__POOL_GLOBAL].u.b)) {
+    return ct_kernel_fail(c, CT_ERR_UNSUPPORTED,
+                          "conv2d_pool pools by max over windows: set pool_pooling_type \"max\" "
+                          "and pool_global_pooling false, or run conv2d_fusion then pool2d");
+  }
+  return s == CT_OK ? ct__k_resize(c, CT__OUT, 0, ct__conv_out_dims(&g)) : s;
+}
+
 ct_status ct__fusion_act_check(const ct_kernel_ctx *c, size_t attr) {
   const char *act = c->attr[attr].u.s;
   if (strcmp(act, "identity") != 0 && strcmp(act, "relu") != 0 && strcmp(act, "clip") != 0) {
@@ -364,6 +379,10 @@ static const ct_op_def defs[] = {
     {.type = "conv2d_fusion", .inputs = fusion_in, .n_inputs = 8, .outputs = conv_out,
      .n_outputs = 1, .attrs = fusion_attrs, .n_attrs = 10, .flags = CT_OP_PURE_INFER,
      .infer_shape = fusion_infer},
+    /* The executor's optimize pass (ops/passes_pool.c) makes it; no gradient either. */
+    {.type = "conv2d_pool", .inputs = fusion_in, .n_inputs = 8, .outputs = conv_out,
+     .n_outputs = 1, .attrs = cpool_attrs, .n_attrs = 20, .flags = CT_OP_PURE_INFER,
+     .infer_shape = cpool_infer},
     {.type = "pool2d", .inputs = ct__slot_x, .n_inputs = 1, .outputs = ct__slot_out,
      .n_outputs = 1, .attrs = ct__pool_attrs, .n_attrs = 10,
      .flags = CT_OP_PURE_INFER, .infer_shape = pool_infer,
@@ -404,6 +423,15 @@ static const ct__op_doc docs[] = {
                       "elementwise_add and relu or clip run one by one. The executor's optimize "
                       "pass (CPU only) makes it from such a chain (docs/design/passes.md); it has "
                       "no gradient."},
+    {"conv2d_pool", "conv2d_fusion (its slots and attributes), then pool2d by max over its "
+                    "Output with the attributes pool_pooling_type (\"max\"), pool_ksize, "
+                    "pool_strides, pool_paddings, pool_ceil_mode, pool_padding_algorithm and "
+                    "the rest of pool2d's, each named pool_ and pool2d's name: the bits of "
+                    "conv2d_fusion then pool2d. On the CPU, where the convolution takes the "
+                    "direct loop (a stride-2 stem), its output goes through cache a band of "
+                    "rows at a time, never to memory. The executor's optimize pass (CPU only) "
+                    "makes it from conv2d_fusion followed by a max pool2d "
+                    "(docs/design/passes.md); it has no gradient."},
     {"pool2d", "Max or average pooling (`pooling_type` \"max\", the default, or \"avg\") of X "
                "[N, C, H, W] over `ksize` windows (default 1x1) at `strides`, giving Out [N, C, "
                "OH, OW] with conv2d's extent formula (ceil_mode rounds it up instead); "

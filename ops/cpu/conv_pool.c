@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops/cpu/conv_pool.c: conv2d_pool on the CPU (ops/defs/conv.c; the pass in ops/passes_pool.c).
+ *
+ * Where conv2d's float32 kernel would take its direct loop (resnet's 7x7 stride-2 stem, whose
+ * 3x3 max pool follows) and the epilogue is one the loop applies itself (Bias and relu, or clip
+ * between bounds the dtype holds), the convolution's rows go through a buffer of each piece a
+ * band at a time and are pooled from there (ops/cpu/conv_direct.c): the convolution's output,
+ * 3.2 MB an image for resnet's stem, is never written to memory nor read back. Elsewhere
+ * (another algorithm, float64, a residual, a batch norm) conv2d_fusion's kernel writes the
+ * convolution into a tensor of the kernel's own and pool2d's kernel pools it. Either way each
+ * value is the one conv2d_fusion then pool2d compute: the same bits. */
+#include <string.h>
+
+#include "ops/cpu/conv_fusion.h"
+#include "ops/cpu/cpu_kernels.h"
+#include "ops/cpu/gemm.h"
+#include "ops/defs.h"
+
+/* c's view as the pool: its attributes from CT__CPOOL_POOL on are pool2d's, in pool2d's order;
+ * its input X (slot 0) the tensor t when not NULL. */
+static ct_kernel_ctx pool_view(const ct_kernel_ctx *c, const ct_tensor *const *t,
+                               const uint32_t *pos) {
+  ct_kernel_ctx pc = *c;
+  pc.attr = c->attr + CT__CPOOL_POOL;
+  if (t != NULL) {
+    pc.in_t = t;
+    pc.in_pos = pos;
+  }
+  return pc;
+}
+
+/* The epilogue the direct loop applies itself, into *e: false where conv2d_fusion's kernel
+ * would apply it in a pass of its own (a residual, a batch norm, clip bounds the dtype does not
+ * hold); *none when there is nothing to apply. */
+static bool loop_epilogue(const ct_kernel_ctx *c, ct__conv_epi *e, bool *none) {
+  for (size_t k = CT__FUSION_RESIDUAL; k <= CT__FUSION_BN_VARIANCE; k++) {
+    if (ct_kernel_in_count(c, k) > 0) return false;
+  }
+  *e = (ct__conv_epi){.lo = c->attr[CT__FUSION_CLIP_MIN].u.f,
+                      .hi = c->attr[CT__FUSION_CLIP_MAX].u.f};
+  if (ct_kernel_in_count(c, CT__FUSION_BIAS) > 0) {
+    const ct_tensor *b = ct_kernel_in(c, CT__FUSION_BIAS, 0);
+    e->bias = ct__k_in_data(b);
+    e->n_bias = b->numel;
+  }
+  const char *act = c->attr[CT__FUSION_ACTIVATION].u.s;
+  if (strcmp(act, "relu") == 0) {
+    e->act = CT__EPI_RELU;
+  } else if (strcmp(act, "clip") == 0) {
+    if ((double)(float)e->lo != e->lo || (double)(float)e->hi != e->hi) return false;
+    e->act = CT__EPI_CLAMP;
+  }
+  *none = e->bias == NULL && e->act == CT__EPI_NONE;
+  return true;
+}
+
+/* conv2d_fusion's kernel into a tensor of its own, then pool2d's from it into Output. */
+static ct_status conv_then_pool(const ct_kernel_ctx *c, ct_kernel_fn conv, ct_kernel_fn pool) {
+  const ct_tensor *in = ct_kernel_in(c, CT__CONV_INPUT, 0);
+  ct__conv_geom g;
+  ct_status s = ct__conv_plan(c, in->dims, ct_kernel_in(c, CT__CONV_FILTER, 0)->dims, &g);
+  if (s != CT_OK) return s;
+  ct_tensor *t = ct_tensor_new();
+  if (t == NULL) return ct_kernel_fail(c, ct_last_status(), "%s", ct_last_error());
+  s = ct_tensor_resize(t, ct__conv_out_dims(&g));
+  if (s != CT_OK) {
+    ct_tensor_free(t);
+    return ct_kernel_fail(c, s, "%s", ct_last_error());
+  }
+  /* the convolution writes t (its messages still name Output's variable) */
+  ct_tensor *outs[1] = {t};
+  static const uint32_t one[2] = {0, 1};
+  ct_kernel_ctx cc = *c;
+  cc.out_t = outs;
+  cc.out_pos = one;
+  s = conv(&cc);
+  if (s == CT_OK) {
+    const ct_tensor *ins[1] = {t};
+    ct_kernel_ctx pc = pool_view(c, ins, one);
+    s = pool(&pc);
+  }
+  ct_tensor_free(t);
+  return s;
+}
+
+ct_status ct__cpu_conv2d_pool_f32(const ct_kernel_ctx *c) {
+  ct__conv_epi e;
+  bool none = false;
+  if (loop_epilogue(c, &e, &none)) {
+    const ct_tensor *in = ct_kernel_in(c, CT__CONV_INPUT, 0);
+    ct__conv_geom g, pg;
+    ct_status s = ct__conv_plan(c, in->dims, ct_kernel_in(c, CT__CONV_FILTER, 0)->dims, &g);
+    const ct_kernel_ctx pc = pool_view(c, NULL, NULL);
+    if (s == CT_OK) s = ct__pool_plan(&pc, ct__conv_out_dims(&g), &pg);
+    if (s != CT_OK) return s;
+    bool taken = false;
+    s = ct__conv_direct_pooled(c, &pg, none ? NULL : &e, &taken);
+    if (s != CT_OK || taken) return s;
+  }
+  return conv_then_pool(c, ct__cpu_conv2d_fusion_f32, ct__cpu_pool2d_f32);
+}
+
+ct_status ct__cpu_conv2d_pool_f64(const ct_kernel_ctx *c) {
+  return conv_then_pool(c, ct__cpu_conv2d_fusion_f64, ct__cpu_pool2d_f64);
+}
