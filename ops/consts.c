@@ -19,6 +19,7 @@
  */
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/alloc.h"
 #include "ops/kernel.h"
@@ -131,6 +132,15 @@ static ct__prep *prep_of(const ct_kernel_ctx *c) {
 bool ct__k_is_constant(const ct_kernel_ctx *c, size_t slot, size_t i) {
   const ct__prep *p = prep_of(c);
   return p->derived != NULL && p->derived[c->in_pos[slot] + (uint32_t)i].constant;
+}
+
+ct_status ct__k_run_view(const ct_kernel_ctx *c, const ct_kernel_ctx *view, bool same_inputs,
+                         ct_kernel_fn fn) {
+  ct__prep shadow;
+  memset(&shadow, 0, sizeof shadow);
+  shadow.ctx = *view;
+  shadow.derived = same_inputs ? prep_of(c)->derived : NULL;
+  return fn(&shadow.ctx);
 }
 
 void *ct__k_derived(const ct_kernel_ctx *c, size_t slot, size_t i, uint64_t tag, size_t bytes,

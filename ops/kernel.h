@@ -39,6 +39,13 @@ static inline void *ct__k_out_data(const ct_kernel_ctx *c, size_t slot, size_t i
  * Nothing is recorded either way. Call it from the kernel's own thread, not from its pieces. */
 void *ct__k_derived(const ct_kernel_ctx *c, size_t slot, size_t i, uint64_t tag, size_t bytes,
                     bool *fresh);
+/* Runs kernel fn over view, a context of c's op that differs in its outputs, attributes or
+ * inputs (a fused op's kernel running the kernels of the ops it stands for), as part of c's
+ * run: a kernel context is always its prep's, which ct__k_derived reads, so a copy cannot be
+ * passed on. c's inputs stay constants as they are to c when view keeps them (same_inputs),
+ * else view has none. */
+ct_status ct__k_run_view(const ct_kernel_ctx *c, const ct_kernel_ctx *view, bool same_inputs,
+                         ct_kernel_fn fn);
 /* Whether input (slot, i) is a constant of the running executor: a kernel asks before it works
  * out what it would derive (nothing to size or plan in the usual executor). */
 bool ct__k_is_constant(const ct_kernel_ctx *c, size_t slot, size_t i);

@@ -5,6 +5,7 @@
 #ifndef CORTEN_TESTS_PASSES_UTIL_H
 #define CORTEN_TESTS_PASSES_UTIL_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,40 @@ static inline void put_elem(ct_scope *s, const char *name, ct_dtype dt, int64_t 
   ck_assert_ptr_nonnull(d);
   if (dt == CT_FLOAT32) ((float *)d)[i] = (float)x;
   else ((double *)d)[i] = x;
+}
+
+/* mid = batch_norm(in) in inference with put_bn's statistics (and its unread outputs). */
+static inline void append_bn(ct_program *p, const char *in, const char *mid) {
+  ct_op *bn = ct_op_new("batch_norm");
+  static const char *const ins[4] = {"Scale", "Bias", "Mean", "Variance"};
+  static const char *const outs[4] = {"MeanOut", "VarianceOut", "SavedMean", "SavedVariance"};
+  ct_op_set_input(bn, "X", in);
+  for (int k = 0; k < 4; k++) {
+    char name[16];
+    snprintf(name, sizeof name, "bn_in%d", k);
+    ct_op_set_input(bn, ins[k], name);
+    snprintf(name, sizeof name, "bn_out%d", k);
+    ct_op_set_output(bn, outs[k], name);
+  }
+  ct_op_set_output(bn, "Y", mid);
+  ct_op_set_attr_bool(bn, "is_test", true);
+  ck_assert_int_eq(ct_program_append(p, bn), CT_OK);
+}
+
+/* The batch norm's vectors bn_in0 .. bn_in3 ([c] of dtype dt, seeds 9 .. 12; the variance
+ * 0.25 .. 2.25). */
+static inline void put_bn(ct_scope *s, int64_t c, ct_dtype dt) {
+  for (int k = 0; k < 4; k++) {
+    char name[16];
+    snprintf(name, sizeof name, "bn_in%d", k);
+    put_pattern(s, name, CT_DIMS(c), 9 + (unsigned)k, dt);
+    if (k < 3) continue;
+    void *v = ct_tensor_mutable_data(ct_var_tensor(ct_scope_var(s, name)), dt, ct_cpu());
+    for (int64_t i = 0; i < c; i++) {
+      if (dt == CT_FLOAT32) ((float *)v)[i] += 1.25f;
+      else ((double *)v)[i] += 1.25;
+    }
+  }
 }
 
 static inline bool has_memory(const ct_scope *s, const char *name) {

@@ -16,6 +16,7 @@ typedef struct cp {
   int64_t pk, ps, pp;             /* the pool's window, stride and padding */
   bool ceil;                      /* the pool's ceil_mode */
   const char *act;                /* "relu", "clip" (lo .. hi) or NULL (no bias, no act) */
+  bool bn;                        /* a batch_norm (inference) before the activation */
   double lo, hi;
   ct_dtype dt;
   bool nans;     /* NaN at x's first element */
@@ -40,7 +41,8 @@ static ct_program *cp_program(const cp *t) {
     ct_op_set_attr_ints(r, "shape", col, 3);
     ck_assert_int_eq(ct_program_append(p, r), CT_OK);
     ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_add", "c", "b_col", "cb")), CT_OK);
-    ct_op *a = op_x(t->act, "cb", "a");
+    if (t->bn) append_bn(p, "cb", "cn");
+    ct_op *a = op_x(t->act, t->bn ? "cn" : "cb", "a");
     if (strcmp(t->act, "clip") == 0) {
       ct_op_set_attr_float(a, "min", t->lo);
       ct_op_set_attr_float(a, "max", t->hi);
@@ -65,6 +67,7 @@ static ct_scope *cp_scope(const void *arg) {
   put_pattern(s, "x", CT_DIMS(t->n, t->c, t->h, t->w), 1, t->dt);
   put_pattern(s, "w", CT_DIMS(t->m, t->c, t->k, t->k), 2, t->dt);
   put_pattern(s, "b", CT_DIMS(t->m), 3, t->dt);
+  put_bn(s, t->m, t->dt);
   if (t->nans) put_elem(s, "x", t->dt, 0, NAN);
   return s;
 }
@@ -83,7 +86,8 @@ static void *cp_run(const cp *t, const ct_executor_options *o, int threads, size
   *bytes = (size_t)ct_tensor_numel(y) * ct_dtype_size(t->dt);
   void *out = xmalloc((int64_t)*bytes, 1);
   memcpy(out, ct_tensor_data(y, t->dt), *bytes);
-  *fused = !has_memory(s, "a") && !has_memory(s, "c") && !has_memory(s, "cb");
+  *fused = !has_memory(s, "a") && !has_memory(s, "c") && !has_memory(s, "cb") &&
+           !has_memory(s, "cn");
   ct_executor_free(e);
   ct_scope_free(s);
   ct_program_free(p);
@@ -91,17 +95,20 @@ static void *cp_run(const cp *t, const ct_executor_options *o, int threads, size
   return out;
 }
 
-/* Optimized, the pair equals the unoptimized run bit for bit at 1, 2 and 3 threads; whether it
- * was fused is `want_fused`. */
+/* Optimized, the pair equals the unoptimized run bit for bit at 1, 2 and 3 threads, with the
+ * filter and bias as the executor's constants (the kernels keep the filter packed) and without;
+ * whether it was fused is `want_fused`. */
 static void check_pair(const cp *t, bool want_fused) {
   size_t bytes, fbytes;
   bool fused;
   void *plain = cp_run(t, NULL, 1, &bytes, &fused);
   ck_assert(!fused);
-  for (int threads = 1; threads <= 3; threads++) {
-    const char *keep[1] = {"a"};
+  for (int k = 0; k < 6; k++) {
+    const int threads = 1 + k / 2;
+    const char *keep[1] = {"a"}, *consts[2] = {"w", "b"};
     ct_executor_options o = {.optimize = true, .keep = t->keep_c ? keep : NULL,
-                             .n_keep = t->keep_c ? 1 : 0};
+                             .n_keep = t->keep_c ? 1 : 0, .constants = k % 2 ? consts : NULL,
+                             .n_constants = k % 2 ? 2 : 0};
     void *opt = cp_run(t, &o, threads, &fbytes, &fused);
     ck_assert_uint_eq(fbytes, bytes);
     ck_assert_msg(memcmp(plain, opt, bytes) == 0, "differs from the unoptimized run at %d "
@@ -148,12 +155,22 @@ START_TEST(every_pool_window_gives_the_same_bits) {
 }
 END_TEST
 
-/* No bias and no activation (a plain conv2d then the pool), clip between float32 values, and
- * clip between bounds float32 does not hold (the epilogue in double: the fallback). */
+/* No bias and no activation (a plain conv2d then the pool), clip between float32 values, clip
+ * between bounds float32 does not hold (in double, on each row once computed), and a batch
+ * norm (resnet18_bn's stem: in double, on each row) with relu, also in float64. */
 START_TEST(every_epilogue_gives_the_same_bits) {
   cp t = stem;
   t.act = NULL;
   check_pair(&t, true);
+  t.act = "relu";
+  t.bn = true;
+  check_pair(&t, true);
+  cp wide = {.n = 1, .c = 8, .m = 32, .h = 150, .w = 150, .k = 3, .s = 2, .p = 1, .pk = 3,
+             .ps = 2, .pp = 1, .act = "relu", .bn = true, .dt = CT_FLOAT32};
+  check_pair(&wide, true);
+  wide.dt = CT_FLOAT64;
+  check_pair(&wide, true);
+  t.bn = false;
   t.act = "clip";
   t.lo = 0;
   t.hi = 0.5;

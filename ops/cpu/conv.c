@@ -366,7 +366,7 @@ static ct_status wino_conv(const ct_kernel_ctx *c, const wino_algo *a, const ct_
  * pg (not NULL), conv2d_pool's: the max pool of that output into o. */
 static ct_status conv_direct_pg(const ct_kernel_ctx *c, const ct__conv_geom *g,
                                 const ct__conv_geom *pg, const float *x, const float *w,
-                                float *o, const ct__conv_epi *e) {
+                                float *o, const ct__conv_epi *e, const ct__fusion_epi *post) {
   const int64_t pe = ct__conv_direct_packed_elems(g);
   const int64_t se = pg != NULL ? ct__conv_direct_pool_scratch_elems(g, pg)
                                 : ct__conv_direct_scratch_elems(g);
@@ -381,7 +381,7 @@ static ct_status conv_direct_pg(const ct_kernel_ctx *c, const ct__conv_geom *g,
     wp = buf + se;
   }
   if (pg != NULL) {
-    ct__conv_direct_pool_run(g, pg, x, wp, o, e, buf);
+    ct__conv_direct_pool_run(g, pg, x, wp, o, e, post, buf);
   } else {
     ct__conv_direct_run(g, x, wp, o, e, buf);
   }
@@ -398,7 +398,7 @@ static ct_status conv_fast(const ct_kernel_ctx *c, const conv_job *j, float *o,
   if (conv_wino_fits(j)) {
     return wino_conv(c, ct__wino4_fits(&j->g) ? &wino_f4 : &wino_f2, &j->g, x, w, o, true, e);
   }
-  return conv_direct_pg(c, &j->g, NULL, x, w, o, e);
+  return conv_direct_pg(c, &j->g, NULL, x, w, o, e, NULL);
 }
 
 /* Input@GRAD of a stride-1 3x3 conv is itself a 3x3 convolution: of Output@GRAD [N, M, OH, OW]
@@ -560,7 +560,8 @@ static ct_status conv_wino_dw(const ct_kernel_ctx *c, const conv_job *j, const f
 #undef GEMM_KEPT
 
 ct_status ct__conv_direct_pooled(const ct_kernel_ctx *c, const ct__conv_geom *pg,
-                                 const ct__conv_epi *e, bool *taken) {
+                                 const ct__conv_epi *e, const ct__fusion_epi *post,
+                                 bool *taken) {
   conv_job j;
   ct_status st = conv_prepare(c, &j);
   /* conv2d's float32 forward would take the direct loop: not Winograd's path, nor im2col's */
@@ -569,7 +570,7 @@ ct_status ct__conv_direct_pooled(const ct_kernel_ctx *c, const ct__conv_geom *pg
   float *o = ct__k_out_data(c, CT__OUT, 0, CT_FLOAT32);
   if (CT__UNLIKELY(o == NULL)) return ct_last_status();
   return conv_direct_pg(c, &j.g, pg, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
-                        ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)), o, e);
+                        ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)), o, e, post);
 }
 ct_status ct__cpu_conv2d_f32(const ct_kernel_ctx *c) { return conv2d_f32(c); }
 ct_status ct__cpu_conv2d_f64(const ct_kernel_ctx *c) { return conv2d_f64(c); }

@@ -344,6 +344,7 @@ typedef struct cp_run {
   const float *xp, *w;
   float *buf, *o;
   const ct__conv_epi *e;
+  const ct__fusion_epi *post;
   int64_t bands, rows, step; /* bands of pool rows an (image, block); buffer rows; pool rows */
 } cp_run;
 
@@ -397,6 +398,10 @@ static void cp_item(void *arg, int64_t it, int p) {
     }
     const cd_dst d = {buf, plane, m0, lo};
     if (from < hi) cd_rows(g, xp, r->w, k, from, hi, acc, &d, r->e, n);
+    for (int64_t m = m0; r->post != NULL && from < hi && m < m1; m++) {
+      ct__fusion_values_f32(r->post, buf + (m - m0) * plane + (from - lo) * g->ow,
+                            (hi - from) * g->ow, m);
+    }
     have_lo = lo;
     have_hi = hi;
     for (int64_t m = m0; m < m1; m++) {
@@ -423,13 +428,15 @@ int64_t ct__conv_direct_pool_scratch_elems(const ct__conv_geom *g, const ct__con
 }
 
 void ct__conv_direct_pool_run(const ct__conv_geom *g, const ct__conv_geom *pg, const float *x,
-                              const float *wp, float *o, const ct__conv_epi *e, float *scratch) {
+                              const float *wp, float *o, const ct__conv_epi *e,
+                              const ct__fusion_epi *post, float *scratch) {
   const int64_t pieces = cp_pieces(g, pg);
   const int64_t accs = ct__pieces_elems(pieces, cp_piece_elems(g, pg), sizeof(float));
   cd_run pad = {g, x, wp, scratch + accs, NULL, NULL, e, 0, 0, 1};
   ct__parallel_for(g->n * g->c, CT__GRAIN_MEM / (cd_hp(g) * cd_wp(g)) + 1, cd_pads, &pad);
   const int64_t step = cp_step(g, pg);
-  cp_run r = {g, pg, scratch + accs, wp, scratch, o, e, cp_bands(g, pg), cp_rows(pg, step), step};
+  cp_run r = {g,    pg,   scratch + accs, wp, scratch, o, e, post, cp_bands(g, pg),
+              cp_rows(pg, step), step};
   ct__parallel_items(g->n * cd_blocks(g) * r.bands, (int)pieces, cp_item, &r);
 }
 
@@ -453,7 +460,8 @@ int64_t ct__conv_direct_pool_scratch_elems(const ct__conv_geom *g, const ct__con
   return g->n;
 }
 void ct__conv_direct_pool_run(const ct__conv_geom *g, const ct__conv_geom *pg, const float *x,
-                              const float *wp, float *o, const ct__conv_epi *e, float *scratch) {
-  (void)g, (void)pg, (void)x, (void)wp, (void)o, (void)e, (void)scratch;
+                              const float *wp, float *o, const ct__conv_epi *e,
+                              const ct__fusion_epi *post, float *scratch) {
+  (void)g, (void)pg, (void)x, (void)wp, (void)o, (void)e, (void)post, (void)scratch;
 }
 #endif

@@ -44,13 +44,15 @@ void ct__conv_direct_run(const ct__conv_geom *g, const float *x, const float *wp
 
 /* conv2d_pool's float32 forward where the convolution g takes this path: Output o [N, M,
  * pg->oh, pg->ow] = max pool pg (pool2d's plan over g's output dims; max) of g's output with
- * the epilogue e, the convolution's rows going through each piece's buffer a band at a time,
- * never to memory: the same bits as ct__conv_direct_run then pool2d. Scratch:
+ * the epilogue e (in the loop's rows) or post (NULL: none; conv2d_fusion's pass on each row
+ * once computed: a batch norm), the convolution's rows going through each piece's buffer a
+ * band at a time, never to memory: the same bits as ct__conv_direct_run then pool2d. Scratch:
  * ct__conv_direct_pool_scratch_elems floats. */
 int64_t ct__conv_direct_pool_scratch_elems(const ct__conv_geom *g, const ct__conv_geom *pg);
+struct ct__fusion_epi;
 void ct__conv_direct_pool_run(const ct__conv_geom *g, const ct__conv_geom *pg, const float *x,
                               const float *wp, float *o, const struct ct__conv_epi *e,
-                              float *scratch);
+                              const struct ct__fusion_epi *post, float *scratch);
 /* Rows [oy0, oy1) of output plane o of max pool plan pg from the input plane's rows from yb on
  * at band: pool2d's arithmetic (ops/cpu/pool_tmpl.h, compiled in ops/cpu/conv.c). */
 void ct__pool_band_f32(const ct__conv_geom *pg, const float *band, int64_t yb, int64_t oy0,

@@ -28,17 +28,7 @@ enum {
   ACT_CLIP
 };
 
-typedef struct epilogue {
-  void *o;
-  const void *bias, *res;
-  const void *bn[4]; /* BnScale, BnBias, BnMean, BnVariance; bn[0] NULL: no batch norm */
-  double eps;
-  int64_t m, ow, plane, n_bias; /* channels, a row, a plane, Bias's elements (1 or m) */
-  int64_t rs[4];                /* ResidualData's strides along N, M, OH, OW (0: broadcast) */
-  bool res_plane;               /* ResidualData holds a whole plane per (n, m), contiguous */
-  int act;
-  double lo, hi;
-} epilogue;
+typedef ct__fusion_epi epilogue;
 
 /* ResidualData's strides against Output's dims (infer-shape checked that they broadcast). */
 static void res_strides(epilogue *ep, const ct_tensor *r, const ct_tensor *out) {
@@ -50,6 +40,36 @@ static void res_strides(epilogue *ep, const ct_tensor *r, const ct_tensor *out) 
     stride *= ext;
   }
   ep->res_plane = ep->rs[3] == 1 && ep->rs[2] == ep->ow;
+}
+
+void ct__fusion_epi_make(const ct_kernel_ctx *c, size_t es, ct__fusion_epi *ep) {
+  const ct_tensor *out = ct_kernel_out(c, CT__OUT, 0);
+  *ep = (ct__fusion_epi){.m = out->dims.d[1], .ow = out->dims.d[3]};
+  ep->plane = out->dims.d[2] * ep->ow;
+  if (ct_kernel_in_count(c, CT__FUSION_BIAS) > 0) {
+    const ct_tensor *bt = ct_kernel_in(c, CT__FUSION_BIAS, 0);
+    ep->bias = ct__k_in_data(bt);
+    ep->n_bias = bt->numel;
+  }
+  if (ct_kernel_in_count(c, CT__FUSION_RESIDUAL) > 0) {
+    const ct_tensor *rt = ct_kernel_in(c, CT__FUSION_RESIDUAL, 0);
+    ep->res = ct__k_in_data(rt);
+    res_strides(ep, rt, out);
+  }
+  if (ct_kernel_in_count(c, CT__FUSION_BN_SCALE) > 0) {
+    for (int k = 0; k < 4; k++) {
+      ep->bn[k] = ct__k_in_data(ct_kernel_in(c, CT__FUSION_BN_SCALE + (size_t)k, 0));
+    }
+    ep->eps = c->attr[CT__FUSION_EPSILON].u.f;
+  }
+  const char *act = c->attr[CT__FUSION_ACTIVATION].u.s;
+  ep->act = strcmp(act, "relu") == 0 ? ACT_RELU : strcmp(act, "clip") == 0 ? ACT_CLIP
+                                                                           : ACT_IDENTITY;
+  ep->lo = c->attr[CT__FUSION_CLIP_MIN].u.f;
+  ep->hi = c->attr[CT__FUSION_CLIP_MAX].u.f;
+  const bool exact = es == sizeof(double) ||
+                     ((double)(float)ep->lo == ep->lo && (double)(float)ep->hi == ep->hi);
+  if (ep->act == ACT_CLIP && exact) ep->act = ACT_CLIP_T;
 }
 
 /* One contiguous run of n outputs: bias (hb), residual r (hr) and activation act, the flags
@@ -144,35 +164,22 @@ static void res_strides(epilogue *ep, const ct_tensor *r, const ct_tensor *out) 
       }                                                                                   \
     }                                                                                     \
   }                                                                                       \
+  void ct__fusion_values_##SFX(const ct__fusion_epi *ep, T *v, int64_t n, int64_t m) {     \
+    const T *bias = ep->bias;                                                             \
+    T bv = bias != NULL ? bias[ep->n_bias == 1 ? 0 : m] : 0;                              \
+    bool hb = bias != NULL;                                                               \
+    if (ep->bn[0] != NULL) { /* the bias goes in first: bn(conv + Bias) */                \
+      const T *sc = ep->bn[0], *sh = ep->bn[1], *mu = ep->bn[2], *var = ep->bn[3];        \
+      bn_##SFX(v, n, hb, bv, (double)mu[m], ct__inv_std((double)var[m], ep->eps),         \
+               (double)sc[m], (double)sh[m]);                                             \
+      hb = false;                                                                         \
+    }                                                                                     \
+    run_any_##SFX(v, NULL, bv, n, hb, false, ep->act, ep->lo, ep->hi);                    \
+  }                                                                                       \
   ct_status ct__cpu_conv2d_fusion_##SFX(const ct_kernel_ctx *c) {                         \
     const ct_tensor *out = ct_kernel_out(c, CT__OUT, 0);                                  \
-    epilogue ep = {.m = out->dims.d[1], .ow = out->dims.d[3]};                            \
-    ep.plane = out->dims.d[2] * ep.ow;                                                    \
-    if (ct_kernel_in_count(c, CT__FUSION_BIAS) > 0) {                                     \
-      const ct_tensor *bt = ct_kernel_in(c, CT__FUSION_BIAS, 0);                          \
-      ep.bias = ct__k_in_data(bt);                                                        \
-      ep.n_bias = bt->numel;                                                              \
-    }                                                                                     \
-    if (ct_kernel_in_count(c, CT__FUSION_RESIDUAL) > 0) {                                 \
-      const ct_tensor *rt = ct_kernel_in(c, CT__FUSION_RESIDUAL, 0);                      \
-      ep.res = ct__k_in_data(rt);                                                         \
-      res_strides(&ep, rt, out);                                                          \
-    }                                                                                     \
-    if (ct_kernel_in_count(c, CT__FUSION_BN_SCALE) > 0) {                                 \
-      for (int k = 0; k < 4; k++) {                                                       \
-        ep.bn[k] = ct__k_in_data(ct_kernel_in(c, CT__FUSION_BN_SCALE + (size_t)k, 0));    \
-      }                                                                                   \
-      ep.eps = c->attr[CT__FUSION_EPSILON].u.f;                                           \
-    }                                                                                     \
-    const char *act = c->attr[CT__FUSION_ACTIVATION].u.s;                                 \
-    ep.act = strcmp(act, "relu") == 0 ? ACT_RELU                                          \
-             : strcmp(act, "clip") == 0 ? ACT_CLIP                                        \
-                                        : ACT_IDENTITY;                                   \
-    ep.lo = c->attr[CT__FUSION_CLIP_MIN].u.f;                                             \
-    ep.hi = c->attr[CT__FUSION_CLIP_MAX].u.f;                                             \
-    if (ep.act == ACT_CLIP && (double)(T)ep.lo == ep.lo && (double)(T)ep.hi == ep.hi) {   \
-      ep.act = ACT_CLIP_T;                                                                \
-    }                                                                                     \
+    epilogue ep;                                                                          \
+    ct__fusion_epi_make(c, sizeof(T), &ep);                                               \
     if (ep.bias == NULL && ep.res == NULL && ep.bn[0] == NULL && ep.act == ACT_IDENTITY) { \
       return ct__cpu_conv2d_##SFX(c);                                                     \
     }                                                                                     \

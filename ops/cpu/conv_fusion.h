@@ -37,6 +37,25 @@ void ct__conv_epi_rows_f64(const ct__conv_epi *e, double *plane, int64_t n, int6
                            int64_t i1);
 ct_status ct__cpu_conv2d_fusion_f32(const ct_kernel_ctx *c);
 ct_status ct__cpu_conv2d_fusion_f64(const ct_kernel_ctx *c);
+/* conv2d_fusion's epilogue as its kernel's pass applies it (ops/cpu/conv_fusion.c), read from
+ * kernel c's operands and attributes for a dtype of es bytes by ct__fusion_epi_make;
+ * ct__fusion_values_ applies its bias, batch norm (in double) and activation to n values of
+ * output channel m at v, in place (not the residual: ep->res must be NULL), the pass's
+ * arithmetic on each value. */
+typedef struct ct__fusion_epi {
+  void *o;
+  const void *bias, *res;
+  const void *bn[4]; /* BnScale, BnBias, BnMean, BnVariance; bn[0] NULL: no batch norm */
+  double eps;
+  int64_t m, ow, plane, n_bias; /* channels, a row, a plane, Bias's elements (1 or m) */
+  int64_t rs[4];                /* ResidualData's strides along N, M, OH, OW (0: broadcast) */
+  bool res_plane;               /* ResidualData holds a whole plane per (n, m), contiguous */
+  int act;                      /* a CT__EPI_ value, or clip in double (after them) */
+  double lo, hi;
+} ct__fusion_epi;
+void ct__fusion_epi_make(const ct_kernel_ctx *c, size_t es, ct__fusion_epi *ep);
+void ct__fusion_values_f32(const ct__fusion_epi *ep, float *v, int64_t n, int64_t m);
+void ct__fusion_values_f64(const ct__fusion_epi *ep, double *v, int64_t n, int64_t m);
 /* pool2d's kernels as functions, and conv2d_pool's (ops/cpu/conv_pool.c). */
 ct_status ct__cpu_pool2d_f32(const ct_kernel_ctx *c);
 ct_status ct__cpu_pool2d_f64(const ct_kernel_ctx *c);
@@ -44,10 +63,11 @@ ct_status ct__cpu_conv2d_pool_f32(const ct_kernel_ctx *c);
 ct_status ct__cpu_conv2d_pool_f64(const ct_kernel_ctx *c);
 /* conv2d_pool's float32 forward through the direct loop (ops/cpu/conv_direct.h), where conv2d's
  * kernel for c's Input and Filter would take that path (*taken; else nothing is done): the max
- * pool plan pg of the convolution with the epilogue e (NULL: none) into c's Output, the
- * filters packed as conv2d's direct path keeps them. */
+ * pool plan pg of the convolution with the epilogue e or post (NULL: none) into c's Output,
+ * the filters packed as conv2d's direct path keeps them. */
 struct ct__conv_geom;
 ct_status ct__conv_direct_pooled(const ct_kernel_ctx *c, const struct ct__conv_geom *pg,
-                                 const ct__conv_epi *e, bool *taken);
+                                 const ct__conv_epi *e, const ct__fusion_epi *post,
+                                 bool *taken);
 
 #endif /* CORTEN_OPS_CPU_CONV_FUSION_H */

@@ -2,13 +2,15 @@
 /* ops/cpu/conv_pool.c: conv2d_pool on the CPU (ops/defs/conv.c; the pass in ops/passes_pool.c).
  *
  * Where conv2d's float32 kernel would take its direct loop (resnet's 7x7 stride-2 stem, whose
- * 3x3 max pool follows) and the epilogue is one the loop applies itself (Bias and relu, or clip
- * between bounds the dtype holds), the convolution's rows go through a buffer of each piece a
- * band at a time and are pooled from there (ops/cpu/conv_direct.c): the convolution's output,
- * 3.2 MB an image for resnet's stem, is never written to memory nor read back. Elsewhere
- * (another algorithm, float64, a residual, a batch norm) conv2d_fusion's kernel writes the
- * convolution into a tensor of the kernel's own and pool2d's kernel pools it. Either way each
- * value is the one conv2d_fusion then pool2d compute: the same bits. */
+ * 3x3 max pool follows), the convolution's rows go through a buffer of each piece a band at a
+ * time and are pooled from there (ops/cpu/conv_direct.c): the convolution's output, 3.2 MB an
+ * image for resnet's stem, is never written to memory nor read back. Its epilogue is applied
+ * where conv2d_fusion applies it on that path: in the loop's rows (bias, relu, clip between
+ * bounds float32 holds), or by conv2d_fusion's pass, here on each row of the buffer once
+ * computed (a batch norm, clip in double). Elsewhere (another algorithm, float64, a residual)
+ * conv2d_fusion's kernel writes the convolution into a tensor of the kernel's own and pool2d's
+ * kernel pools it. Either way each value is the one conv2d_fusion then pool2d compute: the same
+ * bits. */
 #include <string.h>
 
 #include "ops/cpu/conv_fusion.h"
@@ -29,28 +31,18 @@ static ct_kernel_ctx pool_view(const ct_kernel_ctx *c, const ct_tensor *const *t
   return pc;
 }
 
-/* The epilogue the direct loop applies itself, into *e: false where conv2d_fusion's kernel
- * would apply it in a pass of its own (a residual, a batch norm, clip bounds the dtype does not
- * hold); *none when there is nothing to apply. */
-static bool loop_epilogue(const ct_kernel_ctx *c, ct__conv_epi *e, bool *none) {
-  for (size_t k = CT__FUSION_RESIDUAL; k <= CT__FUSION_BN_VARIANCE; k++) {
-    if (ct_kernel_in_count(c, k) > 0) return false;
-  }
-  *e = (ct__conv_epi){.lo = c->attr[CT__FUSION_CLIP_MIN].u.f,
-                      .hi = c->attr[CT__FUSION_CLIP_MAX].u.f};
-  if (ct_kernel_in_count(c, CT__FUSION_BIAS) > 0) {
-    const ct_tensor *b = ct_kernel_in(c, CT__FUSION_BIAS, 0);
-    e->bias = ct__k_in_data(b);
-    e->n_bias = b->numel;
-  }
-  const char *act = c->attr[CT__FUSION_ACTIVATION].u.s;
-  if (strcmp(act, "relu") == 0) {
-    e->act = CT__EPI_RELU;
-  } else if (strcmp(act, "clip") == 0) {
-    if ((double)(float)e->lo != e->lo || (double)(float)e->hi != e->hi) return false;
-    e->act = CT__EPI_CLAMP;
-  }
-  *none = e->bias == NULL && e->act == CT__EPI_NONE;
+/* How the banded path applies the epilogue (false: it does not, a residual's planes): the loop
+ * in its rows (*e; bias, relu, clip between bounds float32 holds), conv2d_fusion's pass on each
+ * row once computed (*post: a batch norm, clip in double), or nothing (*none). */
+static bool band_epilogue(const ct_kernel_ctx *c, ct__conv_epi *e, ct__fusion_epi *post,
+                          bool *use_post, bool *none) {
+  ct__fusion_epi_make(c, sizeof(float), post);
+  if (post->res != NULL) return false;
+  *e = (ct__conv_epi){.bias = post->bias, .n_bias = post->n_bias, .act = post->act,
+                      .lo = post->lo, .hi = post->hi};
+  *use_post = post->bn[0] != NULL || (post->act != CT__EPI_NONE && post->act != CT__EPI_RELU &&
+                                      post->act != CT__EPI_CLAMP);
+  *none = post->bias == NULL && post->bn[0] == NULL && post->act == CT__EPI_NONE;
   return true;
 }
 
@@ -73,11 +65,11 @@ static ct_status conv_then_pool(const ct_kernel_ctx *c, ct_kernel_fn conv, ct_ke
   ct_kernel_ctx cc = *c;
   cc.out_t = outs;
   cc.out_pos = one;
-  s = conv(&cc);
+  s = ct__k_run_view(c, &cc, true, conv);
   if (s == CT_OK) {
     const ct_tensor *ins[1] = {t};
     ct_kernel_ctx pc = pool_view(c, ins, one);
-    s = pool(&pc);
+    s = ct__k_run_view(c, &pc, false, pool);
   }
   ct_tensor_free(t);
   return s;
@@ -85,8 +77,9 @@ static ct_status conv_then_pool(const ct_kernel_ctx *c, ct_kernel_fn conv, ct_ke
 
 ct_status ct__cpu_conv2d_pool_f32(const ct_kernel_ctx *c) {
   ct__conv_epi e;
-  bool none = false;
-  if (loop_epilogue(c, &e, &none)) {
+  ct__fusion_epi post;
+  bool use_post = false, none = false;
+  if (band_epilogue(c, &e, &post, &use_post, &none)) {
     const ct_tensor *in = ct_kernel_in(c, CT__CONV_INPUT, 0);
     ct__conv_geom g, pg;
     ct_status s = ct__conv_plan(c, in->dims, ct_kernel_in(c, CT__CONV_FILTER, 0)->dims, &g);
@@ -94,7 +87,8 @@ ct_status ct__cpu_conv2d_pool_f32(const ct_kernel_ctx *c) {
     if (s == CT_OK) s = ct__pool_plan(&pc, ct__conv_out_dims(&g), &pg);
     if (s != CT_OK) return s;
     bool taken = false;
-    s = ct__conv_direct_pooled(c, &pg, none ? NULL : &e, &taken);
+    s = ct__conv_direct_pooled(c, &pg, none || use_post ? NULL : &e, use_post ? &post : NULL,
+                               &taken);
     if (s != CT_OK || taken) return s;
   }
   return conv_then_pool(c, ct__cpu_conv2d_fusion_f32, ct__cpu_pool2d_f32);
