@@ -102,12 +102,20 @@ static void pair_memory(const ct__prep *preps, size_t i, size_t j, ct__rewrite *
 ct_status ct__optimize_pools(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
                              bool (*candidate)(void *, const ct_var *), void *arg,
                              ct__rewrites *rw) {
-  for (size_t i = 0; i < *n; i++) {
+  /* after a pair is fused, index i holds the prep that followed its convolution: looked at
+   * next, not skipped (another convolution whose pool comes later) */
+  for (size_t i = 0; i < *n;) {
     size_t j;
-    if (!find_pair(preps, *n, i, candidate, arg, &j)) continue;
     ct__rewrite memory = {0};
+    if (!find_pair(preps, *n, i, candidate, arg, &j)) {
+      i++;
+      continue;
+    }
     pair_memory(preps, i, j, &memory);
-    if (ct__pass_apart(&memory) != NULL) continue; /* its result shares an input's memory now */
+    if (ct__pass_apart(&memory) != NULL) { /* its result shares an input's memory now */
+      i++;
+      continue;
+    }
     const size_t at[2] = {i, j};
     ct_status s = ct__pass_apply(preps, n, scope, place, pair_op(preps, i, j), at, 2, j,
                                  &memory, rw);

@@ -17,6 +17,9 @@ typedef struct cp {
   bool ceil;                      /* the pool's ceil_mode */
   const char *act;                /* "relu", "clip" (lo .. hi) or NULL (no bias, no act) */
   bool bn;                        /* a batch_norm (inference) before the activation */
+  bool res;                       /* a residual r added before the activation: the fallback */
+  bool bias1;                     /* a bias of one element for every channel */
+  int64_t groups;                 /* 0 or 1: conv2d; else depthwise_conv2d's groups */
   double lo, hi;
   ct_dtype dt;
   bool nans;     /* NaN at x's first element */
@@ -27,7 +30,8 @@ typedef struct cp {
 
 static ct_program *cp_program(const cp *t) {
   ct_program *p = ct_program_new();
-  ct_op *conv = ct_op_new("conv2d");
+  ct_op *conv = ct_op_new(t->groups > 1 ? "depthwise_conv2d" : "conv2d");
+  if (t->groups > 1) ct_op_set_attr_int(conv, "groups", t->groups);
   ct_op_set_input(conv, "Input", "x");
   ct_op_set_input(conv, "Filter", "w");
   ct_op_set_output(conv, "Output", t->act != NULL ? "c" : "a");
@@ -42,7 +46,9 @@ static ct_program *cp_program(const cp *t) {
     ck_assert_int_eq(ct_program_append(p, r), CT_OK);
     ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_add", "c", "b_col", "cb")), CT_OK);
     if (t->bn) append_bn(p, "cb", "cn");
-    ct_op *a = op_x(t->act, t->bn ? "cn" : "cb", "a");
+    if (t->res) ck_assert_int_eq(ct_program_append(p, op_xy("elementwise_add", "cb", "r", "cn")),
+                                 CT_OK);
+    ct_op *a = op_x(t->act, t->bn || t->res ? "cn" : "cb", "a");
     if (strcmp(t->act, "clip") == 0) {
       ct_op_set_attr_float(a, "min", t->lo);
       ct_op_set_attr_float(a, "max", t->hi);
@@ -65,8 +71,11 @@ static ct_scope *cp_scope(const void *arg) {
   const cp *t = arg;
   ct_scope *s = ct_scope_new();
   put_pattern(s, "x", CT_DIMS(t->n, t->c, t->h, t->w), 1, t->dt);
-  put_pattern(s, "w", CT_DIMS(t->m, t->c, t->k, t->k), 2, t->dt);
-  put_pattern(s, "b", CT_DIMS(t->m), 3, t->dt);
+  const int64_t cg = t->groups > 1 ? t->c / t->groups : t->c;
+  put_pattern(s, "w", CT_DIMS(t->m, cg, t->k, t->k), 2, t->dt);
+  put_pattern(s, "b", CT_DIMS(t->bias1 ? 1 : t->m), 3, t->dt);
+  const int64_t oh = (t->h + 2 * t->p - t->k) / t->s + 1, ow = (t->w + 2 * t->p - t->k) / t->s + 1;
+  put_pattern(s, "r", CT_DIMS(t->n, t->m, oh, ow), 4, t->dt);
   put_bn(s, t->m, t->dt);
   if (t->nans) put_elem(s, "x", t->dt, 0, NAN);
   return s;
@@ -152,6 +161,14 @@ START_TEST(every_pool_window_gives_the_same_bits) {
   cp wide = {.n = 1, .c = 8, .m = 32, .h = 150, .w = 150, .k = 3, .s = 2, .p = 1, .pk = 3,
              .ps = 2, .pp = 1, .act = "relu", .dt = CT_FLOAT32};
   check_pair(&wide, true);
+  /* 64 channels: the loop's sums in two chunks, the first kept in the partial sums a step's
+   * rows; and a narrow output (14 wide), its rows one piece */
+  cp chunks = {.n = 1, .c = 64, .m = 40, .h = 60, .w = 60, .k = 3, .s = 2, .p = 1, .pk = 3,
+               .ps = 2, .pp = 1, .act = "relu", .dt = CT_FLOAT32};
+  check_pair(&chunks, true);
+  cp narrow = {.n = 2, .c = 16, .m = 32, .h = 27, .w = 27, .k = 3, .s = 2, .p = 1, .pk = 2,
+               .ps = 2, .pp = 0, .act = "relu", .dt = CT_FLOAT32};
+  check_pair(&narrow, true);
 }
 END_TEST
 
@@ -178,6 +195,9 @@ START_TEST(every_epilogue_gives_the_same_bits) {
   t.lo = 0.1;
   t.hi = 0.7;
   check_pair(&t, true);
+  t = stem;
+  t.bias1 = true;
+  check_pair(&t, true);
 }
 END_TEST
 
@@ -192,6 +212,12 @@ START_TEST(the_fallback_gives_the_same_bits) {
   check_pair(&s1, true);
   if (ct__gemm_use_kernel("avx2")) check_pair(&stem, true); /* (no AVX2 CPU: nothing) */
   ck_assert(ct__gemm_use_kernel(NULL));
+  t = stem; /* a residual: conv2d_fusion applies it to whole planes */
+  t.res = true;
+  check_pair(&t, true);
+  cp dw = {.n = 2, .c = 8, .m = 16, .h = 20, .w = 20, .k = 3, .s = 1, .p = 1, .pk = 3, .ps = 2,
+           .pp = 1, .act = "relu", .groups = 8, .dt = CT_FLOAT32}; /* a depthwise origin */
+  check_pair(&dw, true);
 }
 END_TEST
 
@@ -218,6 +244,13 @@ START_TEST(the_op_by_hand_refuses_average_pooling) {
   ct_op_set_attr_string(op, "pool_pooling_type", "avg");
   ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_UNSUPPORTED);
   ck_assert_msg(strstr(ct_last_error(), "pool_pooling_type") != NULL, "%s", ct_last_error());
+  ck_assert(!has_memory(s, "y"));
+  /* a window larger than the convolution's padded output: pool2d's refusal, as pool_ */
+  ct_op_set_attr_string(op, "pool_pooling_type", "max");
+  const int64_t big[2] = {99, 99};
+  ct_op_set_attr_ints(op, "pool_ksize", big, 2);
+  ck_assert_int_eq(ct_op_run(op, s, ct_cpu()), CT_ERR_SHAPE);
+  ck_assert_msg(strstr(ct_last_error(), "attributes pool_") != NULL, "%s", ct_last_error());
   ck_assert(!has_memory(s, "y"));
   /* max pooling by hand: the stem's pair */
   ct_op_set_attr_string(op, "pool_pooling_type", "max");

@@ -56,8 +56,9 @@ bool ct__conv_dwc_block_f32(const ct__conv_geom *g, const float *x, const float 
                             int64_t cb, const struct ct__conv_epi *e, int64_t m0);
 
 /* Max pooling at stride 2 of the outputs [ca, cb) of a row whose windows lie inside the image's
- * columns: orow[ox] from x[iy w + 2 ox + kx], iy < rows, kx < kw (x: the window's first row,
- * shifted by the left padding). False, with nothing written, on a CPU without AVX-512. */
+ * columns: orow[ox] from x[iy w + 2 ox + kx], iy < rows, kx < kw (x: output 0's first element
+ * in the window's first row; pool_row passes ca 0, x and orow at its run's first output). False,
+ * with nothing written, on a CPU without AVX-512. */
 bool ct__pool_max_s2_f32(const float *x, int64_t w, int64_t rows, int64_t kw, int64_t ca,
                          int64_t cb, float *orow);
 

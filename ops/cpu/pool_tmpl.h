@@ -36,22 +36,25 @@ static inline T SFX(pool_one)(const ct__conv_geom *g, const T *xp, int64_t yb, i
   return g->max ? (y1 > y0 && x1 > x0 ? acc : 0) : (cnt > 0 ? acc / (T)cnt : 0);
 }
 
-/* One tap over the run [ca, cb) of a row of outputs, input elements SW apart from row. */
+/* One tap over the run [ca, cb) of a row of outputs, input elements SW apart from row (output
+ * ca's element). */
 #define POOL_TAP(SW)                                                                     \
   do {                                                                                   \
     if (g->max) {                                                                        \
       for (int64_t ox = ca; ox < cb; ox++) {                                             \
-        orow[ox] = SFX(pool_take)(orow[ox], row[ox * (SW)]);                             \
+        orow[ox] = SFX(pool_take)(orow[ox], row[(ox - ca) * (SW)]);                      \
       }                                                                                  \
     } else {                                                                             \
-      for (int64_t ox = ca; ox < cb; ox++) orow[ox] += row[ox * (SW)];                   \
+      for (int64_t ox = ca; ox < cb; ox++) orow[ox] += row[(ox - ca) * (SW)];            \
     }                                                                                    \
   } while (0)
 
 /* Row oy of a plane (its rows from yb on at xp, as pool_one reads them): the outputs whose
  * window lies within the image's columns, [ca, cb), take each window element (row by row, left
  * to right: each output's own order) across the whole run at once, one tap at a time; the
- * outputs at the edges go one by one. */
+ * outputs at the edges go one by one. Row pointers start at output ca's first element (ca sw
+ * - pl >= 0), never before the row: a pointer before an array's start is undefined even
+ * unread, and xp's first row may be its buffer's (conv2d_pool's band). */
 static inline __attribute__((always_inline)) void SFX(pool_row)(const ct__conv_geom *g,
                                                                  const T *xp, int64_t yb,
                                                                  int64_t oy, T *orow,
@@ -64,14 +67,15 @@ static inline __attribute__((always_inline)) void SFX(pool_row)(const ct__conv_g
   int64_t y0, y1, x0, x1, cnt = ct__pool_window(g, oy, ca, &y0, &y1, &x0, &x1);
 #ifdef POOL_MAX_S2 /* this dtype's max pooling at stride 2 in registers, where the CPU has it */
   if (g->max && g->sw == 2 && y1 > y0 &&
-      POOL_MAX_S2(xp + (y0 - yb) * g->w - g->pl, g->w, y1 - y0, g->kw, ca, cb, orow)) {
+      POOL_MAX_S2(xp + ((y0 - yb) * g->w + 2 * ca - g->pl), g->w, y1 - y0, g->kw, 0, cb - ca,
+                  orow + ca)) {
     return;
   }
 #endif
   for (int64_t ox = ca; ox < cb; ox++) orow[ox] = g->max ? -(T)INFINITY : 0;
   for (int64_t iy = y0; iy < y1; iy++) {
     for (int64_t kx = 0; kx < g->kw; kx++) {
-      const T *row = xp + (iy - yb) * g->w + kx - g->pl;
+      const T *row = xp + ((iy - yb) * g->w + ca * g->sw + kx - g->pl);
       /* strides 1 and 2 as constants: contiguous loads, or two loads and a permute, where a
        * stride known only at run time had each element loaded alone */
       if (g->sw == 1) {

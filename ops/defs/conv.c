@@ -337,12 +337,18 @@ static ct_status cpool_infer(const ct_kernel_ctx *c) {
   pc.attr = c->attr + CT__CPOOL_POOL;
   ct__conv_geom g;
   s = ct__pool_plan(&pc, ct_kernel_out(c, CT__OUT, 0)->dims, &g);
-  if (s == CT_OK && (!g.max || pc.attr[CT__POOL_GLOBAL].u.b)) {
+  if (s != CT_OK) { /* pool2d's message, naming its attributes: this op's pool_ ones */
+    char text[400];
+    snprintf(text, sizeof text, "%s", ct_last_error());
+    return ct_kernel_fail(c, s, "the pool over the convolution's output (attributes pool_ and "
+                                "pool2d's name): %s", text);
+  }
+  if (!g.max || pc.attr[CT__POOL_GLOBAL].u.b) {
     return ct_kernel_fail(c, CT_ERR_UNSUPPORTED,
                           "conv2d_pool pools by max over windows: set pool_pooling_type \"max\" "
                           "and pool_global_pooling false, or run conv2d_fusion then pool2d");
   }
-  return s == CT_OK ? ct__k_resize(c, CT__OUT, 0, ct__conv_out_dims(&g)) : s;
+  return ct__k_resize(c, CT__OUT, 0, ct__conv_out_dims(&g));
 }
 
 ct_status ct__fusion_act_check(const ct_kernel_ctx *c, size_t attr) {
