@@ -142,7 +142,7 @@ END_TEST
 
 /* Rows of scores 4 KiB long (1024 floats, 512 doubles): a block's rows a cache line further
  * apart than their length (score_ld), the scale, the mask and the softmax on the padded rows;
- * 300 query rows (two blocks at one thread, three at three). V of 64 columns: the second
+ * 300 query rows (blocks of 64: five at one thread). V of 64 columns: the second
  * product unswapped, its kernels reading the probabilities where they lie (V of 8: swapped,
  * the probabilities packed as its B). */
 START_TEST(rows_of_4_kib_fuse_to_the_same_bits) {
@@ -348,7 +348,7 @@ START_TEST(a_scale_folded_into_the_product_gives_the_same_bits) {
 }
 END_TEST
 
-/* Entries whose 600 x 600 scores take two blocks each (a thread runs blocks of two entries, and
+/* Entries whose 600 x 600 scores take six blocks each (a thread runs blocks of two entries, and
  * packs op(K) and op(V) again where its entry changes): one K and V for all entries, and one
  * each (K transposed), float32 and float64. */
 START_TEST(entries_of_several_blocks_fuse_to_the_same_bits) {
