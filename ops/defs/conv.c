@@ -436,8 +436,8 @@ static const ct__op_doc docs[] = {
                     "conv2d_fusion then pool2d. On the CPU, where the convolution takes the "
                     "direct loop (a stride-2 stem), its output goes through cache a band of "
                     "rows at a time, never to memory. The executor's optimize pass (CPU only) "
-                    "makes it from conv2d_fusion followed by a max pool2d "
-                    "(docs/design/passes.md); it has no gradient."},
+                    "makes it from a convolution (conv2d, depthwise_conv2d, conv2d_fusion) "
+                    "followed by a max pool2d (docs/design/passes.md); it has no gradient."},
     {"pool2d", "Max or average pooling (`pooling_type` \"max\", the default, or \"avg\") of X "
                "[N, C, H, W] over `ksize` windows (default 1x1) at `strides`, giving Out [N, C, "
                "OH, OW] with conv2d's extent formula (ceil_mode rounds it up instead); "
