@@ -304,6 +304,13 @@ enum { CT__FUSION_ACTIVATION = 6, CT__FUSION_CLIP_MIN = 7, CT__FUSION_CLIP_MAX =
 /* conv2d_pool (ops/passes_pool.c makes it): conv2d_fusion's slots and attributes, then from
  * CT__CPOOL_POOL on pool2d's attributes in pool2d's order (named pool_ and pool2d's name). */
 enum { CT__CPOOL_POOL = 10 };
+/* conv2d_pool's context c seen as its pool's: the attributes from CT__CPOOL_POOL on (for
+ * ct__pool_plan; its messages name pool2d's attributes, which are this op's pool_ ones). */
+static inline ct_kernel_ctx ct__cpool_pool_view(const ct_kernel_ctx *c) {
+  ct_kernel_ctx pc = *c;
+  pc.attr = c->attr + CT__CPOOL_POOL;
+  return pc;
+}
 enum { CT__CONV_DINPUT = 0, CT__CONV_DFILTER = 1 };
 enum { CT__CONV_STRIDES, CT__CONV_PADDINGS, CT__CONV_DILATIONS, CT__CONV_GROUPS,
        CT__CONV_DATA_FORMAT, CT__CONV_PADDING_ALGORITHM };

@@ -222,6 +222,9 @@ ct_status ct__optimize_pools(ct__prep *preps, size_t *n, ct_scope *scope, ct_pla
  * else the variable that breaks them; and the replacement of a rewrite's preps by its fused
  * one. */
 const ct_attr_value *ct__pass_attr(const ct_op *op, const char *name);
+/* Copies op's attributes (ints, floats, strings, bools) into fused's, each named prefix then its
+ * name: a fused type takes an op's attributes under the same names ("") or renamed. */
+ct_status ct__pass_copy_attrs(const ct_op *op, ct_op *fused, const char *prefix);
 bool ct__pass_link(const ct__prep *preps, size_t n, size_t from, size_t to, const ct_var *v,
                    bool (*candidate)(void *, const ct_var *), void *arg);
 ct_status ct__pass_rewrite_room(ct__rewrites *rw);

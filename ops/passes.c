@@ -55,6 +55,24 @@ const ct_attr_value *ct__pass_attr(const ct_op *op, const char *name) {
   return NULL;
 }
 
+ct_status ct__pass_copy_attrs(const ct_op *op, ct_op *fused, const char *prefix) {
+  ct_status s = CT_OK;
+  for (size_t a = 0; a < op->def->n_attr && s == CT_OK; a++) {
+    char name[64];
+    snprintf(name, sizeof name, "%s%s", prefix, op->def->attr[a].name);
+    const ct_attr_value *v = &op->attr[a];
+    switch (v->type) {
+      case CT_ATTR_INTS: s = ct_op_set_attr_ints(fused, name, v->u.ints.v, v->u.ints.n); break;
+      case CT_ATTR_INT: s = ct_op_set_attr_int(fused, name, v->u.i); break;
+      case CT_ATTR_FLOAT: s = ct_op_set_attr_float(fused, name, v->u.f); break;
+      case CT_ATTR_STRING: s = ct_op_set_attr_string(fused, name, v->u.s); break;
+      case CT_ATTR_BOOL: s = ct_op_set_attr_bool(fused, name, v->u.b); break;
+      default: break;
+    }
+  }
+  return s;
+}
+
 /* How many times prep `to` reads v when prep `from` alone writes it and no other prep reads it
  * (nor a nested program); -1 otherwise (to == n: no prep may read it). */
 static long sole_reads(const ct__prep *preps, size_t n, size_t from, size_t to, const ct_var *v) {
@@ -287,17 +305,7 @@ static ct_op *fused_op(const ct__prep *preps, const chain *ch) {
                          ct_var_name(ct__pass_out0(&preps[ch->last])));
   }
   /* The head's attributes come first in the fused type, in the same order and types. */
-  for (size_t a = 0; a < conv->def->n_attr && s == CT_OK; a++) {
-    const char *name = conv->def->attr[a].name;
-    const ct_attr_value *v = &conv->attr[a];
-    switch (v->type) {
-      case CT_ATTR_INTS: s = ct_op_set_attr_ints(op, name, v->u.ints.v, v->u.ints.n); break;
-      case CT_ATTR_INT: s = ct_op_set_attr_int(op, name, v->u.i); break;
-      case CT_ATTR_STRING: s = ct_op_set_attr_string(op, name, v->u.s); break;
-      case CT_ATTR_BOOL: s = ct_op_set_attr_bool(op, name, v->u.b); break;
-      default: break;
-    }
-  }
+  if (s == CT_OK) s = ct__pass_copy_attrs(conv, op, "");
   if (s == CT_OK) s = ct_op_set_attr_string(op, "activation", ch->act);
   if (s == CT_OK) s = ct_op_set_attr_float(op, "clip_min", ch->lo);
   if (s == CT_OK) s = ct_op_set_attr_float(op, "clip_max", ch->hi);

@@ -13,7 +13,6 @@
  * - the result shares no memory with an input (checked again at every run).
  * The op takes P's place with C's slots and attributes and P's attributes renamed pool_...; C
  * and P stay in the caller's program, and run in its place when it fails (the fallback). */
-#include <stdio.h>
 #include <string.h>
 
 #include "ops/defs.h"
@@ -48,25 +47,6 @@ static bool find_pair(const ct__prep *preps, size_t n, size_t i,
          ct__pass_between_holds(preps, at, 2, ins, read_at, pc->n_in_vars, candidate, arg);
 }
 
-/* Copies op's attributes into fused's, each named prefix and its name. */
-static ct_status copy_attrs(const ct_op *op, ct_op *fused, const char *prefix) {
-  ct_status s = CT_OK;
-  for (size_t a = 0; a < op->def->n_attr && s == CT_OK; a++) {
-    char name[64];
-    snprintf(name, sizeof name, "%s%s", prefix, op->def->attr[a].name);
-    const ct_attr_value *v = &op->attr[a];
-    switch (v->type) {
-      case CT_ATTR_INTS: s = ct_op_set_attr_ints(fused, name, v->u.ints.v, v->u.ints.n); break;
-      case CT_ATTR_INT: s = ct_op_set_attr_int(fused, name, v->u.i); break;
-      case CT_ATTR_FLOAT: s = ct_op_set_attr_float(fused, name, v->u.f); break;
-      case CT_ATTR_STRING: s = ct_op_set_attr_string(fused, name, v->u.s); break;
-      case CT_ATTR_BOOL: s = ct_op_set_attr_bool(fused, name, v->u.b); break;
-      default: break;
-    }
-  }
-  return s;
-}
-
 /* conv2d_pool for the pair (C at i, P at j); NULL with the error recorded. */
 static ct_op *pair_op(const ct__prep *preps, size_t i, size_t j) {
   const ct_op *conv = preps[i].op, *pool = preps[j].op;
@@ -80,8 +60,8 @@ static ct_op *pair_op(const ct__prep *preps, size_t i, size_t j) {
     }
   }
   if (s == CT_OK) s = ct_op_set_output(op, "Output", ct_var_name(ct__pass_out0(&preps[j])));
-  if (s == CT_OK) s = copy_attrs(conv, op, "");
-  if (s == CT_OK) s = copy_attrs(pool, op, "pool_");
+  if (s == CT_OK) s = ct__pass_copy_attrs(conv, op, "");
+  if (s == CT_OK) s = ct__pass_copy_attrs(pool, op, "pool_");
   if (s != CT_OK) {
     ct_op_free(op);
     return NULL;

@@ -559,17 +559,19 @@ static ct_status conv_wino_dw(const ct_kernel_ctx *c, const conv_job *j, const f
 #undef GEMM
 #undef GEMM_KEPT
 
-ct_status ct__conv_direct_pooled(const ct_kernel_ctx *c, const ct__conv_geom *pg,
-                                 const ct__conv_epi *e, const ct__fusion_epi *post,
-                                 bool *taken) {
+ct_status ct__conv_direct_pooled(const ct_kernel_ctx *c, const ct__conv_epi *e,
+                                 const ct__fusion_epi *post, bool *taken) {
   conv_job j;
+  ct__conv_geom pg;
+  const ct_kernel_ctx pc = ct__cpool_pool_view(c);
   ct_status st = conv_prepare(c, &j);
+  if (st == CT_OK) st = ct__pool_plan(&pc, ct__conv_out_dims(&j.g), &pg);
   /* conv2d's float32 forward would take the direct loop: not Winograd's path, nor im2col's */
   *taken = st == CT_OK && !j.empty && conv_fast_fits(&j) && !conv_wino_fits(&j);
   if (!*taken) return st;
   float *o = ct__k_out_data(c, CT__OUT, 0, CT_FLOAT32);
   if (CT__UNLIKELY(o == NULL)) return ct_last_status();
-  return conv_direct_pg(c, &j.g, pg, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
+  return conv_direct_pg(c, &j.g, &pg, ct__k_in_data(ct_kernel_in(c, CT__CONV_INPUT, 0)),
                         ct__k_in_data(ct_kernel_in(c, CT__CONV_FILTER, 0)), o, e, post);
 }
 ct_status ct__cpu_conv2d_f32(const ct_kernel_ctx *c) { return conv2d_f32(c); }

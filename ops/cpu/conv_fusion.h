@@ -61,13 +61,11 @@ ct_status ct__cpu_pool2d_f32(const ct_kernel_ctx *c);
 ct_status ct__cpu_pool2d_f64(const ct_kernel_ctx *c);
 ct_status ct__cpu_conv2d_pool_f32(const ct_kernel_ctx *c);
 ct_status ct__cpu_conv2d_pool_f64(const ct_kernel_ctx *c);
-/* conv2d_pool's float32 forward through the direct loop (ops/cpu/conv_direct.h), where conv2d's
- * kernel for c's Input and Filter would take that path (*taken; else nothing is done): the max
- * pool plan pg of the convolution with the epilogue e or post (NULL: none) into c's Output,
- * the filters packed as conv2d's direct path keeps them. */
-struct ct__conv_geom;
-ct_status ct__conv_direct_pooled(const ct_kernel_ctx *c, const struct ct__conv_geom *pg,
-                                 const ct__conv_epi *e, const ct__fusion_epi *post,
-                                 bool *taken);
+/* conv2d_pool c's float32 forward through the direct loop (ops/cpu/conv_direct.h), where
+ * conv2d's kernel for c's Input and Filter would take that path (*taken; else nothing is done
+ * but a failing plan's status): the max pool of the convolution with the epilogue e or post
+ * (NULL: none) into c's Output, the filters packed as conv2d's direct path keeps them. */
+ct_status ct__conv_direct_pooled(const ct_kernel_ctx *c, const ct__conv_epi *e,
+                                 const ct__fusion_epi *post, bool *taken);
 
 #endif /* CORTEN_OPS_CPU_CONV_FUSION_H */

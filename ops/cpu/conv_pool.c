@@ -11,25 +11,11 @@
  * conv2d_fusion's kernel writes the convolution into a tensor of the kernel's own and pool2d's
  * kernel pools it. Either way each value is the one conv2d_fusion then pool2d compute: the same
  * bits. */
-#include <string.h>
 
 #include "ops/cpu/conv_fusion.h"
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/cpu/gemm.h"
 #include "ops/defs.h"
-
-/* c's view as the pool: its attributes from CT__CPOOL_POOL on are pool2d's, in pool2d's order;
- * its input X (slot 0) the tensor t when not NULL. */
-static ct_kernel_ctx pool_view(const ct_kernel_ctx *c, const ct_tensor *const *t,
-                               const uint32_t *pos) {
-  ct_kernel_ctx pc = *c;
-  pc.attr = c->attr + CT__CPOOL_POOL;
-  if (t != NULL) {
-    pc.in_t = t;
-    pc.in_pos = pos;
-  }
-  return pc;
-}
 
 /* How the banded path applies the epilogue (false: it does not, a residual's planes): the loop
  * in its rows (*e; bias, relu, clip between bounds float32 holds), conv2d_fusion's pass on each
@@ -68,7 +54,9 @@ static ct_status conv_then_pool(const ct_kernel_ctx *c, ct_kernel_fn conv, ct_ke
   s = ct__k_run_view(c, &cc, true, conv);
   if (s == CT_OK) {
     const ct_tensor *ins[1] = {t};
-    ct_kernel_ctx pc = pool_view(c, ins, one);
+    ct_kernel_ctx pc = ct__cpool_pool_view(c); /* pool2d's X (slot 0) is t */
+    pc.in_t = ins;
+    pc.in_pos = one;
     s = ct__k_run_view(c, &pc, false, pool);
   }
   ct_tensor_free(t);
@@ -80,15 +68,9 @@ ct_status ct__cpu_conv2d_pool_f32(const ct_kernel_ctx *c) {
   ct__fusion_epi post;
   bool use_post = false, none = false;
   if (band_epilogue(c, &e, &post, &use_post, &none)) {
-    const ct_tensor *in = ct_kernel_in(c, CT__CONV_INPUT, 0);
-    ct__conv_geom g, pg;
-    ct_status s = ct__conv_plan(c, in->dims, ct_kernel_in(c, CT__CONV_FILTER, 0)->dims, &g);
-    const ct_kernel_ctx pc = pool_view(c, NULL, NULL);
-    if (s == CT_OK) s = ct__pool_plan(&pc, ct__conv_out_dims(&g), &pg);
-    if (s != CT_OK) return s;
     bool taken = false;
-    s = ct__conv_direct_pooled(c, &pg, none || use_post ? NULL : &e, use_post ? &post : NULL,
-                               &taken);
+    ct_status s = ct__conv_direct_pooled(c, none || use_post ? NULL : &e,
+                                         use_post ? &post : NULL, &taken);
     if (s != CT_OK || taken) return s;
   }
   return conv_then_pool(c, ct__cpu_conv2d_fusion_f32, ct__cpu_pool2d_f32);

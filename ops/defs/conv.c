@@ -333,8 +333,7 @@ static const ct_attr_def cpool_attrs[20] = {FUSION_ATTR_ROWS, POOL_ATTR_ROWS("po
 static ct_status cpool_infer(const ct_kernel_ctx *c) {
   ct_status s = fusion_infer(c);
   if (s != CT_OK) return s;
-  ct_kernel_ctx pc = *c;
-  pc.attr = c->attr + CT__CPOOL_POOL;
+  const ct_kernel_ctx pc = ct__cpool_pool_view(c);
   ct__conv_geom g;
   s = ct__pool_plan(&pc, ct_kernel_out(c, CT__OUT, 0)->dims, &g);
   if (s != CT_OK) { /* pool2d's message, naming its attributes: this op's pool_ ones */
