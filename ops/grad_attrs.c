@@ -24,16 +24,7 @@ ct_status ct_grad_copy_attrs(ct_grad_ctx *g, ct_op *op) {
       found = strcmp(op->def->attr[b].name, name) == 0 && op->def->attr[b].value.type == v->type;
     }
     if (!found) continue;
-    ct_status s = CT_OK;
-    switch (v->type) {
-      case CT_ATTR_INT: s = ct_op_set_attr_int(op, name, v->u.i); break;
-      case CT_ATTR_FLOAT: s = ct_op_set_attr_float(op, name, v->u.f); break;
-      case CT_ATTR_BOOL: s = ct_op_set_attr_bool(op, name, v->u.b); break;
-      case CT_ATTR_STRING: s = ct_op_set_attr_string(op, name, v->u.s); break;
-      case CT_ATTR_INTS: s = ct_op_set_attr_ints(op, name, v->u.ints.v, v->u.ints.n); break;
-      case CT_ATTR_FLOATS: s = ct_op_set_attr_floats(op, name, v->u.floats.v, v->u.floats.n); break;
-      default: break; /* a program stays with its op */
-    }
+    ct_status s = ct__op_set_attr_value(op, name, v); /* (a program stays with its op) */
     if (s != CT_OK) return s;
   }
   return CT_OK;

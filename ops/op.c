@@ -264,6 +264,16 @@ static ct_status set_attr(ct_op *op, const char *name, ct_attr_value v, const ch
   return CT_OK;
 }
 
+ct_status ct__op_set_attr_value(ct_op *op, const char *name, const ct_attr_value *v) {
+  if (v->type == CT_ATTR_PROGRAM) return CT_OK; /* a program stays with its op */
+  ct_attr_value c;
+  if (!copy_value(&c, v)) {
+    return ct__error(CT_ERR_OUT_OF_MEMORY, "op '%s' attribute '%s': out of host memory",
+                     op->def->type, name);
+  }
+  return set_attr(op, name, c, "ct__op_set_attr_value");
+}
+
 ct_status ct_op_set_attr_int(ct_op *op, const char *name, int64_t v) {
   return set_attr(op, name, (ct_attr_value){.type = CT_ATTR_INT, .u.i = v}, "ct_op_set_attr_int");
 }

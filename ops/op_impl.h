@@ -155,6 +155,10 @@ void ct__consts_free(ct__prep *p);
  * type, and the variable of the prep whose tensor is `tensor`. */
 const char *ct__prep_namer(const void *arg, const void *tensor, const char **op);
 
+/* ops/op.c: sets op's attribute name to a copy of v (any kind but a program, which is left as
+ * it is: CT_OK), as the typed setters do (the name and kind checked against op's type). */
+ct_status ct__op_set_attr_value(ct_op *op, const char *name, const ct_attr_value *v);
+
 /* ops/passes.c: the optimize option. An executor's rewrites: each fused op it made (owned) and
  * the program's ops it stands for, with their generations when it was made: an edit of one
  * after that makes ct__rewrites_check fail the run. */
@@ -222,8 +226,9 @@ ct_status ct__optimize_pools(ct__prep *preps, size_t *n, ct_scope *scope, ct_pla
  * else the variable that breaks them; and the replacement of a rewrite's preps by its fused
  * one. */
 const ct_attr_value *ct__pass_attr(const ct_op *op, const char *name);
-/* Copies op's attributes (ints, floats, strings, bools) into fused's, each named prefix then its
- * name: a fused type takes an op's attributes under the same names ("") or renamed. */
+/* Copies op's attributes (all but programs, ct__op_set_attr_value) into fused's, each named
+ * prefix then its name: a fused type takes an op's attributes under the same names ("") or
+ * renamed. */
 ct_status ct__pass_copy_attrs(const ct_op *op, ct_op *fused, const char *prefix);
 bool ct__pass_link(const ct__prep *preps, size_t n, size_t from, size_t to, const ct_var *v,
                    bool (*candidate)(void *, const ct_var *), void *arg);

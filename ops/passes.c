@@ -60,15 +60,7 @@ ct_status ct__pass_copy_attrs(const ct_op *op, ct_op *fused, const char *prefix)
   for (size_t a = 0; a < op->def->n_attr && s == CT_OK; a++) {
     char name[64];
     snprintf(name, sizeof name, "%s%s", prefix, op->def->attr[a].name);
-    const ct_attr_value *v = &op->attr[a];
-    switch (v->type) {
-      case CT_ATTR_INTS: s = ct_op_set_attr_ints(fused, name, v->u.ints.v, v->u.ints.n); break;
-      case CT_ATTR_INT: s = ct_op_set_attr_int(fused, name, v->u.i); break;
-      case CT_ATTR_FLOAT: s = ct_op_set_attr_float(fused, name, v->u.f); break;
-      case CT_ATTR_STRING: s = ct_op_set_attr_string(fused, name, v->u.s); break;
-      case CT_ATTR_BOOL: s = ct_op_set_attr_bool(fused, name, v->u.b); break;
-      default: break;
-    }
+    s = ct__op_set_attr_value(fused, name, &op->attr[a]);
   }
   return s;
 }
