@@ -178,6 +178,23 @@ START_TEST(conv_direct_shapes) {
   /* MobileNetV2's stem: 3x3 on 3 channels (27 terms) at stride 2 onto 21-wide rows */
   check_both(CONV(.n = 1, .c = 3, .h = 40, .w = 41, .m = 32, .kh = 3, .kw = 3, .sh = 2,
                   .sw = 2, .pads = {1, 1}));
+  /* few terms an output (at most 96) onto wide rows at stride 2: the rows vectorised over the
+   * output pixels (ops/cpu/conv_direct_wide.c): a row of 112 (7 whole vectors); 126 (a piece of
+   * 112, then one of 14) with 40 filters (groups of 3 channels, then 2); padding of 2 on the
+   * left only and 33 filters (a group of 1); no padding; 5x5 (75 terms) and 4x4 (an even
+   * width: the odd half read one column on) */
+  check_both(CONV(.n = 1, .c = 3, .h = 5, .w = 224, .m = 32, .kh = 3, .kw = 3, .sh = 2,
+                  .sw = 2, .pads = {1, 1}));
+  check_both(CONV(.n = 2, .c = 3, .h = 9, .w = 251, .m = 40, .kh = 3, .kw = 3, .sh = 2,
+                  .sw = 2, .pads = {1, 1}));
+  check_both(CONV(.n = 1, .c = 8, .h = 20, .w = 37, .m = 33, .kh = 3, .kw = 3, .sh = 2,
+                  .sw = 2, .pads = {0, 1, 2, 0}, .n_pads = 4));
+  check_both(CONV(.n = 1, .c = 3, .h = 9, .w = 64, .m = 32, .kh = 3, .kw = 3, .sh = 2,
+                  .sw = 2));
+  check_both(CONV(.n = 1, .c = 3, .h = 30, .w = 60, .m = 32, .kh = 5, .kw = 5, .sh = 2,
+                  .sw = 2, .pads = {2, 2}));
+  check_both(CONV(.n = 1, .c = 3, .h = 21, .w = 50, .m = 32, .kh = 4, .kw = 4, .sh = 2,
+                  .sw = 2, .pads = {1, 1}));
   /* filters of more than 1 MiB packed (the rows fetch the next chunk's into L2; the last
    * block's last chunk fetches none past the filters): 320 channels in 10 chunks, 3 blocks,
    * stride 2 onto 5 x 5 */

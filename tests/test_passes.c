@@ -22,7 +22,8 @@ typedef struct spec {
   ct_ddim res_dims; /* rank 0: the output's [N, C, OH, OW] */
   bool nans; /* NaN at the first and the last element of the residual (the output's dims) or,
               * without one, of x (each reaches y's first and last element) */
-  int64_t n, c, hw, ks; /* x [n, c, hw, hw], w [c, c or 1, ks, ks]; 0: 1, 4, 7, 3 */
+  int64_t n, c, hw, ks; /* x [n, c, hw, hw], w [m, c or 1, ks, ks]; 0: 1, 4, 7, 3 */
+  int64_t m;             /* the conv's filters (0: c) */
   bool same;             /* padding ks / 2 on each side (the output as large as x), else 0 */
   int64_t stride;        /* the conv's, both ways; 0: 1 */
 } spec;
@@ -31,12 +32,13 @@ static int64_t sp_n(const spec *sp) { return sp->n > 0 ? sp->n : 1; }
 static int64_t sp_c(const spec *sp) { return sp->c > 0 ? sp->c : 4; }
 static int64_t sp_hw(const spec *sp) { return sp->hw > 0 ? sp->hw : 7; }
 static int64_t sp_ks(const spec *sp) { return sp->ks > 0 ? sp->ks : 3; }
+static int64_t sp_m(const spec *sp) { return sp->m > 0 ? sp->m : sp_c(sp); }
 static int64_t sp_oh(const spec *sp) {
   const int64_t st = sp->stride > 0 ? sp->stride : 1;
   return ((sp->same ? sp_hw(sp) + sp_ks(sp) / 2 * 2 : sp_hw(sp)) - sp_ks(sp)) / st + 1;
 }
 static ct_ddim sp_out(const spec *sp) {
-  return CT_DIMS(sp_n(sp), sp_c(sp), sp_oh(sp), sp_oh(sp));
+  return CT_DIMS(sp_n(sp), sp_m(sp), sp_oh(sp), sp_oh(sp));
 }
 
 /* y = act(conv(x, w) + reshape(b, [-1, 1, 1]) + r), by default x [1, 4, 7, 7], w 3x3 stride 1
@@ -107,9 +109,9 @@ static ct_program *chain_program(const spec *sp) {
 
 static ct_scope *chain_scope(const spec *sp) {
   ct_scope *s = ct_scope_new();
-  int64_t c = sp_c(sp), hw = sp_hw(sp), ks = sp_ks(sp);
-  put_pattern(s, "x", CT_DIMS(sp_n(sp), c, hw, hw), 1, sp->dt);
-  put_pattern(s, "w", CT_DIMS(c, sp->depthwise ? 1 : c, ks, ks), 2, sp->dt);
+  int64_t c = sp_m(sp), hw = sp_hw(sp), ks = sp_ks(sp);
+  put_pattern(s, "x", CT_DIMS(sp_n(sp), sp_c(sp), hw, hw), 1, sp->dt);
+  put_pattern(s, "w", CT_DIMS(c, sp->depthwise ? 1 : sp_c(sp), ks, ks), 2, sp->dt);
   put_pattern(s, "b", CT_DIMS(c), 3, sp->dt);
   put_pattern(s, "b0", CT_DIMS(c), 3, sp->dt);
   put_pattern(s, "r", sp->res_dims.rank > 0 ? sp->res_dims : sp_out(sp), 4, sp->dt);
@@ -270,11 +272,16 @@ START_TEST(the_epilogue_in_winograd_and_direct_gives_the_same_bits) {
   check_fused(&(spec){.bias = true, .residual = true, .act = "relu", .dt = CT_FLOAT32, .c = 40,
                       .hw = 11, .ks = 5});
   /* rows wider than 14 at stride 2, in pieces of 14 and 5 (the epilogue at each piece's
-   * columns), a clamp, one thread and three */
+   * columns), a clamp, one thread and three; and with 3 channels (27 terms: the rows vectorised
+   * over pixels, conv_direct_wide.c), 40 filters, in pieces of 112 and 14 */
   for (int t = 1; t <= 3; t += 2) {
     ct_set_num_threads(t);
     check_fused(&(spec){.bias = true, .residual = true, .act = "clip", .exact_clip = true,
                         .dt = CT_FLOAT32, .c = 32, .hw = 40, .ks = 3, .stride = 2});
+    check_fused(&(spec){.bias = true, .residual = true, .act = "clip", .exact_clip = true,
+                        .dt = CT_FLOAT32, .c = 3, .m = 40, .hw = 252, .ks = 3, .stride = 2});
+    check_fused(&(spec){.bias = true, .act = "relu", .nans = true, .dt = CT_FLOAT32, .c = 3,
+                        .m = 32, .hw = 60, .ks = 3, .stride = 2, .same = true});
   }
   ct_set_num_threads(1);
 }

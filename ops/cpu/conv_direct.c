@@ -102,12 +102,17 @@ static int64_t cd_chunk(const ct__conv_geom *g) {
   return c > 0 ? c : 1;
 }
 
-/* Where output rows go: channel m's row oy at o + (m - mb) ops + (oy - ob) OW (the whole
- * output: ops OH OW, mb and ob 0; conv2d_pool's band of a block's rows from ob: its planes). */
-typedef struct cd_dst {
-  float *o;
-  int64_t ops, mb, ob;
-} cd_dst;
+/* Whether the rows go through conv_direct_wide.c (vectorised over output pixels, the padded
+ * rows split): wide rows at stride 2, few terms an output (CT__CDW_MAX_TAPS), the sum in one
+ * chunk of channels, and a row's input rows with the block's filters within CD_WIDE_L1 bytes,
+ * so that its groups of channels read them from L1. MobileNetV2's 3 -> 32 stem (9 + 3.4 KB)
+ * does; resnet's 7x7 stem (147 terms) does not. */
+enum { CD_WIDE_L1 = 40 << 10 };
+static bool cd_wide(const ct__conv_geom *g) {
+  const int64_t bytes = (g->c * g->kh * cd_wp(g) + g->c * g->kh * g->kw * CD_OC) * 4;
+  return g->ow > CD_MAX_OW && g->sw == 2 && g->c <= cd_chunk(g) && bytes <= CD_WIDE_L1 &&
+         g->c * g->kh * g->kw <= CT__CDW_MAX_TAPS;
+}
 
 /* Output row oy of channel block b, the channels [c0, c1) of its sums: 2 OW registers, from
  * the row's partial sums in acc (zero when c0 is 0), back into acc unless c1 is C, when they go
@@ -116,8 +121,8 @@ typedef struct cd_dst {
  * filter, its tap loops unrolled) constants: each instance its own registers. */
 __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void cd_row(
     const ct__conv_geom *g, const float *xp, const float *w, int64_t b, int64_t oy, int64_t x0,
-    int64_t c0, int64_t c1, float *acc, const cd_dst *d, const float *pf, const float *pf_end,
-    int64_t pf_c, const int OW, const int S, const int K3) {
+    int64_t c0, int64_t c1, float *acc, const ct__cd_dst *d, const float *pf,
+    const float *pf_end, int64_t pf_c, const int OW, const int S, const int K3) {
   const int64_t hp = cd_hp(g), wp = cd_wp(g);
   const int64_t kh = K3 ? 3 : g->kh, kw = K3 ? 3 : g->kw;
   __m512 a0[CD_MAX_OW], a1[CD_MAX_OW];
@@ -188,7 +193,7 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
  * before its stores, the loop ran slower: 368 -> 428 us.) */
 __attribute__((target("avx512f"), noinline)) static void cd_epi_row(const ct__conv_geom *g,
                                                                    const ct__conv_epi *e,
-                                                                   int64_t n, const cd_dst *d,
+                                                                   int64_t n, const ct__cd_dst *d,
                                                                    int64_t oy, int64_t m0,
                                                                    int64_t m1) {
   const __m512 lo = _mm512_set1_ps((float)e->lo), hi = _mm512_set1_ps((float)e->hi);
@@ -219,7 +224,7 @@ __attribute__((target("avx512f"), noinline)) static void cd_epi_row(const ct__co
  * spread over the rows (onnxruntime's 1.49-1.55). */
 __attribute__((target("avx512f"))) static void cd_rows(const ct__conv_geom *g, const float *xp,
                                                       const float *w, int64_t b, int64_t y0,
-                                                      int64_t y1, float *acc, const cd_dst *d,
+                                                      int64_t y1, float *acc, const ct__cd_dst *d,
                                                       const ct__conv_epi *e, int64_t n) {
   const int64_t cc = cd_chunk(g), taps = g->kh * g->kw, packed = ct__conv_direct_packed_elems(g);
   const bool k3 = g->kh == 3 && g->kw == 3;
@@ -265,8 +270,28 @@ typedef struct cd_run {
   int64_t items, pieces, bands;
 } cd_run;
 
+/* A piece's own scratch: its partial sums, or (cd_wide) its padded input rows. */
 static int64_t cd_acc_elems(const ct__conv_geom *g) {
+  if (cd_wide(g)) return ct__cdw_buffer_elems(g);
   return g->c > cd_chunk(g) ? g->oh * g->ow * CD_OC : 0;
+}
+
+/* The padded images' floats in the scratch (none for cd_wide: each piece pads its rows). */
+static int64_t cd_images_elems(const ct__conv_geom *g) {
+  return cd_wide(g) ? 0 : g->n * cd_image_elems(g);
+}
+
+/* Rows [y0, y1) of block b of image n into d, through the epilogue e: cd_rows from the padded
+ * image xp (acc: the piece's partial sums), or for cd_wide, conv_direct_wide.c's from image n's
+ * input x (acc: the piece's buffer). */
+static void cd_block_rows(const ct__conv_geom *g, const float *x, const float *xp,
+                          const float *w, int64_t b, int64_t y0, int64_t y1, float *acc,
+                          const ct__cd_dst *d, const ct__conv_epi *e, int64_t n) {
+  if (cd_wide(g)) {
+    ct__cdw_rows(g, x + n * g->c * g->h * g->w, w, b, y0, y1, d, e, n, acc);
+  } else {
+    cd_rows(g, xp + n * cd_image_elems(g), w, b, y0, y1, acc, d, e, n);
+  }
 }
 
 /* Items [b, e) of bands x planes (image n's channel c is plane n C + c), band-major, padded: a
@@ -293,9 +318,9 @@ static void cd_item(void *arg, int64_t it, int p) {
   const int64_t blocks = cd_blocks(g), ohw = g->oh * g->ow;
   const int64_t band = it % r->bands, n = it / r->bands / blocks, k = it / r->bands % blocks;
   const int64_t y0 = g->oh * band / r->bands, y1 = g->oh * (band + 1) / r->bands;
-  const cd_dst d = {r->o + n * g->m * ohw, ohw, 0, 0};
-  cd_rows(g, r->xp + n * cd_image_elems(g), r->w, k, y0, y1,
-          r->acc + p * ct__piece_stride(cd_acc_elems(g), sizeof(float)), &d, r->e, n);
+  const ct__cd_dst d = {r->o + n * g->m * ohw, ohw, 0, 0};
+  cd_block_rows(g, r->x, r->xp, r->w, k, y0, y1,
+                r->acc + p * ct__piece_stride(cd_acc_elems(g), sizeof(float)), &d, r->e, n);
 }
 
 static int64_t cd_threads(void) { return ct__parallel_nested() ? 1 : ct_get_num_threads(); }
@@ -318,7 +343,7 @@ static int64_t cd_accs_elems(const ct__conv_geom *g) {
 }
 
 int64_t ct__conv_direct_scratch_elems(const ct__conv_geom *g) {
-  return cd_accs_elems(g) + g->n * cd_image_elems(g);
+  return cd_accs_elems(g) + cd_images_elems(g);
 }
 
 void ct__conv_direct_run(const ct__conv_geom *g, const float *x, const float *wp, float *o,
@@ -328,8 +353,10 @@ void ct__conv_direct_run(const ct__conv_geom *g, const float *x, const float *wp
   /* plane by plane (and band by band): image by image, a batch of one was padded on one thread
    * while the others waited (resnet18's stride-2 64 -> 128 layer ran only 1.15x faster on two
    * threads than on one) */
-  ct__parallel_for(r.bands * g->n * g->c, CT__GRAIN_MEM / (cd_hp(g) * cd_wp(g) / r.bands) + 1,
-                   cd_pads, &r);
+  if (!cd_wide(g)) {
+    ct__parallel_for(r.bands * g->n * g->c,
+                     CT__GRAIN_MEM / (cd_hp(g) * cd_wp(g) / r.bands) + 1, cd_pads, &r);
+  }
   ct__parallel_items(r.items, (int)r.pieces, cd_item, &r);
 }
 
@@ -341,7 +368,7 @@ void ct__conv_direct_run(const ct__conv_geom *g, const float *x, const float *wp
  * arithmetic). The convolution's output never leaves that buffer. */
 typedef struct cp_run {
   const ct__conv_geom *g, *pg; /* the convolution's plan, the pool's (over its output) */
-  const float *xp, *w;
+  const float *x, *xp, *w; /* the input, its padded images (none for cd_wide), the filters */
   float *buf, *o;
   const ct__conv_epi *e;
   const ct__fusion_epi *post;
@@ -367,9 +394,11 @@ static int64_t cp_rows(const ct__conv_geom *pg, int64_t step) {
   return (step - 1) * pg->sh + pg->kh;
 }
 
-/* Each piece's buffer (32 planes of the step's rows) and partial sums (those rows' OW 32). */
+/* Each piece's buffer (32 planes of the step's rows) and partial sums (those rows' OW 32; for
+ * cd_wide, its padded input rows). */
 static int64_t cp_piece_elems(const ct__conv_geom *g, const ct__conv_geom *pg) {
-  return 2 * CD_OC * cp_rows(pg, cp_step(g, pg)) * g->ow;
+  const int64_t plane = CD_OC * cp_rows(pg, cp_step(g, pg)) * g->ow;
+  return plane + (cd_wide(g) ? ct__cdw_buffer_elems(g) : plane);
 }
 
 static void cp_item(void *arg, int64_t it, int p) {
@@ -382,7 +411,6 @@ static void cp_item(void *arg, int64_t it, int p) {
   const int64_t plane = r->rows * g->ow;
   float *buf = r->buf + p * ct__piece_stride(cp_piece_elems(g, pg), sizeof(float));
   float *acc = buf + CD_OC * plane;
-  const float *xp = r->xp + n * cd_image_elems(g);
   int64_t have_lo = 0, have_hi = 0; /* the buffer holds rows [have_lo, have_hi) */
   for (int64_t a = q0; a < q1; a += r->step) {
     const int64_t b = q1 - a < r->step ? q1 : a + r->step;
@@ -396,8 +424,8 @@ static void cp_item(void *arg, int64_t it, int p) {
       }
       from = have_hi;
     }
-    const cd_dst d = {buf, plane, m0, lo};
-    if (from < hi) cd_rows(g, xp, r->w, k, from, hi, acc, &d, r->e, n);
+    const ct__cd_dst d = {buf, plane, m0, lo};
+    if (from < hi) cd_block_rows(g, r->x, r->xp, r->w, k, from, hi, acc, &d, r->e, n);
     for (int64_t m = m0; r->post != NULL && from < hi && m < m1; m++) {
       ct__fusion_values_f32(r->post, buf + (m - m0) * plane + (from - lo) * g->ow,
                             (hi - from) * g->ow, m);
@@ -424,7 +452,7 @@ static int64_t cp_pieces(const ct__conv_geom *g, const ct__conv_geom *pg) {
 
 int64_t ct__conv_direct_pool_scratch_elems(const ct__conv_geom *g, const ct__conv_geom *pg) {
   return ct__pieces_elems(cp_pieces(g, pg), cp_piece_elems(g, pg), sizeof(float)) +
-         g->n * cd_image_elems(g);
+         cd_images_elems(g);
 }
 
 void ct__conv_direct_pool_run(const ct__conv_geom *g, const ct__conv_geom *pg, const float *x,
@@ -433,9 +461,11 @@ void ct__conv_direct_pool_run(const ct__conv_geom *g, const ct__conv_geom *pg, c
   const int64_t pieces = cp_pieces(g, pg);
   const int64_t accs = ct__pieces_elems(pieces, cp_piece_elems(g, pg), sizeof(float));
   cd_run pad = {g, x, wp, scratch + accs, NULL, NULL, e, 0, 0, 1};
-  ct__parallel_for(g->n * g->c, CT__GRAIN_MEM / (cd_hp(g) * cd_wp(g)) + 1, cd_pads, &pad);
+  if (!cd_wide(g)) {
+    ct__parallel_for(g->n * g->c, CT__GRAIN_MEM / (cd_hp(g) * cd_wp(g)) + 1, cd_pads, &pad);
+  }
   const int64_t step = cp_step(g, pg);
-  cp_run r = {g,    pg,   scratch + accs, wp, scratch, o, e, post, cp_bands(g, pg),
+  cp_run r = {g, pg, x, scratch + accs, wp, scratch, o, e, post, cp_bands(g, pg),
               cp_rows(pg, step), step};
   ct__parallel_items(g->n * cd_blocks(g) * r.bands, (int)pieces, cp_item, &r);
 }

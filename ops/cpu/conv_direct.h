@@ -60,4 +60,29 @@ void ct__pool_band_f32(const ct__conv_geom *pg, const float *band, int64_t yb, i
 void ct__pool_band_f64(const ct__conv_geom *pg, const double *band, int64_t yb, int64_t oy0,
                        int64_t oy1, double *o);
 
+/* Where the loop's output rows go: channel m's row oy at o + (m - mb) ops + (oy - ob) OW (the
+ * whole output: ops OH OW, mb and ob 0; conv2d_pool's band of a block's rows from ob: its
+ * planes). */
+typedef struct ct__cd_dst {
+  float *o;
+  int64_t ops, mb, ob;
+} ct__cd_dst;
+
+/* The rows of wide outputs at stride 2 whose input rows and filters a block reads fit in L1
+ * (ops/cpu/conv_direct_wide.c, taken where conv_direct.c's cd_wide says): vectorised over
+ * output pixels. ct__cdw_rows: rows [y0, y1) of block b of 32 filters of image n (x: its input
+ * planes, unpadded; the piece pads the rows it reads into buf, ct__cdw_buffer_elems floats),
+ * all the sum's channels, into d's planes through the epilogue e (NULL: none), with
+ * conv_direct.c's bits. */
+/* Terms an output (C KH KW) at most. Single 3-channel convolutions at stride 2 onto 112 x 112,
+ * one thread, against conv_direct.c's rows: 3x3 (27 terms) 231 -> 172 us, 8 channels of 3x3
+ * (72) 478 -> 429, 5x5 (75) 411 -> 393, but 7x7 (147, resnet's stem) 1.34 -> 1.59 ms: there
+ * the channel-vectorised rows' transposes are a small part of each row, and their 14 x 2 tile
+ * loads less a multiply-add. */
+enum { CT__CDW_MAX_TAPS = 96 };
+int64_t ct__cdw_buffer_elems(const ct__conv_geom *g);
+void ct__cdw_rows(const ct__conv_geom *g, const float *x, const float *w, int64_t b, int64_t y0,
+                  int64_t y1, const ct__cd_dst *d, const struct ct__conv_epi *e, int64_t n,
+                  float *buf);
+
 #endif /* CORTEN_OPS_CPU_CONV_DIRECT_H */
