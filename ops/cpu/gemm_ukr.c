@@ -39,7 +39,8 @@
 
 #define UKR_C(NAME, T, E, MR, NR, H)                                                               \
   static void NAME(int64_t kc, const T *a, const T *b, int64_t bs, T *c, int64_t ldc, T alpha,     \
-                   T beta, const E *e) {                                                           \
+                   T beta, const E *e, const char *pf, int64_t pq) {                               \
+    (void)pf, (void)pq; /* no prefetching here */                                                  \
     T acc[H][NR] = {{0}};                                                                          \
     for (int64_t p = 0; p < kc; p++, a += MR, b += bs) {                                           \
       for (int i = 0; i < H; i++) {                                                                \
@@ -66,15 +67,25 @@ UKR_C_ALL(ukr_c_f64, double, ct__ukr_epi_f64)
 /* The sums of an H-row tile of two vectors V of W lanes, into acc0[i], acc1[i] (zeroed before):
  * per step of k two loads of B's row, H broadcasts of A's column, 2 H fused multiply-adds. A's
  * row i at a + i AROW, its next column ASTEP on: a packed sliver (AROW 1, ASTEP MR) or A's rows
- * where they lie (AROW lda, ASTEP 1). */
-#define UKR_SUMS(V, W, ASTEP, AROW, H, SET1, LOADU, FMA)                                        \
+ * where they lie (AROW lda, ASTEP 1). With PF, step p also fetches into L2 line (p pq >> 16)
+ * from pf (ct__ukr_f32's run). */
+#define UKR_SUMS_PF(V, W, ASTEP, AROW, H, SET1, LOADU, FMA, PF)                                 \
   for (int64_t p = 0; p < kc; p++, a += ASTEP, b += bs) {                                       \
+    if (PF) _mm_prefetch(pf + ((p * pq) >> 16) * 64, _MM_HINT_T1);                              \
     V b0 = LOADU(b), b1 = LOADU(b + W);                                                         \
     _Pragma("GCC unroll 16") for (int i = 0; i < H; i++) {                                      \
       V x = SET1(a[i * AROW]);                                                                  \
       acc0[i] = FMA(x, b0, acc0[i]);                                                            \
       acc1[i] = FMA(x, b1, acc1[i]);                                                            \
     }                                                                                           \
+  }
+/* The loop without fetches where there are none to make (pq 0): a fetch at every step, even of
+ * a line in L1, made MobileNetV2's blocks (short k, many calls) 2-3 % slower. */
+#define UKR_SUMS(V, W, ASTEP, AROW, H, SET1, LOADU, FMA)                                        \
+  if (pq == 0) {                                                                                \
+    UKR_SUMS_PF(V, W, ASTEP, AROW, H, SET1, LOADU, FMA, 0);                                     \
+  } else {                                                                                      \
+    UKR_SUMS_PF(V, W, ASTEP, AROW, H, SET1, LOADU, FMA, 1);                                     \
   }
 
 /* One kernel of H rows (H <= MR) of two vectors V of W lanes, A a packed sliver (AP_PACKED:
@@ -86,12 +97,17 @@ UKR_C_ALL(ukr_c_f64, double, ct__ukr_epi_f64)
                   ADD, MAX, MIN)                                                                \
   __attribute__((target(TGT))) static void NAME(int64_t kc, const T *a AP, const T *b,          \
                                                 int64_t bs, T *c, int64_t ldc, T alpha, T beta, \
-                                                const E *e) {                                   \
+                                                const E *e, const char *pf, int64_t pq) {       \
     V acc0[H], acc1[H];                                                                         \
+    /* C's rows fetched from a copy of c the compiler cannot see through: from c itself, it     \
+     * kept the 12 rows' addresses for the stores after the loop, in vector registers the loop  \
+     * then lacked (B's row spilled to the stack at every step) */                              \
+    const T *cq = c;                                                                            \
+    __asm__("" : "+r"(cq));                                                                     \
     _Pragma("GCC unroll 16") for (int i = 0; i < H; i++) {                                      \
       acc0[i] = acc1[i] = ZERO();                                                               \
-      _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);                                   \
-      _mm_prefetch((const char *)(c + i * ldc + 2 * W - 1), _MM_HINT_T0);                       \
+      _mm_prefetch((const char *)(cq + i * ldc), _MM_HINT_T0);                                  \
+      _mm_prefetch((const char *)(cq + i * ldc + 2 * W - 1), _MM_HINT_T0);                      \
     }                                                                                           \
     UKR_SUMS(V, W, ASTEP, AROW, H, SET1, LOADU, FMA);                                           \
     V va = SET1(alpha), vb = SET1(beta);                                                        \
@@ -247,7 +263,8 @@ __attribute__((target("avx512f"))) static inline void t16_store_f32(
   __attribute__((target("avx512f"))) static void NAME(int64_t kc, const float *a AP,           \
                                                       const float *b, int64_t bs, float *c,    \
                                                       int64_t ldc, float alpha, float beta,    \
-                                                      const ct__ukr_epi_f32 *e) {              \
+                                                      const ct__ukr_epi_f32 *e, const char *pf,\
+                                                      int64_t pq) {                            \
     __m512 acc0[H], acc1[H];                                                                   \
     _Pragma("GCC unroll 16") for (int i = 0; i < H; i++) acc0[i] = acc1[i] =                   \
         _mm512_setzero_ps();                                                                   \

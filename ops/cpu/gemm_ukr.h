@@ -44,9 +44,13 @@ typedef struct ct__ukr_epi_f64 {
 typedef struct ct__ukr_f32 {
   const char *name;
   int mr, nr;
+  /* The tile kernels (run, run_t, run_ai, run_ait) fetch into L2 at step p of k the line
+   * (p pq >> 16) from pf: the caller's lines spread over the steps, not a burst between
+   * calls (pq 0: none). */
   void (*run[CT__UKR_MAX_MR + 1])(int64_t kc, const float *a, const float *b, int64_t bs,
                                   float *c, int64_t ldc, float alpha, float beta,
-                                  const ct__ukr_epi_f32 *e); /* by h; e NULL: none */
+                                  const ct__ukr_epi_f32 *e,
+                                  const char *pf, int64_t pq); /* by h; e NULL: none */
   void (*pack_across)(const float *src, int64_t ld, int64_t n, int64_t kc, int width,
                       float *dst);
   /* One row across 4 slivers (row4 below); NULL: none */
@@ -55,7 +59,7 @@ typedef struct ct__ukr_f32 {
   /* run's tiles stored transposed (run_t below), by h; NULLs: none */
   void (*run_t[CT__UKR_MAX_MR + 1])(int64_t kc, const float *a, const float *b, int64_t bs,
                                     float *c, int64_t ldc, float alpha, float beta,
-                                    const ct__ukr_epi_f32 *e);
+                                    const ct__ukr_epi_f32 *e, const char *pf, int64_t pq);
   /* A whole small product from A and B as stored (small below); NULL: none */
   void (*small)(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, bool ta,
                 const float *b, int64_t ldb, bool tb, float *c, int64_t ldc);
@@ -63,10 +67,11 @@ typedef struct ct__ukr_f32 {
    * memory) instead of from a packed sliver: the same sums in the same order; NULLs: none */
   void (*run_ai[CT__UKR_MAX_MR + 1])(int64_t kc, const float *a, int64_t lda, const float *b,
                                      int64_t bs, float *c, int64_t ldc, float alpha, float beta,
-                                     const ct__ukr_epi_f32 *e);
+                                     const ct__ukr_epi_f32 *e, const char *pf, int64_t pq);
   void (*run_ait[CT__UKR_MAX_MR + 1])(int64_t kc, const float *a, int64_t lda, const float *b,
                                       int64_t bs, float *c, int64_t ldc, float alpha,
-                                      float beta, const ct__ukr_epi_f32 *e);
+                                      float beta, const ct__ukr_epi_f32 *e,
+                                      const char *pf, int64_t pq);
 } ct__ukr_f32;
 
 typedef struct ct__ukr_f64 {
@@ -74,23 +79,25 @@ typedef struct ct__ukr_f64 {
   int mr, nr;
   void (*run[CT__UKR_MAX_MR + 1])(int64_t kc, const double *a, const double *b, int64_t bs,
                                   double *c, int64_t ldc, double alpha, double beta,
-                                  const ct__ukr_epi_f64 *e);
+                                  const ct__ukr_epi_f64 *e, const char *pf, int64_t pq);
   void (*pack_across)(const double *src, int64_t ld, int64_t n, int64_t kc, int width,
                       double *dst);
   void (*row4)(int64_t kc, const double *a, const double *b, int64_t bs, int64_t ss, double *c,
                double alpha, double beta, const ct__ukr_epi_f64 *e);
   void (*run_t[CT__UKR_MAX_MR + 1])(int64_t kc, const double *a, const double *b, int64_t bs,
                                     double *c, int64_t ldc, double alpha, double beta,
-                                    const ct__ukr_epi_f64 *e);
+                                    const ct__ukr_epi_f64 *e, const char *pf, int64_t pq);
   void (*small)(int64_t m, int64_t n, int64_t k, const double *a, int64_t lda, bool ta,
                 const double *b, int64_t ldb, bool tb, double *c, int64_t ldc); /* none yet */
   void (*run_ai[CT__UKR_MAX_MR + 1])(int64_t kc, const double *a, int64_t lda, const double *b,
                                      int64_t bs, double *c, int64_t ldc, double alpha,
-                                     double beta, const ct__ukr_epi_f64 *e); /* none yet */
+                                     double beta, const ct__ukr_epi_f64 *e,
+                                     const char *pf, int64_t pq); /* none yet */
   void (*run_ait[CT__UKR_MAX_MR + 1])(int64_t kc, const double *a, int64_t lda,
                                       const double *b, int64_t bs, double *c, int64_t ldc,
                                       double alpha, double beta,
-                                      const ct__ukr_epi_f64 *e); /* none yet */
+                                      const ct__ukr_epi_f64 *e,
+                                      const char *pf, int64_t pq); /* none yet */
 } ct__ukr_f64;
 
 /* small computes C = op(A) op(B) (m x n, rows ldc apart) for n <= CT__UKR_SMALL_N and k <= the
