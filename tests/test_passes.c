@@ -273,7 +273,7 @@ START_TEST(the_epilogue_in_winograd_and_direct_gives_the_same_bits) {
                       .hw = 11, .ks = 5});
   /* rows wider than 14 at stride 2, in pieces of 14 and 5 (the epilogue at each piece's
    * columns), a clamp, one thread and three; and with 3 channels (27 terms: the rows vectorised
-   * over pixels, conv_direct_wide.c), 40 filters, in pieces of 112 and 14 */
+   * over pixels, conv_direct_wide.c), 40 filters, in pieces of 112 and 13 */
   for (int t = 1; t <= 3; t += 2) {
     ct_set_num_threads(t);
     check_fused(&(spec){.bias = true, .residual = true, .act = "clip", .exact_clip = true,

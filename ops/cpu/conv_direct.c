@@ -12,7 +12,9 @@
  * loop has no border cases; the filters are packed [block of 32 output channels][C][KH][KW][32]
  * (kept between runs for constant filters). Each output is one sum over (c, ky, kx) in that
  * order, fused multiply-adds in one lane: the same bits whatever the split over threads. The
- * rows leave the registers through two 16 x 16 transposes (ops/cpu/t16.h) into NCHW. */
+ * rows leave the registers through two 16 x 16 transposes (ops/cpu/t16.h) into NCHW. Wide
+ * rows of few terms at stride 2 (cd_wide) go through conv_direct_wide.c instead, which puts
+ * the output pixels along the lanes and pads its own input rows. */
 #include "ops/cpu/conv_direct.h"
 
 #include <string.h>
@@ -105,7 +107,7 @@ static int64_t cd_chunk(const ct__conv_geom *g) {
 /* Whether the rows go through conv_direct_wide.c (vectorised over output pixels, the padded
  * rows split): wide rows at stride 2, few terms an output (CT__CDW_MAX_TAPS), the sum in one
  * chunk of channels, and a row's input rows with the block's filters within CD_WIDE_L1 bytes,
- * so that its groups of channels read them from L1. MobileNetV2's 3 -> 32 stem (9 + 3.4 KB)
+ * so that its groups of channels read them from L1. MobileNetV2's 3 -> 32 stem (8 + 3.4 KB)
  * does; resnet's 7x7 stem (147 terms) does not. */
 enum { CD_WIDE_L1 = 40 << 10 };
 static bool cd_wide(const ct__conv_geom *g) {
@@ -362,10 +364,10 @@ void ct__conv_direct_run(const ct__conv_geom *g, const float *x, const float *wp
 
 /* ---- conv2d_pool: a band of a block's rows, then their max pool ---------------------------
  * An item is (image, block of 32 channels, band of pool output rows); it runs its pool rows a
- * few at a time: the convolution's rows their windows read go through cd_rows into the piece's
- * buffer (32 planes of cp_rows rows), the rows the previous few also read moved to its front
- * rather than computed again, then each plane's pool rows from there (ct__pool_band_f32, pool2d's
- * arithmetic). The convolution's output never leaves that buffer. */
+ * few at a time: the convolution's rows their windows read go through cd_block_rows into the
+ * piece's buffer (32 planes of cp_rows rows), the rows the previous few also read moved to its
+ * front rather than computed again, then each plane's pool rows from there (ct__pool_band_f32,
+ * pool2d's arithmetic). The convolution's output never leaves that buffer. */
 typedef struct cp_run {
   const ct__conv_geom *g, *pg; /* the convolution's plan, the pool's (over its output) */
   const float *x, *xp, *w; /* the input, its padded images (none for cd_wide), the filters */

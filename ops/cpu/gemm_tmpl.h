@@ -255,8 +255,14 @@ static void SFX(gemm_block)(const ct__gemm *g, const gemm_plan *pl, const UKR *u
             int64_t tpq = 0;
             if (pf != NULL && pf_at < pf_lines) {
               const int64_t lines = pf_lines - pf_at < pf_step ? pf_lines - pf_at : pf_step;
+              /* the kernel takes at most a line a step; a share of more (a block of A of one
+               * or two slivers: 2 kc lines, or kc + 1) has the rest fetched here first */
+              const int64_t spread = lines < kc ? lines : kc;
+              for (int64_t q = spread; q < lines; q++) {
+                __builtin_prefetch(pf + (pf_at + q) * 64, 0, 2);
+              }
               tpf = pf + pf_at * 64;
-              tpq = (lines << 16) / kc;
+              tpq = (spread << 16) / kc;
               pf_at += lines;
             }
             for (int64_t q = 0; q < nx_step && nx_at < nx_end; q++, nx_at++) {

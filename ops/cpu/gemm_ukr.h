@@ -46,7 +46,7 @@ typedef struct ct__ukr_f32 {
   int mr, nr;
   /* The tile kernels (run, run_t, run_ai, run_ait) fetch into L2 at step p of k the line
    * (p pq >> 16) from pf: the caller's lines spread over the steps, not a burst between
-   * calls (pq 0: none). */
+   * calls (pq 0: none; the portable kernels fetch none). */
   void (*run[CT__UKR_MAX_MR + 1])(int64_t kc, const float *a, const float *b, int64_t bs,
                                   float *c, int64_t ldc, float alpha, float beta,
                                   const ct__ukr_epi_f32 *e,
