@@ -91,8 +91,9 @@ EPI_ROWS(double, f64)
     }                                                                                         \
     return CT_OK;                                                                             \
   }
-/* Whether the folded product reads X's rows where they lie (ct__gemm.a_in_place) rather than
- * packing them: for at most 64 columns (two of the AVX-512 kernel's slivers, over which a
+/* Whether the folded product reads its A's rows where they lie (ct__gemm.a_in_place: X's; a
+ * transposed Y's where the GEMM's plan swaps the product) rather than packing them: for at
+ * most 64 columns (two of the AVX-512 kernel's slivers, over which a
  * packing would be used twice at most), rows not a multiple of 4 KiB apart (12 rows in one set
  * of L1). The attention's [1024, 64] x [64, 64] projections 54-55 -> 47-49 us alone (one
  * thread, the packing 15 % of the call by perf); where many slivers share each packed block,
