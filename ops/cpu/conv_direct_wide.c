@@ -131,8 +131,8 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
       if (R > 2) a2[v] = _mm512_fmadd_ps(xv, w2, a2[v]);
     }
   }
-  /* out of the registers as rows, through cd_epi_row's steps (the arrays are never passed by
-   * address: GCC then stored all 21 to memory at each term) */
+  /* out of the registers as rows, through cd_epi_row's steps (the arrays are not passed by
+   * address: when they were, GCC stored all 21 to memory at each term) */
   const __m512 lo = _mm512_set1_ps(e != NULL ? (float)e->lo : 0.0f);
   const __m512 hi = _mm512_set1_ps(e != NULL ? (float)e->hi : 0.0f);
 #pragma GCC unroll 4
@@ -158,15 +158,15 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
   }
 }
 
-#define CDW_CASE(V)                                                               \
-  case V:                                                                         \
-    if (r == 3) {                                                                 \
-      cdw_tile(g, xr + x0, off, taps, wb, b, j0, oy, x0, tail, d, e, n, V, 3);                    \
-    } else if (r == 2) {                                                          \
-      cdw_tile(g, xr + x0, off, taps, wb, b, j0, oy, x0, tail, d, e, n, V, 2);                    \
-    } else {                                                                      \
-      cdw_tile(g, xr + x0, off, taps, wb, b, j0, oy, x0, tail, d, e, n, V, 1);                    \
-    }                                                                             \
+#define CDW_CASE(V)                                                                 \
+  case V:                                                                           \
+    if (r == 3) {                                                                   \
+      cdw_tile(g, xr + x0, off, taps, wb, b, j0, oy, x0, tail, d, e, n, V, 3);      \
+    } else if (r == 2) {                                                            \
+      cdw_tile(g, xr + x0, off, taps, wb, b, j0, oy, x0, tail, d, e, n, V, 2);      \
+    } else {                                                                        \
+      cdw_tile(g, xr + x0, off, taps, wb, b, j0, oy, x0, tail, d, e, n, V, 1);      \
+    }                                                                               \
     break;
 
 /* Share i of n of the input lines that padded rows [p0, p1) read (the next step's), fetched
