@@ -93,14 +93,17 @@ EPI_ROWS(double, f64)
   }
 /* Whether the folded product reads its A's rows where they lie (ct__gemm.a_in_place: X's; a
  * transposed Y's where the GEMM's plan swaps the product) rather than packing them: for at
- * most 64 columns (two of the AVX-512 kernel's slivers, over which a
- * packing would be used twice at most), rows not a multiple of 4 KiB apart (12 rows in one set
- * of L1). The attention's [1024, 64] x [64, 64] projections 54-55 -> 47-49 us alone (one
- * thread, the packing 15 % of the call by perf); where many slivers share each packed block,
- * packing stays faster ([4096, 512] x [512, 512] 5.8 -> 7.2 ms on two threads in place;
- * [300, 768] x [768, 768] 1.93 -> 2.01 on one). The same sums either way. */
-static bool mm_a_in_place(int64_t n, int64_t lda, size_t es) {
-  return n <= 64 && (lda * (int64_t)es) % 4096 != 0;
+ * most 64 columns (two of the AVX-512 kernel's slivers, over which a packing would be used
+ * twice at most), an A of at most 512 KiB (one that the op before has just written, in L2),
+ * rows not a multiple of 4 KiB apart (12 rows in one set of L1). The attention's [1024, 64] x
+ * [64, 64] projections 54-55 -> 47-49 us alone (one thread, the packing 15 % of the call by
+ * perf). At batch 8 (2 MiB of A, from L3) two threads read it slower in place (267-338 ->
+ * 327-351 us a projection in the model). Where many slivers share each packed block, packing
+ * stays faster ([4096, 512] x [512, 512] 5.8 -> 7.2 ms on two threads in place; [300, 768] x
+ * [768, 768] 1.93 -> 2.01 on one). The same sums either way. */
+static bool mm_a_in_place(int64_t n, int64_t m, int64_t lda, size_t es) {
+  return n <= 64 && m <= ((int64_t)512 << 10) / (lda * (int64_t)es) &&
+         (lda * (int64_t)es) % 4096 != 0;
 }
 
 /* Calls GEMM once for all when the batch folds into the rows (then with Y packed once when it
@@ -123,7 +126,7 @@ static bool mm_a_in_place(int64_t n, int64_t lda, size_t es) {
     if (y_shared && x_full && !tx && s.n_batch <= INT64_MAX / m) {                            \
       ct__gemm g = {.tb = ty, .m = s.n_batch * m, .n = n, .k = k, .alpha = 1, .a = x,        \
                     .lda = lda, .b = y, .ldb = ldb, .c = o, .ldc = n,                         \
-                    .a_in_place = mm_a_in_place(n, lda, sizeof(T))};                          \
+                    .a_in_place = mm_a_in_place(n, s.n_batch * m, lda, sizeof(T))};          \
       ct__gemm_epi ge;                                                                        \
       if (e != NULL && (e->act != CT__EPI_CLAMP ||                                            \
                         ((double)(T)e->lo == e->lo && (double)(T)e->hi == e->hi))) {          \
