@@ -18,9 +18,20 @@
 #include "ops/defs.h"
 #include "ops/op_impl.h"
 
-/* C's prep at i and its pool P at *j, when the two form a pair. */
+/* The pair's memory assumption into r: the pool's result apart from C's inputs. */
+static void pair_memory(const ct__prep *preps, size_t i, size_t j, ct__rewrite *r) {
+  r->out = ct__pass_out0(&preps[j]);
+  r->n_ins = 0;
+  for (uint32_t k = 0; k < preps[i].n_in_vars && k < CT__REWRITE_INS; k++) {
+    r->ins[r->n_ins++] = preps[i].vars[k];
+  }
+}
+
+/* C's prep at i and its pool P at *j, when the two form a pair (their memory assumption into
+ * *r, pair_memory). */
 static bool find_pair(const ct__prep *preps, size_t n, size_t i,
-                      bool (*candidate)(void *, const ct_var *), void *arg, size_t *j) {
+                      bool (*candidate)(void *, const ct_var *), void *arg, size_t *j,
+                      ct__rewrite *r) {
   const ct__prep *pc = &preps[i];
   if ((!ct__pass_is(pc, "conv2d_fusion") && !ct__pass_is(pc, "conv2d") &&
        !ct__pass_is(pc, "depthwise_conv2d")) ||
@@ -41,10 +52,9 @@ static bool find_pair(const ct__prep *preps, size_t n, size_t i,
     return false;
   }
   const size_t at[2] = {i, *j}, read_at[CT__REWRITE_INS] = {i, i, i, i, i, i, i, i};
-  const ct_var *ins[CT__REWRITE_INS] = {NULL};
-  for (uint32_t k = 0; k < pc->n_in_vars && k < CT__REWRITE_INS; k++) ins[k] = pc->vars[k];
+  pair_memory(preps, i, *j, r);
   return pc->n_in_vars <= CT__REWRITE_INS &&
-         ct__pass_between_holds(preps, at, 2, ins, read_at, pc->n_in_vars, candidate, arg);
+         ct__pass_between_holds(preps, at, 2, r->ins, read_at, r->n_ins, candidate, arg);
 }
 
 /* conv2d_pool for the pair (C at i, P at j); NULL with the error recorded. */
@@ -70,15 +80,6 @@ static ct_op *pair_op(const ct__prep *preps, size_t i, size_t j) {
   return op;
 }
 
-/* The pair's memory assumption into r: the pool's result apart from C's inputs. */
-static void pair_memory(const ct__prep *preps, size_t i, size_t j, ct__rewrite *r) {
-  r->out = ct__pass_out0(&preps[j]);
-  r->n_ins = 0;
-  for (uint32_t k = 0; k < preps[i].n_in_vars && k < CT__REWRITE_INS; k++) {
-    r->ins[r->n_ins++] = preps[i].vars[k];
-  }
-}
-
 ct_status ct__optimize_pools(ct__prep *preps, size_t *n, ct_scope *scope, ct_place place,
                              bool (*candidate)(void *, const ct_var *), void *arg,
                              ct__rewrites *rw) {
@@ -87,11 +88,10 @@ ct_status ct__optimize_pools(ct__prep *preps, size_t *n, ct_scope *scope, ct_pla
   for (size_t i = 0; i < *n;) {
     size_t j;
     ct__rewrite memory = {0};
-    if (!find_pair(preps, *n, i, candidate, arg, &j)) {
+    if (!find_pair(preps, *n, i, candidate, arg, &j, &memory)) {
       i++;
       continue;
     }
-    pair_memory(preps, i, j, &memory);
     if (ct__pass_apart(&memory) != NULL) { /* its result shares an input's memory now */
       i++;
       continue;

@@ -212,10 +212,10 @@ static inline __attribute__((always_inline, target("avx512f"))) void dw3_rows(
 #pragma GCC unroll 8
     for (int r = 0; r < R; r++) {
       const int64_t at = (oy0 + r - t->row0) * g->ow + 16 * c;
-      __m512 o = acc[r];
-      if (t->hb) o = _mm512_add_ps(o, t->vbias);
-      if (t->res != NULL) o = _mm512_add_ps(o, _mm512_maskz_loadu_ps(t->out[c], t->res + at));
-      _mm512_mask_storeu_ps(t->o + at, t->out[c], ct__conv_act_f32(o, t->act, t->vlo, t->vhi));
+      const float *res = t->res != NULL ? t->res + at : NULL;
+      _mm512_mask_storeu_ps(t->o + at, t->out[c],
+                            ct__conv_epi_f32(acc[r], t->hb, t->vbias, res, t->out[c], t->act,
+                                             t->vlo, t->vhi));
     }
   }
 }

@@ -28,6 +28,15 @@ static inline __attribute__((always_inline, target("avx512f"))) __m512 ct__conv_
   return v;
 }
 
+/* conv2d_fusion's epilogue on 16 float32 outputs v in registers, the pass's steps: + the bias vb
+ * (when hb), + the residual's lanes k at res (NULL: none), then the activation act. */
+static inline __attribute__((always_inline, target("avx512f"))) __m512 ct__conv_epi_f32(
+    __m512 v, bool hb, __m512 vb, const float *res, __mmask16 k, int act, __m512 lo, __m512 hi) {
+  if (hb) v = _mm512_add_ps(v, vb);
+  if (res != NULL) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, res));
+  return ct__conv_act_f32(v, act, lo, hi);
+}
+
 /* A small depthwise plane at stride 1 taken flat (conv_dw_avx512.c): 3x3, undilated, rows as
  * wide as the input's, at most CT__DWF_VECS x 16 outputs. ct__dwf_plan_f32 says whether
  * geometry g is one (on this CPU) and sets its plan: the tap offsets and the masks of each

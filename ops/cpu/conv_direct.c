@@ -23,6 +23,7 @@
 #include "ops/cpu/conv_fusion.h"
 #include "ops/cpu/parallel.h"
 #include "ops/cpu/t16.h"
+#include "ops/cpu/vmath512.h"
 
 #ifdef CT__T16_X86
 enum { CD_OC = 32, CD_MAX_OW = 14, CD_CHUNK = 9216 };
@@ -206,11 +207,10 @@ __attribute__((target("avx512f"), noinline)) static void cd_epi_row(const ct__co
         e->res != NULL ? (const float *)e->res + n * e->rs_n + m * e->rs_m + oy * g->ow : NULL;
     const __m512 vb = _mm512_set1_ps(bias != NULL ? bias[e->n_bias == 1 ? 0 : m] : 0);
     for (int64_t x = 0; x < g->ow; x += 16) {
-      const __mmask16 k = (__mmask16)(g->ow - x >= 16 ? 0xffffu : (1u << (g->ow - x)) - 1);
-      __m512 v = _mm512_maskz_loadu_ps(k, row + x);
-      if (bias != NULL) v = _mm512_add_ps(v, vb);
-      if (res != NULL) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, res + x));
-      _mm512_mask_storeu_ps(row + x, k, ct__conv_act_f32(v, e->act, lo, hi));
+      const __mmask16 k = ct__v512_rest(g->ow - x);
+      _mm512_mask_storeu_ps(row + x, k,
+                            ct__conv_epi_f32(_mm512_maskz_loadu_ps(k, row + x), bias != NULL, vb,
+                                             res != NULL ? res + x : NULL, k, e->act, lo, hi));
     }
   }
 }
@@ -462,8 +462,8 @@ void ct__conv_direct_pool_run(const ct__conv_geom *g, const ct__conv_geom *pg, c
                               const ct__fusion_epi *post, float *scratch) {
   const int64_t pieces = cp_pieces(g, pg);
   const int64_t accs = ct__pieces_elems(pieces, cp_piece_elems(g, pg), sizeof(float));
-  cd_run pad = {g, x, wp, scratch + accs, NULL, NULL, e, 0, 0, 1};
   if (!cd_wide(g)) {
+    cd_run pad = {g, x, wp, scratch + accs, NULL, NULL, e, 0, 0, 1};
     ct__parallel_for(g->n * g->c, CT__GRAIN_MEM / (cd_hp(g) * cd_wp(g)) + 1, cd_pads, &pad);
   }
   const int64_t step = cp_step(g, pg);

@@ -24,6 +24,7 @@
 
 #include "ops/cpu/conv_avx512.h"
 #include "ops/cpu/conv_fusion.h"
+#include "ops/cpu/vmath512.h"
 
 #ifdef CT__T16_X86
 /* V R accumulators, R broadcast filter values and the input vector: 21 + 3 + 1 registers of 32
@@ -57,11 +58,6 @@ int64_t ct__cdw_buffer_elems(const ct__conv_geom *g) {
   return g->c * cdw_rows_of(g, cdw_step(g)) * cdw_stride(g);
 }
 
-/* The first k lanes of 16 (none for k <= 0, all for k >= 16). */
-static inline __mmask16 cdw_lanes(int64_t k) {
-  return (__mmask16)(k >= 16 ? 0xffffu : k <= 0 ? 0u : (1u << k) - 1);
-}
-
 /* Padded rows [y0, y1) of plane x, split (even columns, then odd), into xp (row y0 first). */
 __attribute__((target("avx512f"))) static void cdw_pad(const ct__conv_geom *g, const float *x,
                                                       float *xp, int64_t y0, int64_t y1) {
@@ -87,10 +83,10 @@ __attribute__((target("avx512f"))) static void cdw_pad(const ct__conv_geom *g, c
     for (; i < we; i += 16) {
       const int64_t s = 2 * i - g->pl, left = g->w - s;
       /* (a half past the row's end loads nothing: from r, never a pointer past the input) */
-      const __m512 va = _mm512_maskz_loadu_ps(cdw_lanes(left), left > 0 ? r + s : r);
-      const __m512 vb = _mm512_maskz_loadu_ps(cdw_lanes(left - 16), left > 16 ? r + s + 16 : r);
-      _mm512_mask_storeu_ps(ev + i, cdw_lanes(we - i), _mm512_permutex2var_ps(va, ie, vb));
-      _mm512_mask_storeu_ps(od + i, cdw_lanes(wo - i), _mm512_permutex2var_ps(va, io, vb));
+      const __m512 va = _mm512_maskz_loadu_ps(ct__v512_rest(left), left > 0 ? r + s : r);
+      const __m512 vb = _mm512_maskz_loadu_ps(ct__v512_rest(left - 16), left > 16 ? r + s + 16 : r);
+      _mm512_mask_storeu_ps(ev + i, ct__v512_rest(we - i), _mm512_permutex2var_ps(va, ie, vb));
+      _mm512_mask_storeu_ps(od + i, ct__v512_rest(wo - i), _mm512_permutex2var_ps(va, io, vb));
     }
   }
 }
@@ -149,9 +145,8 @@ __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) 
       const __mmask16 k = v == V - 1 ? tail : (__mmask16)0xffffu;
       __m512 s = r == 0 ? a0[v] : r == 1 ? a1[v] : a2[v];
       if (e != NULL) {
-        if (bias != NULL) s = _mm512_add_ps(s, vb);
-        if (res != NULL) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(k, res + 16 * v));
-        s = ct__conv_act_f32(s, e->act, lo, hi);
+        s = ct__conv_epi_f32(s, bias != NULL, vb, res != NULL ? res + 16 * v : NULL, k, e->act,
+                             lo, hi);
       }
       _mm512_mask_storeu_ps(o + 16 * v, k, s);
     }
@@ -217,7 +212,7 @@ __attribute__((target("avx512f"))) void ct__cdw_rows(const ct__conv_geom *g, con
       for (int64_t x0 = 0; x0 < g->ow; x0 += 16 * CDW_V) {
         const int64_t px = g->ow - x0 < 16 * CDW_V ? g->ow - x0 : 16 * CDW_V;
         const int vecs = (int)((px + 15) / 16);
-        const __mmask16 tail = (__mmask16)((1u << (px - 16 * (vecs - 1))) - 1);
+        const __mmask16 tail = ct__v512_rest(px - 16 * (vecs - 1));
         for (int64_t j0 = 0; j0 < mb; j0 += CDW_R) {
           const int64_t r = mb - j0 < CDW_R ? mb - j0 : CDW_R, groups = (mb + CDW_R - 1) / CDW_R;
           if (x0 == 0) { /* the row's first piece: a share of the fetches a group */

@@ -70,10 +70,9 @@ static inline __attribute__((always_inline, target("avx512f"))) void dwf_sums(
   const __m512 vlo = _mm512_set1_ps(act == CT__EPI_CLAMP ? (float)ep->lo : 0);
   const __m512 vhi = _mm512_set1_ps(act == CT__EPI_CLAMP ? (float)ep->hi : 0);
   for (int j = 0; j < NV; j++) {
-    __m512 r = acc[j];
-    if (hb) r = _mm512_add_ps(r, vb);
-    if (res != NULL) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(pl->out[j], res + 16 * j));
-    _mm512_mask_storeu_ps(o + 16 * j, pl->out[j], ct__conv_act_f32(r, act, vlo, vhi));
+    _mm512_mask_storeu_ps(o + 16 * j, pl->out[j],
+                          ct__conv_epi_f32(acc[j], hb, vb, res != NULL ? res + 16 * j : NULL,
+                                           pl->out[j], act, vlo, vhi));
   }
 }
 

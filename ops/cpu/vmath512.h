@@ -25,9 +25,10 @@
 
 CT__V512 __m512 ct__v512_set(float v) { return _mm512_set1_ps(v); }
 
-/* The lanes of the last n elements of an array taken 16 at a time: all 16, or the first n. */
+/* The lanes of the last n elements of an array taken 16 at a time: all 16, or the first n (none
+ * for n <= 0). */
 CT__V512 __mmask16 ct__v512_rest(int64_t n) {
-  return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1);
+  return n >= 16 ? (__mmask16)0xFFFF : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1);
 }
 
 /* o[i] = FN(x[i]) for i in [0, n), 16 at a time, the last few masked (o may be x; masking
